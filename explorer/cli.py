@@ -1,0 +1,111 @@
+"""python -m explorer: translate, evaluate and trace from the command line.
+
+Every anticipated failure (bad checkpoint, unreadable or misaligned corpus, wrong head spec, empty sentence)
+prints one line starting with "error:" and exits non-zero, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from models.checkpoint import CheckpointError, load_checkpoint
+from models.data import CorpusError, read_parallel
+from explorer.heads import HeadSpecError, parse_heads
+from explorer.inputs import InputError
+
+USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError)
+
+
+def positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m explorer", description="Look inside an English→German Transformer.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def with_model(sub: argparse.ArgumentParser, decoding: bool = True) -> None:
+        sub.add_argument("--model", required=True, type=Path, help="checkpoint folder, e.g. models/en-de-h8")
+        if decoding:
+            sub.add_argument("--beam", type=positive_int, default=1, help="beam size (1: greedy, the default)")
+            sub.add_argument("--prune", default="", metavar="SPEC",
+                             help="heads to mask, e.g. enc.0.3,dec.2.*,cross.1.5")
+
+    translate = commands.add_parser("translate", help="print one translation per sentence")
+    with_model(translate)
+    translate.add_argument("text", nargs="+", metavar="TEXT", help="English sentences")
+
+    evaluate = commands.add_parser("evaluate", help="BLEU and chrF on a parallel corpus")
+    with_model(evaluate)
+    evaluate.add_argument("--src", required=True, type=Path, help="English sentences, one per line (plain or .gz)")
+    evaluate.add_argument("--ref", required=True, type=Path, help="German references, aligned with --src")
+    evaluate.add_argument("--limit", type=positive_int, help="only the first N sentence pairs")
+    evaluate.add_argument("--json", action="store_true", help="print exactly one JSON object")
+
+    trace = commands.add_parser("trace", help="save every attention, mask, PE and decoding step of a sentence")
+    with_model(trace)
+    trace.add_argument("--text", required=True, help="the English sentence")
+    trace.add_argument("--out", required=True, type=Path, help="FILE.npz or FILE.json")
+    trace.add_argument("--top-k", type=positive_int, default=10, help="probabilities kept per decoding step")
+    return parser
+
+
+def run_translate(args: argparse.Namespace) -> None:
+    from explorer.translation import translate
+
+    checkpoint = load_checkpoint(args.model)
+    pruned = parse_heads(args.prune, checkpoint.model.config)
+    for line in translate(checkpoint, args.text, args.beam, pruned):
+        print(line)
+
+
+def run_evaluate(args: argparse.Namespace) -> None:
+    from explorer.translation import evaluate
+
+    checkpoint = load_checkpoint(args.model)
+    pruned = parse_heads(args.prune, checkpoint.model.config)
+    sources, references = read_parallel(args.src, args.ref)
+    if args.limit:
+        sources, references = sources[: args.limit], references[: args.limit]
+    if not sources:
+        raise CorpusError(f"{args.src}: no sentences")
+    result = evaluate(checkpoint, sources, references, args.beam, pruned)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
+              f"({result['sentences']} sentences, {result['seconds']:.1f} s)")
+
+
+def run_trace(args: argparse.Namespace) -> None:
+    from explorer.trace import trace_sentence
+
+    if args.out.suffix not in (".npz", ".json"):
+        raise InputError(f"{args.out}: the trace file must end in .npz or .json")
+    if not args.out.parent.is_dir():
+        raise InputError(f"{args.out.parent}: no such folder for the trace file")
+    checkpoint = load_checkpoint(args.model)
+    pruned = parse_heads(args.prune, checkpoint.model.config)
+    trace = trace_sentence(checkpoint, args.text, args.beam, pruned, top_k=args.top_k)
+    trace.save(args.out)
+    print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
+          f"translation: {trace.translation}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {"translate": run_translate, "evaluate": run_evaluate, "trace": run_trace}
+    try:
+        handlers[args.command](args)
+    except USER_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return 0

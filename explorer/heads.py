@@ -1,0 +1,72 @@
+"""HeadSpec: naming attention heads as text (`enc.0.3`, `dec.2.*`, `cross.1.5`) and turning sets of them
+into the head-mask gates the model takes per call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import torch
+
+from models.transformer import TransformerConfig
+
+SHORT_TO_KIND = {"enc": "encoder", "dec": "decoder", "cross": "cross"}
+KIND_TO_SHORT = {v: k for k, v in SHORT_TO_KIND.items()}
+
+
+class HeadSpecError(ValueError):
+    """A head specification that does not name heads of this model."""
+
+
+@dataclass(frozen=True, order=True)
+class HeadSpec:
+    kind: str    # encoder | decoder | cross
+    layer: int
+    head: int
+
+    def __str__(self) -> str:
+        return f"{KIND_TO_SHORT[self.kind]}.{self.layer}.{self.head}"
+
+
+def _indices(text: str, count: int, what: str, item: str) -> list[int]:
+    if text == "*":
+        return list(range(count))
+    if not text.isdigit() or int(text) >= count:
+        raise HeadSpecError(f"{item!r}: {what} must be * or a number from 0 to {count - 1}")
+    return [int(text)]
+
+
+def parse_heads(spec: str, config: TransformerConfig) -> list[HeadSpec]:
+    """'enc.0.3,dec.2.*' → sorted HeadSpecs. Raises HeadSpecError with the offending item."""
+    heads: set[HeadSpec] = set()
+    for item in (part.strip() for part in spec.split(",")):
+        if not item:
+            continue
+        parts = item.split(".")
+        if len(parts) != 3 or parts[0] not in SHORT_TO_KIND:
+            raise HeadSpecError(f"{item!r}: expected KIND.LAYER.HEAD with KIND enc, dec or cross, e.g. enc.0.3 or dec.2.*")
+        kind = SHORT_TO_KIND[parts[0]]
+        for layer in _indices(parts[1], config.layers(kind), "layer", item):
+            for head in _indices(parts[2], config.heads, "head", item):
+                heads.add(HeadSpec(kind, layer, head))
+    return sorted(heads)
+
+
+def format_heads(heads: Iterable[HeadSpec]) -> str:
+    return ",".join(str(h) for h in sorted(heads))
+
+
+def all_heads(config: TransformerConfig) -> list[HeadSpec]:
+    return [HeadSpec(kind, layer, head) for kind in ("encoder", "decoder", "cross")
+            for layer in range(config.layers(kind)) for head in range(config.heads)]
+
+
+def head_mask(pruned: Iterable[HeadSpec], config: TransformerConfig) -> dict[str, torch.Tensor]:
+    """Gates [layers, heads] per kind: 0 for a pruned head, 1 otherwise. Empty when nothing is pruned."""
+    pruned = list(pruned)
+    if not pruned:
+        return {}
+    gates = {kind: torch.ones(config.layers(kind), config.heads) for kind in ("encoder", "decoder", "cross")}
+    for spec in pruned:
+        gates[spec.kind][spec.layer, spec.head] = 0.0
+    return gates

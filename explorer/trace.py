@@ -1,0 +1,167 @@
+"""Trace: everything the model did with one sentence, as numpy arrays, serialisable to .npz and JSON.
+
+The translation is decoded first (greedy or beam, with the head mask in force); then one teacher-forced pass
+over BOS + output captures every hook point. Decoder position i of that pass is the step that chose output
+token i, so its patterns are exactly those of the incremental decoding step (up to float rounding).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from models.checkpoint import Checkpoint
+from models.decoding import beam_search, greedy
+from models.hooks import capture, model_run
+from models.tokenizer import BOS, EOS
+from explorer.heads import HeadSpec, format_heads, head_mask
+from explorer.inputs import prepare_source
+
+KINDS = ("encoder", "decoder", "cross")
+BLOCK = {"encoder": "encoder.layers.{}.self_attn", "decoder": "decoder.layers.{}.self_attn",
+         "cross": "decoder.layers.{}.cross_attn"}
+PER_HEAD_VALUES = ("pattern", "scores", "q", "k", "v", "z")
+
+
+@dataclass
+class StepDistribution:
+    """One decoding step: the chosen token and the top-k of the distribution it was chosen from."""
+
+    chosen: str
+    chosen_id: int
+    chosen_prob: float
+    entropy: float                  # nats
+    top_ids: list[int]
+    top_tokens: list[str]
+    top_probs: list[float]
+
+
+@dataclass
+class Trace:
+    text: str                       # the sentence as given (after clean-up)
+    translation: str
+    source_tokens: list[str]        # pieces + </s>
+    target_tokens: list[str]        # <s> + output pieces: the decoder's input positions
+    output_tokens: list[str]        # output pieces + </s>: what each decoder position predicted
+    truncated: bool
+    decoding: str                   # "greedy" or "beam N"
+    pruned: str                     # HeadSpec text of the masked heads, "" when none
+    d_k: int
+    # kind -> [layers, heads, query, key] (pattern, scores) or [layers, heads, positions, d_k] (q, k, v, z)
+    attention: dict[str, dict[str, np.ndarray]]
+    masks: dict[str, np.ndarray]    # kind -> [query, key] bool, True = may attend
+    positional: dict[str, np.ndarray]   # "source"/"target" -> [positions, d_model]
+    embeddings: dict[str, np.ndarray]   # "source"/"target" -> token embedding * sqrt(d), [positions, d_model]
+    inputs: dict[str, np.ndarray]       # "source"/"target" -> embedding + PE as the model sums them
+    steps: list[StepDistribution] = field(default_factory=list)
+
+    def pattern(self, kind: str) -> np.ndarray:
+        return self.attention[kind]["pattern"]
+
+    def query_tokens(self, kind: str) -> list[str]:
+        return self.source_tokens if kind == "encoder" else self.target_tokens
+
+    def key_tokens(self, kind: str) -> list[str]:
+        return self.target_tokens if kind == "decoder" else self.source_tokens
+
+    # -- serialisation ---------------------------------------------------------------------------
+    def metadata(self) -> dict:
+        return {"text": self.text, "translation": self.translation, "source_tokens": self.source_tokens,
+                "target_tokens": self.target_tokens, "output_tokens": self.output_tokens,
+                "truncated": self.truncated, "decoding": self.decoding, "pruned": self.pruned, "d_k": self.d_k,
+                "steps": [vars(s) for s in self.steps]}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        arrays = {f"{kind}.{name}": value for kind, values in self.attention.items() for name, value in values.items()}
+        arrays.update({f"{kind}.mask": mask for kind, mask in self.masks.items()})
+        for side in ("source", "target"):
+            arrays[f"{side}.positional_encoding"] = self.positional[side]
+            arrays[f"{side}.embedding"] = self.embeddings[side]
+            arrays[f"{side}.input"] = self.inputs[side]
+        return arrays
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        if path.suffix == ".npz":
+            np.savez_compressed(path, metadata=np.array(json.dumps(self.metadata(), ensure_ascii=False)), **self.arrays())
+        elif path.suffix == ".json":
+            document = dict(self.metadata(), arrays={k: np.round(v.astype(np.float64), 6).tolist()
+                                                     if v.dtype != bool else v.tolist()
+                                                     for k, v in self.arrays().items()})
+            path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        else:
+            raise ValueError(f"{path}: the trace file must end in .npz or .json")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Trace":
+        with np.load(Path(path), allow_pickle=False) as data:
+            meta = json.loads(str(data["metadata"]))
+            arrays = {k: data[k] for k in data.files if k != "metadata"}
+        attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES if f"{kind}.{name}" in arrays}
+                     for kind in KINDS}
+        steps = [StepDistribution(**s) for s in meta.pop("steps")]
+        return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in KINDS},
+                   positional={s: arrays[f"{s}.positional_encoding"] for s in ("source", "target")},
+                   embeddings={s: arrays[f"{s}.embedding"] for s in ("source", "target")},
+                   inputs={s: arrays[f"{s}.input"] for s in ("source", "target")}, steps=steps)
+
+
+def step_distributions(log_probs: torch.Tensor, chosen: list[int], checkpoint: Checkpoint,
+                       top_k: int) -> list[StepDistribution]:
+    probs = log_probs.float().exp()
+    entropy = -(probs * log_probs.float().clamp_min(-1e9)).sum(-1)
+    top_probs, top_ids = probs.topk(top_k, dim=-1)
+    steps = []
+    for i, token in enumerate(chosen):
+        ids = top_ids[i].tolist()
+        steps.append(StepDistribution(checkpoint.tokenizer.pieces([token])[0], token, float(probs[i, token]),
+                                      float(entropy[i]), ids, checkpoint.tokenizer.pieces(ids),
+                                      [float(p) for p in top_probs[i]]))
+    return steps
+
+
+@torch.no_grad()
+def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned: list[HeadSpec] | None = None,
+                   top_k: int = 10) -> Trace:
+    """Translate one sentence and capture every attention, mask, positional encoding and decoding step."""
+    model, tokenizer = checkpoint.model, checkpoint.tokenizer
+    source = prepare_source(text, tokenizer, model.config.max_len)
+    gates = head_mask(pruned or [], model.config)
+    src = torch.tensor([source.ids])
+    with model_run(head_mask=gates):
+        if beam_size > 1:
+            result = beam_search(model, src, beam_size)
+            output, log_probs = result.best.tokens, result.best_log_probs
+        else:
+            result = greedy(model, src, keep_distributions=True)
+            output, log_probs = result.tokens[0], result.log_probs[0]
+    output = output[: model.config.max_len - 1]
+    chosen = (output + [EOS])[: log_probs.shape[0]]
+    tgt = torch.tensor([[BOS] + output])
+
+    with capture(model.hook_names, "*", head_mask=gates) as cache:
+        model(src, tgt)
+
+    attention = {}
+    for kind in KINDS:
+        attention[kind] = {name: np.stack([cache[f"{BLOCK[kind].format(layer)}.{name}"][0].float().numpy()
+                                           for layer in range(model.config.layers(kind))])
+                           for name in PER_HEAD_VALUES}
+    masks = {kind: cache[f"{BLOCK[kind].format(0)}.mask"][0, 0].expand(
+        attention[kind]["pattern"].shape[-2:]).numpy().copy() for kind in KINDS}
+    sides = {"source": "encoder", "target": "decoder"}
+    return Trace(
+        text=source.text, translation=tokenizer.decode(output), source_tokens=source.pieces,
+        target_tokens=tokenizer.pieces([BOS] + output), output_tokens=tokenizer.pieces(output + [EOS]),
+        truncated=source.truncated, decoding=f"beam {beam_size}" if beam_size > 1 else "greedy",
+        pruned=format_heads(pruned or []), d_k=model.config.d_k, attention=attention, masks=masks,
+        positional={s: cache[f"{stack}.pos_encoding"][0].numpy() for s, stack in sides.items()},
+        embeddings={s: cache[f"{stack}.embed"][0].numpy() for s, stack in sides.items()},
+        inputs={s: cache[f"{stack}.input"][0].numpy() for s, stack in sides.items()},
+        steps=step_distributions(log_probs, chosen, checkpoint, top_k),
+    )

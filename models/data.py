@@ -1,0 +1,70 @@
+"""Reading parallel corpora (plain or .gz, one sentence per line) and batching them by token count."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+
+import torch
+
+from models.tokenizer import BOS, EOS, PAD
+
+
+class CorpusError(ValueError):
+    """A corpus file that cannot be used; the message names the file and the problem."""
+
+
+def read_lines(path: str | Path) -> list[str]:
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"{path}: no such file")
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            return [line.rstrip("\n").rstrip("\r") for line in handle]
+    except (OSError, UnicodeDecodeError, EOFError) as error:
+        raise CorpusError(f"{path}: not a readable UTF-8 text file ({error.__class__.__name__})") from None
+
+
+def read_parallel(src_path: str | Path, ref_path: str | Path) -> tuple[list[str], list[str]]:
+    sources, references = read_lines(src_path), read_lines(ref_path)
+    if len(sources) != len(references):
+        raise CorpusError(f"{src_path} has {len(sources)} lines but {ref_path} has {len(references)}: "
+                          "source and reference files must be aligned line by line")
+    return sources, references
+
+
+def pad_batch(sequences: list[list[int]]) -> torch.Tensor:
+    longest = max(len(s) for s in sequences)
+    return torch.tensor([s + [PAD] * (longest - len(s)) for s in sequences], dtype=torch.long)
+
+
+def token_batches(pairs: list[tuple[list[int], list[int]]], max_tokens: int, seed: int) -> list[list[int]]:
+    """Indices of pairs grouped into batches of similar length holding about max_tokens target tokens.
+
+    Sorting by length (with a little noise so batches differ between epochs) keeps padding low;
+    the batch order is then shuffled.
+    """
+    rng = random.Random(seed)
+    order = sorted(range(len(pairs)), key=lambda i: max(len(pairs[i][0]), len(pairs[i][1])) + rng.random())
+    batches, current, longest = [], [], 0
+    for index in order:
+        length = max(len(pairs[index][0]), len(pairs[index][1])) + 1
+        if current and max(longest, length) * (len(current) + 1) > max_tokens:
+            batches.append(current)
+            current, longest = [], 0
+        current.append(index)
+        longest = max(longest, length)
+    if current:
+        batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+def make_training_batch(pairs: list[tuple[list[int], list[int]]], indices: list[int]):
+    """(src with EOS, decoder input BOS+tgt, decoder output tgt+EOS) as padded tensors."""
+    src = pad_batch([pairs[i][0] + [EOS] for i in indices])
+    tgt_in = pad_batch([[BOS] + pairs[i][1] for i in indices])
+    tgt_out = pad_batch([pairs[i][1] + [EOS] for i in indices])
+    return src, tgt_in, tgt_out

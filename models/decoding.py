@@ -1,0 +1,170 @@
+"""Greedy and beam-search decoding with incremental (key/value-cached) decoder steps.
+
+Both return the model's output distribution at every step, so a view can show why each token was chosen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from models.tokenizer import BOS, EOS, PAD
+from models.transformer import Transformer
+
+
+def step_limit(model: Transformer, source_length: int) -> int:
+    """How many tokens to generate at most: translations are rarely much longer than their source."""
+    return min(model.config.max_len - 1, int(source_length * 1.5) + 10)
+
+
+@dataclass
+class GreedyResult:
+    tokens: list[list[int]]                 # per sentence, without BOS and EOS
+    log_probs: list[torch.Tensor] | None    # per sentence [steps, vocab]: step i's distribution (EOS step included)
+
+
+@torch.no_grad()
+def greedy(model: Transformer, src: torch.Tensor, keep_distributions: bool = False,
+           max_steps: int | None = None) -> GreedyResult:
+    """Translate a padded batch src [B, S], always picking the most probable next token.
+
+    Each sentence stops at EOS or at its own step limit (from its own length, not the batch's padded
+    length), so a sentence's translation never depends on what else is in the batch.
+    """
+    memory, src_mask = model.encode(src)
+    batch = src.shape[0]
+    source_lengths = (src != PAD).sum(1).tolist()
+    limits = torch.tensor([max_steps or step_limit(model, n) for n in source_lengths])
+    cache = model.new_cache()
+    last = torch.full((batch, 1), BOS, dtype=torch.long)
+    finished = torch.zeros(batch, dtype=torch.bool)
+    token_count = limits.clone()     # output tokens kept per sentence
+    step_count = limits.clone()      # distributions kept per sentence (the EOS step included)
+    chosen, distributions = [], []
+    for step in range(int(limits.max())):
+        log_probs = torch.log_softmax(model.decode(last, memory, src_mask, cache, start=step)[:, -1].float(), -1)
+        if keep_distributions:
+            distributions.append(log_probs)
+        next_token = log_probs.argmax(-1).masked_fill(finished, PAD)
+        chosen.append(next_token)
+        ended = ~finished & (next_token == EOS)
+        token_count[ended], step_count[ended] = step, step + 1
+        finished |= ended | (step + 1 >= limits)
+        if finished.all():
+            break
+        last = next_token[:, None]
+    columns = torch.stack(chosen, 1).tolist()
+    tokens = [row[: int(n)] for row, n in zip(columns, token_count)]
+    if not keep_distributions:
+        return GreedyResult(tokens, None)
+    stacked = torch.stack(distributions, 1)
+    return GreedyResult(tokens, [stacked[i, : int(step_count[i])] for i in range(batch)])
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]       # without BOS/EOS
+    log_prob: float         # sum of token log-probabilities, EOS included
+    score: float            # log_prob / length penalty: what the search ranks by
+
+
+@dataclass
+class BeamStep:
+    """The live beams after one step: their last token, the beam they extend, cumulative log-prob."""
+
+    tokens: list[int]
+    parents: list[int]
+    log_probs: list[float]
+
+
+@dataclass
+class BeamResult:
+    best: Hypothesis
+    finished: list[Hypothesis]                      # best first
+    steps: list[BeamStep] = field(default_factory=list)
+    # log-probs of every step along the best hypothesis: [len(best.tokens) + 1, vocab]
+    best_log_probs: torch.Tensor | None = None
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT's ((5 + length) / 6) ** alpha (Wu et al. 2016); alpha 0 ranks by raw log-probability."""
+    return ((5 + length) / 6) ** alpha
+
+
+@torch.no_grad()
+def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha: float = 0.6,
+                max_steps: int | None = None) -> BeamResult:
+    """Beam search for one sentence src [1, S]; the beams run as one batch through the decoder."""
+    if src.shape[0] != 1:
+        raise ValueError("beam_search translates one sentence at a time")
+    memory, src_mask = model.encode(src)
+    max_steps = max_steps or step_limit(model, src.shape[1])
+    vocab = model.config.vocab_size
+    cache = model.new_cache()
+    # Every beam starts as BOS; only the first is live so the first expansion is not counted k times.
+    scores = torch.full((beam_size,), float("-inf"))
+    scores[0] = 0.0
+    histories: list[list[int]] = [[] for _ in range(beam_size)]
+    step_dists: list[list[torch.Tensor]] = [[] for _ in range(beam_size)]
+    last = torch.full((beam_size, 1), BOS, dtype=torch.long)
+    memory, src_mask = memory.expand(beam_size, -1, -1), src_mask.expand(beam_size, -1, -1, -1)
+    finished: list[tuple[Hypothesis, list[torch.Tensor]]] = []
+    steps: list[BeamStep] = []
+
+    for step in range(max_steps):
+        log_probs = torch.log_softmax(model.decode(last, memory, src_mask, cache, start=step)[:, -1].float(), -1)
+        candidates = (scores[:, None] + log_probs).view(-1)
+        top_scores, top_index = candidates.topk(2 * beam_size)
+        new_beams: list[tuple[int, int, float]] = []  # (parent, token, cumulative log-prob)
+        for total, index in zip(top_scores.tolist(), top_index.tolist()):
+            if total == float("-inf"):
+                break
+            parent, token = divmod(index, vocab)
+            if token == EOS or step == max_steps - 1:
+                tokens = histories[parent] + ([] if token == EOS else [token])
+                hypothesis = Hypothesis(tokens, total, total / length_penalty(len(tokens) + 1, alpha))
+                finished.append((hypothesis, step_dists[parent] + [log_probs[parent]]))
+            else:
+                new_beams.append((parent, token, total))
+            if len(new_beams) == beam_size:
+                break
+        if len(finished) >= beam_size or not new_beams:
+            break
+        parents = torch.tensor([p for p, _, _ in new_beams])
+        steps.append(BeamStep([t for _, t, _ in new_beams], parents.tolist(), [s for _, _, s in new_beams]))
+        histories = [histories[p] + [t] for p, t, _ in new_beams]
+        step_dists = [step_dists[p] + [log_probs[p]] for p, _, _ in new_beams]
+        alive = len(new_beams)
+        scores = torch.tensor([s for _, _, s in new_beams])
+        last = torch.tensor([[t] for _, t, _ in new_beams])
+        if alive != memory.shape[0]:
+            memory, src_mask = memory[:alive], src_mask[:alive]
+        for layer_cache in cache:
+            layer_cache["self"]["k"] = layer_cache["self"]["k"][parents]
+            layer_cache["self"]["v"] = layer_cache["self"]["v"][parents]
+            layer_cache["cross"]["k"] = layer_cache["cross"]["k"][:alive]
+            layer_cache["cross"]["v"] = layer_cache["cross"]["v"][:alive]
+
+    finished.sort(key=lambda pair: pair[0].score, reverse=True)
+    best, best_dists = finished[0]
+    return BeamResult(best, [h for h, _ in finished], steps, torch.stack(best_dists))
+
+
+def translate_ids(model: Transformer, sources: list[list[int]], beam_size: int = 1,
+                  batch_size: int = 64) -> list[list[int]]:
+    """Token ids of many sentences → output ids; greedy in length-sorted batches, or beam one by one."""
+    from models.data import pad_batch
+
+    outputs: list[list[int]] = [[] for _ in sources]
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    if beam_size <= 1:
+        for start in range(0, len(order), batch_size):
+            chunk = order[start: start + batch_size]
+            result = greedy(model, pad_batch([sources[i] for i in chunk]))
+            for i, tokens in zip(chunk, result.tokens):
+                outputs[i] = tokens
+    else:
+        for i in order:
+            outputs[i] = beam_search(model, torch.tensor([sources[i]]), beam_size).best.tokens
+    return outputs

@@ -1,0 +1,268 @@
+"""Train an English→German Transformer on Multi30k.
+
+    python -m models.train --data ../shared/data/multi30k --heads 8 --out models/en-de-h8
+
+Resumable: after every epoch the full training state (fp32 weights, Adam moments, counters) is written to
+OUT/training/ in safetensors + JSON; running the same command again continues from there. At the end the
+best of {best single epoch, average of the last epochs} on validation BLEU becomes OUT/model.safetensors,
+scored on the test set when the data folder has one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from tqdm import tqdm
+
+from models.checkpoint import save_checkpoint
+from models.data import make_training_batch, read_parallel, token_batches
+from models.decoding import translate_ids
+from models.tokenizer import PAD, Tokenizer
+from models.transformer import Transformer, TransformerConfig
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, type=Path, help="folder with train/val(/test_2016_flickr).{en,de}.gz")
+    parser.add_argument("--out", required=True, type=Path, help="checkpoint folder to write (and resume from)")
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--d-model", type=int, default=256)
+    parser.add_argument("--layers", type=int, default=3)
+    parser.add_argument("--d-ff", type=int, default=1024)
+    parser.add_argument("--vocab-size", type=int, default=8000)
+    parser.add_argument("--tokenizer", type=Path, help="reuse this SentencePiece model instead of training one")
+    parser.add_argument("--epochs", type=int, default=18)
+    parser.add_argument("--max-tokens", type=int, default=2500, help="padded tokens per batch")
+    parser.add_argument("--lr", type=float, default=8e-4, help="peak learning rate")
+    parser.add_argument("--warmup", type=int, default=400, help="linear warm-up steps before cosine decay")
+    parser.add_argument("--label-smoothing", type=float, default=0.1)
+    parser.add_argument("--average", type=int, default=5, help="also try the average of the last N epochs")
+    parser.add_argument("--limit", type=int, help="use only the first N training pairs (tests, smoke runs)")
+    parser.add_argument("--val-limit", type=int, help="use only the first N validation pairs")
+    parser.add_argument("--no-test", action="store_true", help="skip the final test-set scoring")
+    parser.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
+                        help="bfloat16 autocast for matrix products (about 1.8x faster on AVX-512 CPUs)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: one per core)")
+    parser.add_argument("--seed", type=int, default=1)
+    return parser.parse_args(argv)
+
+
+def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return peak * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def corpus_bleu(hypotheses: list[str], references: list[str]) -> float:
+    import sacrebleu
+
+    return round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2)
+
+
+class TrainingState:
+    """Everything needed to resume: weights, Adam moments and counters, in OUT/training/."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.tensors, self.meta = folder / "state.safetensors", folder / "state.json"
+
+    def exists(self) -> bool:
+        return self.tensors.is_file() and self.meta.is_file()
+
+    def save(self, model: Transformer, optimizer: torch.optim.Optimizer, meta: dict) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tensors = {f"model.{k}": v for k, v in model.state_dict().items() if not k.startswith(("encoder.emb", "decoder.emb"))}
+        names = {id(p): n for n, p in model.named_parameters()}
+        for group in optimizer.param_groups:
+            for parameter in group["params"]:
+                for key, value in optimizer.state.get(parameter, {}).items():
+                    if torch.is_tensor(value) and value.dim() > 0:
+                        tensors[f"adam.{key}.{names[id(parameter)]}"] = value
+        meta = dict(meta, adam_step=int(optimizer.state[next(iter(model.parameters()))].get("step", 0)))
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(self.tensors) + ".tmp")
+        os.replace(str(self.tensors) + ".tmp", self.tensors)   # never leave a half-written state behind
+        self.meta.write_text(json.dumps(meta, indent=2))
+
+    def load(self, model: Transformer, optimizer: torch.optim.Optimizer) -> dict:
+        tensors = load_file(str(self.tensors))
+        model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
+        meta = json.loads(self.meta.read_text())
+        for name, parameter in model.named_parameters():
+            average = tensors.get(f"adam.exp_avg.{name}")
+            if average is not None:
+                optimizer.state[parameter] = {"step": torch.tensor(float(meta["adam_step"])), "exp_avg": average,
+                                              "exp_avg_sq": tensors[f"adam.exp_avg_sq.{name}"]}
+        return meta
+
+
+def evaluate(model: Transformer, tokenizer: Tokenizer, sources: list[str], references: list[str],
+             beam_size: int = 1) -> float:
+    model.eval()
+    ids = [tokenizer.encode(s, model.config.max_len).ids for s in sources]
+    outputs = translate_ids(model, ids, beam_size=beam_size)
+    return corpus_bleu([tokenizer.decode(o) for o in outputs], references)
+
+
+@torch.no_grad()
+def validation_loss(model: Transformer, pairs: list, max_tokens: int) -> float:
+    model.eval()
+    total, count = 0.0, 0
+    for indices in token_batches(pairs, max_tokens, seed=0):
+        src, tgt_in, tgt_out = make_training_batch(pairs, indices)
+        logits = model(src, tgt_in)
+        total += F.cross_entropy(logits.view(-1, logits.shape[-1]), tgt_out.view(-1), ignore_index=PAD,
+                                 reduction="sum").item()
+        count += int((tgt_out != PAD).sum())
+    return total / count
+
+
+def average_snapshots(paths: list[Path]) -> dict[str, torch.Tensor]:
+    total: dict[str, torch.Tensor] = {}
+    for path in paths:
+        for name, tensor in load_file(str(path)).items():
+            total[name] = total.get(name, 0) + tensor.float() / len(paths)
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads or os.cpu_count() or 1)
+    torch.manual_seed(args.seed)
+    random.seed(args.seed)
+    train_dir = args.out / "training"
+    train_dir.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+
+    train_src, train_tgt = read_parallel(args.data / "train.en.gz", args.data / "train.de.gz")
+    val_src, val_tgt = read_parallel(args.data / "val.en.gz", args.data / "val.de.gz")
+    train_src, train_tgt = train_src[: args.limit], train_tgt[: args.limit]
+    val_src, val_tgt = val_src[: args.val_limit], val_tgt[: args.val_limit]
+
+    tokenizer_path = train_dir / "tokenizer.model"
+    if not tokenizer_path.is_file():
+        if args.tokenizer:
+            tokenizer_path.write_bytes(args.tokenizer.read_bytes())
+        else:
+            Tokenizer.train(train_src + train_tgt, tokenizer_path, args.vocab_size)
+    tokenizer = Tokenizer(tokenizer_path)
+    config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=args.d_model, heads=args.heads,
+                               encoder_layers=args.layers, decoder_layers=args.layers, d_ff=args.d_ff)
+    max_pieces = config.max_len - 2
+    pairs = [(tokenizer.encode_ids(s)[:max_pieces], tokenizer.encode_ids(t)[:max_pieces])
+             for s, t in zip(train_src, train_tgt)]
+    val_pairs = [(tokenizer.encode_ids(s)[:max_pieces], tokenizer.encode_ids(t)[:max_pieces])
+                 for s, t in zip(val_src, val_tgt)]
+
+    model = Transformer(config)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
+    state = TrainingState(train_dir)
+    meta = {"epoch": 0, "step": 0, "history": [], "seconds": 0.0}
+    if state.exists():
+        meta = state.load(model, optimizer)
+        print(f"resuming {args.out} after epoch {meta['epoch']} (step {meta['step']})", flush=True)
+    steps_per_epoch = len(token_batches(pairs, args.max_tokens, seed=args.seed))
+    total_steps = steps_per_epoch * args.epochs
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
+
+    for epoch in range(meta["epoch"], args.epochs):
+        epoch_started = time.time()
+        model.train()
+        batches = token_batches(pairs, args.max_tokens, seed=args.seed * 1000 + epoch)
+        torch.manual_seed(args.seed * 1000 + epoch)
+        progress = tqdm(batches, desc=f"epoch {epoch + 1}/{args.epochs}", file=sys.stdout, mininterval=10,
+                        disable=None)
+        running = 0.0
+        for indices in progress:
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(meta["step"], total_steps, args.lr, args.warmup)
+            src, tgt_in, tgt_out = make_training_batch(pairs, indices)
+            with autocast:
+                logits = model(src, tgt_in)
+            loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.view(-1),
+                                   ignore_index=PAD, label_smoothing=args.label_smoothing)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            meta["step"] += 1
+            running = loss.item() if running == 0 else 0.98 * running + 0.02 * loss.item()
+            progress.set_postfix(loss=f"{running:.3f}", refresh=False)
+        train_seconds = time.time() - epoch_started
+        val_loss = validation_loss(model, val_pairs, args.max_tokens)
+        val_bleu = evaluate(model, tokenizer, val_src, val_tgt)
+        meta["epoch"] = epoch + 1
+        meta["seconds"] += time.time() - epoch_started
+        record = {"epoch": epoch + 1, "step": meta["step"], "train_loss": round(running, 4),
+                  "val_loss": round(val_loss, 4), "val_bleu": val_bleu, "epoch_seconds": round(train_seconds, 1)}
+        meta["history"].append(record)
+        print(json.dumps(record), flush=True)
+        save_file({k: v.to(torch.float16).contiguous() for k, v in model.state_dict().items()
+                   if not k.startswith(("encoder.emb", "decoder.emb"))}, str(train_dir / f"epoch-{epoch + 1}.safetensors"))
+        state.save(model, optimizer, meta)
+
+    finish(args, model, tokenizer, tokenizer_path, config, meta, train_src, train_tgt, val_src, val_tgt,
+           steps_per_epoch, started)
+    return 0
+
+
+def finish(args, model, tokenizer, tokenizer_path, config, meta, train_src, train_tgt, val_src, val_tgt,
+           steps_per_epoch, started) -> None:
+    """Pick the better of best-epoch and last-epochs-average on val BLEU, score it, write the checkpoint."""
+    train_dir = args.out / "training"
+    history = meta["history"]
+    best = max(history, key=lambda r: r["val_bleu"])
+    candidates = {f"epoch {best['epoch']}": load_file(str(train_dir / f"epoch-{best['epoch']}.safetensors"))}
+    last = [train_dir / f"epoch-{r['epoch']}.safetensors" for r in history[-args.average:]]
+    if args.average > 1 and len(last) > 1 and all(p.is_file() for p in last):
+        candidates[f"average of epochs {history[-len(last)]['epoch']}-{history[-1]['epoch']}"] = average_snapshots(last)
+    scored = {}
+    for label, weights in candidates.items():
+        model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=False)
+        scored[label] = evaluate(model, tokenizer, val_src, val_tgt)
+        print(f"val BLEU of {label}: {scored[label]}", flush=True)
+    chosen = max(scored, key=scored.get)
+    model.load_state_dict({k: v.float() for k, v in candidates[chosen].items()}, strict=False)
+    model.eval()
+
+    scores = {"val": {"bleu_greedy": scored[chosen]}}
+    test_src_path, test_ref_path = args.data / "test_2016_flickr.en.gz", args.data / "test_2016_flickr.de.gz"
+    if not args.no_test and test_src_path.is_file():
+        test_src, test_ref = read_parallel(test_src_path, test_ref_path)
+        scores["test_2016_flickr"] = {"bleu_greedy": evaluate(model, tokenizer, test_src, test_ref),
+                                      "bleu_beam5": evaluate(model, tokenizer, test_src, test_ref, beam_size=5)}
+        print(f"test_2016_flickr: {scores['test_2016_flickr']}", flush=True)
+    info = {
+        "name": args.out.name,
+        "description": f"English→German Transformer, {config.heads} head(s), trained on Multi30k task 1",
+        "data": {"train": str(args.data / "train.{en,de}.gz"), "train_pairs": len(train_src),
+                 "validation": str(args.data / "val.{en,de}.gz"), "validation_pairs": len(val_src)},
+        "training": {"epochs": meta["epoch"], "steps": meta["step"], "steps_per_epoch": steps_per_epoch,
+                     "max_tokens_per_batch": args.max_tokens, "peak_lr": args.lr, "warmup_steps": args.warmup,
+                     "schedule": "linear warm-up, cosine decay to 5%", "optimizer": "Adam(0.9, 0.98)",
+                     "label_smoothing": args.label_smoothing, "bf16_autocast": args.bf16, "seed": args.seed,
+                     "selected": chosen, "history": history},
+        "hardware": {"cpu": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
+                     "torch": torch.__version__},
+        "wall_seconds": {"training": round(meta["seconds"], 1), "this_run": round(time.time() - started, 1)},
+        "scores": scores,
+        "bleu_signature": "sacreBLEU corpus_bleu, 13a tokenization, cased, detokenized",
+    }
+    frequencies = {"source": tokenizer.piece_frequencies(train_src), "target": tokenizer.piece_frequencies(train_tgt)}
+    save_checkpoint(args.out, model, tokenizer_path, info, frequencies)
+    print(f"wrote {args.out}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Shared fixtures: a tiny random model (fast mechanics tests) and the shipped trained checkpoints."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from models.checkpoint import Checkpoint, load_checkpoint, save_checkpoint  # noqa: E402
+from models.data import read_lines  # noqa: E402
+from models.tokenizer import Tokenizer  # noqa: E402
+from models.transformer import Transformer, TransformerConfig  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+MULTI30K = DATA / "multi30k"
+BUNDLED = {heads: ROOT / "models" / f"en-de-h{heads}" for heads in (1, 2, 8)}
+
+SENTENCES = [
+    "A man in an orange hat starring at something.",
+    "Two dogs play in the snow.",
+    "A little girl is climbing the stairs of a wooden playhouse.",
+    "The woman holds her umbrella because it is raining.",
+]
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tmp_path_factory) -> Tokenizer:
+    sentences = read_lines(MULTI30K / "train.en.gz")[:1500] + read_lines(MULTI30K / "train.de.gz")[:1500]
+    return Tokenizer.train(sentences, tmp_path_factory.mktemp("tokenizer") / "tiny.model", vocab_size=400)
+
+
+def tiny_config(**overrides) -> TransformerConfig:
+    values = dict(vocab_size=400, d_model=32, heads=4, encoder_layers=2, decoder_layers=2, d_ff=64,
+                  dropout=0.1, max_len=64)
+    values.update(overrides)
+    return TransformerConfig(**values)
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tiny_tokenizer, tmp_path_factory) -> Checkpoint:
+    """A random (untrained) 4-head model saved and loaded like a real checkpoint."""
+    torch.manual_seed(0)
+    model = Transformer(tiny_config())
+    folder = save_checkpoint(tmp_path_factory.mktemp("tiny") / "tiny-h4", model, tiny_tokenizer.path,
+                             {"name": "tiny-h4"}, frequencies={"source": [1] * 400, "target": [1] * 400})
+    return load_checkpoint(folder)
+
+
+@pytest.fixture(scope="session")
+def h8() -> Checkpoint:
+    return load_checkpoint(BUNDLED[8])
+
+
+def batch_of(tokenizer: Tokenizer, sentences: list[str]) -> torch.Tensor:
+    from models.data import pad_batch
+
+    return pad_batch([tokenizer.encode(s).ids for s in sentences])

@@ -1,0 +1,35 @@
+"""The training script learns, writes a loadable checkpoint, and resumes after an interruption."""
+
+import json
+import math
+
+from models.checkpoint import load_checkpoint
+from models.train import main
+from tests.conftest import MULTI30K
+
+TINY = ["--data", str(MULTI30K), "--heads", "2", "--d-model", "32", "--d-ff", "64", "--layers", "1",
+        "--vocab-size", "300", "--limit", "200", "--val-limit", "20", "--max-tokens", "300", "--lr", "3e-3",
+        "--warmup", "10", "--no-test", "--average", "2", "--no-bf16"]
+
+
+def test_a_tiny_model_lowers_its_loss_and_resumes(tmp_path):
+    out = tmp_path / "tiny"
+    assert main(TINY + ["--out", str(out), "--epochs", "2"]) == 0
+    first = json.loads((out / "training" / "state.json").read_text())
+    assert first["epoch"] == 2 and first["step"] > 24  # a few dozen steps on 200 pairs
+
+    # Running again with more epochs continues from the saved state instead of starting over.
+    assert main(TINY + ["--out", str(out), "--epochs", "4"]) == 0
+    state = json.loads((out / "training" / "state.json").read_text())
+    history = state["history"]
+    assert [r["epoch"] for r in history] == [1, 2, 3, 4]
+    assert history[2]["step"] > history[1]["step"]
+    assert history[-1]["val_loss"] < history[0]["val_loss"]
+    assert history[-1]["val_loss"] < math.log(300) - 1.0  # well below a uniform guess over the vocabulary
+    assert history[-1]["train_loss"] < history[0]["train_loss"]
+
+    checkpoint = load_checkpoint(out)
+    assert checkpoint.model.config.heads == 2
+    assert checkpoint.info["training"]["steps"] == state["step"]
+    assert len(checkpoint.frequencies["source"]) == checkpoint.tokenizer.vocab_size
+    assert sum(checkpoint.frequencies["target"]) > 200
