@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--model", required=True, type=Path, help="checkpoint folder, e.g. models/en-de-h8")
         if decoding:
             sub.add_argument("--beam", type=positive_int, default=1, help="beam size (1: greedy, the default)")
+            sub.add_argument("--length-penalty", type=float, default=0.6, metavar="ALPHA",
+                             help="beam score = log-prob / ((5 + length) / 6) ** ALPHA (GNMT; default 0.6)")
             sub.add_argument("--prune", default="", metavar="SPEC",
                              help="heads to mask, e.g. enc.0.3,dec.2.*,cross.1.5")
 
@@ -60,7 +62,7 @@ def run_translate(args: argparse.Namespace) -> None:
 
     checkpoint = load_checkpoint(args.model)
     pruned = parse_heads(args.prune, checkpoint.model.config)
-    for line in translate(checkpoint, args.text, args.beam, pruned):
+    for line in translate(checkpoint, args.text, args.beam, pruned, args.length_penalty):
         print(line)
 
 
@@ -74,7 +76,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
         sources, references = sources[: args.limit], references[: args.limit]
     if not sources:
         raise CorpusError(f"{args.src}: no sentences")
-    result = evaluate(checkpoint, sources, references, args.beam, pruned)
+    result = evaluate(checkpoint, sources, references, args.beam, pruned, args.length_penalty)
     if args.json:
         print(json.dumps(result))
     else:
@@ -91,7 +93,7 @@ def run_trace(args: argparse.Namespace) -> None:
         raise InputError(f"{args.out.parent}: no such folder for the trace file")
     checkpoint = load_checkpoint(args.model)
     pruned = parse_heads(args.prune, checkpoint.model.config)
-    trace = trace_sentence(checkpoint, args.text, args.beam, pruned, top_k=args.top_k)
+    trace = trace_sentence(checkpoint, args.text, args.beam, pruned, top_k=args.top_k, alpha=args.length_penalty)
     trace.save(args.out)
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
           f"translation: {trace.translation}")

@@ -46,7 +46,7 @@ class Trace:
     translation: str
     source_tokens: list[str]        # pieces + </s>
     target_tokens: list[str]        # <s> + output pieces: the decoder's input positions
-    output_tokens: list[str]        # output pieces + </s>: what each decoder position predicted
+    output_tokens: list[str]        # output pieces + </s> (absent when cut at the step limit): each step's choice
     truncated: bool
     decoding: str                   # "greedy" or "beam N"
     pruned: str                     # HeadSpec text of the masked heads, "" when none
@@ -127,7 +127,7 @@ def step_distributions(log_probs: torch.Tensor, chosen: list[int], checkpoint: C
 
 @torch.no_grad()
 def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned: list[HeadSpec] | None = None,
-                   top_k: int = 10) -> Trace:
+                   top_k: int = 10, alpha: float = 0.6) -> Trace:
     """Translate one sentence and capture every attention, mask, positional encoding and decoding step."""
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     source = prepare_source(text, tokenizer, model.config.max_len)
@@ -135,7 +135,7 @@ def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned
     src = torch.tensor([source.ids])
     with model_run(head_mask=gates):
         if beam_size > 1:
-            result = beam_search(model, src, beam_size)
+            result = beam_search(model, src, beam_size, alpha)
             output, log_probs = result.best.tokens, result.best_log_probs
         else:
             result = greedy(model, src, keep_distributions=True)
@@ -157,7 +157,7 @@ def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned
     sides = {"source": "encoder", "target": "decoder"}
     return Trace(
         text=source.text, translation=tokenizer.decode(output), source_tokens=source.pieces,
-        target_tokens=tokenizer.pieces([BOS] + output), output_tokens=tokenizer.pieces(output + [EOS]),
+        target_tokens=tokenizer.pieces([BOS] + output), output_tokens=tokenizer.pieces(chosen),
         truncated=source.truncated, decoding=f"beam {beam_size}" if beam_size > 1 else "greedy",
         pruned=format_heads(pruned or []), d_k=model.config.d_k, attention=attention, masks=masks,
         positional={s: cache[f"{stack}.pos_encoding"][0].numpy() for s, stack in sides.items()},

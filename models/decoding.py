@@ -152,7 +152,7 @@ def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha
 
 
 def translate_ids(model: Transformer, sources: list[list[int]], beam_size: int = 1,
-                  batch_size: int = 64) -> list[list[int]]:
+                  batch_size: int = 64, alpha: float = 0.6) -> list[list[int]]:
     """Token ids of many sentences → output ids; greedy in length-sorted batches, or beam one by one."""
     from models.data import pad_batch
 
@@ -166,5 +166,5 @@ def translate_ids(model: Transformer, sources: list[list[int]], beam_size: int =
                 outputs[i] = tokens
     else:
         for i in order:
-            outputs[i] = beam_search(model, torch.tensor([sources[i]]), beam_size).best.tokens
+            outputs[i] = beam_search(model, torch.tensor([sources[i]]), beam_size, alpha).best.tokens
     return outputs

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Install what is needed, then open the explorer on the bundled 8-head model at http://localhost:8501
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+exec .venv/bin/python -m streamlit run app.py --server.headless true --browser.gatherUsageStats false "$@"

@@ -1,0 +1,78 @@
+"""python -m explorer: right output on good input, one clear line and a non-zero exit on bad input."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import MULTI30K, ROOT
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_translate_prints_one_line_per_sentence(tiny_checkpoint):
+    result = cli("translate", "--model", str(tiny_checkpoint.path), "A dog runs.", "Two men.", "Ein Test")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 3
+
+
+def test_evaluate_json_is_exactly_one_object(tiny_checkpoint, tmp_path):
+    src, ref = tmp_path / "src.en.gz", tmp_path / "ref.de"
+    with gzip.open(src, "wt", encoding="utf-8") as handle:
+        handle.write("A dog runs.\nTwo men talk.\n\nA girl.\n")
+    ref.write_text("Ein Hund rennt.\nZwei Männer reden.\nLeer.\nEin Mädchen.\n", encoding="utf-8")
+    result = cli("evaluate", "--model", str(tiny_checkpoint.path), "--src", str(src), "--ref", str(ref), "--json",
+                 "--limit", "3", "--prune", "enc.0.*")
+    assert result.returncode == 0, result.stderr
+    value = json.loads(result.stdout)
+    assert set(value) == {"bleu", "chrf", "sentences", "seconds"} and value["sentences"] == 3
+    assert 0 <= value["bleu"] <= 100 and value["seconds"] > 0
+
+
+def test_trace_writes_npz_and_json(tiny_checkpoint, tmp_path):
+    for suffix in ("npz", "json"):
+        out = tmp_path / f"trace.{suffix}"
+        result = cli("trace", "--model", str(tiny_checkpoint.path), "--text", "A dog runs.", "--out", str(out))
+        assert result.returncode == 0, result.stderr
+    with np.load(tmp_path / "trace.npz") as data:
+        pattern = data["cross.pattern"]
+        meta = json.loads(str(data["metadata"]))
+    assert pattern.shape[:2] == (2, 4) and pattern.shape[-1] == len(meta["source_tokens"])
+    np.testing.assert_allclose(pattern.sum(-1), 1, atol=1e-5)
+    document = json.loads((tmp_path / "trace.json").read_text())
+    assert document["source_tokens"] == meta["source_tokens"]
+    assert np.allclose(np.array(document["arrays"]["encoder.pattern"]).sum(-1), 1, atol=1e-4)
+    assert len(document["steps"][0]["top_probs"]) == 10
+
+
+@pytest.mark.parametrize("case", ["no-model", "file-as-model", "bad-spec", "misaligned", "binary-src",
+                                  "missing-ref", "bad-suffix", "empty-text", "bad-beam", "unknown-flag"])
+def test_bad_input_gives_one_clear_line(case, tiny_checkpoint, tmp_path):
+    model = str(tiny_checkpoint.path)
+    src, ref = tmp_path / "src.en", tmp_path / "ref.de"
+    src.write_text("A dog.\nA cat.\n")
+    ref.write_text("Ein Hund.\n")
+    binary = tmp_path / "weights.bin"
+    binary.write_bytes(bytes(range(256)) * 10)
+    args = {
+        "no-model": ["translate", "--model", str(tmp_path / "missing"), "A dog."],
+        "file-as-model": ["translate", "--model", str(binary), "A dog."],
+        "bad-spec": ["translate", "--model", model, "--prune", "enc.9.0", "A dog."],
+        "misaligned": ["evaluate", "--model", model, "--src", str(src), "--ref", str(ref)],
+        "binary-src": ["evaluate", "--model", model, "--src", str(binary), "--ref", str(ref)],
+        "missing-ref": ["evaluate", "--model", model, "--src", str(src), "--ref", str(tmp_path / "nope.de")],
+        "bad-suffix": ["trace", "--model", model, "--text", "A dog.", "--out", str(tmp_path / "trace.txt")],
+        "empty-text": ["translate", "--model", model, "  "],
+        "bad-beam": ["translate", "--model", model, "--beam", "0", "A dog."],
+        "unknown-flag": ["translate", "--model", model, "--colour", "A dog."],
+    }[case]
+    result = cli(*args)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert "error" in result.stderr and result.stdout == ""

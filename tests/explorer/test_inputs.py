@@ -1,0 +1,36 @@
+"""Whatever a person types gives a translation or a clear message; nothing breaks."""
+
+import pytest
+
+from explorer.inputs import InputError, prepare_source
+from explorer.translation import translate
+from explorer.trace import trace_sentence
+
+ODD = ["😀🐕 A dog 🐶 runs.", "一只狗在跑。 A dog.", "A\x00 dog\x07 runs\u200b\u202e.", "Ein Hund läuft über die Straße.",
+       "</script><script>alert(1)</script><img src=x onerror=alert(2)>", "\ud800 broken surrogate", "ﬁ ligature Ⅻ"]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "\x00\x01"])
+def test_empty_input_asks_for_a_sentence(tiny_checkpoint, text):
+    with pytest.raises(InputError, match="Please type a sentence"):
+        prepare_source(text, tiny_checkpoint.tokenizer, 64)
+
+
+@pytest.mark.parametrize("text", ODD)
+def test_odd_unicode_translates(tiny_checkpoint, text):
+    source = prepare_source(text, tiny_checkpoint.tokenizer, 64)
+    assert source.ids[-1] == 3 and all(0 <= i < 400 for i in source.ids)
+    assert not any(ch in source.text for ch in "\x00\x07\u200b\u202e")
+    [translation] = translate(tiny_checkpoint, [text])
+    assert isinstance(translation, str)
+
+
+def test_a_5000_character_sentence_is_cut_with_a_notice(tiny_checkpoint):
+    text = "A man rides a bike down the street. " * 140
+    assert len(text) >= 5000
+    source = prepare_source(text, tiny_checkpoint.tokenizer, 64)
+    assert source.truncated and len(source.ids) == 64
+    assert "maximum of 64 tokens" in source.notice(64)
+    trace = trace_sentence(tiny_checkpoint, text)
+    assert trace.truncated and trace.pattern("encoder").shape[-1] == 64
+    assert not prepare_source("A dog.", tiny_checkpoint.tokenizer, 64).truncated
