@@ -44,6 +44,8 @@ class StepDistribution:
 class Trace:
     text: str                       # the sentence as given (after clean-up)
     translation: str
+    source_ids: list[int]           # piece ids + EOS
+    target_ids: list[int]           # BOS + output ids
     source_tokens: list[str]        # pieces + </s>
     target_tokens: list[str]        # <s> + output pieces: the decoder's input positions
     output_tokens: list[str]        # output pieces + </s> (absent when cut at the step limit): each step's choice
@@ -70,7 +72,8 @@ class Trace:
 
     # -- serialisation ---------------------------------------------------------------------------
     def metadata(self) -> dict:
-        return {"text": self.text, "translation": self.translation, "source_tokens": self.source_tokens,
+        return {"text": self.text, "translation": self.translation, "source_ids": self.source_ids,
+                "target_ids": self.target_ids, "source_tokens": self.source_tokens,
                 "target_tokens": self.target_tokens, "output_tokens": self.output_tokens,
                 "truncated": self.truncated, "decoding": self.decoding, "pruned": self.pruned, "d_k": self.d_k,
                 "steps": [vars(s) for s in self.steps]}
@@ -156,7 +159,8 @@ def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned
         attention[kind]["pattern"].shape[-2:]).numpy().copy() for kind in KINDS}
     sides = {"source": "encoder", "target": "decoder"}
     return Trace(
-        text=source.text, translation=tokenizer.decode(output), source_tokens=source.pieces,
+        text=source.text, translation=tokenizer.decode(output), source_ids=source.ids, target_ids=[BOS] + output,
+        source_tokens=source.pieces,
         target_tokens=tokenizer.pieces([BOS] + output), output_tokens=tokenizer.pieces(chosen),
         truncated=source.truncated, decoding=f"beam {beam_size}" if beam_size > 1 else "greedy",
         pruned=format_heads(pruned or []), d_k=model.config.d_k, attention=attention, masks=masks,

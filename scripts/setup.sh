@@ -15,6 +15,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   echo "$wanted" > "$stamp"
 fi
 
+# bertviz's views need require.js, d3 and jQuery; they come from npm into js/node_modules, never from a CDN.
+js_stamp=js/node_modules/.lock.sha256
+js_wanted=$(sha256sum js/package-lock.json | cut -d' ' -f1)
+if [ "$(cat "$js_stamp" 2>/dev/null)" != "$js_wanted" ]; then
+  npm ci --prefix js --no-audit --no-fund --loglevel=error
+  echo "$js_wanted" > "$js_stamp"
+fi
+
 if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -1,0 +1,92 @@
+"""Figures of decoding: each step's top-k, the beam tree, and teacher forcing of a reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.analysis import TeacherForcing
+from explorer.figures.common import display_tokens
+from explorer.trace import StepDistribution
+from models.decoding import BeamResult
+
+
+def step_figure(step: StepDistribution, index: int) -> go.Figure:
+    """The top-k next-token probabilities of one step, the chosen token in red."""
+    tokens = display_tokens(step.top_tokens)
+    colours = ["crimson" if token_id == step.chosen_id else "#1f77b4" for token_id in step.top_ids]
+    figure = go.Figure(go.Bar(x=step.top_probs, y=tokens, orientation="h", marker_color=colours,
+                              text=[f"{p:.3f}" for p in step.top_probs], textposition="auto",
+                              hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>"))
+    figure.update_layout(title=f"step {index}: chose {display_tokens([step.chosen])[0]} "
+                               f"(p = {step.chosen_prob:.3f}, entropy {step.entropy:.2f} nats)",
+                         height=60 + 28 * len(tokens), margin=dict(l=10, r=10, t=50, b=10), xaxis=dict(range=[0, 1]))
+    figure.update_yaxes(autorange="reversed", type="category")
+    return figure
+
+
+def steps_overview(steps: list[StepDistribution]) -> go.Figure:
+    """Per step: the chosen token's probability and the distribution's entropy."""
+    labels = [f"{i}: {t}" for i, t in enumerate(display_tokens([s.chosen for s in steps]))]
+    figure = go.Figure([
+        go.Bar(x=labels, y=[s.chosen_prob for s in steps], name="p(chosen)", hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"),
+        go.Scatter(x=labels, y=[s.entropy for s in steps], name="entropy (nats)", yaxis="y2", mode="lines+markers",
+                   hovertemplate="%{x}<br>entropy %{y:.2f}<extra></extra>"),
+    ])
+    figure.update_layout(title="Every step: probability of the chosen token, and entropy", height=340,
+                         yaxis=dict(title="probability", range=[0, 1]),
+                         yaxis2=dict(title="entropy (nats)", overlaying="y", side="right", rangemode="tozero"),
+                         margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
+    figure.update_xaxes(type="category", tickangle=-45)
+    return figure
+
+
+def attention_row_figure(weights: np.ndarray, keys: list[str], title: str) -> go.Figure:
+    labels = [f"{i}: {t}" for i, t in enumerate(display_tokens(keys))]
+    figure = go.Figure(go.Bar(x=labels, y=weights, hovertemplate="%{x}<br>weight %{y:.3f}<extra></extra>"))
+    figure.update_layout(title=title, height=300, yaxis=dict(range=[0, 1], title="weight"),
+                         margin=dict(l=10, r=10, t=50, b=10))
+    figure.update_xaxes(type="category", tickangle=-45)
+    return figure
+
+
+def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
+    """The live beams of every step (x = step, y = rank), each linked to the beam it extends.
+
+    pieces: a function from token ids to piece strings (the tokenizer's).
+    """
+    figure = go.Figure()
+    xs, ys, labels, hovers = [0], [0], ["<s>"], ["start"]
+    previous = [(0, 0)]
+    edge_x, edge_y = [], []
+    for step_index, step in enumerate(result.steps, start=1):
+        tokens = display_tokens(pieces(step.tokens))
+        positions = []
+        for rank, (token, parent, log_prob) in enumerate(zip(tokens, step.parents, step.log_probs)):
+            px, py = previous[parent]
+            edge_x += [px, step_index, None]
+            edge_y += [py, rank, None]
+            xs.append(step_index), ys.append(rank), labels.append(token)
+            hovers.append(f"{token}<br>cumulative log-prob {log_prob:.3f}")
+            positions.append((step_index, rank))
+        previous = positions
+    figure.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#bbbbbb"), hoverinfo="skip"))
+    figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers+text", text=labels, textposition="top center",
+                                hovertext=hovers, hoverinfo="text", marker=dict(size=9, color="#1f77b4")))
+    figure.update_layout(title="Beam search: live beams per step (hover for cumulative log-probability)",
+                         showlegend=False, height=140 + 60 * max(1, max(ys) + 1), margin=dict(l=10, r=10, t=50, b=10))
+    figure.update_xaxes(title="step", dtick=1)
+    figure.update_yaxes(title="beam rank", autorange="reversed", dtick=1)
+    return figure
+
+
+def teacher_forcing_figure(forced: TeacherForcing) -> go.Figure:
+    labels = [f"{i}: {t}" for i, t in enumerate(display_tokens(forced.tokens))]
+    figure = go.Figure(go.Bar(x=labels, y=forced.probabilities, customdata=forced.ranks,
+                              marker_color=["#1f77b4" if r == 1 else "darkorange" for r in forced.ranks],
+                              hovertemplate="%{x}<br>p = %{y:.4f}<br>rank %{customdata}<extra></extra>"))
+    figure.update_layout(title=f"Reference tokens under the model: loss {forced.loss:.3f} nats/token, "
+                               f"perplexity {forced.perplexity:.2f} (orange: not the model's first choice)",
+                         height=340, yaxis=dict(range=[0, 1], title="probability"), margin=dict(l=10, r=10, t=50, b=10))
+    figure.update_xaxes(type="category", tickangle=-45)
+    return figure

@@ -1,0 +1,144 @@
+"""What every page shares: the sidebar (model, sentence, decoding), cached model and trace, downloads.
+
+State lives in st.session_state (one per browser session). Models are cached once per process and shared,
+which is safe because hooks and head masks are per call; traces are cached by (checkpoint, sentence, decoding).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer.figures.common import figure_html
+from explorer.inputs import InputError, prepare_source
+from explorer.trace import Trace, trace_sentence
+from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
+           "1 head (en-de-h1)": ROOT / "models" / "en-de-h1"}
+OWN = "Your own checkpoint folder…"
+EXAMPLES = [
+    "The dog did not cross the street because it was too tired.",
+    "A man in a blue shirt is riding a bicycle down the street.",
+    "Two young girls are playing with a ball in the park.",
+    "A woman holds her baby while she waits for the bus.",
+    "The cat sleeps on the sofa next to the old dog.",
+    "A group of people are standing in front of a building.",
+]
+MAX_SENTENCE_CHARS = 5000
+
+
+@dataclass(frozen=True)
+class Selection:
+    model_path: str
+    sentence: str
+    beam_size: int          # 1 = greedy
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=8)
+def cached_checkpoint(path: str, modified: float) -> Checkpoint:
+    # `modified` (the weights' mtime) is part of the key so a retrained folder is reloaded.
+    return load_checkpoint(path)
+
+
+@st.cache_data(show_spinner="Translating…", max_entries=128)
+def cached_trace(path: str, modified: float, sentence: str, beam_size: int) -> Trace:
+    return trace_sentence(cached_checkpoint(path, modified), sentence, beam_size=beam_size)
+
+
+def _modified(path: str) -> float:
+    weights = Path(path) / "model.safetensors"
+    return weights.stat().st_mtime if weights.is_file() else 0.0
+
+
+def _use_example() -> None:
+    st.session_state.sentence = st.session_state.example
+
+
+def render_sidebar() -> None:
+    """The model, the sentence and the decoding choice: every page reads them."""
+    available = [label for label, path in BUNDLED.items() if (path / "config.json").is_file()]
+    with st.sidebar:
+        st.header("Attention Explorer")
+        choice = st.selectbox("Model", available + [OWN], key="model")
+        if choice == OWN:
+            st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
+        st.session_state.setdefault("sentence", EXAMPLES[0])
+        st.text_area("English sentence", key="sentence", height=100, max_chars=MAX_SENTENCE_CHARS)
+        st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
+                     placeholder="Pick an example sentence…")
+        decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
+        if decoding == "beam search":
+            st.slider("Beam size", 2, 10, 5, key="beam_size")
+
+
+def selection() -> Selection:
+    state = st.session_state
+    if state.get("model") == OWN:
+        path = str(Path(state.get("own_model", "") or ".").expanduser())
+    else:
+        path = str(BUNDLED.get(state.get("model"), BUNDLED["8 heads (en-de-h8)"]))
+    beam = state.get("beam_size", 5) if state.get("decoding") == "beam search" else 1
+    return Selection(path, state.get("sentence", ""), beam)
+
+
+def current_checkpoint() -> Checkpoint:
+    """The chosen model, or an error message and a stopped page."""
+    chosen = selection()
+    try:
+        return cached_checkpoint(chosen.model_path, _modified(chosen.model_path))
+    except CheckpointError as error:
+        st.error(f"This model cannot be loaded: {error}")
+        st.stop()
+
+
+def current_trace() -> tuple[Checkpoint, Trace]:
+    """The chosen model and its trace of the current sentence; a message instead when there is none."""
+    chosen = selection()
+    checkpoint = current_checkpoint()
+    try:
+        prepare_source(chosen.sentence, checkpoint.tokenizer, checkpoint.model.config.max_len)
+        trace = cached_trace(chosen.model_path, _modified(chosen.model_path), chosen.sentence, chosen.beam_size)
+    except InputError as error:
+        st.info(str(error))
+        st.stop()
+    if trace.truncated:
+        st.warning(f"The sentence is longer than the model's maximum of {checkpoint.model.config.max_len} tokens: "
+                   f"it was cut to its first {checkpoint.model.config.max_len - 1} pieces.")
+    return checkpoint, trace
+
+
+def table_csv(table: pd.DataFrame) -> bytes:
+    return table.to_csv(index=True).encode("utf-8")
+
+
+def arrays_npz(arrays: dict[str, np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def show_figure(figure, name: str, numbers: pd.DataFrame | dict[str, np.ndarray] | None = None) -> None:
+    """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ."""
+    st.plotly_chart(figure, key=f"chart_{name}", config={"displaylogo": False})
+    columns = st.columns([1, 1, 6])
+    columns[0].download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
+                               mime="text/html", key=f"html_{name}")
+    if isinstance(numbers, pd.DataFrame):
+        columns[1].download_button("⬇ CSV", data=lambda: table_csv(numbers), file_name=f"{name}.csv",
+                                   mime="text/csv", key=f"csv_{name}")
+    elif numbers is not None:
+        columns[1].download_button("⬇ NPZ", data=lambda: arrays_npz(numbers), file_name=f"{name}.npz",
+                                   mime="application/octet-stream", key=f"npz_{name}")
+
+
+def matrix_table(values: np.ndarray, rows: list[str], columns: list[str]) -> pd.DataFrame:
+    """A [rows, columns] matrix as a table whose labels keep positions (tokens repeat)."""
+    return pd.DataFrame(values, index=[f"{i}:{t}" for i, t in enumerate(rows)],
+                        columns=[f"{j}:{t}" for j, t in enumerate(columns)])

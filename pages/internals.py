@@ -1,0 +1,78 @@
+"""Internals: the masks, scores → masked scores → softmax, positional encodings, and the Q/K/V arithmetic."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer.analysis import masked_scores, position_similarity, qkv_walkthrough, sin_cos_halves
+from explorer.figures.internals import (embedding_sum_figure, matrix_heatmap, positional_encoding_figure,
+                                        scores_mask_softmax, walkthrough_figure)
+from pages.common import current_trace, matrix_table, show_figure
+
+KINDS = {"Decoder self-attention (masked)": "decoder", "Encoder self-attention": "encoder",
+         "Encoder–decoder cross-attention": "cross"}
+
+checkpoint, trace = current_trace()
+config = checkpoint.model.config
+st.title("Internals")
+left, middle, right = st.columns([2, 1, 1])
+kind = KINDS[left.radio("Attention", list(KINDS), key="internals_kind", horizontal=True)]
+layer = middle.selectbox("Layer", range(config.layers(kind)), key="internals_layer")
+head = right.selectbox("Head", range(config.heads), key="internals_head")
+queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
+
+st.header("Masks")
+st.caption("True (1) = may attend. The padding mask hides padding keys when sentences of different lengths share a "
+           "batch; the look-ahead mask lets decoder position i see positions ≤ i only. A single sentence has no "
+           "padding, so its padding mask is all ones; the look-ahead mask is lower-triangular.")
+mask = trace.masks[kind].astype(float)
+show_figure(matrix_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)", "may attend",
+                           diverging=False), f"{kind}-mask", matrix_table(mask, queries, keys))
+
+scores = trace.attention[kind]["scores"][layer, head]
+pattern = trace.pattern(kind)[layer, head]
+st.subheader("Scaled scores + mask = masked scores → softmax")
+show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, keys,
+                                f"{kind}, layer {layer}, head {head}: the model's real numbers"),
+            f"{kind}-L{layer}-H{head}-scores-mask-softmax",
+            {"scores": scores, "mask": trace.masks[kind], "masked_scores": masked_scores(trace, kind, layer, head),
+             "pattern": pattern})
+
+st.header("Positional encoding")
+side = st.radio("Side", ["source", "target"], key="internals_side", horizontal=True)
+tokens = trace.source_tokens if side == "source" else trace.target_tokens
+positional = trace.positional[side]
+show_figure(positional_encoding_figure(sin_cos_halves(positional), tokens,
+                                       f"Sinusoidal PE of the {len(tokens)} {side} positions (Vaswani et al. 2017)"),
+            f"{side}-positional-encoding", pd.DataFrame(positional, index=[f"{i}:{t}" for i, t in enumerate(tokens)]))
+similarity = position_similarity(positional)
+show_figure(matrix_heatmap(similarity, tokens, tokens, "Position similarity: PE[i] · PE[j]", "dot product",
+                           row_title="position", column_title="position", diverging=False),
+            f"{side}-position-similarity", matrix_table(similarity, tokens, tokens))
+show_figure(embedding_sum_figure(trace.embeddings[side], positional, trace.inputs[side], tokens,
+                                 "What the first layer receives (captured from the model's hook points)"),
+            f"{side}-embedding-plus-pe", {"embedding": trace.embeddings[side], "positional_encoding": positional,
+                                          "input": trace.inputs[side]})
+
+st.header("Q, K, V: one query through one head")
+query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
+walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
+st.caption(f"d_k = {config.d_k}. q is the query token's vector for head {head}; each key token has a k and a v. "
+           "Score = q·k ÷ √d_k; masked keys get −∞; softmax gives the weights; z = Σ weight × v.")
+st.markdown("**q** (query vector)")
+st.dataframe(pd.DataFrame([walk.q], index=["q"]).style.format("{:.3f}"), key="walk_q")
+show_figure(walkthrough_figure(walk, keys, queries[query], config.d_k), f"{kind}-L{layer}-H{head}-q{query}-walkthrough",
+            pd.DataFrame({"key": keys, "q·k": walk.dots, "÷√d_k": walk.scaled, "masked": walk.masked,
+                          "softmax": walk.weights}))
+st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
+table = pd.DataFrame(np.concatenate([walk.keys, walk.values, walk.weighted_values], axis=1),
+                     index=[f"{i}:{t}" for i, t in enumerate(keys)],
+                     columns=[f"k{d}" for d in range(config.d_k)] + [f"v{d}" for d in range(config.d_k)]
+                     + [f"w·v{d}" for d in range(config.d_k)])
+table.insert(0, "weight", walk.weights)
+st.dataframe(table.style.format("{:.3f}"), key="walk_kv")
+st.markdown(f"**z = Σ weight × v** for head {head}, then the {config.heads} heads' z concatenated "
+            f"({config.heads} × {config.d_k} = {config.d_model} numbers) times W_O (+ bias): the block's output.")
+st.dataframe(pd.DataFrame([walk.z], index=["z"]).style.format("{:.3f}"), key="walk_z")
+st.dataframe(pd.DataFrame([walk.concatenated, walk.output], index=["concat(z_1…z_h)", "· W_Oᵀ + b"])
+             .style.format("{:.3f}"), key="walk_out")
