@@ -68,7 +68,7 @@ def view_script(name: str) -> str:
 
 
 def attention_data(trace: Trace, kinds: tuple[str, ...]) -> list[dict]:
-    return [{"name": KIND_NAMES[kind], "attn": np.round(trace.pattern(kind), 4).tolist(),
+    return [{"name": KIND_NAMES[kind], "attn": np.round(trace.pattern(kind).astype(np.float64), 4).tolist(),
              "left_text": trace.query_tokens(kind), "right_text": trace.key_tokens(kind)} for kind in kinds]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 
-import numpy as np
 import plotly.graph_objects as go
 
 
@@ -17,21 +16,14 @@ def display_tokens(tokens: list[str]) -> list[str]:
     return [html.escape(token, quote=False) for token in tokens]
 
 
-def hover_pairs(queries: list[str], keys: list[str]) -> np.ndarray:
-    """customdata [query, key, 2] so hover text can name both tokens of a cell."""
-    pairs = np.empty((len(queries), len(keys), 2), dtype=object)
-    for i, query in enumerate(queries):
-        for j, key in enumerate(keys):
-            pairs[i, j] = (f"{i}: {query}", f"{j}: {key}")
-    return pairs
+def position_labels(tokens: list[str]) -> list[str]:
+    """Unique axis labels "i token" (escaped): repeated tokens stay separate rows, hover names both."""
+    return [f"{i} {token}" for i, token in enumerate(display_tokens(tokens))]
 
 
-def token_axes(figure: go.Figure, rows: list[str], columns: list[str], row_title: str = "query",
-               column_title: str = "key") -> None:
-    """Positions on the axes, labelled with (already escaped) tokens: repeated tokens stay separate rows."""
-    figure.update_xaxes(tickvals=list(range(len(columns))), ticktext=columns, side="top", tickangle=-60,
-                        title=column_title)
-    figure.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed", title=row_title)
+def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = "key") -> None:
+    figure.update_xaxes(type="category", side="top", tickangle=-60, title=column_title)
+    figure.update_yaxes(type="category", autorange="reversed", title=row_title)
 
 
 def figure_html(figure: go.Figure) -> str:

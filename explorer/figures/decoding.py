@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.analysis import TeacherForcing
-from explorer.figures.common import display_tokens
+from explorer.figures.common import display_tokens, position_labels
 from explorer.trace import StepDistribution
 from models.decoding import BeamResult
 
@@ -27,7 +27,7 @@ def step_figure(step: StepDistribution, index: int) -> go.Figure:
 
 def steps_overview(steps: list[StepDistribution]) -> go.Figure:
     """Per step: the chosen token's probability and the distribution's entropy."""
-    labels = [f"{i}: {t}" for i, t in enumerate(display_tokens([s.chosen for s in steps]))]
+    labels = position_labels([s.chosen for s in steps])
     figure = go.Figure([
         go.Bar(x=labels, y=[s.chosen_prob for s in steps], name="p(chosen)", hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"),
         go.Scatter(x=labels, y=[s.entropy for s in steps], name="entropy (nats)", yaxis="y2", mode="lines+markers",
@@ -42,7 +42,7 @@ def steps_overview(steps: list[StepDistribution]) -> go.Figure:
 
 
 def attention_row_figure(weights: np.ndarray, keys: list[str], title: str) -> go.Figure:
-    labels = [f"{i}: {t}" for i, t in enumerate(display_tokens(keys))]
+    labels = position_labels(keys)
     figure = go.Figure(go.Bar(x=labels, y=weights, hovertemplate="%{x}<br>weight %{y:.3f}<extra></extra>"))
     figure.update_layout(title=title, height=300, yaxis=dict(range=[0, 1], title="weight"),
                          margin=dict(l=10, r=10, t=50, b=10))
@@ -81,7 +81,7 @@ def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
 
 
 def teacher_forcing_figure(forced: TeacherForcing) -> go.Figure:
-    labels = [f"{i}: {t}" for i, t in enumerate(display_tokens(forced.tokens))]
+    labels = position_labels(forced.tokens)
     figure = go.Figure(go.Bar(x=labels, y=forced.probabilities, customdata=forced.ranks,
                               marker_color=["#1f77b4" if r == 1 else "darkorange" for r in forced.ranks],
                               hovertemplate="%{x}<br>p = %{y:.4f}<br>rank %{customdata}<extra></extra>"))

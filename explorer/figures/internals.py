@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.analysis import Walkthrough
-from explorer.figures.common import display_tokens, hover_pairs, token_axes
+from explorer.figures.common import display_tokens, position_labels, token_axes
 
 NEG_INF_LABEL = "−∞"
 
@@ -23,15 +23,15 @@ def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], titl
                    row_title: str = "query", column_title: str = "key", diverging: bool = True,
                    show_text: bool = False) -> go.Figure:
     """Any [rows, columns] matrix of numbers; rows and columns labelled by (raw) tokens or names."""
-    rows, columns = display_tokens(rows), display_tokens(columns)
+    rows, columns = position_labels(rows), position_labels(columns)
     z, text = _cells(values)
     figure = go.Figure(go.Heatmap(
-        z=z, text=text, texttemplate="%{text}" if show_text else None, customdata=hover_pairs(rows, columns),
+        z=z, x=columns, y=rows, text=text, texttemplate="%{text}" if show_text else None,
         colorscale="RdBu_r" if diverging else "Blues", zmid=0 if diverging else None,
-        hovertemplate=f"{row_title} %{{customdata[0]}}<br>{column_title} %{{customdata[1]}}<br>{value_name} %{{text}}<extra></extra>",
+        hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>{value_name} %{{text}}<extra></extra>",
     ))
     figure.update_layout(title=title, height=max(300, 22 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10))
-    token_axes(figure, rows, columns, row_title, column_title)
+    token_axes(figure, row_title, column_title)
     return figure
 
 
@@ -43,21 +43,18 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     panels = [("scaled scores QKᵀ/√d_k", scores, True), ("+ mask", additive, False),
               ("= masked scores", masked, True), ("softmax → attention", pattern, False)]
     figure = make_subplots(rows=1, cols=4, subplot_titles=[name for name, _, _ in panels], horizontal_spacing=0.03)
-    rows, columns = display_tokens(queries), display_tokens(keys)
-    customdata = hover_pairs(rows, columns)
+    rows, columns = position_labels(queries), position_labels(keys)
     for column, (name, values, diverging) in enumerate(panels, start=1):
         z, text = _cells(values)
         if name == "+ mask":
             z = np.where(mask, 1.0, 0.0)  # draw allowed / blocked; the text says 0 or −∞
-        figure.add_trace(go.Heatmap(z=z, text=text, texttemplate="%{text}", customdata=customdata, showscale=False,
+        figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}", showscale=False,
                                     colorscale="RdBu_r" if diverging else ("Greys_r" if name == "+ mask" else "Blues"),
                                     zmid=0 if diverging else None, textfont=dict(size=9),
-                                    hovertemplate=f"query %{{customdata[0]}}<br>key %{{customdata[1]}}<br>{name}: %{{text}}<extra></extra>"),
+                                    hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{name}: %{{text}}<extra></extra>"),
                          row=1, col=column)
-        figure.update_xaxes(tickvals=list(range(len(columns))), ticktext=columns, tickangle=-60, side="top",
-                            row=1, col=column)
-        figure.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows if column == 1 else [""] * len(rows),
-                            autorange="reversed", row=1, col=column)
+        figure.update_xaxes(type="category", tickangle=-60, side="top", row=1, col=column)
+        figure.update_yaxes(type="category", showticklabels=column == 1, autorange="reversed", row=1, col=column)
     figure.update_layout(title=title, height=max(360, 26 * len(rows) + 180), margin=dict(l=10, r=10, t=110, b=10))
     return figure
 
@@ -66,14 +63,14 @@ def positional_encoding_figure(halves: np.ndarray, tokens: list[str], title: str
     """PE for the sentence's positions, columns as [sin dims | cos dims] (from analysis.sin_cos_halves)."""
     half = halves.shape[1] // 2
     dims = [f"sin {2 * i}" for i in range(half)] + [f"cos {2 * i + 1}" for i in range(half)]
-    rows = [f"{i} {t}" for i, t in enumerate(display_tokens(tokens))]
-    figure = go.Figure(go.Heatmap(z=halves, x=list(range(len(dims))), customdata=np.array([[[r, d] for d in dims] for r in rows], dtype=object),
-                                  colorscale="RdBu_r", zmid=0, zmin=-1, zmax=1,
-                                  hovertemplate="position %{customdata[0]}<br>%{customdata[1]}<br>PE %{z:.3f}<extra></extra>"))
+    rows = position_labels(tokens)
+    figure = go.Figure(go.Heatmap(z=halves, x=dims, y=rows, colorscale="RdBu_r", zmid=0, zmin=-1, zmax=1,
+                                  hovertemplate="position %{y}<br>%{x}<br>PE %{z:.3f}<extra></extra>"))
     figure.add_vline(x=half - 0.5, line=dict(color="black", width=2))
     figure.update_layout(title=title, height=max(300, 20 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10))
-    figure.update_xaxes(title=f"dimension: sin (even, 0…{2 * half - 2}) | cos (odd, 1…{2 * half - 1})", showticklabels=False)
-    figure.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed", title="position")
+    figure.update_xaxes(title=f"dimension: sin (even, 0…{2 * half - 2}) | cos (odd, 1…{2 * half - 1})", showticklabels=False,
+                        type="category")
+    figure.update_yaxes(type="category", autorange="reversed", title="position")
     return figure
 
 
@@ -82,33 +79,30 @@ def embedding_sum_figure(embedding: np.ndarray, positional: np.ndarray, total: n
     """token embedding × √d_model + positional encoding = the encoder's input, as the model sums them."""
     figure = make_subplots(rows=1, cols=3, horizontal_spacing=0.03,
                            subplot_titles=["token embedding × √d_model", "+ positional encoding", "= input to layer 0"])
-    rows = [f"{i} {t}" for i, t in enumerate(display_tokens(tokens))]
+    rows = position_labels(tokens)
     limit = float(np.abs(total).max())
     for column, values in enumerate((embedding, positional, total), start=1):
-        figure.add_trace(go.Heatmap(z=values, colorscale="RdBu_r", zmid=0, zmin=-limit, zmax=limit, showscale=column == 3,
-                                    customdata=np.array([[r] * values.shape[1] for r in rows], dtype=object),
-                                    hovertemplate="%{customdata}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"),
+        figure.add_trace(go.Heatmap(z=values, y=rows, colorscale="RdBu_r", zmid=0, zmin=-limit, zmax=limit,
+                                    showscale=column == 3, hovertemplate="%{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"),
                          row=1, col=column)
-        figure.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows if column == 1 else [""] * len(rows),
-                            autorange="reversed", row=1, col=column)
+        figure.update_yaxes(type="category", showticklabels=column == 1, autorange="reversed", row=1, col=column)
     figure.update_layout(title=title, height=max(300, 20 * len(rows) + 160), margin=dict(l=10, r=10, t=90, b=10))
     return figure
 
 
 def walkthrough_figure(walk: Walkthrough, keys: list[str], query: str, d_k: int) -> go.Figure:
     """q·k, ÷√d_k and softmax for every key, as bars: the arithmetic behind one row of attention."""
-    labels = [f"{i}: {t}" for i, t in enumerate(display_tokens(keys))]
+    labels = position_labels(keys)
     figure = make_subplots(rows=1, cols=3, subplot_titles=["q · k", f"÷ √d_k = ÷ {np.sqrt(d_k):.2f}", "softmax"],
                            horizontal_spacing=0.06)
     allowed = np.isfinite(walk.masked)
     for column, values in enumerate((walk.dots, walk.masked, walk.weights), start=1):
         shown = np.where(np.isfinite(values), values, 0.0)
         text = [f"{v:.3f}" if ok else NEG_INF_LABEL for v, ok in zip(values, np.isfinite(values))]
-        figure.add_trace(go.Bar(x=shown, y=list(range(len(labels))), orientation="h", text=text, textposition="auto",
-                                marker_color=np.where(allowed, "#1f77b4", "#bbbbbb"), customdata=labels,
-                                hovertemplate="key %{customdata}<br>%{text}<extra></extra>"), row=1, col=column)
-        figure.update_yaxes(tickvals=list(range(len(labels))), ticktext=labels if column == 1 else [""] * len(labels),
-                            autorange="reversed", row=1, col=column)
+        figure.add_trace(go.Bar(x=shown, y=labels, orientation="h", text=text, textposition="auto",
+                                marker_color=np.where(allowed, "#1f77b4", "#bbbbbb"),
+                                hovertemplate="key %{y}<br>%{text}<extra></extra>"), row=1, col=column)
+        figure.update_yaxes(type="category", showticklabels=column == 1, autorange="reversed", row=1, col=column)
     figure.update_layout(title=f"query {html_safe(query)}: scores over the keys", showlegend=False,
                          height=max(300, 22 * len(labels) + 140), margin=dict(l=10, r=10, t=80, b=10))
     return figure

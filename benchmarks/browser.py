@@ -1,0 +1,92 @@
+"""Time from submitting a 20-token sentence to every figure of the Attention view drawn, in a real browser.
+
+    .venv/bin/python benchmarks/browser.py [--rounds 5]
+
+Starts `streamlit run app.py` on localhost, drives Debian's Chromium with Playwright (offline: every request
+off localhost is aborted), opens the Attention page and, per round, submits a new sentence (cold: translate,
+capture, build figures) and then a sentence seen before (cached). "Drawn" means: Streamlit's run finished,
+all four plotly charts show the new sentence's tokens, and both bertviz iframes have drawn their SVG for it.
+Targets: cold ≤ 2 s, cached ≤ 0.5 s (medians printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.browser.harness import go_to, launch, offline_context, streamlit_server, submit_sentence, wait_idle  # noqa: E402
+
+# Twenty-token sentences (19 pieces + </s> with the bundled tokenizer), each with a word the others lack.
+SENTENCES = [
+    "A young man in a red jacket is playing the guitar on a busy street at night.",
+    "Two small dogs are running through the tall green grass next to a river.",
+    "An old woman with a blue umbrella is walking past a bakery in the rain.",
+    "Three children in yellow shirts are jumping into a swimming pool together.",
+    "A chef in a white hat is cooking vegetables in a large pan in a kitchen.",
+    "A girl with long hair is reading a book on a bench under a large tree.",
+]
+MARKERS = ["guitar", "river", "umbrella", "swimming", "chef", "book"]
+
+DRAWN = """
+([marker, charts]) => {
+  if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  if (plots.length < charts) return false;
+  if (!plots.every(p => p.querySelector('.heatmaplayer image, .heatmaplayer path, .heatmaplayer rect'))) return false;
+  const ticks = [...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent);
+  if (!ticks.some(t => t.includes(marker))) return false;
+  const frames = [...document.querySelectorAll('iframe')];
+  if (frames.length < 2) return false;
+  return frames.every(f => {
+    const doc = f.contentDocument;
+    return doc && (f.srcdoc || '').includes(marker) && doc.querySelectorAll('svg rect, svg line').length > 0;
+  });
+}
+"""
+
+
+def time_submit(page, sentence: str, marker: str) -> float:
+    start = time.perf_counter()
+    submit_sentence(page, sentence)
+    page.wait_for_function(DRAWN, arg=[marker, 4], timeout=60_000, polling=20)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=len(SENTENCES) - 1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder, streamlit_server(Path(folder) / "server.log") as url, \
+            sync_playwright() as playwright:
+        browser = launch(playwright)
+        context = offline_context(browser)
+        page = context.new_page()
+        page.goto(url)
+        page.get_by_label("English sentence").wait_for(timeout=60_000)
+        wait_idle(page)
+        go_to(page, "Attention")
+        time_submit(page, SENTENCES[0], MARKERS[0])  # warm-up: model load, first figures
+        cold, cached = [], []
+        for i in range(1, args.rounds + 1):
+            cold.append(time_submit(page, SENTENCES[i], MARKERS[i]))
+            cached.append(time_submit(page, SENTENCES[i - 1], MARKERS[i - 1]))  # seen before: cached trace
+            time_submit(page, SENTENCES[i], MARKERS[i])
+        browser.close()
+        print(f"Attention view, submit → every figure drawn ({args.rounds} rounds, Chromium {browser.version})")
+        print(f"  new sentence:    median {statistics.median(cold):.2f} s  (max {max(cold):.2f})  target ≤ 2.0 s "
+              f"{'ok' if statistics.median(cold) <= 2.0 else 'MISSED'}")
+        print(f"  cached sentence: median {statistics.median(cached):.2f} s  (max {max(cached):.2f})  target ≤ 0.5 s "
+              f"{'ok' if statistics.median(cached) <= 0.5 else 'MISSED'}")
+        print(f"  requests blocked (non-localhost): {len(context.blocked)}")
+
+
+if __name__ == "__main__":
+    main()

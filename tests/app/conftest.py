@@ -1,0 +1,26 @@
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+PAGES = ["pages/translation.py", "pages/attention.py", "pages/internals.py", "pages/decoding.py"]
+
+
+def open_page(page: str, sentence: str | None = None, **state) -> AppTest:
+    """Run the app on one page, with the given sidebar state; fail on any exception."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    if sentence is not None:
+        at.session_state["sentence"] = sentence
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    if page != PAGES[0]:
+        at.switch_page(page)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.fixture
+def page():
+    return open_page

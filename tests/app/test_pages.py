@@ -1,0 +1,92 @@
+"""Streamlit AppTest of every page: no exception, the expected widgets, and numbers that are the explorer's own."""
+
+import json
+
+import numpy as np
+import pytest
+
+from explorer.analysis import attention_rollout
+from explorer.trace import trace_sentence
+from explorer.translation import translate
+from tests.app.conftest import PAGES, open_page
+
+SENTENCE = "Two dogs play in the snow."
+HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+def chart_data(at, index: int) -> list[dict]:
+    return json.loads(at.get("plotly_chart")[index].proto.spec)["data"]
+
+
+def test_translation_page(h8):
+    at = open_page(PAGES[0], SENTENCE)
+    assert at.text[0].value == translate(h8, [SENTENCE])[0]
+    assert at.sidebar.selectbox(key="model").value == "8 heads (en-de-h8)"
+    assert len(at.sidebar.selectbox(key="example").options) >= 5
+
+
+def test_attention_page_draws_the_explorers_numbers(h8):
+    at = open_page(PAGES[1], SENTENCE)
+    trace = trace_sentence(h8, SENTENCE)
+    np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), trace.pattern("encoder")[0, 0], atol=1e-6)
+    grid = chart_data(at, 1)
+    assert len(grid) == 3 * 8  # layers × heads heatmaps in the overview
+    np.testing.assert_allclose(np.array(grid[13]["z"], dtype=float), trace.pattern("encoder")[1, 5], atol=1e-6)
+    rollout = chart_data(at, 3)[0]["z"]
+    np.testing.assert_allclose(np.array(rollout, dtype=float), attention_rollout(trace.pattern("encoder"))[-1], atol=1e-6)
+    assert len(at.get("iframe")) == 2  # bertviz head view and model view
+    assert len(at.get("download_button")) >= 8
+
+    at.radio(key="attention_kind").set_value("Encoder–decoder cross-attention").run()
+    at.selectbox(key="attention_layer").select(2).run()
+    at.selectbox(key="attention_head").select(7).run()
+    assert not at.exception
+    np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), trace.pattern("cross")[2, 7], atol=1e-6)
+    assert len(at.get("plotly_chart")) == 3  # rollout is for the encoder only
+
+
+def test_internals_page(h8):
+    at = open_page(PAGES[2], SENTENCE)
+    trace = trace_sentence(h8, SENTENCE)
+    # Default: decoder self-attention; panel 4 of the scores → softmax figure is the pattern itself.
+    panels = chart_data(at, 1)
+    assert len(panels) == 4
+    np.testing.assert_allclose(np.array(panels[3]["z"], dtype=float), trace.pattern("decoder")[0, 0], atol=1e-6)
+    masked = np.array(panels[2]["z"], dtype=float)
+    assert np.isnan(masked[np.triu_indices(len(masked), 1)]).all()  # −∞ above the diagonal, drawn blank
+    assert panels[1]["text"][0][-1] == "−∞"
+    at.selectbox(key="internals_query").select(3).run()
+    assert not at.exception
+    walkthrough = chart_data(at, 5)
+    np.testing.assert_allclose(walkthrough[2]["x"], trace.pattern("decoder")[0, 0, 3], atol=1e-6)
+
+
+def test_decoding_page(h8):
+    at = open_page(PAGES[3], SENTENCE)
+    trace = trace_sentence(h8, SENTENCE)
+    top = chart_data(at, 1)[0]
+    assert top["x"] == pytest.approx(trace.steps[0].top_probs, abs=1e-9)
+    assert len(at.dataframe(key="beam_finished").value) >= 1
+    at.text_input(key="decoding_reference").input("Zwei Hunde spielen im Schnee.").run()
+    assert not at.exception
+    assert "nats" in at.metric[0].value
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("text, message", [("   ", "Please type a sentence"), ("A dog runs. " * 420, "cut to its first")])
+def test_empty_and_huge_input_give_a_message_on_every_page(page, text, message):
+    at = open_page(page, text)
+    shown = [m.value for m in list(at.info) + list(at.warning)]
+    assert any(message in value for value in shown), shown
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_hostile_and_odd_text_on_every_page(page):
+    at = open_page(page, HOSTILE + " 😀 一只狗 \u202e")
+    assert not at.error
+
+
+def test_a_broken_checkpoint_path_gives_a_message(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    at = open_page(PAGES[1], SENTENCE, model="Your own checkpoint folder…", own_model=str(tmp_path))
+    assert "cannot be loaded" in at.error[0].value and "architecture" in at.error[0].value

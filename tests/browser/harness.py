@@ -1,0 +1,99 @@
+"""A real browser against a real `streamlit run`: Debian's Chromium driven by Playwright, offline.
+
+Used by the browser tests and by benchmarks/browser.py. Every request to anything but localhost is aborted
+and recorded, so a view that needs the network fails visibly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+# Without the background-networking flags Chromium tries Google's hosts at start-up on this closed network.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(log_path: Path):
+    """Start `streamlit run app.py` on a free port; yield its URL once healthy."""
+    port = free_port()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        url = f"http://localhost:{port}"
+        try:
+            deadline = time.time() + 90
+            while True:
+                try:
+                    if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                        break
+                except OSError:
+                    pass
+                if process.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"streamlit did not start: {log_path.read_text()[-2000:]}")
+                time.sleep(0.3)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+
+
+def launch(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def offline_context(browser):
+    """A browser context that aborts every request leaving localhost; context.blocked lists them."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    blocked: list[str] = []
+
+    def guard(route):
+        url = route.request.url
+        if url.startswith(("data:", "blob:", "about:")) or urlparse(url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            blocked.append(url)
+            route.abort()
+
+    context.route("**/*", guard)
+    context.blocked = blocked
+    return context
+
+
+def wait_idle(page, timeout: float = 60_000) -> None:
+    """Wait until Streamlit has finished the current run (its 'running' indicator is gone)."""
+    page.wait_for_timeout(100)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && document.querySelectorAll('[data-testid=\"stApp\"]').length > 0"
+        " && !document.querySelector('[data-stale=\"true\"]')",
+        timeout=timeout)
+
+
+def submit_sentence(page, sentence: str) -> None:
+    box = page.get_by_label("English sentence")
+    box.fill(sentence)
+    box.press("Control+Enter")
+
+
+def go_to(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()

@@ -1,0 +1,86 @@
+"""The derived numbers agree with the model: rollout, the Q/K/V walkthrough, teacher forcing, PE similarity."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from explorer.analysis import (attention_rollout, beam_tree, block_output, head_average, masked_scores,
+                               position_similarity, qkv_walkthrough, sin_cos_halves, teacher_forcing)
+from explorer.heads import parse_heads
+from explorer.trace import trace_sentence
+from models.tokenizer import BOS, EOS
+
+SENTENCE = "A little girl climbs the stairs."
+
+
+@pytest.fixture(scope="module")
+def trace(tiny_checkpoint):
+    return trace_sentence(tiny_checkpoint, SENTENCE)
+
+
+def test_rollout_of_uniform_attention_is_uniform_and_rows_sum_to_one(trace):
+    rollout = attention_rollout(trace.pattern("encoder"))
+    np.testing.assert_allclose(rollout.sum(-1), 1, atol=1e-6)
+    length = len(trace.source_tokens)
+    uniform = np.full((3, 2, length, length), 1 / length)
+    # 0.5·U + 0.5·I, squared, etc.: rows stay distributions, and the diagonal keeps the residual's share.
+    result = attention_rollout(uniform)
+    np.testing.assert_allclose(result[0], 0.5 / length + 0.5 * np.eye(length), atol=1e-9)
+    identity = np.tile(np.eye(length), (2, 4, 1, 1))
+    np.testing.assert_allclose(attention_rollout(identity)[-1], np.eye(length))
+    np.testing.assert_allclose(head_average(trace.pattern("encoder"))[0], trace.pattern("encoder")[0].mean(0))
+
+
+@pytest.mark.parametrize("kind, query", [("encoder", 2), ("decoder", 1), ("cross", 0)])
+def test_walkthrough_reproduces_the_models_numbers(trace, tiny_checkpoint, kind, query):
+    walk = qkv_walkthrough(trace, tiny_checkpoint, kind, 1, 2, query)
+    np.testing.assert_allclose(walk.weights, trace.pattern(kind)[1, 2, query], atol=1e-5)
+    np.testing.assert_allclose(walk.scaled, trace.attention[kind]["scores"][1, 2, query], atol=1e-4)
+    np.testing.assert_allclose(walk.z, trace.attention[kind]["z"][1, 2, query], atol=1e-5)
+    np.testing.assert_allclose(walk.output, block_output(tiny_checkpoint, trace, kind, 1)[query], atol=1e-4)
+    if kind == "decoder":
+        assert np.isneginf(walk.masked[query + 1:]).all() and walk.weights[query + 1:].max() == 0
+
+
+def test_walkthrough_of_a_pruned_trace_gates_the_pruned_head(tiny_checkpoint):
+    pruned = parse_heads("enc.0.1", tiny_checkpoint.model.config)
+    trace = trace_sentence(tiny_checkpoint, SENTENCE, pruned=pruned)
+    walk = qkv_walkthrough(trace, tiny_checkpoint, "encoder", 0, 0, 1)
+    d_k = tiny_checkpoint.model.config.d_k
+    assert not walk.concatenated[d_k: 2 * d_k].any()
+
+
+def test_masked_scores_put_minus_infinity_above_the_diagonal(trace):
+    masked = masked_scores(trace, "decoder", 0, 0)
+    length = masked.shape[0]
+    assert np.isneginf(masked[np.triu_indices(length, 1)]).all()
+    assert np.isfinite(masked[np.tril_indices(length)]).all()
+
+
+def test_positional_similarity_and_halves(trace, tiny_checkpoint):
+    positional = trace.positional["source"]
+    similarity = position_similarity(positional)
+    # sin² + cos² = 1 for each of the d/2 frequency pairs.
+    np.testing.assert_allclose(np.diag(similarity), tiny_checkpoint.model.config.d_model / 2, atol=1e-4)
+    assert similarity[0, 1] > similarity[0, -1]  # nearer positions are more alike
+    halves = sin_cos_halves(positional)
+    np.testing.assert_allclose(halves[:, 0], np.sin(np.arange(len(positional))), atol=1e-6)
+    np.testing.assert_allclose(halves[:, 16], np.cos(np.arange(len(positional))), atol=1e-6)
+
+
+def test_teacher_forcing_loss_is_the_models_cross_entropy(tiny_checkpoint):
+    reference = "Ein kleines Mädchen klettert die Treppe hinauf."
+    forced = teacher_forcing(tiny_checkpoint, SENTENCE, reference)
+    tokenizer, model = tiny_checkpoint.tokenizer, tiny_checkpoint.model
+    target = tokenizer.encode_ids(reference) + [EOS]
+    src = torch.tensor([tokenizer.encode(SENTENCE).ids])
+    logits = model(src, torch.tensor([[BOS] + target[:-1]]))[0]
+    assert forced.tokens[-1] == "</s>" and len(forced.probabilities) == len(target)
+    assert abs(forced.loss - F.cross_entropy(logits, torch.tensor(target)).item()) < 1e-4
+    assert all(rank >= 1 for rank in forced.ranks)
+
+
+def test_beam_tree_steps(tiny_checkpoint):
+    result = beam_tree(tiny_checkpoint, SENTENCE, 3)
+    assert all(len(step.tokens) <= 3 for step in result.steps) and result.finished
