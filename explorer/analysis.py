@@ -47,6 +47,19 @@ def sin_cos_halves(positional: np.ndarray) -> np.ndarray:
     return np.concatenate([positional[:, 0::2], positional[:, 1::2]], axis=1)
 
 
+def batch_padding_mask(checkpoint: Checkpoint, sentences: list[str]) -> tuple[np.ndarray, list[list[str]]]:
+    """The model's own padding mask for a batch of sentences: [sentences, longest] (True = real token).
+
+    A single sentence has no padding; batched with a longer one, it is padded and the mask hides the pads.
+    """
+    from models.data import pad_batch
+
+    tokenizer, max_len = checkpoint.tokenizer, checkpoint.model.config.max_len
+    batch = pad_batch([prepare_source(s, tokenizer, max_len).ids for s in sentences])
+    mask = checkpoint.model.padding_mask(batch)[:, 0, 0].numpy()
+    return mask, [tokenizer.pieces(row) for row in batch.tolist()]
+
+
 def masked_scores(trace: Trace, kind: str, layer: int, head: int) -> np.ndarray:
     """The scaled scores with −inf wherever the mask forbids attention: what softmax actually sees."""
     scores = trace.attention[kind]["scores"][layer, head]

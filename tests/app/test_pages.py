@@ -18,6 +18,14 @@ def chart_data(at, index: int) -> list[dict]:
     return json.loads(at.get("plotly_chart")[index].proto.spec)["data"]
 
 
+def chart_titled(at, words: str) -> list[dict]:
+    """The data of the one chart whose title contains words."""
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    found = [spec["data"] for spec in specs if words in spec["layout"].get("title", {}).get("text", "")]
+    assert len(found) == 1, [spec["layout"].get("title", {}).get("text") for spec in specs]
+    return found[0]
+
+
 def test_translation_page(h8):
     at = open_page(PAGES[0], SENTENCE)
     assert at.text[0].value == translate(h8, [SENTENCE])[0]
@@ -32,7 +40,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     grid = chart_data(at, 1)
     assert len(grid) == 3 * 8  # layers × heads heatmaps in the overview
     np.testing.assert_allclose(np.array(grid[13]["z"], dtype=float), trace.pattern("encoder")[1, 5], atol=1e-6)
-    rollout = chart_data(at, 3)[0]["z"]
+    rollout = chart_titled(at, "Encoder rollout")[0]["z"]
     np.testing.assert_allclose(np.array(rollout, dtype=float), attention_rollout(trace.pattern("encoder"))[-1], atol=1e-6)
     assert len(at.get("iframe")) == 2  # bertviz head view and model view
     assert len(at.get("download_button")) >= 8
@@ -49,22 +57,25 @@ def test_internals_page(h8):
     at = open_page(PAGES[2], SENTENCE)
     trace = trace_sentence(h8, SENTENCE)
     # Default: decoder self-attention; panel 4 of the scores → softmax figure is the pattern itself.
-    panels = chart_data(at, 1)
+    panels = chart_titled(at, "the model's real numbers")
     assert len(panels) == 4
     np.testing.assert_allclose(np.array(panels[3]["z"], dtype=float), trace.pattern("decoder")[0, 0], atol=1e-6)
     masked = np.array(panels[2]["z"], dtype=float)
     assert np.isnan(masked[np.triu_indices(len(masked), 1)]).all()  # −∞ above the diagonal, drawn blank
     assert panels[1]["text"][0][-1] == "−∞"
+    padding = np.array(chart_titled(at, "Padding mask")[0]["z"], dtype=float)
+    assert padding[1].all() and not padding[0].all()  # the shorter sentence's pads are masked
+    assert padding[0, : len(trace.source_tokens)].all() and not padding[0, len(trace.source_tokens):].any()
     at.selectbox(key="internals_query").select(3).run()
     assert not at.exception
-    walkthrough = chart_data(at, 5)
+    walkthrough = chart_titled(at, "scores over the keys")
     np.testing.assert_allclose(walkthrough[2]["x"], trace.pattern("decoder")[0, 0, 3], atol=1e-6)
 
 
 def test_decoding_page(h8):
     at = open_page(PAGES[3], SENTENCE)
     trace = trace_sentence(h8, SENTENCE)
-    top = chart_data(at, 1)[0]
+    top = chart_titled(at, "step 0: chose")[0]
     assert top["x"] == pytest.approx(trace.steps[0].top_probs, abs=1e-9)
     assert len(at.dataframe(key="beam_finished").value) >= 1
     at.text_input(key="decoding_reference").input("Zwei Hunde spielen im Schnee.").run()

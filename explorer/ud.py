@@ -1,0 +1,98 @@
+"""Dependency trees from CoNLL-U, and the word ↔ subword-piece mapping for word-level attention.
+
+Following Clark et al. 2019 ("What Does BERT Look At?"): attention *to* a word is the sum over its pieces,
+attention *from* a word the mean over its pieces. Words are joined by single spaces before tokenising; our
+SentencePiece model splits at whitespace, so each word's pieces are exactly the pieces of the word alone.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+
+import conllu
+import numpy as np
+
+from models.data import CorpusError
+from models.tokenizer import EOS, Tokenizer
+
+
+@dataclass
+class Tree:
+    words: list[str]
+    heads: list[int]        # index of each word's head word, -1 for the root
+    relations: list[str]    # universal relation without subtype: "nmod:poss" → "nmod"
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+def read_trees(path: str | Path, limit: int | None = None) -> list[Tree]:
+    """Sentences of a CoNLL-U file (plain or .gz); multi-word tokens and empty nodes are skipped."""
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"{path}: no such file")
+    try:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as handle:
+            text = handle.read()
+        sentences = conllu.parse(text)
+    except (OSError, UnicodeDecodeError, EOFError, conllu.exceptions.ParseException) as error:
+        raise CorpusError(f"{path}: not a readable CoNLL-U file ({error.__class__.__name__})") from None
+    trees = []
+    for sentence in sentences:
+        tokens = [t for t in sentence if isinstance(t["id"], int)]
+        if not tokens:
+            continue
+        try:
+            trees.append(Tree([t["form"] for t in tokens], [int(t["head"]) - 1 for t in tokens],
+                              [str(t["deprel"]).split(":")[0] for t in tokens]))
+        except (TypeError, ValueError):
+            raise CorpusError(f"{path}: a sentence has a token without a numeric head") from None
+        if limit and len(trees) >= limit:
+            break
+    if not trees:
+        raise CorpusError(f"{path}: no sentences with dependency trees")
+    return trees
+
+
+@dataclass
+class Aligned:
+    ids: list[int]                 # pieces of all words, then EOS
+    word_pieces: list[list[int]]   # piece positions of each word
+
+
+def align_words(words: list[str], tokenizer: Tokenizer, max_len: int) -> Aligned | None:
+    """Piece ids of a word sequence and which pieces belong to which word; None if it cannot be aligned."""
+    ids: list[int] = []
+    word_pieces = []
+    for word in words:
+        pieces = tokenizer.encode_ids(word)
+        if not pieces:
+            return None
+        word_pieces.append(list(range(len(ids), len(ids) + len(pieces))))
+        ids.extend(pieces)
+    if len(ids) + 1 > max_len:
+        return None
+    return Aligned(ids + [EOS], word_pieces)
+
+
+def word_maps(word_pieces: list[list[int]], piece_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(from [words, pieces]: mean over a word's pieces; to [pieces, words]: sum over a word's pieces)."""
+    source = np.zeros((len(word_pieces), piece_count))
+    target = np.zeros((piece_count, len(word_pieces)))
+    for word, pieces in enumerate(word_pieces):
+        source[word, pieces] = 1.0 / len(pieces)
+        target[pieces, word] = 1.0
+    return source, target
+
+
+def word_attention(pattern: np.ndarray, word_pieces: list[list[int]]) -> np.ndarray:
+    """Piece-level attention [..., pieces, pieces] → word-level [..., words, words] (Clark et al. 2019).
+
+    Pieces outside every word (EOS) drop out: attention to them is not attention to a word.
+    """
+    source, target = word_maps(word_pieces, pattern.shape[-1])
+    return source @ pattern @ target
