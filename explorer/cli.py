@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from models.checkpoint import CheckpointError, load_checkpoint
 from models.data import CorpusError, read_parallel
 from explorer.heads import HeadSpecError, parse_heads
 from explorer.inputs import InputError
+from explorer.roles import Thresholds
 
 USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError)
 
@@ -54,7 +56,40 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--text", required=True, help="the English sentence")
     trace.add_argument("--out", required=True, type=Path, help="FILE.npz or FILE.json")
     trace.add_argument("--top-k", type=positive_int, default=10, help="probabilities kept per decoding step")
+    roles = commands.add_parser("roles", help="classify heads as positional / syntactic / rare-token over a treebank")
+    with_model(roles, decoding=False)
+    roles.add_argument("--conllu", required=True, type=Path, help="dependency trees, CoNLL-U (plain or .gz)")
+    roles.add_argument("--limit", type=positive_int, help="only the first N sentences")
+    roles.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    defaults = Thresholds()
+    roles.add_argument("--positional", type=float, default=defaults.positional,
+                       help="share of tokens whose top weight sits at one offset (default %(default)s)")
+    roles.add_argument("--syntactic-margin", type=float, default=defaults.syntactic_margin,
+                       help="accuracy above the positional baseline (default %(default)s)")
+    roles.add_argument("--syntactic-min-count", type=positive_int, default=defaults.syntactic_min_count,
+                       help="occurrences a relation needs (default %(default)s)")
+    roles.add_argument("--rare-rate", type=float, default=defaults.rare_rate,
+                       help="share of sentences whose top token is the rarest (default %(default)s)")
+    roles.add_argument("--rare-over-chance", type=float, default=defaults.rare_over_chance,
+                       help="and at least this multiple of chance (default %(default)s)")
+
+    importance = commands.add_parser("importance", help="gradient-based and ablation importance of every head")
+    with_model(importance, decoding=False)
+    importance.add_argument("--src", required=True, type=Path, help="English sentences, one per line (plain or .gz)")
+    importance.add_argument("--ref", required=True, type=Path, help="German references, aligned with --src")
+    importance.add_argument("--limit", type=positive_int, help="only the first N sentence pairs")
+    importance.add_argument("--gradient-only", action="store_true", help="skip the (slower) one-head ablations")
+    importance.add_argument("--json", action="store_true", help="print exactly one JSON object")
     return parser
+
+
+def progress_bar(description: str):
+    """A tqdm bar on stderr driven by a 0..1 progress callback."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=100, desc=description, file=sys.stderr, leave=False, disable=None,
+               bar_format="{l_bar}{bar}| {elapsed}")
+    return bar, lambda fraction: bar.update(round(100 * fraction) - bar.n)
 
 
 def run_translate(args: argparse.Namespace) -> None:
@@ -99,9 +134,56 @@ def run_trace(args: argparse.Namespace) -> None:
           f"translation: {trace.translation}")
 
 
+def run_roles(args: argparse.Namespace) -> None:
+    from explorer.roles import analyse_roles
+    from explorer.ud import read_trees
+
+    checkpoint = load_checkpoint(args.model)
+    trees = read_trees(args.conllu, args.limit)
+    thresholds = Thresholds(args.positional, args.syntactic_margin, args.syntactic_min_count, args.rare_rate,
+                            args.rare_over_chance)
+    bar, progress = progress_bar("roles")
+    report = analyse_roles(checkpoint, trees, thresholds, corpus_name=args.conllu.name, progress=progress)
+    bar.close()
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+        return
+    print(f"{'head':<11} {'roles':<30} {'conf':>5} {'offset':>6} {'share':>6} {'rare':>5}  syntactic relations")
+    for head in report.heads:
+        positional = head.get("positional") or {}
+        print(f"{head['spec']:<11} {', '.join(head['roles']) or '-':<30} {head['confidence']:5.2f} "
+              f"{positional.get('offset', ''):>6} {positional.get('share', ''):>6} "
+              f"{head.get('rare_token', {}).get('rate', ''):>5}  {', '.join(head.get('syntactic_relations', []))}")
+    print(f"{report.corpus['sentences']} sentences in {report.seconds:.1f} s")
+
+
+def run_importance(args: argparse.Namespace) -> None:
+    from explorer.importance import importance_report
+
+    checkpoint = load_checkpoint(args.model)
+    sources, references = read_parallel(args.src, args.ref)
+    if args.limit:
+        sources, references = sources[: args.limit], references[: args.limit]
+    if not any(s.strip() for s in sources):
+        raise CorpusError(f"{args.src}: no sentences")
+    bar, progress = progress_bar("importance")
+    report = importance_report(checkpoint, sources, references, with_ablation=not args.gradient_only,
+                               corpus_name=args.src.name, progress=progress)
+    bar.close()
+    if args.json:
+        print(json.dumps(report))
+        return
+    print(f"{'head':<11} {'gradient':>9} {'normalised':>10} {'Δloss':>8} {'ΔBLEU':>7}")
+    for head in sorted(report["heads"], key=lambda h: -h["gradient_importance"]):
+        print(f"{head['spec']:<11} {head['gradient_importance']:9.5f} {head['gradient_importance_normalised']:10.3f} "
+              f"{head.get('loss_change', float('nan')):8.4f} {head.get('bleu_change', float('nan')):7.2f}")
+    print(f"{report['corpus']['pairs']} pairs in {report['seconds']:.1f} s (gradient pass {report['gradient_seconds']:.1f} s)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"translate": run_translate, "evaluate": run_evaluate, "trace": run_trace}
+    handlers = {"translate": run_translate, "evaluate": run_evaluate, "trace": run_trace, "roles": run_roles,
+                "importance": run_importance}
     try:
         handlers[args.command](args)
     except USER_ERRORS as error:
@@ -110,4 +192,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like: not an error
+        sys.stdout = open(os.devnull, "w")
     return 0

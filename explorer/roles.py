@@ -93,7 +93,7 @@ def _bins(offset: torch.Tensor) -> torch.Tensor:
     return offset.clamp(-OFFSETS, OFFSETS) + OFFSETS
 
 
-def _tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tensor, key_real: torch.Tensor,
+def tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tensor, key_real: torch.Tensor,
                     rarest: torch.Tensor | None, positional: bool) -> None:
     """patterns [B, L, H, Q, K]; query_real [B, Q], key_real [B, K]; rarest [B] key positions (or None)."""
     batch, layers, heads, queries, keys = patterns.shape
@@ -120,7 +120,7 @@ def _tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tens
         tally.rare_chance += float((1.0 / key_real.sum(-1)).sum())
 
 
-def _rarest(ids: torch.Tensor, frequencies: list[int] | None) -> torch.Tensor | None:
+def rarest(ids: torch.Tensor, frequencies: list[int] | None) -> torch.Tensor | None:
     """Position of the least frequent real token in each row (specials and padding never count)."""
     if frequencies is None:
         return None
@@ -171,30 +171,30 @@ def analyse_roles(checkpoint: Checkpoint, trees: list[Tree], thresholds: Thresho
         stacked = {kind: torch.stack([cache[PATTERN[kind].format(layer)] for layer in range(config.layers(kind))], 1)
                    for kind in kinds}
         if "encoder" in kinds:
-            _tally_patterns(tallies["encoder"], stacked["encoder"], src_real, src_real,
-                            _rarest(src, frequencies.get("source")), positional=True)
-            _tally_syntax(syntax, stacked["encoder"].numpy(), [usable[i] for i in chunk])
+            tally_patterns(tallies["encoder"], stacked["encoder"], src_real, src_real,
+                            rarest(src, frequencies.get("source")), positional=True)
+            tally_syntax(syntax, stacked["encoder"].numpy(), [usable[i] for i in chunk])
         if tgt is not None:
             tgt_real = tgt != PAD
             if "decoder" in kinds:
-                _tally_patterns(tallies["decoder"], stacked["decoder"], tgt_real, tgt_real,
-                                _rarest(tgt, frequencies.get("target")), positional=True)
+                tally_patterns(tallies["decoder"], stacked["decoder"], tgt_real, tgt_real,
+                                rarest(tgt, frequencies.get("target")), positional=True)
             if "cross" in kinds:
-                _tally_patterns(tallies["cross"], stacked["cross"], tgt_real, src_real,
-                                _rarest(src, frequencies.get("source")), positional=False)
+                tally_patterns(tallies["cross"], stacked["cross"], tgt_real, src_real,
+                                rarest(src, frequencies.get("source")), positional=False)
         if progress:
             progress(min(1.0, (start + len(chunk)) / max(1, len(order))))
 
     texts = [usable[i][0].text for i in sentence_order]
     heads = []
     for kind in kinds:
-        heads.extend(_head_results(kind, tallies[kind], syntax if kind == "encoder" else None, thresholds, texts))
+        heads.extend(head_results(kind, tallies[kind], syntax if kind == "encoder" else None, thresholds, texts))
     return RolesReport(heads, asdict(thresholds),
                        {"name": corpus_name, "sentences": len(usable), "skipped": len(trees) - len(usable)},
                        round(time.perf_counter() - started, 2))
 
 
-def _tally_syntax(syntax: SyntaxTally, patterns: np.ndarray, sentences: list) -> None:
+def tally_syntax(syntax: SyntaxTally, patterns: np.ndarray, sentences: list) -> None:
     """patterns [B, L, H, S, S] of the encoder; per sentence, word-level argmax along each gold arc."""
     for row, (tree, aligned) in enumerate(sentences):
         pieces = len(aligned.ids)
@@ -207,7 +207,26 @@ def _tally_syntax(syntax: SyntaxTally, patterns: np.ndarray, sentences: list) ->
             syntax.add(relation, DIRECTIONS[1], top, head, dependent, top.shape[:2])
 
 
-def _head_results(kind: str, tally: Tally, syntax: SyntaxTally | None, thresholds: Thresholds,
+def classify(entry: dict, thresholds: Thresholds) -> tuple[list[str], list[str]]:
+    """(roles, syntactic relations) of one head from its scores: re-run with other thresholds at no cost."""
+    roles, relations = [], []
+    positional = entry.get("positional")
+    if positional and positional["share"] >= thresholds.positional and abs(positional["offset"]) < OFFSETS:
+        roles.append("positional")
+    for relation, scores in (entry.get("syntactic") or {}).items():
+        for direction, score in scores.items():
+            if (score["count"] >= thresholds.syntactic_min_count
+                    and score["accuracy"] - score["baseline"] >= thresholds.syntactic_margin):
+                relations.append(f"{relation} {direction}")
+    if relations:
+        roles.append("syntactic")
+    rare = entry.get("rare_token")
+    if rare and rare["rate"] >= thresholds.rare_rate and rare["rate"] >= thresholds.rare_over_chance * rare["chance"]:
+        roles.append("rare-token")
+    return roles, relations
+
+
+def head_results(kind: str, tally: Tally, syntax: SyntaxTally | None, thresholds: Thresholds,
                   texts: list[str]) -> list[dict]:
     results = []
     confidence = tally.confidence / max(1, tally.queries)
@@ -217,30 +236,22 @@ def _head_results(kind: str, tally: Tally, syntax: SyntaxTally | None, threshold
         for head in range(tally.heads):
             entry = {"kind": kind, "layer": layer, "head": head, "spec": str(HeadSpec(kind, layer, head)),
                      "roles": [], "confidence": round(float(confidence[layer, head]), 4)}
-            typical = per_sentence_conf[:, layer, head] if len(per_sentence_conf) else np.zeros(0)
             if per_sentence_offsets is not None:
                 histogram = tally.offsets[layer, head] / max(1, tally.queries)
                 best = int(histogram.argmax())
                 entry["positional"] = {"offset": best - OFFSETS, "share": round(float(histogram[best]), 4),
                                        "histogram": {str(b - OFFSETS): round(float(v), 4) for b, v in enumerate(histogram)}}
-                if histogram[best] >= thresholds.positional and abs(best - OFFSETS) < OFFSETS:
-                    entry["roles"].append("positional")
-                    sentence_tokens = per_sentence_offsets[:, layer, head].sum(-1)
-                    typical = per_sentence_offsets[:, layer, head, best] / np.maximum(1, sentence_tokens)
             if tally.rare_sentences:
-                rate = tally.rare_hits[layer, head] / tally.rare_sentences
-                chance = tally.rare_chance / tally.rare_sentences
-                entry["rare_token"] = {"rate": round(float(rate), 4), "chance": round(float(chance), 4)}
-                if rate >= thresholds.rare_rate and rate >= thresholds.rare_over_chance * chance:
-                    entry["roles"].append("rare-token")
+                entry["rare_token"] = {"rate": round(float(tally.rare_hits[layer, head] / tally.rare_sentences), 4),
+                                       "chance": round(tally.rare_chance / tally.rare_sentences, 4)}
             if syntax is not None and syntax.counts:
                 entry["syntactic"] = _syntax_scores(syntax, layer, head)
-                relations = [f"{r} {d}" for r, scores in entry["syntactic"].items() for d, s in scores.items()
-                             if s["count"] >= thresholds.syntactic_min_count
-                             and s["accuracy"] - s["baseline"] >= thresholds.syntactic_margin]
-                entry["syntactic_relations"] = relations
-                if relations:
-                    entry["roles"].append("syntactic")
+            entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
+            # Typical sentences: for a positional head, where most tokens use its offset; else its most confident.
+            typical = per_sentence_conf[:, layer, head] if len(per_sentence_conf) else np.zeros(0)
+            if "positional" in entry["roles"]:
+                counts = per_sentence_offsets[:, layer, head]
+                typical = counts[:, best] / np.maximum(1, counts.sum(-1))
             entry["examples"] = [texts[i] for i in np.argsort(-typical, kind="stable")[:3]] if len(typical) else []
             results.append(entry)
     return results

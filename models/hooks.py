@@ -77,10 +77,15 @@ def model_run(
     hooks: Mapping[str, Hook | list[Hook]] | None = None,
     head_mask: Mapping[str, torch.Tensor] | None = None,
 ) -> Iterator[RunState]:
-    """Activate hooks and head masks for the model calls inside the block (this thread only)."""
-    state = RunState()
+    """Activate hooks and head masks for the model calls inside the block (this thread only).
+
+    Blocks nest: an inner block adds its hooks after the outer block's and its head masks replace the
+    outer ones kind by kind, so e.g. a capture inside a pruning block sees the pruned model.
+    """
+    outer = _ACTIVE.get()
+    state = RunState() if outer is None else RunState({k: list(v) for k, v in outer.hooks.items()}, dict(outer.head_mask))
     for name, hook in (hooks or {}).items():
-        state.hooks[name] = list(hook) if isinstance(hook, (list, tuple)) else [hook]
+        state.hooks.setdefault(name, []).extend(hook if isinstance(hook, (list, tuple)) else [hook])
     for kind, gate in (head_mask or {}).items():
         if kind not in ATTENTION_KINDS:
             raise ValueError(f"unknown attention kind {kind!r}; expected one of {ATTENTION_KINDS}")

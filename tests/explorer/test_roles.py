@@ -1,0 +1,127 @@
+"""Head roles on constructed attention where the answer is known."""
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.roles import (SyntaxTally, Tally, Thresholds, analyse_roles, classify, head_results, rarest,
+                            tally_patterns, tally_syntax)
+from explorer.ud import align_words, read_trees, word_attention, word_maps
+from models.data import pad_batch
+from models.hooks import model_run
+from models.tokenizer import PAD
+from tests.conftest import DATA
+
+EWT = DATA / "ud" / "en_ewt-ud-dev.conllu.gz"
+ONE_LEFT, GOLD_ARCS, RAREST = 0, 1, 2
+
+
+@pytest.fixture(scope="module")
+def sentences(tiny_checkpoint):
+    trees = read_trees(EWT, limit=600)
+    aligned = [(t, align_words(t.words, tiny_checkpoint.tokenizer, 256)) for t in trees]
+    return [(t, a) for t, a in aligned if a is not None]
+
+
+def one_left(length: int) -> np.ndarray:
+    pattern = np.zeros((length, length))
+    pattern[0, 0] = 1
+    pattern[np.arange(1, length), np.arange(length - 1)] = 1
+    return pattern
+
+
+def constructed_patterns(tree, aligned, rarest_position: int) -> np.ndarray:
+    """[1 layer, 3 heads, P, P]: one-left; every piece of a word → the first piece of its gold head; → rarest."""
+    pieces = len(aligned.ids)
+    patterns = np.zeros((1, 3, pieces, pieces))
+    patterns[0, ONE_LEFT] = one_left(pieces)
+    for word, piece_list in enumerate(aligned.word_pieces):
+        head = tree.heads[word]
+        target = aligned.word_pieces[head][0] if head >= 0 else piece_list[0]
+        patterns[0, GOLD_ARCS, piece_list, target] = 1
+    patterns[0, GOLD_ARCS, pieces - 1, pieces - 1] = 1  # EOS attends to itself
+    patterns[0, RAREST, :, rarest_position] = 1
+    return patterns
+
+
+def test_constructed_heads_get_exactly_their_roles(sentences, tiny_checkpoint):
+    frequencies = list(range(1000, 1000 - tiny_checkpoint.tokenizer.vocab_size, -1))  # higher id = rarer
+    tally, syntax = Tally(1, 3), SyntaxTally()
+    for start in range(0, len(sentences), 32):
+        chunk = sentences[start: start + 32]
+        src = pad_batch([a.ids for _, a in chunk])
+        real = src != PAD
+        rare = rarest(src, frequencies)
+        batch = np.zeros((len(chunk), 1, 3, src.shape[1], src.shape[1]))
+        for row, (tree, aligned) in enumerate(chunk):
+            pieces = len(aligned.ids)
+            batch[row, :, :, :pieces, :pieces] = constructed_patterns(tree, aligned, int(rare[row]))
+        patterns = torch.tensor(batch, dtype=torch.float32)
+        tally_patterns(tally, patterns, real, real, rare, positional=True)
+        tally_syntax(syntax, batch, chunk)
+    results = {h["head"]: h for h in head_results("encoder", tally, syntax, Thresholds(), [t.text for t, _ in sentences])}
+
+    left = results[ONE_LEFT]
+    assert left["roles"] == ["positional"] and left["positional"]["offset"] == -1
+    assert left["positional"]["share"] > 0.9 and left["syntactic_relations"] == []
+
+    gold = results[GOLD_ARCS]
+    assert "syntactic" in gold["roles"] and "positional" not in gold["roles"]
+    for relation in ("nsubj", "obj", "amod", "advmod", "det", "nmod", "case", "compound"):
+        score = gold["syntactic"][relation]["dependent→head"]
+        assert score["accuracy"] == 1.0 and score["count"] >= 100 and score["baseline"] < 0.9
+        assert f"{relation} dependent→head" in gold["syntactic_relations"]
+
+    rare = results[RAREST]
+    assert rare["roles"] == ["rare-token"] and rare["rare_token"]["rate"] == 1.0
+    assert rare["rare_token"]["chance"] < 0.2
+    assert left["rare_token"]["rate"] < 0.3 and gold["rare_token"]["rate"] < 0.5
+
+
+def test_thresholds_are_parameters():
+    entry = {"positional": {"offset": -1, "share": 0.85},
+             "syntactic": {"nsubj": {"dependent→head": {"accuracy": 0.6, "baseline": 0.45, "count": 150}}},
+             "rare_token": {"rate": 0.4, "chance": 0.07}}
+    assert classify(entry, Thresholds()) == (["syntactic"], ["nsubj dependent→head"])
+    assert classify(entry, Thresholds(positional=0.8, rare_rate=0.3))[0] == ["positional", "syntactic", "rare-token"]
+    assert classify(entry, Thresholds(syntactic_margin=0.2))[0] == []
+    assert classify(entry, Thresholds(syntactic_min_count=200))[0] == []
+    assert classify(entry, Thresholds(rare_rate=0.3, rare_over_chance=6))[0] == ["syntactic"]
+
+
+def test_word_piece_mapping_on_words_split_into_many_pieces(tiny_checkpoint):
+    words = ["Antidisestablishmentarianism", "is", "extraordinarily", "long"]
+    aligned = align_words(words, tiny_checkpoint.tokenizer, 64)
+    lengths = [len(p) for p in aligned.word_pieces]
+    assert lengths[0] >= 5 and lengths[2] >= 3 and sum(lengths) + 1 == len(aligned.ids)
+    assert [p for pieces in aligned.word_pieces for p in pieces] == list(range(sum(lengths)))
+    pieces = len(aligned.ids)
+    rng = np.random.default_rng(0)
+    pattern = rng.random((pieces, pieces))
+    pattern /= pattern.sum(-1, keepdims=True)
+    words_attention = word_attention(pattern, aligned.word_pieces)
+    first, third = aligned.word_pieces[0], aligned.word_pieces[2]
+    # From a word: the mean over its pieces; to a word: the sum over its pieces.
+    assert np.isclose(words_attention[0, 2], pattern[np.ix_(first, third)].sum(1).mean())
+    # Each word's row keeps all of its weight except what went to EOS.
+    np.testing.assert_allclose(words_attention.sum(-1), 1 - np.array([pattern[p, -1].mean() for p in aligned.word_pieces]))
+    source, target = word_maps(aligned.word_pieces, pieces)
+    np.testing.assert_allclose(source.sum(-1), 1) and np.testing.assert_allclose(target.sum(0), lengths)
+
+
+def test_a_planted_positional_head_is_found_by_the_whole_pipeline(tiny_checkpoint):
+    """Replace encoder layer 1, head 3 by 'look one token left' through a hook; analyse_roles must find it."""
+    def look_left(pattern, name):
+        planted = pattern.clone()
+        length = pattern.shape[-1]
+        planted[:, 3] = torch.tensor(one_left(length), dtype=pattern.dtype)
+        return planted
+
+    trees = read_trees(EWT, limit=60)
+    with model_run({"encoder.layers.1.self_attn.pattern": look_left}):
+        report = analyse_roles(tiny_checkpoint, trees, kinds=("encoder",))
+    found = {h["spec"]: h for h in report.heads}
+    # Padding rows of shorter sentences also look left, but only real query tokens are counted.
+    assert "positional" in found["enc.1.3"]["roles"] and found["enc.1.3"]["positional"]["offset"] == -1
+    assert all("positional" not in h["roles"] for spec, h in found.items() if spec != "enc.1.3")
+    assert report.corpus["sentences"] + report.corpus["skipped"] == 60 and len(found["enc.1.3"]["examples"]) == 3
