@@ -14,6 +14,7 @@ navigation = st.navigation([
     st.Page("pages/attention.py", title="Attention", icon="🔥"),
     st.Page("pages/internals.py", title="Internals", icon="⚙️"),
     st.Page("pages/decoding.py", title="Decoding", icon="🪜"),
+    st.Page("pages/heads.py", title="Heads", icon="🧭"),
 ])
 render_sidebar()
 navigation.run()

@@ -18,6 +18,13 @@ def chart_data(at, index: int) -> list[dict]:
     return json.loads(at.get("plotly_chart")[index].proto.spec)["data"]
 
 
+def table_with(at, column: str):
+    """The one dataframe shown with this column."""
+    found = [frame.value for frame in at.dataframe if column in frame.value.columns]
+    assert len(found) == 1
+    return found[0]
+
+
 def chart_titled(at, words: str) -> list[dict]:
     """The data of the one chart whose title contains words."""
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
@@ -77,7 +84,7 @@ def test_decoding_page(h8):
     trace = trace_sentence(h8, SENTENCE)
     top = chart_titled(at, "step 0: chose")[0]
     assert top["x"] == pytest.approx(trace.steps[0].top_probs, abs=1e-9)
-    assert len(at.dataframe(key="beam_finished").value) >= 1
+    assert len(table_with(at, "log-prob")) >= 1
     at.text_input(key="decoding_reference").input("Zwei Hunde spielen im Schnee.").run()
     assert not at.exception
     assert "nats" in at.metric[0].value
@@ -101,3 +108,19 @@ def test_a_broken_checkpoint_path_gives_a_message(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     at = open_page(PAGES[1], SENTENCE, model="Your own checkpoint folder…", own_model=str(tmp_path))
     assert "cannot be loaded" in at.error[0].value and "architecture" in at.error[0].value
+
+
+def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
+    at = open_page("pages/heads.py", SENTENCE)
+    shipped = json.loads((h8.path / "head_roles.json").read_text())
+    table = table_with(at, "roles")
+    assert len(table) == 3 * 3 * 8
+    assert table["roles"].tolist() == [", ".join(h["roles"]) for h in shipped["heads"]]
+    maps = [chart_titled(at, title) for title in ("Encoder self-attention", "Decoder self-attention", "Cross-attention")]
+    assert all(np.array(m[0]["z"]).shape == (3, 8) for m in maps)
+    positional_before = sum("positional" in r for r in table["roles"])
+    at.number_input(key="threshold_positional").set_value(0.2).run()
+    assert not at.exception
+    assert sum("positional" in r for r in table_with(at, "roles")["roles"]) > positional_before
+    at.selectbox(key="heads_head").select("enc.0.0").run()
+    assert not at.exception and any("enc.0.0" in str(c.proto.spec) for c in at.get("plotly_chart"))

@@ -1,0 +1,63 @@
+"""Head analyses: shipped in each checkpoint folder, or recomputed on a user's corpus and cached on disk.
+
+The cache key is (analysis, checkpoint weights hash, corpus hash), so the same corpus on the same model is
+computed once, whoever asks, and a retrained checkpoint never reuses stale results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from models.checkpoint import Checkpoint
+
+ROLES_FILE, IMPORTANCE_FILE = "head_roles.json", "head_importance.json"
+CACHE = Path(os.environ.get("ATTENTION_EXPLORER_CACHE", Path(__file__).resolve().parents[1] / ".cache" / "analyses"))
+
+
+def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
+    path = checkpoint.path / filename
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+@lru_cache(maxsize=32)
+def _file_hash(path: str, modified: float) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checkpoint_hash(checkpoint: Checkpoint) -> str:
+    weights = checkpoint.path / "model.safetensors"
+    return _file_hash(str(weights), weights.stat().st_mtime)
+
+
+def corpus_hash(*parts: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()
+
+
+def cached_analysis(analysis: str, checkpoint: Checkpoint, corpus_key: str, compute: Callable[[], dict],
+                    folder: Path = CACHE) -> dict:
+    path = folder / f"{analysis}-{checkpoint_hash(checkpoint)[:16]}-{corpus_key[:16]}.json"
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    result = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
+    os.replace(temporary, path)  # concurrent sessions computing the same key never see half a file
+    return result

@@ -1,0 +1,143 @@
+"""Heads: which are positional, syntactic, rare-token (Voita et al. 2019), how confident, and which matter."""
+
+import tempfile
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.figures.attention import attention_heatmap
+from explorer.figures.heads import offset_histogram, role_map, syntactic_evidence
+from explorer.importance import importance_report
+from explorer.roles import Thresholds, analyse_roles, classify
+from explorer.ud import read_trees
+from models.data import CorpusError, read_parallel
+from pages.common import current_checkpoint, current_trace, show_figure
+
+KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
+MEASURES = {"gradient importance (normalised per layer)": "gradient_importance_normalised",
+            "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change"}
+
+checkpoint = current_checkpoint()
+config = checkpoint.model.config
+key = str(checkpoint.path)
+st.title("Heads")
+roles = st.session_state.get(f"roles:{key}") or shipped(checkpoint, ROLES_FILE)
+importance = st.session_state.get(f"importance:{key}") or shipped(checkpoint, IMPORTANCE_FILE)
+
+with st.expander("Thresholds (change them to re-classify; the scores behind them stay the same)"):
+    defaults = Thresholds()
+    columns = st.columns(5)
+    values = {}
+    for column, field in zip(columns, fields(Thresholds)):
+        value = getattr(defaults, field.name)
+        values[field.name] = column.number_input(field.name.replace("_", " "), value=value, key=f"threshold_{field.name}",
+                                                 step=1 if isinstance(value, int) else 0.05)
+    thresholds = Thresholds(**values)
+st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(thresholds).items()))
+
+if roles is None:
+    st.info("This checkpoint ships no head roles: compute them below on a CoNLL-U treebank.")
+    entries = []
+else:
+    entries = [dict(entry) for entry in roles["heads"]]
+    for entry in entries:
+        entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
+    st.caption(f"Roles measured on {roles['corpus'].get('name') or 'a corpus'} "
+               f"({roles['corpus']['sentences']} sentences)."
+               + (f" Importance on {importance['corpus'].get('name')} ({importance['corpus']['pairs']} pairs)."
+                  if importance else ""))
+
+measure = MEASURES[st.radio("Importance shown", list(MEASURES), key="heads_measure", horizontal=True)]
+scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
+if entries:
+    left, right = st.columns([3, 2])
+    with left:
+        for kind, title in KIND_TITLES.items():
+            kind_entries = [e for e in entries if e["kind"] == kind]
+            if kind_entries:
+                show_figure(role_map(kind_entries, config.layers(kind), config.heads, scores, title), f"roles-{kind}",
+                            pd.DataFrame([{k: e[k] for k in ("spec", "confidence")} | {"roles": ", ".join(e["roles"])}
+                                          for e in kind_entries]))
+    with right:
+        table = pd.DataFrame([{
+            "head": e["spec"], "roles": ", ".join(e["roles"]), "confidence": e["confidence"],
+            "offset": (e.get("positional") or {}).get("offset"), "offset share": (e.get("positional") or {}).get("share"),
+            "rare rate": (e.get("rare_token") or {}).get("rate"), "syntactic": ", ".join(e.get("syntactic_relations", [])),
+            "importance": scores.get(e["spec"])} for e in entries])
+        st.dataframe(table, key="heads_table", hide_index=True, height=700)
+        st.download_button("⬇ CSV", table.to_csv(index=False).encode(), file_name=f"{checkpoint.name}-heads.csv",
+                           mime="text/csv", key="heads_csv")
+
+    st.header("One head")
+    by_spec = {e["spec"]: e for e in entries}
+    spec = st.selectbox("Head", list(by_spec), key="heads_head",
+                        format_func=lambda s: f"{s} ({', '.join(by_spec[s]['roles']) or 'no role'})")
+    entry = by_spec[spec]
+    facts = st.columns(4)
+    facts[0].metric("Confidence", f"{entry['confidence']:.2f}")
+    if entry.get("rare_token"):
+        facts[1].metric("Peaks on the rarest token", f"{entry['rare_token']['rate']:.0%}",
+                        f"chance {entry['rare_token']['chance']:.0%}", delta_color="off")
+    if scores.get(spec) is not None:
+        facts[2].metric("Importance", f"{scores[spec]:.3f}")
+    if entry.get("positional"):
+        show_figure(offset_histogram(entry), f"{spec}-offsets",
+                    pd.DataFrame({"offset": list(entry["positional"]["histogram"]),
+                                  "share": list(entry["positional"]["histogram"].values())}))
+    if entry.get("syntactic"):
+        show_figure(syntactic_evidence(entry), f"{spec}-syntactic",
+                    pd.DataFrame([{"relation": r, "direction": d, **s} for r, ds in entry["syntactic"].items()
+                                  for d, s in ds.items()]))
+    st.markdown("**Corpus sentences where it behaves most typically**")
+    for example in entry.get("examples", []):
+        st.text(example)
+
+with st.expander("Recompute on your own corpus"):
+    st.caption("Results are cached on disk by (checkpoint, corpus), and shown in this browser session only.")
+    treebank = st.file_uploader("Treebank (CoNLL-U, plain or .gz) for roles", key="heads_treebank")
+    treebank_path = st.text_input("… or its path", key="heads_treebank_path")
+    if st.button("Compute roles", key="heads_compute_roles"):
+        try:
+            data = treebank.getvalue() if treebank else Path(treebank_path).expanduser().read_bytes()
+            suffix = ".gz" if data[:2] == b"\x1f\x8b" else ".conllu"
+            with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
+                handle.write(data), handle.flush()
+                trees = read_trees(handle.name)
+            bar = st.progress(0.0, text="Computing head roles…")
+            name = treebank.name if treebank else Path(treebank_path).name
+            st.session_state[f"roles:{key}"] = cached_analysis("roles", checkpoint, corpus_hash(data), lambda: analyse_roles(
+                checkpoint, trees, corpus_name=name, progress=lambda f: bar.progress(f)).to_json())
+            st.rerun()
+        except (OSError, CorpusError) as error:
+            st.error(f"Cannot use this treebank: {error}")
+    source = st.file_uploader("English sentences for importance", key="heads_src")
+    reference = st.file_uploader("German references (aligned)", key="heads_ref")
+    limit = st.number_input("Sentence pairs (at most)", 10, 5000, 500, key="heads_limit")
+    if st.button("Compute importance", key="heads_compute_importance", disabled=not (source and reference)):
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                paths = []
+                for upload in (source, reference):
+                    path = Path(folder) / (upload.name if upload.name.endswith(".gz") else upload.name + ".txt")
+                    path.write_bytes(upload.getvalue())
+                    paths.append(path)
+                sources, references = read_parallel(*paths)
+            sources, references = sources[:limit], references[:limit]
+            bar = st.progress(0.0, text="Computing head importance…")
+            st.session_state[f"importance:{key}"] = cached_analysis(
+                "importance", checkpoint, corpus_hash(source.getvalue(), reference.getvalue(), str(limit).encode()),
+                lambda: importance_report(checkpoint, sources, references, corpus_name=source.name,
+                                          progress=lambda f: bar.progress(f)))
+            st.rerun()
+        except CorpusError as error:
+            st.error(f"Cannot use these files: {error}")
+
+if entries:
+    st.header(f"{spec} on the current sentence")
+    _, trace = current_trace()
+    kind, layer, head = entry["kind"], entry["layer"], entry["head"]
+    show_figure(attention_heatmap(trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind),
+                                  f"{spec} on the current sentence"), f"{spec}-current", None)

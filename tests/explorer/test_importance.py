@@ -1,0 +1,53 @@
+"""Head importance: a head that contributes nothing scores exactly zero, both ways."""
+
+import pytest
+
+from explorer.heads import HeadSpec
+from explorer.importance import ParallelCorpus, ablation, corpus_loss, gradient_importance, importance_report
+from models.data import read_parallel
+from models.hooks import model_run
+from tests.conftest import MULTI30K
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    sources, references = read_parallel(MULTI30K / "val.en.gz", MULTI30K / "val.de.gz")
+    return sources[:40], references[:40]
+
+
+def silence_head(z, name):
+    """Encoder layer 0, head 2 outputs zeros: its gate multiplies nothing."""
+    silenced = z.clone()
+    silenced[:, 2] = 0
+    return silenced
+
+
+def test_a_silent_head_has_zero_importance_and_others_do_not(tiny_checkpoint, pairs):
+    corpus = ParallelCorpus.build(tiny_checkpoint, *pairs)
+    with model_run({"encoder.layers.0.self_attn.z": silence_head}):
+        gradient = gradient_importance(tiny_checkpoint, corpus)
+        ablated = ablation(tiny_checkpoint, corpus, heads=[HeadSpec("encoder", 0, 2), HeadSpec("encoder", 0, 1)],
+                           with_bleu=False)
+    assert gradient["encoder"][0, 2] == 0.0
+    assert (gradient["encoder"][0, [0, 1, 3]] > 0).all() and (gradient["cross"] > 0).all()
+    assert ablated["heads"]["enc.0.2"]["loss_change"] == 0.0
+    assert ablated["heads"]["enc.0.1"]["loss_change"] != 0.0
+
+
+def test_gradient_pass_leaves_the_shared_model_untouched(tiny_checkpoint, pairs):
+    corpus = ParallelCorpus.build(tiny_checkpoint, *pairs)
+    before = corpus_loss(tiny_checkpoint, corpus)
+    gradient_importance(tiny_checkpoint, corpus)
+    assert all(p.grad is None for p in tiny_checkpoint.model.parameters())
+    assert corpus_loss(tiny_checkpoint, corpus) == before
+
+
+def test_report_lists_every_head_with_its_scores(tiny_checkpoint, pairs):
+    progress = []
+    report = importance_report(tiny_checkpoint, pairs[0][:10], pairs[1][:10], progress=progress.append)
+    assert len(report["heads"]) == 3 * 2 * 4
+    head = report["heads"][0]
+    assert {"kind", "layer", "head", "spec", "roles", "gradient_importance", "gradient_importance_normalised",
+            "loss_change", "bleu_change"} <= set(head)
+    assert report["unpruned"]["bleu"] >= 0 and report["seconds"] > 0
+    assert progress[-1] == pytest.approx(1.0) and progress == sorted(progress)
