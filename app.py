@@ -15,6 +15,8 @@ navigation = st.navigation([
     st.Page("pages/internals.py", title="Internals", icon="⚙️"),
     st.Page("pages/decoding.py", title="Decoding", icon="🪜"),
     st.Page("pages/heads.py", title="Heads", icon="🧭"),
+    st.Page("pages/compare.py", title="Compare 1/2/8 heads", icon="⚖️"),
+    st.Page("pages/prune.py", title="Prune", icon="✂️"),
 ])
 render_sidebar()
 navigation.run()

@@ -27,6 +27,16 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m explorer", description="Look inside an English→German Transformer.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -39,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="beam score = log-prob / ((5 + length) / 6) ** ALPHA (GNMT; default 0.6)")
             sub.add_argument("--prune", default="", metavar="SPEC",
                              help="heads to mask, e.g. enc.0.3,dec.2.*,cross.1.5")
+            sub.add_argument("--prune-least-important", type=fraction, metavar="FRACTION",
+                             help="also mask this fraction of all heads, least important first (the checkpoint's "
+                                  "head_importance.json, gradient importance normalised per layer)")
 
     translate = commands.add_parser("translate", help="print one translation per sentence")
     with_model(translate)
@@ -80,7 +93,33 @@ def build_parser() -> argparse.ArgumentParser:
     importance.add_argument("--limit", type=positive_int, help="only the first N sentence pairs")
     importance.add_argument("--gradient-only", action="store_true", help="skip the (slower) one-head ablations")
     importance.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    curve = commands.add_parser("prune-curve", help="BLEU as heads are pruned, by importance versus random order")
+    with_model(curve, decoding=False)
+    curve.add_argument("--src", required=True, type=Path, help="English sentences, one per line (plain or .gz)")
+    curve.add_argument("--ref", required=True, type=Path, help="German references, aligned with --src")
+    curve.add_argument("--kinds", default="enc,dec,cross,all", help="comma-separated from enc, dec, cross, all")
+    curve.add_argument("--steps", type=positive_int, default=10, help="points after the unpruned one (default 10)")
+    curve.add_argument("--seeds", type=int, default=3, help="random orders to average (default 3)")
+    curve.add_argument("--limit", type=positive_int, help="only the first N sentence pairs")
+    curve.add_argument("--json", action="store_true", help="print exactly one JSON object")
     return parser
+
+
+def pruned_heads(args: argparse.Namespace, checkpoint) -> list:
+    """--prune SPEC plus --prune-least-important FRACTION, as one list of heads."""
+    pruned = set(parse_heads(args.prune, checkpoint.model.config))
+    if args.prune_least_important:
+        from explorer.analysis_store import IMPORTANCE_FILE, shipped
+        from explorer.heads import all_heads
+        from explorer.pruning import importance_scores, least_important
+
+        report = shipped(checkpoint, IMPORTANCE_FILE)
+        if report is None:
+            raise HeadSpecError(f"{checkpoint.path / IMPORTANCE_FILE}: missing; create it with "
+                                f"`python -m explorer importance --model {checkpoint.path} --src ... --ref ... --json`")
+        scores = importance_scores(report)
+        pruned |= set(least_important(scores, args.prune_least_important, all_heads(checkpoint.model.config)))
+    return sorted(pruned)
 
 
 def progress_bar(description: str):
@@ -96,7 +135,7 @@ def run_translate(args: argparse.Namespace) -> None:
     from explorer.translation import translate
 
     checkpoint = load_checkpoint(args.model)
-    pruned = parse_heads(args.prune, checkpoint.model.config)
+    pruned = pruned_heads(args, checkpoint)
     for line in translate(checkpoint, args.text, args.beam, pruned, args.length_penalty):
         print(line)
 
@@ -105,7 +144,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
     from explorer.translation import evaluate
 
     checkpoint = load_checkpoint(args.model)
-    pruned = parse_heads(args.prune, checkpoint.model.config)
+    pruned = pruned_heads(args, checkpoint)
     sources, references = read_parallel(args.src, args.ref)
     if args.limit:
         sources, references = sources[: args.limit], references[: args.limit]
@@ -127,7 +166,7 @@ def run_trace(args: argparse.Namespace) -> None:
     if not args.out.parent.is_dir():
         raise InputError(f"{args.out.parent}: no such folder for the trace file")
     checkpoint = load_checkpoint(args.model)
-    pruned = parse_heads(args.prune, checkpoint.model.config)
+    pruned = pruned_heads(args, checkpoint)
     trace = trace_sentence(checkpoint, args.text, args.beam, pruned, top_k=args.top_k, alpha=args.length_penalty)
     trace.save(args.out)
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
@@ -180,10 +219,40 @@ def run_importance(args: argparse.Namespace) -> None:
     print(f"{report['corpus']['pairs']} pairs in {report['seconds']:.1f} s (gradient pass {report['gradient_seconds']:.1f} s)")
 
 
+def run_prune_curve(args: argparse.Namespace) -> None:
+    from explorer.analysis_store import IMPORTANCE_FILE, shipped
+    from explorer.pruning import CURVE_KINDS, importance_scores, pruning_curve
+
+    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in CURVE_KINDS]
+    if unknown or not kinds:
+        raise HeadSpecError(f"--kinds: {', '.join(unknown) or 'nothing'} is not one of {', '.join(CURVE_KINDS)}")
+    checkpoint = load_checkpoint(args.model)
+    report = shipped(checkpoint, IMPORTANCE_FILE)
+    if report is None:
+        raise HeadSpecError(f"{checkpoint.path / IMPORTANCE_FILE}: missing; the importance order needs it")
+    sources, references = read_parallel(args.src, args.ref)
+    if args.limit:
+        sources, references = sources[: args.limit], references[: args.limit]
+    bar, progress = progress_bar("pruning curve")
+    curve = pruning_curve(checkpoint, sources, references, importance_scores(report), kinds, args.steps,
+                          max(0, args.seeds), progress)
+    bar.close()
+    if args.json:
+        print(json.dumps(curve))
+        return
+    for kind, data in curve["kinds"].items():
+        print(f"{kind} ({data['heads']} heads): fraction pruned → BLEU by importance | random mean ± std")
+        for i, fraction_pruned in enumerate(data["fractions"]):
+            spread = (f"{data['random_mean'][i]:6.2f} ± {data['random_std'][i]:.2f}" if data["random_mean"] else "")
+            print(f"  {fraction_pruned:4.0%} ({data['pruned'][i]:2d} heads)  {data['importance'][i]:6.2f} | {spread}")
+    print(f"{curve['pairs']} pairs, {curve['seconds']:.1f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"translate": run_translate, "evaluate": run_evaluate, "trace": run_trace, "roles": run_roles,
-                "importance": run_importance}
+                "importance": run_importance, "prune-curve": run_prune_curve}
     try:
         handlers[args.command](args)
     except USER_ERRORS as error:

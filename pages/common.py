@@ -15,9 +15,13 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import figure_html
+from explorer.heads import head_mask, parse_heads
+from explorer.importance import ParallelCorpus, corpus_bleu
 from explorer.inputs import InputError, prepare_source
 from explorer.trace import Trace, trace_sentence
+from explorer.translation import translate
 from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from models.data import read_parallel
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
@@ -47,12 +51,29 @@ def cached_checkpoint(path: str, modified: float) -> Checkpoint:
     return load_checkpoint(path)
 
 
-@st.cache_data(show_spinner="Translating…", max_entries=128)
-def cached_trace(path: str, modified: float, sentence: str, beam_size: int) -> Trace:
-    return trace_sentence(cached_checkpoint(path, modified), sentence, beam_size=beam_size)
+@st.cache_data(show_spinner="Translating…", max_entries=256)
+def cached_trace(path: str, modified: float, sentence: str, beam_size: int, pruned: str = "") -> Trace:
+    """pruned: the masked heads as HeadSpec text ("" for none), so each pruning has its own cache entry."""
+    checkpoint = cached_checkpoint(path, modified)
+    return trace_sentence(checkpoint, sentence, beam_size=beam_size, pruned=parse_heads(pruned, checkpoint.model.config))
 
 
-def _modified(path: str) -> float:
+@st.cache_data(max_entries=64, show_spinner="Translating the examples…")
+def example_translations(path: str, pruned: str) -> list[str]:
+    checkpoint = cached_checkpoint(path, weights_mtime(path))
+    return translate(checkpoint, EXAMPLES, pruned=parse_heads(pruned, checkpoint.model.config))
+
+
+@st.cache_data(max_entries=64, show_spinner="Translating the corpus…")
+def corpus_score(path: str, src: str, ref: str, limit: int, pruned: str) -> float:
+    """BLEU of the model (with these heads pruned) on the first `limit` pairs of a parallel corpus."""
+    checkpoint = cached_checkpoint(path, weights_mtime(path))
+    sources, references = read_parallel(Path(src).expanduser(), Path(ref).expanduser())
+    corpus = ParallelCorpus.build(checkpoint, sources[:limit], references[:limit])
+    return corpus_bleu(checkpoint, corpus, head_mask(parse_heads(pruned, checkpoint.model.config), checkpoint.model.config))
+
+
+def weights_mtime(path: str) -> float:
     weights = Path(path) / "model.safetensors"
     return weights.stat().st_mtime if weights.is_file() else 0.0
 
@@ -92,19 +113,20 @@ def current_checkpoint() -> Checkpoint:
     """The chosen model, or an error message and a stopped page."""
     chosen = selection()
     try:
-        return cached_checkpoint(chosen.model_path, _modified(chosen.model_path))
+        return cached_checkpoint(chosen.model_path, weights_mtime(chosen.model_path))
     except CheckpointError as error:
         st.error(f"This model cannot be loaded: {error}")
         st.stop()
 
 
-def current_trace() -> tuple[Checkpoint, Trace]:
+def current_trace(pruned: str = "") -> tuple[Checkpoint, Trace]:
     """The chosen model and its trace of the current sentence; a message instead when there is none."""
     chosen = selection()
     checkpoint = current_checkpoint()
     try:
         prepare_source(chosen.sentence, checkpoint.tokenizer, checkpoint.model.config.max_len)
-        trace = cached_trace(chosen.model_path, _modified(chosen.model_path), chosen.sentence, chosen.beam_size)
+        trace = cached_trace(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.beam_size,
+                             pruned)
     except InputError as error:
         st.info(str(error))
         st.stop()

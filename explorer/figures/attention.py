@@ -44,3 +44,27 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
     size = 150 if heads > 2 else 260
     figure.update_layout(title=title, height=size * layers + 80, margin=dict(l=10, r=10, t=70, b=10))
     return figure
+
+
+def layer_heads(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str,
+                focus_row: int | None = None, focus_column: int | None = None, per_row: int = 4) -> go.Figure:
+    """Every head of one layer, pattern [heads, query, key], with a focus token's row/column outlined in each."""
+    heads = pattern.shape[0]
+    rows, columns = (heads + per_row - 1) // per_row, min(heads, per_row)
+    queries, keys = position_labels(query_tokens), position_labels(key_tokens)
+    figure = make_subplots(rows=rows, cols=columns, subplot_titles=[f"head {h}" for h in range(heads)],
+                           horizontal_spacing=0.02, vertical_spacing=0.08)
+    for head in range(heads):
+        row, column = head // per_row + 1, head % per_row + 1
+        figure.add_trace(go.Heatmap(z=pattern[head], x=keys, y=queries, zmin=0, zmax=1, colorscale="Blues",
+                                    showscale=False, hovertemplate=ATTENTION_HOVER), row=row, col=column)
+        box = dict(type="rect", line=dict(color="crimson", width=2), row=row, col=column)
+        if focus_row is not None:
+            figure.add_shape(x0=-0.5, x1=len(keys) - 0.5, y0=focus_row - 0.5, y1=focus_row + 0.5, **box)
+        if focus_column is not None:
+            figure.add_shape(x0=focus_column - 0.5, x1=focus_column + 0.5, y0=-0.5, y1=len(queries) - 0.5, **box)
+    figure.update_xaxes(type="category", showticklabels=heads == 1, tickangle=-60)
+    figure.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    figure.update_yaxes(showticklabels=True, col=1)
+    figure.update_layout(title=title, height=120 + rows * max(220, 14 * len(queries)), margin=dict(l=10, r=10, t=70, b=10))
+    return figure

@@ -1,0 +1,73 @@
+"""Figures of pruning: the token diff, per-step probabilities under both models, the pruning curve."""
+
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.figures.common import position_labels
+from explorer.pruning import DiffPiece, StepComparison
+
+DIFF_STYLES = {"delete": "background:#fde0dd;text-decoration:line-through", "insert": "background:#d9f0d3",
+               "equal": ""}
+
+
+def diff_html(diff: list[DiffPiece]) -> str:
+    """The unpruned → pruned translation as pieces: removed struck through in red, added in green.
+
+    Every piece is HTML-escaped, so a sentence's own markup shows as text.
+    """
+    spans = []
+    for piece in diff:
+        parts = ([("delete", piece.before), ("insert", piece.after)] if piece.operation == "replace"
+                 else [(piece.operation, piece.before if piece.operation != "insert" else piece.after)])
+        for operation, tokens in parts:
+            for token in tokens:
+                spans.append(f'<span style="{DIFF_STYLES[operation]};padding:1px 2px;margin:1px;border-radius:3px">'
+                             f"{html.escape(token)}</span>")
+    return '<div style="font-family:monospace;line-height:2">' + "".join(spans) + "</div>"
+
+
+def step_comparison_figure(steps: StepComparison) -> go.Figure:
+    labels = position_labels(steps.tokens)
+    figure = make_subplots(specs=[[{"secondary_y": True}]])
+    figure.add_trace(go.Bar(x=labels, y=steps.unpruned, name="unpruned", hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"))
+    figure.add_trace(go.Bar(x=labels, y=steps.pruned, name="pruned", hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"))
+    figure.add_trace(go.Scatter(x=labels, y=steps.kl, name="KL(unpruned ‖ pruned)", mode="lines+markers",
+                                hovertemplate="%{x}<br>KL %{y:.3f} nats<extra></extra>"), secondary_y=True)
+    figure.update_layout(title="The unpruned translation's tokens: probability under each model, and per-step KL",
+                         barmode="group", height=360, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
+    figure.update_yaxes(title="probability", range=[0, 1], secondary_y=False)
+    figure.update_yaxes(title="KL (nats)", rangemode="tozero", secondary_y=True)
+    figure.update_xaxes(type="category", tickangle=-45)
+    return figure
+
+
+def curve_figure(curve: dict) -> go.Figure:
+    kinds = list(curve["kinds"])
+    figure = make_subplots(rows=1, cols=len(kinds), shared_yaxes=True,
+                           subplot_titles=[f"{k} ({curve['kinds'][k]['heads']} heads)" for k in kinds])
+    for column, kind in enumerate(kinds, start=1):
+        data = curve["kinds"][kind]
+        x = [100 * f for f in data["fractions"]]
+        if data["random_mean"]:
+            upper = [m + s for m, s in zip(data["random_mean"], data["random_std"])]
+            lower = [m - s for m, s in zip(data["random_mean"], data["random_std"])]
+            figure.add_trace(go.Scatter(x=x + x[::-1], y=upper + lower[::-1], fill="toself", line=dict(width=0),
+                                        fillcolor="rgba(228,87,86,0.2)", showlegend=False, hoverinfo="skip"),
+                             row=1, col=column)
+            figure.add_trace(go.Scatter(x=x, y=data["random_mean"], name="random order (mean ± std)",
+                                        line=dict(color="#e45756", dash="dash"), showlegend=column == 1,
+                                        hovertemplate="%{x:.0f}% pruned<br>BLEU %{y:.2f}<extra>random</extra>"),
+                             row=1, col=column)
+        figure.add_trace(go.Scatter(x=x, y=data["importance"], name="least important first", line=dict(color="#4c78a8"),
+                                    showlegend=column == 1,
+                                    hovertemplate="%{x:.0f}% pruned<br>BLEU %{y:.2f}<extra>by importance</extra>"),
+                         row=1, col=column)
+        figure.update_xaxes(title="% of heads pruned", row=1, col=column)
+    figure.update_yaxes(title="BLEU", row=1, col=1)
+    figure.update_layout(title=f"Pruning curve on {curve['pairs']} sentence pairs (greedy)", height=380,
+                         margin=dict(l=10, r=10, t=70, b=10), legend=dict(orientation="h", y=1.15))
+    return figure

@@ -1,0 +1,145 @@
+"""Pruning heads and watching the output change: which heads to drop, the pruning curve, token-level diffs.
+
+The pruning curve repeats Michel et al. 2019 (Fig. 2) and Voita et al. 2019: BLEU as more and more heads are
+masked, in order of increasing importance versus in random orders (several seeds).
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from explorer.heads import SHORT_TO_KIND, HeadSpec, all_heads, head_mask
+from explorer.importance import ParallelCorpus, corpus_bleu
+from explorer.inputs import prepare_source
+from models.checkpoint import Checkpoint
+from models.hooks import model_run
+from models.tokenizer import BOS, EOS
+
+CURVE_KINDS = ("enc", "dec", "cross", "all")
+
+
+def importance_scores(report: dict, measure: str = "gradient_importance_normalised") -> dict[HeadSpec, float]:
+    return {HeadSpec(h["kind"], h["layer"], h["head"]): h[measure] for h in report["heads"] if measure in h}
+
+
+def importance_order(scores: dict[HeadSpec, float], heads: list[HeadSpec]) -> list[HeadSpec]:
+    """Least important first; ties broken by head name so the order is reproducible."""
+    return sorted(heads, key=lambda h: (scores.get(h, 0.0), h))
+
+
+def least_important(scores: dict[HeadSpec, float], fraction: float, heads: list[HeadSpec]) -> list[HeadSpec]:
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"the fraction of heads to prune must be between 0 and 1, got {fraction}")
+    return importance_order(scores, heads)[: round(fraction * len(heads))]
+
+
+def heads_without_role(roles_report: dict) -> list[HeadSpec]:
+    """The heads to prune to 'keep only the heads with a role'."""
+    return [HeadSpec(h["kind"], h["layer"], h["head"]) for h in roles_report["heads"] if not h["roles"]]
+
+
+def curve_heads(kind: str, every: list[HeadSpec]) -> list[HeadSpec]:
+    return every if kind == "all" else [h for h in every if h.kind == SHORT_TO_KIND[kind]]
+
+
+def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[str], scores: dict[HeadSpec, float],
+                  kinds: tuple[str, ...] = CURVE_KINDS, steps: int = 10, seeds: int = 3,
+                  progress: Callable[[float], None] | None = None) -> dict:
+    """Per kind: BLEU at fractions 0, 1/steps, …, 1 of its heads pruned, by importance and in random orders."""
+    started = time.perf_counter()
+    corpus = ParallelCorpus.build(checkpoint, sources, references)
+    every = all_heads(checkpoint.model.config)
+    memo: dict[frozenset, float] = {}
+    plan = [(kind, order_name) for kind in kinds for order_name in ["importance"] + [f"random {s}" for s in range(seeds)]]
+    total, done = len(plan) * (steps + 1), 0
+
+    def bleu(pruned: list[HeadSpec]) -> float:
+        key = frozenset(pruned)
+        if key not in memo:  # the unpruned and fully pruned points are shared by every order
+            memo[key] = round(corpus_bleu(checkpoint, corpus, head_mask(pruned, checkpoint.model.config)), 2)
+        return memo[key]
+
+    result = {"pairs": len(corpus.pairs), "steps": steps, "seeds": seeds, "kinds": {}}
+    for kind in kinds:
+        heads = curve_heads(kind, every)
+        fractions = [i / steps for i in range(steps + 1)]
+        counts = [round(f * len(heads)) for f in fractions]
+        curves = {}
+        for order_name in ["importance"] + [f"random {s}" for s in range(seeds)]:
+            if order_name == "importance":
+                order = importance_order(scores, heads)
+            else:
+                order = list(heads)
+                random.Random(int(order_name.split()[1])).shuffle(order)
+            points = []
+            for count in counts:
+                points.append(bleu(order[:count]))
+                done += 1
+                if progress:
+                    progress(done / total)
+            curves[order_name] = points
+        runs = np.array([curves[f"random {s}"] for s in range(seeds)]) if seeds else np.zeros((0, len(counts)))
+        result["kinds"][kind] = {
+            "heads": len(heads), "fractions": fractions, "pruned": counts, "importance": curves["importance"],
+            "random_mean": [round(float(v), 2) for v in runs.mean(0)] if seeds else [],
+            "random_std": [round(float(v), 2) for v in runs.std(0)] if seeds else [],
+            "random_runs": runs.tolist()}
+    result["seconds"] = round(time.perf_counter() - started, 2)
+    return result
+
+
+def curve_rows(curve: dict) -> list[dict]:
+    """The curve as flat rows (kind, order, fraction, heads pruned, BLEU) for CSV export."""
+    rows = []
+    for kind, data in curve["kinds"].items():
+        for i, fraction in enumerate(data["fractions"]):
+            rows.append({"kind": kind, "order": "importance", "fraction": fraction, "pruned": data["pruned"][i],
+                         "bleu": data["importance"][i]})
+            for seed, run in enumerate(data["random_runs"]):
+                rows.append({"kind": kind, "order": f"random {seed}", "fraction": fraction,
+                             "pruned": data["pruned"][i], "bleu": run[i]})
+    return rows
+
+
+@dataclass
+class DiffPiece:
+    operation: str      # equal | delete | insert | replace
+    before: list[str]
+    after: list[str]
+
+
+def token_diff(before: list[str], after: list[str]) -> list[DiffPiece]:
+    """Piece-level diff of the unpruned translation (before) against the pruned one (after)."""
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    return [DiffPiece(op, before[i1:i2], after[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes()]
+
+
+@dataclass
+class StepComparison:
+    tokens: list[str]          # the unpruned translation's pieces + </s>
+    unpruned: list[float]      # each token's probability under the unpruned model
+    pruned: list[float]        # … and under the pruned model, given the same prefix
+    kl: list[float]            # KL(unpruned ‖ pruned) of each step's whole distribution (nats)
+
+
+@torch.no_grad()
+def compare_steps(checkpoint: Checkpoint, text: str, output_ids: list[int], pruned: list[HeadSpec]) -> StepComparison:
+    """Teacher-force the unpruned translation through both models, step by step."""
+    model = checkpoint.model
+    src = torch.tensor([prepare_source(text, checkpoint.tokenizer, model.config.max_len).ids])
+    target = output_ids + [EOS]
+    tgt = torch.tensor([[BOS] + output_ids])
+    base = torch.log_softmax(model(src, tgt)[0].float(), -1)
+    with model_run(head_mask=head_mask(pruned, model.config)):
+        changed = torch.log_softmax(model(src, tgt)[0].float(), -1)
+    index = torch.arange(len(target))
+    kl = (base.exp() * (base - changed)).sum(-1)
+    return StepComparison(checkpoint.tokenizer.pieces(target), base[index, target].exp().tolist(),
+                          changed[index, target].exp().tolist(), kl.clamp_min(0).tolist())

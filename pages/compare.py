@@ -1,0 +1,70 @@
+"""Compare the bundled 1-, 2- and 8-head models on the current sentence: what do more heads buy?"""
+
+import pandas as pd
+import streamlit as st
+
+from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, shipped
+from explorer.figures.attention import layer_heads
+from explorer.inputs import InputError
+from pages.common import BUNDLED, cached_checkpoint, cached_trace, selection, weights_mtime, show_figure
+
+KINDS = {"Encoder self-attention": "encoder", "Encoder–decoder cross-attention": "cross",
+         "Decoder self-attention (masked)": "decoder"}
+
+st.title("1 head vs 2 heads vs 8 heads")
+labels = [label for label, path in sorted(BUNDLED.items(), key=lambda item: item[1].name)
+          if (path / "config.json").is_file()]
+if len(labels) < 2:
+    st.info("Comparing needs at least two of the bundled models (models/en-de-h1, -h2, -h8).")
+    st.stop()
+sentence = selection().sentence
+models = {label: cached_checkpoint(str(BUNDLED[label]), weights_mtime(str(BUNDLED[label]))) for label in labels}
+try:
+    traces = {label: cached_trace(str(BUNDLED[label]), weights_mtime(str(BUNDLED[label])), sentence, 1) for label in labels}
+except InputError as error:
+    st.info(str(error))
+    st.stop()
+
+columns = st.columns(len(labels))
+for column, label in zip(columns, labels):
+    info = models[label].info.get("scores", {}).get("test_2016_flickr", {})
+    with column:
+        st.subheader(label)
+        st.text(traces[label].translation)
+        if info:
+            st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}")
+
+left, middle, right = st.columns([2, 1, 2])
+kind = KINDS[left.radio("Attention", list(KINDS), key="compare_kind", horizontal=True)]
+layer = middle.selectbox("Layer", range(3), index=0, key="compare_layer")
+source_tokens = traces[labels[0]].source_tokens
+focus = right.selectbox("Focus on the source token", range(len(source_tokens)), key="compare_focus",
+                        format_func=lambda i: f"{i}: {source_tokens[i]}")
+st.caption("Outlined: the focus token — its row (what it attends to) and column (who attends to it) in encoder "
+           "self-attention; its column in cross-attention. Decoder self-attention works on each model's own output.")
+for label in labels:
+    trace = traces[label]
+    pattern = trace.pattern(kind)[layer]
+    show_figure(layer_heads(pattern, trace.query_tokens(kind), trace.key_tokens(kind),
+                            f"{label}: {kind}, layer {layer}",
+                            focus_row=focus if kind == "encoder" else None,
+                            focus_column=focus if kind in ("encoder", "cross") else None),
+                f"compare-{models[label].name}-{kind}-L{layer}", {"pattern": pattern})
+
+st.header("Head roles and importance")
+rows = []
+for label in labels:
+    roles, importance = shipped(models[label], ROLES_FILE), shipped(models[label], IMPORTANCE_FILE)
+    row = {"model": label}
+    if roles:
+        heads = roles["heads"]
+        row.update({"heads": len(heads), "positional": sum("positional" in h["roles"] for h in heads),
+                    "syntactic": sum("syntactic" in h["roles"] for h in heads),
+                    "rare-token": sum("rare-token" in h["roles"] for h in heads),
+                    "no role": sum(not h["roles"] for h in heads),
+                    "mean confidence": round(sum(h["confidence"] for h in heads) / len(heads), 3)})
+    if importance:
+        top = max(importance["heads"], key=lambda h: h.get("bleu_change", 0) * -1)
+        row["most important (BLEU drop alone)"] = f"{top['spec']} ({top.get('bleu_change', 0):+.2f})"
+    rows.append(row)
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="compare_roles")

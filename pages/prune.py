@@ -1,0 +1,118 @@
+"""Prune heads and watch the output change (Michel et al. 2019; Voita et al. 2019). Per browser session."""
+
+from pathlib import Path
+
+import pandas as pd
+import sacrebleu
+import streamlit as st
+
+from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
+from explorer.heads import HeadSpec, all_heads, format_heads
+from explorer.pruning import (CURVE_KINDS, compare_steps, curve_rows, heads_without_role, importance_scores,
+                              least_important, pruning_curve, token_diff)
+from models.data import CorpusError, read_parallel
+from pages.common import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure
+
+KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
+DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
+
+checkpoint = current_checkpoint()
+config = checkpoint.model.config
+path = str(checkpoint.path)
+heads = all_heads(config)
+toggle_key = {spec: f"prune_{checkpoint.name}_{spec}" for spec in heads}
+importance = shipped(checkpoint, IMPORTANCE_FILE)
+roles = shipped(checkpoint, ROLES_FILE)
+
+
+def set_pruned(pruned: set) -> None:
+    for spec in heads:
+        st.session_state[toggle_key[spec]] = spec in pruned
+
+
+st.title("Prune heads")
+presets = st.columns([2, 1, 1, 1])
+fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction",
+                             disabled=importance is None)
+presets[1].button("Prune them", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
+    set(least_important(importance_scores(importance), fraction / 100, heads))))
+presets[2].button("Keep only heads with a role", key="prune_roles", disabled=roles is None,
+                  on_click=lambda: set_pruned(set(heads_without_role(roles))))
+presets[3].button("Prune none", key="prune_none", on_click=lambda: set_pruned(set()))
+
+with st.expander("Heads (ticked = pruned)", expanded=True):
+    for kind, title in KIND_TITLES.items():
+        st.markdown(f"**{title}**")
+        for layer in range(config.layers(kind)):
+            cells = st.columns([1] + [1] * config.heads)
+            cells[0].caption(f"layer {layer}")
+            for head in range(config.heads):
+                spec = HeadSpec(kind, layer, head)
+                cells[head + 1].checkbox(f"H{head}", key=toggle_key[spec])
+pruned = [spec for spec in heads if st.session_state.get(toggle_key[spec])]
+st.caption(f"{len(pruned)} of {len(heads)} heads pruned" + (f": {format_heads(pruned)}" if pruned else ""))
+
+_, base = current_trace()
+_, after = current_trace(format_heads(pruned))
+st.header("Translation")
+left, right = st.columns(2)
+left.markdown("**Unpruned**")
+left.text(base.translation)
+right.markdown("**Pruned**")
+right.text(after.translation)
+st.markdown("**Token-level diff** (red: only in the unpruned output, green: only in the pruned one)")
+st.html(diff_html(token_diff(base.output_tokens, after.output_tokens)))
+
+steps = compare_steps(checkpoint, base.text, base.target_ids[1:], pruned)
+show_figure(step_comparison_figure(steps), "prune-step-probabilities",
+            pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned, "KL": steps.kl}))
+
+st.header("On a corpus")
+corpus_choice = st.radio("Measure", ["the example sentences: pruned vs unpruned output", "BLEU against references"],
+                         key="prune_corpus", horizontal=True)
+
+
+if corpus_choice.startswith("the example"):
+    reference, output = example_translations(path, ""), example_translations(path, format_heads(pruned))
+    st.metric("BLEU of the pruned output against the unpruned output", f"{sacrebleu.corpus_bleu(output, [reference]).score:.1f}")
+else:
+    paths = st.columns(3)
+    src_path = paths[0].text_input("English file", str(DEFAULT_CORPUS / "val.en.gz"), key="prune_src")
+    ref_path = paths[1].text_input("German references", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref")
+    limit = paths[2].number_input("Sentence pairs", 10, 5000, 200, key="prune_limit")
+    try:
+        pruned_bleu = corpus_score(path, src_path, ref_path, limit, format_heads(pruned))
+        base_bleu = corpus_score(path, src_path, ref_path, limit, "")
+        st.metric(f"BLEU on the first {limit} pairs", f"{pruned_bleu:.2f}", f"{pruned_bleu - base_bleu:+.2f} vs unpruned")
+    except CorpusError as error:
+        st.error(str(error))
+
+st.header("Pruning curve")
+st.caption("BLEU as heads are masked, least important first (gradient importance, Michel et al. 2019) versus in "
+           "random orders — the experiment of Michel et al. Fig. 2 and Voita et al.")
+curve = shipped(checkpoint, "head_pruning_curve.json")
+with st.form("prune_curve"):
+    settings = st.columns(4)
+    kinds = settings[0].multiselect("Kinds", list(CURVE_KINDS), default=list(CURVE_KINDS), key="curve_kinds")
+    curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps")
+    seeds = settings[2].number_input("Random seeds", 0, 10, 3, key="curve_seeds")
+    pairs = settings[3].number_input("Sentence pairs", 10, 5000, 200, key="curve_pairs")
+    src_file = st.text_input("English file", str(DEFAULT_CORPUS / "val.en.gz"), key="curve_src")
+    ref_file = st.text_input("German references", str(DEFAULT_CORPUS / "val.de.gz"), key="curve_ref")
+    compute = st.form_submit_button("Compute the curve", disabled=importance is None)
+if compute and kinds:
+    try:
+        sources, references = read_parallel(Path(src_file).expanduser(), Path(ref_file).expanduser())
+        sources, references = sources[:pairs], references[:pairs]
+        bar = st.progress(0.0, text="Pruning and translating…")
+        key = corpus_hash("\n".join(sources).encode(), "\n".join(references).encode(),
+                          f"{sorted(kinds)}-{curve_steps}-{seeds}".encode())
+        st.session_state[f"curve:{checkpoint.path}"] = cached_analysis("curve", checkpoint, key, lambda: pruning_curve(
+            checkpoint, sources, references, importance_scores(importance), tuple(kinds), curve_steps, seeds,
+            progress=lambda f: bar.progress(f)))
+    except CorpusError as error:
+        st.error(str(error))
+curve = st.session_state.get(f"curve:{checkpoint.path}", curve)
+if curve:
+    show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))
