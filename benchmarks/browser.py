@@ -7,6 +7,9 @@ off localhost is aborted), opens the Attention page and, per round, submits a ne
 capture, build figures) and then a sentence seen before (cached). "Drawn" means: Streamlit's run finished,
 all four plotly charts show the new sentence's tokens, and both bertviz iframes have drawn their SVG for it.
 Targets: cold ≤ 2 s, cached ≤ 0.5 s (medians printed).
+
+Then, on the Prune page, the time from ticking one head's box to the new translation and its diff drawn
+(target ≤ 1 s), over several heads that each change the translation.
 """
 
 from __future__ import annotations
@@ -60,6 +63,38 @@ def time_submit(page, sentence: str, marker: str) -> float:
     return time.perf_counter() - start
 
 
+PRUNE_SENTENCE = "Two young girls are playing with a ball in the park."
+
+
+def heads_that_change_the_translation(count: int) -> list[tuple[str, str]]:
+    """(head, translation with that head pruned) for heads whose pruning changes PRUNE_SENTENCE's translation."""
+    from explorer.heads import all_heads
+    from explorer.translation import translate
+    from models.checkpoint import load_checkpoint
+
+    checkpoint = load_checkpoint(Path(__file__).resolve().parents[1] / "models" / "en-de-h8")
+    unpruned = translate(checkpoint, [PRUNE_SENTENCE])[0]
+    found = []
+    for spec in all_heads(checkpoint.model.config):
+        text = translate(checkpoint, [PRUNE_SENTENCE], pruned=[spec])[0]
+        if text != unpruned:
+            found.append((str(spec), text, unpruned))
+        if len(found) == count:
+            break
+    return found
+
+
+def time_toggle(page, spec: str, expected: str) -> float:
+    start = time.perf_counter()
+    page.get_by_text(spec, exact=True).click()
+    page.wait_for_function(
+        """t => !document.querySelector('[data-testid="stStatusWidget"]')
+               && [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText === t)
+               && document.querySelectorAll('span[style*="line-through"], span[style*="d9f0d3"]').length > 0""",
+        arg=expected, timeout=60_000, polling=20)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=len(SENTENCES) - 1)
@@ -79,12 +114,25 @@ def main() -> None:
             cold.append(time_submit(page, SENTENCES[i], MARKERS[i]))
             cached.append(time_submit(page, SENTENCES[i - 1], MARKERS[i - 1]))  # seen before: cached trace
             time_submit(page, SENTENCES[i], MARKERS[i])
+        toggles = []
+        submit_sentence(page, PRUNE_SENTENCE)
+        wait_idle(page)
+        go_to(page, "Prune")
+        wait_idle(page)
+        for spec, pruned, unpruned in heads_that_change_the_translation(4):
+            page.get_by_text(spec, exact=True).wait_for()
+            toggles.append(time_toggle(page, spec, pruned))
+            page.get_by_text(spec, exact=True).click()  # untick: back to the unpruned translation
+            wait_idle(page)
         browser.close()
         print(f"Attention view, submit → every figure drawn ({args.rounds} rounds, Chromium {browser.version})")
         print(f"  new sentence:    median {statistics.median(cold):.2f} s  (max {max(cold):.2f})  target ≤ 2.0 s "
               f"{'ok' if statistics.median(cold) <= 2.0 else 'MISSED'}")
         print(f"  cached sentence: median {statistics.median(cached):.2f} s  (max {max(cached):.2f})  target ≤ 0.5 s "
               f"{'ok' if statistics.median(cached) <= 0.5 else 'MISSED'}")
+        print(f"Prune page, tick one head → new translation and diff drawn ({len(toggles)} heads)")
+        print(f"  median {statistics.median(toggles):.2f} s  (max {max(toggles):.2f})  target ≤ 1.0 s "
+              f"{'ok' if statistics.median(toggles) <= 1.0 else 'MISSED'}")
         print(f"  requests blocked (non-localhost): {len(context.blocked)}")
 
 

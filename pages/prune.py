@@ -49,7 +49,7 @@ with st.expander("Heads (ticked = pruned)", expanded=True):
             cells[0].caption(f"layer {layer}")
             for head in range(config.heads):
                 spec = HeadSpec(kind, layer, head)
-                cells[head + 1].checkbox(f"H{head}", key=toggle_key[spec])
+                cells[head + 1].checkbox(str(spec), key=toggle_key[spec])
 pruned = [spec for spec in heads if st.session_state.get(toggle_key[spec])]
 st.caption(f"{len(pruned)} of {len(heads)} heads pruned" + (f": {format_heads(pruned)}" if pruned else ""))
 

@@ -124,3 +124,50 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
     assert sum("positional" in r for r in table_with(at, "roles")["roles"]) > positional_before
     at.selectbox(key="heads_head").select("enc.0.0").run()
     assert not at.exception and any("enc.0.0" in str(c.proto.spec) for c in at.get("plotly_chart"))
+
+
+def test_compare_page_draws_every_head_of_every_model():
+    from explorer.trace import trace_sentence as trace_of
+    from models.checkpoint import load_checkpoint
+    from pages.common import BUNDLED
+
+    at = open_page("pages/compare.py", SENTENCE)
+    models = {label: load_checkpoint(path) for label, path in BUNDLED.items()}
+    shown = [t.value for t in at.text]
+    for label, checkpoint in models.items():
+        assert translate(checkpoint, [SENTENCE])[0] in shown
+    grids = [json.loads(c.proto.spec)["data"] for c in at.get("plotly_chart")[:3]]
+    assert sorted(len(g) for g in grids) == [1, 2, 8]  # 1 head, 2 heads, 8 heads
+    h8_grid = next(g for g in grids if len(g) == 8)
+    expected = trace_of(models["8 heads (en-de-h8)"], SENTENCE).pattern("encoder")[0, 6]
+    np.testing.assert_allclose(np.array(h8_grid[6]["z"], dtype=float), expected, atol=1e-6)
+    summary = table_with(at, "positional")
+    assert list(summary["heads"]) == [9, 18, 72] or sorted(summary["heads"]) == [9, 18, 72]
+
+
+def test_prune_page_toggle_changes_the_translation(h8):
+    from explorer.heads import parse_heads
+
+    at = open_page("pages/prune.py", SENTENCE)
+    assert len(at.checkbox) == 72
+    unpruned = translate(h8, [SENTENCE])[0]
+    assert [t.value for t in at.text][:2] == [unpruned, unpruned]
+    at.checkbox(key="prune_en-de-h8_cross.2.0").check().run()
+    for spec in ("cross.2.1", "cross.2.2", "cross.2.3", "cross.1.0", "cross.1.1"):
+        at.checkbox(key=f"prune_en-de-h8_{spec}").check().run()
+    assert not at.exception
+    pruned = translate(h8, [SENTENCE], pruned=parse_heads("cross.2.0,cross.2.1,cross.2.2,cross.2.3,cross.1.0,cross.1.1",
+                                                             h8.model.config))[0]
+    assert [t.value for t in at.text][:2] == [unpruned, pruned]
+    at.button(key="prune_least").click().run()
+    assert sum(c.value for c in at.checkbox) == 18  # 25% of 72
+    at.button(key="prune_none").click().run()
+    assert sum(c.value for c in at.checkbox) == 0 and [t.value for t in at.text][:2] == [unpruned, unpruned]
+
+
+def test_pruning_is_per_session(h8):
+    first = open_page("pages/prune.py", SENTENCE)
+    second = open_page("pages/prune.py", SENTENCE)
+    first.checkbox(key="prune_en-de-h8_enc.0.0").check().run()
+    second.run()
+    assert sum(c.value for c in second.checkbox) == 0 and sum(c.value for c in first.checkbox) == 1

@@ -87,3 +87,23 @@ def test_two_sessions_keep_their_own_sentences(browser, app_url, h8):
     finally:
         first.close()
         second.close()
+
+
+def test_pruning_a_head_updates_the_translation(context, app_url, h8):
+    from explorer.heads import all_heads
+
+    sentence = "Two young girls are playing with a ball in the park."
+    unpruned = translate(h8, [sentence])[0]
+    spec = next(s for s in all_heads(h8.model.config) if translate(h8, [sentence], pruned=[s])[0] != unpruned)
+    expected = translate(h8, [sentence], pruned=[spec])[0]
+    page = open_app(context, app_url)
+    submit_sentence(page, sentence)
+    wait_idle(page)
+    go_to(page, "Prune")
+    page.get_by_text(str(spec), exact=True).wait_for(timeout=60_000)
+    wait_idle(page)
+    page.get_by_text(str(spec), exact=True).click()
+    page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
+                           arg=expected, timeout=60_000)
+    assert page.locator('span[style*="line-through"]').count() + page.locator('span[style*="d9f0d3"]').count() > 0
+    assert page.dialogs == [] and context.blocked == []

@@ -1,0 +1,101 @@
+"""Pruning: nothing pruned changes nothing; no cross-attention cuts the source off; importance beats random."""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.heads import HeadSpec, all_heads, head_mask, parse_heads
+from explorer.importance import ParallelCorpus, gradient_importance
+from explorer.pruning import (compare_steps, curve_rows, heads_without_role, importance_order, least_important,
+                              pruning_curve, token_diff)
+from explorer.trace import trace_sentence
+from explorer.translation import translate
+from models.data import read_parallel
+from models.hooks import model_run
+from tests.conftest import MULTI30K, SENTENCES, batch_of
+
+
+def test_pruning_no_head_is_exactly_the_unpruned_model(tiny_checkpoint):
+    plain = trace_sentence(tiny_checkpoint, SENTENCES[0])
+    none = trace_sentence(tiny_checkpoint, SENTENCES[0], pruned=[])
+    for kind in ("encoder", "decoder", "cross"):
+        assert np.array_equal(plain.pattern(kind), none.pattern(kind))
+    assert translate(tiny_checkpoint, SENTENCES, pruned=[]) == translate(tiny_checkpoint, SENTENCES)
+    steps = compare_steps(tiny_checkpoint, SENTENCES[0], plain.target_ids[1:], [])
+    assert steps.unpruned == steps.pruned and max(steps.kl) == 0.0
+
+
+def test_pruning_all_cross_attention_makes_the_output_independent_of_the_source(tiny_checkpoint):
+    model, tokenizer = tiny_checkpoint.model, tiny_checkpoint.tokenizer
+    gates = head_mask(parse_heads("cross.*.*", model.config), model.config)
+    target = torch.tensor([[2, 17, 42, 99, 5]])
+    with model_run(head_mask=gates):
+        outputs = [model(batch_of(tokenizer, [s]), target) for s in SENTENCES]
+        translations = translate(tiny_checkpoint, SENTENCES, pruned=parse_heads("cross.*.*", model.config))
+    assert all(torch.equal(outputs[0], o) for o in outputs[1:])
+    # An untrained model never says EOS, so each output is cut by its own source-length step limit:
+    # the same token sequence, cut at different lengths.
+    longest = max(translations, key=len)
+    assert all(longest.startswith(t) for t in translations)
+    assert not torch.equal(model(batch_of(tokenizer, SENTENCES[:1]), target), model(batch_of(tokenizer, SENTENCES[1:2]), target))
+
+
+def test_least_important_and_role_selection():
+    config_heads = [HeadSpec("encoder", 0, h) for h in range(4)]
+    scores = {config_heads[0]: 0.9, config_heads[1]: 0.1, config_heads[2]: 0.5, config_heads[3]: 0.3}
+    assert least_important(scores, 0.5, config_heads) == [config_heads[1], config_heads[3]]
+    assert least_important(scores, 0.0, config_heads) == [] and len(least_important(scores, 1.0, config_heads)) == 4
+    with pytest.raises(ValueError):
+        least_important(scores, 1.5, config_heads)
+    roles = {"heads": [{"kind": "encoder", "layer": 0, "head": 0, "roles": ["positional"]},
+                       {"kind": "encoder", "layer": 0, "head": 1, "roles": []}]}
+    assert heads_without_role(roles) == [HeadSpec("encoder", 0, 1)]
+
+
+def test_token_diff():
+    diff = token_diff(["▁Ein", "▁Hund", "▁läuft", "."], ["▁Ein", "▁Mann", "▁läuft", "▁schnell", "."])
+    assert [d.operation for d in diff] == ["equal", "replace", "equal", "insert", "equal"]
+    assert diff[1].before == ["▁Hund"] and diff[1].after == ["▁Mann"]
+
+
+def test_importance_order_beats_random_with_a_planted_useless_head(h8):
+    """Silence cross.2.3 through a hook: importance must rank it first and prune it for free."""
+    sources, references = read_parallel(MULTI30K / "val.en.gz", MULTI30K / "val.de.gz")
+    sources, references = sources[:40], references[:40]
+
+    def silence(z, name):
+        silenced = z.clone()
+        silenced[:, 3] = 0
+        return silenced
+
+    with model_run({"decoder.layers.2.cross_attn.z": silence}):
+        gradient = gradient_importance(h8, ParallelCorpus.build(h8, sources, references))
+        scores = {spec: float(gradient[spec.kind][spec.layer, spec.head]) for spec in all_heads(h8.model.config)}
+        cross = [h for h in all_heads(h8.model.config) if h.kind == "cross"]
+        assert importance_order(scores, cross)[0] == HeadSpec("cross", 2, 3)
+        curve = pruning_curve(h8, sources, references, scores, kinds=("cross",), steps=6, seeds=3)
+    data = curve["kinds"]["cross"]
+    assert data["importance"][0] == data["random_mean"][0]           # nothing pruned: the same model
+    assert np.mean(data["importance"]) >= np.mean(data["random_mean"])  # never worse than random on average
+    assert data["importance"][1] >= data["random_mean"][1]
+    assert len(curve_rows(curve)) == 7 * 4
+
+
+def test_two_threads_with_different_prunings_get_their_own_translations(h8):
+    prunings = [parse_heads("enc.0.*,cross.1.*", h8.model.config), parse_heads("dec.2.*,cross.0.*", h8.model.config)]
+    expected = [translate(h8, SENTENCES, pruned=p) for p in prunings]
+    assert expected[0] != expected[1]
+    results = {0: [], 1: []}
+    barrier = threading.Barrier(2)
+
+    def worker(index):
+        for _ in range(5):
+            barrier.wait()
+            results[index].append(translate(h8, SENTENCES, pruned=prunings[index]))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in (0, 1)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert all(r == expected[0] for r in results[0]) and all(r == expected[1] for r in results[1])
