@@ -10,9 +10,9 @@ tokens with d3's `.text()`, which never interprets markup.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-import uuid
 from functools import lru_cache
 from pathlib import Path
 
@@ -73,7 +73,9 @@ def attention_data(trace: Trace, kinds: tuple[str, ...]) -> list[dict]:
 
 
 def page(name: str, params: dict, with_layer_select: bool) -> str:
-    root = params["root_div_id"]
+    # The element id comes from the content, so the same view gives the same page and the browser keeps the
+    # iframe it already has instead of reloading it on every rerun.
+    params["root_div_id"] = root = "bertviz-" + hashlib.sha1(script_safe_json(params).encode()).hexdigest()[:16]
     options = "".join(f'<option value="{i}">{d["name"]}</option>' for i, d in enumerate(params["attention"]))
     selects = ('Layer: <select id="layer"></select> ' if with_layer_select else "")
     if len(params["attention"]) > 1:
@@ -88,7 +90,7 @@ def page(name: str, params: dict, with_layer_select: bool) -> str:
 def head_view_html(trace: Trace, kinds: tuple[str, ...] = ("encoder", "decoder", "cross"), layer: int = 0) -> str:
     """bertviz's head view: lines from each query token to the tokens it attends to, coloured per head."""
     params = {"attention": attention_data(trace, kinds), "default_filter": "0",
-              "root_div_id": f"bertviz-{uuid.uuid4().hex}", "layer": layer, "heads": None,
+              "root_div_id": "", "layer": layer, "heads": None,
               "include_layers": list(range(trace.pattern(kinds[0]).shape[0]))}
     return page("head_view", params, with_layer_select=True)
 
@@ -97,6 +99,6 @@ def model_view_html(trace: Trace, kinds: tuple[str, ...] = ("encoder", "decoder"
     """bertviz's model view: a thumbnail per layer and head."""
     layers, heads = trace.pattern(kinds[0]).shape[:2]
     params = {"attention": attention_data(trace, kinds), "default_filter": "0", "display_mode": "light",
-              "root_div_id": f"bertviz-{uuid.uuid4().hex}", "include_layers": list(range(layers)),
+              "root_div_id": "", "include_layers": list(range(layers)),
               "include_heads": list(range(heads)), "total_heads": heads}
     return page("model_view", params, with_layer_select=False)

@@ -5,18 +5,12 @@ import streamlit as st
 from explorer.analysis import attention_rollout, head_average
 from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.attention import attention_heatmap, heads_grid
-from pages.common import current_trace, matrix_table, show_figure
-
-KINDS = {"Encoder self-attention": "encoder", "Decoder self-attention (masked)": "decoder",
-         "Encoder–decoder cross-attention": "cross"}
+from pages.common import choose_head, current_trace, matrix_table, show_figure
 
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
 st.title("Attention")
-left, middle, right = st.columns([2, 1, 1])
-kind = KINDS[left.radio("Kind", list(KINDS), key="attention_kind", horizontal=True)]
-layer = middle.selectbox("Layer", range(config.layers(kind)), key="attention_layer")
-head = right.selectbox("Head", range(config.heads), key="attention_head")
+kind, layer, head = choose_head(config, "attention", first_kind="encoder")
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 pattern = trace.pattern(kind)
 

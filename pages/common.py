@@ -164,3 +164,17 @@ def matrix_table(values: np.ndarray, rows: list[str], columns: list[str]) -> pd.
     """A [rows, columns] matrix as a table whose labels keep positions (tokens repeat)."""
     return pd.DataFrame(values, index=[f"{i}:{t}" for i, t in enumerate(rows)],
                         columns=[f"{j}:{t}" for j, t in enumerate(columns)])
+
+
+ATTENTION_KINDS = {"Encoder self-attention": "encoder", "Decoder self-attention (masked)": "decoder",
+                   "Encoder–decoder cross-attention": "cross"}
+
+
+def choose_head(config, prefix: str, first_kind: str = "encoder") -> tuple[str, int, int]:
+    """Kind, layer and head pickers in one row; their state is kept per page (key prefix)."""
+    labels = sorted(ATTENTION_KINDS, key=lambda label: ATTENTION_KINDS[label] != first_kind)
+    left, middle, right = st.columns([2, 1, 1])
+    kind = ATTENTION_KINDS[left.radio("Attention", labels, key=f"{prefix}_kind", horizontal=True)]
+    layer = middle.selectbox("Layer", range(config.layers(kind)), key=f"{prefix}_layer")
+    head = right.selectbox("Head", range(config.heads), key=f"{prefix}_head")
+    return kind, layer, head

@@ -7,18 +7,12 @@ import streamlit as st
 from explorer.analysis import batch_padding_mask, masked_scores, position_similarity, qkv_walkthrough, sin_cos_halves
 from explorer.figures.internals import (embedding_sum_figure, matrix_heatmap, positional_encoding_figure,
                                         scores_mask_softmax, walkthrough_figure)
-from pages.common import EXAMPLES, current_trace, matrix_table, show_figure
-
-KINDS = {"Decoder self-attention (masked)": "decoder", "Encoder self-attention": "encoder",
-         "Encoder–decoder cross-attention": "cross"}
+from pages.common import EXAMPLES, choose_head, current_trace, matrix_table, show_figure
 
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
 st.title("Internals")
-left, middle, right = st.columns([2, 1, 1])
-kind = KINDS[left.radio("Attention", list(KINDS), key="internals_kind", horizontal=True)]
-layer = middle.selectbox("Layer", range(config.layers(kind)), key="internals_layer")
-head = right.selectbox("Head", range(config.heads), key="internals_head")
+kind, layer, head = choose_head(config, "internals", first_kind="decoder")
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 
 st.header("Masks")
