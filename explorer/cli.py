@@ -205,9 +205,12 @@ def run_importance(args: argparse.Namespace) -> None:
         sources, references = sources[: args.limit], references[: args.limit]
     if not any(s.strip() for s in sources):
         raise CorpusError(f"{args.src}: no sentences")
+    from explorer.analysis_store import ROLES_FILE, shipped
+
+    roles = {h["spec"]: h["roles"] for h in (shipped(checkpoint, ROLES_FILE) or {}).get("heads", [])}
     bar, progress = progress_bar("importance")
     report = importance_report(checkpoint, sources, references, with_ablation=not args.gradient_only,
-                               corpus_name=args.src.name, progress=progress)
+                               corpus_name=args.src.name, progress=progress, roles=roles)
     bar.close()
     if args.json:
         print(json.dumps(report))

@@ -76,3 +76,54 @@ def test_bad_input_gives_one_clear_line(case, tiny_checkpoint, tmp_path):
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert "error" in result.stderr and result.stdout == ""
+
+
+def test_roles_importance_and_prune_curve_commands(tiny_checkpoint, tmp_path):
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_checkpoint.path, model)
+    ewt = MULTI30K.parent / "ud" / "en_ewt-ud-dev.conllu.gz"
+    roles = cli("roles", "--model", str(model), "--conllu", str(ewt), "--limit", "20", "--json", "--positional", "0.5")
+    assert roles.returncode == 0, roles.stderr
+    report = json.loads(roles.stdout)
+    assert len(report["heads"]) == 24 and report["seconds"] > 0 and report["thresholds"]["positional"] == 0.5
+    head = report["heads"][0]
+    assert {"kind", "layer", "head", "roles", "confidence", "positional", "syntactic", "rare_token"} <= set(head)
+    (model / "head_roles.json").write_text(roles.stdout)
+
+    src, ref = str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")
+    importance = cli("importance", "--model", str(model), "--src", src, "--ref", ref, "--limit", "12", "--json")
+    assert importance.returncode == 0, importance.stderr
+    scores = json.loads(importance.stdout)
+    assert len(scores["heads"]) == 24 and "bleu_change" in scores["heads"][5]
+    assert scores["heads"][0]["roles"] == head["roles"]
+    (model / "head_importance.json").write_text(importance.stdout)
+
+    curve = cli("prune-curve", "--model", str(model), "--src", src, "--ref", ref, "--limit", "8", "--kinds", "enc,all",
+                "--steps", "2", "--seeds", "1", "--json")
+    assert curve.returncode == 0, curve.stderr
+    data = json.loads(curve.stdout)["kinds"]
+    assert set(data) == {"enc", "all"} and data["all"]["pruned"] == [0, 12, 24] and len(data["enc"]["random_mean"]) == 3
+
+    least = cli("evaluate", "--model", str(model), "--src", src, "--ref", ref, "--limit", "5",
+                "--prune-least-important", "0.5", "--json")
+    assert least.returncode == 0 and json.loads(least.stdout)["sentences"] == 5
+
+
+@pytest.mark.parametrize("args, message", [
+    (["prune-curve", "--kinds", "enc,foo"], "foo"),
+    (["prune-curve"], "head_importance.json: missing"),
+    (["evaluate", "--prune-least-important", "0.3"], "head_importance.json: missing"),
+])
+def test_pruning_commands_explain_what_is_missing(tiny_checkpoint, args, message):
+    src, ref = str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")
+    result = cli(args[0], "--model", str(tiny_checkpoint.path), "--src", src, "--ref", ref, *args[1:])
+    assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_roles_on_a_file_that_is_not_conllu(tiny_checkpoint, tmp_path):
+    bad = tmp_path / "trees.conllu"
+    bad.write_text("this is not\ta treebank\n\n")
+    result = cli("roles", "--model", str(tiny_checkpoint.path), "--conllu", str(bad))
+    assert result.returncode == 1 and "error:" in result.stderr and "Traceback" not in result.stderr
