@@ -1,0 +1,66 @@
+"""Speed of the corpus analyses on the 8-head model, on this machine.
+
+    .venv/bin/python benchmarks/analysis.py [--model models/en-de-h8]
+
+  roles over 1,000 EWT sentences (all three kinds: encoder, and decoder/cross on the model's own translation)
+                                                                                   target ≤ 30 s
+  gradient importance over 1,000 Multi30k pairs (one forward/backward pass)        target ≤ 30 s
+  10-point pruning curve, all heads, 500 sentences, greedy (importance + 3 random orders)  target ≤ 180 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from explorer.analysis_store import IMPORTANCE_FILE, shipped  # noqa: E402
+from explorer.importance import ParallelCorpus, gradient_importance  # noqa: E402
+from explorer.pruning import importance_scores, pruning_curve  # noqa: E402
+from explorer.roles import analyse_roles  # noqa: E402
+from explorer.ud import read_trees  # noqa: E402
+from models.checkpoint import load_checkpoint  # noqa: E402
+from models.data import read_parallel  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+
+
+def report(name: str, seconds: float, target: float, detail: str = "") -> None:
+    print(f"{name:<62} {seconds:7.1f} s  target ≤ {target:.0f} s  {'ok' if seconds <= target else 'MISSED'}  {detail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, default=ROOT / "models" / "en-de-h8")
+    args = parser.parse_args()
+    checkpoint = load_checkpoint(args.model)
+
+    trees = read_trees(DATA / "ud" / "en_ewt-ud-dev.conllu.gz", limit=1000)
+    start = time.perf_counter()
+    roles = analyse_roles(checkpoint, trees)
+    report("roles, 1,000 EWT sentences", time.perf_counter() - start, 30,
+           f"({sum(bool(h['roles']) for h in roles.heads)} heads with a role)")
+
+    sources, references = read_parallel(DATA / "multi30k" / "val.en.gz", DATA / "multi30k" / "val.de.gz")
+    start = time.perf_counter()
+    gradient_importance(checkpoint, ParallelCorpus.build(checkpoint, sources[:1000], references[:1000]))
+    report("gradient importance, 1,000 Multi30k pairs", time.perf_counter() - start, 30)
+
+    importance = shipped(checkpoint, IMPORTANCE_FILE)
+    if importance is None:
+        print(f"no {IMPORTANCE_FILE} in {args.model}: skipping the pruning curve")
+        return
+    start = time.perf_counter()
+    curve = pruning_curve(checkpoint, sources[:500], references[:500], importance_scores(importance), kinds=("all",),
+                          steps=10, seeds=3)
+    data = curve["kinds"]["all"]
+    report("pruning curve, all heads, 10 points, 500 sentences, 3 seeds", time.perf_counter() - start, 180,
+           f"(BLEU {data['importance'][0]} → {data['importance'][-1]})")
+
+
+if __name__ == "__main__":
+    main()
