@@ -24,7 +24,7 @@ class GreedyResult:
     log_probs: list[torch.Tensor] | None    # per sentence [steps, vocab]: step i's distribution (EOS step included)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy(model: Transformer, src: torch.Tensor, keep_distributions: bool = False,
            max_steps: int | None = None) -> GreedyResult:
     """Translate a padded batch src [B, S], always picking the most probable next token.
@@ -92,7 +92,7 @@ def length_penalty(length: int, alpha: float) -> float:
     return ((5 + length) / 6) ** alpha
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha: float = 0.6,
                 max_steps: int | None = None) -> BeamResult:
     """Beam search for one sentence src [1, S]; the beams run as one batch through the decoder."""

@@ -63,13 +63,32 @@ def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
     return table
 
 
+class Projection(nn.Module):
+    """An affine map y = x @ weight + bias, with weight stored [in, out].
+
+    nn.Linear stores [out, in] and multiplies by its transpose. Decoding one token at a time is memory-bound
+    on a CPU, and multiplying by a contiguous [in, out] matrix streams it ~1.7x faster here (MKL), so this
+    layout makes greedy decoding markedly faster with the same fp32 arithmetic.
+    """
+
+    def __init__(self, d_in: int, d_out: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(d_in, d_out))
+        self.bias = nn.Parameter(torch.empty(d_out))
+        nn.init.xavier_uniform_(self.weight)
+        nn.init.uniform_(self.bias, -d_in ** -0.5, d_in ** -0.5)  # nn.Linear's default bias initialisation
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).view(*x.shape[:-1], -1)
+
+
 class MultiHeadAttention(nn.Module):
     def __init__(self, config: TransformerConfig, kind: str, layer: int) -> None:
         super().__init__()
         self.kind, self.layer = kind, layer  # which head gate applies: kind in encoder/decoder/cross
         self.heads, self.d_k = config.heads, config.d_k
         d = config.d_model
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d, d) for _ in range(4))
+        self.w_q, self.w_k, self.w_v, self.w_o = (Projection(d, d) for _ in range(4))
         self.dropout = nn.Dropout(config.dropout)
         self.q, self.k, self.v = HookPoint(), HookPoint(), HookPoint()
         self.scores, self.mask, self.pattern = HookPoint(), HookPoint(), HookPoint()
@@ -79,7 +98,7 @@ class MultiHeadAttention(nn.Module):
         batch, length, _ = x.shape
         return x.view(batch, length, self.heads, self.d_k).transpose(1, 2)
 
-    def forward(self, x: torch.Tensor, source: torch.Tensor, mask: torch.Tensor,
+    def forward(self, x: torch.Tensor, source: torch.Tensor, mask: torch.Tensor | None,
                 cache: dict | None = None) -> torch.Tensor:
         """x: [B, Q, d] queries; source: [B, K, d] keys/values (x itself for self-attention).
 
@@ -98,8 +117,9 @@ class MultiHeadAttention(nn.Module):
         k, v = self.k(k), self.v(v)
 
         scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(self.d_k))
-        mask = self.mask(mask)
-        pattern = self.pattern(torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1))
+        if mask is not None:  # None: nothing to hide (one new decoder position sees every earlier one)
+            scores = scores.masked_fill(~self.mask(mask), float("-inf"))
+        pattern = self.pattern(torch.softmax(scores, dim=-1))
         z = self.z(self.dropout(pattern) @ v)
         gate = current_head_gate(self.kind, self.layer)
         if gate is not None:
@@ -112,8 +132,8 @@ class MultiHeadAttention(nn.Module):
 class FeedForward(nn.Module):
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        self.w_1 = nn.Linear(config.d_model, config.d_ff)
-        self.w_2 = nn.Linear(config.d_ff, config.d_model)
+        self.w_1 = Projection(config.d_model, config.d_ff)
+        self.w_2 = Projection(config.d_ff, config.d_model)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -184,6 +204,7 @@ class Transformer(nn.Module):
         self.logits = HookPoint()
         self.register_buffer("positions", sinusoidal_positions(config.max_len, config.d_model), persistent=False)
         self.hook_names = name_hook_points(self)
+        self._transposed_embedding: tuple[int, torch.Tensor] | None = None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -224,13 +245,28 @@ class Transformer(nn.Module):
         x = self.decoder.embed_tokens(tgt, self.positions[start: start + length])
         # Query i (absolute position start+i) may see keys 0..start+i. In a full (teacher-forced) pass
         # target padding is hidden too; incrementally, positions after a sentence's end are discarded anyway.
-        self_mask = self.look_ahead_mask(start + length, tgt.device)[:, :, start:, :]
         if cache is None:
-            self_mask = self_mask & self.padding_mask(tgt)
+            self_mask = self.look_ahead_mask(length, tgt.device) & self.padding_mask(tgt)
+        elif length == 1:
+            self_mask = None  # the newest position may see all cached ones: no mask to build or apply
+        else:
+            self_mask = self.look_ahead_mask(start + length, tgt.device)[:, :, start:, :]
         for i, layer in enumerate(self.decoder.layers):
             x = layer(x, memory, self_mask, src_mask, None if cache is None else cache[i])
         x = self.decoder.output(self.decoder.norm(x))
-        return self.logits(x @ self.embedding.weight.T)
+        return self.logits(self.output_projection(x))
+
+    def output_projection(self, x: torch.Tensor) -> torch.Tensor:
+        """x @ embeddingᵀ (tied weights). Without gradients, multiply by a contiguous transposed copy instead
+        (the same numbers, ~2x faster per decoding step); the copy is rebuilt whenever the weights change."""
+        weight = self.embedding.weight
+        if torch.is_grad_enabled() and weight.requires_grad:
+            return F.linear(x, weight)
+        cached = self._transposed_embedding
+        if cached is None or cached[0] != weight._version:
+            cached = (weight._version, weight.detach().t().contiguous())
+            self._transposed_embedding = cached  # one assignment: concurrent sessions see old or new, both right
+        return (x.reshape(-1, x.shape[-1]) @ cached[1]).view(*x.shape[:-1], -1)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         memory, src_mask = self.encode(src)
