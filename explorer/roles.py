@@ -211,7 +211,7 @@ def classify(entry: dict, thresholds: Thresholds) -> tuple[list[str], list[str]]
     """(roles, syntactic relations) of one head from its scores: re-run with other thresholds at no cost."""
     roles, relations = [], []
     positional = entry.get("positional")
-    if positional and positional["share"] >= thresholds.positional and abs(positional["offset"]) < OFFSETS:
+    if positional and positional["share"] >= thresholds.positional:
         roles.append("positional")
     for relation, scores in (entry.get("syntactic") or {}).items():
         for direction, score in scores.items():
@@ -238,7 +238,8 @@ def head_results(kind: str, tally: Tally, syntax: SyntaxTally | None, thresholds
                      "roles": [], "confidence": round(float(confidence[layer, head]), 4)}
             if per_sentence_offsets is not None:
                 histogram = tally.offsets[layer, head] / max(1, tally.queries)
-                best = int(histogram.argmax())
+                # The end bins gather every offset beyond ±OFFSETS: not one fixed offset, so never "the" offset.
+                best = 1 + int(histogram[1:-1].argmax())
                 entry["positional"] = {"offset": best - OFFSETS, "share": round(float(histogram[best]), 4),
                                        "histogram": {str(b - OFFSETS): round(float(v), 4) for b, v in enumerate(histogram)}}
             if tally.rare_sentences:

@@ -28,8 +28,8 @@ BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h
            "1 head (en-de-h1)": ROOT / "models" / "en-de-h1"}
 OWN = "Your own checkpoint folder…"
 EXAMPLES = [
-    "The dog did not cross the street because it was too tired.",
     "A man in a blue shirt is riding a bicycle down the street.",
+    "A boy throws the ball and the dog catches it.",  # a pronoun: "it" is the ball (the model gets it wrong)
     "Two young girls are playing with a ball in the park.",
     "A woman holds her baby while she waits for the bus.",
     "The cat sleeps on the sofa next to the old dog.",

@@ -1,5 +1,6 @@
 """Streamlit AppTest of every page: no exception, the expected widgets, and numbers that are the explorer's own."""
 
+import base64
 import json
 
 import numpy as np
@@ -14,8 +15,23 @@ SENTENCE = "Two dogs play in the snow."
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
 
 
+def decoded(value):
+    """Plotly 7 sends numpy arrays as {"dtype", "bdata" (base64), "shape"}; lists stay lists."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = [int(n) for n in str(value.get("shape", len(array))).split(",")]
+        return array.reshape(shape)
+    if isinstance(value, list):
+        return np.array([decoded(v) if isinstance(v, (dict, list)) else v for v in value], dtype=object)
+    return value
+
+
+def traces_of(spec: dict) -> list[dict]:
+    return [{key: decoded(value) for key, value in trace.items()} for trace in spec["data"]]
+
+
 def chart_data(at, index: int) -> list[dict]:
-    return json.loads(at.get("plotly_chart")[index].proto.spec)["data"]
+    return traces_of(json.loads(at.get("plotly_chart")[index].proto.spec))
 
 
 def table_with(at, column: str):
@@ -28,7 +44,7 @@ def table_with(at, column: str):
 def chart_titled(at, words: str) -> list[dict]:
     """The data of the one chart whose title contains words."""
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    found = [spec["data"] for spec in specs if words in spec["layout"].get("title", {}).get("text", "")]
+    found = [traces_of(spec) for spec in specs if words in spec["layout"].get("title", {}).get("text", "")]
     assert len(found) == 1, [spec["layout"].get("title", {}).get("text") for spec in specs]
     return found[0]
 
@@ -118,10 +134,10 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
     assert table["roles"].tolist() == [", ".join(h["roles"]) for h in shipped["heads"]]
     maps = [chart_titled(at, title) for title in ("Encoder self-attention", "Decoder self-attention", "Cross-attention")]
     assert all(np.array(m[0]["z"]).shape == (3, 8) for m in maps)
-    positional_before = sum("positional" in r for r in table["roles"])
-    at.number_input(key="threshold_positional").set_value(0.2).run()
+    rare_before = sum("rare-token" in r for r in table["roles"])
+    at.number_input(key="threshold_rare_rate").set_value(0.1).run()
     assert not at.exception
-    assert sum("positional" in r for r in table_with(at, "roles")["roles"]) > positional_before
+    assert sum("rare-token" in r for r in table_with(at, "roles")["roles"]) > rare_before
     at.selectbox(key="heads_head").select("enc.0.0").run()
     assert not at.exception and any("enc.0.0" in str(c.proto.spec) for c in at.get("plotly_chart"))
 
@@ -136,7 +152,7 @@ def test_compare_page_draws_every_head_of_every_model():
     shown = [t.value for t in at.text]
     for label, checkpoint in models.items():
         assert translate(checkpoint, [SENTENCE])[0] in shown
-    grids = [json.loads(c.proto.spec)["data"] for c in at.get("plotly_chart")[:3]]
+    grids = [chart_data(at, i) for i in range(3)]
     assert sorted(len(g) for g in grids) == [1, 2, 8]  # 1 head, 2 heads, 8 heads
     h8_grid = next(g for g in grids if len(g) == 8)
     expected = trace_of(models["8 heads (en-de-h8)"], SENTENCE).pattern("encoder")[0, 6]

@@ -92,7 +92,7 @@ def test_two_sessions_keep_their_own_sentences(browser, app_url, h8):
 def test_pruning_a_head_updates_the_translation(context, app_url, h8):
     from explorer.heads import all_heads
 
-    sentence = "Two young girls are playing with a ball in the park."
+    sentence = "A man in a blue shirt is riding a bicycle down the street."
     unpruned = translate(h8, [sentence])[0]
     spec = next(s for s in all_heads(h8.model.config) if translate(h8, [sentence], pruned=[s])[0] != unpruned)
     expected = translate(h8, [sentence], pruned=[spec])[0]
