@@ -94,7 +94,7 @@ def qkv_walkthrough(trace: Trace, checkpoint: Checkpoint, kind: str, layer: int,
     weighted = weights[:, None] * vals
     concatenated = values["z"][layer, :, query].reshape(-1)
     block = checkpoint.model.get_submodule(BLOCK[kind].format(layer))
-    w_o, b_o = block.w_o.weight.detach().numpy(), block.w_o.bias.detach().numpy()
+    w_o, b_o = block.w_o.weight.detach().numpy(), block.w_o.bias.detach().numpy()  # W_O stored [in, out]
     if trace.pruned:  # pruned heads' z is gated to zero before W_O, as in the model
         from explorer.heads import head_mask, parse_heads
 
@@ -102,7 +102,7 @@ def qkv_walkthrough(trace: Trace, checkpoint: Checkpoint, kind: str, layer: int,
         if kind in gates:
             concatenated = (values["z"][layer, :, query] * gates[kind][layer].numpy()[:, None]).reshape(-1)
     return Walkthrough(q, keys, vals, dots, scaled, masked, weights, weighted, weighted.sum(0), concatenated,
-                       concatenated @ w_o.T + b_o)
+                       concatenated @ w_o + b_o)
 
 
 @dataclass

@@ -19,6 +19,8 @@ from models.transformer import Transformer, TransformerConfig  # noqa: E402
 DATA = ROOT.parent / "shared" / "data"
 MULTI30K = DATA / "multi30k"
 BUNDLED = {heads: ROOT / "models" / f"en-de-h{heads}" for heads in (1, 2, 8)}
+# The shipped checkpoints present in this checkout (h8 always; h1 and h2 once trained).
+SHIPPED = {heads: path for heads, path in BUNDLED.items() if (path / "config.json").is_file()}
 
 SENTENCES = [
     "A man in an orange hat starring at something.",

