@@ -8,9 +8,11 @@ import numpy as np
 import torch
 
 from models.checkpoint import Checkpoint
+from models.data import pad_batch
 from models.decoding import BeamResult, beam_search
 from models.hooks import capture
 from models.tokenizer import BOS, EOS
+from explorer.heads import head_mask, parse_heads
 from explorer.inputs import prepare_source
 from explorer.trace import BLOCK, Trace
 
@@ -52,8 +54,6 @@ def batch_padding_mask(checkpoint: Checkpoint, sentences: list[str]) -> tuple[np
 
     A single sentence has no padding; batched with a longer one, it is padded and the mask hides the pads.
     """
-    from models.data import pad_batch
-
     tokenizer, max_len = checkpoint.tokenizer, checkpoint.model.config.max_len
     batch = pad_batch([prepare_source(s, tokenizer, max_len).ids for s in sentences])
     mask = checkpoint.model.padding_mask(batch)[:, 0, 0].numpy()
@@ -96,8 +96,6 @@ def qkv_walkthrough(trace: Trace, checkpoint: Checkpoint, kind: str, layer: int,
     block = checkpoint.model.get_submodule(BLOCK[kind].format(layer))
     w_o, b_o = block.w_o.weight.detach().numpy(), block.w_o.bias.detach().numpy()  # W_O stored [in, out]
     if trace.pruned:  # pruned heads' z is gated to zero before W_O, as in the model
-        from explorer.heads import head_mask, parse_heads
-
         gates = head_mask(parse_heads(trace.pruned, checkpoint.model.config), checkpoint.model.config)
         if kind in gates:
             concatenated = (values["z"][layer, :, query] * gates[kind][layer].numpy()[:, None]).reshape(-1)

@@ -109,17 +109,23 @@ def pruned_heads(args: argparse.Namespace, checkpoint) -> list:
     """--prune SPEC plus --prune-least-important FRACTION, as one list of heads."""
     pruned = set(parse_heads(args.prune, checkpoint.model.config))
     if args.prune_least_important:
-        from explorer.analysis_store import IMPORTANCE_FILE, shipped
         from explorer.heads import all_heads
         from explorer.pruning import importance_scores, least_important
 
-        report = shipped(checkpoint, IMPORTANCE_FILE)
-        if report is None:
-            raise HeadSpecError(f"{checkpoint.path / IMPORTANCE_FILE}: missing; create it with "
-                                f"`python -m explorer importance --model {checkpoint.path} --src ... --ref ... --json`")
-        scores = importance_scores(report)
+        scores = importance_scores(shipped_importance(checkpoint))
         pruned |= set(least_important(scores, args.prune_least_important, all_heads(checkpoint.model.config)))
     return sorted(pruned)
+
+
+def shipped_importance(checkpoint) -> dict:
+    """The checkpoint's head_importance.json, or an error saying how to create it."""
+    from explorer.analysis_store import IMPORTANCE_FILE, shipped
+
+    report = shipped(checkpoint, IMPORTANCE_FILE)
+    if report is None:
+        raise HeadSpecError(f"{checkpoint.path / IMPORTANCE_FILE}: missing; create it with "
+                            f"`python -m explorer importance --model {checkpoint.path} --src ... --ref ... --json`")
+    return report
 
 
 def progress_bar(description: str):
@@ -223,7 +229,6 @@ def run_importance(args: argparse.Namespace) -> None:
 
 
 def run_prune_curve(args: argparse.Namespace) -> None:
-    from explorer.analysis_store import IMPORTANCE_FILE, shipped
     from explorer.pruning import CURVE_KINDS, importance_scores, pruning_curve
 
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
@@ -231,9 +236,7 @@ def run_prune_curve(args: argparse.Namespace) -> None:
     if unknown or not kinds:
         raise HeadSpecError(f"--kinds: {', '.join(unknown) or 'nothing'} is not one of {', '.join(CURVE_KINDS)}")
     checkpoint = load_checkpoint(args.model)
-    report = shipped(checkpoint, IMPORTANCE_FILE)
-    if report is None:
-        raise HeadSpecError(f"{checkpoint.path / IMPORTANCE_FILE}: missing; the importance order needs it")
+    report = shipped_importance(checkpoint)
     sources, references = read_parallel(args.src, args.ref)
     if args.limit:
         sources, references = sources[: args.limit], references[: args.limit]

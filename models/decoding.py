@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from models.data import pad_batch
 from models.tokenizer import BOS, EOS, PAD
 from models.transformer import Transformer
 
@@ -154,8 +155,6 @@ def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha
 def translate_ids(model: Transformer, sources: list[list[int]], beam_size: int = 1,
                   batch_size: int = 64, alpha: float = 0.6) -> list[list[int]]:
     """Token ids of many sentences → output ids; greedy in length-sorted batches, or beam one by one."""
-    from models.data import pad_batch
-
     outputs: list[list[int]] = [[] for _ in sources]
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
     if beam_size <= 1:

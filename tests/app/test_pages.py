@@ -106,7 +106,7 @@ def test_decoding_page(h8):
     assert "nats" in at.metric[0].value
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGES + ["pages/prune.py"])
 @pytest.mark.parametrize("text, message", [("   ", "Please type a sentence"), ("A dog runs. " * 416, "cut to its first")])
 def test_empty_and_huge_input_give_a_message_on_every_page(page, text, message):
     at = open_page(page, text)
@@ -114,7 +114,7 @@ def test_empty_and_huge_input_give_a_message_on_every_page(page, text, message):
     assert any(message in value for value in shown), shown
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGES + ["pages/prune.py", "pages/compare.py"])
 def test_hostile_and_odd_text_on_every_page(page):
     at = open_page(page, HOSTILE + " 😀 一只狗 \u202e")
     assert not at.error
