@@ -56,24 +56,49 @@ def test_translation_page(h8):
     assert len(at.sidebar.selectbox(key="example").options) >= 5
 
 
+def grid_tile(grid: dict, layer: int, head: int) -> np.ndarray:
+    """One head's block of the every-head overview, found by its axis labels ("L1 · …", "H5 · …")."""
+    rows = [i for i, label in enumerate(grid["y"]) if label.startswith(f"L{layer} · ")]
+    columns = [j for j, label in enumerate(grid["x"]) if label.startswith(f"H{head} · ")]
+    return np.array(grid["z"], dtype=float)[np.ix_(rows, columns)]
+
+
 def test_attention_page_draws_the_explorers_numbers(h8):
     at = open_page(PAGES[1], SENTENCE)
     trace = trace_sentence(h8, SENTENCE)
-    np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), trace.pattern("encoder")[0, 0], atol=1e-6)
-    grid = chart_data(at, 1)
-    assert len(grid) == 3 * 8  # layers × heads heatmaps in the overview
-    np.testing.assert_allclose(np.array(grid[13]["z"], dtype=float), trace.pattern("encoder")[1, 5], atol=1e-6)
-    rollout = chart_titled(at, "Encoder rollout")[0]["z"]
-    np.testing.assert_allclose(np.array(rollout, dtype=float), attention_rollout(trace.pattern("encoder"))[-1], atol=1e-6)
-    assert len(at.get("iframe")) == 2  # bertviz head view and model view
-    assert len(at.get("download_button")) >= 8
+    pattern = trace.pattern("encoder")
+    np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), pattern[0, 0], atol=1e-6)
+    [grid] = chart_data(at, 1)  # the "Every head" tab is open first
+    tiles = {(layer, head): grid_tile(grid, layer, head) for layer in range(3) for head in range(8)}
+    assert len(tiles) == 3 * 8  # layers × heads heatmaps in the overview
+    for (layer, head), tile in tiles.items():
+        np.testing.assert_allclose(tile, pattern[layer, head], atol=1e-6)
+    z = np.array(grid["z"], dtype=float)
+    assert np.isnan(z).sum() == z.size - pattern.size  # everything else is the blank gaps
+    assert at.get("iframe") == [] and len(at.get("plotly_chart")) == 2  # the other tabs run only when opened
+    assert len(at.get("download_button")) >= 4
 
+    at.session_state["attention_view"] = "Head average"
+    at.run()
+    average = chart_titled(at, "average of the 8 heads")[0]["z"]
+    np.testing.assert_allclose(np.array(average, dtype=float), pattern[0].mean(axis=0), atol=1e-6)
+    at.session_state["attention_view"] = "Rollout"
+    at.run()
+    rollout = chart_titled(at, "Encoder rollout")[0]["z"]
+    np.testing.assert_allclose(np.array(rollout, dtype=float), attention_rollout(pattern)[-1], atol=1e-6)
+    for view in ("bertviz head view", "bertviz model view"):
+        at.session_state["attention_view"] = view
+        at.run()
+        assert not at.exception
+        assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) == 1
+
+    at.session_state["attention_view"] = "Rollout"
     at.radio(key="attention_kind").set_value("Encoder–decoder cross-attention").run()
     at.selectbox(key="attention_layer").select(2).run()
     at.selectbox(key="attention_head").select(7).run()
     assert not at.exception
     np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), trace.pattern("cross")[2, 7], atol=1e-6)
-    assert len(at.get("plotly_chart")) == 3  # rollout is for the encoder only
+    assert len(at.get("plotly_chart")) == 1 and "encoder" in at.info[0].value  # rollout is for the encoder only
 
 
 def test_internals_page(h8):

@@ -26,6 +26,11 @@ def open_app(context, url):
     return page
 
 
+def open_tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+    wait_idle(page)
+
+
 def translation_text(page) -> str:
     return page.locator('[data-testid="stText"]').first.inner_text(timeout=30_000)
 
@@ -40,11 +45,17 @@ def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     go_to(page, "Attention")
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
     wait_idle(page)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 4
-    assert "girl" in page.locator(".js-plotly-plot").first.inner_text() or page.locator(".xtick text").count() > 5
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 2  # the chosen head and every head
+    assert any("girl" in tick for tick in page.locator(".js-plotly-plot .xtick text").all_text_contents())
+    open_tab(page, "bertviz head view")
     frame = page.frame_locator("iframe").first
     frame.locator("svg text").first.wait_for(timeout=30_000)
-    assert frame.locator("svg text").count() > len(sentence.split())
+    assert any("girl" in text for text in frame.locator("svg text").all_text_contents())  # the tokens, drawn
+    open_tab(page, "bertviz model view")
+    assert "girl" in page.locator("iframe").first.get_attribute("srcdoc")
+    frame = page.frame_locator("iframe").first
+    frame.locator("svg line").first.wait_for(state="attached", timeout=30_000)
+    assert frame.locator("svg line").count() >= 3 * 8  # lines in the thumbnails of every head
     assert context.blocked == []
 
 
@@ -53,8 +64,14 @@ def test_hostile_sentence_runs_nothing(context, app_url):
     submit_sentence(page, HOSTILE)
     wait_idle(page)
     go_to(page, "Attention")
-    page.frame_locator("iframe").first.locator("svg text").first.wait_for(timeout=60_000)
-    page.wait_for_timeout(1500)  # give any injected script the chance to fire
+    wait_idle(page)
+    for view, drawn in (("bertviz head view", "svg text"), ("bertviz model view", "svg line")):
+        open_tab(page, view)
+        page.frame_locator("iframe").first.locator(drawn).first.wait_for(state="attached", timeout=60_000)
+        page.wait_for_timeout(1000)  # give any injected script the chance to fire
+    open_tab(page, "bertviz head view")
+    tokens = page.frame_locator("iframe").first.locator("svg text").all_text_contents()
+    assert "<unk>" in tokens and "ert" in tokens  # tag-like tokens are shown as text (the tokenizer has no "<")
     for title in ("Internals", "Decoding"):
         go_to(page, title)
         wait_idle(page)
