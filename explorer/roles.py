@@ -268,3 +268,29 @@ def _syntax_scores(syntax: SyntaxTally, layer: int, head: int) -> dict:
             "baseline": round(offsets[baseline_offset] / count, 4), "baseline_offset": baseline_offset,
             "count": count}
     return scores
+
+
+def role_summary(heads: list[dict]) -> dict:
+    """One model's roles at a glance: how many heads have each role, and the strongest candidate for each.
+
+    The candidates matter when no head passes a threshold: they say how close the model came.
+    """
+    def best(candidates):
+        return max(candidates, default=None, key=lambda c: c[0])
+
+    positional = best((h["positional"]["share"], h["spec"], h["positional"]["offset"])
+                      for h in heads if h.get("positional"))
+    rare = best((h["rare_token"]["rate"], h["spec"], h["rare_token"]["chance"]) for h in heads if h.get("rare_token"))
+    syntactic = best((score["accuracy"] - score["baseline"], h["spec"], f"{relation} {direction}", score["accuracy"])
+                     for h in heads for relation, scores in (h.get("syntactic") or {}).items()
+                     for direction, score in scores.items())
+    return {
+        "heads": len(heads),
+        **{role: sum(role in h["roles"] for h in heads) for role in ("positional", "syntactic", "rare-token")},
+        "no role": sum(not h["roles"] for h in heads),
+        "mean confidence": round(float(np.mean([h["confidence"] for h in heads])), 3) if heads else None,
+        "most positional": f"{positional[1]} ({positional[0]:.0%} at {positional[2]:+d})" if positional else None,
+        "most rare-token": f"{rare[1]} ({rare[0]:.0%}, chance {rare[2]:.0%})" if rare else None,
+        "most syntactic": (f"{syntactic[1]} {syntactic[2]} ({syntactic[3]:.0%}, {syntactic[0]:+.0%} vs baseline)"
+                           if syntactic else None),
+    }

@@ -6,6 +6,7 @@ import streamlit as st
 from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
+from explorer.roles import role_summary
 from pages.common import BUNDLED, cached_checkpoint, cached_trace, selection, weights_mtime, show_figure
 
 KINDS = {"Encoder self-attention": "encoder", "Encoder–decoder cross-attention": "cross",
@@ -36,7 +37,7 @@ for column, label in zip(columns, labels):
 
 left, middle, right = st.columns([2, 1, 2])
 kind = KINDS[left.radio("Attention", list(KINDS), key="compare_kind", horizontal=True)]
-layer = middle.selectbox("Layer", range(3), index=0, key="compare_layer")
+layer = middle.selectbox("Layer", range(min(m.model.config.layers(kind) for m in models.values())), key="compare_layer")
 source_tokens = traces[labels[0]].source_tokens
 focus = right.selectbox("Focus on the source token", range(len(source_tokens)), key="compare_focus",
                         format_func=lambda i: f"{i}: {source_tokens[i]}")
@@ -52,17 +53,15 @@ for label in labels:
                 f"compare-{models[label].name}-{kind}-L{layer}", {"pattern": pattern})
 
 st.header("Head roles and importance")
+st.caption("Shipped results: roles on the UD English EWT dev trees at the default thresholds (the Heads page "
+           "explains them), importance on Multi30k val. \"Most …\" names each model's strongest candidate for a "
+           "role, whether or not it passes the threshold.")
 rows = []
 for label in labels:
     roles, importance = shipped(models[label], ROLES_FILE), shipped(models[label], IMPORTANCE_FILE)
     row = {"model": label}
     if roles:
-        heads = roles["heads"]
-        row.update({"heads": len(heads), "positional": sum("positional" in h["roles"] for h in heads),
-                    "syntactic": sum("syntactic" in h["roles"] for h in heads),
-                    "rare-token": sum("rare-token" in h["roles"] for h in heads),
-                    "no role": sum(not h["roles"] for h in heads),
-                    "mean confidence": round(sum(h["confidence"] for h in heads) / len(heads), 3)})
+        row.update(role_summary(roles["heads"]))
     if importance:
         top = max(importance["heads"], key=lambda h: h.get("bleu_change", 0) * -1)
         row["most important (BLEU drop alone)"] = f"{top['spec']} ({top.get('bleu_change', 0):+.2f})"

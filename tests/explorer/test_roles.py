@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from explorer.roles import (SyntaxTally, Tally, Thresholds, analyse_roles, classify, head_results, rarest,
-                            tally_patterns, tally_syntax)
+                            role_summary, tally_patterns, tally_syntax)
 from explorer.ud import align_words, read_trees, word_attention, word_maps
 from models.data import pad_batch
 from models.hooks import model_run
@@ -87,6 +87,23 @@ def test_thresholds_are_parameters():
     assert classify(entry, Thresholds(syntactic_margin=0.2))[0] == []
     assert classify(entry, Thresholds(syntactic_min_count=200))[0] == []
     assert classify(entry, Thresholds(rare_rate=0.3, rare_over_chance=6))[0] == ["syntactic"]
+
+
+def test_role_summary_counts_roles_and_names_the_strongest_candidates():
+    def head(spec, roles, share, offset, rate, accuracy):
+        return {"spec": spec, "roles": roles, "confidence": 0.5, "positional": {"share": share, "offset": offset},
+                "rare_token": {"rate": rate, "chance": 0.1},
+                "syntactic": {"amod": {"dependent→head": {"accuracy": accuracy, "baseline": 0.5, "count": 200}}}}
+
+    summary = role_summary([head("enc.0.0", ["positional"], 0.95, -1, 0.2, 0.4),
+                            head("enc.0.1", ["syntactic", "rare-token"], 0.3, 0, 0.6, 0.7),
+                            head("enc.1.0", [], 0.5, 2, 0.1, 0.3)])
+    assert (summary["heads"], summary["positional"], summary["syntactic"], summary["rare-token"], summary["no role"]) \
+        == (3, 1, 1, 1, 1)
+    assert summary["most positional"] == "enc.0.0 (95% at -1)"
+    assert summary["most rare-token"] == "enc.0.1 (60%, chance 10%)"
+    assert summary["most syntactic"] == "enc.0.1 amod dependent→head (70%, +20% vs baseline)"
+    assert role_summary([])["most positional"] is None
 
 
 def test_word_piece_mapping_on_words_split_into_many_pieces(tiny_checkpoint):
