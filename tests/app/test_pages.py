@@ -7,9 +7,13 @@ import numpy as np
 import pytest
 
 from explorer.analysis import attention_rollout
+from explorer.roles import role_summary
 from explorer.trace import trace_sentence
 from explorer.translation import translate
+from models.checkpoint import load_checkpoint
+from pages.common import BUNDLED
 from tests.app.conftest import PAGES, open_page
+from tests.conftest import SHIPPED
 
 SENTENCE = "Two dogs play in the snow."
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -145,6 +149,19 @@ def test_hostile_and_odd_text_on_every_page(page):
     assert not at.error
 
 
+@pytest.mark.parametrize("page", PAGES + ["pages/prune.py"])
+@pytest.mark.parametrize("label", [label for label, path in BUNDLED.items() if (path / "config.json").is_file()])
+def test_every_page_runs_on_every_bundled_model(page, label):
+    at = open_page(page, SENTENCE, model=label)
+    assert not at.error
+    heads = load_checkpoint(BUNDLED[label]).model.config.heads
+    if page == "pages/attention.py":
+        [grid] = chart_data(at, 1)
+        assert {x.split(" · ")[0] for x in grid["x"] if " · " in x} == {f"H{h}" for h in range(heads)}
+    if page == "pages/prune.py":
+        assert len(at.checkbox) == 3 * 3 * heads
+
+
 def test_a_broken_checkpoint_path_gives_a_message(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     at = open_page(PAGES[1], SENTENCE, model="Your own checkpoint folder…", own_model=str(tmp_path))
@@ -168,10 +185,6 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
 
 
 def test_compare_page_draws_every_head_of_every_model():
-    from explorer.trace import trace_sentence as trace_of
-    from models.checkpoint import load_checkpoint
-    from tests.conftest import SHIPPED
-
     at = open_page("pages/compare.py", SENTENCE)
     if len(SHIPPED) < 2:
         assert "at least two of the bundled models" in at.info[0].value
@@ -183,9 +196,14 @@ def test_compare_page_draws_every_head_of_every_model():
     grids = [chart_data(at, i) for i in range(len(models))]
     assert sorted(len(g) for g in grids) == sorted(models)  # one heatmap per head: 1, 2, 8
     h8_grid = next(g for g in grids if len(g) == 8)
-    expected = trace_of(models[8], SENTENCE).pattern("encoder")[0, 6]
+    expected = trace_sentence(models[8], SENTENCE).pattern("encoder")[0, 6]
     np.testing.assert_allclose(np.array(h8_grid[6]["z"], dtype=float), expected, atol=1e-6)
-    assert sorted(table_with(at, "positional")["heads"]) == sorted(3 * 3 * h for h in models)
+    summaries = table_with(at, "positional")
+    assert sorted(summaries["heads"]) == sorted(3 * 3 * h for h in models)
+    for checkpoint in models.values():
+        row = summaries[summaries["model"].str.contains(checkpoint.name)].iloc[0]
+        expected = role_summary(json.loads((checkpoint.path / "head_roles.json").read_text())["heads"])
+        assert (row["positional"], row["most positional"]) == (expected["positional"], expected["most positional"])
 
 
 def test_prune_page_toggle_changes_the_translation(h8):
