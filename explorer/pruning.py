@@ -25,7 +25,15 @@ from models.tokenizer import BOS, EOS
 CURVE_KINDS = ("enc", "dec", "cross", "all")
 
 
-def importance_scores(report: dict, measure: str = "gradient_importance_normalised") -> dict[HeadSpec, float]:
+def importance_scores(report: dict, measure: str | None = None) -> dict[HeadSpec, float]:
+    """Per head the score to prune by: by default gradient importance normalised per layer (Michel et al.).
+
+    With one head per layer that normalisation makes every score 1 and the order meaningless, so the raw
+    gradient importance is used there instead.
+    """
+    if measure is None:
+        one_head_per_layer = max(h["head"] for h in report["heads"]) == 0
+        measure = "gradient_importance" if one_head_per_layer else "gradient_importance_normalised"
     return {HeadSpec(h["kind"], h["layer"], h["head"]): h[measure] for h in report["heads"] if measure in h}
 
 

@@ -8,8 +8,8 @@ import torch
 
 from explorer.heads import HeadSpec, all_heads, head_mask, parse_heads
 from explorer.importance import ParallelCorpus, gradient_importance
-from explorer.pruning import (compare_steps, curve_rows, heads_without_role, importance_order, least_important,
-                              pruning_curve, token_diff)
+from explorer.pruning import (compare_steps, curve_rows, heads_without_role, importance_order, importance_scores,
+                              least_important, pruning_curve, token_diff)
 from explorer.trace import trace_sentence
 from explorer.translation import translate
 from models.data import read_parallel
@@ -40,6 +40,17 @@ def test_pruning_all_cross_attention_makes_the_output_independent_of_the_source(
     longest = max(translations, key=len)
     assert all(longest.startswith(t) for t in translations)
     assert not torch.equal(model(batch_of(tokenizer, SENTENCES[:1]), target), model(batch_of(tokenizer, SENTENCES[1:2]), target))
+
+
+def test_importance_scores_are_layer_normalised_unless_a_layer_has_one_head():
+    def report(heads_per_layer):
+        return {"heads": [{"kind": "encoder", "layer": layer, "head": head, "gradient_importance": 0.1 * (layer + 1),
+                           "gradient_importance_normalised": 0.5 if heads_per_layer > 1 else 1.0}
+                          for layer in range(3) for head in range(heads_per_layer)]}
+
+    assert set(importance_scores(report(2)).values()) == {0.5}
+    one_head = importance_scores(report(1))  # normalised, every score would be 1: the order would mean nothing
+    assert [one_head[HeadSpec("encoder", layer, 0)] for layer in range(3)] == pytest.approx([0.1, 0.2, 0.3])
 
 
 def test_least_important_and_role_selection():
