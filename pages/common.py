@@ -130,10 +130,15 @@ def current_trace(pruned: str = "") -> tuple[Checkpoint, Trace]:
     except InputError as error:
         st.info(str(error))
         st.stop()
-    if trace.truncated:
-        st.warning(f"The sentence is longer than the model's maximum of {checkpoint.model.config.max_len} tokens: "
-                   f"it was cut to its first {checkpoint.model.config.max_len - 1} pieces.")
+    warn_if_truncated(trace, checkpoint)
     return checkpoint, trace
+
+
+def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
+    if trace.truncated:
+        max_len = checkpoint.model.config.max_len
+        st.warning(f"The sentence is longer than the model's maximum of {max_len} tokens: "
+                   f"it was cut to its first {max_len - 1} pieces.")
 
 
 def table_csv(table: pd.DataFrame) -> bytes:

@@ -7,7 +7,8 @@ from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
 from explorer.roles import role_summary
-from pages.common import BUNDLED, cached_checkpoint, cached_trace, selection, weights_mtime, show_figure
+from pages.common import (BUNDLED, cached_checkpoint, cached_trace, selection, show_figure, warn_if_truncated,
+                          weights_mtime)
 
 KINDS = {"Encoder self-attention": "encoder", "Encoder–decoder cross-attention": "cross",
          "Decoder self-attention (masked)": "decoder"}
@@ -25,6 +26,7 @@ try:
 except InputError as error:
     st.info(str(error))
     st.stop()
+warn_if_truncated(traces[labels[0]], models[labels[0]])  # the bundled models share one tokenizer and max length
 
 columns = st.columns(len(labels))
 for column, label in zip(columns, labels):
@@ -63,7 +65,7 @@ for label in labels:
     if roles:
         row.update(role_summary(roles["heads"]))
     if importance:
-        top = max(importance["heads"], key=lambda h: h.get("bleu_change", 0) * -1)
+        top = min(importance["heads"], key=lambda h: h.get("bleu_change", 0))
         row["most important (BLEU drop alone)"] = f"{top['spec']} ({top.get('bleu_change', 0):+.2f})"
     rows.append(row)
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="compare_roles")

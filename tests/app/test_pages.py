@@ -135,7 +135,7 @@ def test_decoding_page(h8):
     assert "nats" in at.metric[0].value
 
 
-@pytest.mark.parametrize("page", PAGES + ["pages/prune.py"])
+@pytest.mark.parametrize("page", PAGES + ["pages/prune.py", "pages/compare.py"])
 @pytest.mark.parametrize("text, message", [("   ", "Please type a sentence"), ("A dog runs. " * 416, "cut to its first")])
 def test_empty_and_huge_input_give_a_message_on_every_page(page, text, message):
     at = open_page(page, text)
