@@ -8,7 +8,8 @@ Prints a table:
      random weights, attn_implementation="eager", output_attentions=True                   (target ≤ 1.0)
   3. greedy translation of 20 tokens ÷ MarianMTModel.generate of 20 tokens                   (target ≤ 0.5)
   4. `python -m explorer evaluate` on the 1,000 test sentences, greedy, wall seconds        (target ≤ 30 s)
-A and B of each ratio run interleaved, and the median of each is compared, so load on the machine hits both.
+A and B of each ratio run alternately; the ratio is the median of the ratios of neighbouring A and B calls
+(load on the machine hits both of a pair alike), and p10-p90 of those ratios shows how much it wavers.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -35,15 +37,32 @@ SENTENCE = "A young man in a blue jacket and a black hat is playing the guitar o
 TEST = ROOT.parent / "shared" / "data" / "multi30k"
 
 
-def interleaved(a, b, repeats: int) -> tuple[float, float]:
-    """Median seconds of a() and b(), alternating calls after a warm-up of each."""
+@dataclass
+class Comparison:
+    name: str
+    ours: float                 # median seconds
+    reference: float            # median seconds
+    ratios: list[float]         # ours ÷ reference of each neighbouring pair of calls
+    target: float
+
+    def row(self) -> str:
+        ratio = statistics.median(self.ratios)
+        deciles = statistics.quantiles(self.ratios, n=10)
+        return (f"{self.name:<70} {self.ours * 1e3:9.2f} {self.reference * 1e3:13.2f} {ratio:7.3f} "
+                f"{deciles[0]:6.3f}-{deciles[-1]:.3f} {'≤' + str(self.target):>7} "
+                f"{'ok' if ratio <= self.target else 'MISSED'}")
+
+
+def interleaved(name: str, a, b, repeats: int, target: float) -> Comparison:
+    """Time a() and b() alternately after a warm-up of each."""
     for _ in range(3):
         a(), b()
     times_a, times_b = [], []
     for _ in range(repeats):
         start = time.perf_counter(); a(); times_a.append(time.perf_counter() - start)
         start = time.perf_counter(); b(); times_b.append(time.perf_counter() - start)
-    return statistics.median(times_a), statistics.median(times_b)
+    return Comparison(name, statistics.median(times_a), statistics.median(times_b),
+                      [x / y for x, y in zip(times_a, times_b)], target)
 
 
 def marian_twin(config):
@@ -91,10 +110,9 @@ def main() -> None:
     def marian_attention():
         marian(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
 
-    a, b = interleaved(everything, plain, args.repeats)
-    rows.append(("forward, every hook captured ÷ plain forward", a, b, 1.15))
-    a, b = interleaved(attention_only, marian_attention, args.repeats)
-    rows.append(("forward, all attention captured ÷ Marian eager output_attentions", a, b, 1.0))
+    rows.append(interleaved("forward, every hook captured ÷ plain forward", everything, plain, args.repeats, 1.15))
+    rows.append(interleaved("forward, all attention captured ÷ Marian eager output_attentions", attention_only,
+                            marian_attention, args.repeats, 1.0))
 
     def ours_greedy():
         result = greedy(model, src, max_steps=20)
@@ -105,14 +123,12 @@ def main() -> None:
     def marian_generate():
         marian.generate(input_ids=src, max_new_tokens=steps, min_new_tokens=steps, do_sample=False, num_beams=1)
 
-    a, b = interleaved(ours_greedy, marian_generate, max(10, args.repeats // 3))
-    rows.append((f"greedy translation ({steps} steps) ÷ Marian generate ({steps} tokens)", a, b, 0.5))
+    rows.append(interleaved(f"greedy translation ({steps} steps) ÷ Marian generate ({steps} tokens)", ours_greedy,
+                            marian_generate, args.repeats, 0.5))
 
-    print(f"{'measure':<70} {'ours ms':>9} {'reference ms':>13} {'ratio':>7} {'target':>7}")
-    for name, ours, reference, target in rows:
-        ratio = ours / reference
-        print(f"{name:<70} {ours * 1e3:9.2f} {reference * 1e3:13.2f} {ratio:7.3f} {'≤' + str(target):>7} "
-              f"{'ok' if ratio <= target else 'MISSED'}")
+    print(f"{'measure':<70} {'ours ms':>9} {'reference ms':>13} {'ratio':>7} {'p10-p90':>11} {'target':>7}")
+    for row in rows:
+        print(row.row())
 
     if not args.skip_evaluate:
         command = [sys.executable, "-m", "explorer", "evaluate", "--model", str(args.model), "--json",

@@ -14,6 +14,12 @@ from models.tokenizer import BOS, EOS, PAD
 from models.transformer import Transformer
 
 
+def steps_source_mask(src_mask: torch.Tensor) -> torch.Tensor | None:
+    """The source mask decoding steps need: None when no source position is padding, so that each step's
+    cross-attention skips building and applying a mask that hides nothing (as an unpadded batch of one is)."""
+    return None if bool(src_mask.all()) else src_mask
+
+
 def step_limit(model: Transformer, source_length: int) -> int:
     """How many tokens to generate at most: translations are rarely much longer than their source."""
     return min(model.config.max_len - 1, int(source_length * 1.5) + 10)
@@ -34,33 +40,38 @@ def greedy(model: Transformer, src: torch.Tensor, keep_distributions: bool = Fal
     length), so a sentence's translation never depends on what else is in the batch.
     """
     memory, src_mask = model.encode(src)
+    src_mask = steps_source_mask(src_mask)
     batch = src.shape[0]
     source_lengths = (src != PAD).sum(1).tolist()
-    limits = torch.tensor([max_steps or step_limit(model, n) for n in source_lengths])
+    limits = [max_steps or step_limit(model, n) for n in source_lengths]
     cache = model.new_cache()
     last = torch.full((batch, 1), BOS, dtype=torch.long)
-    finished = torch.zeros(batch, dtype=torch.bool)
-    token_count = limits.clone()     # output tokens kept per sentence
-    step_count = limits.clone()      # distributions kept per sentence (the EOS step included)
-    chosen, distributions = [], []
-    for step in range(int(limits.max())):
-        log_probs = torch.log_softmax(model.decode(last, memory, src_mask, cache, start=step)[:, -1].float(), -1)
+    # Per sentence: output tokens so far; steps taken (the EOS step included) once it has finished.
+    tokens: list[list[int]] = [[] for _ in range(batch)]
+    steps_taken: list[int | None] = [None] * batch
+    distributions = []
+    for step in range(max(limits)):
+        logits = model.decode(last, memory, src_mask, cache, start=step)[:, -1]
         if keep_distributions:
-            distributions.append(log_probs)
-        next_token = log_probs.argmax(-1).masked_fill(finished, PAD)
-        chosen.append(next_token)
-        ended = ~finished & (next_token == EOS)
-        token_count[ended], step_count[ended] = step, step + 1
-        finished |= ended | (step + 1 >= limits)
-        if finished.all():
+            distributions.append(torch.log_softmax(logits.float(), -1))
+        # argmax of the logits is argmax of the log-probabilities: no softmax when nobody looks at them.
+        next_token = logits.argmax(-1)
+        # The bookkeeping runs on Python ints: one tensor→list conversion per step instead of ~10 tiny
+        # tensor ops, which cost more than the arithmetic itself for a single sentence.
+        for i, token in enumerate(next_token.tolist()):
+            if steps_taken[i] is not None:
+                continue
+            if token == EOS or step + 1 >= limits[i]:
+                steps_taken[i] = step + 1
+            if token != EOS:
+                tokens[i].append(token)
+        if all(n is not None for n in steps_taken):
             break
-        last = next_token[:, None]
-    columns = torch.stack(chosen, 1).tolist()
-    tokens = [row[: int(n)] for row, n in zip(columns, token_count)]
+        last = next_token[:, None]  # a finished sentence's row runs on; its outputs are ignored
     if not keep_distributions:
         return GreedyResult(tokens, None)
     stacked = torch.stack(distributions, 1)
-    return GreedyResult(tokens, [stacked[i, : int(step_count[i])] for i in range(batch)])
+    return GreedyResult(tokens, [stacked[i, : steps_taken[i]] for i in range(batch)])
 
 
 @dataclass
@@ -109,7 +120,7 @@ def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha
     histories: list[list[int]] = [[] for _ in range(beam_size)]
     step_dists: list[list[torch.Tensor]] = [[] for _ in range(beam_size)]
     last = torch.full((beam_size, 1), BOS, dtype=torch.long)
-    memory, src_mask = memory.expand(beam_size, -1, -1), src_mask.expand(beam_size, -1, -1, -1)
+    memory, src_mask = memory.expand(beam_size, -1, -1), steps_source_mask(src_mask)
     finished: list[tuple[Hypothesis, list[torch.Tensor]]] = []
     steps: list[BeamStep] = []
 
@@ -140,7 +151,7 @@ def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha
         scores = torch.tensor([s for _, _, s in new_beams])
         last = torch.tensor([[t] for _, t, _ in new_beams])
         if alive != memory.shape[0]:
-            memory, src_mask = memory[:alive], src_mask[:alive]
+            memory = memory[:alive]
         for layer_cache in cache:
             layer_cache["self"]["k"] = layer_cache["self"]["k"][parents]
             layer_cache["self"]["v"] = layer_cache["self"]["v"][parents]

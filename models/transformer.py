@@ -9,6 +9,10 @@ Attention tensors keep the head axis: q/k/v/z are [batch, heads, position, d_k];
 
 Layers are pre-norm (LayerNorm before each sublayer, one final LayerNorm per stack, as in The Annotated
 Transformer): it trains stably without a long warm-up, which matters on a CPU budget.
+
+The modules called in every decoding step set ``__call__ = forward``: nn.Module.__call__ only adds torch's own
+module hooks, which this project never uses (its hooks are per call, see models/hooks.py), and one decoding
+step makes ~60 such calls, so skipping that machinery is a measurable share of greedy decoding on a CPU.
 """
 
 from __future__ import annotations
@@ -63,12 +67,31 @@ def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
     return table
 
 
+def needs_gradients(weight: torch.Tensor) -> bool:
+    return torch.is_grad_enabled() and weight.requires_grad
+
+
+def derived_weight(owner: nn.Module, name: str, sources: tuple[torch.Tensor, ...], build) -> torch.Tensor:
+    """build(*sources): a copy of weights in a faster layout for inference, kept on owner and rebuilt whenever
+    a source changes. Training steps, load_state_dict and in-place edits all bump a tensor's version counter,
+    and replacing .data changes its storage, so a stale copy is never used."""
+    key = tuple((source.data_ptr(), source._version) for source in sources)
+    cached = owner.__dict__.get(name)
+    if cached is None or cached[0] != key:
+        with torch.inference_mode(False), torch.no_grad():  # a normal tensor: usable outside inference mode too
+            cached = (key, build(*sources).contiguous())
+        owner.__dict__[name] = cached  # one assignment: concurrent sessions see the old or the new copy, both right
+    return cached[1]
+
+
 class Projection(nn.Module):
     """An affine map y = x @ weight + bias, with weight stored [in, out].
 
-    nn.Linear stores [out, in] and multiplies by its transpose. Decoding one token at a time is memory-bound
-    on a CPU, and multiplying by a contiguous [in, out] matrix streams it ~1.7x faster here (MKL), so this
-    layout makes greedy decoding markedly faster with the same fp32 arithmetic.
+    Decoding one token at a time is bound by reading weights from memory, and MKL streams a matrix fastest
+    when its rows are long: [256, 1024] or [256, 8000] ~1.7-2x faster than as [1024, 256] or [8000, 256]
+    (benchmarks/speed.py's machine, weights not in cache). nn.Linear's [out, in] suits the feed-forward's
+    second matrix only, so that one multiplies by an [out, in] copy during inference (same fp32 arithmetic,
+    summed in another order: logits agree to ~1e-6).
     """
 
     def __init__(self, d_in: int, d_out: int) -> None:
@@ -79,9 +102,12 @@ class Projection(nn.Module):
         nn.init.uniform_(self.bias, -d_in ** -0.5, d_in ** -0.5)  # nn.Linear's default bias initialisation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).view(*x.shape[:-1], -1)
+        weight = self.weight
+        if weight.shape[0] > weight.shape[1] and not needs_gradients(weight):
+            weight = derived_weight(self, "_long_rows", (weight,), torch.t).t()
+        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), weight).view(*x.shape[:-1], -1)
 
-    __call__ = forward  # no torch module hooks on these: skip nn.Module.__call__ (25 calls per decoding step)
+    __call__ = forward
 
 
 class Dropout(nn.Dropout):
@@ -91,6 +117,10 @@ class Dropout(nn.Dropout):
         return F.dropout(x, self.p, True) if self.training else x
 
     __call__ = forward
+
+
+class LayerNorm(nn.LayerNorm):
+    __call__ = nn.LayerNorm.forward
 
 
 class MultiHeadAttention(nn.Module):
@@ -109,6 +139,24 @@ class MultiHeadAttention(nn.Module):
         batch, length, _ = x.shape
         return x.view(batch, length, self.heads, self.d_k).transpose(1, 2)
 
+    def project(self, x: torch.Tensor, source: torch.Tensor, cache: dict | None) -> tuple[torch.Tensor, ...]:
+        """q from x, k and v from source, split into heads; cross-attention reuses cached encoder k/v."""
+        if self.kind == "cross":
+            q = self.split_heads(self.w_q(x))
+            if cache is not None and "k" in cache:
+                return q, cache["k"], cache["v"]
+            return q, self.split_heads(self.w_k(source)), self.split_heads(self.w_v(source))
+        if needs_gradients(self.w_q.weight):
+            return tuple(self.split_heads(w(x)) for w in (self.w_q, self.w_k, self.w_v))
+        # Inference: one multiplication by [W_q | W_k | W_v] instead of three. Each output column is the
+        # same dot product, bit for bit, and one wide matrix streams from memory faster than three small
+        # ones: ~9% of a greedy decoding step, which is bound by reading weights.
+        weight = derived_weight(self, "_qkv_weight", (self.w_q.weight, self.w_k.weight, self.w_v.weight),
+                                lambda *w: torch.cat(w, 1))
+        bias = derived_weight(self, "_qkv_bias", (self.w_q.bias, self.w_k.bias, self.w_v.bias), lambda *b: torch.cat(b))
+        qkv = torch.addmm(bias, x.reshape(-1, x.shape[-1]), weight).view(*x.shape[:-1], -1)
+        return tuple(self.split_heads(part) for part in qkv.split(self.heads * self.d_k, -1))
+
     def forward(self, x: torch.Tensor, source: torch.Tensor, mask: torch.Tensor | None,
                 cache: dict | None = None) -> torch.Tensor:
         """x: [B, Q, d] queries; source: [B, K, d] keys/values (x itself for self-attention).
@@ -116,16 +164,12 @@ class MultiHeadAttention(nn.Module):
         cache (incremental decoding): self-attention appends this step's k/v to those of earlier steps;
         cross-attention computes the encoder's k/v once and reuses them.
         """
-        q = self.q(self.split_heads(self.w_q(x)))
-        if cache is not None and self.kind == "cross" and "k" in cache:
-            k, v = cache["k"], cache["v"]
-        else:
-            k, v = self.split_heads(self.w_k(source)), self.split_heads(self.w_v(source))
-            if cache is not None and "k" in cache:
-                k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
+        q, k, v = self.project(x, source, cache)
+        if cache is not None and self.kind != "cross" and "k" in cache:
+            k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
         if cache is not None:
             cache["k"], cache["v"] = k, v
-        k, v = self.k(k), self.v(v)
+        q, k, v = self.q(q), self.k(k), self.v(v)
 
         scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(self.d_k))
         if mask is not None:  # None: nothing to hide (one new decoder position sees every earlier one)
@@ -139,6 +183,8 @@ class MultiHeadAttention(nn.Module):
         merged = z.transpose(1, 2).reshape(batch, length, self.heads * self.d_k)
         return self.out(self.w_o(merged))
 
+    __call__ = forward
+
 
 class FeedForward(nn.Module):
     def __init__(self, config: TransformerConfig) -> None:
@@ -150,13 +196,15 @@ class FeedForward(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.w_2(self.dropout(F.relu(self.w_1(x))))
 
+    __call__ = forward
+
 
 class EncoderLayer(nn.Module):
     def __init__(self, config: TransformerConfig, layer: int) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(config, "encoder", layer)
         self.feed_forward = FeedForward(config)
-        self.norm_attn, self.norm_ff = nn.LayerNorm(config.d_model), nn.LayerNorm(config.d_model)
+        self.norm_attn, self.norm_ff = LayerNorm(config.d_model), LayerNorm(config.d_model)
         self.dropout = Dropout(config.dropout)
         self.resid_post = HookPoint()
 
@@ -166,6 +214,8 @@ class EncoderLayer(nn.Module):
         x = x + self.dropout(self.feed_forward(self.norm_ff(x)))
         return self.resid_post(x)
 
+    __call__ = forward
+
 
 class DecoderLayer(nn.Module):
     def __init__(self, config: TransformerConfig, layer: int) -> None:
@@ -173,18 +223,20 @@ class DecoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(config, "decoder", layer)
         self.cross_attn = MultiHeadAttention(config, "cross", layer)
         self.feed_forward = FeedForward(config)
-        self.norm_self, self.norm_cross, self.norm_ff = (nn.LayerNorm(config.d_model) for _ in range(3))
+        self.norm_self, self.norm_cross, self.norm_ff = (LayerNorm(config.d_model) for _ in range(3))
         self.dropout = Dropout(config.dropout)
         self.resid_post = HookPoint()
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, self_mask: torch.Tensor,
-                cross_mask: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+                cross_mask: torch.Tensor | None, cache: dict | None = None) -> torch.Tensor:
         normed = self.norm_self(x)
         x = x + self.dropout(self.self_attn(normed, normed, self_mask, None if cache is None else cache["self"]))
         x = x + self.dropout(self.cross_attn(self.norm_cross(x), memory, cross_mask,
                                              None if cache is None else cache["cross"]))
         x = x + self.dropout(self.feed_forward(self.norm_ff(x)))
         return self.resid_post(x)
+
+    __call__ = forward
 
 
 class Stack(nn.Module):
@@ -195,7 +247,7 @@ class Stack(nn.Module):
         self.embedding = embedding  # shared by encoder, decoder and the output projection
         self.scale = math.sqrt(config.d_model)
         self.layers = nn.ModuleList(layer_type(config, i) for i in range(count))
-        self.norm = nn.LayerNorm(config.d_model)
+        self.norm = LayerNorm(config.d_model)
         self.dropout = Dropout(config.dropout)
         self.embed, self.pos_encoding, self.input, self.output = HookPoint(), HookPoint(), HookPoint(), HookPoint()
 
@@ -215,7 +267,6 @@ class Transformer(nn.Module):
         self.logits = HookPoint()
         self.register_buffer("positions", sinusoidal_positions(config.max_len, config.d_model), persistent=False)
         self.hook_names = name_hook_points(self)
-        self._transposed_embedding: tuple[int, torch.Tensor] | None = None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -246,11 +297,12 @@ class Transformer(nn.Module):
             x = layer(x, mask)
         return self.encoder.output(self.encoder.norm(x)), mask
 
-    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor,
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
                cache: list[dict] | None = None, start: int = 0) -> torch.Tensor:
         """tgt [B, T] (positions start..start+T) → logits [B, T, vocab].
 
         With a cache (from new_cache), earlier positions' keys/values are reused and tgt holds only the new ones.
+        src_mask None: every source position is a real token (nothing for cross-attention to hide).
         """
         length = tgt.shape[1]
         x = self.decoder.embed_tokens(tgt, self.positions[start: start + length])
@@ -271,13 +323,10 @@ class Transformer(nn.Module):
         """x @ embeddingᵀ (tied weights). Without gradients, multiply by a contiguous transposed copy instead
         (the same numbers, ~2x faster per decoding step); the copy is rebuilt whenever the weights change."""
         weight = self.embedding.weight
-        if torch.is_grad_enabled() and weight.requires_grad:
+        if needs_gradients(weight):
             return F.linear(x, weight)
-        cached = self._transposed_embedding
-        if cached is None or cached[0] != weight._version:
-            cached = (weight._version, weight.detach().t().contiguous())
-            self._transposed_embedding = cached  # one assignment: concurrent sessions see old or new, both right
-        return (x.reshape(-1, x.shape[-1]) @ cached[1]).view(*x.shape[:-1], -1)
+        transposed = derived_weight(self, "_transposed_embedding", (weight,), torch.t)
+        return (x.reshape(-1, x.shape[-1]) @ transposed).view(*x.shape[:-1], -1)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         memory, src_mask = self.encode(src)

@@ -181,3 +181,32 @@ def test_two_threads_with_different_head_masks_get_their_sequential_results(tiny
     for index in (0, 1):
         assert len(results[index]) == 20
         assert all(torch.equal(r, expected[index]) for r in results[index])
+
+
+def test_inference_layouts_compute_what_the_trained_weights_say_and_follow_weight_changes(tiny_checkpoint):
+    """Without gradients the model multiplies by derived copies (fused W_q|W_k|W_v, feed-forward W_2 and the
+    embedding transposed).
+    They must give the training path's numbers, and an in-place weight change must reach them."""
+    from models.transformer import Transformer
+    from tests.conftest import tiny_config
+
+    torch.manual_seed(1)
+    model = Transformer(tiny_config()).eval()
+    src, tgt = teacher_forced_batch(tiny_checkpoint)
+
+    def both_paths():
+        with torch.enable_grad():
+            trained = model(src, tgt).detach()
+        with torch.no_grad():
+            derived = model(src, tgt)
+        return trained, derived
+
+    trained, derived = both_paths()
+    assert torch.allclose(derived, trained, atol=1e-5, rtol=0)
+    with torch.no_grad():
+        model.decoder.layers[0].self_attn.w_k.weight.mul_(3.0)
+        model.embedding.weight[5].add_(1.0)
+        model.decoder.layers[1].feed_forward.w_2.weight.mul_(2.0)
+    changed, changed_derived = both_paths()
+    assert not torch.allclose(changed, trained, atol=1e-3)
+    assert torch.allclose(changed_derived, changed, atol=1e-5, rtol=0)
