@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from models.hooks import capture, model_run
-from models.transformer import sinusoidal_positions
-from tests.conftest import SENTENCES, batch_of
+from models.transformer import Transformer, sinusoidal_positions
+from tests.conftest import SENTENCES, batch_of, tiny_config
 
 KINDS = {"encoder": "encoder.layers.{}.self_attn", "decoder": "decoder.layers.{}.self_attn",
          "cross": "decoder.layers.{}.cross_attn"}
@@ -187,9 +187,6 @@ def test_inference_layouts_compute_what_the_trained_weights_say_and_follow_weigh
     """Without gradients the model multiplies by derived copies (fused W_q|W_k|W_v, feed-forward W_2 and the
     embedding transposed).
     They must give the training path's numbers, and an in-place weight change must reach them."""
-    from models.transformer import Transformer
-    from tests.conftest import tiny_config
-
     torch.manual_seed(1)
     model = Transformer(tiny_config()).eval()
     src, tgt = teacher_forced_batch(tiny_checkpoint)
