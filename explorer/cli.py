@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from models.checkpoint import CheckpointError, load_checkpoint
-from models.data import CorpusError, read_parallel
+from models.data import CorpusError, read_lines, read_parallel
 from explorer.heads import HeadSpecError, parse_heads
 from explorer.inputs import InputError
 from explorer.roles import Thresholds
@@ -37,6 +37,14 @@ def fraction(text: str) -> float:
     return value
 
 
+def with_normalisation(sub: argparse.ArgumentParser) -> None:
+    from explorer.pruning import DEFAULT_NORMALISATION, NORMALISATIONS
+
+    sub.add_argument("--normalisation", choices=list(NORMALISATIONS), default=DEFAULT_NORMALISATION,
+                     help="order heads by raw gradient importance or by importance normalised per layer "
+                          "(Michel et al.); default %(default)s, which pruned better on held-out data")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m explorer", description="Look inside an English→German Transformer.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -51,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="heads to mask, e.g. enc.0.3,dec.2.*,cross.1.5")
             sub.add_argument("--prune-least-important", type=fraction, metavar="FRACTION",
                              help="also mask this fraction of all heads, least important first (the checkpoint's "
-                                  "head_importance.json, gradient importance normalised per layer)")
+                                  "head_importance.json, gradient importance)")
+            with_normalisation(sub)
 
     translate = commands.add_parser("translate", help="print one translation per sentence")
     with_model(translate)
@@ -69,10 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--text", required=True, help="the English sentence")
     trace.add_argument("--out", required=True, type=Path, help="FILE.npz or FILE.json")
     trace.add_argument("--top-k", type=positive_int, default=10, help="probabilities kept per decoding step")
-    roles = commands.add_parser("roles", help="classify heads as positional / syntactic / rare-token over a treebank")
+    roles = commands.add_parser("roles", help="classify heads as positional / syntactic / rare-token")
     with_model(roles, decoding=False)
-    roles.add_argument("--conllu", required=True, type=Path, help="dependency trees, CoNLL-U (plain or .gz)")
-    roles.add_argument("--limit", type=positive_int, help="only the first N sentences")
+    roles.add_argument("--text", type=Path,
+                       help="in-domain English sentences, one per line (plain or .gz), for the positional, rare-token "
+                            "and confidence statistics (without it: the treebank's sentences)")
+    roles.add_argument("--conllu", type=Path, help="dependency trees, CoNLL-U (plain or .gz), for syntactic roles")
+    roles.add_argument("--limit", type=positive_int, help="only the first N sentences of each file")
     roles.add_argument("--json", action="store_true", help="print exactly one JSON object")
     defaults = Thresholds()
     roles.add_argument("--positional", type=float, default=defaults.positional,
@@ -85,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="share of sentences whose top token is the rarest (default %(default)s)")
     roles.add_argument("--rare-over-chance", type=float, default=defaults.rare_over_chance,
                        help="and at least this multiple of chance (default %(default)s)")
+
+    evolution = commands.add_parser("evolution", help="head statistics at every training epoch, from its snapshots")
+    with_model(evolution, decoding=False)
+    evolution.add_argument("--snapshots", required=True, type=Path, help="folder of epoch-N.safetensors files")
+    evolution.add_argument("--text", required=True, type=Path, help="in-domain English sentences, one per line")
+    evolution.add_argument("--every", type=positive_int, default=1, help="every N-th epoch (and the last)")
+    evolution.add_argument("--limit", type=positive_int, help="only the first N sentences")
 
     importance = commands.add_parser("importance", help="gradient-based and ablation importance of every head")
     with_model(importance, decoding=False)
@@ -101,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     curve.add_argument("--steps", type=positive_int, default=10, help="points after the unpruned one (default 10)")
     curve.add_argument("--seeds", type=int, default=3, help="random orders to average (default 3)")
     curve.add_argument("--limit", type=positive_int, help="only the first N sentence pairs")
+    with_normalisation(curve)
+    curve.add_argument("--compare-normalisations", action="store_true",
+                       help="also draw the order of the other normalisation")
     curve.add_argument("--json", action="store_true", help="print exactly one JSON object")
     return parser
 
@@ -112,7 +134,7 @@ def pruned_heads(args: argparse.Namespace, checkpoint) -> list:
         from explorer.heads import all_heads
         from explorer.pruning import importance_scores, least_important
 
-        scores = importance_scores(shipped_importance(checkpoint))
+        scores = importance_scores(shipped_importance(checkpoint), args.normalisation)
         pruned |= set(least_important(scores, args.prune_least_important, all_heads(checkpoint.model.config)))
     return sorted(pruned)
 
@@ -180,26 +202,47 @@ def run_trace(args: argparse.Namespace) -> None:
 
 
 def run_roles(args: argparse.Namespace) -> None:
-    from explorer.roles import analyse_roles
+    from explorer.roles import analyse_roles, corpus_description
     from explorer.ud import read_trees
 
+    if not args.text and not args.conllu:
+        raise InputError("roles needs --text FILE (plain sentences), --conllu FILE (dependency trees) or both")
     checkpoint = load_checkpoint(args.model)
-    trees = read_trees(args.conllu, args.limit)
+    sentences = read_lines(args.text)[: args.limit] if args.text else None
+    if args.text and not any(s.strip() for s in sentences):
+        raise CorpusError(f"{args.text}: no sentences")
+    trees = read_trees(args.conllu, args.limit) if args.conllu else None
     thresholds = Thresholds(args.positional, args.syntactic_margin, args.syntactic_min_count, args.rare_rate,
                             args.rare_over_chance)
     bar, progress = progress_bar("roles")
-    report = analyse_roles(checkpoint, trees, thresholds, corpus_name=args.conllu.name, progress=progress)
+    report = analyse_roles(checkpoint, sentences, trees, thresholds, text_name=args.text.name if args.text else "",
+                           treebank_name=args.conllu.name if args.conllu else "", progress=progress)
     bar.close()
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
         return
-    print(f"{'head':<11} {'roles':<30} {'conf':>5} {'offset':>6} {'share':>6} {'rare':>5}  syntactic relations")
+    print(f"{'head':<11} {'roles':<30} {'conf':>5} {'offset':>6} {'share':>6} {'rare':>5} {'chance':>6}  syntactic relations")
     for head in report.heads:
         positional = head.get("positional") or {}
         print(f"{head['spec']:<11} {', '.join(head['roles']) or '-':<30} {head['confidence']:5.2f} "
               f"{positional.get('offset', ''):>6} {positional.get('share', ''):>6} "
-              f"{head.get('rare_token', {}).get('rate', ''):>5}  {', '.join(head.get('syntactic_relations', []))}")
-    print(f"{report.corpus['sentences']} sentences in {report.seconds:.1f} s")
+              f"{head.get('rare_token', {}).get('rate', ''):>5} {head.get('rare_token', {}).get('chance', ''):>6}  "
+              f"{', '.join(head.get('syntactic_relations', []))}")
+    print(f"{corpus_description(report.to_json())}; {report.seconds:.1f} s")
+
+
+def run_evolution(args: argparse.Namespace) -> None:
+    from explorer.head_evolution import find_snapshots, head_evolution
+
+    checkpoint = load_checkpoint(args.model)
+    sentences = [s for s in read_lines(args.text)[: args.limit] if s.strip()]
+    if not sentences:
+        raise CorpusError(f"{args.text}: no sentences")
+    snapshots = find_snapshots(args.snapshots, args.every)
+    bar, progress = progress_bar("evolution")
+    result = head_evolution(checkpoint, snapshots, sentences, args.text.name, progress=progress)
+    bar.close()
+    print(json.dumps(result))
 
 
 def run_importance(args: argparse.Namespace) -> None:
@@ -229,7 +272,7 @@ def run_importance(args: argparse.Namespace) -> None:
 
 
 def run_prune_curve(args: argparse.Namespace) -> None:
-    from explorer.pruning import CURVE_KINDS, importance_scores, pruning_curve
+    from explorer.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores, pruning_curve
 
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     unknown = [k for k in kinds if k not in CURVE_KINDS]
@@ -240,24 +283,33 @@ def run_prune_curve(args: argparse.Namespace) -> None:
     sources, references = read_parallel(args.src, args.ref)
     if args.limit:
         sources, references = sources[: args.limit], references[: args.limit]
+    others = {}
+    if args.compare_normalisations:
+        others = {name: importance_scores(report, name) for name in NORMALISATIONS if name != args.normalisation}
     bar, progress = progress_bar("pruning curve")
-    curve = pruning_curve(checkpoint, sources, references, importance_scores(report), kinds, args.steps,
-                          max(0, args.seeds), progress)
+    curve = pruning_curve(checkpoint, sources, references, importance_scores(report, args.normalisation), kinds,
+                          args.steps, max(0, args.seeds), progress, other_orders=others, corpus_name=args.src.name,
+                          importance_corpus=report.get("corpus", {}).get("name", ""), measure=args.normalisation)
     bar.close()
     if args.json:
         print(json.dumps(curve))
         return
     for kind, data in curve["kinds"].items():
-        print(f"{kind} ({data['heads']} heads): fraction pruned → BLEU by importance | random mean ± std")
+        other = "".join(f" | {name}" for name in data["other_orders"])
+        print(f"{kind} ({data['heads']} heads): fraction pruned → BLEU by importance ({args.normalisation}){other} "
+              "| random mean ± std")
         for i, fraction_pruned in enumerate(data["fractions"]):
             spread = (f"{data['random_mean'][i]:6.2f} ± {data['random_std'][i]:.2f}" if data["random_mean"] else "")
-            print(f"  {fraction_pruned:4.0%} ({data['pruned'][i]:2d} heads)  {data['importance'][i]:6.2f} | {spread}")
+            others_text = "".join(f" | {points[i]:6.2f}" for points in data["other_orders"].values())
+            print(f"  {fraction_pruned:4.0%} ({data['pruned'][i]:2d} heads)  {data['importance'][i]:6.2f}{others_text}"
+                  f" | {spread}")
     print(f"{curve['pairs']} pairs, {curve['seconds']:.1f} s")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"translate": run_translate, "evaluate": run_evaluate, "trace": run_trace, "roles": run_roles,
+                "evolution": run_evolution,
                 "importance": run_importance, "prune-curve": run_prune_curve}
     try:
         handlers[args.command](args)

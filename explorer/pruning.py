@@ -25,15 +25,22 @@ from models.tokenizer import BOS, EOS
 CURVE_KINDS = ("enc", "dec", "cross", "all")
 
 
-def importance_scores(report: dict, measure: str | None = None) -> dict[HeadSpec, float]:
-    """Per head the score to prune by: by default gradient importance normalised per layer (Michel et al.).
+# Which gradient importance to prune by. Michel et al. normalise each layer's scores; on held-out data the raw
+# scores pruned better (README: "Importance that predicts what pruning costs"), so raw is the default.
+NORMALISATIONS = {"raw": "gradient_importance", "layer": "gradient_importance_normalised"}
+DEFAULT_NORMALISATION = "raw"
 
-    With one head per layer that normalisation makes every score 1 and the order meaningless, so the raw
+
+def importance_scores(report: dict, normalisation: str = DEFAULT_NORMALISATION) -> dict[HeadSpec, float]:
+    """Per head the score to prune by: gradient importance, raw or normalised per layer.
+
+    With one head per layer the normalisation makes every score 1 and the order meaningless, so the raw
     gradient importance is used there instead.
     """
-    if measure is None:
-        one_head_per_layer = max(h["head"] for h in report["heads"]) == 0
-        measure = "gradient_importance" if one_head_per_layer else "gradient_importance_normalised"
+    if normalisation not in NORMALISATIONS:
+        raise ValueError(f"unknown normalisation {normalisation!r}; expected one of {', '.join(NORMALISATIONS)}")
+    one_head_per_layer = max(h["head"] for h in report["heads"]) == 0
+    measure = NORMALISATIONS["raw" if one_head_per_layer else normalisation]
     return {HeadSpec(h["kind"], h["layer"], h["head"]): h[measure] for h in report["heads"] if measure in h}
 
 
@@ -59,13 +66,22 @@ def curve_heads(kind: str, every: list[HeadSpec]) -> list[HeadSpec]:
 
 def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[str], scores: dict[HeadSpec, float],
                   kinds: tuple[str, ...] = CURVE_KINDS, steps: int = 10, seeds: int = 3,
-                  progress: Callable[[float], None] | None = None) -> dict:
-    """Per kind: BLEU at fractions 0, 1/steps, …, 1 of its heads pruned, by importance and in random orders."""
+                  progress: Callable[[float], None] | None = None,
+                  other_orders: dict[str, dict[HeadSpec, float]] | None = None, corpus_name: str = "",
+                  importance_corpus: str = "", measure: str = "") -> dict:
+    """Per kind: BLEU at fractions 0, 1/steps, …, 1 of its heads pruned, by importance and in random orders.
+
+    other_orders: more importance orders to draw beside the main one (e.g. the other normalisation), by name.
+    The curve should be drawn on other sentences than the importance was measured on (out-of-sample): the
+    names of both corpora are kept in the result so the figure can say which.
+    """
+    other_orders = other_orders or {}
     started = time.perf_counter()
     corpus = ParallelCorpus.build(checkpoint, sources, references)
     every = all_heads(checkpoint.model.config)
     memo: dict[frozenset, float] = {}
-    plan = [(kind, order_name) for kind in kinds for order_name in ["importance"] + [f"random {s}" for s in range(seeds)]]
+    order_names = ["importance", *other_orders, *(f"random {s}" for s in range(seeds))]
+    plan = [(kind, order_name) for kind in kinds for order_name in order_names]
     total, done = len(plan) * (steps + 1), 0
 
     def bleu(pruned: list[HeadSpec]) -> float:
@@ -74,15 +90,18 @@ def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[s
             memo[key] = round(corpus_bleu(checkpoint, corpus, head_mask(pruned, checkpoint.model.config)), 2)
         return memo[key]
 
-    result = {"pairs": len(corpus.pairs), "steps": steps, "seeds": seeds, "kinds": {}}
+    result = {"pairs": len(corpus.pairs), "steps": steps, "seeds": seeds, "corpus": corpus_name,
+              "importance_corpus": importance_corpus, "measure": measure, "kinds": {}}
     for kind in kinds:
         heads = curve_heads(kind, every)
         fractions = [i / steps for i in range(steps + 1)]
         counts = [round(f * len(heads)) for f in fractions]
         curves = {}
-        for order_name in ["importance"] + [f"random {s}" for s in range(seeds)]:
+        for order_name in order_names:
             if order_name == "importance":
                 order = importance_order(scores, heads)
+            elif order_name in other_orders:
+                order = importance_order(other_orders[order_name], heads)
             else:
                 order = list(heads)
                 random.Random(int(order_name.split()[1])).shuffle(order)
@@ -98,7 +117,7 @@ def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[s
             "heads": len(heads), "fractions": fractions, "pruned": counts, "importance": curves["importance"],
             "random_mean": [round(float(v), 2) for v in runs.mean(0)] if seeds else [],
             "random_std": [round(float(v), 2) for v in runs.std(0)] if seeds else [],
-            "random_runs": runs.tolist()}
+            "random_runs": runs.tolist(), "other_orders": {name: curves[name] for name in other_orders}}
     result["seconds"] = round(time.perf_counter() - started, 2)
     return result
 
@@ -110,6 +129,9 @@ def curve_rows(curve: dict) -> list[dict]:
         for i, fraction in enumerate(data["fractions"]):
             rows.append({"kind": kind, "order": "importance", "fraction": fraction, "pruned": data["pruned"][i],
                          "bleu": data["importance"][i]})
+            for name, points in data.get("other_orders", {}).items():
+                rows.append({"kind": kind, "order": name, "fraction": fraction, "pruned": data["pruned"][i],
+                             "bleu": points[i]})
             for seed, run in enumerate(data["random_runs"]):
                 rows.append({"kind": kind, "order": f"random {seed}", "fraction": fraction,
                              "pruned": data["pruned"][i], "bleu": run[i]})

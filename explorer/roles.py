@@ -1,24 +1,33 @@
 """Head roles over a corpus, after Voita et al. 2019: positional, syntactic, rare-token; and confidence.
 
-One batched pass: the encoder reads each sentence; for decoder self-attention and cross-attention the model's
-own greedy translation is fed back (teacher forcing) so those heads are measured on what they really see.
+Two corpora, each where it means something:
+- Plain in-domain sentences (one per line; the shipped analyses use Multi30k val) for positional, rare-token
+  and confidence statistics. The encoder reads each sentence; for decoder self-attention and cross-attention
+  the model's own greedy translation is fed back (teacher forcing), so those heads are measured on what they
+  really see. Queries that are special tokens (`</s>` in the encoder, `<s>` in the decoder, which has one key
+  and always scores 1.0) are left out.
+- A treebank (CoNLL-U) for syntactic roles, encoder only, reported over all sentences and over those of at
+  most `SHORT_PIECES` pieces (long web sentences dilute every statistic).
 
 - Positional: for at least `positional` (90%) of query tokens, the largest weight sits at one relative offset.
   Measured for self-attention (encoder, decoder); cross-attention has no shared positions.
-- Syntactic (encoder, needs gold trees): word-level attention (Clark et al. 2019); for each relation and
-  direction, how often the largest weight from one word lands on the other, against the positional baseline
-  (always guessing the relation's most frequent offset). Syntactic when it beats the baseline by
-  `syntactic_margin` (10 points) over at least `syntactic_min_count` (100) occurrences.
+- Syntactic: word-level attention (Clark et al. 2019); for each relation and direction, how often the largest
+  weight from one word lands on the other, against the positional baseline (always guessing the relation's
+  most frequent offset). Syntactic when it beats the baseline by `syntactic_margin` (10 points) over at least
+  `syntactic_min_count` (100) occurrences, over all treebank sentences.
 - Rare-token: how often the head's attention averaged over queries peaks on the sentence's least frequent
-  token (training-corpus frequency), against chance (1 / keys). Rare-token when that happens in at least
-  `rare_rate` (50%) of sentences and at least `rare_over_chance` (3×) the chance rate. Why: with ~15-token
-  sentences chance is ~7%, and a head at 50% picks the rarest token over all others more often than not —
-  the behaviour Voita et al. describe — while 3× chance guards very short sentences.
+  token (training-corpus frequency; ties for the rarest all count as hits). Chance is the share of keys that
+  are (tied) rarest among the keys that can be rarest at all (special tokens never are). Rare-token when that
+  happens in at least `rare_rate` (50%) of sentences and at least `rare_over_chance` (3×) chance: 50% means
+  the head picks the rarest token over all others more often than not, the behaviour Voita et al. describe,
+  and 3× chance guards very short sentences. The rarest-or-second-rarest rate (Voita et al.'s own measure) is
+  reported beside it.
 - Confidence: mean over queries of the largest weight (Voita et al.).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -32,11 +41,12 @@ from models.checkpoint import Checkpoint
 from models.data import pad_batch
 from models.decoding import greedy
 from models.hooks import capture
-from models.tokenizer import BOS, EOS, PAD
+from models.tokenizer import BOS, EOS, PAD, clean_text
 
 RELATIONS = ("nsubj", "obj", "amod", "advmod", "det", "nmod", "case", "compound")
 DIRECTIONS = ("dependent→head", "head→dependent")
 OFFSETS = 8                           # histogram bins: ≤ −8, −7 … +7, ≥ +8
+SHORT_PIECES = 25                     # syntactic scores are also reported over treebank sentences this short
 KINDS = ("encoder", "decoder", "cross")
 PATTERN = {"encoder": "encoder.layers.{}.self_attn.pattern", "decoder": "decoder.layers.{}.self_attn.pattern",
            "cross": "decoder.layers.{}.cross_attn.pattern"}
@@ -61,9 +71,11 @@ class Tally:
     sentences: int = 0
     confidence: np.ndarray = None
     offsets: np.ndarray = None           # [layers, heads, 2 * OFFSETS + 1]
-    rare_hits: np.ndarray = None
+    rare_hits: np.ndarray = None         # peak on the (tied) rarest key
+    rare_hits_top2: np.ndarray = None    # peak on the rarest or second-rarest key
     rare_sentences: int = 0
-    rare_chance: float = 0.0              # sum over sentences of 1 / keys
+    rare_chance: float = 0.0              # sums over sentences of the chance of a hit
+    rare_chance_top2: float = 0.0
     per_sentence_confidence: list = field(default_factory=list)   # [layers, heads] per sentence
     per_sentence_offsets: list = field(default_factory=list)      # [layers, heads, bins] per sentence
 
@@ -71,7 +83,7 @@ class Tally:
         shape = (self.layers, self.heads)
         self.confidence = np.zeros(shape)
         self.offsets = np.zeros(shape + (2 * OFFSETS + 1,))
-        self.rare_hits = np.zeros(shape)
+        self.rare_hits, self.rare_hits_top2 = np.zeros(shape), np.zeros(shape)
 
 
 @dataclass
@@ -79,6 +91,7 @@ class SyntaxTally:
     hits: dict = field(default_factory=dict)       # (relation, direction) -> [layers, heads]
     counts: dict = field(default_factory=dict)     # (relation, direction) -> occurrences
     offsets: dict = field(default_factory=dict)    # (relation, direction) -> {offset: occurrences}
+    sentences: int = 0
 
     def add(self, relation: str, direction: str, top: np.ndarray, source: int, target: int, shape) -> None:
         key = (relation, direction)
@@ -93,14 +106,29 @@ def _bins(offset: torch.Tensor) -> torch.Tensor:
     return offset.clamp(-OFFSETS, OFFSETS) + OFFSETS
 
 
+def real_tokens(ids: torch.Tensor) -> torch.Tensor:
+    """True where a position holds a word piece: not padding, not <s> or </s>."""
+    return (ids != PAD) & (ids != BOS) & (ids != EOS)
+
+
+def key_counts(ids: torch.Tensor, frequencies: list[int] | None) -> torch.Tensor | None:
+    """Training-corpus frequency of each key [B, K]; +inf where a key can never be the rarest (specials, padding)."""
+    if frequencies is None:
+        return None
+    counts = torch.tensor(frequencies, dtype=torch.float64)[ids]
+    return counts.masked_fill(~real_tokens(ids), float("inf"))
+
+
 def tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tensor, key_real: torch.Tensor,
-                    rarest: torch.Tensor | None, positional: bool) -> None:
-    """patterns [B, L, H, Q, K]; query_real [B, Q], key_real [B, K]; rarest [B] key positions (or None)."""
+                    counts: torch.Tensor | None, positional: bool) -> None:
+    """patterns [B, L, H, Q, K]; query_real [B, Q] (queries to count), key_real [B, K] (keys that exist);
+    counts [B, K] key frequencies from key_counts (or None: no rare-token statistics)."""
     batch, layers, heads, queries, keys = patterns.shape
     top_key = patterns.argmax(-1)                                          # [B, L, H, Q]
     top_weight = patterns.max(-1).values
     q_mask = query_real[:, None, None, :].float()
-    per_sentence_conf = (top_weight * q_mask).sum(-1) / q_mask.sum(-1)     # [B, L, H]
+    q_total = q_mask.sum(-1).clamp_min(1)
+    per_sentence_conf = (top_weight * q_mask).sum(-1) / q_total            # [B, L, H]
     tally.confidence += (top_weight * q_mask).sum((0, 3)).numpy()
     tally.queries += int(query_real.sum())
     tally.sentences += batch
@@ -111,91 +139,149 @@ def tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tenso
         hist.scatter_add_(-1, offset, q_mask.expand_as(offset.float()).contiguous())
         tally.offsets += hist.sum(0).numpy()
         tally.per_sentence_offsets.extend(hist.numpy())
-    if rarest is not None:
-        mean_attention = (patterns * q_mask[..., None]).sum(3) / q_mask.sum(-1)[..., None]    # [B, L, H, K]
-        mean_attention = mean_attention.masked_fill(~key_real[:, None, None, :], -1.0)
-        hits = mean_attention.argmax(-1) == rarest[:, None, None]
-        tally.rare_hits += hits.sum(0).numpy()
-        tally.rare_sentences += batch
-        tally.rare_chance += float((1.0 / key_real.sum(-1)).sum())
+    if counts is not None:
+        tally_rare(tally, patterns, q_mask, q_total, key_real, counts)
 
 
-def rarest(ids: torch.Tensor, frequencies: list[int] | None) -> torch.Tensor | None:
-    """Position of the least frequent real token in each row (specials and padding never count)."""
-    if frequencies is None:
-        return None
-    counts = torch.tensor(frequencies, dtype=torch.float64)[ids]
-    counts = counts.masked_fill((ids == PAD) | (ids == EOS) | (ids == BOS), float("inf"))
-    return counts.argmin(-1)
+def tally_rare(tally: Tally, patterns: torch.Tensor, q_mask: torch.Tensor, q_total: torch.Tensor,
+               key_real: torch.Tensor, counts: torch.Tensor) -> None:
+    """Where each head's attention, averaged over the counted queries, peaks: on the rarest key or not."""
+    candidates = torch.isfinite(counts).sum(-1)                            # keys that can be rarest
+    usable = (candidates >= 2) & (q_mask[:, 0, 0].sum(-1) > 0)             # a choice to make, and queries to make it
+    if not usable.any():
+        return
+    mean_attention = (patterns * q_mask[..., None]).sum(3) / q_total[..., None]     # [B, L, H, K]
+    mean_attention = mean_attention.masked_fill(~key_real[:, None, None, :], -1.0)
+    peak = mean_attention.argmax(-1)                                                # [B, L, H]
+    peak_count = counts[torch.arange(len(counts))[:, None, None], peak]            # frequency of the peak key
+    ordered = counts.sort(-1).values
+    rarest, second = ordered[:, :1], ordered[:, 1:2]
+    hits = peak_count == rarest[:, :, None]                                # ties for the rarest all count
+    hits_top2 = peak_count <= second[:, :, None]
+    weights = usable.double()
+    tally.rare_hits += (hits.double() * weights[:, None, None]).sum(0).numpy()
+    tally.rare_hits_top2 += (hits_top2.double() * weights[:, None, None]).sum(0).numpy()
+    tally.rare_sentences += int(usable.sum())
+    share = lambda bound: ((counts <= bound).sum(-1).double() / candidates.clamp_min(1))   # noqa: E731
+    tally.rare_chance += float((share(rarest) * weights).sum())
+    tally.rare_chance_top2 += float((share(second) * weights).sum())
 
 
 @dataclass
 class RolesReport:
     heads: list[dict]           # one entry per head: kind, layer, head, spec, roles, and every score behind them
     thresholds: dict
-    corpus: dict                # name, sentences analysed, sentences skipped
+    corpus: dict                # "text" and/or "treebank": name, sentences analysed, skipped
     seconds: float
 
     def to_json(self) -> dict:
         return {"heads": self.heads, "thresholds": self.thresholds, "corpus": self.corpus, "seconds": self.seconds}
 
 
-def analyse_roles(checkpoint: Checkpoint, trees: list[Tree], thresholds: Thresholds = Thresholds(),
-                  kinds: tuple[str, ...] = KINDS, batch_size: int = 64, corpus_name: str = "",
-                  progress: Callable[[float], None] | None = None) -> RolesReport:
-    started = time.perf_counter()
-    model, tokenizer, config = checkpoint.model, checkpoint.tokenizer, checkpoint.model.config
-    aligned = [(tree, align_words(tree.words, tokenizer, config.max_len)) for tree in trees]
-    usable = [(tree, a) for tree, a in aligned if a is not None]
-    order = sorted(range(len(usable)), key=lambda i: len(usable[i][1].ids))
-    tallies = {kind: Tally(config.layers(kind), config.heads) for kind in kinds}
-    syntax = SyntaxTally()
-    frequencies = checkpoint.frequencies or {}
-    sentence_order: list[int] = []
+def is_real_sentence(text: str) -> bool:
+    """Words, mostly letters: typical examples must never be symbol runs such as `A ++` or `•••`."""
+    words = [w for w in text.split() if re.search(r"[^\W\d_]", w)]
+    letters = sum(ch.isalpha() for ch in text)
+    return len(words) >= 5 and letters >= 0.6 * len(text.replace(" ", ""))
 
+
+def _batches(items: list, lengths: list[int], batch_size: int):
+    """Indices of items in batches of similar length (less padding)."""
+    order = sorted(range(len(items)), key=lambda i: lengths[i])
     for start in range(0, len(order), batch_size):
-        chunk = order[start: start + batch_size]
-        sentence_order.extend(chunk)
-        src = pad_batch([usable[i][1].ids for i in chunk])
-        src_real = src != PAD
+        yield order[start: start + batch_size]
+
+
+def statistics_pass(checkpoint: Checkpoint, sentences: list[list[int]], kinds: tuple[str, ...], batch_size: int,
+                    progress: Callable[[float], None] | None) -> tuple[dict[str, Tally], list[int]]:
+    """Positional, rare-token and confidence tallies over source id lists (pieces + EOS); also the order seen."""
+    model, config = checkpoint.model, checkpoint.model.config
+    tallies = {kind: Tally(config.layers(kind), config.heads) for kind in kinds}
+    frequencies = checkpoint.frequencies or {}
+    seen: list[int] = []
+    for chunk in _batches(sentences, [len(s) for s in sentences], batch_size):
+        seen.extend(chunk)
+        src = pad_batch([sentences[i] for i in chunk])
+        tgt = None
         with torch.no_grad():
-            wanted = [PATTERN["encoder"].format("*")]
-            tgt = None
             if "decoder" in kinds or "cross" in kinds:
-                outputs = greedy(model, src).tokens
-                tgt = pad_batch([[BOS] + o for o in outputs])
-                wanted = list(PATTERN.values())
-                wanted = [w.format("*") for w in wanted]
-            with capture(model.hook_names, wanted) as cache:
+                tgt = pad_batch([[BOS] + o for o in greedy(model, src).tokens])
+            with capture(model.hook_names, [PATTERN[kind].format("*") for kind in kinds]) as cache:
                 model.encode(src) if tgt is None else model(src, tgt)
         stacked = {kind: torch.stack([cache[PATTERN[kind].format(layer)] for layer in range(config.layers(kind))], 1)
                    for kind in kinds}
+        source_counts = key_counts(src, frequencies.get("source"))
         if "encoder" in kinds:
-            tally_patterns(tallies["encoder"], stacked["encoder"], src_real, src_real,
-                            rarest(src, frequencies.get("source")), positional=True)
-            tally_syntax(syntax, stacked["encoder"].numpy(), [usable[i] for i in chunk])
+            tally_patterns(tallies["encoder"], stacked["encoder"], real_tokens(src), src != PAD, source_counts, True)
         if tgt is not None:
-            tgt_real = tgt != PAD
             if "decoder" in kinds:
-                tally_patterns(tallies["decoder"], stacked["decoder"], tgt_real, tgt_real,
-                                rarest(tgt, frequencies.get("target")), positional=True)
+                tally_patterns(tallies["decoder"], stacked["decoder"], real_tokens(tgt), tgt != PAD,
+                               key_counts(tgt, frequencies.get("target")), True)
             if "cross" in kinds:
-                tally_patterns(tallies["cross"], stacked["cross"], tgt_real, src_real,
-                                rarest(src, frequencies.get("source")), positional=False)
+                tally_patterns(tallies["cross"], stacked["cross"], real_tokens(tgt), src != PAD, source_counts, False)
         if progress:
-            progress(min(1.0, (start + len(chunk)) / max(1, len(order))))
+            progress(len(seen) / max(1, len(sentences)))
+    return tallies, seen
 
-    texts = [usable[i][0].text for i in sentence_order]
+
+def syntax_pass(checkpoint: Checkpoint, trees: list[Tree], batch_size: int,
+                progress: Callable[[float], None] | None) -> tuple[SyntaxTally, SyntaxTally, int]:
+    """Encoder attention along gold arcs: (all sentences, sentences of ≤ SHORT_PIECES pieces, skipped trees)."""
+    model, config = checkpoint.model, checkpoint.model.config
+    aligned = [(tree, align_words(tree.words, checkpoint.tokenizer, config.max_len)) for tree in trees]
+    usable = [(tree, a) for tree, a in aligned if a is not None]
+    every, short = SyntaxTally(), SyntaxTally()
+    done = 0
+    for chunk in _batches(usable, [len(a.ids) for _, a in usable], batch_size):
+        src = pad_batch([usable[i][1].ids for i in chunk])
+        with torch.no_grad(), capture(model.hook_names, PATTERN["encoder"].format("*")) as cache:
+            model.encode(src)
+        patterns = torch.stack([cache[PATTERN["encoder"].format(layer)] for layer in range(config.layers("encoder"))], 1)
+        patterns = patterns.numpy()
+        sentences = [usable[i] for i in chunk]
+        tally_syntax(every, patterns, sentences)
+        short_rows = [row for row, (_, a) in enumerate(sentences) if len(a.ids) - 1 <= SHORT_PIECES]
+        tally_syntax(short, patterns[short_rows], [sentences[row] for row in short_rows])
+        done += len(chunk)
+        if progress:
+            progress(done / max(1, len(usable)))
+    return every, short, len(trees) - len(usable)
+
+
+def analyse_roles(checkpoint: Checkpoint, sentences: list[str] | None = None, trees: list[Tree] | None = None,
+                  thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = KINDS, batch_size: int = 64,
+                  text_name: str = "", treebank_name: str = "",
+                  progress: Callable[[float], None] | None = None) -> RolesReport:
+    """Roles of every head: statistics on `sentences` (plain text; the trees' own text when only trees are
+    given), syntactic scores on `trees` (if any)."""
+    if not sentences and not trees:
+        raise ValueError("analyse_roles needs sentences, trees or both")
+    started = time.perf_counter()
+    tokenizer, max_len = checkpoint.tokenizer, checkpoint.model.config.max_len
+    if not sentences:
+        sentences, text_name = [tree.text for tree in trees], treebank_name
+    texts = [t for t in (clean_text(s) for s in sentences) if t]
+    ids = [tokenizer.encode(t, max_len).ids for t in texts]
+    share = 0.5 if trees and "encoder" in kinds else 1.0
+    staged = lambda offset, weight: None if progress is None else (lambda f: progress(offset + weight * f))  # noqa: E731
+    tallies, seen = statistics_pass(checkpoint, ids, kinds, batch_size, staged(0.0, share))
+    corpus = {"text": {"name": text_name, "sentences": len(texts), "skipped": len(sentences) - len(texts)}}
+    every = short = None
+    if trees and "encoder" in kinds:
+        every, short, skipped = syntax_pass(checkpoint, trees, batch_size, staged(share, 1 - share))
+        corpus["treebank"] = {"name": treebank_name, "sentences": len(trees) - skipped, "skipped": skipped,
+                              "short_sentences": short.sentences, "short_pieces": SHORT_PIECES}
+    ordered_texts = [texts[i] for i in seen]
     heads = []
     for kind in kinds:
-        heads.extend(head_results(kind, tallies[kind], syntax if kind == "encoder" else None, thresholds, texts))
-    return RolesReport(heads, asdict(thresholds),
-                       {"name": corpus_name, "sentences": len(usable), "skipped": len(trees) - len(usable)},
-                       round(time.perf_counter() - started, 2))
+        syntax = (every, short) if kind == "encoder" and every is not None else None
+        heads.extend(head_results(kind, tallies[kind], syntax, thresholds, ordered_texts))
+    return RolesReport(heads, asdict(thresholds), corpus, round(time.perf_counter() - started, 2))
 
 
 def tally_syntax(syntax: SyntaxTally, patterns: np.ndarray, sentences: list) -> None:
     """patterns [B, L, H, S, S] of the encoder; per sentence, word-level argmax along each gold arc."""
+    syntax.sentences += len(sentences)
     for row, (tree, aligned) in enumerate(sentences):
         pieces = len(aligned.ids)
         words = word_attention(patterns[row, :, :, :pieces, :pieces], aligned.word_pieces)   # [L, H, W, W]
@@ -205,6 +291,22 @@ def tally_syntax(syntax: SyntaxTally, patterns: np.ndarray, sentences: list) -> 
                 continue
             syntax.add(relation, DIRECTIONS[0], top, dependent, head, top.shape[:2])
             syntax.add(relation, DIRECTIONS[1], top, head, dependent, top.shape[:2])
+
+
+def corpus_description(report: dict) -> str:
+    """Where a roles report was measured, in words."""
+    corpus = report.get("corpus", {})
+    parts = []
+    if "text" in corpus:
+        parts.append(f"positional, rare-token and confidence on {corpus['text'].get('name') or 'a text'} "
+                     f"({corpus['text']['sentences']} sentences)")
+    if "treebank" in corpus:
+        bank = corpus["treebank"]
+        parts.append(f"syntactic on {bank.get('name') or 'a treebank'} ({bank['sentences']} trees, "
+                     f"{bank.get('short_sentences', 0)} of ≤ {bank.get('short_pieces', SHORT_PIECES)} pieces)")
+    if not parts and "sentences" in corpus:   # a report written before the text / treebank split
+        parts.append(f"all statistics on {corpus.get('name') or 'a corpus'} ({corpus['sentences']} sentences)")
+    return "; ".join(parts)
 
 
 def classify(entry: dict, thresholds: Thresholds) -> tuple[list[str], list[str]]:
@@ -226,12 +328,14 @@ def classify(entry: dict, thresholds: Thresholds) -> tuple[list[str], list[str]]
     return roles, relations
 
 
-def head_results(kind: str, tally: Tally, syntax: SyntaxTally | None, thresholds: Thresholds,
+def head_results(kind: str, tally: Tally, syntax: tuple[SyntaxTally, SyntaxTally] | None, thresholds: Thresholds,
                   texts: list[str]) -> list[dict]:
+    """One JSON-ready entry per head of `kind`; syntax is (all sentences, short sentences) for the encoder."""
     results = []
     confidence = tally.confidence / max(1, tally.queries)
     per_sentence_conf = np.array(tally.per_sentence_confidence)
     per_sentence_offsets = np.array(tally.per_sentence_offsets) if tally.per_sentence_offsets else None
+    real = np.array([is_real_sentence(t) for t in texts], dtype=bool)
     for layer in range(tally.layers):
         for head in range(tally.heads):
             entry = {"kind": kind, "layer": layer, "head": head, "spec": str(HeadSpec(kind, layer, head)),
@@ -243,19 +347,34 @@ def head_results(kind: str, tally: Tally, syntax: SyntaxTally | None, thresholds
                 entry["positional"] = {"offset": best - OFFSETS, "share": round(float(histogram[best]), 4),
                                        "histogram": {str(b - OFFSETS): round(float(v), 4) for b, v in enumerate(histogram)}}
             if tally.rare_sentences:
-                entry["rare_token"] = {"rate": round(float(tally.rare_hits[layer, head] / tally.rare_sentences), 4),
-                                       "chance": round(tally.rare_chance / tally.rare_sentences, 4)}
-            if syntax is not None and syntax.counts:
-                entry["syntactic"] = _syntax_scores(syntax, layer, head)
+                n = tally.rare_sentences
+                entry["rare_token"] = {"rate": round(float(tally.rare_hits[layer, head] / n), 4),
+                                       "chance": round(tally.rare_chance / n, 4),
+                                       "rate_top2": round(float(tally.rare_hits_top2[layer, head] / n), 4),
+                                       "chance_top2": round(tally.rare_chance_top2 / n, 4), "sentences": n}
+            if syntax is not None and syntax[0].counts:
+                entry["syntactic"] = _syntax_scores(syntax[0], layer, head)
+                if syntax[1].counts:
+                    entry["syntactic_short"] = _syntax_scores(syntax[1], layer, head)
             entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
-            # Typical sentences: for a positional head, where most tokens use its offset; else its most confident.
-            typical = per_sentence_conf[:, layer, head] if len(per_sentence_conf) else np.zeros(0)
-            if "positional" in entry["roles"]:
-                counts = per_sentence_offsets[:, layer, head]
-                typical = counts[:, best] / np.maximum(1, counts.sum(-1))
-            entry["examples"] = [texts[i] for i in np.argsort(-typical, kind="stable")[:3]] if len(typical) else []
+            entry["examples"] = typical_sentences(entry, layer, head, best if per_sentence_offsets is not None else None,
+                                                  per_sentence_conf, per_sentence_offsets, real, texts)
             results.append(entry)
     return results
+
+
+def typical_sentences(entry: dict, layer: int, head: int, offset_bin: int | None, per_sentence_conf: np.ndarray,
+                      per_sentence_offsets: np.ndarray | None, real: np.ndarray, texts: list[str]) -> list[str]:
+    """Three real sentences where the head behaves most typically: for a positional head, where most tokens
+    use its offset; otherwise where it is most confident."""
+    if not len(per_sentence_conf):
+        return []
+    typical = per_sentence_conf[:, layer, head].copy()
+    if "positional" in entry["roles"] and offset_bin is not None:
+        counts = per_sentence_offsets[:, layer, head]
+        typical = counts[:, offset_bin] / np.maximum(1, counts.sum(-1))
+    typical[~real[: len(typical)]] = -np.inf
+    return [texts[i] for i in np.argsort(-typical, kind="stable")[:3] if np.isfinite(typical[i])]
 
 
 def _syntax_scores(syntax: SyntaxTally, layer: int, head: int) -> dict:

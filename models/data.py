@@ -68,3 +68,33 @@ def make_training_batch(pairs: list[tuple[list[int], list[int]]], indices: list[
     tgt_in = pad_batch([[BOS] + pairs[i][1] for i in indices])
     tgt_out = pad_batch([pairs[i][1] + [EOS] for i in indices])
     return src, tgt_in, tgt_out
+
+
+# Casing and punctuation variants of a training pair, applied to both sides, so that all-caps, all-lowercase
+# or unpunctuated input translates like normal input instead of falling apart into letter runs.
+VARIANTS = ("original", "upper", "lower", "no_final_punctuation")
+
+
+def strip_final_punctuation(text: str) -> str:
+    return text.rstrip().rstrip(".!?;:").rstrip()
+
+
+def pair_variant(source: str, target: str, variant: str) -> tuple[str, str]:
+    if variant == "upper":
+        return source.upper(), target.upper()
+    if variant == "lower":
+        return source.lower(), target.lower()
+    if variant == "no_final_punctuation":
+        return strip_final_punctuation(source), strip_final_punctuation(target)
+    return source, target
+
+
+def choose_variants(count: int, share: float, seed: int) -> list[int]:
+    """For each of `count` pairs the index into VARIANTS it is trained as this epoch.
+
+    A share `share` of pairs is altered, split evenly over the non-original variants; a new draw every
+    epoch (seeded, so a resumed run sees the same epochs) lets every sentence appear in every form over time.
+    """
+    rng = random.Random(seed)
+    altered = len(VARIANTS) - 1
+    return [1 + int(rng.random() * altered) if rng.random() < share else 0 for _ in range(count)]

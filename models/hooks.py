@@ -28,7 +28,8 @@ class RunState:
     """What one call of the model should do beyond the plain forward pass."""
 
     hooks: dict[str, list[Hook]] = field(default_factory=dict)
-    # kind -> gate of shape [layers, heads]; multiplies each head's z before the output projection.
+    # kind -> gate of shape [layers, heads] (or [layers, batch, heads], one per sentence); multiplies each
+    # head's z before the output projection.
     head_mask: dict[str, torch.Tensor] = field(default_factory=dict)
 
 

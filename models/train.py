@@ -2,15 +2,20 @@
 
     python -m models.train --data ../shared/data/multi30k --heads 8 --out models/en-de-h8
 
-Resumable: after every epoch the full training state (fp32 weights, Adam moments, counters) is written to
-OUT/training/ in safetensors + JSON; running the same command again continues from there. At the end the
-best of {best single epoch, average of the last epochs} on validation BLEU becomes OUT/model.safetensors,
-scored on the test set when the data folder has one.
+Trains until validation BLEU has not improved for --patience epochs (or --epochs, a ceiling), with a share of
+the pairs upper-cased, lower-cased or stripped of final punctuation on both sides each epoch.
+
+Resumable: after every epoch the full training state (fp32 weights, Adam moments, counters) and an fp16
+snapshot of the weights are written to the state folder (outside the repository, ~/.cache by default) in
+safetensors + JSON; running the same command again continues from there. At the end the best, on validation
+BLEU, of {best epoch, average of the epochs up to it, average of the last epochs} becomes
+OUT/model.safetensors, scored on the test set when the data folder has one.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -26,9 +31,9 @@ from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from models.checkpoint import save_checkpoint
-from models.data import make_training_batch, read_parallel, token_batches
+from models.data import VARIANTS, choose_variants, make_training_batch, pair_variant, read_parallel, token_batches
 from models.decoding import translate_ids
-from models.tokenizer import PAD, Tokenizer
+from models.tokenizer import PAD, Tokenizer, clean_text
 from models.transformer import Transformer, TransformerConfig
 
 
@@ -42,12 +47,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--d-ff", type=int, default=1024)
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--tokenizer", type=Path, help="reuse this SentencePiece model instead of training one")
-    parser.add_argument("--epochs", type=int, default=18)
-    parser.add_argument("--max-tokens", type=int, default=2500, help="padded tokens per batch")
-    parser.add_argument("--lr", type=float, default=8e-4, help="peak learning rate")
-    parser.add_argument("--warmup", type=int, default=400, help="linear warm-up steps before cosine decay")
+    parser.add_argument("--state-dir", type=Path,
+                        help="resume state and per-epoch snapshots (default: ~/.cache/attention-explorer/training/...)")
+    parser.add_argument("--epochs", type=int, default=100, help="ceiling on epochs; --patience usually stops first")
+    parser.add_argument("--patience", type=int, default=5,
+                        help="stop when validation BLEU has not improved for this many epochs (0: never)")
+    parser.add_argument("--max-tokens", type=int, default=3500, help="padded tokens per batch")
+    parser.add_argument("--lr", type=float, default=7e-4, help="peak learning rate")
+    parser.add_argument("--warmup", type=int, default=400, help="linear warm-up steps")
+    parser.add_argument("--schedule", choices=("inverse-sqrt", "cosine"), default="inverse-sqrt",
+                        help="after warm-up: lr ∝ 1/√step (open-ended, as Vaswani et al.) or cosine to 5%% at --epochs")
+    parser.add_argument("--dropout", type=float, default=0.2)
+    parser.add_argument("--casing-share", type=float, default=0.15,
+                        help="share of pairs trained upper-cased, lower-cased or without final punctuation")
     parser.add_argument("--label-smoothing", type=float, default=0.1)
-    parser.add_argument("--average", type=int, default=5, help="also try the average of the last N epochs")
+    parser.add_argument("--average", type=int, default=5, help="also try averages of N epoch snapshots")
     parser.add_argument("--limit", type=int, help="use only the first N training pairs (tests, smoke runs)")
     parser.add_argument("--val-limit", type=int, help="use only the first N validation pairs")
     parser.add_argument("--no-test", action="store_true", help="skip the final test-set scoring")
@@ -58,9 +72,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
+def learning_rate(step: int, total: int, peak: float, warmup: int, schedule: str = "cosine") -> float:
     if step < warmup:
         return peak * (step + 1) / warmup
+    if schedule == "inverse-sqrt":
+        return peak * math.sqrt(warmup / (step + 1))
     progress = min(1.0, (step - warmup) / max(1, total - warmup))
     return peak * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
 
@@ -136,13 +152,38 @@ def average_snapshots(paths: list[Path]) -> dict[str, torch.Tensor]:
     return total
 
 
+def default_state_dir(out: Path) -> Path:
+    """Outside the repository, one folder per output path, so resume state is never committed."""
+    key = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:8]
+    return Path.home() / ".cache" / "attention-explorer" / "training" / f"{out.name}-{key}"
+
+
+def tokenizer_corpus(sources: list[str], targets: list[str], share: float, seed: int) -> list[str]:
+    """The training text plus upper-cased copies of a share of it, so frequent words get all-caps pieces."""
+    rng = random.Random(seed)
+    extra = [s.upper() for s in sources + targets if rng.random() < share]
+    return sources + targets + extra
+
+
+def encode_variants(tokenizer: Tokenizer, sources: list[str], targets: list[str], max_pieces: int):
+    """Token ids of every training pair in every variant: variants[v][i] = (source ids, target ids)."""
+    variants = []
+    for name in VARIANTS:
+        texts = [pair_variant(s, t, name) for s, t in zip(sources, targets)]
+        src_ids = tokenizer.sp.encode([source for source, _ in texts])
+        tgt_ids = tokenizer.sp.encode([target for _, target in texts])
+        variants.append([(s[:max_pieces], t[:max_pieces]) for s, t in zip(src_ids, tgt_ids)])
+    return variants
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
     torch.manual_seed(args.seed)
     random.seed(args.seed)
-    train_dir = args.out / "training"
+    train_dir = args.state_dir or default_state_dir(args.out)
     train_dir.mkdir(parents=True, exist_ok=True)
+    print(f"training state: {train_dir}", flush=True)
     started = time.time()
 
     train_src, train_tgt = read_parallel(args.data / "train.en.gz", args.data / "train.de.gz")
@@ -155,13 +196,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.tokenizer:
             tokenizer_path.write_bytes(args.tokenizer.read_bytes())
         else:
-            Tokenizer.train(train_src + train_tgt, tokenizer_path, args.vocab_size)
+            Tokenizer.train(tokenizer_corpus(train_src, train_tgt, args.casing_share, args.seed), tokenizer_path,
+                            args.vocab_size)
     tokenizer = Tokenizer(tokenizer_path)
     config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=args.d_model, heads=args.heads,
-                               encoder_layers=args.layers, decoder_layers=args.layers, d_ff=args.d_ff)
+                               encoder_layers=args.layers, decoder_layers=args.layers, d_ff=args.d_ff,
+                               dropout=args.dropout)
     max_pieces = config.max_len - 2
-    pairs = [(tokenizer.encode_ids(s)[:max_pieces], tokenizer.encode_ids(t)[:max_pieces])
-             for s, t in zip(train_src, train_tgt)]
+    variant_pairs = encode_variants(tokenizer, [clean_text(s) for s in train_src], [clean_text(t) for t in train_tgt],
+                                    max_pieces)
     val_pairs = [(tokenizer.encode_ids(s)[:max_pieces], tokenizer.encode_ids(t)[:max_pieces])
                  for s, t in zip(val_src, val_tgt)]
 
@@ -172,13 +215,17 @@ def main(argv: list[str] | None = None) -> int:
     if state.exists():
         meta = state.load(model, optimizer)
         print(f"resuming {args.out} after epoch {meta['epoch']} (step {meta['step']})", flush=True)
-    steps_per_epoch = len(token_batches(pairs, args.max_tokens, seed=args.seed))
+    steps_per_epoch = len(token_batches(variant_pairs[0], args.max_tokens, seed=args.seed))
     total_steps = steps_per_epoch * args.epochs
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
 
     for epoch in range(meta["epoch"], args.epochs):
+        if converged(meta["history"], args.patience):
+            break
         epoch_started = time.time()
         model.train()
+        chosen = choose_variants(len(train_src), args.casing_share, seed=args.seed * 1000 + epoch)
+        pairs = [variant_pairs[v][i] for i, v in enumerate(chosen)]
         batches = token_batches(pairs, args.max_tokens, seed=args.seed * 1000 + epoch)
         torch.manual_seed(args.seed * 1000 + epoch)
         progress = tqdm(batches, desc=f"epoch {epoch + 1}/{args.epochs}", file=sys.stdout, mininterval=10,
@@ -186,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         running = 0.0
         for indices in progress:
             for group in optimizer.param_groups:
-                group["lr"] = learning_rate(meta["step"], total_steps, args.lr, args.warmup)
+                group["lr"] = learning_rate(meta["step"], total_steps, args.lr, args.warmup, args.schedule)
             src, tgt_in, tgt_out = make_training_batch(pairs, indices)
             with autocast:
                 logits = model(src, tgt_in)
@@ -204,29 +251,41 @@ def main(argv: list[str] | None = None) -> int:
         val_bleu = evaluate(model, tokenizer, val_src, val_tgt)
         meta["epoch"] = epoch + 1
         meta["seconds"] += time.time() - epoch_started
-        record = {"epoch": epoch + 1, "step": meta["step"], "train_loss": round(running, 4),
-                  "val_loss": round(val_loss, 4), "val_bleu": val_bleu, "epoch_seconds": round(train_seconds, 1)}
+        record = {"epoch": epoch + 1, "step": meta["step"], "lr": round(optimizer.param_groups[0]["lr"], 7),
+                  "train_loss": round(running, 4), "val_loss": round(val_loss, 4), "val_bleu": val_bleu,
+                  "epoch_seconds": round(train_seconds, 1)}
         meta["history"].append(record)
         print(json.dumps(record), flush=True)
         save_file({k: v.to(torch.float16).contiguous() for k, v in model.state_dict().items()
                    if not k.startswith(("encoder.emb", "decoder.emb"))}, str(train_dir / f"epoch-{epoch + 1}.safetensors"))
         state.save(model, optimizer, meta)
 
-    finish(args, model, tokenizer, tokenizer_path, config, meta, train_src, train_tgt, val_src, val_tgt,
+    finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, train_src, train_tgt, val_src, val_tgt,
            steps_per_epoch, started)
     return 0
 
 
-def finish(args, model, tokenizer, tokenizer_path, config, meta, train_src, train_tgt, val_src, val_tgt,
+def converged(history: list[dict], patience: int) -> bool:
+    """True when the last `patience` epochs brought no better validation BLEU than the best before them."""
+    if patience <= 0 or len(history) <= patience:
+        return False
+    best_epoch = max(history, key=lambda r: r["val_bleu"])["epoch"]
+    return history[-1]["epoch"] - best_epoch >= patience
+
+
+def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, train_src, train_tgt, val_src, val_tgt,
            steps_per_epoch, started) -> None:
-    """Pick the better of best-epoch and last-epochs-average on val BLEU, score it, write the checkpoint."""
-    train_dir = args.out / "training"
+    """Pick the best snapshot or snapshot average on val BLEU, score it, write the checkpoint."""
     history = meta["history"]
     best = max(history, key=lambda r: r["val_bleu"])
-    candidates = {f"epoch {best['epoch']}": load_file(str(train_dir / f"epoch-{best['epoch']}.safetensors"))}
-    last = [train_dir / f"epoch-{r['epoch']}.safetensors" for r in history[-args.average:]]
-    if args.average > 1 and len(last) > 1 and all(p.is_file() for p in last):
-        candidates[f"average of epochs {history[-len(last)]['epoch']}-{history[-1]['epoch']}"] = average_snapshots(last)
+    snapshot = lambda epoch: train_dir / f"epoch-{epoch}.safetensors"  # noqa: E731
+    candidates = {f"epoch {best['epoch']}": load_file(str(snapshot(best["epoch"])))}
+    epochs = [r["epoch"] for r in history]
+    for label, window in (("up to the best", epochs[: epochs.index(best["epoch"]) + 1][-args.average:]),
+                          ("last", epochs[-args.average:])):
+        name = f"average of epochs {window[0]}-{window[-1]}" if window else ""
+        if args.average > 1 and len(window) > 1 and name not in candidates and all(snapshot(e).is_file() for e in window):
+            candidates[name] = average_snapshots([snapshot(e) for e in window])
     scored = {}
     for label, weights in candidates.items():
         model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=False)
@@ -242,7 +301,10 @@ def finish(args, model, tokenizer, tokenizer_path, config, meta, train_src, trai
         test_src, test_ref = read_parallel(test_src_path, test_ref_path)
         scores["test_2016_flickr"] = {"bleu_greedy": evaluate(model, tokenizer, test_src, test_ref),
                                       "bleu_beam5": evaluate(model, tokenizer, test_src, test_ref, beam_size=5)}
-        print(f"test_2016_flickr: {scores['test_2016_flickr']}", flush=True)
+        # The casing variants: an upper-cased test set against upper-cased references.
+        upper = [pair_variant(s, t, "upper") for s, t in zip(test_src, test_ref)]
+        scores["test_2016_flickr_upper"] = {"bleu_greedy": evaluate(model, tokenizer, *map(list, zip(*upper)))}
+        print(f"scores: {scores}", flush=True)
     info = {
         "name": args.out.name,
         "description": f"English→German Transformer, {config.heads} head(s), trained on Multi30k task 1",
@@ -250,9 +312,11 @@ def finish(args, model, tokenizer, tokenizer_path, config, meta, train_src, trai
                  "validation": str(args.data / "val.{en,de}.gz"), "validation_pairs": len(val_src)},
         "training": {"epochs": meta["epoch"], "steps": meta["step"], "steps_per_epoch": steps_per_epoch,
                      "max_tokens_per_batch": args.max_tokens, "peak_lr": args.lr, "warmup_steps": args.warmup,
-                     "schedule": "linear warm-up, cosine decay to 5%", "optimizer": "Adam(0.9, 0.98)",
+                     "schedule": f"linear warm-up, then {args.schedule}", "optimizer": "Adam(0.9, 0.98)",
+                     "patience_epochs": args.patience, "max_epochs": args.epochs, "dropout": args.dropout,
+                     "casing_share": args.casing_share, "casing_variants": list(VARIANTS[1:]),
                      "label_smoothing": args.label_smoothing, "bf16_autocast": args.bf16, "seed": args.seed,
-                     "selected": chosen, "history": history},
+                     "candidates_val_bleu": scored, "selected": chosen, "history": history},
         "hardware": {"cpu": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
                      "torch": torch.__version__},
         "wall_seconds": {"training": round(meta["seconds"], 1), "this_run": round(time.time() - started, 1)},

@@ -179,7 +179,9 @@ class MultiHeadAttention(nn.Module):
         z = self.z(self.dropout(pattern) @ v)
         gate = current_head_gate(self.kind, self.layer)
         if gate is not None:
-            z = z * gate.to(z.dtype).view(1, -1, 1, 1)
+            # [heads] gates every sentence alike; [batch, heads] gives each sentence its own gate, so one
+            # backward pass yields per-sentence gradients (head importance).
+            z = z * gate.to(z.dtype).reshape(-1, self.heads, 1, 1)
         batch, _, length, _ = z.shape
         merged = z.transpose(1, 2).reshape(batch, length, self.heads * self.d_k)
         return self.out(self.w_o(merged))

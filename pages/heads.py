@@ -9,16 +9,27 @@ import streamlit as st
 
 from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.attention import attention_heatmap
-from explorer.figures.heads import offset_histogram, role_map, syntactic_evidence
+from explorer.figures.heads import EVOLUTION_MEASURES, evolution_figure, offset_histogram, role_map, syntactic_evidence
+from explorer.head_evolution import EVOLUTION_FILE
 from explorer.importance import importance_report
-from explorer.roles import Thresholds, analyse_roles, classify
+from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, classify, corpus_description
 from explorer.ud import read_trees
-from models.data import CorpusError, read_parallel
+from models.data import CorpusError, read_lines, read_parallel
 from pages.common import current_checkpoint, current_trace, show_figure
 
 KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
 MEASURES = {"gradient importance (normalised per layer)": "gradient_importance_normalised",
             "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change"}
+
+
+
+def read_uploaded(data: bytes, reader):
+    """Read uploaded bytes with a path-taking reader (plain or gzip, told apart by the gzip magic bytes)."""
+    suffix = ".gz" if data[:2] == b"\x1f\x8b" else ".txt"
+    with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
+        handle.write(data), handle.flush()
+        return reader(handle.name)
+
 
 checkpoint = current_checkpoint()
 config = checkpoint.model.config
@@ -39,14 +50,13 @@ with st.expander("Thresholds (change them to re-classify; the scores behind them
 st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(thresholds).items()))
 
 if roles is None:
-    st.info("This checkpoint ships no head roles: compute them below on a CoNLL-U treebank.")
+    st.info("This checkpoint ships no head roles: compute them below on plain sentences and/or a CoNLL-U treebank.")
     entries = []
 else:
     entries = [dict(entry) for entry in roles["heads"]]
     for entry in entries:
         entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
-    st.caption(f"Roles measured on {roles['corpus'].get('name') or 'a corpus'} "
-               f"({roles['corpus']['sentences']} sentences)."
+    st.caption(f"Roles measured: {corpus_description(roles)}."
                + (f" Importance on {importance['corpus'].get('name')} ({importance['corpus']['pairs']} pairs)."
                   if importance else ""))
 
@@ -65,7 +75,10 @@ if entries:
         table = pd.DataFrame([{
             "head": e["spec"], "roles": ", ".join(e["roles"]), "confidence": e["confidence"],
             "offset": (e.get("positional") or {}).get("offset"), "offset share": (e.get("positional") or {}).get("share"),
-            "rare rate": (e.get("rare_token") or {}).get("rate"), "syntactic": ", ".join(e.get("syntactic_relations", [])),
+            "rare rate": (e.get("rare_token") or {}).get("rate"),
+            "rare chance": (e.get("rare_token") or {}).get("chance"),
+            "rare or 2nd rarest": (e.get("rare_token") or {}).get("rate_top2"),
+            "syntactic": ", ".join(e.get("syntactic_relations", [])),
             "importance": scores.get(e["spec"])} for e in entries])
         st.dataframe(table, key="heads_table", hide_index=True, height=700)
         st.download_button("⬇ CSV", table.to_csv(index=False).encode(), file_name=f"{checkpoint.name}-heads.csv",
@@ -87,32 +100,61 @@ if entries:
         show_figure(offset_histogram(entry), f"{spec}-offsets",
                     pd.DataFrame({"offset": list(entry["positional"]["histogram"]),
                                   "share": list(entry["positional"]["histogram"].values())}))
+    if entry.get("rare_token", {}).get("rate_top2") is not None:
+        facts[3].metric("Peaks on the rarest or 2nd rarest", f"{entry['rare_token']['rate_top2']:.0%}",
+                        f"chance {entry['rare_token']['chance_top2']:.0%}", delta_color="off")
     if entry.get("syntactic"):
-        show_figure(syntactic_evidence(entry), f"{spec}-syntactic",
-                    pd.DataFrame([{"relation": r, "direction": d, **s} for r, ds in entry["syntactic"].items()
+        scope = st.radio("Treebank sentences", ["all", f"≤ {SHORT_PIECES} pieces"], key="heads_syntax_scope",
+                         horizontal=True, disabled="syntactic_short" not in entry)
+        scores_key = "syntactic" if scope == "all" else "syntactic_short"
+        shown = dict(entry, syntactic=entry[scores_key])
+        show_figure(syntactic_evidence(shown), f"{spec}-syntactic",
+                    pd.DataFrame([{"relation": r, "direction": d, **s} for r, ds in entry[scores_key].items()
                                   for d, s in ds.items()]))
-    st.markdown("**Corpus sentences where it behaves most typically**")
+    st.markdown("**Sentences where it behaves most typically** (from "
+                f"{((roles or {}).get('corpus', {}).get('text') or {}).get('name') or 'the corpus'})")
     for example in entry.get("examples", []):
         st.text(example)
 
+st.header("How the heads formed during training")
+evolution = shipped(checkpoint, EVOLUTION_FILE)
+if evolution is None:
+    st.caption("This checkpoint ships no head_evolution.json. It is made from a training run's per-epoch snapshots: "
+               "`python -m explorer evolution --model FOLDER --snapshots STATE_FOLDER --text SENTENCES`.")
+else:
+    measure_label = st.radio("Per head", list(EVOLUTION_MEASURES), key="heads_evolution_measure", horizontal=True)
+    value_key = EVOLUTION_MEASURES[measure_label][0]
+    show_figure(evolution_figure(evolution, measure_label, asdict(thresholds)), f"{checkpoint.name}-head-evolution",
+                pd.DataFrame([{"head": h["spec"], "epoch": epoch, measure_label: value}
+                              for h in evolution["heads"] for epoch, value in zip(evolution["epochs"], h[value_key])]))
+    st.caption("Each line is one head, measured after every epoch on the same in-domain sentences as the roles "
+               "above; the dashed line is the role threshold set above. The thick lines are the heads that end "
+               "highest in each column.")
+
 with st.expander("Recompute on your own corpus"):
-    st.caption("Results are cached on disk by (checkpoint, corpus), and shown in this browser session only.")
-    treebank = st.file_uploader("Treebank (CoNLL-U, plain or .gz) for roles", key="heads_treebank")
-    treebank_path = st.text_input("… or its path", key="heads_treebank_path")
-    if st.button("Compute roles", key="heads_compute_roles"):
+    st.caption("Results are cached on disk by (checkpoint, corpus), and shown in this browser session only. "
+               "Positional, rare-token and confidence statistics mean most on sentences like the training data; "
+               "syntactic roles need gold trees.")
+    text_file = st.file_uploader("Plain sentences, one per line (plain or .gz)", key="heads_text")
+    treebank = st.file_uploader("Treebank (CoNLL-U, plain or .gz) for syntactic roles", key="heads_treebank")
+    treebank_path = st.text_input("… or the treebank's path", key="heads_treebank_path")
+    if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank or treebank_path)):
         try:
-            data = treebank.getvalue() if treebank else Path(treebank_path).expanduser().read_bytes()
-            suffix = ".gz" if data[:2] == b"\x1f\x8b" else ".conllu"
-            with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
-                handle.write(data), handle.flush()
-                trees = read_trees(handle.name)
+            text_data = text_file.getvalue() if text_file else b""
+            tree_data = treebank.getvalue() if treebank else (
+                Path(treebank_path).expanduser().read_bytes() if treebank_path else b"")
+            sentences = read_uploaded(text_data, read_lines) if text_data else None
+            trees = read_uploaded(tree_data, read_trees) if tree_data else None
             bar = st.progress(0.0, text="Computing head roles…")
-            name = treebank.name if treebank else Path(treebank_path).name
-            st.session_state[f"roles:{key}"] = cached_analysis("roles", checkpoint, corpus_hash(data), lambda: analyse_roles(
-                checkpoint, trees, corpus_name=name, progress=lambda f: bar.progress(f)).to_json())
+            text_name = text_file.name if text_file else ""
+            tree_name = treebank.name if treebank else Path(treebank_path).name if treebank_path else ""
+            st.session_state[f"roles:{key}"] = cached_analysis(
+                "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
+                    checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name,
+                    progress=lambda f: bar.progress(f)).to_json())
             st.rerun()
-        except (OSError, CorpusError) as error:
-            st.error(f"Cannot use this treebank: {error}")
+        except (OSError, CorpusError, ValueError) as error:
+            st.error(f"Cannot use these files: {error}")
     source = st.file_uploader("English sentences for importance", key="heads_src")
     reference = st.file_uploader("German references (aligned)", key="heads_ref")
     limit = st.number_input("Sentence pairs (at most)", 10, 5000, 500, key="heads_limit")

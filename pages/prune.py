@@ -9,8 +9,8 @@ import streamlit as st
 from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
 from explorer.heads import HeadSpec, all_heads, format_heads
-from explorer.pruning import (CURVE_KINDS, compare_steps, curve_rows, heads_without_role, importance_scores,
-                              least_important, pruning_curve, token_diff)
+from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
+                              heads_without_role, importance_scores, least_important, pruning_curve, token_diff)
 from models.data import CorpusError, read_parallel
 from pages.common import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure
 
@@ -31,12 +31,20 @@ def set_pruned(pruned: set) -> None:
         st.session_state[toggle_key[spec]] = spec in pruned
 
 
+NORMALISATION_LABELS = {"raw": "raw gradient importance", "layer": "importance normalised per layer (Michel et al.)"}
+
 st.title("Prune heads")
+normalisation = st.radio("Order heads by", list(NORMALISATIONS), index=list(NORMALISATIONS).index(DEFAULT_NORMALISATION),
+                         format_func=NORMALISATION_LABELS.get, key="prune_normalisation", horizontal=True,
+                         disabled=importance is None)
+if importance:
+    st.caption(f"Importance measured on {importance['corpus'].get('name') or 'a corpus'} "
+               f"({importance['corpus']['pairs']} sentence pairs).")
 presets = st.columns([2, 1, 1, 1])
 fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction",
                              disabled=importance is None)
 presets[1].button("Prune them", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
-    set(least_important(importance_scores(importance), fraction / 100, heads))))
+    set(least_important(importance_scores(importance, normalisation), fraction / 100, heads))))
 presets[2].button("Keep only heads with a role", key="prune_roles", disabled=roles is None,
                   on_click=lambda: set_pruned(set(heads_without_role(roles))))
 presets[3].button("Prune none", key="prune_none", on_click=lambda: set_pruned(set()))
@@ -90,7 +98,9 @@ else:
 
 st.header("Pruning curve")
 st.caption("BLEU as heads are masked, least important first (gradient importance, Michel et al. 2019) versus in "
-           "random orders — the experiment of Michel et al. Fig. 2 and Voita et al.")
+           "random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
+           "the importance was measured on (the default: importance from val, curve on test_2016_flickr), or the "
+           "order has seen the answers.")
 curve = shipped(checkpoint, "head_pruning_curve.json")
 with st.form("prune_curve"):
     settings = st.columns(4)
@@ -98,8 +108,8 @@ with st.form("prune_curve"):
     curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps")
     seeds = settings[2].number_input("Random seeds", 0, 10, 3, key="curve_seeds")
     pairs = settings[3].number_input("Sentence pairs", 10, 5000, 200, key="curve_pairs")
-    src_file = st.text_input("English file", str(DEFAULT_CORPUS / "val.en.gz"), key="curve_src")
-    ref_file = st.text_input("German references", str(DEFAULT_CORPUS / "val.de.gz"), key="curve_ref")
+    src_file = st.text_input("English file", str(DEFAULT_CORPUS / "test_2016_flickr.en.gz"), key="curve_src")
+    ref_file = st.text_input("German references", str(DEFAULT_CORPUS / "test_2016_flickr.de.gz"), key="curve_ref")
     compute = st.form_submit_button("Compute the curve", disabled=importance is None)
 if compute and kinds:
     try:
@@ -107,10 +117,11 @@ if compute and kinds:
         sources, references = sources[:pairs], references[:pairs]
         bar = st.progress(0.0, text="Pruning and translating…")
         key = corpus_hash("\n".join(sources).encode(), "\n".join(references).encode(),
-                          f"{sorted(kinds)}-{curve_steps}-{seeds}".encode())
+                          f"{sorted(kinds)}-{curve_steps}-{seeds}-{normalisation}".encode())
         st.session_state[f"curve:{checkpoint.path}"] = cached_analysis("curve", checkpoint, key, lambda: pruning_curve(
-            checkpoint, sources, references, importance_scores(importance), tuple(kinds), curve_steps, seeds,
-            progress=lambda f: bar.progress(f)))
+            checkpoint, sources, references, importance_scores(importance, normalisation), tuple(kinds), curve_steps,
+            seeds, progress=lambda f: bar.progress(f), corpus_name=Path(src_file).name,
+            importance_corpus=importance["corpus"].get("name", ""), measure=normalisation))
     except CorpusError as error:
         st.error(str(error))
 curve = st.session_state.get(f"curve:{checkpoint.path}", curve)

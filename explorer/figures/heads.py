@@ -71,3 +71,89 @@ def syntactic_evidence(entry: dict) -> go.Figure:
                          margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.1))
     figure.update_xaxes(tickangle=-45)
     return figure
+
+
+# What the evolution figure can draw per head: (label, key in head_evolution.json, threshold key or None).
+EVOLUTION_MEASURES = {
+    "share of tokens at its top offset": ("share", "positional"),
+    "confidence (mean largest weight)": ("confidence", None),
+    "sentences peaking on the rarest token": ("rare_rate", "rare_rate"),
+}
+LAYER_COLOURS = ("#f58518", "#54a24b", "#4c78a8", "#b279a2", "#e45756", "#72b7b2")
+KIND_NAMES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
+
+
+def evolution_figure(evolution: dict, measure: str, thresholds: dict, highlight: int = 3) -> go.Figure:
+    """One line per head over the training epochs, a column per attention kind, the role threshold dashed.
+
+    Heads are coloured by layer; the `highlight` heads that end highest in each column are
+    drawn thick and named at their last point, so the few heads that specialise stand out of the many that don't.
+    Val BLEU runs underneath, on the same epochs.
+    """
+    from plotly.subplots import make_subplots
+
+    key, threshold_key = EVOLUTION_MEASURES[measure]
+    kinds = [k for k in KIND_NAMES if any(h["kind"] == k and any(v is not None for v in h[key])
+                                          for h in evolution["heads"])]
+    columns = max(1, len(kinds))
+    figure = make_subplots(rows=2, cols=columns, row_heights=[0.78, 0.22], vertical_spacing=0.1,
+                           shared_xaxes=True, horizontal_spacing=0.04,
+                           specs=[[{} for _ in range(columns)], [{"colspan": columns}] + [None] * (columns - 1)],
+                           subplot_titles=[KIND_NAMES[k] for k in kinds] + ["validation BLEU (greedy)"])
+    epochs = evolution["epochs"]
+    for column, kind in enumerate(kinds, start=1):
+        lines = [h for h in evolution["heads"] if h["kind"] == kind]
+        final = {h["spec"]: (h[key][-1] if h[key][-1] is not None else -1) for h in lines}
+        ranked = sorted(final, key=final.get, reverse=True)[:highlight]
+        top = set(ranked)
+        label_y = label_positions([final[spec] for spec in ranked])
+        for line in sorted(lines, key=lambda h: h["spec"] in top):     # highlighted heads drawn last, on top
+            strong = line["spec"] in top
+            offsets = line.get("offset") or [None] * len(epochs)
+            hover = [f"{line['spec']} · epoch {e}<br>{measure}: {v:.2f}" if v is not None else ""
+                     for e, v in zip(epochs, line[key])]
+            if key == "share":
+                hover = [h + (f" (offset {o:+d})" if o is not None else "") for h, o in zip(hover, offsets)]
+            hover = [h + f"<br>roles: {', '.join(r) or 'none'}" for h, r in zip(hover, line["roles"])]
+            figure.add_trace(go.Scatter(
+                x=epochs, y=line[key], mode="lines", name=line["spec"], showlegend=False,
+                line=dict(color=LAYER_COLOURS[line["layer"] % len(LAYER_COLOURS)], width=3 if strong else 1),
+                opacity=1.0 if strong else 0.35, text=hover, hovertemplate="%{text}<extra></extra>"),
+                row=1, col=column)
+            if strong and line[key][-1] is not None:
+                label = line["spec"] + (f" ({offsets[-1]:+d})" if key == "share" and offsets[-1] is not None else "")
+                figure.add_annotation(x=epochs[-1], y=label_y[ranked.index(line["spec"])], text=label, showarrow=False,
+                                      xanchor="left", xshift=4, font=dict(size=11,
+                                      color=LAYER_COLOURS[line["layer"] % len(LAYER_COLOURS)]), row=1, col=column)
+        if threshold_key and threshold_key in thresholds:
+            figure.add_hline(y=thresholds[threshold_key], line=dict(color="#e45756", dash="dash", width=1.5),
+                             annotation_text=f"role threshold {thresholds[threshold_key]:.0%}",
+                             annotation_position="top left", annotation_font_size=10, row=1, col=column)
+        figure.update_yaxes(range=[0, 1.02], tickformat=".0%", row=1, col=column)
+        figure.update_xaxes(range=[epochs[0], epochs[-1] + max(1.2, len(epochs) * 0.15)], row=1, col=column)
+    layers = sorted({h["layer"] for h in evolution["heads"]})
+    for layer in layers:      # legend entries for the layer colours
+        figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"layer {layer}",
+                                    line=dict(color=LAYER_COLOURS[layer % len(LAYER_COLOURS)], width=3)), row=1, col=1)
+    tick_step = max(1, round(len(epochs) / 12))
+    figure.update_xaxes(dtick=tick_step, showticklabels=True)
+    figure.add_trace(go.Scatter(x=epochs, y=evolution.get("val_bleu") or [], mode="lines+markers", showlegend=False,
+                                line=dict(color="#555"), marker=dict(size=4),
+                                hovertemplate="epoch %{x}<br>val BLEU %{y:.2f}<extra></extra>"), row=2, col=1)
+    figure.update_xaxes(title="epoch", range=[epochs[0] - 0.5, epochs[-1] + 0.5], row=2, col=1)
+    figure.update_yaxes(title=measure.split(" (")[0], row=1, col=1)
+    corpus = evolution.get("corpus", {})
+    figure.update_layout(
+        title=f"How the heads formed during training — {measure}, measured each epoch on "
+              f"{corpus.get('name') or 'in-domain text'} ({corpus.get('sentences', '?')} sentences)",
+        height=640, margin=dict(l=10, r=10, t=80, b=10), hovermode="closest",
+        legend=dict(orientation="h", y=-0.12, x=0))
+    return figure
+
+
+def label_positions(values: list[float], gap: float = 0.05) -> list[float]:
+    """y positions for end-of-line labels of values sorted high to low, at least `gap` apart, never overlapping."""
+    positions = []
+    for value in values:
+        positions.append(value if not positions else min(value, positions[-1] - gap))
+    return positions

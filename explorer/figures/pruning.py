@@ -45,6 +45,20 @@ def step_comparison_figure(steps: StepComparison) -> go.Figure:
     return figure
 
 
+OTHER_ORDER_COLOURS = ("#54a24b", "#b279a2", "#f58518")
+
+
+def curve_title(curve: dict) -> str:
+    """Says where BLEU was measured and where the importance order came from: in- or out-of-sample."""
+    where = f" of {curve['corpus']}" if curve.get("corpus") else ""
+    title = f"Pruning curve: BLEU (greedy) on {curve['pairs']} sentence pairs{where}"
+    source = curve.get("importance_corpus")
+    if source:
+        sample = "the same file: in-sample" if source == curve.get("corpus") else "other sentences: out-of-sample"
+        title += f"<br><sup>importance measured on {source} ({sample})</sup>"
+    return title
+
+
 def curve_figure(curve: dict) -> go.Figure:
     kinds = list(curve["kinds"])
     figure = make_subplots(rows=1, cols=len(kinds), shared_yaxes=True,
@@ -62,12 +76,18 @@ def curve_figure(curve: dict) -> go.Figure:
                                         line=dict(color="#e45756", dash="dash"), showlegend=column == 1,
                                         hovertemplate="%{x:.0f}% pruned<br>BLEU %{y:.2f}<extra>random</extra>"),
                              row=1, col=column)
-        figure.add_trace(go.Scatter(x=x, y=data["importance"], name="least important first", line=dict(color="#4c78a8"),
+        main_name = f"least important first ({curve['measure']})" if curve.get("measure") else "least important first"
+        figure.add_trace(go.Scatter(x=x, y=data["importance"], name=main_name, line=dict(color="#4c78a8"),
                                     showlegend=column == 1,
                                     hovertemplate="%{x:.0f}% pruned<br>BLEU %{y:.2f}<extra>by importance</extra>"),
                          row=1, col=column)
+        for (name, points), colour in zip(data.get("other_orders", {}).items(), OTHER_ORDER_COLOURS):
+            figure.add_trace(go.Scatter(x=x, y=points, name=f"least important first ({name})",
+                                        line=dict(color=colour, dash="dot"), showlegend=column == 1,
+                                        hovertemplate="%{x:.0f}% pruned<br>BLEU %{y:.2f}<extra>" + name + "</extra>"),
+                             row=1, col=column)
         figure.update_xaxes(title="% of heads pruned", row=1, col=column)
     figure.update_yaxes(title="BLEU", row=1, col=1)
-    figure.update_layout(title=f"Pruning curve on {curve['pairs']} sentence pairs (greedy)", height=380,
+    figure.update_layout(title=curve_title(curve), height=400,
                          margin=dict(l=10, r=10, t=70, b=10), legend=dict(orientation="h", y=1.15))
     return figure

@@ -84,12 +84,18 @@ def test_roles_importance_and_prune_curve_commands(tiny_checkpoint, tmp_path):
     model = tmp_path / "model"
     shutil.copytree(tiny_checkpoint.path, model)
     ewt = MULTI30K.parent / "ud" / "en_ewt-ud-dev.conllu.gz"
-    roles = cli("roles", "--model", str(model), "--conllu", str(ewt), "--limit", "20", "--json", "--positional", "0.5")
+    text = str(MULTI30K / "val.en.gz")
+    roles = cli("roles", "--model", str(model), "--text", text, "--conllu", str(ewt), "--limit", "20", "--json",
+                "--positional", "0.5")
     assert roles.returncode == 0, roles.stderr
     report = json.loads(roles.stdout)
     assert len(report["heads"]) == 24 and report["seconds"] > 0 and report["thresholds"]["positional"] == 0.5
+    assert report["corpus"]["text"]["name"] == "val.en.gz" and report["corpus"]["text"]["sentences"] == 20
+    assert report["corpus"]["treebank"]["name"] == "en_ewt-ud-dev.conllu.gz"
     head = report["heads"][0]
-    assert {"kind", "layer", "head", "roles", "confidence", "positional", "syntactic", "rare_token"} <= set(head)
+    assert {"kind", "layer", "head", "roles", "confidence", "positional", "syntactic", "syntactic_short",
+            "rare_token"} <= set(head)
+    assert {"rate", "chance", "rate_top2", "chance_top2"} <= set(head["rare_token"])
     (model / "head_roles.json").write_text(roles.stdout)
 
     src, ref = str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")
@@ -100,11 +106,26 @@ def test_roles_importance_and_prune_curve_commands(tiny_checkpoint, tmp_path):
     assert scores["heads"][0]["roles"] == head["roles"]
     (model / "head_importance.json").write_text(importance.stdout)
 
-    curve = cli("prune-curve", "--model", str(model), "--src", src, "--ref", ref, "--limit", "8", "--kinds", "enc,all",
-                "--steps", "2", "--seeds", "1", "--json")
+    test_src, test_ref = str(MULTI30K / "test_2016_flickr.en.gz"), str(MULTI30K / "test_2016_flickr.de.gz")
+    curve = cli("prune-curve", "--model", str(model), "--src", test_src, "--ref", test_ref, "--limit", "8",
+                "--kinds", "enc,all", "--steps", "2", "--seeds", "1", "--compare-normalisations", "--json")
     assert curve.returncode == 0, curve.stderr
-    data = json.loads(curve.stdout)["kinds"]
+    result = json.loads(curve.stdout)
+    data = result["kinds"]
     assert set(data) == {"enc", "all"} and data["all"]["pruned"] == [0, 12, 24] and len(data["enc"]["random_mean"]) == 3
+    assert (result["corpus"], result["importance_corpus"], result["measure"]) == ("test_2016_flickr.en.gz", "val.en.gz", "raw")
+    assert list(data["all"]["other_orders"]) == ["layer"] and len(data["all"]["other_orders"]["layer"]) == 3
+
+    snapshots = tmp_path / "snapshots"
+    snapshots.mkdir()
+    for epoch in (1, 2):
+        shutil.copy(model / "model.safetensors", snapshots / f"epoch-{epoch}.safetensors")
+    evolution = cli("evolution", "--model", str(model), "--snapshots", str(snapshots), "--text", text, "--limit", "6")
+    assert evolution.returncode == 0, evolution.stderr
+    lines = json.loads(evolution.stdout)
+    assert lines["epochs"] == [1, 2] and len(lines["heads"]) == 24
+    # The same weights at both epochs: the same statistics, equal to the roles of the model itself.
+    assert all(h["share"][0] == h["share"][1] and h["confidence"][0] == h["confidence"][1] for h in lines["heads"])
 
     least = cli("evaluate", "--model", str(model), "--src", src, "--ref", ref, "--limit", "5",
                 "--prune-least-important", "0.5", "--json")
@@ -120,6 +141,14 @@ def test_pruning_commands_explain_what_is_missing(tiny_checkpoint, args, message
     src, ref = str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")
     result = cli(args[0], "--model", str(tiny_checkpoint.path), "--src", src, "--ref", ref, *args[1:])
     assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_roles_needs_a_corpus_and_evolution_needs_snapshots(tiny_checkpoint, tmp_path):
+    result = cli("roles", "--model", str(tiny_checkpoint.path))
+    assert result.returncode == 1 and "--text" in result.stderr and "Traceback" not in result.stderr
+    result = cli("evolution", "--model", str(tiny_checkpoint.path), "--snapshots", str(tmp_path), "--text",
+                 str(MULTI30K / "val.en.gz"))
+    assert result.returncode == 1 and "no epoch-N.safetensors" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_roles_on_a_file_that_is_not_conllu(tiny_checkpoint, tmp_path):

@@ -4,7 +4,7 @@ import pytest
 
 from explorer.heads import HeadSpec
 from explorer.importance import ParallelCorpus, ablation, corpus_loss, gradient_importance, importance_report
-from models.data import read_parallel
+from models.data import make_training_batch, read_parallel
 from models.hooks import model_run
 from tests.conftest import MULTI30K
 
@@ -51,3 +51,35 @@ def test_report_lists_every_head_with_its_scores(tiny_checkpoint, pairs):
             "loss_change", "bleu_change"} <= set(head)
     assert report["unpruned"]["bleu"] >= 0 and report["seconds"] > 0
     assert progress[-1] == pytest.approx(1.0) and progress == sorted(progress)
+
+
+def test_gradient_importance_is_the_mean_over_sentences_of_each_sentences_absolute_gradient(tiny_checkpoint, pairs):
+    """Michel et al.'s expectation over examples, computed one sentence at a time for comparison."""
+    import torch
+    import torch.nn.functional as F
+
+    from models.tokenizer import PAD
+
+    corpus = ParallelCorpus.build(tiny_checkpoint, pairs[0][:12], pairs[1][:12])
+    config = tiny_checkpoint.model.config
+    expected = {kind: torch.zeros(config.layers(kind), config.heads) for kind in ("encoder", "decoder", "cross")}
+    for index in range(len(corpus.pairs)):
+        src, tgt_in, tgt_out = make_training_batch(corpus.pairs, [index])
+        gates = {kind: torch.ones(config.layers(kind), config.heads, requires_grad=True) for kind in expected}
+        with torch.enable_grad(), model_run(head_mask=gates):
+            logits = tiny_checkpoint.model(src, tgt_in)
+            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), tgt_out.view(-1), ignore_index=PAD)
+            grads = torch.autograd.grad(loss, list(gates.values()))
+        for kind, grad in zip(gates, grads):
+            expected[kind] += grad.abs() / len(corpus.pairs)
+    batched = gradient_importance(tiny_checkpoint, corpus)
+    for kind, value in expected.items():
+        torch.testing.assert_close(torch.tensor(batched[kind]), value, rtol=1e-4, atol=1e-7)
+    # Not the absolute gradient of the mean loss (per batch): signs differ between sentences.
+    whole = {kind: torch.ones(config.layers(kind), config.heads, requires_grad=True) for kind in expected}
+    src, tgt_in, tgt_out = make_training_batch(corpus.pairs, list(range(len(corpus.pairs))))
+    with torch.enable_grad(), model_run(head_mask=whole):
+        logits = tiny_checkpoint.model(src, tgt_in)
+        loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), tgt_out.view(-1), ignore_index=PAD)
+        per_batch = torch.autograd.grad(loss, list(whole.values()))
+    assert any((grad.abs() < torch.tensor(batched[kind]) - 1e-6).any() for kind, grad in zip(whole, per_batch))

@@ -42,14 +42,17 @@ def test_pruning_all_cross_attention_makes_the_output_independent_of_the_source(
     assert not torch.equal(model(batch_of(tokenizer, SENTENCES[:1]), target), model(batch_of(tokenizer, SENTENCES[1:2]), target))
 
 
-def test_importance_scores_are_layer_normalised_unless_a_layer_has_one_head():
+def test_importance_scores_raw_or_layer_normalised_unless_a_layer_has_one_head():
     def report(heads_per_layer):
         return {"heads": [{"kind": "encoder", "layer": layer, "head": head, "gradient_importance": 0.1 * (layer + 1),
                            "gradient_importance_normalised": 0.5 if heads_per_layer > 1 else 1.0}
                           for layer in range(3) for head in range(heads_per_layer)]}
 
-    assert set(importance_scores(report(2)).values()) == {0.5}
-    one_head = importance_scores(report(1))  # normalised, every score would be 1: the order would mean nothing
+    assert set(importance_scores(report(2), "layer").values()) == {0.5}
+    assert sorted(set(importance_scores(report(2), "raw").values())) == pytest.approx([0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="unknown normalisation"):
+        importance_scores(report(2), "softmax")
+    one_head = importance_scores(report(1), "layer")  # normalised, every score would be 1: the order would mean nothing
     assert [one_head[HeadSpec("encoder", layer, 0)] for layer in range(3)] == pytest.approx([0.1, 0.2, 0.3])
 
 

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.roles import (SyntaxTally, Tally, Thresholds, analyse_roles, classify, head_results, rarest,
-                            role_summary, tally_patterns, tally_syntax)
+from explorer.roles import (SyntaxTally, Tally, Thresholds, analyse_roles, classify, head_results, is_real_sentence,
+                            key_counts, real_tokens, role_summary, tally_patterns, tally_syntax)
 from explorer.ud import align_words, read_trees, word_attention, word_maps
 from models.data import pad_batch
 from models.hooks import model_run
-from models.tokenizer import PAD
+from models.tokenizer import BOS, EOS, PAD
 from tests.conftest import DATA
 
 EWT = DATA / "ud" / "en_ewt-ud-dev.conllu.gz"
@@ -50,20 +50,23 @@ def test_constructed_heads_get_exactly_their_roles(sentences, tiny_checkpoint):
     for start in range(0, len(sentences), 32):
         chunk = sentences[start: start + 32]
         src = pad_batch([a.ids for _, a in chunk])
-        real = src != PAD
-        rare = rarest(src, frequencies)
+        counts = key_counts(src, frequencies)
+        rare = counts.argmin(-1)
         batch = np.zeros((len(chunk), 1, 3, src.shape[1], src.shape[1]))
         for row, (tree, aligned) in enumerate(chunk):
             pieces = len(aligned.ids)
             batch[row, :, :, :pieces, :pieces] = constructed_patterns(tree, aligned, int(rare[row]))
         patterns = torch.tensor(batch, dtype=torch.float32)
-        tally_patterns(tally, patterns, real, real, rare, positional=True)
+        tally_patterns(tally, patterns, real_tokens(src), src != PAD, counts, positional=True)
         tally_syntax(syntax, batch, chunk)
-    results = {h["head"]: h for h in head_results("encoder", tally, syntax, Thresholds(), [t.text for t, _ in sentences])}
+    results = {h["head"]: h for h in head_results("encoder", tally, (syntax, SyntaxTally()), Thresholds(),
+                                                  [t.text for t, _ in sentences])}
 
     left = results[ONE_LEFT]
     assert left["roles"] == ["positional"] and left["positional"]["offset"] == -1
-    assert left["positional"]["share"] > 0.9 and left["syntactic_relations"] == []
+    # Only the first piece of each sentence cannot look left; the </s> query is not counted at all.
+    firsts = len(sentences) / sum(len(a.ids) - 1 for _, a in sentences)
+    assert left["positional"]["share"] == pytest.approx(1 - firsts, abs=1e-4) and left["syntactic_relations"] == []
 
     gold = results[GOLD_ARCS]
     assert "syntactic" in gold["roles"] and "positional" not in gold["roles"]
@@ -74,7 +77,12 @@ def test_constructed_heads_get_exactly_their_roles(sentences, tiny_checkpoint):
 
     rare = results[RAREST]
     assert rare["roles"] == ["rare-token"] and rare["rare_token"]["rate"] == 1.0
-    assert rare["rare_token"]["chance"] < 0.2
+    # Chance: the (tied) rarest pieces over the real pieces; </s> never counts as a key that could be rarest.
+    pieces = [a.ids[:-1] for _, a in sentences if len(a.ids) - 1 >= 2]
+    chance = np.mean([p.count(max(p)) / len(p) for p in pieces])
+    top2 = np.mean([sum(i >= sorted(p)[-2] for i in p) / len(p) for p in pieces])
+    assert rare["rare_token"]["chance"] == pytest.approx(chance, abs=1e-4)
+    assert rare["rare_token"]["rate_top2"] == 1.0 and rare["rare_token"]["chance_top2"] == pytest.approx(top2, abs=1e-4)
     assert left["rare_token"]["rate"] < 0.3 and gold["rare_token"]["rate"] < 0.5
 
 
@@ -136,9 +144,87 @@ def test_a_planted_positional_head_is_found_by_the_whole_pipeline(tiny_checkpoin
 
     trees = read_trees(EWT, limit=60)
     with model_run({"encoder.layers.1.self_attn.pattern": look_left}):
-        report = analyse_roles(tiny_checkpoint, trees, kinds=("encoder",))
+        report = analyse_roles(tiny_checkpoint, trees=trees, kinds=("encoder",))
     found = {h["spec"]: h for h in report.heads}
     # Padding rows of shorter sentences also look left, but only real query tokens are counted.
     assert "positional" in found["enc.1.3"]["roles"] and found["enc.1.3"]["positional"]["offset"] == -1
     assert all("positional" not in h["roles"] for spec, h in found.items() if spec != "enc.1.3")
-    assert report.corpus["sentences"] + report.corpus["skipped"] == 60 and len(found["enc.1.3"]["examples"]) == 3
+    assert report.corpus["treebank"]["sentences"] + report.corpus["treebank"]["skipped"] == 60
+    assert len(found["enc.1.3"]["examples"]) == 3
+
+
+def pattern_batch(rows: list[np.ndarray]) -> torch.Tensor:
+    """[B, 1 layer, 1 head, Q, K] from one [Q, K] pattern per sentence."""
+    return torch.tensor(np.stack(rows)[:, None, None], dtype=torch.float32)
+
+
+def test_special_token_queries_are_left_out():
+    """</s> in the encoder and <s> in the decoder: their rows never count, whatever they look at."""
+    src = torch.tensor([[10, 11, 12, 13, EOS]])
+    pattern = one_left(5)
+    pattern[4] = 0
+    pattern[4, 0] = 1                                  # </s> looks far left: would be an offset of −4
+    tally = Tally(1, 1)
+    tally_patterns(tally, pattern_batch([pattern]), real_tokens(src), src != PAD, None, positional=True)
+    entry = head_results("encoder", tally, None, Thresholds(), ["x"])[0]
+    assert tally.queries == 4 and entry["positional"]["share"] == 0.75 and entry["positional"]["histogram"]["-4"] == 0
+    assert entry["confidence"] == 1.0
+
+    tgt = torch.tensor([[BOS, 20, 21, 22]])
+    causal = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]     # uniform over the visible prefix
+    tally = Tally(1, 1)
+    tally_patterns(tally, pattern_batch([causal]), real_tokens(tgt), tgt != PAD, None, positional=True)
+    entry = head_results("decoder", tally, None, Thresholds(), ["x"])[0]
+    # <s> has one key and always scores 1.0: left out, the mean of the largest weights is (1/2 + 1/3 + 1/4) / 3.
+    assert tally.queries == 3 and entry["confidence"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3, abs=1e-4)
+
+
+def test_rare_token_ties_count_as_hits_and_chance_counts_only_keys_that_can_be_rarest():
+    frequencies = [1000] * 50
+    frequencies[11] = frequencies[12] = 5          # two pieces tied for rarest
+    frequencies[13] = 7                            # the next rarest
+
+    def rare_scores(ids: list[int], peak: int) -> dict:
+        """One sentence, one head whose every query looks at key `peak`."""
+        src = torch.tensor([ids])
+        pattern = np.zeros((len(ids), len(ids)))
+        pattern[:, peak] = 1
+        tally = Tally(1, 1)
+        tally_patterns(tally, pattern_batch([pattern]), real_tokens(src), src != PAD, key_counts(src, frequencies),
+                       positional=False)
+        return head_results("cross", tally, None, Thresholds(), ["x"])[0]["rare_token"]
+
+    tied = [10, 11, 12, 13, 14, EOS]                # 11 and 12 tie for rarest among 5 pieces; </s> never can be
+    for peak in (1, 2):
+        assert rare_scores(tied, peak) | {"sentences": 1} == {"rate": 1.0, "chance": 0.4, "rate_top2": 1.0,
+                                                              "chance_top2": 0.4, "sentences": 1}
+    assert rare_scores(tied, 3)["rate"] == 0.0 and rare_scores(tied, 5)["rate"] == 0.0   # 13, and </s>
+    distinct = [13, 10, 11, 14, EOS]                # rarest 11, second rarest 13
+    assert rare_scores(distinct, 2) | {"sentences": 1} == {"rate": 1.0, "chance": 0.25, "rate_top2": 1.0,
+                                                           "chance_top2": 0.5, "sentences": 1}
+    assert (rare_scores(distinct, 0)["rate"], rare_scores(distinct, 0)["rate_top2"]) == (0.0, 1.0)
+    assert "rare_token" not in head_results("cross", Tally(1, 1), None, Thresholds(), ["x"])[0]
+    # A sentence with one piece has no choice to make: it is not counted.
+    src = torch.tensor([[11, EOS]])
+    tally = Tally(1, 1)
+    tally_patterns(tally, pattern_batch([np.eye(2)]), real_tokens(src), src != PAD, key_counts(src, frequencies), False)
+    assert tally.rare_sentences == 0
+
+
+def test_typical_sentences_are_real_sentences():
+    assert is_real_sentence("A man in a blue shirt is standing on a ladder.")
+    for junk in ("A ++", "•••", "- - - - - -", "1 2 3 4 5 6", "Hi there"):
+        assert not is_real_sentence(junk)
+
+
+def test_roles_on_plain_text_and_syntax_on_the_treebank(tiny_checkpoint):
+    trees = read_trees(EWT, limit=40)
+    texts = ["A man in a blue shirt is standing on a ladder.", "•••", "", "Two dogs play in the snow with a ball."]
+    report = analyse_roles(tiny_checkpoint, texts, trees, text_name="captions", treebank_name="ewt")
+    assert report.corpus["text"] == {"name": "captions", "sentences": 3, "skipped": 1}
+    assert report.corpus["treebank"]["sentences"] + report.corpus["treebank"]["skipped"] == 40
+    assert 0 < report.corpus["treebank"]["short_sentences"] < report.corpus["treebank"]["sentences"]
+    encoder = [h for h in report.heads if h["kind"] == "encoder"]
+    assert all("syntactic" in h and "syntactic_short" in h for h in encoder)
+    assert all("syntactic" not in h for h in report.heads if h["kind"] != "encoder")
+    assert all(set(h["examples"]) <= set(texts[::3]) for h in report.heads)

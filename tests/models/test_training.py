@@ -13,14 +13,15 @@ TINY = ["--data", str(MULTI30K), "--heads", "2", "--d-model", "32", "--d-ff", "6
 
 
 def test_a_tiny_model_lowers_its_loss_and_resumes(tmp_path):
-    out = tmp_path / "tiny"
-    assert main(TINY + ["--out", str(out), "--epochs", "2"]) == 0
-    first = json.loads((out / "training" / "state.json").read_text())
+    out, state_dir = tmp_path / "tiny", tmp_path / "state"
+    run = TINY + ["--out", str(out), "--state-dir", str(state_dir), "--patience", "0"]
+    assert main(run + ["--epochs", "2"]) == 0
+    first = json.loads((state_dir / "state.json").read_text())
     assert first["epoch"] == 2 and first["step"] > 24  # a few dozen steps on 200 pairs
 
     # Running again with more epochs continues from the saved state instead of starting over.
-    assert main(TINY + ["--out", str(out), "--epochs", "4"]) == 0
-    state = json.loads((out / "training" / "state.json").read_text())
+    assert main(run + ["--epochs", "4"]) == 0
+    state = json.loads((state_dir / "state.json").read_text())
     history = state["history"]
     assert [r["epoch"] for r in history] == [1, 2, 3, 4]
     assert history[2]["step"] > history[1]["step"]
