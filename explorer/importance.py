@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 import sacrebleu
 import torch
 import torch.nn.functional as F
@@ -149,4 +150,16 @@ def importance_report(checkpoint: Checkpoint, sources: list[str], references: li
               "gradient_seconds": round(gradient_seconds, 2), "seconds": round(time.perf_counter() - started, 2)}
     if ablated:
         report["unpruned"] = {"loss": round(ablated["loss"], 4), "bleu": round(ablated["bleu"], 2)}
+        report["rank_correlation"] = {
+            f"{measure} vs {change}": round(spearman([h[measure] for h in heads], [h[change] for h in heads]), 4)
+            for measure in ("gradient_importance", "gradient_importance_normalised")
+            for change in ("loss_change", "bleu_change")}
     return report
+
+
+def spearman(a: list[float], b: list[float]) -> float:
+    """Spearman's rank correlation (average ranks for ties): does one score order heads like the other?"""
+    ranks = [pd.Series(values).rank().to_numpy() for values in (a, b)]
+    if len(a) < 2 or ranks[0].std() == 0 or ranks[1].std() == 0:
+        return float("nan")
+    return float(np.corrcoef(*ranks)[0, 1])

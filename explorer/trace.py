@@ -102,9 +102,16 @@ class Trace:
 
     @classmethod
     def load(cls, path: str | Path) -> "Trace":
-        with np.load(Path(path), allow_pickle=False) as data:
-            meta = json.loads(str(data["metadata"]))
-            arrays = {k: data[k] for k in data.files if k != "metadata"}
+        """Read a trace written by save(), .npz or .json (JSON numbers come back as float32, rounded to 1e-6)."""
+        path = Path(path)
+        if path.suffix == ".json":
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            arrays = {k: np.array(v) for k, v in meta.pop("arrays").items()}
+            arrays = {k: v.astype(np.float32) if v.dtype == np.float64 else v for k, v in arrays.items()}
+        else:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(str(data["metadata"]))
+                arrays = {k: data[k] for k in data.files if k != "metadata"}
         attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES if f"{kind}.{name}" in arrays}
                      for kind in KINDS}
         steps = [StepDistribution(**s) for s in meta.pop("steps")]

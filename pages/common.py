@@ -59,15 +59,16 @@ def cached_trace(path: str, modified: float, sentence: str, beam_size: int, prun
 
 
 @st.cache_data(max_entries=64, show_spinner="Translating the examples…")
-def example_translations(path: str, pruned: str) -> list[str]:
-    checkpoint = cached_checkpoint(path, weights_mtime(path))
+def example_translations(path: str, modified: float, pruned: str) -> list[str]:
+    # `modified` keys the cache on the weights' mtime, like cached_trace: a retrained folder is never stale.
+    checkpoint = cached_checkpoint(path, modified)
     return translate(checkpoint, EXAMPLES, pruned=parse_heads(pruned, checkpoint.model.config))
 
 
 @st.cache_data(max_entries=64, show_spinner="Translating the corpus…")
-def corpus_score(path: str, src: str, ref: str, limit: int, pruned: str) -> float:
+def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pruned: str) -> float:
     """BLEU of the model (with these heads pruned) on the first `limit` pairs of a parallel corpus."""
-    checkpoint = cached_checkpoint(path, weights_mtime(path))
+    checkpoint = cached_checkpoint(path, modified)
     sources, references = read_parallel(Path(src).expanduser(), Path(ref).expanduser())
     corpus = ParallelCorpus.build(checkpoint, sources[:limit], references[:limit])
     return corpus_bleu(checkpoint, corpus, head_mask(parse_heads(pruned, checkpoint.model.config), checkpoint.model.config))

@@ -12,7 +12,8 @@ from explorer.heads import HeadSpec, all_heads, format_heads
 from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
                               heads_without_role, importance_scores, least_important, pruning_curve, token_diff)
 from models.data import CorpusError, read_parallel
-from pages.common import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure
+from pages.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
+                          weights_mtime)
 
 KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
@@ -82,7 +83,9 @@ corpus_choice = st.radio("Measure", ["the example sentences: pruned vs unpruned 
 
 
 if corpus_choice.startswith("the example"):
-    reference, output = example_translations(path, ""), example_translations(path, format_heads(pruned))
+    modified = weights_mtime(path)
+    reference = example_translations(path, modified, "")
+    output = example_translations(path, modified, format_heads(pruned))
     st.metric("BLEU of the pruned output against the unpruned output", f"{sacrebleu.corpus_bleu(output, [reference]).score:.1f}")
 else:
     paths = st.columns(3)
@@ -90,8 +93,8 @@ else:
     ref_path = paths[1].text_input("German references", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref")
     limit = paths[2].number_input("Sentence pairs", 10, 5000, 200, key="prune_limit")
     try:
-        pruned_bleu = corpus_score(path, src_path, ref_path, limit, format_heads(pruned))
-        base_bleu = corpus_score(path, src_path, ref_path, limit, "")
+        pruned_bleu = corpus_score(path, weights_mtime(path), src_path, ref_path, limit, format_heads(pruned))
+        base_bleu = corpus_score(path, weights_mtime(path), src_path, ref_path, limit, "")
         st.metric(f"BLEU on the first {limit} pairs", f"{pruned_bleu:.2f}", f"{pruned_bleu - base_bleu:+.2f} vs unpruned")
     except CorpusError as error:
         st.error(str(error))

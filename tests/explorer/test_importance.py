@@ -50,6 +50,8 @@ def test_report_lists_every_head_with_its_scores(tiny_checkpoint, pairs):
     assert {"kind", "layer", "head", "spec", "roles", "gradient_importance", "gradient_importance_normalised",
             "loss_change", "bleu_change"} <= set(head)
     assert report["unpruned"]["bleu"] >= 0 and report["seconds"] > 0
+    assert set(report["rank_correlation"]) == {f"{m} vs {c}" for m in ("gradient_importance", "gradient_importance_normalised")
+                                               for c in ("loss_change", "bleu_change")}
     assert progress[-1] == pytest.approx(1.0) and progress == sorted(progress)
 
 
@@ -83,3 +85,12 @@ def test_gradient_importance_is_the_mean_over_sentences_of_each_sentences_absolu
         loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), tgt_out.view(-1), ignore_index=PAD)
         per_batch = torch.autograd.grad(loss, list(whole.values()))
     assert any((grad.abs() < torch.tensor(batched[kind]) - 1e-6).any() for kind, grad in zip(whole, per_batch))
+
+
+def test_spearman_rank_correlation():
+    from explorer.importance import spearman
+
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3, 4], [1, 100, 2, 3]) == pytest.approx(0.4)   # ranks only, not values
+    assert spearman([1, 1, 1], [1, 2, 3]) != spearman([1, 1, 1], [1, 2, 3])   # undefined: nan

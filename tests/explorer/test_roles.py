@@ -131,7 +131,8 @@ def test_word_piece_mapping_on_words_split_into_many_pieces(tiny_checkpoint):
     # Each word's row keeps all of its weight except what went to EOS.
     np.testing.assert_allclose(words_attention.sum(-1), 1 - np.array([pattern[p, -1].mean() for p in aligned.word_pieces]))
     source, target = word_maps(aligned.word_pieces, pieces)
-    np.testing.assert_allclose(source.sum(-1), 1) and np.testing.assert_allclose(target.sum(0), lengths)
+    np.testing.assert_allclose(source.sum(-1), 1)
+    np.testing.assert_allclose(target.sum(0), lengths)
 
 
 def test_a_planted_positional_head_is_found_by_the_whole_pipeline(tiny_checkpoint):

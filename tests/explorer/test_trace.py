@@ -1,7 +1,8 @@
 import numpy as np
+import torch
 import pytest
 
-from explorer.heads import parse_heads
+from explorer.heads import head_mask, parse_heads
 from explorer.trace import Trace, trace_sentence
 
 SENTENCE = "Two dogs play in the snow."
@@ -46,12 +47,38 @@ def test_npz_round_trip(trace, tmp_path):
         np.testing.assert_array_equal(loaded.masks[kind], trace.masks[kind])
 
 
+def test_json_round_trip(trace, tmp_path):
+    loaded = Trace.load(trace.save(tmp_path / "t.json"))
+    assert loaded.metadata() == trace.metadata()
+    for kind in ("encoder", "decoder", "cross"):
+        np.testing.assert_allclose(loaded.pattern(kind), trace.pattern(kind), atol=1e-6)
+        np.testing.assert_array_equal(loaded.masks[kind], trace.masks[kind])
+        assert loaded.masks[kind].dtype == trace.masks[kind].dtype
+    np.testing.assert_allclose(loaded.positional["source"], trace.positional["source"], atol=1e-6)
+
+
 def test_pruned_trace_names_its_heads_and_zeroes_them(tiny_checkpoint):
     pruned = parse_heads("enc.0.1,cross.1.*", tiny_checkpoint.model.config)
     trace = trace_sentence(tiny_checkpoint, SENTENCE, pruned=pruned)
     assert trace.pruned == "cross.1.0,cross.1.1,cross.1.2,cross.1.3,enc.0.1"
-    # The captured z is before the gate; the pruned head's contribution is removed after it.
-    assert trace.attention["encoder"]["z"][0, 1].any()
+    # The captured z is before the gate; the gate then zeroes the pruned head's contribution: the block's output
+    # equals the output projection of z with that head's slice set to 0, and differs from the unpruned one.
+    from models.hooks import capture
+
+    model = tiny_checkpoint.model
+    src = torch.tensor([tiny_checkpoint.tokenizer.encode(SENTENCE).ids])
+    names = ["encoder.layers.0.self_attn.z", "encoder.layers.0.self_attn.out"]
+    with torch.no_grad(), capture(model.hook_names, names, head_mask=head_mask(pruned, model.config)) as cache:
+        model.encode(src)
+    with torch.no_grad(), capture(model.hook_names, names) as unpruned:
+        model.encode(src)
+    z = cache[names[0]].clone()
+    assert z[0, 1].abs().sum() > 0 and torch.equal(z, unpruned[names[0]])
+    z[:, 1] = 0
+    attention = model.encoder.layers[0].self_attn
+    merged = z.transpose(1, 2).reshape(1, z.shape[2], -1)
+    torch.testing.assert_close(cache[names[1]], attention.w_o(merged))
+    assert not torch.allclose(cache[names[1]], unpruned[names[1]])
 
 
 def test_beam_trace(tiny_checkpoint):

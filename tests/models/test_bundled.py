@@ -28,7 +28,13 @@ def test_bundled_checkpoint_is_complete_and_small(heads):
     assert len(checkpoint.frequencies["source"]) == config.vocab_size
     scores = checkpoint.info["scores"]["test_2016_flickr"]
     assert {"bleu_greedy", "bleu_beam5"} <= set(scores)
-    assert checkpoint.info["training"]["steps"] == load_checkpoint(BUNDLED[8]).info["training"]["steps"]
+    # One recipe: every model trained with casing variants uses h8's settings (steps differ: each is trained
+    # until its own validation BLEU stops improving).
+    recipe = ("max_tokens_per_batch", "peak_lr", "warmup_steps", "schedule", "dropout", "casing_share",
+              "label_smoothing", "patience_epochs", "seed")
+    h8_training = load_checkpoint(BUNDLED[8]).info["training"]
+    if "casing_share" in checkpoint.info["training"]:
+        assert {k: checkpoint.info["training"][k] for k in recipe} == {k: h8_training[k] for k in recipe}
 
 
 def test_one_two_and_eight_heads_have_the_same_parameter_count():
@@ -49,8 +55,25 @@ def test_h8_translates(h8):
 def test_h8_meets_the_quality_floor_on_a_test_sample(h8):
     sources, references = read_parallel(MULTI30K / "test_2016_flickr.en.gz", MULTI30K / "test_2016_flickr.de.gz")
     result = evaluate(h8, sources[:200], references[:200])
-    assert result["bleu"] >= 30
-    assert h8.info["scores"]["test_2016_flickr"]["bleu_greedy"] >= 30
+    assert result["bleu"] >= 33
+    assert h8.info["scores"]["test_2016_flickr"]["bleu_greedy"] >= 35.5
+
+
+CASING = ["THE DOG IS RUNNING.", "A COUPLE OF WOOD SIGNS POINTED IN DIFFERENT DIRECTIONS",
+          "TWO MEN ARE PLAYING SOCCER ON A FIELD.", "a woman in a red dress is singing on a stage",
+          "the children are eating ice cream outside.", "A dog runs through the grass"]
+
+
+def test_casing_and_punctuation_variants_translate_like_normal_input(h8):
+    """Trained with upper-cased, lower-cased and unpunctuated pairs: no runs of one letter, the same words."""
+    import re
+
+    translations = translate(h8, CASING)
+    assert not [t for t in translations if re.search(r"(.)\1{4,}", t)], translations
+    normal = translate(h8, ["The dog is running.", "Two men are playing soccer on a field."])
+    for variant, plain in zip((translations[0], translations[2]), normal):
+        words = lambda text: set(re.findall(r"\w+", text.lower()))  # noqa: E731
+        assert len(words(variant) & words(plain)) >= 0.6 * len(words(plain)), (variant, plain)
 
 
 @pytest.mark.parametrize("spec", ["enc.0.*", "dec.2.*", "cross.1.*"])
