@@ -18,6 +18,7 @@ import torch
 from explorer.heads import SHORT_TO_KIND, HeadSpec, all_heads, head_mask
 from explorer.importance import ParallelCorpus, corpus_bleu
 from explorer.inputs import prepare_source
+from explorer.roles import Thresholds, reclassified
 from models.checkpoint import Checkpoint
 from models.hooks import model_run
 from models.tokenizer import BOS, EOS
@@ -55,9 +56,10 @@ def least_important(scores: dict[HeadSpec, float], fraction: float, heads: list[
     return importance_order(scores, heads)[: round(fraction * len(heads))]
 
 
-def heads_without_role(roles_report: dict) -> list[HeadSpec]:
-    """The heads to prune to 'keep only the heads with a role'."""
-    return [HeadSpec(h["kind"], h["layer"], h["head"]) for h in roles_report["heads"] if not h["roles"]]
+def heads_without_role(roles_report: dict, thresholds: Thresholds | None = None) -> list[HeadSpec]:
+    """The heads to prune to 'keep only the heads with a role', at the given thresholds (default: as stored)."""
+    entries = reclassified(roles_report, thresholds) if thresholds else roles_report["heads"]
+    return [HeadSpec(h["kind"], h["layer"], h["head"]) for h in entries if not h["roles"]]
 
 
 def curve_heads(kind: str, every: list[HeadSpec]) -> list[HeadSpec]:

@@ -328,6 +328,16 @@ def classify(entry: dict, thresholds: Thresholds) -> tuple[list[str], list[str]]
     return roles, relations
 
 
+def reclassified(report: dict, thresholds: Thresholds) -> list[dict]:
+    """The report's head entries with roles (and syntactic relations) recomputed at other thresholds."""
+    entries = []
+    for entry in report["heads"]:
+        entry = dict(entry)
+        entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
+        entries.append(entry)
+    return entries
+
+
 def head_results(kind: str, tally: Tally, syntax: tuple[SyntaxTally, SyntaxTally] | None, thresholds: Thresholds,
                   texts: list[str]) -> list[dict]:
     """One JSON-ready entry per head of `kind`; syntax is (all sentences, short sentences) for the encoder."""

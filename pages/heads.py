@@ -12,13 +12,14 @@ from explorer.figures.attention import attention_heatmap
 from explorer.figures.heads import EVOLUTION_MEASURES, evolution_figure, offset_histogram, role_map, syntactic_evidence
 from explorer.head_evolution import EVOLUTION_FILE
 from explorer.importance import importance_report
-from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, classify, corpus_description
+from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
 from explorer.ud import read_trees
 from models.data import CorpusError, read_lines, read_parallel
 from pages.common import current_checkpoint, current_trace, show_figure
 
 KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
-MEASURES = {"gradient importance (normalised per layer)": "gradient_importance_normalised",
+MEASURES = {"gradient importance": "gradient_importance",
+            "gradient importance normalised per layer": "gradient_importance_normalised",
             "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change"}
 
 
@@ -39,28 +40,40 @@ roles = st.session_state.get(f"roles:{key}") or shipped(checkpoint, ROLES_FILE)
 importance = st.session_state.get(f"importance:{key}") or shipped(checkpoint, IMPORTANCE_FILE)
 
 with st.expander("Thresholds (change them to re-classify; the scores behind them stay the same)"):
-    defaults = Thresholds()
+    # Start from the thresholds this session set last (widget state is dropped when the page is left).
+    remembered = st.session_state.get("role_thresholds", asdict(Thresholds()))
     columns = st.columns(5)
     values = {}
     for column, field in zip(columns, fields(Thresholds)):
-        value = getattr(defaults, field.name)
+        value = remembered[field.name]
         values[field.name] = column.number_input(field.name.replace("_", " "), value=value, key=f"threshold_{field.name}",
                                                  step=1 if isinstance(value, int) else 0.05)
     thresholds = Thresholds(**values)
+st.session_state["role_thresholds"] = asdict(thresholds)   # for the next visit, and for the Prune page
 st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(thresholds).items()))
 
 if roles is None:
     st.info("This checkpoint ships no head roles: compute them below on plain sentences and/or a CoNLL-U treebank.")
     entries = []
 else:
-    entries = [dict(entry) for entry in roles["heads"]]
-    for entry in entries:
-        entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
+    entries = reclassified(roles, thresholds)
+    summary = role_summary(entries)
+    candidates = "; ".join(f"{name}: {summary[key]}" for name, key in (
+        ("positional", "most positional"), ("rare-token", "most rare-token"), ("syntactic", "most syntactic"))
+        if summary[key])
+    if not any(summary[role] for role in ("positional", "syntactic", "rare-token")):
+        st.info(f"No head reaches a role at these thresholds, so every cell below is grey. The strongest "
+                f"candidates — {candidates}. Lower the thresholds (above) to see them get one.")
+    else:
+        st.caption(f"{summary['positional']} positional, {summary['syntactic']} syntactic, {summary['rare-token']} "
+                   f"rare-token heads of {summary['heads']}; strongest candidates — {candidates}.")
     st.caption(f"Roles measured: {corpus_description(roles)}."
                + (f" Importance on {importance['corpus'].get('name')} ({importance['corpus']['pairs']} pairs)."
                   if importance else ""))
 
-measure = MEASURES[st.radio("Importance shown", list(MEASURES), key="heads_measure", horizontal=True)]
+# With one head per layer, per-layer normalisation makes every score 1.00: not worth offering.
+offered = [m for m in MEASURES if config.heads > 1 or MEASURES[m] != "gradient_importance_normalised"]
+measure = MEASURES[st.radio("Importance shown", offered, key="heads_measure", horizontal=True)]
 scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
 if entries:
     left, right = st.columns([3, 2])

@@ -1,5 +1,6 @@
 """Prune heads and watch the output change (Michel et al. 2019; Voita et al. 2019). Per browser session."""
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +12,7 @@ from explorer.figures.pruning import curve_figure, diff_html, step_comparison_fi
 from explorer.heads import HeadSpec, all_heads, format_heads
 from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
                               heads_without_role, importance_scores, least_important, pruning_curve, token_diff)
+from explorer.roles import Thresholds
 from models.data import CorpusError, read_parallel
 from pages.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
                           weights_mtime)
@@ -46,9 +48,22 @@ fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, fo
                              disabled=importance is None)
 presets[1].button("Prune them", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
     set(least_important(importance_scores(importance, normalisation), fraction / 100, heads))))
-presets[2].button("Keep only heads with a role", key="prune_roles", disabled=roles is None,
-                  on_click=lambda: set_pruned(set(heads_without_role(roles))))
+# "Keep only heads with a role" at the thresholds set on the Heads page (or the defaults), said before it is done.
+thresholds = Thresholds(**st.session_state.get("role_thresholds", asdict(Thresholds())))
+without_role = heads_without_role(roles, thresholds) if roles else list(heads)
+presets[2].button("Keep only heads with a role", key="prune_roles", disabled=len(without_role) == len(heads),
+                  on_click=lambda: set_pruned(set(without_role)),
+                  help=f"Prunes the {len(without_role)} of {len(heads)} heads that have no role at the Heads "
+                       "page's thresholds.")
 presets[3].button("Prune none", key="prune_none", on_click=lambda: set_pruned(set()))
+
+if roles is None:
+    presets[2].caption("No head roles shipped with this model.")
+elif len(without_role) == len(heads):
+    st.info("No head has a role at the current thresholds, so \"Keep only heads with a role\" would prune every "
+            "head; it is off. Lower the thresholds on the Heads page to see the strongest candidates get one.")
+else:
+    presets[2].caption(f"keeps {len(heads) - len(without_role)}, prunes {len(without_role)}")
 
 with st.expander("Heads (ticked = pruned)", expanded=True):
     for kind, title in KIND_TITLES.items():

@@ -232,3 +232,27 @@ def test_pruning_is_per_session(h8):
     first.checkbox(key="prune_en-de-h8_enc.0.0").check().run()
     second.run()
     assert sum(c.value for c in second.checkbox) == 0 and sum(c.value for c in first.checkbox) == 1
+
+
+def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everything(h8):
+    from dataclasses import asdict
+
+    from explorer.roles import Thresholds
+
+    unreachable = asdict(Thresholds(positional=1.01, syntactic_margin=1.01, rare_rate=1.01))
+    at = open_page("pages/prune.py", SENTENCE, role_thresholds=unreachable)
+    assert at.button(key="prune_roles").disabled
+    assert any("would prune every head" in info.value for info in at.info)
+
+    everything_positional = asdict(Thresholds(positional=0.0))   # every self-attention head has some top offset
+    at = open_page("pages/prune.py", SENTENCE, role_thresholds=everything_positional)
+    assert not at.button(key="prune_roles").disabled
+    at.button(key="prune_roles").click().run()
+    pruned = {c.key.rsplit("_", 1)[1] for c in at.checkbox if c.value}
+    # Cross-attention heads cannot be positional; with no rare-token or syntactic role at these thresholds
+    # they are the ones pruned, unless one has a role of another kind.
+    roles = json.loads((h8.path / "head_roles.json").read_text())
+    from explorer.roles import reclassified
+
+    expected = {h["spec"] for h in reclassified(roles, Thresholds(positional=0.0)) if not h["roles"]}
+    assert pruned == expected and all(spec.startswith("cross.") for spec in pruned)
