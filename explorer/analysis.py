@@ -9,7 +9,7 @@ import torch
 
 from models.checkpoint import Checkpoint
 from models.data import pad_batch
-from models.decoding import BeamResult, beam_search
+from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit
 from models.hooks import capture
 from models.tokenizer import BOS, EOS
 from explorer.heads import head_mask, parse_heads
@@ -125,6 +125,15 @@ def teacher_forcing(checkpoint: Checkpoint, source: str, reference: str) -> Teac
     chosen = log_probs[torch.arange(len(target)), target]
     ranks = (log_probs > chosen[:, None]).sum(-1) + 1
     return TeacherForcing(tokenizer.pieces(target), chosen.exp().tolist(), ranks.tolist(), float(-chosen.mean()))
+
+
+def stopping_reason(trace: Trace, checkpoint: Checkpoint) -> str:
+    """Why the decoding of a trace stopped, in words: the model chose </s>, or the length limit was reached."""
+    if trace.steps and trace.steps[-1].chosen_id == EOS:
+        return f"It stopped because the model chose </s> at step {len(trace.steps) - 1}."
+    limit = step_limit(checkpoint.model, len(trace.source_tokens))
+    return (f"It stopped at the length limit without choosing </s>: {LENGTH_RATIO} × {len(trace.source_tokens)} "
+            f"source tokens + {LENGTH_SLACK} = {limit} steps.")
 
 
 def beam_tree(checkpoint: Checkpoint, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:

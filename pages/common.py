@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer.analysis import beam_tree
 from explorer.figures.common import figure_html
 from explorer.heads import head_mask, parse_heads
 from explorer.importance import ParallelCorpus, corpus_bleu
@@ -22,6 +23,7 @@ from explorer.trace import Trace, trace_sentence
 from explorer.translation import translate
 from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from models.data import read_parallel
+from models.decoding import BeamResult
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
@@ -56,6 +58,12 @@ def cached_trace(path: str, modified: float, sentence: str, beam_size: int, prun
     """pruned: the masked heads as HeadSpec text ("" for none), so each pruning has its own cache entry."""
     checkpoint = cached_checkpoint(path, modified)
     return trace_sentence(checkpoint, sentence, beam_size=beam_size, pruned=parse_heads(pruned, checkpoint.model.config))
+
+
+@st.cache_data(max_entries=64, show_spinner="Beam search…")
+def cached_beam_tree(path: str, modified: float, text: str, beam_size: int, alpha: float) -> BeamResult:
+    """The beam search tree depends only on these: moving the step slider must not search again."""
+    return beam_tree(cached_checkpoint(path, modified), text, beam_size, alpha)
 
 
 @st.cache_data(max_entries=64, show_spinner="Translating the examples…")

@@ -3,16 +3,17 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.analysis import beam_tree, teacher_forcing
+from explorer.analysis import teacher_forcing
 from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, step_figure, steps_overview,
                                        teacher_forcing_figure)
 from explorer.inputs import InputError
-from pages.common import current_trace, selection, show_figure
+from explorer.analysis import stopping_reason
+from pages.common import cached_beam_tree, current_trace, selection, show_figure, weights_mtime
 
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
 st.title("Decoding")
-st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps.")
+st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}")
 
 steps_table = pd.DataFrame({"chosen": [s.chosen for s in trace.steps], "p(chosen)": [s.chosen_prob for s in trace.steps],
                             "entropy (nats)": [s.entropy for s in trace.steps]})
@@ -40,7 +41,7 @@ beam_size = st.slider("Beam size", 2, 10, max(2, selection().beam_size if select
                       key="decoding_beam")
 alpha = st.slider("Length penalty α", 0.0, 2.0, 0.6, 0.1, key="decoding_alpha",
                   help="Hypotheses are ranked by log-probability ÷ ((5 + length) / 6)^α (GNMT).")
-result = beam_tree(checkpoint, trace.text, beam_size, alpha)
+result = cached_beam_tree(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, beam_size, alpha)
 show_figure(beam_tree_figure(result, checkpoint.tokenizer.pieces), f"beam-{beam_size}-tree",
             pd.DataFrame([{"step": i + 1, "rank": r, "token": t, "parent": p, "cumulative log-prob": lp}
                           for i, s in enumerate(result.steps)

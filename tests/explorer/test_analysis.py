@@ -84,3 +84,15 @@ def test_teacher_forcing_loss_is_the_models_cross_entropy(tiny_checkpoint):
 def test_beam_tree_steps(tiny_checkpoint):
     result = beam_tree(tiny_checkpoint, SENTENCE, 3)
     assert all(len(step.tokens) <= 3 for step in result.steps) and result.finished
+
+
+def test_stopping_reason_names_the_end_token_or_the_length_limit(tiny_checkpoint, h8):
+    from explorer.analysis import stopping_reason
+    from explorer.trace import trace_sentence
+
+    # An untrained model never chooses </s>: it runs to 1.5 × source tokens + 10.
+    untrained = trace_sentence(tiny_checkpoint, "Two dogs play in the snow.")
+    limit = int(1.5 * len(untrained.source_tokens)) + 10
+    assert len(untrained.steps) == limit and f"= {limit} steps" in stopping_reason(untrained, tiny_checkpoint)
+    trained = trace_sentence(h8, "Two dogs play in the snow.")
+    assert stopping_reason(trained, h8) == f"It stopped because the model chose </s> at step {len(trained.steps) - 1}."
