@@ -4,9 +4,17 @@ Run with `bash scripts/start.sh` (or `streamlit run app.py`). The sidebar holds 
 the decoding choice; every page reads them, so one sentence flows through all views.
 """
 
+import os
+
 import streamlit as st
+import torch
 
 from pages.common import render_sidebar
+
+# One torch thread per computation. Streamlit runs every browser session in a thread of one process; with
+# torch's default (a thread per core) two sessions, or one busy core, make every matrix product wait on the
+# others: capturing one sentence with a core busy took 2.6–18 s with 2 threads and 0.06 s with 1.
+torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 navigation = st.navigation([

@@ -107,12 +107,23 @@ else:
     src_path = paths[0].text_input("English file", str(DEFAULT_CORPUS / "val.en.gz"), key="prune_src")
     ref_path = paths[1].text_input("German references", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref")
     limit = paths[2].number_input("Sentence pairs", 10, 5000, 200, key="prune_limit")
-    try:
-        pruned_bleu = corpus_score(path, weights_mtime(path), src_path, ref_path, limit, format_heads(pruned))
-        base_bleu = corpus_score(path, weights_mtime(path), src_path, ref_path, limit, "")
-        st.metric(f"BLEU on the first {limit} pairs", f"{pruned_bleu:.2f}", f"{pruned_bleu - base_bleu:+.2f} vs unpruned")
-    except CorpusError as error:
-        st.error(str(error))
+    # Scoring a corpus translates it twice: only when asked, never on every head toggle.
+    request = (src_path, ref_path, limit, format_heads(pruned))
+    if st.button("Score the corpus", key="prune_score"):
+        try:
+            with st.spinner(f"Translating {limit} sentences with and without the pruned heads…"):
+                scores = [corpus_score(path, weights_mtime(path), src_path, ref_path, limit, heads_text)
+                          for heads_text in (request[3], "")]
+            st.session_state["prune_corpus_score"] = (request, *scores)
+        except CorpusError as error:
+            st.error(str(error))
+    scored = st.session_state.get("prune_corpus_score")
+    if scored and scored[0][:3] == request[:3]:
+        pruned_text = scored[0][3]
+        st.metric(f"BLEU on the first {limit} pairs" + (", pruned" if pruned_text else ""), f"{scored[1]:.2f}",
+                  f"{scored[1] - scored[2]:+.2f} vs unpruned")
+        if pruned_text != request[3]:
+            st.caption("The pruned heads have changed since: score again to update.")
 
 st.header("Pruning curve")
 st.caption("BLEU as heads are masked, least important first (gradient importance, Michel et al. 2019) versus in "

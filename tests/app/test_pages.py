@@ -256,3 +256,21 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
 
     expected = {h["spec"] for h in reclassified(roles, Thresholds(positional=0.0)) if not h["roles"]}
     assert pruned == expected and all(spec.startswith("cross.") for spec in pruned)
+
+
+def test_prune_page_scores_a_corpus_only_when_asked(h8):
+    from explorer.importance import ParallelCorpus, corpus_bleu
+    from models.data import read_parallel
+    from tests.conftest import MULTI30K
+
+    at = open_page("pages/prune.py", SENTENCE)
+    at.radio(key="prune_corpus").set_value("BLEU against references").run()
+    at.number_input(key="prune_limit").set_value(10).run()
+    assert not [m for m in at.metric if "first 10 pairs" in m.label]       # nothing translated yet
+    at.button(key="prune_score").click().run()
+    sources, references = read_parallel(MULTI30K / "val.en.gz", MULTI30K / "val.de.gz")
+    expected = corpus_bleu(h8, ParallelCorpus.build(h8, sources[:10], references[:10]))
+    shown = [m for m in at.metric if "first 10 pairs" in m.label]
+    assert len(shown) == 1 and shown[0].value == f"{expected:.2f}" and shown[0].delta == "+0.00 vs unpruned"
+    at.checkbox(key="prune_en-de-h8_cross.2.0").check().run()
+    assert any("score again" in c.value for c in at.caption)
