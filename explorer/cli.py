@@ -162,8 +162,20 @@ def progress_bar(description: str):
 def run_translate(args: argparse.Namespace) -> None:
     from explorer.translation import translate
 
+    from explorer.inputs import prepare_source, unknown_characters
+
     checkpoint = load_checkpoint(args.model)
     pruned = pruned_heads(args, checkpoint)
+    max_len = checkpoint.model.config.max_len
+    for number, text in enumerate(args.text, start=1):   # say what the model will not see, on stderr
+        source = prepare_source(text, checkpoint.tokenizer, max_len)
+        if source.truncated:
+            print(f"note: sentence {number} is longer than the model's maximum of {max_len} tokens; only its first "
+                  f"{max_len - 1} pieces are translated", file=sys.stderr)
+        unknown = unknown_characters(text, checkpoint.tokenizer)
+        if unknown:
+            print(f"note: sentence {number}: the vocabulary has no piece for {' '.join(unknown[:10])} (read as <unk>)",
+                  file=sys.stderr)
     for line in translate(checkpoint, args.text, args.beam, pruned, args.length_penalty):
         print(line)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.tokenizer import Tokenizer, clean_text
+from models.tokenizer import UNK, Tokenizer, clean_text
 
 
 class InputError(ValueError):
@@ -21,6 +21,13 @@ class PreparedSource:
     def notice(self, max_len: int) -> str:
         return (f"The sentence is longer than the model's maximum of {max_len} tokens; "
                 f"only its first {max_len - 1} pieces are translated.") if self.truncated else ""
+
+
+def unknown_characters(text: str, tokenizer: Tokenizer) -> list[str]:
+    """The text of the pieces the vocabulary does not have (emoji, CJK …): the model reads <unk> for each."""
+    cleaned = clean_text(text)
+    surfaces, ids = tokenizer.sp.encode(cleaned, out_type=str), tokenizer.sp.encode(cleaned)
+    return list(dict.fromkeys(s.lstrip("▁") for s, i in zip(surfaces, ids) if i == UNK and s.lstrip("▁")))
 
 
 def prepare_source(text: str, tokenizer: Tokenizer, max_len: int) -> PreparedSource:

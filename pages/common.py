@@ -18,7 +18,7 @@ from explorer.analysis import beam_tree
 from explorer.figures.common import figure_html
 from explorer.heads import head_mask, parse_heads
 from explorer.importance import ParallelCorpus, corpus_bleu
-from explorer.inputs import InputError, prepare_source
+from explorer.inputs import InputError, prepare_source, unknown_characters
 from explorer.trace import Trace, trace_sentence
 from explorer.translation import translate
 from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
@@ -100,7 +100,8 @@ def render_sidebar() -> None:
         if choice == OWN:
             st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
         st.session_state.setdefault("sentence", EXAMPLES[0])
-        st.text_area("English sentence", key="sentence", height=100, max_chars=MAX_SENTENCE_CHARS)
+        # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
+        st.text_area("English sentence", key="sentence", height=100)
         st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
                      placeholder="Pick an example sentence…")
         decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
@@ -115,7 +116,7 @@ def selection() -> Selection:
     else:
         path = str(BUNDLED.get(state.get("model"), BUNDLED["8 heads (en-de-h8)"]))
     beam = state.get("beam_size", 5) if state.get("decoding") == "beam search" else 1
-    return Selection(path, state.get("sentence", ""), beam)
+    return Selection(path, state.get("sentence", "")[:MAX_SENTENCE_CHARS], beam)
 
 
 def current_checkpoint() -> Checkpoint:
@@ -144,10 +145,18 @@ def current_trace(pruned: str = "") -> tuple[Checkpoint, Trace]:
 
 
 def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
+    """Say what happened to input the model cannot take whole: too long, or characters it has never seen."""
+    typed = len(st.session_state.get("sentence", ""))
+    if typed > MAX_SENTENCE_CHARS:
+        st.warning(f"Your text has {typed:,} characters: the explorer reads only its first {MAX_SENTENCE_CHARS:,}.")
     if trace.truncated:
         max_len = checkpoint.model.config.max_len
         st.warning(f"The sentence is longer than the model's maximum of {max_len} tokens: "
                    f"it was cut to its first {max_len - 1} pieces.")
+    unknown = unknown_characters(trace.text, checkpoint.tokenizer)
+    if unknown:
+        st.info(f"The model's vocabulary has no piece for {' '.join(unknown[:10])}: it reads each as <unk> "
+                "(an unknown token). It was trained on English image captions.")
 
 
 def table_csv(table: pd.DataFrame) -> bytes:

@@ -274,3 +274,11 @@ def test_prune_page_scores_a_corpus_only_when_asked(h8):
     assert len(shown) == 1 and shown[0].value == f"{expected:.2f}" and shown[0].delta == "+0.00 vs unpruned"
     at.checkbox(key="prune_en-de-h8_cross.2.0").check().run()
     assert any("score again" in c.value for c in at.caption)
+
+
+def test_what_the_model_cannot_read_is_said():
+    at = open_page("pages/translation.py", "A dog " * 1000 + " 😀")        # 6,000 characters
+    warnings = [w.value for w in at.warning]
+    assert any("6,002 characters" in w and "first 5,000" in w for w in warnings), warnings
+    at = open_page("pages/translation.py", "A dog plays with a 😀 in the 公园.")
+    assert any("😀" in i.value and "公园" in i.value and "<unk>" in i.value for i in at.info)

@@ -162,3 +162,12 @@ def test_roles_on_a_file_that_is_not_conllu(tiny_checkpoint, tmp_path):
     bad.write_text("this is not\ta treebank\n\n")
     result = cli("roles", "--model", str(tiny_checkpoint.path), "--conllu", str(bad))
     assert result.returncode == 1 and "error:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_translate_says_what_the_model_does_not_see(tiny_checkpoint):
+    long = "A dog runs. " * 40                         # far over the tiny model's 64 tokens
+    result = cli("translate", "--model", str(tiny_checkpoint.path), long, "A dog 😀 runs 一只狗.")
+    assert result.returncode == 0 and len(result.stdout.splitlines()) == 2
+    notes = result.stderr.strip().splitlines()
+    assert notes[0].startswith("note: sentence 1 is longer than the model's maximum of 64 tokens")
+    assert notes[1].startswith("note: sentence 2: the vocabulary has no piece for") and "😀" in notes[1]
