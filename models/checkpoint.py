@@ -53,7 +53,15 @@ def config_from_info(info: dict, path: Path) -> TransformerConfig:
     architecture = info.get("architecture")
     if not isinstance(architecture, dict):
         raise CheckpointError(f"{path}: has no 'architecture' object")
-    known = {f.name for f in fields(TransformerConfig)}
+    known = {f.name: f for f in fields(TransformerConfig)}
+    for name, value in architecture.items():
+        if name not in known:
+            continue
+        wanted = int if known[name].type in (int, "int") else float
+        # bool is an int to Python, but never a size; a float such as 256.0 is not a layer count either.
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (wanted is int and not isinstance(value, int)):
+            kind = "a whole number" if wanted is int else "a number"
+            raise CheckpointError(f"{path}: architecture.{name} must be {kind}, got {value!r}")
     try:
         return TransformerConfig(**{k: v for k, v in architecture.items() if k in known})
     except (TypeError, ValueError) as error:
@@ -109,8 +117,12 @@ def load_weights(model: Transformer, path: Path) -> None:
 
 def load_checkpoint(folder: str | Path) -> Checkpoint:
     folder = Path(folder).expanduser()
+    if folder.is_file():
+        raise CheckpointError(f"{folder}: is a file, not a checkpoint folder; choose the folder that holds "
+                              "config.json, model.safetensors and tokenizer.model")
     if not folder.is_dir():
-        raise CheckpointError(f"{folder}: not a checkpoint folder (no such directory)")
+        raise CheckpointError(f"{folder}: no such folder; a checkpoint is a folder with config.json, "
+                              "model.safetensors and tokenizer.model")
     info = _read_json(folder / CONFIG)
     config = config_from_info(info, folder / CONFIG)
     tokenizer_path = folder / TOKENIZER

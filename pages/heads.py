@@ -24,12 +24,28 @@ MEASURES = {"gradient importance": "gradient_importance",
 
 
 
-def read_uploaded(data: bytes, reader):
-    """Read uploaded bytes with a path-taking reader (plain or gzip, told apart by the gzip magic bytes)."""
+def read_uploaded(data: bytes, reader, name: str):
+    """Read uploaded bytes with a path-taking reader (plain or gzip, told apart by the gzip magic bytes);
+    an error names the person's file, never the temporary copy."""
     suffix = ".gz" if data[:2] == b"\x1f\x8b" else ".txt"
     with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
         handle.write(data), handle.flush()
-        return reader(handle.name)
+        try:
+            return reader(handle.name)
+        except CorpusError as error:
+            raise CorpusError(str(error).replace(handle.name, name)) from None
+
+
+def read_path(text: str) -> bytes:
+    """The bytes of a file a person named by path, or a CorpusError that names it and says what is wrong."""
+    path = Path(text.strip()).expanduser()
+    if not text.strip():
+        return b""
+    if path.is_dir():
+        raise CorpusError(f"{text}: is a folder; give the path of a .conllu or .conllu.gz file")
+    if not path.is_file():
+        raise CorpusError(f"{text}: no such file")
+    return path.read_bytes()
 
 
 checkpoint = current_checkpoint()
@@ -154,13 +170,12 @@ with st.expander("Recompute on your own corpus"):
     if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank or treebank_path)):
         try:
             text_data = text_file.getvalue() if text_file else b""
-            tree_data = treebank.getvalue() if treebank else (
-                Path(treebank_path).expanduser().read_bytes() if treebank_path else b"")
-            sentences = read_uploaded(text_data, read_lines) if text_data else None
-            trees = read_uploaded(tree_data, read_trees) if tree_data else None
-            bar = st.progress(0.0, text="Computing head roles…")
+            tree_data = treebank.getvalue() if treebank else read_path(treebank_path)
             text_name = text_file.name if text_file else ""
-            tree_name = treebank.name if treebank else Path(treebank_path).name if treebank_path else ""
+            tree_name = treebank.name if treebank else treebank_path
+            sentences = read_uploaded(text_data, read_lines, text_name) if text_data else None
+            trees = read_uploaded(tree_data, read_trees, tree_name) if tree_data else None
+            bar = st.progress(0.0, text="Computing head roles…")
             st.session_state[f"roles:{key}"] = cached_analysis(
                 "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
                     checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name,

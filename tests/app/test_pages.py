@@ -282,3 +282,14 @@ def test_what_the_model_cannot_read_is_said():
     assert any("6,002 characters" in w and "first 5,000" in w for w in warnings), warnings
     at = open_page("pages/translation.py", "A dog plays with a 😀 in the 公园.")
     assert any("😀" in i.value and "公园" in i.value and "<unk>" in i.value for i in at.info)
+
+
+def test_a_bad_treebank_is_named_in_the_message(tmp_path):
+    not_conllu = tmp_path / "mine.conllu"
+    not_conllu.write_text("this is not\ta treebank\n\n")
+    for given, expected in ((str(tmp_path), "is a folder"), (str(not_conllu), "mine.conllu: not a readable CoNLL-U")):
+        at = open_page("pages/heads.py", SENTENCE)
+        at.text_input(key="heads_treebank_path").set_value(given).run()
+        at.button(key="heads_compute_roles").click().run()
+        errors = [e.value for e in at.error]
+        assert any(expected in e for e in errors) and not any("/tmp/tmp" in e for e in errors), errors

@@ -2,6 +2,7 @@
 
 import json
 import pickle
+import re
 import shutil
 
 import pytest
@@ -90,11 +91,23 @@ def test_corrupt_config_and_tokenizer(folder):
 
 
 def test_not_a_folder(tmp_path):
-    with pytest.raises(CheckpointError, match="not a checkpoint folder"):
+    with pytest.raises(CheckpointError, match="nowhere: no such folder; a checkpoint is a folder with config.json"):
         load_checkpoint(tmp_path / "nowhere")
     (tmp_path / "file.txt").write_text("hello")
-    with pytest.raises(CheckpointError, match="not a checkpoint folder"):
+    with pytest.raises(CheckpointError, match="file.txt: is a file, not a checkpoint folder"):
         load_checkpoint(tmp_path / "file.txt")
+
+
+@pytest.mark.parametrize("value, message", [("256", "architecture.d_model must be a whole number, got '256'"),
+                                            (256.0, "architecture.d_model must be a whole number, got 256.0"),
+                                            (True, "architecture.d_model must be a whole number, got True"),
+                                            (250, "d_model 250 is not divisible by 4 heads")])
+def test_a_wrong_architecture_value_is_named(folder, value, message):
+    info = json.loads((folder / "config.json").read_text())
+    info["architecture"]["d_model"] = value
+    (folder / "config.json").write_text(json.dumps(info))
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        load_checkpoint(folder)
 
 
 def test_errors_are_one_line(folder):
