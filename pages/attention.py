@@ -54,7 +54,10 @@ def bertviz_view(name: str) -> None:
         return
     longest = max(len(trace.source_tokens), len(trace.target_tokens))
     st.iframe(html, height=max(400, 26 * longest + 120) if name == "head" else 900)
-    st.download_button("⬇ HTML", html, file_name=f"bertviz-{name}-view.html", mime="text/html", key=f"bertviz_{name}")
+    st.download_button("⬇ HTML", html, file_name=f"bertviz-{name}-view.html", mime="text/html", key=f"bertviz_{name}",
+                       help="A standalone page with bertviz's scripts and d3/jQuery inlined: it opens offline.")
+    st.caption("⬇ HTML saves this view as one standalone file that works offline (for slides or a paper's "
+               "supplement).")
 
 
 # Only the open tab runs and is drawn: five views at once took the browser 1.4 s to redraw on every new

@@ -169,9 +169,17 @@ def arrays_npz(arrays: dict[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
+def figure_config(figure, name: str) -> dict:
+    """The camera button saves an SVG (vector, for papers) at the figure's own size, rendered by the browser."""
+    height = figure.layout.height or 450
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": name, "height": height,
+                                                           "width": figure.layout.width or max(900, int(height * 1.6)),
+                                                           "scale": 1}}
+
+
 def show_figure(figure, name: str, numbers: pd.DataFrame | dict[str, np.ndarray] | None = None) -> None:
     """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ."""
-    st.plotly_chart(figure, key=f"chart_{name}", config={"displaylogo": False})
+    st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name))
     columns = st.columns([1, 1, 6])
     columns[0].download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
                                mime="text/html", key=f"html_{name}")

@@ -293,3 +293,13 @@ def test_a_bad_treebank_is_named_in_the_message(tmp_path):
         at.button(key="heads_compute_roles").click().run()
         errors = [e.value for e in at.error]
         assert any(expected in e for e in errors) and not any("/tmp/tmp" in e for e in errors), errors
+
+
+def test_every_figure_saves_an_svg_at_its_own_size(h8):
+    at = open_page("pages/attention.py", SENTENCE)
+    charts = at.get("plotly_chart")
+    assert charts
+    for chart in charts:
+        options = json.loads(chart.proto.config)["toImageButtonOptions"]
+        height = json.loads(chart.proto.spec)["layout"].get("height", 450)
+        assert options["format"] == "svg" and options["height"] == height and options["width"] >= 700
