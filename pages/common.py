@@ -24,6 +24,7 @@ from explorer.translation import translate
 from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from models.data import read_parallel
 from models.decoding import BeamResult
+from pages import url_state
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
@@ -94,6 +95,7 @@ def _use_example() -> None:
 def render_sidebar() -> None:
     """The model, the sentence and the decoding choice: every page reads them."""
     available = [label for label, path in BUNDLED.items() if (path / "config.json").is_file()]
+    url_state.restore(BUNDLED, OWN, MAX_SENTENCE_CHARS)
     with st.sidebar:
         st.header("Attention Explorer")
         choice = st.selectbox("Model", available + [OWN], key="model")
@@ -106,7 +108,12 @@ def render_sidebar() -> None:
                      placeholder="Pick an example sentence…")
         decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
         if decoding == "beam search":
-            st.slider("Beam size", 2, 10, 5, key="beam_size")
+            st.session_state.setdefault("beam_size", 5)
+            st.slider("Beam size", 2, 10, key="beam_size")
+    chosen = selection()
+    model = (url_state.short_name(st.session_state["model"], BUNDLED) if st.session_state.get("model") in BUNDLED
+             else chosen.model_path)
+    url_state.publish(model, chosen.sentence, chosen.beam_size)
 
 
 def selection() -> Selection:

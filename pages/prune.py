@@ -9,7 +9,7 @@ import streamlit as st
 
 from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
-from explorer.heads import HeadSpec, all_heads, format_heads
+from explorer.heads import HeadSpec, HeadSpecError, all_heads, format_heads, parse_heads
 from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
                               heads_without_role, importance_scores, least_important, pruning_curve, token_diff)
 from explorer.roles import Thresholds
@@ -32,6 +32,16 @@ roles = shipped(checkpoint, ROLES_FILE)
 def set_pruned(pruned: set) -> None:
     for spec in heads:
         st.session_state[toggle_key[spec]] = spec in pruned
+
+
+# Heads pruned in a link's URL are ticked once, the first time this model's Prune page opens in the session.
+from_url = f"_pruned_from_url_{checkpoint.name}"
+if not st.session_state.get(from_url):
+    st.session_state[from_url] = True
+    try:
+        set_pruned(set(parse_heads(st.session_state.get("url_pruned", ""), config)))
+    except HeadSpecError as error:
+        st.warning(f"The link's pruned heads cannot be used: {error}")
 
 
 NORMALISATION_LABELS = {"raw": "raw gradient importance", "layer": "importance normalised per layer (Michel et al.)"}
@@ -75,6 +85,12 @@ with st.expander("Heads (ticked = pruned)", expanded=True):
                 spec = HeadSpec(kind, layer, head)
                 cells[head + 1].checkbox(str(spec), key=toggle_key[spec])
 pruned = [spec for spec in heads if st.session_state.get(toggle_key[spec])]
+# The pruned heads travel in the URL (pages/url_state.py): shared links open with the same heads pruned.
+st.session_state["url_pruned"] = format_heads(pruned)
+if pruned:
+    st.query_params["pruned"] = format_heads(pruned)
+elif "pruned" in st.query_params:
+    del st.query_params["pruned"]
 st.caption(f"{len(pruned)} of {len(heads)} heads pruned" + (f": {format_heads(pruned)}" if pruned else ""))
 
 _, base = current_trace()

@@ -303,3 +303,32 @@ def test_every_figure_saves_an_svg_at_its_own_size(h8):
         options = json.loads(chart.proto.config)["toImageButtonOptions"]
         height = json.loads(chart.proto.spec)["layout"].get("height", 450)
         assert options["format"] == "svg" and options["height"] == height and options["width"] >= 700
+
+
+def test_the_url_holds_the_view_and_a_link_restores_it(h8):
+    from streamlit.testing.v1 import AppTest
+
+    from explorer.heads import parse_heads
+    from tests.conftest import ROOT
+
+    at = open_page("pages/translation.py", "A cat sleeps.", model="2 heads (en-de-h2)")
+    assert at.query_params["sentence"] == "A cat sleeps." and at.query_params["model"] == "h2"
+    assert "beam" not in at.query_params
+
+    link = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    link.query_params.update({"model": "h8", "sentence": "Two dogs run.", "beam": "4", "pruned": "cross.2.*"})
+    link.run()
+    link.switch_page("pages/prune.py").run()
+    assert not link.exception
+    assert [t.value for t in link.text][0] == translate(h8, ["Two dogs run."], beam_size=4)[0]
+    ticked = sorted(c.key.rsplit("_", 1)[1] for c in link.checkbox if c.value)
+    assert ticked == [f"cross.2.{h}" for h in range(8)]
+    pruned = translate(h8, ["Two dogs run."], beam_size=4, pruned=parse_heads("cross.2.*", h8.model.config))
+    assert [t.value for t in link.text][1] == pruned[0]
+    assert link.query_params["pruned"] == "cross.2.0,cross.2.1,cross.2.2,cross.2.3,cross.2.4,cross.2.5,cross.2.6,cross.2.7"
+
+    bad = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    bad.query_params.update({"pruned": "enc.9.9"})
+    bad.run()
+    bad.switch_page("pages/prune.py").run()
+    assert not bad.exception and any("enc.9.9" in w.value for w in bad.warning)
