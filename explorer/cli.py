@@ -194,8 +194,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(result))
     else:
+        skipped = f", {result['skipped']} pairs with a blank side left out" if result["skipped"] else ""
         print(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
-              f"({result['sentences']} sentences, {result['seconds']:.1f} s)")
+              f"({result['sentences']} sentences{skipped}, {result['seconds']:.1f} s)")
 
 
 def run_trace(args: argparse.Namespace) -> None:

@@ -18,12 +18,12 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-import sacrebleu
 import torch
 import torch.nn.functional as F
 
 from explorer.heads import HeadSpec, all_heads, head_mask
 from explorer.inputs import prepare_source
+from explorer.translation import bleu, usable_pairs
 from models.checkpoint import Checkpoint
 from models.data import make_training_batch, token_batches
 from models.decoding import translate_ids
@@ -44,7 +44,7 @@ class ParallelCorpus:
     @classmethod
     def build(cls, checkpoint: Checkpoint, sources: list[str], references: list[str]) -> "ParallelCorpus":
         tokenizer, max_len = checkpoint.tokenizer, checkpoint.model.config.max_len
-        keep = [i for i, (s, r) in enumerate(zip(sources, references)) if s.strip() and r.strip()]
+        keep = usable_pairs(sources, references)
         source_ids = [prepare_source(sources[i], tokenizer, max_len).ids for i in keep]
         target_ids = [tokenizer.encode_ids(references[i])[: max_len - 2] for i in keep]
         pairs = [(s[:-1], t) for s, t in zip(source_ids, target_ids)]
@@ -71,7 +71,7 @@ def corpus_bleu(checkpoint: Checkpoint, corpus: ParallelCorpus, gates: dict | No
     with model_run(head_mask=gates or {}):
         outputs = translate_ids(checkpoint.model, corpus.sources)
     hypotheses = [checkpoint.tokenizer.decode(o) for o in outputs]
-    return sacrebleu.corpus_bleu(hypotheses, [corpus.references]).score
+    return bleu(hypotheses, corpus.references)
 
 
 def gradient_importance(checkpoint: Checkpoint, corpus: ParallelCorpus,

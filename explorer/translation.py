@@ -23,19 +23,28 @@ def translate(checkpoint: Checkpoint, sentences: list[str], beam_size: int = 1,
     return [checkpoint.tokenizer.decode(o) for o in outputs]
 
 
+def usable_pairs(sources: list[str], references: list[str]) -> list[int]:
+    """The one rule for blank lines, in the CLI, the pages and the analyses alike: a pair whose source or
+    reference is blank is left out (a blank source cannot be translated, a blank reference cannot be matched)."""
+    return [i for i, (s, r) in enumerate(zip(sources, references)) if s.strip() and r.strip()]
+
+
+def bleu(hypotheses: list[str], references: list[str]) -> float:
+    """Corpus BLEU: sacreBLEU, 13a tokenization, cased, detokenized — every score in the project."""
+    return sacrebleu.corpus_bleu(hypotheses, [references]).score
+
+
 def evaluate(checkpoint: Checkpoint, sources: list[str], references: list[str], beam_size: int = 1,
              pruned: list[HeadSpec] | None = None, alpha: float = 0.6) -> dict:
-    """sacreBLEU (13a, cased, detokenized) and chrF of the translations of sources against references."""
+    """BLEU and chrF of the translations of sources against references (pairs with a blank side left out)."""
     started = time.perf_counter()
-    # Blank source lines cannot be translated; they count as empty output, as sacreBLEU would score them.
-    indices = [i for i, s in enumerate(sources) if s.strip()]
-    translated = translate(checkpoint, [sources[i] for i in indices], beam_size, pruned, alpha)
-    hypotheses = [""] * len(sources)
-    for i, text in zip(indices, translated):
-        hypotheses[i] = text
+    kept = usable_pairs(sources, references)
+    hypotheses = translate(checkpoint, [sources[i] for i in kept], beam_size, pruned, alpha) if kept else []
+    kept_references = [references[i] for i in kept]
     return {
-        "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
-        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
-        "sentences": len(sources),
+        "bleu": round(bleu(hypotheses, kept_references), 2),
+        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [kept_references]).score, 2),
+        "sentences": len(kept),
+        "skipped": len(sources) - len(kept),
         "seconds": round(time.perf_counter() - started, 2),
     }

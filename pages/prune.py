@@ -4,7 +4,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
-import sacrebleu
 import streamlit as st
 
 from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
@@ -13,6 +12,7 @@ from explorer.heads import HeadSpec, HeadSpecError, all_heads, format_heads, par
 from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
                               heads_without_role, importance_scores, least_important, pruning_curve, token_diff)
 from explorer.roles import Thresholds
+from explorer.translation import bleu
 from models.data import CorpusError, read_parallel
 from pages.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
                           weights_mtime)
@@ -117,7 +117,7 @@ if corpus_choice.startswith("the example"):
     modified = weights_mtime(path)
     reference = example_translations(path, modified, "")
     output = example_translations(path, modified, format_heads(pruned))
-    st.metric("BLEU of the pruned output against the unpruned output", f"{sacrebleu.corpus_bleu(output, [reference]).score:.1f}")
+    st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}")
 else:
     paths = st.columns(3)
     src_path = paths[0].text_input("English file", str(DEFAULT_CORPUS / "val.en.gz"), key="prune_src")

@@ -3,7 +3,8 @@
 import pytest
 
 from explorer.heads import HeadSpec
-from explorer.importance import ParallelCorpus, ablation, corpus_loss, gradient_importance, importance_report
+from explorer.importance import (ParallelCorpus, ablation, corpus_bleu, corpus_loss, gradient_importance,
+                                 importance_report)
 from models.data import make_training_batch, read_parallel
 from models.hooks import model_run
 from tests.conftest import MULTI30K
@@ -94,3 +95,15 @@ def test_spearman_rank_correlation():
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert spearman([1, 2, 3, 4], [1, 100, 2, 3]) == pytest.approx(0.4)   # ranks only, not values
     assert spearman([1, 1, 1], [1, 2, 3]) != spearman([1, 1, 1], [1, 2, 3])   # undefined: nan
+
+
+def test_one_bleu_and_one_rule_for_blank_lines_everywhere(tiny_checkpoint):
+    from explorer.translation import evaluate
+
+    sources = ["A dog runs.", "", "Two men talk.", "A girl sings."]
+    references = ["Ein Hund rennt.", "Leer.", "  ", "Ein Mädchen singt."]
+    result = evaluate(tiny_checkpoint, sources, references)
+    corpus = ParallelCorpus.build(tiny_checkpoint, sources, references)
+    assert (result["sentences"], result["skipped"]) == (len(corpus.pairs), 2) == (2, 2)
+    assert corpus.references == ["Ein Hund rennt.", "Ein Mädchen singt."]
+    assert result["bleu"] == round(corpus_bleu(tiny_checkpoint, corpus), 2)
