@@ -9,7 +9,7 @@ import os
 import streamlit as st
 import torch
 
-from pages.common import render_sidebar
+from views.common import render_sidebar
 
 # One torch thread per computation. Streamlit runs every browser session in a thread of one process; with
 # torch's default (a thread per core) two sessions, or one busy core, make every matrix product wait on the
@@ -18,13 +18,13 @@ torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 navigation = st.navigation([
-    st.Page("pages/translation.py", title="Translation", icon="🌐", default=True),
-    st.Page("pages/attention.py", title="Attention", icon="🔥"),
-    st.Page("pages/internals.py", title="Internals", icon="⚙️"),
-    st.Page("pages/decoding.py", title="Decoding", icon="🪜"),
-    st.Page("pages/heads.py", title="Heads", icon="🧭"),
-    st.Page("pages/compare.py", title="Compare 1/2/8 heads", icon="⚖️"),
-    st.Page("pages/prune.py", title="Prune", icon="✂️"),
+    st.Page("views/translation.py", title="Translation", icon="🌐", default=True),
+    st.Page("views/attention.py", title="Attention", icon="🔥"),
+    st.Page("views/internals.py", title="Internals", icon="⚙️"),
+    st.Page("views/decoding.py", title="Decoding", icon="🪜"),
+    st.Page("views/heads.py", title="Heads", icon="🧭"),
+    st.Page("views/compare.py", title="Compare 1/2/8 heads", icon="⚖️"),
+    st.Page("views/prune.py", title="Prune", icon="✂️"),
 ])
 render_sidebar()
 navigation.run()

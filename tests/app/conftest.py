@@ -3,7 +3,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
 
-PAGES = ["pages/translation.py", "pages/attention.py", "pages/internals.py", "pages/decoding.py", "pages/heads.py"]
+PAGES = ["views/translation.py", "views/attention.py", "views/internals.py", "views/decoding.py", "views/heads.py"]
 
 
 def open_page(page: str, sentence: str | None = None, **state) -> AppTest:

@@ -124,3 +124,27 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
                            arg=expected, timeout=60_000)
     assert page.locator('span[style*="line-through"]').count() + page.locator('span[style*="d9f0d3"]').count() > 0
     assert page.dialogs == [] and context.blocked == []
+
+
+PAGE_URLS = {"translation": "Translation", "attention": "Attention", "internals": "Internals", "decoding": "Decoding",
+             "heads": "Heads", "compare": "1 head vs 2 heads vs 8 heads", "prune": "Prune heads"}
+
+
+def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
+    """A bookmarked page URL as the very first request of a fresh server, then every other one in a new
+    session: each shows the sidebar, the navigation and that page (not a list of file names)."""
+    from tests.browser.harness import streamlit_server
+
+    with streamlit_server(tmp_path / "server.log") as url:
+        for path, title in PAGE_URLS.items():
+            context = offline_context(browser)
+            page = context.new_page()
+            page.goto(f"{url}/{path}")
+            page.locator("h1").first.wait_for(timeout=90_000)
+            wait_idle(page)
+            assert title in page.locator("h1").first.inner_text()
+            navigation = page.locator('[data-testid="stSidebarNav"]').inner_text()
+            assert "Prune" in navigation and "common" not in navigation and "url state" not in navigation
+            page.get_by_label("English sentence").wait_for(timeout=30_000)
+            assert context.blocked == []
+            context.close()

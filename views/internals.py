@@ -7,7 +7,7 @@ import streamlit as st
 from explorer.analysis import batch_padding_mask, masked_scores, position_similarity, qkv_walkthrough, sin_cos_halves
 from explorer.figures.internals import (embedding_sum_figure, matrix_heatmap, positional_encoding_figure,
                                         scores_mask_softmax, walkthrough_figure)
-from pages.common import EXAMPLES, choose_head, current_trace, matrix_table, show_figure
+from views.common import EXAMPLES, choose_head, current_trace, matrix_table, show_figure
 
 checkpoint, trace = current_trace()
 config = checkpoint.model.config

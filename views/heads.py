@@ -15,7 +15,7 @@ from explorer.importance import importance_report
 from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
 from explorer.ud import read_trees
 from models.data import CorpusError, read_lines, read_parallel
-from pages.common import current_checkpoint, current_trace, show_figure
+from views.common import current_checkpoint, current_trace, show_figure
 
 KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
 MEASURES = {"gradient importance": "gradient_importance",

@@ -7,7 +7,7 @@ from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
 from explorer.roles import role_summary
-from pages.common import (BUNDLED, cached_checkpoint, cached_trace, selection, show_figure, warn_if_truncated,
+from views.common import (BUNDLED, cached_checkpoint, cached_trace, selection, show_figure, warn_if_truncated,
                           weights_mtime)
 
 KINDS = {"Encoder self-attention": "encoder", "Encoder–decoder cross-attention": "cross",

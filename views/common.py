@@ -24,7 +24,7 @@ from explorer.translation import translate
 from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from models.data import read_parallel
 from models.decoding import BeamResult
-from pages import url_state
+from views import url_state
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",

@@ -5,7 +5,7 @@ import streamlit as st
 from explorer.analysis import attention_rollout, head_average
 from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.attention import attention_heatmap, heads_grid
-from pages.common import choose_head, current_trace, matrix_table, show_figure
+from views.common import choose_head, current_trace, matrix_table, show_figure
 
 VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]
 

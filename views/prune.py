@@ -14,7 +14,7 @@ from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS
 from explorer.roles import Thresholds
 from explorer.translation import bleu
 from models.data import CorpusError, read_parallel
-from pages.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
+from views.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
                           weights_mtime)
 
 KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
@@ -85,7 +85,7 @@ with st.expander("Heads (ticked = pruned)", expanded=True):
                 spec = HeadSpec(kind, layer, head)
                 cells[head + 1].checkbox(str(spec), key=toggle_key[spec])
 pruned = [spec for spec in heads if st.session_state.get(toggle_key[spec])]
-# The pruned heads travel in the URL (pages/url_state.py): shared links open with the same heads pruned.
+# The pruned heads travel in the URL (views/url_state.py): shared links open with the same heads pruned.
 st.session_state["url_pruned"] = format_heads(pruned)
 if pruned:
     st.query_params["pruned"] = format_heads(pruned)

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from pages.common import current_trace
+from views.common import current_trace
 
 checkpoint, trace = current_trace()
 st.title("Translation")

@@ -8,7 +8,7 @@ from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, s
                                        teacher_forcing_figure)
 from explorer.inputs import InputError
 from explorer.analysis import stopping_reason
-from pages.common import cached_beam_tree, current_trace, selection, show_figure, weights_mtime
+from views.common import cached_beam_tree, current_trace, selection, show_figure, weights_mtime
 
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
