@@ -2,8 +2,10 @@
 
     python -m models.train --data ../shared/data/multi30k --heads 8 --out models/en-de-h8
 
-Trains until validation BLEU has not improved for --patience epochs (or --epochs, a ceiling), with a share of
-the pairs upper-cased, lower-cased or stripped of final punctuation on both sides each epoch.
+Trains until validation BLEU stops improving, then anneals: linear warm-up, learning rate ∝ 1/√step until
+validation BLEU has not improved for --patience epochs, then a linear decay to zero over --decay-fraction of
+the epochs trained so far, then stop (or --epochs, a ceiling). Each epoch a share of the pairs is upper-cased,
+lower-cased or stripped of final punctuation on both sides.
 
 Resumable: after every epoch the full training state (fp32 weights, Adam moments, counters) and an fp16
 snapshot of the weights are written to the state folder (outside the repository, ~/.cache by default) in
@@ -50,8 +52,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--state-dir", type=Path,
                         help="resume state and per-epoch snapshots (default: ~/.cache/attention-explorer/training/...)")
     parser.add_argument("--epochs", type=int, default=100, help="ceiling on epochs; --patience usually stops first")
-    parser.add_argument("--patience", type=int, default=5,
-                        help="stop when validation BLEU has not improved for this many epochs (0: never)")
+    parser.add_argument("--patience", type=int, default=4,
+                        help="start the final decay when validation BLEU has not improved for this many epochs "
+                             "(0: never)")
+    parser.add_argument("--decay-fraction", type=float, default=0.2,
+                        help="the final linear decay to zero lasts this fraction of the epochs before it (0: none, "
+                             "stop at once)")
     parser.add_argument("--max-tokens", type=int, default=3500, help="padded tokens per batch")
     parser.add_argument("--lr", type=float, default=7e-4, help="peak learning rate")
     parser.add_argument("--warmup", type=int, default=400, help="linear warm-up steps")
@@ -220,7 +226,18 @@ def main(argv: list[str] | None = None) -> int:
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
 
     for epoch in range(meta["epoch"], args.epochs):
-        if converged(meta["history"], args.patience):
+        if meta.get("decay") is None and converged(meta["history"], args.patience):
+            if args.decay_fraction <= 0:
+                break
+            # Validation stopped improving at this learning rate: anneal it to zero (warm-up, stable, decay).
+            # Annealing is what a fixed cosine budget gets at its end; here it starts when the data says so.
+            meta["decay"] = {"start_epoch": epoch, "start_step": meta["step"],
+                             "epochs": max(2, round(args.decay_fraction * epoch)),
+                             "start_lr": learning_rate(meta["step"], total_steps, args.lr, args.warmup, args.schedule)}
+            print(f"validation BLEU stopped improving: decaying the learning rate to 0 over "
+                  f"{meta['decay']['epochs']} epochs", flush=True)
+        decay = meta.get("decay")
+        if decay and epoch >= decay["start_epoch"] + decay["epochs"]:
             break
         epoch_started = time.time()
         model.train()
@@ -233,7 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         running = 0.0
         for indices in progress:
             for group in optimizer.param_groups:
-                group["lr"] = learning_rate(meta["step"], total_steps, args.lr, args.warmup, args.schedule)
+                if decay:
+                    done = (meta["step"] - decay["start_step"]) / (decay["epochs"] * steps_per_epoch)
+                    group["lr"] = decay["start_lr"] * max(0.0, 1.0 - done)
+                else:
+                    group["lr"] = learning_rate(meta["step"], total_steps, args.lr, args.warmup, args.schedule)
             src, tgt_in, tgt_out = make_training_batch(pairs, indices)
             with autocast:
                 logits = model(src, tgt_in)
@@ -312,8 +333,11 @@ def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, trai
                  "validation": str(args.data / "val.{en,de}.gz"), "validation_pairs": len(val_src)},
         "training": {"epochs": meta["epoch"], "steps": meta["step"], "steps_per_epoch": steps_per_epoch,
                      "max_tokens_per_batch": args.max_tokens, "peak_lr": args.lr, "warmup_steps": args.warmup,
-                     "schedule": f"linear warm-up, then {args.schedule}", "optimizer": "Adam(0.9, 0.98)",
-                     "patience_epochs": args.patience, "max_epochs": args.epochs, "dropout": args.dropout,
+                     "schedule": f"linear warm-up, then {args.schedule}; when val BLEU stalls for the patience, "
+                                 "linear decay to 0 over the decay fraction of the epochs so far",
+                     "optimizer": "Adam(0.9, 0.98)", "decay": meta.get("decay"),
+                     "patience_epochs": args.patience, "decay_fraction": args.decay_fraction,
+                     "max_epochs": args.epochs, "dropout": args.dropout,
                      "casing_share": args.casing_share, "casing_variants": list(VARIANTS[1:]),
                      "label_smoothing": args.label_smoothing, "bf16_autocast": args.bf16, "seed": args.seed,
                      "candidates_val_bleu": scored, "selected": chosen, "history": history},

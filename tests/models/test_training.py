@@ -34,3 +34,20 @@ def test_a_tiny_model_lowers_its_loss_and_resumes(tmp_path):
     assert checkpoint.info["training"]["steps"] == state["step"]
     assert len(checkpoint.frequencies["source"]) == checkpoint.tokenizer.vocab_size
     assert sum(checkpoint.frequencies["target"]) > 200
+
+
+def test_when_validation_stalls_the_learning_rate_decays_to_zero_and_training_stops(tmp_path):
+    """An untrained tiny model scores BLEU 0 on 5 sentences every epoch: after --patience 1 epoch without
+    improvement the decay starts (2 epochs, the minimum), the learning rate falls to 0, and training stops
+    long before the 10-epoch ceiling."""
+    out, state_dir = tmp_path / "tiny", tmp_path / "state"
+    args = [a for a in TINY if a != "--val-limit" and a != "20"]
+    assert main(args + ["--val-limit", "5", "--out", str(out), "--state-dir", str(state_dir), "--epochs", "10",
+                        "--patience", "1", "--limit", "60"]) == 0
+    state = json.loads((state_dir / "state.json").read_text())
+    history = state["history"]
+    assert [r["val_bleu"] for r in history[:2]] == [0.0, 0.0]
+    assert state["decay"]["start_epoch"] == 2 and state["decay"]["epochs"] == 2 and len(history) == 4
+    assert history[2]["lr"] < state["decay"]["start_lr"] and history[3]["lr"] < history[2]["lr"] / 2
+    info = json.loads((out / "config.json").read_text())["training"]
+    assert info["decay"] == state["decay"] and info["epochs"] == 4
