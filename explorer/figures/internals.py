@@ -10,6 +10,7 @@ from explorer.analysis import Walkthrough
 from explorer.figures.common import display_tokens, position_labels, token_axes
 
 NEG_INF_LABEL = "−∞"
+TEXT_CELLS = 10      # print values in the cells up to this many tokens a side
 
 
 def _cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -37,7 +38,12 @@ def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], titl
 
 def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray, queries: list[str],
                         keys: list[str], title: str = "") -> go.Figure:
-    """Side by side: scaled scores + mask (0 or −∞) = masked scores → softmax, with every cell's value."""
+    """Side by side: scaled scores + mask (0 or −∞) = masked scores → softmax.
+
+    Each cell's value is printed only while the cells are big enough to read it (≤ TEXT_CELLS tokens);
+    beyond that the colours carry the picture and hover gives the numbers.
+    """
+    legible = max(len(queries), len(keys)) <= TEXT_CELLS
     additive = np.where(mask, 0.0, -np.inf)
     masked = np.where(mask, scores, -np.inf)
     panels = [("scaled scores QKᵀ/√d_k", scores, True), ("+ mask", additive, False),
@@ -48,14 +54,22 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
         z, text = _cells(values)
         if name == "+ mask":
             z = np.where(mask, 1.0, 0.0)  # draw allowed / blocked; the text says 0 or −∞
-        figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}", showscale=False,
+        figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}" if legible else None,
+                                    showscale=False, zmin=0 if name == "+ mask" else None,
+                                    zmax=1 if name == "+ mask" else None,
                                     colorscale="RdBu_r" if diverging else ("Greys_r" if name == "+ mask" else "Blues"),
                                     zmid=0 if diverging else None, textfont=dict(size=9),
                                     hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{name}: %{{text}}<extra></extra>"),
                          row=1, col=column)
-        figure.update_xaxes(type="category", tickangle=-60, side="top", row=1, col=column)
+        # Key labels below the panels: above, they ran into the panel titles and the figure's title.
+        figure.update_xaxes(type="category", tickangle=-60, side="bottom", row=1, col=column)
         figure.update_yaxes(type="category", showticklabels=column == 1, autorange="reversed", row=1, col=column)
-    figure.update_layout(title=title, height=max(360, 26 * len(rows) + 180), margin=dict(l=10, r=10, t=110, b=10))
+    note = "" if legible else "<br><sup>values on hover (too many tokens to print them in the cells)</sup>"
+    longest_key = max((len(k) for k in columns), default=4)
+    figure.add_annotation(text="mask: white = may attend (+0), black = blocked (−∞)", xref="x2 domain", yref="paper",
+                          x=0.5, y=1.0, yanchor="bottom", yshift=22, showarrow=False, font=dict(size=11))
+    figure.update_layout(title=title + note, height=max(400, 26 * len(rows) + 150 + 6 * longest_key),
+                         margin=dict(l=10, r=10, t=110, b=20 + 6 * longest_key))
     return figure
 
 
