@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analysis import batch_padding_mask, masked_scores, position_similarity, qkv_walkthrough, sin_cos_halves
-from explorer.figures.internals import (embedding_sum_figure, matrix_heatmap, positional_encoding_figure,
+from explorer.figures.internals import (embedding_sum_figure, mask_heatmap, matrix_heatmap, positional_encoding_figure,
                                         scores_mask_softmax, walkthrough_figure)
 from views.common import EXAMPLES, choose_head, current_trace, matrix_table, show_figure
 
@@ -19,18 +19,18 @@ st.header("Masks")
 st.caption("True (1) = may attend. The padding mask hides padding keys when sentences of different lengths share a "
            "batch; the look-ahead mask lets decoder position i see positions ≤ i only. A single sentence has no "
            "padding, so its padding mask is all ones; the look-ahead mask is lower-triangular.")
-mask = trace.masks[kind].astype(float)
-show_figure(matrix_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)", "may attend",
-                           diverging=False), f"{kind}-mask", matrix_table(mask, queries, keys))
+mask = trace.masks[kind]
+show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
+            matrix_table(mask.astype(int), queries, keys))
 
 longer = max(EXAMPLES + ["A man in a blue shirt and a woman in a red dress are dancing together at a wedding party."],
              key=lambda s: len(checkpoint.tokenizer.encode_ids(s)))
 if len(checkpoint.tokenizer.encode_ids(longer)) > len(trace.source_tokens) - 1:
-    padding, _ = batch_padding_mask(checkpoint, [trace.text, longer])
-    labels = [f"{i}" for i in range(padding.shape[1])]
-    show_figure(matrix_heatmap(padding.astype(float), ["your sentence", "a longer sentence"], labels,
-                               "Padding mask of a batch: your sentence padded to the longer one's length",
-                               "may attend", row_title="sentence", column_title="key position", diverging=False),
+    padding, pieces = batch_padding_mask(checkpoint, [trace.text, longer])
+    labels = pieces[0]    # your sentence's pieces, then the pads
+    show_figure(mask_heatmap(padding, ["your sentence", "a longer sentence"], labels,
+                             "Padding mask of a batch: your sentence padded to the longer one's length",
+                             row_title="sentence", column_title="key position (your sentence's pieces)"),
                 "padding-mask", pd.DataFrame(padding.astype(int), index=["your sentence", "longer sentence"]))
     st.caption("Padded positions (" + ", ".join(str(i) for i, ok in enumerate(padding[0]) if not ok)
                + ") get mask 0: every query's attention to them is exactly 0.")

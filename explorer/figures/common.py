@@ -22,8 +22,16 @@ def position_labels(tokens: list[str]) -> list[str]:
 
 
 def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = "key") -> None:
+    """Key tokens along the top (rotated), query tokens down the side; the top margin grows with the longest
+    key label so the figure's title never sits on the labels, and the figure grows with it."""
     figure.update_xaxes(type="category", side="top", tickangle=-60, title=column_title)
     figure.update_yaxes(type="category", autorange="reversed", title=row_title)
+    longest = max((len(str(label)) for trace in figure.data for label in (trace.x if trace.x is not None else [])),
+                  default=0)
+    labels_height = int(5.5 * min(longest, 40)) + 30          # rotated labels plus the axis title
+    margin_top = (figure.layout.margin.t or 60) + labels_height
+    figure.update_layout(margin=dict(t=margin_top), height=(figure.layout.height or 450) + labels_height,
+                         title=dict(y=1.0, yanchor="top", yref="container", pad=dict(t=12)))
 
 
 def figure_html(figure: go.Figure) -> str:

@@ -36,6 +36,22 @@ def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], titl
     return figure
 
 
+def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: str = "", row_title: str = "query",
+                 column_title: str = "key") -> go.Figure:
+    """A yes/no mask in two colours with a two-entry key (not a continuous 0–1 scale)."""
+    rows, columns = position_labels(rows), position_labels(columns)
+    allowed = mask.astype(bool)
+    figure = go.Figure(go.Heatmap(
+        z=allowed.astype(float), x=columns, y=rows, zmin=0, zmax=1, xgap=1, ygap=1,
+        colorscale=[[0, "#3b3b3b"], [0.5, "#3b3b3b"], [0.5, "#9ecae1"], [1, "#9ecae1"]],
+        text=np.where(allowed, "may attend (1)", "blocked (0)"),
+        colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked (0)", "may attend (1)"], thickness=14, len=0.5),
+        hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>%{{text}}<extra></extra>"))
+    figure.update_layout(title=title, height=max(260, 22 * len(rows) + 160), margin=dict(l=10, r=10, t=60, b=10))
+    token_axes(figure, row_title, column_title)
+    return figure
+
+
 def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray, queries: list[str],
                         keys: list[str], title: str = "") -> go.Figure:
     """Side by side: scaled scores + mask (0 or −∞) = masked scores → softmax.
