@@ -16,15 +16,17 @@ from views.common import render_sidebar
 # others: capturing one sentence with a core busy took 2.6–18 s with 2 threads and 0.06 s with 1.
 torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
 
-st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 navigation = st.navigation([
-    st.Page("views/translation.py", title="Translation", icon="🌐", default=True),
-    st.Page("views/attention.py", title="Attention", icon="🔥"),
-    st.Page("views/internals.py", title="Internals", icon="⚙️"),
-    st.Page("views/decoding.py", title="Decoding", icon="🪜"),
-    st.Page("views/heads.py", title="Heads", icon="🧭"),
-    st.Page("views/compare.py", title="Compare 1/2/8 heads", icon="⚖️"),
-    st.Page("views/prune.py", title="Prune", icon="✂️"),
+    st.Page("views/translation.py", title="Translation", default=True),
+    st.Page("views/attention.py", title="Attention"),
+    st.Page("views/internals.py", title="Internals"),
+    st.Page("views/decoding.py", title="Decoding"),
+    st.Page("views/heads.py", title="Heads"),
+    st.Page("views/compare.py", title="Compare 1/2/8 heads"),
+    st.Page("views/prune.py", title="Prune"),
 ])
+# No page icons: emoji show as empty boxes in a browser without an emoji font, and a Material icon on a page
+# becomes that page's tab icon, which the browser fetches from Google's servers (offline: a failed request).
+st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 render_sidebar()
 navigation.run()

@@ -187,7 +187,7 @@ def figure_config(figure, name: str) -> dict:
 def show_figure(figure, name: str, numbers: pd.DataFrame | dict[str, np.ndarray] | None = None) -> None:
     """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ."""
     st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name))
-    columns = st.columns([1, 1, 6])
+    columns = st.columns([1, 1, 3])   # wide enough for the button labels inside a narrow column too
     columns[0].download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
                                mime="text/html", key=f"html_{name}")
     if isinstance(numbers, pd.DataFrame):

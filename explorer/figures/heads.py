@@ -26,7 +26,7 @@ def role_map(entries: list[dict], layers: int, heads: int, importance: dict[str,
         z[layer, head] = role_index(entry["roles"])
         share = importance.get(entry["spec"])
         text[layer, head] = (f"{entry['spec']}<br>{', '.join(entry['roles']) or 'no role'}<br>conf {entry['confidence']:.2f}"
-                             + (f"<br>imp {share:.2f}" if share is not None else ""))
+                             + (f"<br>imp {share:.3g}" if share is not None else ""))   # raw scores can be ~0.001
     count = len(ROLE_COLOURS)
     colourscale = []
     for i, (_, colour) in enumerate(ROLE_COLOURS):
@@ -36,7 +36,9 @@ def role_map(entries: list[dict], layers: int, heads: int, importance: dict[str,
         y=[f"layer {l}" for l in range(layers)], zmin=-0.5, zmax=count - 0.5, colorscale=colourscale,
         hovertemplate="%{text}<extra></extra>",
         colorbar=dict(tickvals=list(range(count)), ticktext=[name for name, _ in ROLE_COLOURS], title="role")))
-    figure.update_layout(title=title, height=120 + 90 * layers, margin=dict(l=10, r=10, t=50, b=10))
+    # The head labels stand on top: the title goes above them, in a margin of its own.
+    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
+                         height=150 + 90 * layers, margin=dict(l=10, r=10, t=80, b=10))
     figure.update_xaxes(type="category", side="top")
     figure.update_yaxes(type="category", autorange="reversed")
     return figure
