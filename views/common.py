@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analysis import beam_tree
+from explorer.domain import familiarity, training_description
 from explorer.figures.common import figure_html
 from explorer.heads import head_mask, parse_heads
 from explorer.importance import ParallelCorpus, corpus_bleu
@@ -101,6 +102,7 @@ def render_sidebar() -> None:
         choice = st.selectbox("Model", available + [OWN], key="model")
         if choice == OWN:
             st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
+        describe_training(selection().model_path)
         st.session_state.setdefault("sentence", EXAMPLES[0])
         # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
         st.text_area("English sentence", key="sentence", height=100)
@@ -114,6 +116,16 @@ def render_sidebar() -> None:
     model = (url_state.short_name(st.session_state["model"], BUNDLED) if st.session_state.get("model") in BUNDLED
              else chosen.model_path)
     url_state.publish(model, chosen.sentence, chosen.beam_size)
+
+
+def describe_training(path: str) -> None:
+    """What the chosen model was trained on, under the model box (nothing for a checkpoint that does not say)."""
+    try:
+        description = training_description(cached_checkpoint(path, weights_mtime(path)))
+    except CheckpointError:
+        return          # the page itself says why the model cannot be loaded
+    if description:
+        st.caption(description)
 
 
 def selection() -> Selection:
@@ -160,6 +172,12 @@ def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
         max_len = checkpoint.model.config.max_len
         st.warning(f"The sentence is longer than the model's maximum of {max_len} tokens: "
                    f"it was cut to its first {max_len - 1} pieces.")
+    known = familiarity(trace.text, checkpoint)
+    if known is not None and known.out_of_domain:
+        named = ", ".join(f"“{w}”" for w in known.unfamiliar[:6]) or "most of its words"
+        st.info(f"This sentence is far from what the model was trained on (image captions). Unfamiliar to it: "
+                f"{named}. Expect a poor translation; it does best when you describe a picture, e.g. "
+                f"“{EXAMPLES[0]}”")
     unknown = unknown_characters(trace.text, checkpoint.tokenizer)
     if unknown:
         st.info(f"The model's vocabulary has no piece for {' '.join(unknown[:10])}: it reads each as <unk> "

@@ -332,3 +332,25 @@ def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     bad.run()
     bad.switch_page("views/prune.py").run()
     assert not bad.exception and any("enc.9.9" in w.value for w in bad.warning)
+
+
+def test_the_sidebar_says_what_the_model_knows_and_far_sentences_get_a_notice(tmp_path):
+    at = open_page("views/translation.py", "The quarterly earnings report exceeded analysts' expectations.")
+    assert any("29,000 Multi30k image captions" in c.value for c in at.sidebar.caption)
+    notices = [i.value for i in at.info if "far from what the model was trained on" in i.value]
+    assert len(notices) == 1 and "“quarterly”" in notices[0]
+    at = open_page("views/translation.py", "Two dogs play in the snow.")
+    assert not [i for i in at.info if "far from what the model" in i.value]
+
+    import shutil
+
+    own = tmp_path / "own"
+    shutil.copytree(BUNDLED["8 heads (en-de-h8)"], own)
+    (own / "token_frequencies.json").unlink()              # a checkpoint without frequencies: no notice, no error
+    info = json.loads((own / "config.json").read_text())
+    info.pop("data")
+    (own / "config.json").write_text(json.dumps(info))
+    at = open_page("views/translation.py", "The quarterly earnings report exceeded analysts' expectations.",
+                   model="Your own checkpoint folder…", own_model=str(own))
+    assert not at.error and not [i for i in at.info if "far from what the model" in i.value]
+    assert not any("Multi30k" in c.value for c in at.sidebar.caption)
