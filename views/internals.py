@@ -61,7 +61,10 @@ show_figure(embedding_sum_figure(trace.embeddings[side], positional, trace.input
                                           "input": trace.inputs[side]})
 
 st.header("Q, K, V: one query through one head")
-query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
+# Default to a query in the middle of the sentence: the decoder's first query (<s>) sees one key, so its
+# softmax is trivially 1 and shows nothing of the arithmetic.
+query = st.selectbox("Query token", range(len(queries)), index=len(queries) // 2,
+                     format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
 walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
 st.caption(f"d_k = {config.d_k}. q is the query token's vector for head {head}; each key token has a k and a v. "
            "Score = q·k ÷ √d_k; masked keys get −∞; softmax gives the weights; z = Σ weight × v.")
