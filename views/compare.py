@@ -6,7 +6,7 @@ import streamlit as st
 from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
-from explorer.roles import role_summary
+from explorer.roles import corpus_description, role_summary
 from views.common import (BUNDLED, cached_checkpoint, cached_trace, selection, show_figure, warn_if_truncated,
                           weights_mtime)
 
@@ -45,27 +45,32 @@ focus = right.selectbox("Focus on the source token", range(len(source_tokens)), 
                         format_func=lambda i: f"{i}: {source_tokens[i]}")
 st.caption("Outlined: the focus token — its row (what it attends to) and column (who attends to it) in encoder "
            "self-attention; its column in cross-attention. Decoder self-attention works on each model's own output.")
-for label in labels:
+# Side by side so they compare at a glance, wider for more heads (1, 2 and 4 panels a row) but never so narrow
+# that the 1-head model's labels are cut.
+widths = [{1: 3, 2: 4}.get(models[label].model.config.heads, 6) for label in labels]
+for column, label in zip(st.columns(widths), labels):
     trace = traces[label]
     pattern = trace.pattern(kind)[layer]
-    show_figure(layer_heads(pattern, trace.query_tokens(kind), trace.key_tokens(kind),
-                            f"{label}: {kind}, layer {layer}",
-                            focus_row=focus if kind == "encoder" else None,
-                            focus_column=focus if kind in ("encoder", "cross") else None),
-                f"compare-{models[label].name}-{kind}-L{layer}", {"pattern": pattern})
+    with column:
+        show_figure(layer_heads(pattern, trace.query_tokens(kind), trace.key_tokens(kind),
+                                f"{label}: {kind}, layer {layer}",
+                                focus_row=focus if kind == "encoder" else None,
+                                focus_column=focus if kind in ("encoder", "cross") else None),
+                    f"compare-{models[label].name}-{kind}-L{layer}", {"pattern": pattern})
 
 st.header("Head roles and importance")
-st.caption("Shipped results: roles on the UD English EWT dev trees at the default thresholds (the Heads page "
-           "explains them), importance on Multi30k val. \"Most …\" names each model's strongest candidate for a "
-           "role, whether or not it passes the threshold.")
-rows = []
+st.caption("Shipped results at the default thresholds (the Heads page explains them). \"Most …\" names each model's "
+           "strongest candidate for a role, whether or not it passes the threshold.")
+summary = {}
 for label in labels:
     roles, importance = shipped(models[label], ROLES_FILE), shipped(models[label], IMPORTANCE_FILE)
-    row = {"model": label}
+    column = {}
     if roles:
-        row.update(role_summary(roles["heads"]))
+        column.update(role_summary(roles["heads"]))
+        column["roles measured"] = corpus_description(roles)
     if importance:
         top = min(importance["heads"], key=lambda h: h.get("bleu_change", 0))
-        row["most important (BLEU drop alone)"] = f"{top['spec']} ({top.get('bleu_change', 0):+.2f})"
-    rows.append(row)
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="compare_roles")
+        column["most important (BLEU drop alone)"] = f"{top['spec']} ({top.get('bleu_change', 0):+.2f})"
+    summary[label] = column
+# One column per model: the long descriptions wrap in their cells instead of running off the table's edge.
+st.table(pd.DataFrame(summary).fillna("").astype(str))

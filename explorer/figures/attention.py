@@ -84,14 +84,19 @@ def layer_heads(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[s
     for head in range(heads):
         row, column = head // per_row + 1, head % per_row + 1
         figure.add_trace(go.Heatmap(z=pattern[head], x=keys, y=queries, zmin=0, zmax=1, colorscale="Blues",
-                                    showscale=False, hovertemplate=ATTENTION_HOVER), row=row, col=column)
+                                    showscale=head == 0, colorbar=dict(title="weight", thickness=10, len=0.6),
+                                    hovertemplate=ATTENTION_HOVER), row=row, col=column)
         box = dict(type="rect", line=dict(color="crimson", width=2), row=row, col=column)
         if focus_row is not None:
             figure.add_shape(x0=-0.5, x1=len(keys) - 0.5, y0=focus_row - 0.5, y1=focus_row + 0.5, **box)
         if focus_column is not None:
             figure.add_shape(x0=focus_column - 0.5, x1=focus_column + 0.5, y0=-0.5, y1=len(queries) - 0.5, **box)
-    figure.update_xaxes(type="category", showticklabels=heads == 1, tickangle=-60)
-    figure.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    # Key labels under the bottom row of panels, query labels beside the first column: every model readable.
+    figure.update_xaxes(type="category", showticklabels=False, tickangle=-60, tickfont=dict(size=9))
+    figure.update_xaxes(showticklabels=True, row=rows)
+    figure.update_yaxes(type="category", autorange="reversed", showticklabels=False, tickfont=dict(size=9))
     figure.update_yaxes(showticklabels=True, col=1)
-    figure.update_layout(title=title, height=120 + rows * max(220, 14 * len(queries)), margin=dict(l=10, r=10, t=70, b=10))
+    longest = max((len(k) for k in keys), default=4)
+    figure.update_layout(title=title, height=120 + 6 * longest + rows * max(220, 14 * len(queries)),
+                         margin=dict(l=10, r=10, t=70, b=10 + 6 * longest))
     return figure

@@ -198,12 +198,13 @@ def test_compare_page_draws_every_head_of_every_model():
     h8_grid = next(g for g in grids if len(g) == 8)
     expected = trace_sentence(models[8], SENTENCE).pattern("encoder")[0, 6]
     np.testing.assert_allclose(np.array(h8_grid[6]["z"], dtype=float), expected, atol=1e-6)
-    summaries = table_with(at, "positional")
-    assert sorted(summaries["heads"]) == sorted(3 * 3 * h for h in models)
-    for checkpoint in models.values():
-        row = summaries[summaries["model"].str.contains(checkpoint.name)].iloc[0]
+    [summaries] = [t.value for t in at.table]                 # one column per model, one row per measure
+    for heads, checkpoint in models.items():
+        column = summaries[next(c for c in summaries.columns if checkpoint.name in c)]
         expected = role_summary(json.loads((checkpoint.path / "head_roles.json").read_text())["heads"])
-        assert (row["positional"], row["most positional"]) == (expected["positional"], expected["most positional"])
+        assert column["heads"] == str(3 * 3 * heads)
+        assert (column["positional"], column["most positional"]) == (str(expected["positional"]),
+                                                                      str(expected["most positional"]))
 
 
 def test_prune_page_toggle_changes_the_translation(h8):
