@@ -50,7 +50,7 @@ st.markdown("**Finished hypotheses** (best first)")
 finished = pd.DataFrame({"translation": [checkpoint.tokenizer.decode(h.tokens) for h in result.finished],
                          "log-prob": [h.log_prob for h in result.finished], "score": [h.score for h in result.finished],
                          "tokens": [len(h.tokens) for h in result.finished]})
-st.dataframe(finished, key="beam_finished")
+st.table(finished.style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))   # a table wraps long hypotheses
 st.caption(f"The translation shown on the other pages ({trace.decoding}):")
 st.text(trace.translation)
 

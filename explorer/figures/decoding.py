@@ -51,7 +51,8 @@ def attention_row_figure(weights: np.ndarray, keys: list[str], title: str) -> go
 
 
 def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
-    """The live beams of every step (x = step, y = rank), each linked to the beam it extends.
+    """The live beams of every step, each linked to the beam it extends: steps run down the page (one row
+    each, so a 30-word sentence stays readable), beam ranks across, token labels written horizontally.
 
     pieces: a function from token ids to piece strings (the tokenizer's).
     """
@@ -59,24 +60,29 @@ def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
     xs, ys, labels, hovers = [0], [0], ["<s>"], ["start"]
     previous = [(0, 0)]
     edge_x, edge_y = [], []
+    beam = 1
     for step_index, step in enumerate(result.steps, start=1):
         tokens = display_tokens(pieces(step.tokens))
+        beam = max(beam, len(tokens))
         positions = []
         for rank, (token, parent, log_prob) in enumerate(zip(tokens, step.parents, step.log_probs)):
             px, py = previous[parent]
-            edge_x += [px, step_index, None]
-            edge_y += [py, rank, None]
-            xs.append(step_index), ys.append(rank), labels.append(token)
-            hovers.append(f"{token}<br>cumulative log-prob {log_prob:.3f}")
-            positions.append((step_index, rank))
+            edge_x += [px, rank, None]
+            edge_y += [py, step_index, None]
+            xs.append(rank), ys.append(step_index), labels.append(token)
+            hovers.append(f"step {step_index}, rank {rank}: {token}<br>cumulative log-prob {log_prob:.3f}")
+            positions.append((rank, step_index))
         previous = positions
     figure.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#bbbbbb"), hoverinfo="skip"))
-    figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers+text", text=labels, textposition="top center",
-                                hovertext=hovers, hoverinfo="text", marker=dict(size=9, color="#1f77b4")))
-    figure.update_layout(title="Beam search: live beams per step (hover for cumulative log-probability)",
-                         showlegend=False, height=140 + 60 * max(1, max(ys) + 1), margin=dict(l=10, r=10, t=50, b=10))
-    figure.update_xaxes(title="step", dtick=1)
-    figure.update_yaxes(title="beam rank", autorange="reversed", dtick=1)
+    figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers+text", text=labels, textposition="middle right",
+                                hovertext=hovers, hoverinfo="text", marker=dict(size=8, color="#1f77b4"),
+                                textfont=dict(size=11)))
+    steps = len(result.steps)
+    figure.update_layout(title="Beam search: live beams per step, ranks 0 (best) to the right "
+                               "(hover for cumulative log-probability)",
+                         showlegend=False, height=140 + 26 * (steps + 1), margin=dict(l=10, r=10, t=80, b=10))
+    figure.update_xaxes(side="top", dtick=1, range=[-0.3, beam - 0.2], zeroline=False)
+    figure.update_yaxes(title="step", dtick=1, range=[steps + 0.5, -0.5], zeroline=False)
     return figure
 
 

@@ -129,7 +129,12 @@ def test_decoding_page(h8):
     trace = trace_sentence(h8, SENTENCE)
     top = chart_titled(at, "step 0: chose")[0]
     assert top["x"] == pytest.approx(trace.steps[0].top_probs, abs=1e-9)
-    assert len(table_with(at, "log-prob")) >= 1
+    # The finished hypotheses are the beam search's own, best first.
+    from explorer.analysis import beam_tree
+
+    [finished] = [t.value for t in at.table]
+    result = beam_tree(h8, SENTENCE, 5, 0.6)
+    assert list(finished["translation"]) == [h8.tokenizer.decode(h.tokens) for h in result.finished]
     at.text_input(key="decoding_reference").input("Zwei Hunde spielen im Schnee.").run()
     assert not at.exception
     assert "nats" in at.metric[0].value
