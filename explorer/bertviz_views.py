@@ -72,6 +72,19 @@ def attention_data(trace: Trace, kinds: tuple[str, ...]) -> list[dict]:
              "left_text": trace.query_tokens(kind), "right_text": trace.key_tokens(kind)} for kind in kinds]
 
 
+# Shrink the view to the frame's width when it is wider (the model view's 8 head columns overflowed the page
+# and cut off the last head); run again once bertviz has drawn, and when the window is resized.
+FIT_TO_WIDTH = """(function () {
+  function fit() {
+    document.body.style.zoom = 1;
+    var needed = document.body.scrollWidth, room = document.documentElement.clientWidth;
+    if (needed > room) { document.body.style.zoom = room / needed; }
+  }
+  window.addEventListener("load", function () { fit(); setTimeout(fit, 300); setTimeout(fit, 1200); });
+  window.addEventListener("resize", fit);
+})();"""
+
+
 def page(name: str, params: dict, with_layer_select: bool) -> str:
     # The element id comes from the content, so the same view gives the same page and the browser keeps the
     # iframe it already has instead of reloading it on every rerun.
@@ -84,7 +97,7 @@ def page(name: str, params: dict, with_layer_select: bool) -> str:
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8">{library_scripts()}</head><body>'
             f'<div id="{root}" style="font-family: Helvetica, Arial, sans-serif;">'
             f'<span style="user-select:none">{selects}</span><div id="vis"></div></div>'
-            f"{inline_script(script)}</body></html>")
+            f"{inline_script(script)}{inline_script(FIT_TO_WIDTH)}</body></html>")
 
 
 def head_view_html(trace: Trace, kinds: tuple[str, ...] = ("encoder", "decoder", "cross"), layer: int = 0) -> str:

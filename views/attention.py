@@ -53,7 +53,9 @@ def bertviz_view(name: str) -> None:
         st.error(str(error))
         return
     longest = max(len(trace.source_tokens), len(trace.target_tokens))
-    st.iframe(html, height=max(400, 26 * longest + 120) if name == "head" else 900)
+    layers = trace.pattern("encoder").shape[0]
+    # The model view is a thumbnail row per layer (~85 px each, less once shrunk to fit the width).
+    st.iframe(html, height=max(400, 26 * longest + 120) if name == "head" else 110 + 85 * layers)
     st.download_button("⬇ HTML", html, file_name=f"bertviz-{name}-view.html", mime="text/html", key=f"bertviz_{name}",
                        help="A standalone page with bertviz's scripts and d3/jQuery inlined: it opens offline.")
     st.caption("⬇ HTML saves this view as one standalone file that works offline (for slides or a paper's "
