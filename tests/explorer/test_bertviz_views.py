@@ -26,7 +26,7 @@ def test_no_cdn_and_no_markup_escapes_the_parameters(hostile_trace, render):
     assert not re.search(r"require\.config\(\{\s*paths", page) and not re.search(r"cdnjs|unpkg|jsdelivr|code\.jquery", page)
     assert "<script src" not in page
     assert HOSTILE not in page and "<img src=x" not in page
-    assert page.count("</script>") == 5  # jQuery, d3, require.js, the module bridge, bertviz's view
+    assert page.count("</script>") == 6  # jQuery, d3, require.js, the module bridge, bertviz's view, fit-to-width
     params = re.search(r"const params = (\{.*?\}); //", page).group(1)
     assert json.loads(params)["attention"][0]["left_text"][1] == HOSTILE  # the text survives, as text
 
