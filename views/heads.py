@@ -156,7 +156,9 @@ else:
     show_figure(evolution_figure(evolution, measure_label, asdict(thresholds)), f"{checkpoint.name}-head-evolution",
                 pd.DataFrame([{"head": h["spec"], "epoch": epoch, measure_label: value}
                               for h in evolution["heads"] for epoch, value in zip(evolution["epochs"], h[value_key])]))
-    st.caption("Each line is one head, measured after every epoch on the same in-domain sentences as the roles "
+    epochs = evolution["epochs"]
+    every = "every epoch" if len(epochs) == epochs[-1] - epochs[0] + 1 else f"{len(epochs)} of its {epochs[-1]} epochs"
+    st.caption(f"Each line is one head, measured after {every} of training on the in-domain sentences of the roles "
                "above; the dashed line is the role threshold set above. The thick lines are the heads that end "
                "highest in each column.")
 
