@@ -55,6 +55,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--patience", type=int, default=4,
                         help="start the final decay when validation BLEU has not improved for this many epochs "
                              "(0: never)")
+    parser.add_argument("--min-improvement", type=float, default=0.3,
+                        help="a val BLEU gain smaller than this is not an improvement (BLEU on ~1,000 sentences "
+                             "wavers by about this much)")
     parser.add_argument("--decay-fraction", type=float, default=0.2,
                         help="the final linear decay to zero lasts this fraction of the epochs before it (0: none, "
                              "stop at once)")
@@ -226,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
 
     for epoch in range(meta["epoch"], args.epochs):
-        if meta.get("decay") is None and converged(meta["history"], args.patience):
+        if meta.get("decay") is None and converged(meta["history"], args.patience, args.min_improvement):
             if args.decay_fraction <= 0:
                 break
             # Validation stopped improving at this learning rate: anneal it to zero (warm-up, stable, decay).
@@ -286,11 +289,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def converged(history: list[dict], patience: int) -> bool:
-    """True when the last `patience` epochs brought no better validation BLEU than the best before them."""
+def converged(history: list[dict], patience: int, min_improvement: float = 0.0) -> bool:
+    """True when the last `patience` epochs brought no validation BLEU at least `min_improvement` above the
+    best before them (smaller gains are within the noise of BLEU on a thousand sentences)."""
     if patience <= 0 or len(history) <= patience:
         return False
-    best_epoch = max(history, key=lambda r: r["val_bleu"])["epoch"]
+    best_bleu, best_epoch = float("-inf"), 0
+    for record in history:
+        if record["val_bleu"] >= best_bleu + min_improvement:
+            best_bleu, best_epoch = record["val_bleu"], record["epoch"]
     return history[-1]["epoch"] - best_epoch >= patience
 
 
@@ -336,7 +343,8 @@ def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, trai
                      "schedule": f"linear warm-up, then {args.schedule}; when val BLEU stalls for the patience, "
                                  "linear decay to 0 over the decay fraction of the epochs so far",
                      "optimizer": "Adam(0.9, 0.98)", "decay": meta.get("decay"),
-                     "patience_epochs": args.patience, "decay_fraction": args.decay_fraction,
+                     "patience_epochs": args.patience, "min_improvement_bleu": args.min_improvement,
+                     "decay_fraction": args.decay_fraction,
                      "max_epochs": args.epochs, "dropout": args.dropout,
                      "casing_share": args.casing_share, "casing_variants": list(VARIANTS[1:]),
                      "label_smoothing": args.label_smoothing, "bf16_autocast": args.bf16, "seed": args.seed,
