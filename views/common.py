@@ -16,6 +16,8 @@ import streamlit as st
 
 from explorer.analysis import beam_tree
 from explorer.domain import familiarity, training_description
+from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
+from explorer.examples import label
 from explorer.figures.common import figure_html
 from explorer.heads import head_mask, parse_heads
 from explorer.importance import ParallelCorpus, corpus_bleu
@@ -31,14 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
            "1 head (en-de-h1)": ROOT / "models" / "en-de-h1"}
 OWN = "Your own checkpoint folder…"
-EXAMPLES = [
-    "A man in a blue shirt is riding a bicycle down the street.",
-    "A boy throws the ball and the dog catches it.",  # a pronoun: "it" is the ball (the model gets it wrong)
-    "Two young girls are playing with a ball in the park.",
-    "A woman holds her baby while she waits for the bus.",
-    "The cat sleeps on the sofa next to the old dog.",
-    "A group of people are standing in front of a building.",
-]
+EXAMPLES = [example.english for example in CAPTION_EXAMPLES]
+EXAMPLE_LABELS = {example.english: label(example) for example in CAPTION_EXAMPLES}
 MAX_SENTENCE_CHARS = 5000
 
 
@@ -107,7 +103,7 @@ def render_sidebar() -> None:
         # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
         st.text_area("English sentence", key="sentence", height=100)
         st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
-                     placeholder="Pick an example sentence…")
+                     format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
         decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
         if decoding == "beam search":
             st.session_state.setdefault("beam_size", 5)

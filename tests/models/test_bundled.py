@@ -84,11 +84,30 @@ def test_masking_every_head_of_a_layer_changes_the_output(h8, spec):
     for sentence, translation in zip(SENTENCES, translate(h8, SENTENCES)):
         ids = h8.tokenizer.encode_ids(translation)
         assert max(compare_steps(h8, sentence, ids, pruned).kl) > 1e-3  # every sentence's distributions move
-    if spec != "dec.2.*":  # the translations themselves change too (decoder layer 2's self-attention alone is not enough)
-        assert translate(h8, SENTENCES, pruned=pruned) != translate(h8, SENTENCES)
+    # The translations change too, for many sentences though not all: the retrained model is redundant enough
+    # that these four short captions survive a whole layer's heads (24–35 of the first 40 test sentences change).
+    sources, _ = read_parallel(MULTI30K / "test_2016_flickr.en.gz", MULTI30K / "test_2016_flickr.de.gz")
+    before, after = translate(h8, sources[:20]), translate(h8, sources[:20], pruned=pruned)
+    assert sum(b != a for b, a in zip(before, after)) >= 5
 
 
 def test_masking_all_cross_attention_cuts_the_output_loose_from_the_source(h8):
     pruned = parse_heads("cross.*.*", h8.model.config)
     outputs = translate(h8, SENTENCES, pruned=pruned)
     assert len(set(outputs)) == 1  # with no path from the source, every sentence gets the same "translation"
+
+
+def test_every_example_sentence_translates_well_and_the_pronoun_labels_are_true(h8):
+    import sacrebleu
+
+    from explorer.examples import EXAMPLES
+
+    outputs = dict(zip([e.english for e in EXAMPLES], translate(h8, [e.english for e in EXAMPLES])))
+    for example in EXAMPLES:
+        if "gets wrong" in example.note:
+            continue
+        assert sacrebleu.sentence_chrf(outputs[example.english], [example.german]).score >= 50, outputs[example.english]
+    resolved = next(e for e in EXAMPLES if "resolves" in e.note)
+    wrong = next(e for e in EXAMPLES if "gets wrong" in e.note)
+    assert "fängt ihn" in outputs[resolved.english]                  # "it" = der Ball
+    assert " es " in outputs[wrong.english] and " er " not in outputs[wrong.english]   # "it" = der Hund, yet "es"
