@@ -41,7 +41,7 @@ def main() -> None:
 
     trees = read_trees(DATA / "ud" / "en_ewt-ud-dev.conllu.gz", limit=1000)
     start = time.perf_counter()
-    roles = analyse_roles(checkpoint, trees)
+    roles = analyse_roles(checkpoint, trees=trees)   # the trees' text for the statistics, their arcs for syntax
     report("roles, 1,000 EWT sentences", time.perf_counter() - start, 30,
            f"({sum(bool(h['roles']) for h in roles.heads)} heads with a role)")
 
