@@ -360,3 +360,18 @@ def test_the_sidebar_says_what_the_model_knows_and_far_sentences_get_a_notice(tm
                    model="Your own checkpoint folder…", own_model=str(own))
     assert not at.error and not [i for i in at.info if "far from what the model" in i.value]
     assert not any("Multi30k" in c.value for c in at.sidebar.caption)
+
+
+def test_heads_page_draws_how_every_head_formed_from_the_shipped_evolution(h8):
+    at = open_page("views/heads.py", SENTENCE)
+    evolution = json.loads((h8.path / "head_evolution.json").read_text())
+    lines = {t["name"]: t for t in chart_titled(at, "How the heads formed during training") if t.get("name")}
+    for head in evolution["heads"]:
+        if head["kind"] == "cross":        # no positional share for cross-attention: no line in this view
+            assert head["spec"] not in lines
+            continue
+        np.testing.assert_allclose(np.array(lines[head["spec"]]["y"], dtype=float), head["share"])
+        assert list(lines[head["spec"]]["x"]) == evolution["epochs"]
+    at.radio(key="heads_evolution_measure").set_value("confidence (mean largest weight)").run()
+    lines = {t["name"]: t for t in chart_titled(at, "confidence") if t.get("name", "").startswith("cross.")}
+    assert len(lines) == 3 * 8                     # every cross-attention head has a confidence line
