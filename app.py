@@ -5,6 +5,7 @@ the decoding choice; every page reads them, so one sentence flows through all vi
 """
 
 import os
+from pathlib import Path
 
 import streamlit as st
 import torch
@@ -16,17 +17,20 @@ from views.common import render_sidebar
 # others: capturing one sentence with a core busy took 2.6–18 s with 2 threads and 0.06 s with 1.
 torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
 
+# The page config comes first, with a local favicon: otherwise the navigation makes the current page's Material
+# icon the tab's icon, which the browser would fetch from Google's servers (offline, a failed request). The
+# navigation's icons themselves are drawn with the Material Symbols font that ships inside Streamlit; emoji
+# would show as empty boxes in a browser without an emoji font.
+st.set_page_config(page_title="Attention Explorer", page_icon=str(Path(__file__).parent / "views" / "favicon.png"),
+                   layout="wide")
 navigation = st.navigation([
-    st.Page("views/translation.py", title="Translation", default=True),
-    st.Page("views/attention.py", title="Attention"),
-    st.Page("views/internals.py", title="Internals"),
-    st.Page("views/decoding.py", title="Decoding"),
-    st.Page("views/heads.py", title="Heads"),
-    st.Page("views/compare.py", title="Compare 1/2/8 heads"),
-    st.Page("views/prune.py", title="Prune"),
+    st.Page("views/translation.py", title="Translation", icon=":material/translate:", default=True),
+    st.Page("views/attention.py", title="Attention", icon=":material/grid_on:"),
+    st.Page("views/internals.py", title="Internals", icon=":material/calculate:"),
+    st.Page("views/decoding.py", title="Decoding", icon=":material/account_tree:"),
+    st.Page("views/heads.py", title="Heads", icon=":material/hub:"),
+    st.Page("views/compare.py", title="Compare 1/2/8 heads", icon=":material/compare:"),
+    st.Page("views/prune.py", title="Prune", icon=":material/content_cut:"),
 ])
-# No page icons: emoji show as empty boxes in a browser without an emoji font, and a Material icon on a page
-# becomes that page's tab icon, which the browser fetches from Google's servers (offline: a failed request).
-st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 render_sidebar()
 navigation.run()

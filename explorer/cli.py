@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="also mask this fraction of all heads, least important first (the checkpoint's "
                                   "head_importance.json, gradient importance)")
             with_normalisation(sub)
+            sub.add_argument("--keep-casing", action="store_true",
+                             help="feed all-caps or all-lower-case sentences as typed (by default they are put in "
+                                  "sentence case, as the training captions are written)")
 
     translate = commands.add_parser("translate", help="print one translation per sentence")
     with_model(translate)
@@ -162,7 +165,7 @@ def progress_bar(description: str):
 def run_translate(args: argparse.Namespace) -> None:
     from explorer.translation import translate
 
-    from explorer.inputs import prepare_source, unknown_characters
+    from explorer.inputs import prepare_source, sentence_case, unknown_characters
 
     checkpoint = load_checkpoint(args.model)
     pruned = pruned_heads(args, checkpoint)
@@ -176,7 +179,11 @@ def run_translate(args: argparse.Namespace) -> None:
         if unknown:
             print(f"note: sentence {number}: the vocabulary has no piece for {' '.join(unknown[:10])} (read as <unk>)",
                   file=sys.stderr)
-    for line in translate(checkpoint, args.text, args.beam, pruned, args.length_penalty):
+        recased = None if args.keep_casing else sentence_case(source.text)
+        if recased:
+            print(f"note: sentence {number} is all capitals or all lower case; translated as “{recased}” "
+                  "(--keep-casing feeds it as typed)", file=sys.stderr)
+    for line in translate(checkpoint, args.text, args.beam, pruned, args.length_penalty, not args.keep_casing):
         print(line)
 
 
@@ -190,7 +197,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
         sources, references = sources[: args.limit], references[: args.limit]
     if not sources:
         raise CorpusError(f"{args.src}: no sentences")
-    result = evaluate(checkpoint, sources, references, args.beam, pruned, args.length_penalty)
+    result = evaluate(checkpoint, sources, references, args.beam, pruned, args.length_penalty, not args.keep_casing)
     if args.json:
         print(json.dumps(result))
     else:
@@ -208,7 +215,8 @@ def run_trace(args: argparse.Namespace) -> None:
         raise InputError(f"{args.out.parent}: no such folder for the trace file")
     checkpoint = load_checkpoint(args.model)
     pruned = pruned_heads(args, checkpoint)
-    trace = trace_sentence(checkpoint, args.text, args.beam, pruned, top_k=args.top_k, alpha=args.length_penalty)
+    trace = trace_sentence(checkpoint, args.text, args.beam, pruned, top_k=args.top_k, alpha=args.length_penalty,
+                           fix_casing=not args.keep_casing)
     trace.save(args.out)
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
           f"translation: {trace.translation}")

@@ -42,7 +42,7 @@ class StepDistribution:
 
 @dataclass
 class Trace:
-    text: str                       # the sentence as given (after clean-up)
+    text: str                       # the sentence fed to the model (cleaned up; recased if typed all-caps)
     translation: str
     source_ids: list[int]           # piece ids + EOS
     target_ids: list[int]           # BOS + output ids
@@ -60,6 +60,7 @@ class Trace:
     embeddings: dict[str, np.ndarray]   # "source"/"target" -> token embedding * sqrt(d), [positions, d_model]
     inputs: dict[str, np.ndarray]       # "source"/"target" -> embedding + PE as the model sums them
     steps: list[StepDistribution] = field(default_factory=list)
+    recased_from: str = ""              # the sentence as typed, when its casing was changed (inputs.sentence_case)
 
     def pattern(self, kind: str) -> np.ndarray:
         return self.attention[kind]["pattern"]
@@ -76,7 +77,7 @@ class Trace:
                 "target_ids": self.target_ids, "source_tokens": self.source_tokens,
                 "target_tokens": self.target_tokens, "output_tokens": self.output_tokens,
                 "truncated": self.truncated, "decoding": self.decoding, "pruned": self.pruned, "d_k": self.d_k,
-                "steps": [vars(s) for s in self.steps]}
+                "recased_from": self.recased_from, "steps": [vars(s) for s in self.steps]}
 
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {f"{kind}.{name}": value for kind, values in self.attention.items() for name, value in values.items()}
@@ -137,10 +138,11 @@ def step_distributions(log_probs: torch.Tensor, chosen: list[int], checkpoint: C
 
 @torch.no_grad()
 def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned: list[HeadSpec] | None = None,
-                   top_k: int = 10, alpha: float = 0.6) -> Trace:
-    """Translate one sentence and capture every attention, mask, positional encoding and decoding step."""
+                   top_k: int = 10, alpha: float = 0.6, fix_casing: bool = True) -> Trace:
+    """Translate one sentence and capture every attention, mask, positional encoding and decoding step.
+    fix_casing: an all-caps or all-lower-case sentence is fed in sentence case (Trace.recased_from keeps it)."""
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
-    source = prepare_source(text, tokenizer, model.config.max_len)
+    source = prepare_source(text, tokenizer, model.config.max_len, fix_casing)
     gates = head_mask(pruned or [], model.config)
     src = torch.tensor([source.ids])
     with model_run(head_mask=gates):
@@ -174,5 +176,5 @@ def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned
         positional={s: cache[f"{stack}.pos_encoding"][0].numpy() for s, stack in sides.items()},
         embeddings={s: cache[f"{stack}.embed"][0].numpy() for s, stack in sides.items()},
         inputs={s: cache[f"{stack}.input"][0].numpy() for s, stack in sides.items()},
-        steps=step_distributions(log_probs, chosen, checkpoint, top_k),
+        steps=step_distributions(log_probs, chosen, checkpoint, top_k), recased_from=source.recased_from,
     )

@@ -14,10 +14,11 @@ from explorer.inputs import prepare_source
 
 
 def translate(checkpoint: Checkpoint, sentences: list[str], beam_size: int = 1,
-              pruned: list[HeadSpec] | None = None, alpha: float = 0.6) -> list[str]:
-    """One German translation per English sentence. Raises InputError for an empty sentence."""
+              pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = True) -> list[str]:
+    """One German translation per English sentence. Raises InputError for an empty sentence.
+    fix_casing: all-caps and all-lower-case sentences are fed in sentence case (inputs.sentence_case)."""
     max_len = checkpoint.model.config.max_len
-    ids = [prepare_source(s, checkpoint.tokenizer, max_len).ids for s in sentences]
+    ids = [prepare_source(s, checkpoint.tokenizer, max_len, fix_casing).ids for s in sentences]
     with model_run(head_mask=head_mask(pruned or [], checkpoint.model.config)):
         outputs = translate_ids(checkpoint.model, ids, beam_size=beam_size, alpha=alpha)
     return [checkpoint.tokenizer.decode(o) for o in outputs]
@@ -35,11 +36,11 @@ def bleu(hypotheses: list[str], references: list[str]) -> float:
 
 
 def evaluate(checkpoint: Checkpoint, sources: list[str], references: list[str], beam_size: int = 1,
-             pruned: list[HeadSpec] | None = None, alpha: float = 0.6) -> dict:
+             pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = True) -> dict:
     """BLEU and chrF of the translations of sources against references (pairs with a blank side left out)."""
     started = time.perf_counter()
     kept = usable_pairs(sources, references)
-    hypotheses = translate(checkpoint, [sources[i] for i in kept], beam_size, pruned, alpha) if kept else []
+    hypotheses = translate(checkpoint, [sources[i] for i in kept], beam_size, pruned, alpha, fix_casing) if kept else []
     kept_references = [references[i] for i in kept]
     return {
         "bleu": round(bleu(hypotheses, kept_references), 2),

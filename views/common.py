@@ -43,6 +43,7 @@ class Selection:
     model_path: str
     sentence: str
     beam_size: int          # 1 = greedy
+    fix_casing: bool = True     # feed all-caps / all-lower-case sentences in sentence case
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=8)
@@ -52,10 +53,12 @@ def cached_checkpoint(path: str, modified: float) -> Checkpoint:
 
 
 @st.cache_data(show_spinner="Translating…", max_entries=256)
-def cached_trace(path: str, modified: float, sentence: str, beam_size: int, pruned: str = "") -> Trace:
+def cached_trace(path: str, modified: float, sentence: str, beam_size: int, pruned: str = "",
+                 fix_casing: bool = True) -> Trace:
     """pruned: the masked heads as HeadSpec text ("" for none), so each pruning has its own cache entry."""
     checkpoint = cached_checkpoint(path, modified)
-    return trace_sentence(checkpoint, sentence, beam_size=beam_size, pruned=parse_heads(pruned, checkpoint.model.config))
+    return trace_sentence(checkpoint, sentence, beam_size=beam_size, pruned=parse_heads(pruned, checkpoint.model.config),
+                          fix_casing=fix_casing)
 
 
 @st.cache_data(max_entries=64, show_spinner="Beam search…")
@@ -108,10 +111,13 @@ def render_sidebar() -> None:
         if decoding == "beam search":
             st.session_state.setdefault("beam_size", 5)
             st.slider("Beam size", 2, 10, key="beam_size")
+        st.checkbox("Fix ALL-CAPS / all-lower-case input", value=True, key="fix_casing",
+                    help="Captions are written in sentence case; a sentence typed all in capitals or all in lower "
+                         "case is fed to the model in sentence case, and the page shows what was fed.")
     chosen = selection()
     model = (url_state.short_name(st.session_state["model"], BUNDLED) if st.session_state.get("model") in BUNDLED
              else chosen.model_path)
-    url_state.publish(model, chosen.sentence, chosen.beam_size)
+    url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing)
 
 
 def describe_training(path: str) -> None:
@@ -131,7 +137,7 @@ def selection() -> Selection:
     else:
         path = str(BUNDLED.get(state.get("model"), BUNDLED["8 heads (en-de-h8)"]))
     beam = state.get("beam_size", 5) if state.get("decoding") == "beam search" else 1
-    return Selection(path, state.get("sentence", "")[:MAX_SENTENCE_CHARS], beam)
+    return Selection(path, state.get("sentence", "")[:MAX_SENTENCE_CHARS], beam, state.get("fix_casing", True))
 
 
 def current_checkpoint() -> Checkpoint:
@@ -151,7 +157,7 @@ def current_trace(pruned: str = "") -> tuple[Checkpoint, Trace]:
     try:
         prepare_source(chosen.sentence, checkpoint.tokenizer, checkpoint.model.config.max_len)
         trace = cached_trace(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.beam_size,
-                             pruned)
+                             pruned, chosen.fix_casing)
     except InputError as error:
         st.info(str(error))
         st.stop()
@@ -168,6 +174,10 @@ def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
         max_len = checkpoint.model.config.max_len
         st.warning(f"The sentence is longer than the model's maximum of {max_len} tokens: "
                    f"it was cut to its first {max_len - 1} pieces.")
+    if trace.recased_from:
+        st.info(f"You typed “{shorten(trace.recased_from)}” all in capitals or all in lower case; the model was "
+                f"given “{shorten(trace.text)}”, in sentence case like its training captions. Untick “Fix ALL-CAPS "
+                "/ all-lower-case input” in the sidebar to feed it as typed.")
     known = familiarity(trace.text, checkpoint)
     if known is not None and known.out_of_domain:
         named = ", ".join(f"“{w}”" for w in known.unfamiliar[:6]) or "most of its words"
@@ -178,6 +188,10 @@ def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
     if unknown:
         st.info(f"The model's vocabulary has no piece for {' '.join(unknown[:10])}: it reads each as <unk> "
                 "(an unknown token). It was trained on English image captions.")
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def table_csv(table: pd.DataFrame) -> bytes:

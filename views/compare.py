@@ -19,10 +19,11 @@ labels = [label for label, path in sorted(BUNDLED.items(), key=lambda item: item
 if len(labels) < 2:
     st.info("Comparing needs at least two of the bundled models (models/en-de-h1, -h2, -h8).")
     st.stop()
-sentence = selection().sentence
+chosen = selection()
 models = {label: cached_checkpoint(str(BUNDLED[label]), weights_mtime(str(BUNDLED[label]))) for label in labels}
 try:
-    traces = {label: cached_trace(str(BUNDLED[label]), weights_mtime(str(BUNDLED[label])), sentence, 1) for label in labels}
+    traces = {label: cached_trace(str(BUNDLED[label]), weights_mtime(str(BUNDLED[label])), chosen.sentence, 1,
+                                   fix_casing=chosen.fix_casing) for label in labels}
 except InputError as error:
     st.info(str(error))
     st.stop()

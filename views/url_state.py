@@ -36,11 +36,17 @@ def restore(bundled: dict, own: str, max_chars: int) -> None:
         state["decoding"], state["beam_size"] = "beam search", min(10, int(beam))
     if query.get("pruned"):
         state["url_pruned"] = query["pruned"]
+    if query.get("casing") == AS_TYPED:
+        state["fix_casing"] = False
 
 
-def publish(model: str, sentence: str, beam_size: int) -> None:
+AS_TYPED = "as-typed"      # ?casing=as-typed: the sentence is fed to the model as typed, not recased
+
+
+def publish(model: str, sentence: str, beam_size: int, fix_casing: bool = True) -> None:
     """Write the current view into the URL (only what differs, so the address stays short)."""
-    wanted = {"model": model, "sentence": sentence, "beam": str(beam_size) if beam_size > 1 else None}
+    wanted = {"model": model, "sentence": sentence, "beam": str(beam_size) if beam_size > 1 else None,
+              "casing": None if fix_casing else AS_TYPED}
     pruned = st.session_state.get("url_pruned")
     wanted["pruned"] = pruned or None
     for key, value in wanted.items():

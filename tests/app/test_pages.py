@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from explorer.analysis import attention_rollout
 from explorer.roles import role_summary
@@ -13,7 +14,7 @@ from explorer.translation import translate
 from models.checkpoint import load_checkpoint
 from views.common import BUNDLED
 from tests.app.conftest import PAGES, open_page
-from tests.conftest import SHIPPED
+from tests.conftest import ROOT, SHIPPED
 
 SENTENCE = "Two dogs play in the snow."
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -58,6 +59,21 @@ def test_translation_page(h8):
     assert at.text[0].value == translate(h8, [SENTENCE])[0]
     assert at.sidebar.selectbox(key="model").value == "8 heads (en-de-h8)"
     assert len(at.sidebar.selectbox(key="example").options) >= 5
+
+
+def test_all_caps_input_is_fed_in_sentence_case_and_the_page_says_so(h8):
+    at = open_page(PAGES[0], "TWO DOGS PLAY IN THE SNOW.")
+    assert at.text[0].value == translate(h8, [SENTENCE])[0]
+    assert any("“TWO DOGS PLAY IN THE SNOW.”" in i.value and f"“{SENTENCE}”" in i.value for i in at.info)
+    at = open_page(PAGES[0], "TWO DOGS PLAY IN THE SNOW.", fix_casing=False)
+    assert at.text[0].value == translate(h8, ["TWO DOGS PLAY IN THE SNOW."], fix_casing=False)[0]
+    assert not any("sentence case" in i.value for i in at.info)
+    assert at.query_params["casing"] == "as-typed"                     # a shared link keeps the choice
+    link = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    link.query_params.update({"sentence": "TWO DOGS PLAY IN THE SNOW.", "casing": "as-typed"})
+    link.run()
+    assert not link.exception and link.sidebar.checkbox(key="fix_casing").value is False
+    assert link.text[0].value == at.text[0].value
 
 
 def grid_tile(grid: dict, layer: int, head: int) -> np.ndarray:
@@ -164,7 +180,7 @@ def test_every_page_runs_on_every_bundled_model(page, label):
         [grid] = chart_data(at, 1)
         assert {x.split(" · ")[0] for x in grid["x"] if " · " in x} == {f"H{h}" for h in range(heads)}
     if page == "views/prune.py":
-        assert len(at.checkbox) == 3 * 3 * heads
+        assert len(at.main.checkbox) == 3 * 3 * heads
 
 
 def test_a_broken_checkpoint_path_gives_a_message(tmp_path):
@@ -216,7 +232,7 @@ def test_prune_page_toggle_changes_the_translation(h8):
     from explorer.heads import parse_heads
 
     at = open_page("views/prune.py", SENTENCE)
-    assert len(at.checkbox) == 72
+    assert len(at.main.checkbox) == 72
     unpruned = translate(h8, [SENTENCE])[0]
     assert [t.value for t in at.text][:2] == [unpruned, unpruned]
     at.checkbox(key="prune_en-de-h8_cross.2.0").check().run()
@@ -227,9 +243,9 @@ def test_prune_page_toggle_changes_the_translation(h8):
                                                              h8.model.config))[0]
     assert [t.value for t in at.text][:2] == [unpruned, pruned]
     at.button(key="prune_least").click().run()
-    assert sum(c.value for c in at.checkbox) == 18  # 25% of 72
+    assert sum(c.value for c in at.main.checkbox) == 18  # 25% of 72
     at.button(key="prune_none").click().run()
-    assert sum(c.value for c in at.checkbox) == 0 and [t.value for t in at.text][:2] == [unpruned, unpruned]
+    assert sum(c.value for c in at.main.checkbox) == 0 and [t.value for t in at.text][:2] == [unpruned, unpruned]
 
 
 def test_pruning_is_per_session(h8):
@@ -237,7 +253,7 @@ def test_pruning_is_per_session(h8):
     second = open_page("views/prune.py", SENTENCE)
     first.checkbox(key="prune_en-de-h8_enc.0.0").check().run()
     second.run()
-    assert sum(c.value for c in second.checkbox) == 0 and sum(c.value for c in first.checkbox) == 1
+    assert sum(c.value for c in second.main.checkbox) == 0 and sum(c.value for c in first.main.checkbox) == 1
 
 
 def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everything(h8):
@@ -254,7 +270,7 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
     at = open_page("views/prune.py", SENTENCE, role_thresholds=everything_positional)
     assert not at.button(key="prune_roles").disabled
     at.button(key="prune_roles").click().run()
-    pruned = {c.key.rsplit("_", 1)[1] for c in at.checkbox if c.value}
+    pruned = {c.key.rsplit("_", 1)[1] for c in at.main.checkbox if c.value}
     # Cross-attention heads cannot be positional; with no rare-token or syntactic role at these thresholds
     # they are the ones pruned, unless one has a role of another kind.
     roles = json.loads((h8.path / "head_roles.json").read_text())
@@ -327,7 +343,7 @@ def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     link.switch_page("views/prune.py").run()
     assert not link.exception
     assert [t.value for t in link.text][0] == translate(h8, ["Two dogs run."], beam_size=4)[0]
-    ticked = sorted(c.key.rsplit("_", 1)[1] for c in link.checkbox if c.value)
+    ticked = sorted(c.key.rsplit("_", 1)[1] for c in link.main.checkbox if c.value)
     assert ticked == [f"cross.2.{h}" for h in range(8)]
     pruned = translate(h8, ["Two dogs run."], beam_size=4, pruned=parse_heads("cross.2.*", h8.model.config))
     assert [t.value for t in link.text][1] == pruned[0]

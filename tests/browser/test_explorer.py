@@ -145,6 +145,12 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
             assert title in page.locator("h1").first.inner_text()
             navigation = page.locator('[data-testid="stSidebarNav"]').inner_text()
             assert "Prune" in navigation and "common" not in navigation and "url state" not in navigation
+            # Material icons from the font inside Streamlit (no emoji boxes); the tab icon is ours, served locally.
+            icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]').all_inner_texts()
+            assert icons == ["translate", "grid_on", "calculate", "account_tree", "hub", "compare", "content_cut"]
+            assert page.evaluate("document.fonts.check('24px \"Material Symbols Rounded\"')")
+            favicon = page.locator("link[rel='shortcut icon']").get_attribute("href")
+            assert favicon.startswith(("./", "/", url)) and "gstatic" not in favicon, favicon
             page.get_by_label("English sentence").wait_for(timeout=30_000)
             assert context.blocked == []
             context.close()

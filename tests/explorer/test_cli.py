@@ -173,3 +173,13 @@ def test_translate_says_what_the_model_does_not_see(tiny_checkpoint):
     notes = result.stderr.strip().splitlines()
     assert notes[0].startswith("note: sentence 1 is longer than the model's maximum of 64 tokens")
     assert notes[1].startswith("note: sentence 2: the vocabulary has no piece for") and "😀" in notes[1]
+
+
+def test_translate_says_when_it_fixed_the_casing(tiny_checkpoint):
+    fixed = cli("translate", "--model", str(tiny_checkpoint.path), "THE DOG IS RUNNING.", "A dog runs.")
+    assert fixed.returncode == 0
+    assert fixed.stderr.strip().splitlines() == [
+        "note: sentence 1 is all capitals or all lower case; translated as “The dog is running.” "
+        "(--keep-casing feeds it as typed)"]
+    kept = cli("translate", "--model", str(tiny_checkpoint.path), "--keep-casing", "THE DOG IS RUNNING.")
+    assert kept.returncode == 0 and kept.stderr.strip() == ""

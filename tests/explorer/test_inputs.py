@@ -2,7 +2,7 @@
 
 import pytest
 
-from explorer.inputs import InputError, prepare_source
+from explorer.inputs import InputError, prepare_source, sentence_case
 from explorer.translation import translate
 from explorer.trace import trace_sentence
 
@@ -34,3 +34,24 @@ def test_a_5000_character_sentence_is_cut_with_a_notice(tiny_checkpoint):
     trace = trace_sentence(tiny_checkpoint, text)
     assert trace.truncated and trace.pattern("encoder").shape[-1] == 64
     assert not prepare_source("A dog.", tiny_checkpoint.tokenizer, 64).truncated
+
+
+@pytest.mark.parametrize("typed, fed", [
+    ("THE DOG IS RUNNING.", "The dog is running."),
+    ("a man rides a bike.", "A man rides a bike."),
+    ("I THINK I SAW IT", "I think I saw it"),             # the lone English "i" stays a capital
+    ("ÜBER DEN WOLKEN", "Über den wolken"),
+    ("2 dogs run.", None),                                # starts with a digit: already as a caption writes it
+    ("The dog is running.", None), ("NASA launches a rocket.", None),   # mixed casing is left as typed
+    ("OK", None), ("a", None), ("😀 123", None)])          # too few letters to be a casing choice
+def test_sentence_case_only_changes_all_caps_or_all_lower_text(typed, fed):
+    assert sentence_case(typed) == fed
+
+
+def test_the_trace_says_what_was_fed_when_the_casing_was_fixed(tiny_checkpoint):
+    trace = trace_sentence(tiny_checkpoint, "THE  DOG IS RUNNING.")
+    assert (trace.text, trace.recased_from) == ("The dog is running.", "THE DOG IS RUNNING.")
+    assert trace.source_ids == prepare_source("The dog is running.", tiny_checkpoint.tokenizer, 64).ids
+    as_typed = trace_sentence(tiny_checkpoint, "THE DOG IS RUNNING.", fix_casing=False)
+    assert (as_typed.text, as_typed.recased_from) == ("THE DOG IS RUNNING.", "")
+    assert as_typed.source_ids != trace.source_ids

@@ -68,12 +68,18 @@ def test_casing_and_punctuation_variants_translate_like_normal_input(h8):
     """Trained with upper-cased, lower-cased and unpunctuated pairs: no runs of one letter, the same words."""
     import re
 
-    translations = translate(h8, CASING)
+    translations = translate(h8, CASING, fix_casing=False)      # the model's own robustness, as typed
     assert not [t for t in translations if re.search(r"(.)\1{4,}", t)], translations
     normal = translate(h8, ["The dog is running.", "Two men are playing soccer on a field."])
     for variant, plain in zip((translations[0], translations[2]), normal):
         words = lambda text: set(re.findall(r"\w+", text.lower()))  # noqa: E731
         assert len(words(variant) & words(plain)) >= 0.6 * len(words(plain)), (variant, plain)
+
+
+def test_the_explorer_translates_all_caps_input_as_its_sentence_case(h8):
+    typed = ["THE DOG IS RUNNING.", "a woman in a red dress is singing on a stage"]
+    assert translate(h8, typed) == translate(h8, ["The dog is running.", "A woman in a red dress is singing on a stage"])
+    assert translate(h8, typed[:1], fix_casing=False) != translate(h8, typed[:1])
 
 
 @pytest.mark.parametrize("spec", ["enc.0.*", "dec.2.*", "cross.1.*"])
