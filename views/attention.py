@@ -9,9 +9,9 @@ from views.common import choose_head, current_trace, matrix_table, show_figure
 
 VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]
 
+st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
-st.title("Attention")
 kind, layer, head = choose_head(config, "attention", first_kind="encoder")
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 pattern = trace.pattern(kind)

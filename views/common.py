@@ -150,8 +150,9 @@ def current_checkpoint() -> Checkpoint:
         st.stop()
 
 
-def current_trace(pruned: str = "") -> tuple[Checkpoint, Trace]:
-    """The chosen model and its trace of the current sentence; a message instead when there is none."""
+def current_trace(pruned: str = "", notices: bool = True) -> tuple[Checkpoint, Trace]:
+    """The chosen model and its trace of the current sentence; a message instead when there is none.
+    notices: say what happened to the sentence (cut, recased, unfamiliar); once per page."""
     chosen = selection()
     checkpoint = current_checkpoint()
     try:
@@ -161,7 +162,8 @@ def current_trace(pruned: str = "") -> tuple[Checkpoint, Trace]:
     except InputError as error:
         st.info(str(error))
         st.stop()
-    warn_if_truncated(trace, checkpoint)
+    if notices:
+        warn_if_truncated(trace, checkpoint)
     return checkpoint, trace
 
 

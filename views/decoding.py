@@ -10,9 +10,9 @@ from explorer.inputs import InputError
 from explorer.analysis import stopping_reason
 from views.common import cached_beam_tree, current_trace, selection, show_figure, weights_mtime
 
+st.title("Decoding")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
-st.title("Decoding")
 st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}")
 
 steps_table = pd.DataFrame({"chosen": [s.chosen for s in trace.steps], "p(chosen)": [s.chosen_prob for s in trace.steps],

@@ -9,9 +9,9 @@ from explorer.figures.internals import (embedding_sum_figure, mask_heatmap, matr
                                         scores_mask_softmax, walkthrough_figure)
 from views.common import EXAMPLES, choose_head, current_trace, matrix_table, show_figure
 
+st.title("Internals")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
-st.title("Internals")
 kind, layer, head = choose_head(config, "internals", first_kind="decoder")
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 

@@ -94,7 +94,7 @@ elif "pruned" in st.query_params:
 st.caption(f"{len(pruned)} of {len(heads)} heads pruned" + (f": {format_heads(pruned)}" if pruned else ""))
 
 _, base = current_trace()
-_, after = current_trace(format_heads(pruned))
+_, after = current_trace(format_heads(pruned), notices=False)
 st.header("Translation")
 left, right = st.columns(2)
 left.markdown("**Unpruned**")

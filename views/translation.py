@@ -5,8 +5,8 @@ import streamlit as st
 
 from views.common import current_trace
 
+st.title("Translation")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
-st.title("Translation")
 st.caption(f"{checkpoint.name}: {checkpoint.info.get('description', '')} · decoding: {trace.decoding}")
 st.subheader("German")
 st.text(trace.translation)
