@@ -10,11 +10,11 @@ import torch
 from models.checkpoint import Checkpoint
 from models.data import pad_batch
 from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit
-from models.hooks import capture
 from models.tokenizer import BOS, EOS
+from models.vocabulary import attention_block
 from explorer.heads import head_mask, parse_heads
 from explorer.inputs import prepare_source
-from explorer.trace import BLOCK, Trace
+from explorer.trace import Trace
 
 
 def head_average(pattern: np.ndarray) -> np.ndarray:
@@ -93,14 +93,14 @@ def qkv_walkthrough(trace: Trace, checkpoint: Checkpoint, kind: str, layer: int,
     weights /= weights.sum()
     weighted = weights[:, None] * vals
     concatenated = values["z"][layer, :, query].reshape(-1)
-    block = checkpoint.model.get_submodule(BLOCK[kind].format(layer))
-    w_o, b_o = block.w_o.weight.detach().numpy(), block.w_o.bias.detach().numpy()  # W_O stored [in, out]
+    block = checkpoint.model.get_submodule(attention_block(kind, layer))
+    w_o, b_o = block.w_o.weight.detach().numpy(), block.w_o.bias.detach().numpy()  # W_O stored [out, in]
     if trace.pruned:  # pruned heads' z is gated to zero before W_O, as in the model
         gates = head_mask(parse_heads(trace.pruned, checkpoint.model.config), checkpoint.model.config)
         if kind in gates:
             concatenated = (values["z"][layer, :, query] * gates[kind][layer].numpy()[:, None]).reshape(-1)
     return Walkthrough(q, keys, vals, dots, scaled, masked, weights, weighted, weighted.sum(0), concatenated,
-                       concatenated @ w_o + b_o)
+                       concatenated @ w_o.T + b_o)
 
 
 @dataclass
@@ -139,14 +139,3 @@ def stopping_reason(trace: Trace, checkpoint: Checkpoint) -> str:
 def beam_tree(checkpoint: Checkpoint, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:
     src = torch.tensor([prepare_source(text, checkpoint.tokenizer, checkpoint.model.config.max_len).ids])
     return beam_search(checkpoint.model, src, beam_size, alpha)
-
-
-@torch.no_grad()
-def block_output(checkpoint: Checkpoint, trace: Trace, kind: str, layer: int) -> np.ndarray:
-    """The captured output of one attention block on the trace's sentence, [query, d_model] (for checking)."""
-    model = checkpoint.model
-    src, tgt = torch.tensor([trace.source_ids]), torch.tensor([trace.target_ids])
-    name = f"{BLOCK[kind].format(layer)}.out"
-    with capture(model.hook_names, name) as cache:
-        model(src, tgt)
-    return cache[name][0].numpy()

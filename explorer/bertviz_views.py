@@ -20,11 +20,11 @@ import bertviz
 import numpy as np
 
 from explorer.trace import Trace
+from models.vocabulary import ATTENTION_KINDS, KIND_WORDS
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "js" / "node_modules"
 LIBRARIES = (SCRIPTS / "jquery" / "dist" / "jquery.min.js", SCRIPTS / "d3" / "dist" / "d3.min.js",
              SCRIPTS / "requirejs" / "require.js")
-KIND_NAMES = {"encoder": "Encoder", "decoder": "Decoder", "cross": "Cross"}
 CDN_CONFIG = re.compile(r"require\.config\(\{.*?\}\);", re.DOTALL)
 
 
@@ -68,7 +68,7 @@ def view_script(name: str) -> str:
 
 
 def attention_data(trace: Trace, kinds: tuple[str, ...]) -> list[dict]:
-    return [{"name": KIND_NAMES[kind], "attn": np.round(trace.pattern(kind).astype(np.float64), 4).tolist(),
+    return [{"name": KIND_WORDS[kind], "attn": np.round(trace.pattern(kind).astype(np.float64), 4).tolist(),
              "left_text": trace.query_tokens(kind), "right_text": trace.key_tokens(kind)} for kind in kinds]
 
 
@@ -100,7 +100,7 @@ def page(name: str, params: dict, with_layer_select: bool) -> str:
             f"{inline_script(script)}{inline_script(FIT_TO_WIDTH)}</body></html>")
 
 
-def head_view_html(trace: Trace, kinds: tuple[str, ...] = ("encoder", "decoder", "cross"), layer: int = 0) -> str:
+def head_view_html(trace: Trace, kinds: tuple[str, ...] = ATTENTION_KINDS, layer: int = 0) -> str:
     """bertviz's head view: lines from each query token to the tokens it attends to, coloured per head."""
     params = {"attention": attention_data(trace, kinds), "default_filter": "0",
               "root_div_id": "", "layer": layer, "heads": None,
@@ -108,7 +108,7 @@ def head_view_html(trace: Trace, kinds: tuple[str, ...] = ("encoder", "decoder",
     return page("head_view", params, with_layer_select=True)
 
 
-def model_view_html(trace: Trace, kinds: tuple[str, ...] = ("encoder", "decoder", "cross")) -> str:
+def model_view_html(trace: Trace, kinds: tuple[str, ...] = ATTENTION_KINDS) -> str:
     """bertviz's model view: a thumbnail per layer and head."""
     layers, heads = trace.pattern(kinds[0]).shape[:2]
     params = {"attention": attention_data(trace, kinds), "default_filter": "0", "display_mode": "light",

@@ -9,9 +9,8 @@ from typing import Iterable
 import torch
 
 from models.transformer import TransformerConfig
+from models.vocabulary import ATTENTION_KINDS, KIND_BY_SHORT_NAME, SHORT_NAMES
 
-SHORT_TO_KIND = {"enc": "encoder", "dec": "decoder", "cross": "cross"}
-KIND_TO_SHORT = {v: k for k, v in SHORT_TO_KIND.items()}
 
 
 class HeadSpecError(ValueError):
@@ -25,7 +24,7 @@ class HeadSpec:
     head: int
 
     def __str__(self) -> str:
-        return f"{KIND_TO_SHORT[self.kind]}.{self.layer}.{self.head}"
+        return f"{SHORT_NAMES[self.kind]}.{self.layer}.{self.head}"
 
 
 def _indices(text: str, count: int, what: str, item: str) -> list[int]:
@@ -43,9 +42,9 @@ def parse_heads(spec: str, config: TransformerConfig) -> list[HeadSpec]:
         if not item:
             continue
         parts = item.split(".")
-        if len(parts) != 3 or parts[0] not in SHORT_TO_KIND:
+        if len(parts) != 3 or parts[0] not in KIND_BY_SHORT_NAME:
             raise HeadSpecError(f"{item!r}: expected KIND.LAYER.HEAD with KIND enc, dec or cross, e.g. enc.0.3 or dec.2.*")
-        kind = SHORT_TO_KIND[parts[0]]
+        kind = KIND_BY_SHORT_NAME[parts[0]]
         for layer in _indices(parts[1], config.layers(kind), "layer", item):
             for head in _indices(parts[2], config.heads, "head", item):
                 heads.add(HeadSpec(kind, layer, head))
@@ -57,7 +56,7 @@ def format_heads(heads: Iterable[HeadSpec]) -> str:
 
 
 def all_heads(config: TransformerConfig) -> list[HeadSpec]:
-    return [HeadSpec(kind, layer, head) for kind in ("encoder", "decoder", "cross")
+    return [HeadSpec(kind, layer, head) for kind in ATTENTION_KINDS
             for layer in range(config.layers(kind)) for head in range(config.heads)]
 
 
@@ -66,7 +65,7 @@ def head_mask(pruned: Iterable[HeadSpec], config: TransformerConfig) -> dict[str
     pruned = list(pruned)
     if not pruned:
         return {}
-    gates = {kind: torch.ones(config.layers(kind), config.heads) for kind in ("encoder", "decoder", "cross")}
+    gates = {kind: torch.ones(config.layers(kind), config.heads) for kind in ATTENTION_KINDS}
     for spec in pruned:
         gates[spec.kind][spec.layer, spec.head] = 0.0
     return gates

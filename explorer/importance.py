@@ -29,9 +29,7 @@ from models.data import make_training_batch, token_batches
 from models.decoding import translate_ids
 from models.hooks import model_run
 from models.tokenizer import PAD
-
-KINDS = ("encoder", "decoder", "cross")
-
+from models.vocabulary import ATTENTION_KINDS as KINDS
 
 @dataclass
 class ParallelCorpus:

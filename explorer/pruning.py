@@ -15,13 +15,14 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.heads import SHORT_TO_KIND, HeadSpec, all_heads, head_mask
+from explorer.heads import HeadSpec, all_heads, head_mask
 from explorer.importance import ParallelCorpus, corpus_bleu
 from explorer.inputs import prepare_source
 from explorer.roles import Thresholds, reclassified
 from models.checkpoint import Checkpoint
 from models.hooks import model_run
 from models.tokenizer import BOS, EOS
+from models.vocabulary import KIND_BY_SHORT_NAME
 
 CURVE_KINDS = ("enc", "dec", "cross", "all")
 
@@ -63,7 +64,7 @@ def heads_without_role(roles_report: dict, thresholds: Thresholds | None = None)
 
 
 def curve_heads(kind: str, every: list[HeadSpec]) -> list[HeadSpec]:
-    return every if kind == "all" else [h for h in every if h.kind == SHORT_TO_KIND[kind]]
+    return every if kind == "all" else [h for h in every if h.kind == KIND_BY_SHORT_NAME[kind]]
 
 
 def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[str], scores: dict[HeadSpec, float],

@@ -42,14 +42,12 @@ from models.data import pad_batch
 from models.decoding import greedy
 from models.hooks import capture
 from models.tokenizer import BOS, EOS, PAD, clean_text
+from models.vocabulary import ATTENTION_KINDS, attention_hook
 
 RELATIONS = ("nsubj", "obj", "amod", "advmod", "det", "nmod", "case", "compound")
 DIRECTIONS = ("dependent→head", "head→dependent")
 OFFSETS = 8                           # histogram bins: ≤ −8, −7 … +7, ≥ +8
 SHORT_PIECES = 25                     # syntactic scores are also reported over treebank sentences this short
-KINDS = ("encoder", "decoder", "cross")
-PATTERN = {"encoder": "encoder.layers.{}.self_attn.pattern", "decoder": "decoder.layers.{}.self_attn.pattern",
-           "cross": "decoder.layers.{}.cross_attn.pattern"}
 
 
 @dataclass(frozen=True)
@@ -206,10 +204,9 @@ def statistics_pass(checkpoint: Checkpoint, sentences: list[list[int]], kinds: t
         with torch.no_grad():
             if "decoder" in kinds or "cross" in kinds:
                 tgt = pad_batch([[BOS] + o for o in greedy(model, src).tokens])
-            with capture(model.hook_names, [PATTERN[kind].format("*") for kind in kinds]) as cache:
+            with capture(model.hook_names, [attention_hook(kind, "*", "pattern") for kind in kinds]) as cache:
                 model.encode(src) if tgt is None else model(src, tgt)
-        stacked = {kind: torch.stack([cache[PATTERN[kind].format(layer)] for layer in range(config.layers(kind))], 1)
-                   for kind in kinds}
+        stacked = {kind: cache.layers(kind, "pattern") for kind in kinds}
         source_counts = key_counts(src, frequencies.get("source"))
         if "encoder" in kinds:
             tally_patterns(tallies["encoder"], stacked["encoder"], real_tokens(src), src != PAD, source_counts, True)
@@ -234,10 +231,9 @@ def syntax_pass(checkpoint: Checkpoint, trees: list[Tree], batch_size: int,
     done = 0
     for chunk in _batches(usable, [len(a.ids) for _, a in usable], batch_size):
         src = pad_batch([usable[i][1].ids for i in chunk])
-        with torch.no_grad(), capture(model.hook_names, PATTERN["encoder"].format("*")) as cache:
+        with torch.no_grad(), capture(model.hook_names, attention_hook("encoder", "*", "pattern")) as cache:
             model.encode(src)
-        patterns = torch.stack([cache[PATTERN["encoder"].format(layer)] for layer in range(config.layers("encoder"))], 1)
-        patterns = patterns.numpy()
+        patterns = cache.layers("encoder", "pattern").numpy()
         sentences = [usable[i] for i in chunk]
         tally_syntax(every, patterns, sentences)
         short_rows = [row for row, (_, a) in enumerate(sentences) if len(a.ids) - 1 <= SHORT_PIECES]
@@ -249,7 +245,7 @@ def syntax_pass(checkpoint: Checkpoint, trees: list[Tree], batch_size: int,
 
 
 def analyse_roles(checkpoint: Checkpoint, sentences: list[str] | None = None, trees: list[Tree] | None = None,
-                  thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = KINDS, batch_size: int = 64,
+                  thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = ATTENTION_KINDS, batch_size: int = 64,
                   text_name: str = "", treebank_name: str = "",
                   progress: Callable[[float], None] | None = None) -> RolesReport:
     """Roles of every head: statistics on `sentences` (plain text; the trees' own text when only trees are

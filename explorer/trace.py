@@ -16,15 +16,11 @@ import torch
 
 from models.checkpoint import Checkpoint
 from models.decoding import beam_search, greedy
-from models.hooks import capture, model_run
+from models.hooks import model_run
 from models.tokenizer import BOS, EOS
+from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, stack_hook
 from explorer.heads import HeadSpec, format_heads, head_mask
 from explorer.inputs import prepare_source
-
-KINDS = ("encoder", "decoder", "cross")
-BLOCK = {"encoder": "encoder.layers.{}.self_attn", "decoder": "decoder.layers.{}.self_attn",
-         "cross": "decoder.layers.{}.cross_attn"}
-PER_HEAD_VALUES = ("pattern", "scores", "q", "k", "v", "z")
 
 
 @dataclass
@@ -156,15 +152,10 @@ def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned
     chosen = (output + [EOS])[: log_probs.shape[0]]
     tgt = torch.tensor([[BOS] + output])
 
-    with capture(model.hook_names, "*", head_mask=gates) as cache:
-        model(src, tgt)
-
-    attention = {}
-    for kind in KINDS:
-        attention[kind] = {name: np.stack([cache[f"{BLOCK[kind].format(layer)}.{name}"][0].float().numpy()
-                                           for layer in range(model.config.layers(kind))])
-                           for name in PER_HEAD_VALUES}
-    masks = {kind: cache[f"{BLOCK[kind].format(0)}.mask"][0, 0].expand(
+    _, cache = model.run_with_cache(src, tgt, "*", head_mask=gates)
+    attention = {kind: {value: cache.layers(kind, value)[0].float().numpy() for value in PER_HEAD_VALUES}
+                 for kind in KINDS}
+    masks = {kind: cache.attention(kind, 0, "mask")[0, 0].expand(
         attention[kind]["pattern"].shape[-2:]).numpy().copy() for kind in KINDS}
     sides = {"source": "encoder", "target": "decoder"}
     return Trace(
@@ -173,8 +164,8 @@ def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned
         target_tokens=tokenizer.pieces([BOS] + output), output_tokens=tokenizer.pieces(chosen),
         truncated=source.truncated, decoding=f"beam {beam_size}" if beam_size > 1 else "greedy",
         pruned=format_heads(pruned or []), d_k=model.config.d_k, attention=attention, masks=masks,
-        positional={s: cache[f"{stack}.pos_encoding"][0].numpy() for s, stack in sides.items()},
-        embeddings={s: cache[f"{stack}.embed"][0].numpy() for s, stack in sides.items()},
-        inputs={s: cache[f"{stack}.input"][0].numpy() for s, stack in sides.items()},
+        positional={s: cache[stack_hook(stack, "pos_encoding")][0].numpy() for s, stack in sides.items()},
+        embeddings={s: cache[stack_hook(stack, "embed")][0].numpy() for s, stack in sides.items()},
+        inputs={s: cache[stack_hook(stack, "input")][0].numpy() for s, stack in sides.items()},
         steps=step_distributions(log_probs, chosen, checkpoint, top_k), recased_from=source.recased_from,
     )

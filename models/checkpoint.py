@@ -12,10 +12,10 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
 
 from models.tokenizer import Tokenizer
 from models.transformer import Transformer, TransformerConfig
+from models.weights_file import read_weights, write_weights
 
 CONFIG, WEIGHTS, TOKENIZER, FREQUENCIES = "config.json", "model.safetensors", "tokenizer.model", "token_frequencies.json"
 
@@ -82,7 +82,7 @@ def save_checkpoint(folder: str | Path, model: Transformer, tokenizer_path: str 
                     frequencies: dict[str, list[int]] | None = None) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    save_file(state_dict_for_saving(model), str(folder / WEIGHTS))
+    write_weights(state_dict_for_saving(model), folder / WEIGHTS)
     tokenizer_bytes = Path(tokenizer_path).read_bytes()
     if Path(tokenizer_path).resolve() != (folder / TOKENIZER).resolve():
         (folder / TOKENIZER).write_bytes(tokenizer_bytes)
@@ -97,7 +97,7 @@ def load_weights(model: Transformer, path: Path) -> None:
     if not path.is_file():
         raise CheckpointError(f"{path}: missing")
     try:
-        state = load_file(str(path))
+        state = read_weights(path)
     except (SafetensorError, OSError, ValueError) as error:
         raise CheckpointError(f"{path}: not a readable safetensors file ({str(error).splitlines()[0]})") from None
     expected = {k: v for k, v in model.state_dict().items()

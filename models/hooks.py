@@ -15,12 +15,16 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
 import torch
-from torch import nn
+
+from models.fast_inference import FastCall
+from models.vocabulary import attention_hook, check_kind
 
 # A hook receives the value and the hook point's name; returning a tensor replaces the value.
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
 
-ATTENTION_KINDS = ("encoder", "decoder", "cross")
+
+class HookNameError(ValueError):
+    """A hook name or pattern that matches no hook point of the model (a typo would capture nothing)."""
 
 
 @dataclass
@@ -36,8 +40,9 @@ class RunState:
 _ACTIVE: contextvars.ContextVar[RunState | None] = contextvars.ContextVar("attention_explorer_run", default=None)
 
 
-class HookPoint(nn.Module):
-    """Identity module marking a value that can be read or replaced by a per-call hook."""
+class HookPoint(FastCall):
+    """Identity module marking a value that can be read or replaced by a per-call hook (called ~60 times per
+    decoding step, hence FastCall)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -53,12 +58,8 @@ class HookPoint(nn.Module):
                 x = replaced
         return x
 
-    # Called ~60 times per decoding step: skip nn.Module.__call__'s machinery (torch's own module hooks,
-    # which these identity modules never use). This is a third of the per-step overhead of greedy decoding.
-    __call__ = forward
 
-
-def name_hook_points(model: nn.Module) -> list[str]:
+def name_hook_points(model: torch.nn.Module) -> list[str]:
     """Give every HookPoint its dotted path as a name; returns the names in forward order."""
     names = []
     for name, module in model.named_modules():
@@ -77,24 +78,43 @@ def current_head_gate(kind: str, layer: int) -> torch.Tensor | None:
     return None if gates is None else gates[layer]
 
 
+def matching_names(hook_names: list[str], patterns: str | list[str]) -> list[str]:
+    """The hook names matching any of the glob patterns; HookNameError names each pattern that matches none."""
+    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in hook_names)]
+    if unmatched:
+        example = ", ".join(hook_names[:3] + [attention_hook("cross", 0, "pattern")])
+        raise HookNameError(f"no hook point is called {', '.join(map(repr, unmatched))}; names look like {example} "
+                            f"(model.hook_names lists all {len(hook_names)})")
+    return [n for n in hook_names if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
+
+
 @contextmanager
 def model_run(
     hooks: Mapping[str, Hook | list[Hook]] | None = None,
     head_mask: Mapping[str, torch.Tensor] | None = None,
+    hook_names: list[str] | None = None,
 ) -> Iterator[RunState]:
     """Activate hooks and head masks for the model calls inside the block (this thread only).
 
+    hook_names (the model's, model.hook_names) is required with hooks: a hook on a name that is not a hook
+    point would silently never run, so it raises HookNameError instead.
     Blocks nest: an inner block adds its hooks after the outer block's and its head masks replace the
     outer ones kind by kind, so e.g. a capture inside a pruning block sees the pruned model.
     """
+    if hooks:
+        if hook_names is None:
+            raise TypeError("model_run(hooks=...) needs hook_names=model.hook_names, so a misspelt name is caught")
+        unknown = [name for name in hooks if name not in hook_names]
+        if unknown:
+            raise HookNameError(f"no hook point is called {', '.join(map(repr, unknown))} (hooks name hook points "
+                                "exactly; model.hook_names lists them, capture() takes patterns)")
     outer = _ACTIVE.get()
     state = RunState() if outer is None else RunState({k: list(v) for k, v in outer.hooks.items()}, dict(outer.head_mask))
     for name, hook in (hooks or {}).items():
         state.hooks.setdefault(name, []).extend(hook if isinstance(hook, (list, tuple)) else [hook])
     for kind, gate in (head_mask or {}).items():
-        if kind not in ATTENTION_KINDS:
-            raise ValueError(f"unknown attention kind {kind!r}; expected one of {ATTENTION_KINDS}")
-        state.head_mask[kind] = gate
+        state.head_mask[check_kind(kind)] = gate
     token = _ACTIVE.set(state)
     try:
         yield state
@@ -102,20 +122,37 @@ def model_run(
         _ACTIVE.reset(token)
 
 
+class ActivationCache(dict):
+    """name -> captured tensor, read by meaning rather than by spelling names."""
+
+    def attention(self, kind: str, layer: int, value: str) -> torch.Tensor:
+        """One attention block's value, e.g. cache.attention("cross", 1, "pattern") → [batch, heads, query, key]."""
+        return self[attention_hook(kind, layer, value)]
+
+    def layers(self, kind: str, value: str) -> torch.Tensor:
+        """The value for every layer of one kind, stacked on axis 1: e.g. patterns [batch, layers, heads, query, key]."""
+        found = []
+        while attention_hook(kind, len(found), value) in self:
+            found.append(self.attention(kind, len(found), value))
+        if not found:
+            raise KeyError(f"nothing captured for {attention_hook(kind, '*', value)}")
+        return torch.stack(found, 1)
+
+
 @contextmanager
 def capture(model_hook_names: list[str], patterns: str | list[str] = "*",
-            head_mask: Mapping[str, torch.Tensor] | None = None) -> Iterator[dict[str, torch.Tensor]]:
-    """Record the values at hook points whose names match the glob pattern(s).
+            head_mask: Mapping[str, torch.Tensor] | None = None) -> Iterator[ActivationCache]:
+    """Record the values at hook points whose names match the glob pattern(s); a pattern that matches no
+    hook point raises HookNameError.
 
-    Yields a dict filled during the block: name -> detached tensor. A hook point reached several times
-    (incremental decoding) keeps its last value.
+    Yields an ActivationCache filled during the block: name -> detached tensor. A hook point reached several
+    times (incremental decoding) keeps its last value.
     """
-    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
-    wanted = [n for n in model_hook_names if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
-    cache: dict[str, torch.Tensor] = {}
+    wanted = matching_names(model_hook_names, patterns)
+    cache = ActivationCache()
 
     def record(x: torch.Tensor, name: str) -> None:
         cache[name] = x.detach()
 
-    with model_run({name: record for name in wanted}, head_mask=head_mask):
+    with model_run({name: record for name in wanted}, head_mask=head_mask, hook_names=model_hook_names):
         yield cache

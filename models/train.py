@@ -29,7 +29,6 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from models.checkpoint import save_checkpoint
@@ -37,6 +36,7 @@ from models.data import VARIANTS, choose_variants, make_training_batch, pair_var
 from models.decoding import translate_ids
 from models.tokenizer import PAD, Tokenizer, clean_text
 from models.transformer import Transformer, TransformerConfig
+from models.weights_file import read_weights, write_weights
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -116,12 +116,12 @@ class TrainingState:
                     if torch.is_tensor(value) and value.dim() > 0:
                         tensors[f"adam.{key}.{names[id(parameter)]}"] = value
         meta = dict(meta, adam_step=int(optimizer.state[next(iter(model.parameters()))].get("step", 0)))
-        save_file({k: v.contiguous() for k, v in tensors.items()}, str(self.tensors) + ".tmp")
+        write_weights(tensors, str(self.tensors) + ".tmp")
         os.replace(str(self.tensors) + ".tmp", self.tensors)   # never leave a half-written state behind
         self.meta.write_text(json.dumps(meta, indent=2))
 
     def load(self, model: Transformer, optimizer: torch.optim.Optimizer) -> dict:
-        tensors = load_file(str(self.tensors))
+        tensors = read_weights(self.tensors)
         model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
         meta = json.loads(self.meta.read_text())
         for name, parameter in model.named_parameters():
@@ -156,7 +156,7 @@ def validation_loss(model: Transformer, pairs: list, max_tokens: int) -> float:
 def average_snapshots(paths: list[Path]) -> dict[str, torch.Tensor]:
     total: dict[str, torch.Tensor] = {}
     for path in paths:
-        for name, tensor in load_file(str(path)).items():
+        for name, tensor in read_weights(path).items():
             total[name] = total.get(name, 0) + tensor.float() / len(paths)
     return total
 
@@ -280,8 +280,8 @@ def main(argv: list[str] | None = None) -> int:
                   "epoch_seconds": round(train_seconds, 1)}
         meta["history"].append(record)
         print(json.dumps(record), flush=True)
-        save_file({k: v.to(torch.float16).contiguous() for k, v in model.state_dict().items()
-                   if not k.startswith(("encoder.emb", "decoder.emb"))}, str(train_dir / f"epoch-{epoch + 1}.safetensors"))
+        write_weights({k: v.to(torch.float16) for k, v in model.state_dict().items()
+                       if not k.startswith(("encoder.emb", "decoder.emb"))}, train_dir / f"epoch-{epoch + 1}.safetensors")
         state.save(model, optimizer, meta)
 
     finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, train_src, train_tgt, val_src, val_tgt,
@@ -307,7 +307,7 @@ def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, trai
     history = meta["history"]
     best = max(history, key=lambda r: r["val_bleu"])
     snapshot = lambda epoch: train_dir / f"epoch-{epoch}.safetensors"  # noqa: E731
-    candidates = {f"epoch {best['epoch']}": load_file(str(snapshot(best["epoch"])))}
+    candidates = {f"epoch {best['epoch']}": read_weights(snapshot(best["epoch"]))}
     epochs = [r["epoch"] for r in history]
     for label, window in (("up to the best", epochs[: epochs.index(best["epoch"]) + 1][-args.average:]),
                           ("last", epochs[-args.average:])):

@@ -10,9 +10,8 @@ Attention tensors keep the head axis: q/k/v/z are [batch, heads, position, d_k];
 Layers are pre-norm (LayerNorm before each sublayer, one final LayerNorm per stack, as in The Annotated
 Transformer): it trains stably without a long warm-up, which matters on a CPU budget.
 
-The modules called in every decoding step set ``__call__ = forward``: nn.Module.__call__ only adds torch's own
-module hooks, which this project never uses (its hooks are per call, see models/hooks.py), and one decoding
-step makes ~60 such calls, so skipping that machinery is a measurable share of greedy decoding on a CPU.
+Without gradients some products run on copies of the weights in faster layouts, and modules skip
+nn.Module.__call__ unless torch's own hooks are registered: all of that lives in models/fast_inference.py.
 """
 
 from __future__ import annotations
@@ -24,7 +23,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.hooks import HookPoint, current_head_gate, name_hook_points
+from models import fast_inference
+from models.fast_inference import FastCall, needs_gradients
+from models.hooks import ActivationCache, HookPoint, capture, current_head_gate, name_hook_points
 
 
 @dataclass(frozen=True)
@@ -67,64 +68,32 @@ def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
     return table
 
 
-def needs_gradients(weight: torch.Tensor) -> bool:
-    return torch.is_grad_enabled() and weight.requires_grad
-
-
-def derived_weight(owner: nn.Module, name: str, sources: tuple[torch.Tensor, ...], build) -> torch.Tensor:
-    """build(*sources): a copy of weights in a faster layout for inference, kept on owner and rebuilt whenever
-    a source changes. Training steps, load_state_dict and in-place edits all bump a tensor's version counter,
-    and replacing .data changes its storage, so a stale copy is never used."""
-    key = tuple((source.data_ptr(), source._version) for source in sources)
-    cached = owner.__dict__.get(name)
-    if cached is None or cached[0] != key:
-        with torch.inference_mode(False), torch.no_grad():  # a normal tensor: usable outside inference mode too
-            cached = (key, build(*sources).contiguous())
-        owner.__dict__[name] = cached  # one assignment: concurrent sessions see the old or the new copy, both right
-    return cached[1]
-
-
-class Projection(nn.Module):
-    """An affine map y = x @ weight + bias, with weight stored [in, out].
-
-    Decoding one token at a time is bound by reading weights from memory, and MKL streams a matrix fastest
-    when its rows are long. Measured for x [1, in] with the weights out of cache: [256, 1024] 60 µs vs 130 µs
-    multiplying by its [1024, 256] transpose, [256, 8000] 330 vs 1,010 µs, and for the feed-forward's second
-    matrix [out, in] = [256, 1024] 80 vs 113 µs as [in, out]. nn.Linear's [out, in] suits the feed-forward's
-    second matrix only, so that one multiplies by an [out, in] copy during inference (same fp32 arithmetic,
-    summed in another order: logits agree to ~1e-6).
-    """
+class Projection(FastCall):
+    """An affine map y = x Wᵀ + b with W stored [out, in], as in nn.Linear and Hugging Face models."""
 
     def __init__(self, d_in: int, d_out: int) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.empty(d_in, d_out))
+        self.weight = nn.Parameter(torch.empty(d_out, d_in))
         self.bias = nn.Parameter(torch.empty(d_out))
         nn.init.xavier_uniform_(self.weight)
         nn.init.uniform_(self.bias, -d_in ** -0.5, d_in ** -0.5)  # nn.Linear's default bias initialisation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        weight = self.weight
-        if weight.shape[0] > weight.shape[1] and not needs_gradients(weight):
-            weight = derived_weight(self, "_long_rows", (weight,), torch.t).t()
-        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), weight).view(*x.shape[:-1], -1)
-
-    __call__ = forward
+        return fast_inference.linear(self, x, self.weight, self.bias)
 
 
-class Dropout(nn.Dropout):
+class Dropout(FastCall, nn.Dropout):
     """nn.Dropout that costs nothing outside training (about 20 calls per decoding step)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.dropout(x, self.p, True) if self.training else x
 
-    __call__ = forward
+
+class LayerNorm(FastCall, nn.LayerNorm):
+    pass
 
 
-class LayerNorm(nn.LayerNorm):
-    __call__ = nn.LayerNorm.forward
-
-
-class MultiHeadAttention(nn.Module):
+class MultiHeadAttention(FastCall):
     def __init__(self, config: TransformerConfig, kind: str, layer: int) -> None:
         super().__init__()
         self.kind, self.layer = kind, layer  # which head gate applies: kind in encoder/decoder/cross
@@ -147,16 +116,10 @@ class MultiHeadAttention(nn.Module):
             if cache is not None and "k" in cache:
                 return q, cache["k"], cache["v"]
             return q, self.split_heads(self.w_k(source)), self.split_heads(self.w_v(source))
+        projections = (self.w_q, self.w_k, self.w_v)
         if needs_gradients(self.w_q.weight):
-            return tuple(self.split_heads(w(x)) for w in (self.w_q, self.w_k, self.w_v))
-        # Inference: one multiplication by [W_q | W_k | W_v] instead of three. Each output column is the
-        # same dot product, bit for bit, and one wide matrix streams from memory faster than three small
-        # ones: ~9% of a greedy decoding step, which is bound by reading weights.
-        weight = derived_weight(self, "_qkv_weight", (self.w_q.weight, self.w_k.weight, self.w_v.weight),
-                                lambda *w: torch.cat(w, 1))
-        bias = derived_weight(self, "_qkv_bias", (self.w_q.bias, self.w_k.bias, self.w_v.bias), lambda *b: torch.cat(b))
-        qkv = torch.addmm(bias, x.reshape(-1, x.shape[-1]), weight).view(*x.shape[:-1], -1)
-        return tuple(self.split_heads(part) for part in qkv.split(self.heads * self.d_k, -1))
+            return tuple(self.split_heads(w(x)) for w in projections)
+        return tuple(self.split_heads(part) for part in fast_inference.fused_qkv(self, x, projections))
 
     def forward(self, x: torch.Tensor, source: torch.Tensor, mask: torch.Tensor | None,
                 cache: dict | None = None) -> torch.Tensor:
@@ -186,10 +149,8 @@ class MultiHeadAttention(nn.Module):
         merged = z.transpose(1, 2).reshape(batch, length, self.heads * self.d_k)
         return self.out(self.w_o(merged))
 
-    __call__ = forward
 
-
-class FeedForward(nn.Module):
+class FeedForward(FastCall):
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.w_1 = Projection(config.d_model, config.d_ff)
@@ -199,10 +160,9 @@ class FeedForward(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.w_2(self.dropout(F.relu(self.w_1(x))))
 
-    __call__ = forward
 
 
-class EncoderLayer(nn.Module):
+class EncoderLayer(FastCall):
     def __init__(self, config: TransformerConfig, layer: int) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(config, "encoder", layer)
@@ -217,10 +177,9 @@ class EncoderLayer(nn.Module):
         x = x + self.dropout(self.feed_forward(self.norm_ff(x)))
         return self.resid_post(x)
 
-    __call__ = forward
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(FastCall):
     def __init__(self, config: TransformerConfig, layer: int) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(config, "decoder", layer)
@@ -239,7 +198,6 @@ class DecoderLayer(nn.Module):
         x = x + self.dropout(self.feed_forward(self.norm_ff(x)))
         return self.resid_post(x)
 
-    __call__ = forward
 
 
 class Stack(nn.Module):
@@ -328,12 +286,20 @@ class Transformer(nn.Module):
         weight = self.embedding.weight
         if needs_gradients(weight):
             return F.linear(x, weight)
-        transposed = derived_weight(self, "_transposed_embedding", (weight,), torch.t)
-        return (x.reshape(-1, x.shape[-1]) @ transposed).view(*x.shape[:-1], -1)
+        return fast_inference.transposed_output_projection(self, x, weight)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         memory, src_mask = self.encode(src)
         return self.decode(tgt, memory, src_mask)
+
+    def run_with_cache(self, src: torch.Tensor, tgt: torch.Tensor, names: str | list[str] = "*",
+                       head_mask: dict[str, torch.Tensor] | None = None) -> tuple[torch.Tensor, ActivationCache]:
+        """One teacher-forced pass: (logits, the values at every hook point matching names), as in
+        TransformerLens. A name or glob pattern that matches no hook point raises ValueError naming it.
+        Read the cache by meaning: cache.attention("cross", 1, "pattern"), cache.layers("encoder", "pattern")."""
+        with capture(self.hook_names, names, head_mask=head_mask) as cache:
+            logits = self(src, tgt)
+        return logits, cache
 
     def new_cache(self) -> list[dict]:
         return [{"self": {}, "cross": {}} for _ in self.decoder.layers]

@@ -27,6 +27,7 @@ from explorer.translation import translate
 from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from models.data import read_parallel
 from models.decoding import BeamResult
+from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from views import url_state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,15 +235,11 @@ def matrix_table(values: np.ndarray, rows: list[str], columns: list[str]) -> pd.
                         columns=[f"{j}:{t}" for j, t in enumerate(columns)])
 
 
-ATTENTION_KINDS = {"Encoder self-attention": "encoder", "Decoder self-attention (masked)": "decoder",
-                   "Encoder–decoder cross-attention": "cross"}
-
-
 def choose_head(config, prefix: str, first_kind: str = "encoder") -> tuple[str, int, int]:
     """Kind, layer and head pickers in one row; their state is kept per page (key prefix)."""
-    labels = sorted(ATTENTION_KINDS, key=lambda label: ATTENTION_KINDS[label] != first_kind)
+    kinds = sorted(ATTENTION_KINDS, key=lambda kind: kind != first_kind)
     left, middle, right = st.columns([2, 1, 1])
-    kind = ATTENTION_KINDS[left.radio("Attention", labels, key=f"{prefix}_kind", horizontal=True)]
+    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=f"{prefix}_kind", horizontal=True)
     layer = middle.selectbox("Layer", range(config.layers(kind)), key=f"{prefix}_layer")
     head = right.selectbox("Head", range(config.heads), key=f"{prefix}_head")
     return kind, layer, head

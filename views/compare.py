@@ -8,10 +8,9 @@ from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
 from explorer.roles import corpus_description, role_summary
 from views.common import (BUNDLED, cached_checkpoint, cached_trace, selection, show_figure, warn_if_truncated,
+from models.vocabulary import KIND_TITLES
                           weights_mtime)
 
-KINDS = {"Encoder self-attention": "encoder", "Encoder–decoder cross-attention": "cross",
-         "Decoder self-attention (masked)": "decoder"}
 
 st.title("1 head vs 2 heads vs 8 heads")
 labels = [label for label, path in sorted(BUNDLED.items(), key=lambda item: item[1].name)
@@ -39,7 +38,7 @@ for column, label in zip(columns, labels):
             st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}")
 
 left, middle, right = st.columns([2, 1, 2])
-kind = KINDS[left.radio("Attention", list(KINDS), key="compare_kind", horizontal=True)]
+kind = left.radio("Attention", ["encoder", "cross", "decoder"], format_func=KIND_TITLES.get, key="compare_kind", horizontal=True)
 layer = middle.selectbox("Layer", range(min(m.model.config.layers(kind) for m in models.values())), key="compare_layer")
 source_tokens = traces[labels[0]].source_tokens
 focus = right.selectbox("Focus on the source token", range(len(source_tokens)), key="compare_focus",

@@ -16,8 +16,8 @@ from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_descr
 from explorer.ud import read_trees
 from models.data import CorpusError, read_lines, read_parallel
 from views.common import current_checkpoint, current_trace, show_figure
+from models.vocabulary import KIND_TITLES
 
-KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
             "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change"}

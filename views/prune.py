@@ -15,9 +15,9 @@ from explorer.roles import Thresholds
 from explorer.translation import bleu
 from models.data import CorpusError, read_parallel
 from views.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
+from models.vocabulary import KIND_TITLES
                           weights_mtime)
 
-KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 
 checkpoint = current_checkpoint()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from models.vocabulary import KIND_TITLES
 
 ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
                 ("several", "#b279a2")]
@@ -82,7 +83,6 @@ EVOLUTION_MEASURES = {
     "sentences peaking on the rarest token": ("rare_rate", "rare_rate"),
 }
 LAYER_COLOURS = ("#f58518", "#54a24b", "#4c78a8", "#b279a2", "#e45756", "#72b7b2")
-KIND_NAMES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
 
 
 def evolution_figure(evolution: dict, measure: str, thresholds: dict, highlight: int = 3) -> go.Figure:
@@ -95,13 +95,13 @@ def evolution_figure(evolution: dict, measure: str, thresholds: dict, highlight:
     from plotly.subplots import make_subplots
 
     key, threshold_key = EVOLUTION_MEASURES[measure]
-    kinds = [k for k in KIND_NAMES if any(h["kind"] == k and any(v is not None for v in h[key])
+    kinds = [k for k in KIND_TITLES if any(h["kind"] == k and any(v is not None for v in h[key])
                                           for h in evolution["heads"])]
     columns = max(1, len(kinds))
     figure = make_subplots(rows=2, cols=columns, row_heights=[0.78, 0.22], vertical_spacing=0.1,
                            shared_xaxes=True, horizontal_spacing=0.04,
                            specs=[[{} for _ in range(columns)], [{"colspan": columns}] + [None] * (columns - 1)],
-                           subplot_titles=[KIND_NAMES[k] for k in kinds] + ["validation BLEU (greedy)"])
+                           subplot_titles=[KIND_TITLES[k] for k in kinds] + ["validation BLEU (greedy)"])
     epochs = evolution["epochs"]
     for column, kind in enumerate(kinds, start=1):
         lines = [h for h in evolution["heads"] if h["kind"] == kind]

@@ -113,7 +113,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
         assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) == 1
 
     at.session_state["attention_view"] = "Rollout"
-    at.radio(key="attention_kind").set_value("Encoder–decoder cross-attention").run()
+    at.radio(key="attention_kind").set_value("cross").run()
     at.selectbox(key="attention_layer").select(2).run()
     at.selectbox(key="attention_head").select(7).run()
     assert not at.exception
@@ -195,7 +195,7 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
     table = table_with(at, "roles")
     assert len(table) == 3 * 3 * 8
     assert table["roles"].tolist() == [", ".join(h["roles"]) for h in shipped["heads"]]
-    maps = [chart_titled(at, title) for title in ("Encoder self-attention", "Decoder self-attention", "Cross-attention")]
+    maps = [chart_titled(at, title) for title in ("Encoder self-attention", "Decoder self-attention", "cross-attention")]
     assert all(np.array(m[0]["z"]).shape == (3, 8) for m in maps)
     rare_before = sum("rare-token" in r for r in table["roles"])
     at.number_input(key="threshold_rare_rate").set_value(0.1).run()

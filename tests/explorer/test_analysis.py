@@ -5,11 +5,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.analysis import (attention_rollout, beam_tree, block_output, head_average, masked_scores,
+from explorer.analysis import (attention_rollout, beam_tree, head_average, masked_scores,
                                position_similarity, qkv_walkthrough, sin_cos_halves, teacher_forcing)
 from explorer.heads import parse_heads
 from explorer.trace import trace_sentence
 from models.tokenizer import BOS, EOS
+from models.vocabulary import attention_hook
 
 SENTENCE = "A little girl climbs the stairs."
 
@@ -38,7 +39,9 @@ def test_walkthrough_reproduces_the_models_numbers(trace, tiny_checkpoint, kind,
     np.testing.assert_allclose(walk.weights, trace.pattern(kind)[1, 2, query], atol=1e-5)
     np.testing.assert_allclose(walk.scaled, trace.attention[kind]["scores"][1, 2, query], atol=1e-4)
     np.testing.assert_allclose(walk.z, trace.attention[kind]["z"][1, 2, query], atol=1e-5)
-    np.testing.assert_allclose(walk.output, block_output(tiny_checkpoint, trace, kind, 1)[query], atol=1e-4)
+    _, cache = tiny_checkpoint.model.run_with_cache(torch.tensor([trace.source_ids]), torch.tensor([trace.target_ids]),
+                                                    attention_hook(kind, 1, "out"))
+    np.testing.assert_allclose(walk.output, cache.attention(kind, 1, "out")[0, query].detach().numpy(), atol=1e-4)
     if kind == "decoder":
         assert np.isneginf(walk.masked[query + 1:]).all() and walk.weights[query + 1:].max() == 0
 

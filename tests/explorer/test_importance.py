@@ -8,6 +8,7 @@ from explorer.importance import (ParallelCorpus, ablation, corpus_bleu, corpus_l
 from models.data import make_training_batch, read_parallel
 from models.hooks import model_run
 from tests.conftest import MULTI30K
+from models.vocabulary import attention_hook
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,7 @@ def silence_head(z, name):
 
 def test_a_silent_head_has_zero_importance_and_others_do_not(tiny_checkpoint, pairs):
     corpus = ParallelCorpus.build(tiny_checkpoint, *pairs)
-    with model_run({"encoder.layers.0.self_attn.z": silence_head}):
+    with model_run({attention_hook("encoder", 0, "z"): silence_head}, hook_names=tiny_checkpoint.model.hook_names):
         gradient = gradient_importance(tiny_checkpoint, corpus)
         ablated = ablation(tiny_checkpoint, corpus, heads=[HeadSpec("encoder", 0, 2), HeadSpec("encoder", 0, 1)],
                            with_bleu=False)

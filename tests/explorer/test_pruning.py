@@ -16,6 +16,7 @@ from explorer.translation import translate
 from models.data import read_parallel
 from models.hooks import model_run
 from tests.conftest import MULTI30K, SENTENCES, batch_of
+from models.vocabulary import attention_hook
 
 
 def test_pruning_no_head_is_exactly_the_unpruned_model(tiny_checkpoint):
@@ -88,7 +89,7 @@ def test_importance_order_beats_random_with_planted_useless_heads(h8):
     def silence(z, name):
         return torch.zeros_like(z)
 
-    with model_run({"decoder.layers.0.cross_attn.z": silence}):
+    with model_run({attention_hook("cross", 0, "z"): silence}, hook_names=h8.model.hook_names):
         gradient = gradient_importance(h8, ParallelCorpus.build(h8, sources, references))
         scores = {spec: float(gradient[spec.kind][spec.layer, spec.head]) for spec in all_heads(h8.model.config)}
         cross = [h for h in all_heads(h8.model.config) if h.kind == "cross"]

@@ -11,6 +11,7 @@ from models.data import pad_batch
 from models.hooks import model_run
 from models.tokenizer import BOS, EOS, PAD
 from tests.conftest import DATA
+from models.vocabulary import attention_hook
 
 EWT = DATA / "ud" / "en_ewt-ud-dev.conllu.gz"
 ONE_LEFT, GOLD_ARCS, RAREST = 0, 1, 2
@@ -144,7 +145,7 @@ def test_a_planted_positional_head_is_found_by_the_whole_pipeline(tiny_checkpoin
         return planted
 
     trees = read_trees(EWT, limit=60)
-    with model_run({"encoder.layers.1.self_attn.pattern": look_left}):
+    with model_run({attention_hook("encoder", 1, "pattern"): look_left}, hook_names=tiny_checkpoint.model.hook_names):
         report = analyse_roles(tiny_checkpoint, trees=trees, kinds=("encoder",))
     found = {h["spec"]: h for h in report.heads}
     # Padding rows of shorter sentences also look left, but only real query tokens are counted.

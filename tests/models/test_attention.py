@@ -112,7 +112,7 @@ def test_a_hook_can_replace_a_value(tiny_checkpoint):
     def uniform(pattern, name):
         return torch.full_like(pattern, 1.0 / pattern.shape[-1])
 
-    with model_run({"encoder.layers.0.self_attn.pattern": uniform}):
+    with model_run({"encoder.layers.0.self_attn.pattern": uniform}, hook_names=model.hook_names):
         changed = model(src, tgt)
     assert (plain - changed).abs().max() > 1e-3
     assert torch.equal(model(src, tgt), plain)  # the hook left nothing behind on the shared module

@@ -1,7 +1,6 @@
 """The shipped checkpoints: small, loadable, trained, and as good as their config.json says."""
 
 import pytest
-import torch
 
 from explorer.heads import parse_heads
 from explorer.translation import evaluate, translate

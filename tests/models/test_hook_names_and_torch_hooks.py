@@ -1,0 +1,129 @@
+"""One vocabulary of hook names, checked against the model; misspelt names raise; torch's own module hooks run;
+projection weights have nn.Linear's layout, and older files in the other layout still load."""
+
+import pytest
+import torch
+from torch import nn
+
+from models.checkpoint import load_checkpoint, save_checkpoint
+from models.hooks import HookNameError, capture, model_run
+from models.transformer import Transformer
+from models.vocabulary import ATTENTION_KINDS, ATTENTION_VALUES, STACK_VALUES, attention_hook, stack_hook
+from models.weights_file import LAYOUT_KEY, read_weights
+from safetensors.torch import save_file
+from tests.conftest import SENTENCES, batch_of, tiny_config
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return Transformer(tiny_config()).eval()
+
+
+def test_the_vocabulary_names_exactly_the_models_hook_points(model):
+    config = model.config
+    named = {attention_hook(kind, layer, value) for kind in ATTENTION_KINDS for layer in range(config.layers(kind))
+             for value in ATTENTION_VALUES}
+    named |= {stack_hook(stack, value) for stack in ("encoder", "decoder") for value in STACK_VALUES}
+    per_layer = {f"{stack}.layers.{layer}.resid_post" for stack in ("encoder", "decoder")
+                 for layer in range(config.layers(stack))}
+    assert named | per_layer | {"logits"} == set(model.hook_names)
+    with pytest.raises(ValueError, match="unknown attention kind 'self'"):
+        attention_hook("self", 0, "pattern")
+    with pytest.raises(ValueError, match="unknown attention value 'attn'"):
+        attention_hook("cross", 0, "attn")
+
+
+def test_run_with_cache_reads_by_kind_layer_and_value(model, tiny_tokenizer):
+    src = batch_of(tiny_tokenizer, SENTENCES[:2])
+    tgt = src[:, :5]
+    logits, cache = model.run_with_cache(src, tgt, names=["*.pattern", "logits"])
+    assert torch.equal(logits, cache["logits"]) and torch.equal(logits, model(src, tgt))
+    every = cache.layers("cross", "pattern")
+    assert every.shape == (2, model.config.decoder_layers, model.config.heads, 5, src.shape[1])
+    assert torch.equal(every[:, 1], cache.attention("cross", 1, "pattern"))
+    assert torch.equal(cache.attention("cross", 1, "pattern"), cache["decoder.layers.1.cross_attn.pattern"])
+
+
+@pytest.mark.parametrize("names", ["decoder.layers.0.crossattn.pattern", ["*.pattern", "*.atention"], "encoder.layer.*"])
+def test_a_name_that_matches_no_hook_point_raises(model, tiny_tokenizer, names):
+    src = batch_of(tiny_tokenizer, SENTENCES[:1])
+    with pytest.raises(HookNameError, match="no hook point is called"):
+        model.run_with_cache(src, src, names=names)
+    with pytest.raises(HookNameError):
+        with capture(model.hook_names, names):
+            pass
+
+
+def test_a_hook_on_an_unknown_name_raises_and_hooks_need_the_models_names(model):
+    with pytest.raises(HookNameError, match="'encoder.layers.0.self_attn.patern'"):
+        with model_run({"encoder.layers.0.self_attn.patern": lambda x, name: None}, hook_names=model.hook_names):
+            pass
+    with pytest.raises(TypeError, match="hook_names=model.hook_names"):
+        with model_run({"encoder.layers.0.self_attn.pattern": lambda x, name: None}):
+            pass
+
+
+def test_torch_module_hooks_run_on_every_module_and_leave_nothing_behind(model, tiny_tokenizer):
+    """Captum and other tools register torch's own hooks; the fast call path must not skip them."""
+    src = batch_of(tiny_tokenizer, SENTENCES[:2])
+    tgt = src[:, :4]
+    plain = model(src, tgt)
+    block = model.decoder.layers[1].cross_attn
+    seen = {}
+    handles = [block.register_forward_hook(lambda module, inputs, output: seen.setdefault("block", output)),
+               model.encoder.layers[0].feed_forward.w_1.register_forward_pre_hook(
+                   lambda module, inputs: seen.setdefault("w_1 input", inputs[0])),
+               model.decoder.layers[0].self_attn.pattern.register_forward_hook(
+                   lambda module, inputs, output: torch.full_like(output, 1.0 / output.shape[-1]))]
+    changed = model(src, tgt)
+    _, cache = model.run_with_cache(src, tgt, names=attention_hook("cross", 1, "out"))
+    assert torch.equal(seen["block"], cache.attention("cross", 1, "out"))
+    assert seen["w_1 input"].shape == (2, src.shape[1], model.config.d_model)
+    assert (changed - plain).abs().max() > 1e-4          # the hook that replaces a pattern took effect
+    for handle in handles:
+        handle.remove()
+    assert torch.equal(model(src, tgt), plain)
+
+
+def test_gradients_flow_through_a_backward_hook(model, tiny_tokenizer):
+    src = batch_of(tiny_tokenizer, SENTENCES[:1])
+    grads = []
+    handle = model.encoder.layers[0].self_attn.register_full_backward_hook(lambda m, gi, go: grads.append(go[0]))
+    with torch.enable_grad():
+        model(src, src[:, :3]).sum().backward()
+    handle.remove()
+    model.zero_grad()
+    assert len(grads) == 1 and grads[0].abs().sum() > 0
+
+
+def test_projection_weights_have_nn_linears_layout(model):
+    projection = model.encoder.layers[0].feed_forward.w_1
+    linear = nn.Linear(model.config.d_model, model.config.d_ff)
+    assert projection.weight.shape == linear.weight.shape == (model.config.d_ff, model.config.d_model)
+    with torch.no_grad():
+        linear.weight.copy_(projection.weight)
+        linear.bias.copy_(projection.bias)
+    x = torch.randn(3, model.config.d_model)
+    torch.testing.assert_close(projection(x), linear(x))          # inference path (a long-row copy)
+    with torch.enable_grad():
+        torch.testing.assert_close(projection(x), linear(x))      # training path
+
+
+def test_a_file_in_the_old_layout_loads_to_the_same_model(tiny_checkpoint, tmp_path):
+    folder = save_checkpoint(tmp_path / "new", tiny_checkpoint.model, tiny_checkpoint.path / "tokenizer.model",
+                             tiny_checkpoint.info)
+    state = read_weights(folder / "model.safetensors")
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in ("config.json", "tokenizer.model"):
+        (old / name).write_bytes((folder / name).read_bytes())
+    legacy = {name: t.t().contiguous() if name.endswith(("w_q.weight", "w_1.weight", "w_2.weight", "w_o.weight",
+                                                         "w_k.weight", "w_v.weight")) else t for name, t in state.items()}
+    save_file(legacy, str(old / "model.safetensors"))               # no layout tag: written before the change
+    src = batch_of(tiny_checkpoint.tokenizer, SENTENCES[:2])
+    expected = load_checkpoint(folder).model(src, src[:, :4])
+    assert torch.equal(load_checkpoint(old).model(src, src[:, :4]), expected)
+    from safetensors import safe_open
+    with safe_open(str(folder / "model.safetensors"), "pt") as handle:
+        assert handle.metadata()[LAYOUT_KEY] == "out_in"
