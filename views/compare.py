@@ -7,8 +7,8 @@ from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
 from explorer.roles import corpus_description, role_summary
-from views.common import (BUNDLED, cached_checkpoint, cached_trace, selection, show_figure, warn_if_truncated,
 from models.vocabulary import KIND_TITLES
+from views.common import (BUNDLED, cached_checkpoint, cached_trace, selection, show_figure, warn_if_truncated,
                           weights_mtime)
 
 

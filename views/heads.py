@@ -15,8 +15,8 @@ from explorer.importance import importance_report
 from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
 from explorer.ud import read_trees
 from models.data import CorpusError, read_lines, read_parallel
-from views.common import current_checkpoint, current_trace, show_figure
 from models.vocabulary import KIND_TITLES
+from views.common import current_checkpoint, current_trace, show_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",

@@ -14,8 +14,8 @@ from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS
 from explorer.roles import Thresholds
 from explorer.translation import bleu
 from models.data import CorpusError, read_parallel
-from views.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
 from models.vocabulary import KIND_TITLES
+from views.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
                           weights_mtime)
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
