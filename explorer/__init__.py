@@ -1,0 +1,101 @@
+"""Attention Explorer as a library, for notebooks (the web app and the CLI are built on the same calls):
+
+    import explorer
+    model = explorer.load("models/en-de-h8")
+    trace = explorer.trace_sentence(model, "A dog catches a ball in the park.")
+    explorer.attention_figure(trace, "cross", layer=2, head=0)     # a plotly figure, drawn by the notebook
+    explorer.head_view(trace)                                      # bertviz's head view, offline
+
+Everything runs offline: bertviz's views carry their scripts inline (from the installed packages, nothing
+from a CDN) inside a sandboxed iframe, and token text is escaped. Imports are lazy, so `import explorer`
+(and `python -m explorer --help`) stays fast.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                      # for readers and type checkers only; nothing heavy is imported at run time
+    import plotly.graph_objects as go
+
+    from explorer.trace import Trace
+    from models.checkpoint import Checkpoint
+
+__all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
+           "HtmlView"]
+
+
+def load(path: str) -> "Checkpoint":
+    """A checkpoint folder (config.json, model.safetensors, tokenizer.model), e.g. "models/en-de-h8"."""
+    from models.checkpoint import load_checkpoint
+
+    return load_checkpoint(path)
+
+
+def trace_sentence(model: "Checkpoint", sentence: str, beam_size: int = 1, pruned: str = "") -> "Trace":
+    """Translate one sentence and capture every attention, mask, positional encoding and decoding step.
+    pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
+    from explorer.heads import parse_heads
+    from explorer.trace import trace_sentence as trace
+
+    return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model.model.config))
+
+
+def translate(model: "Checkpoint", sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
+    """One German translation per English sentence."""
+    from explorer.heads import parse_heads
+    from explorer.translation import translate as translate_all
+
+    return translate_all(model, sentences, beam_size, parse_heads(pruned, model.model.config))
+
+
+def attention_figure(trace: "Trace", kind: str = "encoder", layer: int = 0, head: int = 0) -> "go.Figure":
+    """One head's attention as a heatmap: kind is "encoder", "decoder" or "cross"."""
+    from explorer.figures.attention import attention_heatmap
+    from models.vocabulary import check_kind
+
+    pattern = trace.pattern(check_kind(kind))[layer, head]
+    return attention_heatmap(pattern, trace.query_tokens(kind), trace.key_tokens(kind), f"{kind}, layer {layer}, head {head}")
+
+
+def heads_figure(trace: "Trace", kind: str = "encoder") -> "go.Figure":
+    """Every head of one kind at once, layers × heads."""
+    from explorer.figures.attention import heads_grid
+    from models.vocabulary import KIND_TITLES, check_kind
+
+    return heads_grid(trace.pattern(check_kind(kind)), trace.query_tokens(kind), trace.key_tokens(kind),
+                      KIND_TITLES[kind])
+
+
+class HtmlView:
+    """A self-contained HTML page shown by a notebook in a sandboxed iframe; .html is the page, .save(path)
+    writes it as a standalone file that opens offline."""
+
+    def __init__(self, page: str, height: int) -> None:
+        self.html, self.height = page, height
+
+    def _repr_html_(self) -> str:
+        return (f'<iframe sandbox="allow-scripts" style="width:100%;height:{self.height}px;border:0" '
+                f'srcdoc="{html.escape(self.html, quote=True)}"></iframe>')
+
+    def save(self, path: str) -> str:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(self.html)
+        return path
+
+
+def head_view(trace: "Trace", layer: int = 0) -> HtmlView:
+    """bertviz's head view of every attention kind: lines from each token to the tokens it attends to."""
+    from explorer.bertviz_views import head_view_html
+
+    return HtmlView(head_view_html(trace, layer=layer), height=120 + 22 * max(len(trace.source_tokens),
+                                                                               len(trace.target_tokens)))
+
+
+def model_view(trace: "Trace") -> HtmlView:
+    """bertviz's model view: a thumbnail for every layer and head."""
+    from explorer.bertviz_views import model_view_html
+
+    layers = trace.pattern("encoder").shape[0]
+    return HtmlView(model_view_html(trace), height=160 + 120 * layers)
