@@ -18,11 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explorer.analysis_store import IMPORTANCE_FILE, shipped  # noqa: E402
+from explorer.shipped_analyses import IMPORTANCE_FILE, shipped  # noqa: E402
 from explorer.importance import ParallelCorpus, gradient_importance  # noqa: E402
 from explorer.pruning import importance_scores, pruning_curve  # noqa: E402
 from explorer.roles import analyse_roles  # noqa: E402
-from explorer.ud import read_trees  # noqa: E402
+from explorer.treebank import read_trees  # noqa: E402
 from models.checkpoint import load_checkpoint  # noqa: E402
 from models.data import read_parallel  # noqa: E402
 

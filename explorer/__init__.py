@@ -36,7 +36,7 @@ def load(path: str) -> "Checkpoint":
 def trace_sentence(model: "Checkpoint", sentence: str, beam_size: int = 1, pruned: str = "") -> "Trace":
     """Translate one sentence and capture every attention, mask, positional encoding and decoding step.
     pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
-    from explorer.heads import parse_heads
+    from explorer.head_sets import parse_heads
     from explorer.trace import trace_sentence as trace
 
     return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model.model.config))
@@ -44,7 +44,7 @@ def trace_sentence(model: "Checkpoint", sentence: str, beam_size: int = 1, prune
 
 def translate(model: "Checkpoint", sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
     """One German translation per English sentence."""
-    from explorer.heads import parse_heads
+    from explorer.head_sets import parse_heads
     from explorer.translation import translate as translate_all
 
     return translate_all(model, sentences, beam_size, parse_heads(pruned, model.model.config))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from models.checkpoint import CheckpointError, load_checkpoint
 from models.data import CorpusError, read_lines, read_parallel
-from explorer.heads import HeadSpecError, parse_heads
+from explorer.head_sets import HeadSpecError, parse_heads
 from explorer.inputs import InputError
 from explorer.roles import Thresholds
 
@@ -134,7 +134,7 @@ def pruned_heads(args: argparse.Namespace, checkpoint) -> list:
     """--prune SPEC plus --prune-least-important FRACTION, as one list of heads."""
     pruned = set(parse_heads(args.prune, checkpoint.model.config))
     if args.prune_least_important:
-        from explorer.heads import all_heads
+        from explorer.head_sets import all_heads
         from explorer.pruning import importance_scores, least_important
 
         scores = importance_scores(shipped_importance(checkpoint), args.normalisation)
@@ -144,7 +144,7 @@ def pruned_heads(args: argparse.Namespace, checkpoint) -> list:
 
 def shipped_importance(checkpoint) -> dict:
     """The checkpoint's head_importance.json, or an error saying how to create it."""
-    from explorer.analysis_store import IMPORTANCE_FILE, shipped
+    from explorer.shipped_analyses import IMPORTANCE_FILE, shipped
 
     report = shipped(checkpoint, IMPORTANCE_FILE)
     if report is None:
@@ -224,7 +224,7 @@ def run_trace(args: argparse.Namespace) -> None:
 
 def run_roles(args: argparse.Namespace) -> None:
     from explorer.roles import analyse_roles, corpus_description
-    from explorer.ud import read_trees
+    from explorer.treebank import read_trees
 
     if not args.text and not args.conllu:
         raise InputError("roles needs --text FILE (plain sentences), --conllu FILE (dependency trees) or both")
@@ -275,7 +275,7 @@ def run_importance(args: argparse.Namespace) -> None:
         sources, references = sources[: args.limit], references[: args.limit]
     if not any(s.strip() for s in sources):
         raise CorpusError(f"{args.src}: no sentences")
-    from explorer.analysis_store import ROLES_FILE, shipped
+    from explorer.shipped_analyses import ROLES_FILE, shipped
 
     roles = {h["spec"]: h["roles"] for h in (shipped(checkpoint, ROLES_FILE) or {}).get("heads", [])}
     bar, progress = progress_bar("importance")

@@ -21,7 +21,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from explorer.heads import HeadSpec, all_heads, head_mask
+from explorer.head_sets import HeadSpec, all_heads, head_mask
 from explorer.inputs import prepare_source
 from explorer.translation import bleu, usable_pairs
 from models.checkpoint import Checkpoint

@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.heads import HeadSpec, all_heads, head_mask
+from explorer.head_sets import HeadSpec, all_heads, head_mask
 from explorer.importance import ParallelCorpus, corpus_bleu
 from explorer.inputs import prepare_source
 from explorer.roles import Thresholds, reclassified

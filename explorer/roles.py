@@ -35,8 +35,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.heads import HeadSpec
-from explorer.ud import Tree, align_words, word_attention
+from explorer.head_sets import HeadSpec
+from explorer.treebank import Tree, align_words, word_attention
 from models.checkpoint import Checkpoint
 from models.data import pad_batch
 from models.decoding import greedy

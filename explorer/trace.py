@@ -19,7 +19,7 @@ from models.decoding import beam_search, greedy
 from models.hooks import model_run
 from models.tokenizer import BOS, EOS
 from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, stack_hook
-from explorer.heads import HeadSpec, format_heads, head_mask
+from explorer.head_sets import HeadSpec, format_heads, head_mask
 from explorer.inputs import prepare_source
 
 

@@ -9,7 +9,7 @@ import sacrebleu
 from models.checkpoint import Checkpoint
 from models.decoding import translate_ids
 from models.hooks import model_run
-from explorer.heads import HeadSpec, head_mask
+from explorer.head_sets import HeadSpec, head_mask
 from explorer.inputs import prepare_source
 
 

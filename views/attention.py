@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from explorer.analysis import attention_rollout, head_average
+from explorer.rollout import attention_rollout, head_average
 from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.attention import attention_heatmap, heads_grid
 from views.common import choose_head, current_trace, matrix_table, show_figure

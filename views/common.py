@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer.analysis import beam_tree
+from explorer.decoding_steps import beam_tree
 from explorer.domain import familiarity, training_description
 from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
 from explorer.figures.common import figure_html
-from explorer.heads import head_mask, parse_heads
+from explorer.head_sets import head_mask, parse_heads
 from explorer.importance import ParallelCorpus, corpus_bleu
 from explorer.inputs import InputError, prepare_source, unknown_characters
 from explorer.trace import Trace, trace_sentence

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, shipped
+from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
 from explorer.roles import corpus_description, role_summary

@@ -3,11 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.analysis import teacher_forcing
+from explorer.decoding_steps import teacher_forcing
 from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, step_figure, steps_overview,
                                        teacher_forcing_figure)
 from explorer.inputs import InputError
-from explorer.analysis import stopping_reason
+from explorer.decoding_steps import stopping_reason
 from views.common import cached_beam_tree, current_trace, selection, show_figure, weights_mtime
 
 st.title("Decoding")   # first: the notices about the sentence go under it

@@ -7,13 +7,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.attention import attention_heatmap
-from explorer.figures.heads import EVOLUTION_MEASURES, evolution_figure, offset_histogram, role_map, syntactic_evidence
+from explorer.figures.head_roles import EVOLUTION_MEASURES, evolution_figure, offset_histogram, role_map, syntactic_evidence
 from explorer.head_evolution import EVOLUTION_FILE
 from explorer.importance import importance_report
 from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
-from explorer.ud import read_trees
+from explorer.treebank import read_trees
 from models.data import CorpusError, read_lines, read_parallel
 from models.vocabulary import KIND_TITLES
 from views.common import current_checkpoint, current_trace, show_figure

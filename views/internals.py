@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer.analysis import batch_padding_mask, masked_scores, position_similarity, qkv_walkthrough, sin_cos_halves
+from explorer.internals import batch_padding_mask, masked_scores, qkv_walkthrough
+from explorer.positional import position_similarity, sin_cos_halves
 from explorer.figures.internals import (embedding_sum_figure, mask_heatmap, matrix_heatmap, positional_encoding_figure,
                                         scores_mask_softmax, walkthrough_figure)
 from views.common import EXAMPLES, choose_head, current_trace, matrix_table, show_figure

@@ -6,9 +6,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from explorer.analysis_store import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
-from explorer.heads import HeadSpec, HeadSpecError, all_heads, format_heads, parse_heads
+from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, parse_heads
 from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
                               heads_without_role, importance_scores, least_important, pruning_curve, token_diff)
 from explorer.roles import Thresholds

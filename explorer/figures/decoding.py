@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.analysis import TeacherForcing
+from explorer.decoding_steps import TeacherForcing
 from explorer.figures.common import display_tokens, position_labels
 from explorer.trace import StepDistribution
 from models.decoding import BeamResult

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.analysis import Walkthrough
+from explorer.internals import Walkthrough
 from explorer.figures.common import display_tokens, position_labels, token_axes
 
 NEG_INF_LABEL = "−∞"

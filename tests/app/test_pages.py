@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.analysis import attention_rollout
+from explorer.rollout import attention_rollout
 from explorer.roles import role_summary
 from explorer.trace import trace_sentence
 from explorer.translation import translate
@@ -146,7 +146,7 @@ def test_decoding_page(h8):
     top = chart_titled(at, "step 0: chose")[0]
     assert top["x"] == pytest.approx(trace.steps[0].top_probs, abs=1e-9)
     # The finished hypotheses are the beam search's own, best first.
-    from explorer.analysis import beam_tree
+    from explorer.decoding_steps import beam_tree
 
     [finished] = [t.value for t in at.table]
     result = beam_tree(h8, SENTENCE, 5, 0.6)
@@ -229,7 +229,7 @@ def test_compare_page_draws_every_head_of_every_model():
 
 
 def test_prune_page_toggle_changes_the_translation(h8):
-    from explorer.heads import parse_heads
+    from explorer.head_sets import parse_heads
 
     at = open_page("views/prune.py", SENTENCE)
     assert len(at.main.checkbox) == 72
@@ -330,7 +330,7 @@ def test_every_figure_saves_an_svg_at_its_own_size(h8):
 def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     from streamlit.testing.v1 import AppTest
 
-    from explorer.heads import parse_heads
+    from explorer.head_sets import parse_heads
     from tests.conftest import ROOT
 
     at = open_page("views/translation.py", "A cat sleeps.", model="2 heads (en-de-h2)")

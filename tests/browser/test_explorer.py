@@ -107,7 +107,7 @@ def test_two_sessions_keep_their_own_sentences(browser, app_url, h8):
 
 
 def test_pruning_a_head_updates_the_translation(context, app_url, h8):
-    from explorer.heads import all_heads
+    from explorer.head_sets import all_heads
 
     sentence = "A man in a blue shirt is riding a bicycle down the street."
     unpruned = translate(h8, [sentence])[0]

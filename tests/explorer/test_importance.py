@@ -2,7 +2,7 @@
 
 import pytest
 
-from explorer.heads import HeadSpec
+from explorer.head_sets import HeadSpec
 from explorer.importance import (ParallelCorpus, ablation, corpus_bleu, corpus_loss, gradient_importance,
                                  importance_report)
 from models.data import make_training_batch, read_parallel

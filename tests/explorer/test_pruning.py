@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.heads import HeadSpec, all_heads, head_mask, parse_heads
+from explorer.head_sets import HeadSpec, all_heads, head_mask, parse_heads
 from explorer.importance import ParallelCorpus, gradient_importance
 from explorer.roles import Thresholds
 from explorer.pruning import (compare_steps, curve_rows, heads_without_role, importance_order, importance_scores,

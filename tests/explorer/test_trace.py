@@ -2,7 +2,7 @@ import numpy as np
 import torch
 import pytest
 
-from explorer.heads import head_mask, parse_heads
+from explorer.head_sets import head_mask, parse_heads
 from explorer.trace import Trace, trace_sentence
 
 SENTENCE = "Two dogs play in the snow."

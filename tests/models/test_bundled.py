@@ -2,7 +2,7 @@
 
 import pytest
 
-from explorer.heads import parse_heads
+from explorer.head_sets import parse_heads
 from explorer.translation import evaluate, translate
 from models.checkpoint import load_checkpoint
 from models.data import read_parallel

@@ -1,0 +1,52 @@
+"""Decoding step by step: teacher forcing on a reference, why decoding stopped, and the beam search tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from models.checkpoint import Checkpoint
+from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit
+from models.tokenizer import BOS, EOS
+from explorer.inputs import prepare_source
+from explorer.trace import Trace
+
+
+@dataclass
+class TeacherForcing:
+    tokens: list[str]          # reference pieces + </s>
+    probabilities: list[float]  # the model's probability of each reference token given the ones before
+    ranks: list[int]           # 1 = the model's own first choice
+    loss: float                # mean negative log-likelihood per token (nats)
+
+    @property
+    def perplexity(self) -> float:
+        return float(np.exp(self.loss))
+
+
+@torch.no_grad()
+def teacher_forcing(checkpoint: Checkpoint, source: str, reference: str) -> TeacherForcing:
+    """Feed the reference translation to the decoder and read off each of its tokens' probability."""
+    model, tokenizer = checkpoint.model, checkpoint.tokenizer
+    src = torch.tensor([prepare_source(source, tokenizer, model.config.max_len).ids])
+    target = prepare_source(reference, tokenizer, model.config.max_len).ids[:-1][: model.config.max_len - 1] + [EOS]
+    log_probs = torch.log_softmax(model(src, torch.tensor([[BOS] + target[:-1]]))[0].float(), -1)
+    chosen = log_probs[torch.arange(len(target)), target]
+    ranks = (log_probs > chosen[:, None]).sum(-1) + 1
+    return TeacherForcing(tokenizer.pieces(target), chosen.exp().tolist(), ranks.tolist(), float(-chosen.mean()))
+
+
+def stopping_reason(trace: Trace, checkpoint: Checkpoint) -> str:
+    """Why the decoding of a trace stopped, in words: the model chose </s>, or the length limit was reached."""
+    if trace.steps and trace.steps[-1].chosen_id == EOS:
+        return f"It stopped because the model chose </s> at step {len(trace.steps) - 1}."
+    limit = step_limit(checkpoint.model, len(trace.source_tokens))
+    return (f"It stopped at the length limit without choosing </s>: {LENGTH_RATIO} × {len(trace.source_tokens)} "
+            f"source tokens + {LENGTH_SLACK} = {limit} steps.")
+
+
+def beam_tree(checkpoint: Checkpoint, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:
+    src = torch.tensor([prepare_source(text, checkpoint.tokenizer, checkpoint.model.config.max_len).ids])
+    return beam_search(checkpoint.model, src, beam_size, alpha)

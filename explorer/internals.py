@@ -1,0 +1,69 @@
+"""The arithmetic inside one attention head, with the model's real numbers: the padding mask of a batch,
+the masked scores softmax sees, and one query's walk through Q, K, V and W_O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.checkpoint import Checkpoint
+from models.data import pad_batch
+from models.vocabulary import attention_block
+from explorer.head_sets import head_mask, parse_heads
+from explorer.inputs import prepare_source
+from explorer.trace import Trace
+
+
+def batch_padding_mask(checkpoint: Checkpoint, sentences: list[str]) -> tuple[np.ndarray, list[list[str]]]:
+    """The model's own padding mask for a batch of sentences: [sentences, longest] (True = real token).
+
+    A single sentence has no padding; batched with a longer one, it is padded and the mask hides the pads.
+    """
+    tokenizer, max_len = checkpoint.tokenizer, checkpoint.model.config.max_len
+    batch = pad_batch([prepare_source(s, tokenizer, max_len).ids for s in sentences])
+    mask = checkpoint.model.padding_mask(batch)[:, 0, 0].numpy()
+    return mask, [tokenizer.pieces(row) for row in batch.tolist()]
+
+
+def masked_scores(trace: Trace, kind: str, layer: int, head: int) -> np.ndarray:
+    """The scaled scores with −inf wherever the mask forbids attention: what softmax actually sees."""
+    scores = trace.attention[kind]["scores"][layer, head]
+    return np.where(trace.masks[kind], scores, -np.inf)
+
+
+@dataclass
+class Walkthrough:
+    """One query through one head, with the model's real numbers, then all heads through W_O."""
+
+    q: np.ndarray             # [d_k]
+    keys: np.ndarray          # [keys, d_k]
+    values: np.ndarray        # [keys, d_k]
+    dots: np.ndarray          # q·k for every key
+    scaled: np.ndarray        # ÷ √d_k
+    masked: np.ndarray        # −inf where the mask forbids
+    weights: np.ndarray       # softmax
+    weighted_values: np.ndarray   # weights[:, None] * values
+    z: np.ndarray             # sum of the weighted values: this head's output [d_k]
+    concatenated: np.ndarray  # every head's z for this query, [heads * d_k]
+    output: np.ndarray        # concatenated · W_Oᵀ + b: the block's output [d_model]
+
+
+def qkv_walkthrough(trace: Trace, checkpoint: Checkpoint, kind: str, layer: int, head: int, query: int) -> Walkthrough:
+    values = trace.attention[kind]
+    q, keys, vals = values["q"][layer, head, query], values["k"][layer, head], values["v"][layer, head]
+    dots = keys @ q
+    scaled = dots / np.sqrt(q.shape[0])
+    masked = np.where(trace.masks[kind][query], scaled, -np.inf)
+    weights = np.exp(masked - masked.max())
+    weights /= weights.sum()
+    weighted = weights[:, None] * vals
+    concatenated = values["z"][layer, :, query].reshape(-1)
+    block = checkpoint.model.get_submodule(attention_block(kind, layer))
+    w_o, b_o = block.w_o.weight.detach().numpy(), block.w_o.bias.detach().numpy()  # W_O stored [out, in]
+    if trace.pruned:  # pruned heads' z is gated to zero before W_O, as in the model
+        gates = head_mask(parse_heads(trace.pruned, checkpoint.model.config), checkpoint.model.config)
+        if kind in gates:
+            concatenated = (values["z"][layer, :, query] * gates[kind][layer].numpy()[:, None]).reshape(-1)
+    return Walkthrough(q, keys, vals, dots, scaled, masked, weights, weighted, weighted.sum(0), concatenated,
+                       concatenated @ w_o.T + b_o)
