@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from views.common import render_sidebar
+from views.sidebar import render_sidebar
 
 # One torch thread per computation. Streamlit runs every browser session in a thread of one process; with
 # torch's default (a thread per core) two sessions, or one busy core, make every matrix product wait on the

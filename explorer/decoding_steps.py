@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import torch
 
 from models.checkpoint import Checkpoint
 from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit
-from models.tokenizer import BOS, EOS
+from models.tokenizer import BOS, EOS, Tokenizer
 from explorer.inputs import prepare_source
 from explorer.trace import Trace
 
@@ -50,3 +51,35 @@ def stopping_reason(trace: Trace, checkpoint: Checkpoint) -> str:
 def beam_tree(checkpoint: Checkpoint, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:
     src = torch.tensor([prepare_source(text, checkpoint.tokenizer, checkpoint.model.config.max_len).ids])
     return beam_search(checkpoint.model, src, beam_size, alpha)
+
+
+def steps_table(trace: Trace) -> pd.DataFrame:
+    """Each decoding step's chosen token, its probability and the distribution's entropy."""
+    return pd.DataFrame({"chosen": [s.chosen for s in trace.steps], "p(chosen)": [s.chosen_prob for s in trace.steps],
+                         "entropy (nats)": [s.entropy for s in trace.steps]})
+
+
+def cross_attention_row(trace: Trace, layer: int, step: int, head: int | None = None) -> np.ndarray:
+    """The weights over source tokens with which decoding step `step` looked at the source: one head's, or
+    the average over heads (head None)."""
+    pattern = trace.pattern("cross")[layer]
+    return pattern.mean(0)[step] if head is None else pattern[head, step]
+
+
+def beam_steps_table(result: BeamResult, tokenizer: Tokenizer) -> pd.DataFrame:
+    """Every hypothesis the beam kept at every step: its token, parent (row of the step before) and score."""
+    return pd.DataFrame([{"step": i + 1, "rank": rank, "token": token, "parent": parent, "cumulative log-prob": log_prob}
+                         for i, step in enumerate(result.steps)
+                         for rank, (token, parent, log_prob) in enumerate(zip(tokenizer.pieces(step.tokens), step.parents,
+                                                                             step.log_probs))])
+
+
+def finished_table(result: BeamResult, tokenizer: Tokenizer) -> pd.DataFrame:
+    """The finished hypotheses, best first: translation, log-probability, length-penalised score, length."""
+    return pd.DataFrame({"translation": [tokenizer.decode(h.tokens) for h in result.finished],
+                         "log-prob": [h.log_prob for h in result.finished], "score": [h.score for h in result.finished],
+                         "tokens": [len(h.tokens) for h in result.finished]})
+
+
+def teacher_forcing_table(forced: TeacherForcing) -> pd.DataFrame:
+    return pd.DataFrame({"token": forced.tokens, "probability": forced.probabilities, "rank": forced.ranks})

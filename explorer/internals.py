@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from models.checkpoint import Checkpoint
 from models.data import pad_batch
@@ -24,6 +25,13 @@ def batch_padding_mask(checkpoint: Checkpoint, sentences: list[str]) -> tuple[np
     batch = pad_batch([prepare_source(s, tokenizer, max_len).ids for s in sentences])
     mask = checkpoint.model.padding_mask(batch)[:, 0, 0].numpy()
     return mask, [tokenizer.pieces(row) for row in batch.tolist()]
+
+
+def longer_sentence(checkpoint: Checkpoint, text: str, candidates: list[str]) -> str | None:
+    """The longest candidate, if it has more pieces than text: batched with it, text gets padded."""
+    longest = max(candidates, key=lambda s: len(checkpoint.tokenizer.encode_ids(s)))
+    pieces = len(checkpoint.tokenizer.encode_ids(longest))
+    return longest if pieces > len(checkpoint.tokenizer.encode_ids(text)) else None
 
 
 def masked_scores(trace: Trace, kind: str, layer: int, head: int) -> np.ndarray:
@@ -67,3 +75,14 @@ def qkv_walkthrough(trace: Trace, checkpoint: Checkpoint, kind: str, layer: int,
             concatenated = (values["z"][layer, :, query] * gates[kind][layer].numpy()[:, None]).reshape(-1)
     return Walkthrough(q, keys, vals, dots, scaled, masked, weights, weighted, weighted.sum(0), concatenated,
                        concatenated @ w_o.T + b_o)
+
+
+def walkthrough_table(walk: Walkthrough, keys: list[str]) -> pd.DataFrame:
+    """One row per key: its softmax weight, k, v and weight × v (columns k0…, v0…, w·v0…)."""
+    d_k = walk.keys.shape[1]
+    table = pd.DataFrame(np.concatenate([walk.keys, walk.values, walk.weighted_values], axis=1),
+                         index=[f"{i}:{t}" for i, t in enumerate(keys)],
+                         columns=[f"k{d}" for d in range(d_k)] + [f"v{d}" for d in range(d_k)]
+                         + [f"w·v{d}" for d in range(d_k)])
+    table.insert(0, "weight", walk.weights)
+    return table

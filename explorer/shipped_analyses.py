@@ -29,6 +29,21 @@ def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
         return None
 
 
+def summary(roles: dict | None, importance: dict | None) -> dict[str, str]:
+    """One model's analyses in a few lines: its strongest candidate per role, where the roles were measured,
+    and its most important head (the largest BLEU drop when masked alone)."""
+    from explorer.roles import corpus_description, role_summary
+
+    lines = {}
+    if roles:
+        lines.update(role_summary(roles["heads"]))
+        lines["roles measured"] = corpus_description(roles)
+    if importance:
+        top = min(importance["heads"], key=lambda h: h.get("bleu_change", 0))
+        lines["most important (BLEU drop alone)"] = f"{top['spec']} ({top.get('bleu_change', 0):+.2f})"
+    return lines
+
+
 @lru_cache(maxsize=32)
 def _file_hash(path: str, modified: float) -> str:
     digest = hashlib.sha256()

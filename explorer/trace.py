@@ -58,6 +58,11 @@ class Trace:
     steps: list[StepDistribution] = field(default_factory=list)
     recased_from: str = ""              # the sentence as typed, when its casing was changed (inputs.sentence_case)
 
+    @property
+    def output_ids(self) -> list[int]:
+        """The translation's piece ids (target_ids without the BOS the decoder starts from)."""
+        return self.target_ids[1:]
+
     def pattern(self, kind: str) -> np.ndarray:
         return self.attention[kind]["pattern"]
 

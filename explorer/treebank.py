@@ -7,14 +7,13 @@ SentencePiece model splits at whitespace, so each word's pieces are exactly the 
 
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass
 from pathlib import Path
 
 import conllu
 import numpy as np
 
-from models.data import CorpusError
+from models.data import CorpusError, decode_text, file_bytes
 from models.tokenizer import EOS, Tokenizer
 
 
@@ -31,15 +30,14 @@ class Tree:
 
 def read_trees(path: str | Path, limit: int | None = None) -> list[Tree]:
     """Sentences of a CoNLL-U file (plain or .gz); multi-word tokens and empty nodes are skipped."""
-    path = Path(path)
-    if not path.is_file():
-        raise CorpusError(f"{path}: no such file")
+    return trees_of(file_bytes(path), str(path), limit)
+
+
+def trees_of(data: bytes, path: str, limit: int | None = None) -> list[Tree]:
+    """The trees in a CoNLL-U file's bytes (plain or gzip); errors name `path`, the person's own file."""
     try:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as handle:
-            text = handle.read()
-        sentences = conllu.parse(text)
-    except (OSError, UnicodeDecodeError, EOFError, conllu.exceptions.ParseException) as error:
+        sentences = conllu.parse(decode_text(data, path, "CoNLL-U file"))
+    except conllu.exceptions.ParseException as error:
         raise CorpusError(f"{path}: not a readable CoNLL-U file ({error.__class__.__name__})") from None
     trees = []
     for sentence in sentences:

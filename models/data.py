@@ -15,24 +15,49 @@ class CorpusError(ValueError):
     """A corpus file that cannot be used; the message names the file and the problem."""
 
 
-def read_lines(path: str | Path) -> list[str]:
-    path = Path(path)
+def file_bytes(path: str | Path) -> bytes:
+    """The bytes of a file a person named, or a CorpusError that names it and says what is wrong."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise CorpusError(f"{path}: is a folder; give the path of a file")
     if not path.is_file():
         raise CorpusError(f"{path}: no such file")
-    opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            return [line.rstrip("\n").rstrip("\r") for line in handle]
+        return path.read_bytes()
+    except OSError as error:
+        raise CorpusError(f"{path}: cannot be read ({error.strerror})") from None
+
+
+def decode_text(data: bytes, name: str, what: str = "UTF-8 text file") -> str:
+    """The text of a plain or gzip file's bytes (told apart by gzip's magic bytes, so an uploaded file needs no
+    name); errors name `name`, the person's own file."""
+    try:
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError, EOFError) as error:
-        raise CorpusError(f"{path}: not a readable UTF-8 text file ({error.__class__.__name__})") from None
+        raise CorpusError(f"{name}: not a readable {what} ({error.__class__.__name__})") from None
+
+
+def lines_of(data: bytes, name: str) -> list[str]:
+    """One sentence per line (a final newline ends the last line, it does not start an empty one)."""
+    text = decode_text(data, name)
+    return [line.rstrip("\r") for line in (text[:-1] if text.endswith("\n") else text).split("\n")] if text else []
+
+
+def read_lines(path: str | Path) -> list[str]:
+    return lines_of(file_bytes(path), str(path))
+
+
+def aligned(sources: list[str], references: list[str], src_name: str, ref_name: str) -> tuple[list[str], list[str]]:
+    if len(sources) != len(references):
+        raise CorpusError(f"{src_name} has {len(sources)} lines but {ref_name} has {len(references)}: "
+                          "source and reference files must be aligned line by line")
+    return sources, references
 
 
 def read_parallel(src_path: str | Path, ref_path: str | Path) -> tuple[list[str], list[str]]:
-    sources, references = read_lines(src_path), read_lines(ref_path)
-    if len(sources) != len(references):
-        raise CorpusError(f"{src_path} has {len(sources)} lines but {ref_path} has {len(references)}: "
-                          "source and reference files must be aligned line by line")
-    return sources, references
+    return aligned(read_lines(src_path), read_lines(ref_path), str(src_path), str(ref_path))
 
 
 def pad_batch(sequences: list[list[int]]) -> torch.Tensor:

@@ -5,7 +5,9 @@ import streamlit as st
 from explorer.rollout import attention_rollout, head_average
 from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.attention import attention_heatmap, heads_grid
-from views.common import choose_head, current_trace, matrix_table, show_figure
+from explorer.exports import matrix_table
+from views.session import current_trace
+from views.widgets import choose_head, show_figure
 
 VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]
 

@@ -3,13 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
+from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
 from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
-from explorer.roles import corpus_description, role_summary
 from models.vocabulary import KIND_TITLES
-from views.common import (BUNDLED, cached_checkpoint, cached_trace, selection, show_figure, warn_if_truncated,
-                          weights_mtime)
+from views.session import BUNDLED, cached_checkpoint, cached_trace, selection, warn_if_truncated, weights_mtime
+from views.widgets import show_figure
 
 
 st.title("1 head vs 2 heads vs 8 heads")
@@ -61,16 +60,7 @@ for column, label in zip(st.columns(widths), labels):
 st.header("Head roles and importance")
 st.caption("Shipped results at the default thresholds (the Heads page explains them). \"Most …\" names each model's "
            "strongest candidate for a role, whether or not it passes the threshold.")
-summary = {}
-for label in labels:
-    roles, importance = shipped(models[label], ROLES_FILE), shipped(models[label], IMPORTANCE_FILE)
-    column = {}
-    if roles:
-        column.update(role_summary(roles["heads"]))
-        column["roles measured"] = corpus_description(roles)
-    if importance:
-        top = min(importance["heads"], key=lambda h: h.get("bleu_change", 0))
-        column["most important (BLEU drop alone)"] = f"{top['spec']} ({top.get('bleu_change', 0):+.2f})"
-    summary[label] = column
+summaries = {label: summary(shipped(models[label], ROLES_FILE), shipped(models[label], IMPORTANCE_FILE))
+             for label in labels}
 # One column per model: the long descriptions wrap in their cells instead of running off the table's edge.
-st.table(pd.DataFrame(summary).fillna("").astype(str))
+st.table(pd.DataFrame(summaries).fillna("").astype(str))

@@ -1,8 +1,6 @@
 """Heads: which are positional, syntactic, rare-token (Voita et al. 2019), how confident, and which matter."""
 
-import tempfile
 from dataclasses import asdict, fields
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -13,40 +11,15 @@ from explorer.figures.head_roles import EVOLUTION_MEASURES, evolution_figure, of
 from explorer.head_evolution import EVOLUTION_FILE
 from explorer.importance import importance_report
 from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
-from explorer.treebank import read_trees
-from models.data import CorpusError, read_lines, read_parallel
+from explorer.treebank import trees_of
+from models.data import CorpusError, aligned, file_bytes, lines_of
 from models.vocabulary import KIND_TITLES
-from views.common import current_checkpoint, current_trace, show_figure
+from views.session import current_checkpoint, current_trace
+from views.widgets import show_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
             "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change"}
-
-
-
-def read_uploaded(data: bytes, reader, name: str):
-    """Read uploaded bytes with a path-taking reader (plain or gzip, told apart by the gzip magic bytes);
-    an error names the person's file, never the temporary copy."""
-    suffix = ".gz" if data[:2] == b"\x1f\x8b" else ".txt"
-    with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
-        handle.write(data), handle.flush()
-        try:
-            return reader(handle.name)
-        except CorpusError as error:
-            raise CorpusError(str(error).replace(handle.name, name)) from None
-
-
-def read_path(text: str) -> bytes:
-    """The bytes of a file a person named by path, or a CorpusError that names it and says what is wrong."""
-    path = Path(text.strip()).expanduser()
-    if not text.strip():
-        return b""
-    if path.is_dir():
-        raise CorpusError(f"{text}: is a folder; give the path of a .conllu or .conllu.gz file")
-    if not path.is_file():
-        raise CorpusError(f"{text}: no such file")
-    return path.read_bytes()
-
 
 checkpoint = current_checkpoint()
 config = checkpoint.model.config
@@ -172,11 +145,11 @@ with st.expander("Recompute on your own corpus"):
     if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank or treebank_path)):
         try:
             text_data = text_file.getvalue() if text_file else b""
-            tree_data = treebank.getvalue() if treebank else read_path(treebank_path)
+            tree_data = treebank.getvalue() if treebank else file_bytes(treebank_path) if treebank_path.strip() else b""
             text_name = text_file.name if text_file else ""
             tree_name = treebank.name if treebank else treebank_path
-            sentences = read_uploaded(text_data, read_lines, text_name) if text_data else None
-            trees = read_uploaded(tree_data, read_trees, tree_name) if tree_data else None
+            sentences = lines_of(text_data, text_name) if text_data else None
+            trees = trees_of(tree_data, tree_name) if tree_data else None
             bar = st.progress(0.0, text="Computing head roles…")
             st.session_state[f"roles:{key}"] = cached_analysis(
                 "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
@@ -190,13 +163,8 @@ with st.expander("Recompute on your own corpus"):
     limit = st.number_input("Sentence pairs (at most)", 10, 5000, 500, key="heads_limit")
     if st.button("Compute importance", key="heads_compute_importance", disabled=not (source and reference)):
         try:
-            with tempfile.TemporaryDirectory() as folder:
-                paths = []
-                for upload in (source, reference):
-                    path = Path(folder) / (upload.name if upload.name.endswith(".gz") else upload.name + ".txt")
-                    path.write_bytes(upload.getvalue())
-                    paths.append(path)
-                sources, references = read_parallel(*paths)
+            sources, references = aligned(lines_of(source.getvalue(), source.name),
+                                          lines_of(reference.getvalue(), reference.name), source.name, reference.name)
             sources, references = sources[:limit], references[:limit]
             bar = st.progress(0.0, text="Computing head importance…")
             st.session_state[f"importance:{key}"] = cached_analysis(

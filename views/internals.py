@@ -1,14 +1,15 @@
 """Internals: the masks, scores → masked scores → softmax, positional encodings, and the Q/K/V arithmetic."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer.internals import batch_padding_mask, masked_scores, qkv_walkthrough
+from explorer.internals import batch_padding_mask, longer_sentence, masked_scores, qkv_walkthrough, walkthrough_table
 from explorer.positional import position_similarity, sin_cos_halves
 from explorer.figures.internals import (embedding_sum_figure, mask_heatmap, matrix_heatmap, positional_encoding_figure,
                                         scores_mask_softmax, walkthrough_figure)
-from views.common import EXAMPLES, choose_head, current_trace, matrix_table, show_figure
+from explorer.exports import matrix_table
+from views.session import EXAMPLES, current_trace
+from views.widgets import choose_head, show_figure
 
 st.title("Internals")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
@@ -24,9 +25,9 @@ mask = trace.masks[kind]
 show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
             matrix_table(mask.astype(int), queries, keys))
 
-longer = max(EXAMPLES + ["A man in a blue shirt and a woman in a red dress are dancing together at a wedding party."],
-             key=lambda s: len(checkpoint.tokenizer.encode_ids(s)))
-if len(checkpoint.tokenizer.encode_ids(longer)) > len(trace.source_tokens) - 1:
+longer = longer_sentence(checkpoint, trace.text, EXAMPLES + [
+    "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party."])
+if longer:
     padding, pieces = batch_padding_mask(checkpoint, [trace.text, longer])
     labels = pieces[0]    # your sentence's pieces, then the pads
     show_figure(mask_heatmap(padding, ["your sentence", "a longer sentence"], labels,
@@ -75,12 +76,7 @@ show_figure(walkthrough_figure(walk, keys, queries[query], config.d_k), f"{kind}
             pd.DataFrame({"key": keys, "q·k": walk.dots, "÷√d_k": walk.scaled, "masked": walk.masked,
                           "softmax": walk.weights}))
 st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
-table = pd.DataFrame(np.concatenate([walk.keys, walk.values, walk.weighted_values], axis=1),
-                     index=[f"{i}:{t}" for i, t in enumerate(keys)],
-                     columns=[f"k{d}" for d in range(config.d_k)] + [f"v{d}" for d in range(config.d_k)]
-                     + [f"w·v{d}" for d in range(config.d_k)])
-table.insert(0, "weight", walk.weights)
-st.dataframe(table.style.format("{:.3f}"), key="walk_kv")
+st.dataframe(walkthrough_table(walk, keys).style.format("{:.3f}"), key="walk_kv")
 st.markdown(f"**z = Σ weight × v** for head {head}, then the {config.heads} heads' z concatenated "
             f"({config.heads} × {config.d_k} = {config.d_model} numbers) times W_O (+ bias): the block's output.")
 st.dataframe(pd.DataFrame([walk.z], index=["z"]).style.format("{:.3f}"), key="walk_z")

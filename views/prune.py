@@ -15,8 +15,8 @@ from explorer.roles import Thresholds
 from explorer.translation import bleu
 from models.data import CorpusError, read_parallel
 from models.vocabulary import KIND_TITLES
-from views.common import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations, show_figure,
-                          weights_mtime)
+from views.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
+from views.widgets import show_figure
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 
@@ -104,7 +104,7 @@ right.text(after.translation)
 st.markdown("**Token-level diff** (red: only in the unpruned output, green: only in the pruned one)")
 st.html(diff_html(token_diff(base.output_tokens, after.output_tokens)))
 
-steps = compare_steps(checkpoint, base.text, base.target_ids[1:], pruned)
+steps = compare_steps(checkpoint, base.text, base.output_ids, pruned)
 show_figure(step_comparison_figure(steps), "prune-step-probabilities",
             pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned, "KL": steps.kl}))
 

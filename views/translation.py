@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from views.common import current_trace
+from views.session import current_trace
 
 st.title("Translation")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()

@@ -12,7 +12,7 @@ from explorer.roles import role_summary
 from explorer.trace import trace_sentence
 from explorer.translation import translate
 from models.checkpoint import load_checkpoint
-from views.common import BUNDLED
+from views.session import BUNDLED
 from tests.app.conftest import PAGES, open_page
 from tests.conftest import ROOT, SHIPPED
 

@@ -1,24 +1,22 @@
-"""What every page shares: the sidebar (model, sentence, decoding), cached model and trace, downloads.
+"""Session state and caching: what the person chose (model, sentence, decoding), the cached model and trace,
+and what the pages say about the sentence.
 
 State lives in st.session_state (one per browser session). Models are cached once per process and shared,
-which is safe because hooks and head masks are per call; traces are cached by (checkpoint, sentence, decoding).
+which is safe because hooks and head masks are per call; traces are cached by (checkpoint, sentence, decoding,
+pruned heads, casing), so one person's choices never reach another's results.
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from explorer.decoding_steps import beam_tree
-from explorer.domain import familiarity, training_description
+from explorer.domain import familiarity
 from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
-from explorer.figures.common import figure_html
 from explorer.head_sets import head_mask, parse_heads
 from explorer.importance import ParallelCorpus, corpus_bleu
 from explorer.inputs import InputError, prepare_source, unknown_characters
@@ -27,8 +25,6 @@ from explorer.translation import translate
 from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from models.data import read_parallel
 from models.decoding import BeamResult
-from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
-from views import url_state
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
@@ -87,48 +83,6 @@ def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pru
 def weights_mtime(path: str) -> float:
     weights = Path(path) / "model.safetensors"
     return weights.stat().st_mtime if weights.is_file() else 0.0
-
-
-def _use_example() -> None:
-    st.session_state.sentence = st.session_state.example
-
-
-def render_sidebar() -> None:
-    """The model, the sentence and the decoding choice: every page reads them."""
-    available = [label for label, path in BUNDLED.items() if (path / "config.json").is_file()]
-    url_state.restore(BUNDLED, OWN, MAX_SENTENCE_CHARS)
-    with st.sidebar:
-        st.header("Attention Explorer")
-        choice = st.selectbox("Model", available + [OWN], key="model")
-        if choice == OWN:
-            st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
-        describe_training(selection().model_path)
-        st.session_state.setdefault("sentence", EXAMPLES[0])
-        # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
-        st.text_area("English sentence", key="sentence", height=100)
-        st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
-                     format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
-        decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
-        if decoding == "beam search":
-            st.session_state.setdefault("beam_size", 5)
-            st.slider("Beam size", 2, 10, key="beam_size")
-        st.checkbox("Fix ALL-CAPS / all-lower-case input", value=True, key="fix_casing",
-                    help="Captions are written in sentence case; a sentence typed all in capitals or all in lower "
-                         "case is fed to the model in sentence case, and the page shows what was fed.")
-    chosen = selection()
-    model = (url_state.short_name(st.session_state["model"], BUNDLED) if st.session_state.get("model") in BUNDLED
-             else chosen.model_path)
-    url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing)
-
-
-def describe_training(path: str) -> None:
-    """What the chosen model was trained on, under the model box (nothing for a checkpoint that does not say)."""
-    try:
-        description = training_description(cached_checkpoint(path, weights_mtime(path)))
-    except CheckpointError:
-        return          # the page itself says why the model cannot be loaded
-    if description:
-        st.caption(description)
 
 
 def selection() -> Selection:
@@ -195,51 +149,3 @@ def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
 
 def shorten(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def table_csv(table: pd.DataFrame) -> bytes:
-    return table.to_csv(index=True).encode("utf-8")
-
-
-def arrays_npz(arrays: dict[str, np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    return buffer.getvalue()
-
-
-def figure_config(figure, name: str) -> dict:
-    """The camera button saves an SVG (vector, for papers) at the figure's own size, rendered by the browser."""
-    height = figure.layout.height or 450
-    return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": name, "height": height,
-                                                           "width": figure.layout.width or max(900, int(height * 1.6)),
-                                                           "scale": 1}}
-
-
-def show_figure(figure, name: str, numbers: pd.DataFrame | dict[str, np.ndarray] | None = None) -> None:
-    """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ."""
-    st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name))
-    columns = st.columns([1, 1, 3])   # wide enough for the button labels inside a narrow column too
-    columns[0].download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
-                               mime="text/html", key=f"html_{name}")
-    if isinstance(numbers, pd.DataFrame):
-        columns[1].download_button("⬇ CSV", data=lambda: table_csv(numbers), file_name=f"{name}.csv",
-                                   mime="text/csv", key=f"csv_{name}")
-    elif numbers is not None:
-        columns[1].download_button("⬇ NPZ", data=lambda: arrays_npz(numbers), file_name=f"{name}.npz",
-                                   mime="application/octet-stream", key=f"npz_{name}")
-
-
-def matrix_table(values: np.ndarray, rows: list[str], columns: list[str]) -> pd.DataFrame:
-    """A [rows, columns] matrix as a table whose labels keep positions (tokens repeat)."""
-    return pd.DataFrame(values, index=[f"{i}:{t}" for i, t in enumerate(rows)],
-                        columns=[f"{j}:{t}" for j, t in enumerate(columns)])
-
-
-def choose_head(config, prefix: str, first_kind: str = "encoder") -> tuple[str, int, int]:
-    """Kind, layer and head pickers in one row; their state is kept per page (key prefix)."""
-    kinds = sorted(ATTENTION_KINDS, key=lambda kind: kind != first_kind)
-    left, middle, right = st.columns([2, 1, 1])
-    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=f"{prefix}_kind", horizontal=True)
-    layer = middle.selectbox("Layer", range(config.layers(kind)), key=f"{prefix}_layer")
-    head = right.selectbox("Head", range(config.heads), key=f"{prefix}_head")
-    return kind, layer, head

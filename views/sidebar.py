@@ -1,0 +1,53 @@
+"""The sidebar every page shares: the model, the sentence, the examples and the decoding choice."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.domain import training_description
+from models.checkpoint import CheckpointError
+from views import url_state
+from views.session import (BUNDLED, EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, selection,
+                           weights_mtime)
+
+
+def _use_example() -> None:
+    st.session_state.sentence = st.session_state.example
+
+
+def render_sidebar() -> None:
+    """The model, the sentence and the decoding choice: every page reads them."""
+    available = [label for label, path in BUNDLED.items() if (path / "config.json").is_file()]
+    url_state.restore(BUNDLED, OWN, MAX_SENTENCE_CHARS)
+    with st.sidebar:
+        st.header("Attention Explorer")
+        choice = st.selectbox("Model", available + [OWN], key="model")
+        if choice == OWN:
+            st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
+        describe_training(selection().model_path)
+        st.session_state.setdefault("sentence", EXAMPLES[0])
+        # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
+        st.text_area("English sentence", key="sentence", height=100)
+        st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
+                     format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
+        decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
+        if decoding == "beam search":
+            st.session_state.setdefault("beam_size", 5)
+            st.slider("Beam size", 2, 10, key="beam_size")
+        st.checkbox("Fix ALL-CAPS / all-lower-case input", value=True, key="fix_casing",
+                    help="Captions are written in sentence case; a sentence typed all in capitals or all in lower "
+                         "case is fed to the model in sentence case, and the page shows what was fed.")
+    chosen = selection()
+    model = (url_state.short_name(st.session_state["model"], BUNDLED) if st.session_state.get("model") in BUNDLED
+             else chosen.model_path)
+    url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing)
+
+
+def describe_training(path: str) -> None:
+    """What the chosen model was trained on, under the model box (nothing for a checkpoint that does not say)."""
+    try:
+        description = training_description(cached_checkpoint(path, weights_mtime(path)))
+    except CheckpointError:
+        return          # the page itself says why the model cannot be loaded
+    if description:
+        st.caption(description)

@@ -1,0 +1,42 @@
+"""Widgets every page uses: a figure with its downloads (SVG from the camera button, HTML, CSV or NPZ) and the
+attention kind / layer / head pickers."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.exports import arrays_npz, table_csv
+from explorer.figures.common import figure_html
+from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
+
+
+def figure_config(figure, name: str) -> dict:
+    """The camera button saves an SVG (vector, for papers) at the figure's own size, rendered by the browser."""
+    height = figure.layout.height or 450
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": name, "height": height,
+                                                           "width": figure.layout.width or max(900, int(height * 1.6)),
+                                                           "scale": 1}}
+
+
+def show_figure(figure, name: str, numbers=None) -> None:
+    """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ."""
+    st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name))
+    columns = st.columns([1, 1, 3])   # wide enough for the button labels inside a narrow column too
+    columns[0].download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
+                               mime="text/html", key=f"html_{name}")
+    if hasattr(numbers, "to_csv"):   # a table
+        columns[1].download_button("⬇ CSV", data=lambda: table_csv(numbers), file_name=f"{name}.csv",
+                                   mime="text/csv", key=f"csv_{name}")
+    elif numbers is not None:
+        columns[1].download_button("⬇ NPZ", data=lambda: arrays_npz(numbers), file_name=f"{name}.npz",
+                                   mime="application/octet-stream", key=f"npz_{name}")
+
+
+def choose_head(config, prefix: str, first_kind: str = "encoder") -> tuple[str, int, int]:
+    """Kind, layer and head pickers in one row; their state is kept per page (key prefix)."""
+    kinds = sorted(ATTENTION_KINDS, key=lambda kind: kind != first_kind)
+    left, middle, right = st.columns([2, 1, 1])
+    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=f"{prefix}_kind", horizontal=True)
+    layer = middle.selectbox("Layer", range(config.layers(kind)), key=f"{prefix}_layer")
+    head = right.selectbox("Head", range(config.heads), key=f"{prefix}_head")
+    return kind, layer, head
