@@ -51,6 +51,15 @@ def parse_heads(spec: str, config: TransformerConfig) -> list[HeadSpec]:
     return sorted(heads)
 
 
+# A set of heads as it crosses the app: sorted, no repeats, hashable (a cache key). Parsed from text only at the
+# edges: the CLI, the URL, a saved file.
+HeadSet = tuple[HeadSpec, ...]
+
+
+def head_set(heads: Iterable[HeadSpec]) -> HeadSet:
+    return tuple(sorted(set(heads)))
+
+
 def format_heads(heads: Iterable[HeadSpec]) -> str:
     return ",".join(str(h) for h in sorted(heads))
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
-from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, parse_heads
+from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
 from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
                               heads_without_role, importance_scores, least_important, pruning_curve, token_diff)
 from explorer.roles import Thresholds
@@ -84,7 +84,7 @@ with st.expander("Heads (ticked = pruned)", expanded=True):
             for head in range(config.heads):
                 spec = HeadSpec(kind, layer, head)
                 cells[head + 1].checkbox(str(spec), key=toggle_key[spec])
-pruned = [spec for spec in heads if st.session_state.get(toggle_key[spec])]
+pruned = head_set(spec for spec in heads if st.session_state.get(toggle_key[spec]))
 # The pruned heads travel in the URL (views/url_state.py): shared links open with the same heads pruned.
 st.session_state["url_pruned"] = format_heads(pruned)
 if pruned:
@@ -94,7 +94,7 @@ elif "pruned" in st.query_params:
 st.caption(f"{len(pruned)} of {len(heads)} heads pruned" + (f": {format_heads(pruned)}" if pruned else ""))
 
 _, base = current_trace()
-_, after = current_trace(format_heads(pruned), notices=False)
+_, after = current_trace(pruned, notices=False)
 st.header("Translation")
 left, right = st.columns(2)
 left.markdown("**Unpruned**")
@@ -115,8 +115,8 @@ corpus_choice = st.radio("Measure", ["the example sentences: pruned vs unpruned 
 
 if corpus_choice.startswith("the example"):
     modified = weights_mtime(path)
-    reference = example_translations(path, modified, "")
-    output = example_translations(path, modified, format_heads(pruned))
+    reference = example_translations(path, modified, ())
+    output = example_translations(path, modified, pruned)
     st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}")
 else:
     paths = st.columns(3)
@@ -124,21 +124,21 @@ else:
     ref_path = paths[1].text_input("German references", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref")
     limit = paths[2].number_input("Sentence pairs", 10, 5000, 200, key="prune_limit")
     # Scoring a corpus translates it twice: only when asked, never on every head toggle.
-    request = (src_path, ref_path, limit, format_heads(pruned))
+    request = (src_path, ref_path, limit, pruned)
     if st.button("Score the corpus", key="prune_score"):
         try:
             with st.spinner(f"Translating {limit} sentences with and without the pruned heads…"):
-                scores = [corpus_score(path, weights_mtime(path), src_path, ref_path, limit, heads_text)
-                          for heads_text in (request[3], "")]
+                scores = [corpus_score(path, weights_mtime(path), src_path, ref_path, limit, heads)
+                          for heads in (request[3], ())]
             st.session_state["prune_corpus_score"] = (request, *scores)
         except CorpusError as error:
             st.error(str(error))
     scored = st.session_state.get("prune_corpus_score")
     if scored and scored[0][:3] == request[:3]:
-        pruned_text = scored[0][3]
-        st.metric(f"BLEU on the first {limit} pairs" + (", pruned" if pruned_text else ""), f"{scored[1]:.2f}",
+        scored_heads = scored[0][3]
+        st.metric(f"BLEU on the first {limit} pairs" + (", pruned" if scored_heads else ""), f"{scored[1]:.2f}",
                   f"{scored[1] - scored[2]:+.2f} vs unpruned")
-        if pruned_text != request[3]:
+        if scored_heads != request[3]:
             st.caption("The pruned heads have changed since: score again to update.")
 
 st.header("Pruning curve")

@@ -17,7 +17,7 @@ from explorer.decoding_steps import beam_tree
 from explorer.domain import familiarity
 from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
-from explorer.head_sets import head_mask, parse_heads
+from explorer.head_sets import HeadSet, head_mask
 from explorer.importance import ParallelCorpus, corpus_bleu
 from explorer.inputs import InputError, prepare_source, unknown_characters
 from explorer.trace import Trace, trace_sentence
@@ -50,11 +50,10 @@ def cached_checkpoint(path: str, modified: float) -> Checkpoint:
 
 
 @st.cache_data(show_spinner="Translating…", max_entries=256)
-def cached_trace(path: str, modified: float, sentence: str, beam_size: int, pruned: str = "",
+def cached_trace(path: str, modified: float, sentence: str, beam_size: int, pruned: HeadSet = (),
                  fix_casing: bool = True) -> Trace:
-    """pruned: the masked heads as HeadSpec text ("" for none), so each pruning has its own cache entry."""
-    checkpoint = cached_checkpoint(path, modified)
-    return trace_sentence(checkpoint, sentence, beam_size=beam_size, pruned=parse_heads(pruned, checkpoint.model.config),
+    """pruned: the masked heads (a HeadSet, hashable), so each pruning has its own cache entry."""
+    return trace_sentence(cached_checkpoint(path, modified), sentence, beam_size=beam_size, pruned=pruned,
                           fix_casing=fix_casing)
 
 
@@ -65,19 +64,19 @@ def cached_beam_tree(path: str, modified: float, text: str, beam_size: int, alph
 
 
 @st.cache_data(max_entries=64, show_spinner="Translating the examples…")
-def example_translations(path: str, modified: float, pruned: str) -> list[str]:
+def example_translations(path: str, modified: float, pruned: HeadSet) -> list[str]:
     # `modified` keys the cache on the weights' mtime, like cached_trace: a retrained folder is never stale.
     checkpoint = cached_checkpoint(path, modified)
-    return translate(checkpoint, EXAMPLES, pruned=parse_heads(pruned, checkpoint.model.config))
+    return translate(checkpoint, EXAMPLES, pruned=pruned)
 
 
 @st.cache_data(max_entries=64, show_spinner="Translating the corpus…")
-def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pruned: str) -> float:
+def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pruned: HeadSet) -> float:
     """BLEU of the model (with these heads pruned) on the first `limit` pairs of a parallel corpus."""
     checkpoint = cached_checkpoint(path, modified)
     sources, references = read_parallel(Path(src).expanduser(), Path(ref).expanduser())
     corpus = ParallelCorpus.build(checkpoint, sources[:limit], references[:limit])
-    return corpus_bleu(checkpoint, corpus, head_mask(parse_heads(pruned, checkpoint.model.config), checkpoint.model.config))
+    return corpus_bleu(checkpoint, corpus, head_mask(pruned, checkpoint.model.config))
 
 
 def weights_mtime(path: str) -> float:
@@ -105,7 +104,7 @@ def current_checkpoint() -> Checkpoint:
         st.stop()
 
 
-def current_trace(pruned: str = "", notices: bool = True) -> tuple[Checkpoint, Trace]:
+def current_trace(pruned: HeadSet = (), notices: bool = True) -> tuple[Checkpoint, Trace]:
     """The chosen model and its trace of the current sentence; a message instead when there is none.
     notices: say what happened to the sentence (cut, recased, unfamiliar); once per page."""
     chosen = selection()
