@@ -108,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     evolution.add_argument("--every", type=positive_int, default=1, help="every N-th epoch (and the last)")
     evolution.add_argument("--limit", type=positive_int, help="only the first N sentences")
 
+    heads = commands.add_parser("heads", help="the table of heads: roles, their scores and importance, from the "
+                                              "checkpoint's head_roles.json and head_importance.json")
+    with_model(heads, decoding=False)
+    heads.add_argument("--json", action="store_true", help="one JSON object: head → its row")
+
     importance = commands.add_parser("importance", help="gradient-based and ablation importance of every head")
     with_model(importance, decoding=False)
     importance.add_argument("--src", required=True, type=Path, help="English sentences, one per line (plain or .gz)")
@@ -327,10 +332,29 @@ def run_prune_curve(args: argparse.Namespace) -> None:
     print(f"{curve['pairs']} pairs, {curve['seconds']:.1f} s")
 
 
+def run_heads(args: argparse.Namespace) -> None:
+    from explorer.head_table import head_table
+    from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
+
+    checkpoint = load_checkpoint(args.model)
+    roles, importance = shipped(checkpoint, ROLES_FILE), shipped(checkpoint, IMPORTANCE_FILE)
+    if not roles and not importance:
+        raise InputError(f"{args.model}: has no {ROLES_FILE} or {IMPORTANCE_FILE}; compute them with the roles and "
+                         "importance commands (scripts/ship_analyses.sh writes both)")
+    table = head_table(roles, importance)
+    if args.json:
+        print(table.to_json(orient="index", force_ascii=False))
+    else:
+        import pandas as pd
+
+        with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
+            print(table.to_string(float_format=lambda value: f"{value:.3f}"))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"translate": run_translate, "evaluate": run_evaluate, "trace": run_trace, "roles": run_roles,
-                "evolution": run_evolution,
+                "evolution": run_evolution, "heads": run_heads,
                 "importance": run_importance, "prune-curve": run_prune_curve}
     try:
         handlers[args.command](args)

@@ -18,7 +18,6 @@ import torch
 from explorer.head_sets import HeadSpec, all_heads, head_mask
 from explorer.importance import ParallelCorpus, corpus_bleu
 from explorer.inputs import prepare_source
-from explorer.roles import Thresholds, reclassified
 from models.checkpoint import Checkpoint
 from models.hooks import model_run
 from models.tokenizer import BOS, EOS
@@ -55,12 +54,6 @@ def least_important(scores: dict[HeadSpec, float], fraction: float, heads: list[
     if not 0 <= fraction <= 1:
         raise ValueError(f"the fraction of heads to prune must be between 0 and 1, got {fraction}")
     return importance_order(scores, heads)[: round(fraction * len(heads))]
-
-
-def heads_without_role(roles_report: dict, thresholds: Thresholds | None = None) -> list[HeadSpec]:
-    """The heads to prune to 'keep only the heads with a role', at the given thresholds (default: as stored)."""
-    entries = reclassified(roles_report, thresholds) if thresholds else roles_report["heads"]
-    return [HeadSpec(h["kind"], h["layer"], h["head"]) for h in entries if not h["roles"]]
 
 
 def curve_heads(kind: str, every: list[HeadSpec]) -> list[HeadSpec]:

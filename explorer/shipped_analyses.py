@@ -32,15 +32,16 @@ def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
 def summary(roles: dict | None, importance: dict | None) -> dict[str, str]:
     """One model's analyses in a few lines: its strongest candidate per role, where the roles were measured,
     and its most important head (the largest BLEU drop when masked alone)."""
+    from explorer.head_table import head_table, most_important
     from explorer.roles import corpus_description, role_summary
 
     lines = {}
     if roles:
         lines.update(role_summary(roles["heads"]))
         lines["roles measured"] = corpus_description(roles)
-    if importance:
-        top = min(importance["heads"], key=lambda h: h.get("bleu_change", 0))
-        lines["most important (BLEU drop alone)"] = f"{top['spec']} ({top.get('bleu_change', 0):+.2f})"
+    top = most_important(head_table(None, importance)) if importance else None
+    if top:
+        lines["most important (BLEU drop alone)"] = top
     return lines
 
 

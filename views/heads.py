@@ -8,7 +8,9 @@ import streamlit as st
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.attention import attention_heatmap
 from explorer.figures.head_roles import EVOLUTION_MEASURES, evolution_figure, offset_histogram, role_map, syntactic_evidence
+from explorer.exports import table_csv
 from explorer.head_evolution import EVOLUTION_FILE
+from explorer.head_table import ROLE_COLUMNS, head_table
 from explorer.importance import importance_report
 from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
 from explorer.treebank import trees_of
@@ -74,17 +76,11 @@ if entries:
                             pd.DataFrame([{k: e[k] for k in ("spec", "confidence")} | {"roles": ", ".join(e["roles"])}
                                           for e in kind_entries]))
     with right:
-        table = pd.DataFrame([{
-            "head": e["spec"], "roles": ", ".join(e["roles"]), "confidence": e["confidence"],
-            "offset": (e.get("positional") or {}).get("offset"), "offset share": (e.get("positional") or {}).get("share"),
-            "rare rate": (e.get("rare_token") or {}).get("rate"),
-            "rare chance": (e.get("rare_token") or {}).get("chance"),
-            "rare or 2nd rarest": (e.get("rare_token") or {}).get("rate_top2"),
-            "syntactic": ", ".join(e.get("syntactic_relations", [])),
-            "importance": scores.get(e["spec"])} for e in entries])
-        st.dataframe(table, key="heads_table", hide_index=True, height=700)
-        st.download_button("⬇ CSV", table.to_csv(index=False).encode(), file_name=f"{checkpoint.name}-heads.csv",
-                           mime="text/csv", key="heads_csv")
+        table = head_table(roles, importance, thresholds)
+        shown = table[[c for c in ROLE_COLUMNS[3:]]].assign(importance=table.get(measure))
+        st.dataframe(shown, key="heads_table", height=700)
+        st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-heads.csv",
+                           mime="text/csv", key="heads_csv", help="Every column of the head table, importance included.")
 
     st.header("One head")
     by_spec = {e["spec"]: e for e in entries}

@@ -10,7 +10,8 @@ from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analys
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
 from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
 from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
-                              heads_without_role, importance_scores, least_important, pruning_curve, token_diff)
+                              importance_scores, least_important, pruning_curve, token_diff)
+from explorer.head_table import head_table, heads_without_role
 from explorer.roles import Thresholds
 from explorer.translation import bleu
 from models.data import CorpusError, read_parallel
@@ -60,7 +61,7 @@ presets[1].button("Prune them", key="prune_least", disabled=importance is None, 
     set(least_important(importance_scores(importance, normalisation), fraction / 100, heads))))
 # "Keep only heads with a role" at the thresholds set on the Heads page (or the defaults), said before it is done.
 thresholds = Thresholds(**st.session_state.get("role_thresholds", asdict(Thresholds())))
-without_role = heads_without_role(roles, thresholds) if roles else list(heads)
+without_role = heads_without_role(head_table(roles, None, thresholds)) if roles else list(heads)
 presets[2].button("Keep only heads with a role", key="prune_roles", disabled=len(without_role) == len(heads),
                   on_click=lambda: set_pruned(set(without_role)),
                   help=f"Prunes the {len(without_role)} of {len(heads)} heads that have no role at the Heads "

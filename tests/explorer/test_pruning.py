@@ -9,7 +9,8 @@ import torch
 from explorer.head_sets import HeadSpec, all_heads, head_mask, parse_heads
 from explorer.importance import ParallelCorpus, gradient_importance
 from explorer.roles import Thresholds
-from explorer.pruning import (compare_steps, curve_rows, heads_without_role, importance_order, importance_scores,
+from explorer.head_table import head_table, heads_without_role
+from explorer.pruning import (compare_steps, curve_rows, importance_order, importance_scores,
                               least_important, pruning_curve, token_diff)
 from explorer.trace import trace_sentence
 from explorer.translation import translate
@@ -68,10 +69,11 @@ def test_least_important_and_role_selection():
     roles = {"heads": [{"kind": "encoder", "layer": 0, "head": 0, "roles": ["positional"],
                         "positional": {"offset": -1, "share": 0.95}},
                        {"kind": "encoder", "layer": 0, "head": 1, "roles": [], "positional": {"offset": 1, "share": 0.6}}]}
-    assert heads_without_role(roles) == [HeadSpec("encoder", 0, 1)]
+    assert heads_without_role(head_table(roles, None)) == [HeadSpec("encoder", 0, 1)]
     # At the thresholds a person set: lower, both heads have a role; higher, neither has.
-    assert heads_without_role(roles, Thresholds(positional=0.5)) == []
-    assert heads_without_role(roles, Thresholds(positional=0.99)) == [HeadSpec("encoder", 0, 0), HeadSpec("encoder", 0, 1)]
+    assert heads_without_role(head_table(roles, None, Thresholds(positional=0.5))) == []
+    assert heads_without_role(head_table(roles, None, Thresholds(positional=0.99))) == [HeadSpec("encoder", 0, 0),
+                                                                                       HeadSpec("encoder", 0, 1)]
 
 
 def test_token_diff():

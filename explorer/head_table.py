@@ -1,0 +1,65 @@
+"""One table of a model's heads: roles, the scores behind them and importance, indexed by head ("enc.0.3").
+
+Built once from the analyses (shipped in the checkpoint folder or recomputed) and used by the Heads, Compare
+and Prune pages and by `python -m explorer heads`, so every view reads the same numbers the same way.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from explorer.head_sets import HeadSpec
+from explorer.roles import Thresholds, reclassified
+
+# Importance columns: the measures head_importance.json holds per head.
+IMPORTANCE_MEASURES = ("gradient_importance", "gradient_importance_normalised", "loss_change", "bleu_change")
+ROLE_COLUMNS = ("kind", "layer", "head", "roles", "confidence", "offset", "offset share", "rare rate", "rare chance",
+                "rare or 2nd rarest", "syntactic")
+
+
+def _label(entry: dict) -> str:
+    return entry.get("spec") or str(HeadSpec(entry["kind"], entry["layer"], entry["head"]))
+
+
+def _role_row(entry: dict) -> dict:
+    positional, rare = entry.get("positional") or {}, entry.get("rare_token") or {}
+    return {"kind": entry["kind"], "layer": entry["layer"], "head": entry["head"], "roles": ", ".join(entry["roles"]),
+            "confidence": entry.get("confidence"), "offset": positional.get("offset"), "offset share": positional.get("share"),
+            "rare rate": rare.get("rate"), "rare chance": rare.get("chance"), "rare or 2nd rarest": rare.get("rate_top2"),
+            "syntactic": ", ".join(entry.get("syntactic_relations", []))}
+
+
+def head_table(roles: dict | None, importance: dict | None, thresholds: Thresholds | None = None) -> pd.DataFrame:
+    """Per head, one row: role columns (from roles, re-classified at `thresholds` when given) and importance
+    columns (from importance); either side may be missing. Index: the head's spec, in model order."""
+    rows: dict[str, dict] = {}
+    if roles:
+        entries = reclassified(roles, thresholds) if thresholds else roles["heads"]
+        rows = {_label(entry): _role_row(entry) for entry in entries}
+    for entry in (importance or {}).get("heads", []):
+        row = rows.setdefault(_label(entry), {"kind": entry["kind"], "layer": entry["layer"], "head": entry["head"]})
+        row.update({measure: entry.get(measure) for measure in IMPORTANCE_MEASURES})
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "spec"
+    for column in ("layer", "head", "offset"):        # whole numbers, with a gap where a head has none
+        if column in table:
+            table[column] = table[column].astype("Int64")
+    return table
+
+
+def spec_of(table: pd.DataFrame, label: str) -> HeadSpec:
+    row = table.loc[label]
+    return HeadSpec(row["kind"], int(row["layer"]), int(row["head"]))
+
+
+def heads_without_role(table: pd.DataFrame) -> list[HeadSpec]:
+    """The heads to prune to 'keep only the heads with a role' (the table's thresholds)."""
+    return [spec_of(table, label) for label in table.index[table["roles"] == ""]]
+
+
+def most_important(table: pd.DataFrame) -> str | None:
+    """The head whose masking alone costs the most BLEU, as "enc.0.3 (−1.20)"; None without ablation results."""
+    if "bleu_change" not in table or table["bleu_change"].isna().all():
+        return None
+    label = table["bleu_change"].idxmin()
+    return f"{label} ({table.loc[label, 'bleu_change']:+.2f})"
