@@ -52,7 +52,8 @@ for column, label in zip(st.columns(widths), labels):
     pattern = trace.pattern(kind)[layer]
     with column:
         show_figure(layer_heads(pattern, trace.query_tokens(kind), trace.key_tokens(kind),
-                                f"{label}: {kind}, layer {layer}",
+                                f"{models[label].model.config.heads} head{'s' if models[label].model.config.heads > 1 else ''}, "
+                                f"{kind} L{layer}",
                                 focus_row=focus if kind == "encoder" else None,
                                 focus_column=focus if kind in ("encoder", "cross") else None),
                     f"compare-{models[label].name}-{kind}-L{layer}", {"pattern": pattern})

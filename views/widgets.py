@@ -21,15 +21,16 @@ def figure_config(figure, name: str) -> dict:
 def show_figure(figure, name: str, numbers=None) -> None:
     """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ."""
     st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name))
-    columns = st.columns([1, 1, 3])   # wide enough for the button labels inside a narrow column too
-    columns[0].download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
-                               mime="text/html", key=f"html_{name}")
+    # A row that wraps: in a narrow column (Compare's 1-head panel) the buttons go under each other, never cut.
+    row = st.container(horizontal=True)
+    row.download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
+                        mime="text/html", key=f"html_{name}")
     if hasattr(numbers, "to_csv"):   # a table
-        columns[1].download_button("⬇ CSV", data=lambda: table_csv(numbers), file_name=f"{name}.csv",
-                                   mime="text/csv", key=f"csv_{name}")
+        row.download_button("⬇ CSV", data=lambda: table_csv(numbers), file_name=f"{name}.csv",
+                            mime="text/csv", key=f"csv_{name}")
     elif numbers is not None:
-        columns[1].download_button("⬇ NPZ", data=lambda: arrays_npz(numbers), file_name=f"{name}.npz",
-                                   mime="application/octet-stream", key=f"npz_{name}")
+        row.download_button("⬇ NPZ", data=lambda: arrays_npz(numbers), file_name=f"{name}.npz",
+                            mime="application/octet-stream", key=f"npz_{name}")
 
 
 def choose_head(config, prefix: str, first_kind: str = "encoder") -> tuple[str, int, int]:
