@@ -49,14 +49,19 @@ class HookPoint(FastCall):
         self.name = ""  # filled in by name_hook_points() once the model is assembled
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        state = _ACTIVE.get()
-        if state is None or not state.hooks:
-            return x
-        for hook in state.hooks.get(self.name, ()):
-            replaced = hook(x, self.name)
-            if replaced is not None:
-                x = replaced
+        return apply_hooks(self.name, x)
+
+
+def apply_hooks(name: str, x: torch.Tensor) -> torch.Tensor:
+    """Run the current call's hooks for the hook point `name` on x (each may replace it); x when there are none."""
+    state = _ACTIVE.get()
+    if state is None or not state.hooks:
         return x
+    for hook in state.hooks.get(name, ()):
+        replaced = hook(x, name)
+        if replaced is not None:
+            x = replaced
+    return x
 
 
 def name_hook_points(model: torch.nn.Module) -> list[str]:
