@@ -13,6 +13,7 @@ third of its per-step overhead.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import torch
@@ -39,13 +40,18 @@ def derived_weight(owner: nn.Module, name: str, sources: tuple[torch.Tensor, ...
 
 
 def linear(owner: nn.Module, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """x Wᵀ + b for W stored [out, in]. MKL streams a matrix fastest when its rows are long, so without
-    gradients a W with more outputs than inputs (the feed-forward's [1024, 256]) is multiplied as a contiguous
-    [in, out] copy; the others ([256, 1024], square) are already best as they are."""
-    if weight.shape[0] <= weight.shape[1] or needs_gradients(weight):
+    """x Wᵀ + b for W stored [out, in]. A one-token step multiplies a [1, in] row by W, and MKL streams a
+    matrix fastest when its rows are long: without gradients a W with at least as many outputs as inputs
+    (the feed-forward's [1024, 256], the square attention projections) is multiplied as a contiguous
+    [in, out] copy; the feed-forward's second matrix ([256, 1024]) is best as it is."""
+    if needs_gradients(weight):
         return F.linear(x, weight, bias)
-    long_rows = derived_weight(owner, "_long_rows", (weight,), torch.t)
-    return torch.addmm(bias, x.reshape(-1, x.shape[-1]), long_rows).view(*x.shape[:-1], -1)
+    if weight.shape[0] >= weight.shape[1]:
+        in_out = derived_weight(owner, "_in_out", (weight,), torch.t)
+    else:
+        in_out = weight.t()
+    # One 2-D addmm: for the [1, 1, d] input of a decoding step it skips F.linear's batched-input handling.
+    return torch.addmm(bias, x.reshape(-1, x.shape[-1]), in_out).view(*x.shape[:-1], -1)
 
 
 def fused_qkv(owner: nn.Module, x: torch.Tensor, projections: tuple[nn.Module, nn.Module, nn.Module]) -> list[torch.Tensor]:
@@ -63,22 +69,60 @@ def transposed_output_projection(owner: nn.Module, x: torch.Tensor, embedding: t
     return (x.reshape(-1, x.shape[-1]) @ transposed).view(*x.shape[:-1], -1)
 
 
-def _torch_hooks_in_use(module: nn.Module) -> bool:
-    return bool(module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
-                or module._backward_pre_hooks or torch_module._global_forward_hooks
-                or torch_module._global_forward_pre_hooks or torch_module._global_backward_hooks
-                or torch_module._global_backward_pre_hooks)
+def global_torch_hooks() -> bool:
+    """Whether any hook is registered for every module at once (torch.nn.modules.module.register_module_*)."""
+    return bool(torch_module._global_forward_hooks or torch_module._global_forward_pre_hooks
+                or torch_module._global_backward_hooks or torch_module._global_backward_pre_hooks)
+
+
+@functools.cache
+def _torch_called(cls: type) -> type:
+    """cls, but called through nn.Module.__call__ (so torch's module hooks run)."""
+    return type(cls.__name__, (cls,), {"__call__": nn.Module.__call__, "__module__": cls.__module__})
 
 
 class FastCall(nn.Module):
-    """A module called straight through forward, unless someone registered torch's own module hooks.
+    """A module called straight through forward: nn.Module.__call__ exists to run torch's own module hooks,
+    which this project does not need (its hooks are per call, models/hooks.py).
 
-    nn.Module.__call__ exists to run torch's module hooks; this project's hooks are per call (models/hooks.py),
-    so it skips that machinery, but a hook registered with register_forward_hook (as Captum and other tools
-    do) still runs: the module then goes through nn.Module.__call__ as usual.
+    But tools built on torch hooks (Captum and others) must still work: registering a torch hook on such a
+    module turns it (this instance only) into an ordinary module called through nn.Module.__call__, and
+    Transformer.encode/decode do the same for every module when a global module hook is registered.
     """
 
-    def __call__(self, *args, **kwargs):
-        if _torch_hooks_in_use(self):
-            return nn.Module.__call__(self, *args, **kwargs)
-        return self.forward(*args, **kwargs)
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__call__" not in cls.__dict__:
+            cls.__call__ = cls.forward       # looked up on the class: no per-call check at all
+
+    def use_torch_call(self) -> None:
+        if type(self).__call__ is not nn.Module.__call__:
+            self.__class__ = _torch_called(type(self))
+
+    def register_forward_hook(self, *args, **kwargs):
+        self.use_torch_call()
+        return super().register_forward_hook(*args, **kwargs)
+
+    def register_forward_pre_hook(self, *args, **kwargs):
+        self.use_torch_call()
+        return super().register_forward_pre_hook(*args, **kwargs)
+
+    def register_full_backward_hook(self, *args, **kwargs):
+        self.use_torch_call()
+        return super().register_full_backward_hook(*args, **kwargs)
+
+    def register_full_backward_pre_hook(self, *args, **kwargs):
+        self.use_torch_call()
+        return super().register_full_backward_pre_hook(*args, **kwargs)
+
+    def register_backward_hook(self, *args, **kwargs):
+        self.use_torch_call()
+        return super().register_backward_hook(*args, **kwargs)
+
+
+def use_torch_calls_if_hooked_globally(model: nn.Module) -> None:
+    """Every FastCall module of model goes through nn.Module.__call__ once a global module hook exists."""
+    if global_torch_hooks():
+        for module in model.modules():
+            if isinstance(module, FastCall):
+                module.use_torch_call()

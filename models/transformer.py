@@ -252,6 +252,7 @@ class Transformer(nn.Module):
     # -- forward -----------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src [B, S] → (memory [B, S, d], source padding mask [B, 1, 1, S])."""
+        fast_inference.use_torch_calls_if_hooked_globally(self)
         mask = self.padding_mask(src)
         x = self.encoder.embed_tokens(src, self.positions[: src.shape[1]])
         for layer in self.encoder.layers:
@@ -265,6 +266,7 @@ class Transformer(nn.Module):
         With a cache (from new_cache), earlier positions' keys/values are reused and tgt holds only the new ones.
         src_mask None: every source position is a real token (nothing for cross-attention to hide).
         """
+        fast_inference.use_torch_calls_if_hooked_globally(self)
         length = tgt.shape[1]
         x = self.decoder.embed_tokens(tgt, self.positions[start: start + length])
         # Query i (absolute position start+i) may see keys 0..start+i. In a full (teacher-forced) pass

@@ -127,3 +127,21 @@ def test_a_file_in_the_old_layout_loads_to_the_same_model(tiny_checkpoint, tmp_p
     from safetensors import safe_open
     with safe_open(str(folder / "model.safetensors"), "pt") as handle:
         assert handle.metadata()[LAYOUT_KEY] == "out_in"
+
+
+def test_a_global_module_hook_sees_every_attention_block(tiny_tokenizer):
+    """torch.nn.modules.module.register_module_forward_hook (every module at once) must reach our modules too."""
+    from torch.nn.modules.module import register_module_forward_hook
+
+    torch.manual_seed(0)
+    model = Transformer(tiny_config()).eval()
+    src = batch_of(tiny_tokenizer, SENTENCES[:1])
+    seen = []
+    handle = register_module_forward_hook(lambda module, inputs, output: seen.append(type(module).__name__))
+    try:
+        model(src, src[:, :3])
+    finally:
+        handle.remove()
+    config = model.config
+    assert seen.count("MultiHeadAttention") == config.encoder_layers + 2 * config.decoder_layers
+    assert seen.count("HookPoint") == len(model.hook_names)
