@@ -30,7 +30,11 @@ def derived_weight(owner: nn.Module, name: str, sources: tuple[torch.Tensor, ...
     """build(*sources): a copy of weights in a faster layout, kept on owner and rebuilt whenever a source
     changes. Training steps, load_state_dict and in-place edits all bump a tensor's version counter, and
     replacing .data changes its storage, so a stale copy is never used."""
-    key = tuple((source.data_ptr(), source._version) for source in sources)
+    # Checked on every call of a decoding step, so built without a generator (a third of this function's time).
+    if len(sources) == 1:
+        key = (sources[0].data_ptr(), sources[0]._version)
+    else:
+        key = tuple([(source.data_ptr(), source._version) for source in sources])
     cached = owner.__dict__.get(name)
     if cached is None or cached[0] != key:
         with torch.inference_mode(False), torch.no_grad():  # a normal tensor: usable outside inference mode too

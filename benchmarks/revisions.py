@@ -1,0 +1,93 @@
+"""Is this tree as fast as an earlier revision? Greedy decoding and full capture, A/B in one run.
+
+    .venv/bin/python benchmarks/revisions.py --before REVISION [--rounds 60]
+
+Checks REVISION out into a temporary git worktree, starts one worker process for it and one for this tree
+(each loads models/en-de-h8 of its own tree, one torch thread), and asks them in turn, alternating which goes
+first, to time a greedy translation of a 20-token sentence and a forward pass with every hook captured. The
+workers never run at the same time, so load on the machine hits both alike. Prints each side's median and the
+median of the per-round ratios this ÷ before (p10–p90): ≤ 1 means no slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SENTENCE = "A young man in a blue jacket and a black hat is playing the guitar on a busy street corner at night."
+MEASURES = ("greedy", "capture")
+
+
+def worker(root: str) -> None:
+    """Answer each line on stdin with the seconds of one greedy translation and one captured forward."""
+    sys.path.insert(0, root)
+    import torch
+
+    from explorer.inputs import prepare_source
+    from models.checkpoint import load_checkpoint
+    from models.decoding import greedy
+    from models.hooks import capture
+
+    torch.set_num_threads(1)
+    checkpoint = load_checkpoint(Path(root) / "models" / "en-de-h8")
+    model = checkpoint.model
+    src = torch.tensor([prepare_source(SENTENCE, checkpoint.tokenizer, 256).ids])
+    tgt = torch.tensor([[2] + greedy(model, src).tokens[0]])
+    with torch.inference_mode():
+        for _ in sys.stdin:
+            started = time.perf_counter()
+            for _ in range(3):
+                greedy(model, src)
+            middle = time.perf_counter()
+            for _ in range(3):
+                with capture(model.hook_names, "*"):
+                    model(src, tgt)
+            print((middle - started) / 3, (time.perf_counter() - middle) / 3, flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", required=True, help="a git revision, e.g. HEAD~5 or a commit hash")
+    parser.add_argument("--rounds", type=int, default=60)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        before = Path(folder) / "before"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before], check=True)
+        try:
+            sides = {"before": before, "this": ROOT}
+            workers = {name: subprocess.Popen([sys.executable, __file__, "--worker", str(root)], stdin=subprocess.PIPE,
+                                              stdout=subprocess.PIPE, text=True) for name, root in sides.items()}
+            times = {name: {m: [] for m in MEASURES} for name in sides}
+            for round_ in range(args.rounds + 2):
+                for name in ("before", "this") if round_ % 2 else ("this", "before"):
+                    workers[name].stdin.write("go\n")
+                    workers[name].stdin.flush()
+                    values = [float(v) for v in workers[name].stdout.readline().split()]
+                    if round_ >= 2:                                   # two warm-up rounds
+                        for measure, value in zip(MEASURES, values):
+                            times[name][measure].append(value)
+            for process in workers.values():
+                process.stdin.close()
+                process.wait()
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], check=False)
+    print(f"{args.rounds} alternating rounds, one torch thread each; this tree ÷ {args.before}")
+    for measure in MEASURES:
+        ratios = [a / b for a, b in zip(times["this"][measure], times["before"][measure])]
+        deciles = statistics.quantiles(ratios, n=10)
+        print(f"  {measure:8s} before {statistics.median(times['before'][measure]) * 1e3:6.2f} ms   this "
+              f"{statistics.median(times['this'][measure]) * 1e3:6.2f} ms   ratio {statistics.median(ratios):.3f} "
+              f"(p10–p90 {deciles[0]:.3f}–{deciles[-1]:.3f})")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        worker(sys.argv[2])
+    else:
+        main()
