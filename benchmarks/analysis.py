@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, shipped  # noqa: E402
-from explorer.importance import ParallelCorpus, gradient_importance  # noqa: E402
+from explorer.importance import gradient_importance  # noqa: E402
+from explorer.parallel_corpus import ParallelCorpus  # noqa: E402
 from explorer.pruning import importance_scores, pruning_curve  # noqa: E402
 from explorer.roles import analyse_roles  # noqa: E402
 from explorer.treebank import read_trees  # noqa: E402

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from explorer.head_sets import HeadSpec, all_heads, head_mask
-from explorer.importance import ParallelCorpus, corpus_bleu
+from explorer.parallel_corpus import ParallelCorpus, corpus_bleu
 from explorer.inputs import prepare_source
 from models.checkpoint import Checkpoint
 from models.hooks import model_run

@@ -18,7 +18,7 @@ from explorer.domain import familiarity
 from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
 from explorer.head_sets import HeadSet, head_mask
-from explorer.importance import ParallelCorpus, corpus_bleu
+from explorer.parallel_corpus import ParallelCorpus, corpus_bleu
 from explorer.inputs import InputError, prepare_source, unknown_characters
 from explorer.trace import Trace, trace_sentence
 from explorer.translation import translate

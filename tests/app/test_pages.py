@@ -281,7 +281,7 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
 
 
 def test_prune_page_scores_a_corpus_only_when_asked(h8):
-    from explorer.importance import ParallelCorpus, corpus_bleu
+    from explorer.parallel_corpus import ParallelCorpus, corpus_bleu
     from models.data import read_parallel
     from tests.conftest import MULTI30K
 

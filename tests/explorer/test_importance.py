@@ -3,8 +3,8 @@
 import pytest
 
 from explorer.head_sets import HeadSpec
-from explorer.importance import (ParallelCorpus, ablation, corpus_bleu, corpus_loss, gradient_importance,
-                                 importance_report)
+from explorer.importance import ablation, gradient_importance, importance_report
+from explorer.parallel_corpus import ParallelCorpus, corpus_bleu, corpus_loss
 from models.data import make_training_batch, read_parallel
 from models.hooks import model_run
 from tests.conftest import MULTI30K

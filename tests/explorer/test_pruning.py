@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from explorer.head_sets import HeadSpec, all_heads, head_mask, parse_heads
-from explorer.importance import ParallelCorpus, gradient_importance
+from explorer.importance import gradient_importance
+from explorer.parallel_corpus import ParallelCorpus
 from explorer.roles import Thresholds
 from explorer.head_table import head_table, heads_without_role
 from explorer.pruning import (compare_steps, curve_rows, importance_order, importance_scores,
