@@ -54,7 +54,7 @@ normalisation = st.radio("Order heads by", list(NORMALISATIONS), index=list(NORM
 if importance:
     st.caption(f"Importance measured on {importance['corpus'].get('name') or 'a corpus'} "
                f"({importance['corpus']['pairs']} sentence pairs).")
-presets = st.columns([2, 1, 1, 1])
+presets = st.columns([3, 1, 2, 1])   # wide enough for "Keep only heads with a role"
 fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction",
                              disabled=importance is None)
 presets[1].button("Prune them", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
