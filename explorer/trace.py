@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -83,7 +84,7 @@ class Trace:
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {f"{kind}.{name}": value for kind, values in self.attention.items() for name, value in values.items()}
         arrays.update({f"{kind}.mask": mask for kind, mask in self.masks.items()})
-        for side in ("source", "target"):
+        for side in self.positional:          # both sides, or the one side an encoder-only or decoder-only model has
             arrays[f"{side}.positional_encoding"] = self.positional[side]
             arrays[f"{side}.embedding"] = self.embeddings[side]
             arrays[f"{side}.input"] = self.inputs[side]
@@ -114,25 +115,28 @@ class Trace:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["metadata"]))
                 arrays = {k: data[k] for k in data.files if k != "metadata"}
+        kinds = [kind for kind in KINDS if f"{kind}.pattern" in arrays]      # the kinds the model has
+        sides = [side for side in ("source", "target") if f"{side}.input" in arrays]
         attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES if f"{kind}.{name}" in arrays}
-                     for kind in KINDS}
+                     for kind in kinds}
         steps = [StepDistribution(**s) for s in meta.pop("steps")]
-        return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in KINDS},
-                   positional={s: arrays[f"{s}.positional_encoding"] for s in ("source", "target")},
-                   embeddings={s: arrays[f"{s}.embedding"] for s in ("source", "target")},
-                   inputs={s: arrays[f"{s}.input"] for s in ("source", "target")}, steps=steps)
+        return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in kinds},
+                   positional={s: arrays[f"{s}.positional_encoding"] for s in sides},
+                   embeddings={s: arrays[f"{s}.embedding"] for s in sides},
+                   inputs={s: arrays[f"{s}.input"] for s in sides}, steps=steps)
 
 
-def step_distributions(log_probs: torch.Tensor, chosen: list[int], checkpoint: Checkpoint,
+def step_distributions(log_probs: torch.Tensor, chosen: list[int], pieces: Callable[[list[int]], list[str]],
                        top_k: int) -> list[StepDistribution]:
+    """Each step's chosen token and the top-k of its distribution; pieces turns ids into the tokenizer's pieces."""
     probs = log_probs.float().exp()
     entropy = -(probs * log_probs.float().clamp_min(-1e9)).sum(-1)
     top_probs, top_ids = probs.topk(top_k, dim=-1)
     steps = []
     for i, token in enumerate(chosen):
         ids = top_ids[i].tolist()
-        steps.append(StepDistribution(checkpoint.tokenizer.pieces([token])[0], token, float(probs[i, token]),
-                                      float(entropy[i]), ids, checkpoint.tokenizer.pieces(ids),
+        steps.append(StepDistribution(pieces([token])[0], token, float(probs[i, token]),
+                                      float(entropy[i]), ids, pieces(ids),
                                       [float(p) for p in top_probs[i]]))
     return steps
 
@@ -172,5 +176,5 @@ def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned
         positional={s: cache[stack_hook(stack, "pos_encoding")][0].numpy() for s, stack in sides.items()},
         embeddings={s: cache[stack_hook(stack, "embed")][0].numpy() for s, stack in sides.items()},
         inputs={s: cache[stack_hook(stack, "input")][0].numpy() for s, stack in sides.items()},
-        steps=step_distributions(log_probs, chosen, checkpoint, top_k), recased_from=source.recased_from,
+        steps=step_distributions(log_probs, chosen, tokenizer.pieces, top_k), recased_from=source.recased_from,
     )

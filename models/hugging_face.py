@@ -58,9 +58,13 @@ class HuggingFaceModel:
     family: str                            # config.model_type
     folder: Path
     kinds: tuple[str, ...]
-    layers: dict[str, int]                 # kind → number of layers
+    layer_counts: dict[str, int]           # kind → number of layers
     heads: int
     hook_names: list[str] = field(default_factory=list)
+
+    def layers(self, kind: str) -> int:
+        """Layers of one attention kind (0 for a kind the family does not have), as TransformerConfig.layers."""
+        return self.layer_counts.get(kind, 0)
 
     def run_with_cache(self, names: str | list[str] = "*", head_mask: dict | None = None,
                        **inputs) -> tuple[object, ActivationCache]:

@@ -70,7 +70,7 @@ def test_captured_patterns_equal_transformers_eager_attentions(tiny):
     theirs = their_attentions(family, folder, batch)
     assert set(theirs) == set(loaded.kinds)
     for kind, layers in theirs.items():
-        assert loaded.layers[kind] == len(layers) == 2
+        assert loaded.layers(kind) == len(layers) == 2
         for layer, pattern in enumerate(layers):
             torch.testing.assert_close(cache.attention(kind, layer, "pattern"), pattern, atol=1e-5, rtol=0)
     rows = cache.layers(loaded.kinds[0], "pattern").sum(-1)
@@ -85,7 +85,7 @@ def test_a_gate_of_ones_changes_nothing_and_a_zero_gate_silences_the_head(tiny):
     batch = inputs(family)
     kind = loaded.kinds[-1]
     plain, _ = loaded.run_with_cache("*.z", **batch)
-    ones = {k: torch.ones(loaded.layers[k], loaded.heads) for k in loaded.kinds}
+    ones = {k: torch.ones(loaded.layers(k), loaded.heads) for k in loaded.kinds}
     same, _ = loaded.run_with_cache("*.z", head_mask=ones, **batch)
     assert torch.equal(same.logits, plain.logits)
     gates = dict(ones, **{kind: ones[kind].clone()})
@@ -105,7 +105,7 @@ def test_masking_every_cross_attention_head_cuts_the_decoder_loose_from_the_sour
     loaded = load_hugging_face(folder)
     batch = inputs(family)
     other = dict(batch, input_ids=batch["input_ids"].flip(0), attention_mask=batch["attention_mask"].flip(0))
-    gates = {"cross": torch.zeros(loaded.layers["cross"], loaded.heads)}
+    gates = {"cross": torch.zeros(loaded.layers("cross"), loaded.heads)}
     first, _ = loaded.run_with_cache("*.pattern", head_mask=gates, **batch)
     second, _ = loaded.run_with_cache("*.pattern", head_mask=gates, **other)
     torch.testing.assert_close(first.logits, second.logits)
@@ -118,7 +118,7 @@ def test_two_threads_with_different_masks_get_their_own_results(tiny):
     loaded = load_hugging_face(folder)
     batch = inputs(family)
     kind = loaded.kinds[0]
-    masks = [{kind: torch.ones(loaded.layers[kind], loaded.heads)}, {kind: torch.zeros(loaded.layers[kind], loaded.heads)}]
+    masks = [{kind: torch.ones(loaded.layers(kind), loaded.heads)}, {kind: torch.zeros(loaded.layers(kind), loaded.heads)}]
     expected = [loaded.run_with_cache("*.pattern", head_mask=m, **batch)[0].logits for m in masks]
     results, start = [None, None], threading.Barrier(2)
 

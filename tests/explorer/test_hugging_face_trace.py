@@ -1,0 +1,135 @@
+"""Traces of Hugging Face models: tiny random Marian, GPT-2 and BERT with tokenizers built here (SentencePiece,
+byte-level BPE, WordPiece). The trace's patterns are transformers' own, its ids are the ids used, and its
+greedy output is transformers' greedy output."""
+
+import json
+
+import numpy as np
+import pytest
+import sentencepiece as spm
+import torch
+import transformers
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from explorer.hugging_face_trace import load_tokenizer, trace_hugging_face
+from explorer.trace import Trace
+from models.hugging_face import load_hugging_face
+
+TEXT = ["a dog runs in the snow", "two men play football on a field", "a girl reads a book under a tree",
+        "the cat sleeps on the warm sofa", "people walk down a busy street"] * 20
+SENTENCE = "a dog plays in the snow"
+
+
+def marian(folder):
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(TEXT))
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "spm"), vocab_size=40,
+                                   model_type="unigram", hard_vocab_limit=False, bos_id=-1, eos_id=-1, unk_id=0)
+    processor = spm.SentencePieceProcessor(model_file=str(folder / "spm.model"))
+    pieces = [processor.id_to_piece(i) for i in range(1, processor.get_piece_size())]
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{p: i + 3 for i, p in enumerate(pieces)}}
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tokenizer = transformers.MarianTokenizer(source_spm=str(folder / "spm.model"), target_spm=str(folder / "spm.model"),
+                                             vocab=str(folder / "vocab.json"))
+    config = transformers.MarianConfig(
+        vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=16, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32,
+        max_position_embeddings=64, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    return transformers.MarianMTModel(config), tokenizer
+
+
+def gpt2(folder):
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    backend.train_from_iterator(TEXT, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer = transformers.GPT2TokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>",
+                                               bos_token="<|endoftext|>", unk_token="<|endoftext|>")
+    config = transformers.GPT2Config(vocab_size=backend.get_vocab_size(), n_embd=16, n_layer=2, n_head=4, n_positions=64,
+                                     eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
+    return transformers.GPT2LMHeadModel(config), tokenizer
+
+
+def bert(folder):
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    backend.train_from_iterator(TEXT, trainers.WordPieceTrainer(
+        vocab_size=80, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+    tokenizer = transformers.BertTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                               cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    config = transformers.BertConfig(vocab_size=backend.get_vocab_size(), hidden_size=16, num_hidden_layers=2,
+                                     num_attention_heads=4, intermediate_size=32, max_position_embeddings=64)
+    return transformers.BertForMaskedLM(config), tokenizer
+
+
+@pytest.fixture(scope="module", params=[marian, gpt2, bert], ids=["marian", "gpt2", "bert"])
+def folder(request, tmp_path_factory):
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp(request.param.__name__)
+    model, tokenizer = request.param(folder)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def their_run(folder, trace):
+    """transformers' own eager model on the trace's ids: (attentions by our kind names, greedy ids)."""
+    config = transformers.AutoConfig.from_pretrained(folder)
+    cls = {"marian": transformers.MarianMTModel, "gpt2": transformers.GPT2LMHeadModel,
+           "bert": transformers.BertForMaskedLM}[config.model_type]
+    model = cls.from_pretrained(folder, attn_implementation="eager").eval()
+    with torch.no_grad():
+        if config.model_type == "marian":
+            src = torch.tensor([trace.source_ids])
+            out = model(input_ids=src, decoder_input_ids=torch.tensor([trace.target_ids]), output_attentions=True)
+            greedy = model.generate(src, num_beams=1, do_sample=False, max_new_tokens=2 * src.shape[1] + 10)[0].tolist()
+            return {"encoder": out.encoder_attentions, "decoder": out.decoder_attentions,
+                    "cross": out.cross_attentions}, greedy
+        if config.model_type == "gpt2":
+            out = model(input_ids=torch.tensor([trace.target_ids]), output_attentions=True)
+            prompt = torch.tensor([trace.target_ids[: len(trace.target_ids) - len(trace.output_tokens)]])
+            greedy = model.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False, num_beams=1,
+                                    max_new_tokens=30, pad_token_id=config.eos_token_id)[0].tolist()
+            return {"decoder": out.attentions}, greedy
+        out = model(input_ids=torch.tensor([trace.source_ids]), output_attentions=True)
+        return {"encoder": out.attentions}, None
+
+
+def test_the_trace_holds_transformers_own_patterns_for_the_ids_it_used(folder):
+    loaded, tokenizer = load_hugging_face(folder), load_tokenizer(folder)
+    trace = trace_hugging_face(loaded, tokenizer, SENTENCE)
+    theirs, greedy = their_run(folder, trace)
+    assert set(trace.attention) == set(theirs) == set(loaded.kinds)
+    for kind, layers in theirs.items():
+        for layer, pattern in enumerate(layers):
+            np.testing.assert_allclose(trace.pattern(kind)[layer], pattern[0].numpy(), atol=1e-5)
+        assert trace.masks[kind].shape == trace.pattern(kind).shape[-2:]
+    if greedy is not None:                       # the explorer's greedy output is transformers' greedy output
+        eos = loaded.model.config.eos_token_id        # the trace's target ids stop before the final </s>
+        assert greedy[: len(trace.target_ids)] == trace.target_ids and greedy[len(trace.target_ids):] in ([], [eos])
+        assert len(trace.steps) == len(trace.output_tokens) and all(0 <= s.chosen_prob <= 1 for s in trace.steps)
+    if "encoder" in trace.attention:
+        assert trace.source_ids == tokenizer(SENTENCE).input_ids
+
+
+def test_a_trace_of_each_family_saves_and_loads_with_its_own_kinds(folder, tmp_path):
+    loaded, tokenizer = load_hugging_face(folder), load_tokenizer(folder)
+    trace = trace_hugging_face(loaded, tokenizer, SENTENCE)
+    for suffix in (".npz", ".json"):
+        again = Trace.load(trace.save(tmp_path / f"trace{suffix}"))
+        assert set(again.attention) == set(loaded.kinds) and again.source_ids == trace.source_ids
+        assert again.target_ids == trace.target_ids
+        np.testing.assert_allclose(again.pattern(loaded.kinds[0]), trace.pattern(loaded.kinds[0]), atol=1e-6)
+
+
+def test_pruning_every_cross_attention_head_of_marian_cuts_the_output_loose_from_the_source(folder):
+    loaded, tokenizer = load_hugging_face(folder), load_tokenizer(folder)
+    if "cross" not in loaded.kinds:
+        pytest.skip("no cross-attention")
+    gates = {"cross": torch.zeros(loaded.layers("cross"), loaded.heads)}
+    plain = trace_hugging_face(loaded, tokenizer, SENTENCE)
+    pruned = trace_hugging_face(loaded, tokenizer, SENTENCE, head_mask=gates, pruned_text="cross.*.*")
+    other = trace_hugging_face(loaded, tokenizer, "two men play football", head_mask=gates)
+    assert pruned.target_ids == other.target_ids            # the source no longer reaches the decoder
+    assert pruned.pruned == "cross.*.*" and plain.pattern("cross").shape == pruned.pattern("cross").shape
