@@ -25,10 +25,14 @@ CONTINUATION_TOKENS = 30      # how far a decoder-only model continues a prompt
 
 def load_tokenizer(folder: str | Path):
     """The folder's own tokenizer (SentencePiece for Marian, WordPiece for BERT, byte-level BPE for GPT-2…)."""
+    import warnings
+
     from transformers import AutoTokenizer
 
     try:
-        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        with warnings.catch_warnings():       # Marian's "Recommended: pip install sacremoses" (a text normaliser)
+            warnings.filterwarnings("ignore", message=".*sacremoses")
+            return AutoTokenizer.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError, TypeError) as error:
         raise HuggingFaceError(f"{folder}: no tokenizer the explorer can load ({str(error).splitlines()[0]})") from None
 

@@ -170,6 +170,8 @@ def load_hugging_face(folder: str | Path) -> HuggingFaceModel:
                                f"{', '.join(FAMILIES)}")
     import transformers
 
+    transformers.utils.logging.disable_progress_bar()      # no "Loading weights" bar in the CLI's stderr
+    transformers.utils.logging.set_verbosity_error()
     _register_attention()
     class_name, kinds = FAMILIES[family]
     try:

@@ -133,3 +133,24 @@ def test_pruning_every_cross_attention_head_of_marian_cuts_the_output_loose_from
     other = trace_hugging_face(loaded, tokenizer, "two men play football", head_mask=gates)
     assert pruned.target_ids == other.target_ids            # the source no longer reaches the decoder
     assert pruned.pruned == "cross.*.*" and plain.pattern("cross").shape == pruned.pattern("cross").shape
+
+
+def test_the_cli_traces_and_translates_a_hugging_face_folder(folder, tmp_path, capsys):
+    from explorer.cli import main                         # in-process: the CLI's own code, without a new interpreter
+
+    kinds = load_hugging_face(folder).kinds
+    assert main(["trace", "--model", str(folder), "--text", SENTENCE, "--out", str(tmp_path / "t.npz")]) == 0
+    with np.load(tmp_path / "t.npz", allow_pickle=False) as data:
+        meta = json.loads(str(data["metadata"]))
+        assert {name.split(".")[0] for name in data.files if name.endswith(".pattern")} == set(kinds)
+    assert bool(meta["source_ids"]) == ("encoder" in kinds) and bool(meta["target_ids"]) == ("decoder" in kinds)
+    capsys.readouterr()
+    code = main(["translate", "--model", str(folder), "--prune", "enc.0.*" if "encoder" in kinds else "dec.0.1", SENTENCE])
+    out, err = capsys.readouterr()
+    if "decoder" in kinds:
+        assert code == 0 and len(out.splitlines()) == 1 and err == ""
+    else:
+        assert code == 1 and err.startswith("error:") and "encoder only" in err and len(err.splitlines()) == 1
+    assert main(["translate", "--model", str(folder), "--prune", "cross.9.0", SENTENCE]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error:") and "cross.9.0" in err
