@@ -100,16 +100,19 @@ def page(name: str, params: dict, with_layer_select: bool) -> str:
             f"{inline_script(script)}{inline_script(FIT_TO_WIDTH)}</body></html>")
 
 
-def head_view_html(trace: Trace, kinds: tuple[str, ...] = ATTENTION_KINDS, layer: int = 0) -> str:
-    """bertviz's head view: lines from each query token to the tokens it attends to, coloured per head."""
+def head_view_html(trace: Trace, kinds: tuple[str, ...] | None = None, layer: int = 0) -> str:
+    """bertviz's head view: lines from each query token to the tokens it attends to, coloured per head.
+    kinds: those to offer (default: every kind the trace has)."""
+    kinds = kinds or tuple(k for k in ATTENTION_KINDS if k in trace.attention)
     params = {"attention": attention_data(trace, kinds), "default_filter": "0",
               "root_div_id": "", "layer": layer, "heads": None,
               "include_layers": list(range(trace.pattern(kinds[0]).shape[0]))}
     return page("head_view", params, with_layer_select=True)
 
 
-def model_view_html(trace: Trace, kinds: tuple[str, ...] = ATTENTION_KINDS) -> str:
-    """bertviz's model view: a thumbnail per layer and head."""
+def model_view_html(trace: Trace, kinds: tuple[str, ...] | None = None) -> str:
+    """bertviz's model view: a thumbnail per layer and head (default: every kind the trace has)."""
+    kinds = kinds or tuple(k for k in ATTENTION_KINDS if k in trace.attention)
     layers, heads = trace.pattern(kinds[0]).shape[:2]
     params = {"attention": attention_data(trace, kinds), "default_filter": "0", "display_mode": "light",
               "root_div_id": "", "include_layers": list(range(layers)),

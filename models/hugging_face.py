@@ -66,6 +66,15 @@ class HuggingFaceModel:
         """Layers of one attention kind (0 for a kind the family does not have), as TransformerConfig.layers."""
         return self.layer_counts.get(kind, 0)
 
+    @property
+    def config(self) -> "Shape":
+        """The model's shape, read as the pages read our TransformerConfig (model.config.heads, .layers(kind)…)."""
+        config = self.model.config
+        d_model = getattr(config, "d_model", None) or config.hidden_size
+        return Shape(self.heads, d_model, d_model // self.heads, self.layers("encoder"), self.layers("decoder"),
+                     config.vocab_size, getattr(config, "max_position_embeddings", None)
+                     or getattr(config, "n_positions", 512), self.layer_counts)
+
     def run_with_cache(self, names: str | list[str] = "*", head_mask: dict | None = None,
                        **inputs) -> tuple[object, ActivationCache]:
         """One forward pass of the transformers model on `inputs` (input_ids, decoder_input_ids, …): its output
@@ -73,6 +82,38 @@ class HuggingFaceModel:
         with torch.no_grad(), capture(self.hook_names, names, head_mask=head_mask) as cache:
             output = self.model(**inputs)
         return output, cache
+
+
+@dataclass
+class Shape:
+    """What the pages read of a model's shape, named as in our TransformerConfig."""
+
+    heads: int
+    d_model: int
+    d_k: int
+    encoder_layers: int
+    decoder_layers: int
+    vocab_size: int
+    max_len: int
+    layer_counts: dict
+
+    def layers(self, kind: str) -> int:
+        return self.layer_counts.get(kind, 0)
+
+
+@dataclass
+class HuggingFaceCheckpoint:
+    """A Hugging Face model with its tokenizer, where the app expects a Checkpoint of ours."""
+
+    path: Path
+    model: HuggingFaceModel
+    tokenizer: object                       # the folder's transformers tokenizer
+    info: dict = field(default_factory=dict)
+    frequencies: None = None                # no training-corpus counts: no domain notice, no error
+
+    @property
+    def name(self) -> str:
+        return self.path.name
 
 
 def pickle_only(folder: Path) -> list[str]:

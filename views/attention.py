@@ -14,7 +14,7 @@ VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz 
 st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
-kind, layer, head = choose_head(config, "attention", first_kind="encoder")
+kind, layer, head = choose_head(config, "attention", first_kind="encoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 pattern = trace.pattern(kind)
 
@@ -55,7 +55,7 @@ def bertviz_view(name: str) -> None:
         st.error(str(error))
         return
     longest = max(len(trace.source_tokens), len(trace.target_tokens))
-    layers = trace.pattern("encoder").shape[0]
+    layers = trace.pattern(next(iter(trace.attention))).shape[0]
     # The model view is a thumbnail row per layer (~85 px each, less once shrunk to fit the width).
     st.iframe(html, height=max(400, 26 * longest + 120) if name == "head" else 110 + 85 * layers)
     st.download_button("⬇ HTML", html, file_name=f"bertviz-{name}-view.html", mime="text/html", key=f"bertviz_{name}",

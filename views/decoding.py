@@ -8,10 +8,12 @@ from explorer.decoding_steps import (beam_steps_table, cross_attention_row, fini
 from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, step_figure, steps_overview,
                                        teacher_forcing_figure)
 from explorer.inputs import InputError
-from views.session import cached_beam_tree, current_trace, selection, weights_mtime
+from views.session import (cached_beam_tree, current_checkpoint, current_trace, require_own_model, selection,
+                           weights_mtime)
 from views.widgets import show_figure
 
 st.title("Decoding")   # first: the notices about the sentence go under it
+require_own_model(current_checkpoint(), "Decoding")
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
 st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}")

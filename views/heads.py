@@ -16,7 +16,7 @@ from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_descr
 from explorer.treebank import trees_of
 from models.data import CorpusError, aligned, file_bytes, lines_of
 from models.vocabulary import KIND_TITLES
-from views.session import current_checkpoint, current_trace
+from views.session import current_checkpoint, current_trace, require_own_model
 from views.widgets import show_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
@@ -24,6 +24,7 @@ MEASURES = {"gradient importance": "gradient_importance",
             "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change"}
 
 checkpoint = current_checkpoint()
+require_own_model(checkpoint, "Heads")
 config = checkpoint.model.config
 key = str(checkpoint.path)
 st.title("Heads")

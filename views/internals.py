@@ -8,10 +8,11 @@ from explorer.positional import position_similarity, sin_cos_halves
 from explorer.figures.internals import (embedding_sum_figure, mask_heatmap, matrix_heatmap, positional_encoding_figure,
                                         scores_mask_softmax, walkthrough_figure)
 from explorer.exports import matrix_table
-from views.session import EXAMPLES, current_trace
+from views.session import EXAMPLES, current_checkpoint, current_trace, require_own_model
 from views.widgets import choose_head, show_figure
 
 st.title("Internals")   # first: the notices about the sentence go under it
+require_own_model(current_checkpoint(), "Internals")
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
 kind, layer, head = choose_head(config, "internals", first_kind="decoder")

@@ -16,12 +16,14 @@ from explorer.roles import Thresholds
 from explorer.translation import bleu
 from models.data import CorpusError, read_parallel
 from models.vocabulary import KIND_TITLES
-from views.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
+from views.session import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations,
+                           require_own_model, weights_mtime)
 from views.widgets import show_figure
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 
 checkpoint = current_checkpoint()
+require_own_model(checkpoint, "Prune")
 config = checkpoint.model.config
 path = str(checkpoint.path)
 heads = all_heads(config)

@@ -17,12 +17,14 @@ from explorer.decoding_steps import beam_tree
 from explorer.domain import familiarity
 from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
-from explorer.head_sets import HeadSet, head_mask
+from explorer.head_sets import HeadSet, format_heads, head_mask
+from explorer.hugging_face_trace import trace_hugging_face
 from explorer.parallel_corpus import ParallelCorpus, corpus_bleu
 from explorer.inputs import InputError, prepare_source, unknown_characters
+from explorer.open_model import is_hugging_face, open_model
 from explorer.trace import Trace, trace_sentence
 from explorer.translation import translate
-from models.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from models.checkpoint import Checkpoint, CheckpointError
 from models.data import read_parallel
 from models.decoding import BeamResult
 
@@ -46,15 +48,18 @@ class Selection:
 @st.cache_resource(show_spinner="Loading the model…", max_entries=8)
 def cached_checkpoint(path: str, modified: float) -> Checkpoint:
     # `modified` (the weights' mtime) is part of the key so a retrained folder is reloaded.
-    return load_checkpoint(path)
+    return open_model(path)         # ours, or a Hugging Face folder / cached hub id
 
 
 @st.cache_data(show_spinner="Translating…", max_entries=256)
 def cached_trace(path: str, modified: float, sentence: str, beam_size: int, pruned: HeadSet = (),
                  fix_casing: bool = True) -> Trace:
     """pruned: the masked heads (a HeadSet, hashable), so each pruning has its own cache entry."""
-    return trace_sentence(cached_checkpoint(path, modified), sentence, beam_size=beam_size, pruned=pruned,
-                          fix_casing=fix_casing)
+    checkpoint = cached_checkpoint(path, modified)
+    if is_hugging_face(checkpoint):
+        return trace_hugging_face(checkpoint.model, checkpoint.tokenizer, sentence, beam_size,
+                                  head_mask(pruned, checkpoint.model.config), format_heads(pruned))
+    return trace_sentence(checkpoint, sentence, beam_size=beam_size, pruned=pruned, fix_casing=fix_casing)
 
 
 @st.cache_data(max_entries=64, show_spinner="Beam search…")
@@ -94,6 +99,14 @@ def selection() -> Selection:
     return Selection(path, state.get("sentence", "")[:MAX_SENTENCE_CHARS], beam, state.get("fix_casing", True))
 
 
+def require_own_model(checkpoint, page: str) -> None:
+    """Stop a page that does not work on Hugging Face models yet, saying so and what does."""
+    if is_hugging_face(checkpoint):
+        st.info(f"The {page} page works on the explorer's own models so far. For this Hugging Face model, the "
+                "Translation and Attention pages show its output and every head's attention.")
+        st.stop()
+
+
 def current_checkpoint() -> Checkpoint:
     """The chosen model, or an error message and a stopped page."""
     chosen = selection()
@@ -110,7 +123,8 @@ def current_trace(pruned: HeadSet = (), notices: bool = True) -> tuple[Checkpoin
     chosen = selection()
     checkpoint = current_checkpoint()
     try:
-        prepare_source(chosen.sentence, checkpoint.tokenizer, checkpoint.model.config.max_len)
+        if not is_hugging_face(checkpoint):    # a Hugging Face model's trace checks its own input
+            prepare_source(chosen.sentence, checkpoint.tokenizer, checkpoint.model.config.max_len)
         trace = cached_trace(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.beam_size,
                              pruned, chosen.fix_casing)
     except InputError as error:
@@ -140,7 +154,7 @@ def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
         st.info(f"This sentence is far from what the model was trained on (image captions). Unfamiliar to it: "
                 f"{named}. Expect a poor translation; it does best when you describe a picture, e.g. "
                 f"“{EXAMPLES[0]}”")
-    unknown = unknown_characters(trace.text, checkpoint.tokenizer)
+    unknown = [] if is_hugging_face(checkpoint) else unknown_characters(trace.text, checkpoint.tokenizer)
     if unknown:
         st.info(f"The model's vocabulary has no piece for {' '.join(unknown[:10])}: it reads each as <unk> "
                 "(an unknown token). It was trained on English image captions.")

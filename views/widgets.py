@@ -33,9 +33,10 @@ def show_figure(figure, name: str, numbers=None) -> None:
                             mime="application/octet-stream", key=f"npz_{name}")
 
 
-def choose_head(config, prefix: str, first_kind: str = "encoder") -> tuple[str, int, int]:
-    """Kind, layer and head pickers in one row; their state is kept per page (key prefix)."""
-    kinds = sorted(ATTENTION_KINDS, key=lambda kind: kind != first_kind)
+def choose_head(config, prefix: str, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
+    """Kind, layer and head pickers in one row; their state is kept per page (key prefix). kinds: those the
+    model has (an encoder-only or decoder-only model has one)."""
+    kinds = sorted(kinds, key=lambda kind: kind != first_kind)
     left, middle, right = st.columns([2, 1, 1])
     kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=f"{prefix}_kind", horizontal=True)
     layer = middle.selectbox("Layer", range(config.layers(kind)), key=f"{prefix}_layer")

@@ -1,0 +1,46 @@
+"""The app on Hugging Face models opened from a folder: Translation and Attention draw the model's own output and
+attention; the other pages say they work on the explorer's own models so far. Tiny random models built here."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from tests.app.conftest import open_page
+from tests.app.test_pages import traces_of
+from tests.explorer.test_hugging_face_trace import SENTENCE, bert, gpt2, marian
+from views.session import OWN
+
+
+@pytest.fixture(scope="module", params=[marian, gpt2, bert], ids=["marian", "gpt2", "bert"])
+def folder(request, tmp_path_factory):
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp(request.param.__name__)
+    model, tokenizer = request.param(folder)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_translation_and_attention_show_the_models_own_numbers(folder):
+    from explorer.hugging_face_trace import load_tokenizer, trace_hugging_face
+    from models.hugging_face import load_hugging_face
+
+    loaded = load_hugging_face(folder)
+    expected = trace_hugging_face(loaded, load_tokenizer(folder), SENTENCE)
+    at = open_page("views/translation.py", SENTENCE, model=OWN, own_model=str(folder))
+    assert at.text[0].value == expected.translation
+    assert any("Hugging Face" in c.value for c in at.caption)
+    at = open_page("views/attention.py", SENTENCE, model=OWN, own_model=str(folder))
+    kinds = at.radio(key="attention_kind").options
+    assert len(kinds) == len(loaded.kinds)                           # only the kinds the model has
+    kind = loaded.kinds[0]
+    heatmap = traces_of(json.loads(at.get("plotly_chart")[0].proto.spec))[0]
+    np.testing.assert_allclose(np.array(heatmap["z"], dtype=float), expected.pattern(kind)[0, 0], atol=1e-6)
+
+
+@pytest.mark.parametrize("page", ["views/internals.py", "views/decoding.py", "views/heads.py", "views/prune.py"])
+def test_the_other_pages_say_what_works_so_far(folder, page):
+    at = open_page(page, SENTENCE, model=OWN, own_model=str(folder))
+    assert any("works on the explorer's own models so far" in i.value for i in at.info)
