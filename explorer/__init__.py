@@ -27,26 +27,36 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
 
 
 def load(path: str) -> "Checkpoint":
-    """A checkpoint folder (config.json, model.safetensors, tokenizer.model), e.g. "models/en-de-h8"."""
-    from models.checkpoint import load_checkpoint
+    """A checkpoint folder of ours (e.g. "models/en-de-h8"), a Hugging Face folder, or a cached hub id."""
+    from explorer.open_model import open_model
 
-    return load_checkpoint(path)
+    return open_model(path)
 
 
 def trace_sentence(model: "Checkpoint", sentence: str, beam_size: int = 1, pruned: str = "") -> "Trace":
     """Translate one sentence and capture every attention, mask, positional encoding and decoding step.
     pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
-    from explorer.head_sets import parse_heads
+    from explorer.head_sets import format_heads, head_mask, parse_heads
+    from explorer.open_model import is_hugging_face
     from explorer.trace import trace_sentence as trace
 
-    return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model.model.config))
+    heads = parse_heads(pruned, model.model.config)
+    if is_hugging_face(model):
+        from explorer.hugging_face_trace import trace_hugging_face
+
+        return trace_hugging_face(model.model, model.tokenizer, sentence, beam_size,
+                                  head_mask(heads, model.model.config), format_heads(heads))
+    return trace(model, sentence, beam_size=beam_size, pruned=heads)
 
 
 def translate(model: "Checkpoint", sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
-    """One German translation per English sentence."""
+    """One German translation per English sentence (a decoder-only model: one continuation per prompt)."""
     from explorer.head_sets import parse_heads
+    from explorer.open_model import is_hugging_face
     from explorer.translation import translate as translate_all
 
+    if is_hugging_face(model):
+        return [trace_sentence(model, sentence, beam_size, pruned).translation for sentence in sentences]
     return translate_all(model, sentences, beam_size, parse_heads(pruned, model.model.config))
 
 
@@ -97,5 +107,5 @@ def model_view(trace: "Trace") -> HtmlView:
     """bertviz's model view: a thumbnail for every layer and head."""
     from explorer.bertviz_views import model_view_html
 
-    layers = trace.pattern("encoder").shape[0]
+    layers = trace.pattern(next(iter(trace.attention))).shape[0]
     return HtmlView(model_view_html(trace), height=160 + 120 * layers)

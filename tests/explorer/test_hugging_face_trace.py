@@ -154,3 +154,16 @@ def test_the_cli_traces_and_translates_a_hugging_face_folder(folder, tmp_path, c
     assert main(["translate", "--model", str(folder), "--prune", "cross.9.0", SENTENCE]) == 1
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and err.startswith("error:") and "cross.9.0" in err
+
+
+def test_the_notebook_api_opens_a_hugging_face_folder(folder):
+    import explorer
+
+    model = explorer.load(str(folder))
+    trace = explorer.trace_sentence(model, SENTENCE)
+    kind = next(iter(trace.attention))
+    figure = explorer.attention_figure(trace, kind, layer=1, head=2)
+    np.testing.assert_allclose(np.array(figure.data[0].z, dtype=float), trace.pattern(kind)[1, 2], atol=1e-6)
+    assert "<iframe sandbox" in explorer.head_view(trace)._repr_html_() and explorer.model_view(trace).html
+    if "decoder" in trace.attention:
+        assert explorer.translate(model, [SENTENCE]) == [trace.translation]
