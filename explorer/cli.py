@@ -167,42 +167,35 @@ def progress_bar(description: str):
     return bar, lambda fraction: bar.update(round(100 * fraction) - bar.n)
 
 
-def hugging_face_model(args: argparse.Namespace):
-    """(model, tokenizer, head mask, pruned heads as text) when --model names a Hugging Face model, else None."""
-    from models.hugging_face import hugging_face_folder
-
-    folder = hugging_face_folder(args.model)
-    if folder is None:
-        return None
+def hugging_face_pruning(args: argparse.Namespace, model) -> tuple[dict, str]:
+    """A Hugging Face model's head mask from --prune, and the pruned heads as text."""
     from explorer.head_sets import format_heads, head_mask
-    from explorer.hugging_face_trace import load_tokenizer
-    from models.hugging_face import load_hugging_face
 
     if args.prune_least_important:
         raise InputError("--prune-least-important needs the model's head_importance.json, which Hugging Face models "
                          "do not have yet; name the heads with --prune")
-    loaded = load_hugging_face(folder)
-    pruned = parse_heads(args.prune, loaded)
-    return loaded, load_tokenizer(folder), head_mask(pruned, loaded), format_heads(pruned)
+    pruned = parse_heads(args.prune, model.model.config)
+    return head_mask(pruned, model.model.config), format_heads(pruned)
 
 
 def run_translate(args: argparse.Namespace) -> None:
+    from explorer.open_model import is_hugging_face, open_model
     from explorer.translation import translate
 
     from explorer.inputs import prepare_source, sentence_case, unknown_characters
 
-    hugging_face = hugging_face_model(args)
-    if hugging_face:
+    model = open_model(args.model)
+    if is_hugging_face(model):
         from explorer.hugging_face_trace import trace_hugging_face
 
-        loaded, tokenizer, gates, _ = hugging_face
-        if "decoder" not in loaded.kinds:
-            raise InputError(f"{args.model}: {loaded.family} is an encoder only; it does not translate or continue "
-                             "text (use trace to see its attention)")
+        gates, _ = hugging_face_pruning(args, model)
+        if "decoder" not in model.model.kinds:
+            raise InputError(f"{args.model}: {model.model.family} is an encoder only; it does not translate or "
+                             "continue text (use trace to see its attention)")
         for text in args.text:
-            print(trace_hugging_face(loaded, tokenizer, text, args.beam, gates).translation)
+            print(trace_hugging_face(model.model, model.tokenizer, text, args.beam, gates).translation)
         return
-    checkpoint = load_checkpoint(args.model)
+    checkpoint = model
     pruned = pruned_heads(args, checkpoint)
     max_len = checkpoint.model.config.max_len
     for number, text in enumerate(args.text, start=1):   # say what the model will not see, on stderr
@@ -242,22 +235,22 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
 
 def run_trace(args: argparse.Namespace) -> None:
+    from explorer.open_model import is_hugging_face, open_model
     from explorer.trace import trace_sentence
 
     if args.out.suffix not in (".npz", ".json"):
         raise InputError(f"{args.out}: the trace file must end in .npz or .json")
     if not args.out.parent.is_dir():
         raise InputError(f"{args.out.parent}: no such folder for the trace file")
-    hugging_face = hugging_face_model(args)
-    if hugging_face:
+    model = open_model(args.model)
+    if is_hugging_face(model):
         from explorer.hugging_face_trace import trace_hugging_face
 
-        loaded, tokenizer, gates, pruned_text = hugging_face
-        trace = trace_hugging_face(loaded, tokenizer, args.text, args.beam, gates, pruned_text, args.top_k)
+        gates, pruned_text = hugging_face_pruning(args, model)
+        trace = trace_hugging_face(model.model, model.tokenizer, args.text, args.beam, gates, pruned_text, args.top_k)
     else:
-        checkpoint = load_checkpoint(args.model)
-        pruned = pruned_heads(args, checkpoint)
-        trace = trace_sentence(checkpoint, args.text, args.beam, pruned, top_k=args.top_k, alpha=args.length_penalty,
+        pruned = pruned_heads(args, model)
+        trace = trace_sentence(model, args.text, args.beam, pruned, top_k=args.top_k, alpha=args.length_penalty,
                                fix_casing=not args.keep_casing)
     trace.save(args.out)
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
