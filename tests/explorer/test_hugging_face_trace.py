@@ -51,6 +51,23 @@ def gpt2(folder):
     return transformers.GPT2LMHeadModel(config), tokenizer
 
 
+def bart(folder):
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    backend.decoder = decoders.ByteLevel()
+    backend.train_from_iterator(TEXT, trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
+                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    from tokenizers.processors import TemplateProcessing
+    backend.post_processor = TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    tokenizer = transformers.BartTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>",
+                                               pad_token="<pad>", unk_token="<unk>")
+    config = transformers.BartConfig(
+        vocab_size=backend.get_vocab_size(), d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2, forced_bos_token_id=None)
+    return transformers.BartForConditionalGeneration(config), tokenizer
+
+
 def bert(folder):
     backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -63,7 +80,7 @@ def bert(folder):
     return transformers.BertForMaskedLM(config), tokenizer
 
 
-@pytest.fixture(scope="module", params=[marian, gpt2, bert], ids=["marian", "gpt2", "bert"])
+@pytest.fixture(scope="module", params=[marian, bart, gpt2, bert], ids=["marian", "bart", "gpt2", "bert"])
 def folder(request, tmp_path_factory):
     torch.manual_seed(0)
     folder = tmp_path_factory.mktemp(request.param.__name__)
@@ -76,11 +93,11 @@ def folder(request, tmp_path_factory):
 def their_run(folder, trace):
     """transformers' own eager model on the trace's ids: (attentions by our kind names, greedy ids)."""
     config = transformers.AutoConfig.from_pretrained(folder)
-    cls = {"marian": transformers.MarianMTModel, "gpt2": transformers.GPT2LMHeadModel,
-           "bert": transformers.BertForMaskedLM}[config.model_type]
+    cls = {"marian": transformers.MarianMTModel, "bart": transformers.BartForConditionalGeneration,
+           "gpt2": transformers.GPT2LMHeadModel, "bert": transformers.BertForMaskedLM}[config.model_type]
     model = cls.from_pretrained(folder, attn_implementation="eager").eval()
     with torch.no_grad():
-        if config.model_type == "marian":
+        if config.model_type in ("marian", "bart"):
             src = torch.tensor([trace.source_ids])
             out = model(input_ids=src, decoder_input_ids=torch.tensor([trace.target_ids]), output_attentions=True)
             greedy = model.generate(src, num_beams=1, do_sample=False, max_new_tokens=2 * src.shape[1] + 10)[0].tolist()
@@ -167,3 +184,20 @@ def test_the_notebook_api_opens_a_hugging_face_folder(folder):
     assert "<iframe sandbox" in explorer.head_view(trace)._repr_html_() and explorer.model_view(trace).html
     if "decoder" in trace.attention:
         assert explorer.translate(model, [SENTENCE]) == [trace.translation]
+
+
+def test_beam_search_keeps_generates_best_hypothesis(folder):
+    loaded, tokenizer = load_hugging_face(folder), load_tokenizer(folder)
+    if "decoder" not in loaded.kinds:
+        pytest.skip("an encoder only does not decode")
+    trace = trace_hugging_face(loaded, tokenizer, SENTENCE, beam_size=3)
+    model = loaded.model
+    encoded = tokenizer(SENTENCE, return_tensors="pt")
+    with torch.no_grad():
+        if "cross" in loaded.kinds:
+            best = model.generate(**encoded, num_beams=3, do_sample=False,
+                                  max_new_tokens=2 * encoded.input_ids.shape[1] + 10)[0].tolist()
+        else:
+            best = model.generate(encoded.input_ids, attention_mask=torch.ones_like(encoded.input_ids), num_beams=3,
+                                  do_sample=False, max_new_tokens=30, pad_token_id=model.config.eos_token_id)[0].tolist()
+    assert trace.decoding == "beam 3" and best[: len(trace.target_ids)] == trace.target_ids
