@@ -105,15 +105,21 @@ def importance_report(checkpoint: Checkpoint, sources: list[str], references: li
     if ablated:
         report["unpruned"] = {"loss": round(ablated["loss"], 4), "bleu": round(ablated["bleu"], 2)}
         report["rank_correlation"] = {
-            f"{measure} vs {change}": round(spearman([h[measure] for h in heads], [h[change] for h in heads]), 4)
+            f"{measure} vs {change}": rounded(spearman([h[measure] for h in heads], [h[change] for h in heads]))
             for measure in ("gradient_importance", "gradient_importance_normalised")
             for change in ("loss_change", "bleu_change")}
     return report
 
 
-def spearman(a: list[float], b: list[float]) -> float:
-    """Spearman's rank correlation (average ranks for ties): does one score order heads like the other?"""
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def spearman(a: list[float], b: list[float]) -> float | None:
+    """Spearman's rank correlation (average ranks for ties): does one score order heads like the other?
+    None when it is undefined (a constant score: e.g. per-layer normalisation with one head per layer), so the
+    JSON holds null, never NaN."""
     ranks = [pd.Series(values).rank().to_numpy() for values in (a, b)]
     if len(a) < 2 or ranks[0].std() == 0 or ranks[1].std() == 0:
-        return float("nan")
+        return None
     return float(np.corrcoef(*ranks)[0, 1])
