@@ -1,26 +1,21 @@
 """The app on Hugging Face models opened from a folder: Translation and Attention draw the model's own output and
-attention; the other pages say they work on the explorer's own models so far. Tiny random models built here."""
+attention; the other pages say they work on the explorer's own models so far. Tiny random models of
+every family (tests/hugging_face_models.py)."""
 
 import json
 
 import numpy as np
 import pytest
-import torch
 
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
-from tests.explorer.test_hugging_face_trace import SENTENCE, bert, gpt2, marian
+from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 from views.session import OWN
 
 
-@pytest.fixture(scope="module", params=[marian, gpt2, bert], ids=["marian", "gpt2", "bert"])
+@pytest.fixture(scope="module", params=list(FAMILIES))
 def folder(request, tmp_path_factory):
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp(request.param.__name__)
-    model, tokenizer = request.param(folder)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return saved_model(request.param, tmp_path_factory)
 
 
 def test_translation_and_attention_show_the_models_own_numbers(folder):

@@ -1,0 +1,86 @@
+"""Tiny random Hugging Face models of every family the explorer opens, with tokenizers built here (no network):
+SentencePiece for Marian, byte-level BPE for BART and GPT-2, WordPiece for BERT."""
+
+import json
+
+import sentencepiece as spm
+import torch
+import transformers
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+TEXT = ["a dog runs in the snow", "two men play football on a field", "a girl reads a book under a tree",
+        "the cat sleeps on the warm sofa", "people walk down a busy street"] * 20
+SENTENCE = "a dog plays in the snow"
+
+
+def marian(folder):
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(TEXT))
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "spm"), vocab_size=40,
+                                   model_type="unigram", hard_vocab_limit=False, bos_id=-1, eos_id=-1, unk_id=0)
+    processor = spm.SentencePieceProcessor(model_file=str(folder / "spm.model"))
+    pieces = [processor.id_to_piece(i) for i in range(1, processor.get_piece_size())]
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{p: i + 3 for i, p in enumerate(pieces)}}
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tokenizer = transformers.MarianTokenizer(source_spm=str(folder / "spm.model"), target_spm=str(folder / "spm.model"),
+                                             vocab=str(folder / "vocab.json"))
+    config = transformers.MarianConfig(
+        vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=16, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32,
+        max_position_embeddings=64, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    return transformers.MarianMTModel(config), tokenizer
+
+
+def gpt2(folder):
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    backend.train_from_iterator(TEXT, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer = transformers.GPT2TokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>",
+                                               bos_token="<|endoftext|>", unk_token="<|endoftext|>")
+    config = transformers.GPT2Config(vocab_size=backend.get_vocab_size(), n_embd=16, n_layer=2, n_head=4, n_positions=64,
+                                     eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
+    return transformers.GPT2LMHeadModel(config), tokenizer
+
+
+def bart(folder):
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    backend.decoder = decoders.ByteLevel()
+    backend.train_from_iterator(TEXT, trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
+                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    from tokenizers.processors import TemplateProcessing
+    backend.post_processor = TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    tokenizer = transformers.BartTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>",
+                                               pad_token="<pad>", unk_token="<unk>")
+    config = transformers.BartConfig(
+        vocab_size=backend.get_vocab_size(), d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2, forced_bos_token_id=None)
+    return transformers.BartForConditionalGeneration(config), tokenizer
+
+
+def bert(folder):
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    backend.train_from_iterator(TEXT, trainers.WordPieceTrainer(
+        vocab_size=80, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+    tokenizer = transformers.BertTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                               cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    config = transformers.BertConfig(vocab_size=backend.get_vocab_size(), hidden_size=16, num_hidden_layers=2,
+                                     num_attention_heads=4, intermediate_size=32, max_position_embeddings=64)
+    return transformers.BertForMaskedLM(config), tokenizer
+
+
+FAMILIES = {"marian": marian, "bart": bart, "gpt2": gpt2, "bert": bert}
+
+
+def saved_model(family: str, tmp_path_factory):
+    """The folder of a tiny random model of this family, saved with save_pretrained (safetensors)."""
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp(family)
+    model, tokenizer = FAMILIES[family](folder)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
