@@ -18,7 +18,7 @@ from explorer.trace import PER_HEAD_VALUES, Trace, step_distributions
 from models.hooks import model_run
 from models.hugging_face import HuggingFaceError, HuggingFaceModel
 from models.tokenizer import clean_text
-from models.vocabulary import attention_hook
+from models.vocabulary import attention_hook, stack_hook
 
 CONTINUATION_TOKENS = 30      # how far a decoder-only model continues a prompt
 
@@ -98,9 +98,13 @@ def trace_hugging_face(loaded: HuggingFaceModel, tokenizer, text: str, beam_size
     log_probs = torch.log_softmax(output.logits[0].float(), -1)[steps_from: steps_from + len(chosen)]
     steps = step_distributions(log_probs, chosen, pieces, top_k) if chosen and target_ids else []
     d_model = getattr(config, "d_model", None) or config.hidden_size
+    sides = {side: stack for side, stack in (("source", "encoder"), ("target", "decoder"))
+             if stack_hook(stack, "input") in cache}           # the sides the model has
+    stacked = {value: {side: cache[stack_hook(stack, value)][0].float().numpy() for side, stack in sides.items()}
+               for value in ("pos_encoding", "embed", "input")}
     return Trace(
         text=cleaned, translation=translation, source_ids=source_ids, target_ids=target_ids,
         source_tokens=pieces(source_ids), target_tokens=pieces(target_ids), output_tokens=pieces(chosen),
         truncated=full_length > limit, decoding=f"beam {beam_size}" if beam_size > 1 else "greedy",
         pruned=pruned_text, d_k=d_model // loaded.heads, attention=attention, masks=_masks(cache, loaded, attention),
-        positional={}, embeddings={}, inputs={}, steps=steps)
+        positional=stacked["pos_encoding"], embeddings=stacked["embed"], inputs=stacked["input"], steps=steps)

@@ -10,18 +10,25 @@ import pandas as pd
 
 from models.checkpoint import Checkpoint
 from models.data import pad_batch
-from models.vocabulary import attention_block
 from explorer.head_sets import head_mask, parse_heads
 from explorer.inputs import prepare_source
+from explorer.open_model import is_hugging_face
 from explorer.trace import Trace
 
 
-def batch_padding_mask(checkpoint: Checkpoint, sentences: list[str]) -> tuple[np.ndarray, list[list[str]]]:
-    """The model's own padding mask for a batch of sentences: [sentences, longest] (True = real token).
+def batch_padding_mask(checkpoint: Checkpoint, sentences: list[str]) -> tuple[np.ndarray, list[list[str]]] | None:
+    """The model's own padding mask for a batch of sentences: [sentences, longest] (True = real token); None for
+    a model that has no padding token (GPT-2 reads one text at a time).
 
     A single sentence has no padding; batched with a longer one, it is padded and the mask hides the pads.
     """
     tokenizer, max_len = checkpoint.tokenizer, checkpoint.model.config.max_len
+    if is_hugging_face(checkpoint):
+        if tokenizer.pad_token is None:
+            return None
+        encoded = tokenizer(sentences, padding=True, truncation=True, max_length=max_len)
+        return (np.array(encoded.attention_mask, dtype=bool),
+                [tokenizer.convert_ids_to_tokens(row) for row in encoded.input_ids])
     batch = pad_batch([prepare_source(s, tokenizer, max_len).ids for s in sentences])
     mask = checkpoint.model.padding_mask(batch)[:, 0, 0].numpy()
     return mask, [tokenizer.pieces(row) for row in batch.tolist()]
@@ -29,9 +36,10 @@ def batch_padding_mask(checkpoint: Checkpoint, sentences: list[str]) -> tuple[np
 
 def longer_sentence(checkpoint: Checkpoint, text: str, candidates: list[str]) -> str | None:
     """The longest candidate, if it has more pieces than text: batched with it, text gets padded."""
-    longest = max(candidates, key=lambda s: len(checkpoint.tokenizer.encode_ids(s)))
-    pieces = len(checkpoint.tokenizer.encode_ids(longest))
-    return longest if pieces > len(checkpoint.tokenizer.encode_ids(text)) else None
+    count = (lambda s: len(checkpoint.tokenizer(s).input_ids)) if is_hugging_face(checkpoint) else (
+        lambda s: len(checkpoint.tokenizer.encode_ids(s)))
+    longest = max(candidates, key=count)
+    return longest if count(longest) > count(text) else None
 
 
 def masked_scores(trace: Trace, kind: str, layer: int, head: int) -> np.ndarray:
@@ -48,7 +56,8 @@ class Walkthrough:
     keys: np.ndarray          # [keys, d_k]
     values: np.ndarray        # [keys, d_k]
     dots: np.ndarray          # q·k for every key
-    scaled: np.ndarray        # ÷ √d_k
+    scaled: np.ndarray        # × scaling
+    scaling: float            # the model's factor on q·k: 1/√d_k for most models
     masked: np.ndarray        # −inf where the mask forbids
     weights: np.ndarray       # softmax
     weighted_values: np.ndarray   # weights[:, None] * values
@@ -60,20 +69,21 @@ class Walkthrough:
 def qkv_walkthrough(trace: Trace, checkpoint: Checkpoint, kind: str, layer: int, head: int, query: int) -> Walkthrough:
     values = trace.attention[kind]
     q, keys, vals = values["q"][layer, head, query], values["k"][layer, head], values["v"][layer, head]
+    model = checkpoint.model
     dots = keys @ q
-    scaled = dots / np.sqrt(q.shape[0])
+    scaling = model.attention_scaling(kind, layer)
+    scaled = dots * scaling
     masked = np.where(trace.masks[kind][query], scaled, -np.inf)
     weights = np.exp(masked - masked.max())
     weights /= weights.sum()
     weighted = weights[:, None] * vals
     concatenated = values["z"][layer, :, query].reshape(-1)
-    block = checkpoint.model.get_submodule(attention_block(kind, layer))
-    w_o, b_o = block.w_o.weight.detach().numpy(), block.w_o.bias.detach().numpy()  # W_O stored [out, in]
+    w_o, b_o = (value.float().numpy() for value in model.attention_output_weights(kind, layer))  # W_O [out, in]
     if trace.pruned:  # pruned heads' z is gated to zero before W_O, as in the model
-        gates = head_mask(parse_heads(trace.pruned, checkpoint.model.config), checkpoint.model.config)
+        gates = head_mask(parse_heads(trace.pruned, model.config), model.config)
         if kind in gates:
             concatenated = (values["z"][layer, :, query] * gates[kind][layer].numpy()[:, None]).reshape(-1)
-    return Walkthrough(q, keys, vals, dots, scaled, masked, weights, weighted, weighted.sum(0), concatenated,
+    return Walkthrough(q, keys, vals, dots, scaled, scaling, masked, weights, weighted, weighted.sum(0), concatenated,
                        concatenated @ w_o.T + b_o)
 
 

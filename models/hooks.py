@@ -67,6 +67,12 @@ def apply_hooks(name: str, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def is_hooked(name: str) -> bool:
+    """Whether the current call has a hook on `name`: a value that costs work to produce is made only then."""
+    state = _ACTIVE.get()
+    return state is not None and name in state.hooks
+
+
 def name_hook_points(model: torch.nn.Module) -> list[str]:
     """Give every HookPoint its dotted path as a name; returns the names in forward order."""
     names = []

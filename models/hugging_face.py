@@ -23,8 +23,8 @@ import torch
 from torch import nn
 
 from models.checkpoint import CheckpointError
-from models.hooks import ActivationCache, apply_hooks, capture, current_head_gate
-from models.vocabulary import attention_hook
+from models.hooks import ActivationCache, apply_hooks, capture, current_head_gate, is_hooked
+from models.vocabulary import attention_hook, stack_hook
 
 ATTENTION_NAME = "attention_explorer"
 # model_type → (transformers class name, kinds of attention it has)
@@ -46,6 +46,25 @@ BLOCK_PATHS = (
 )
 PICKLE_WEIGHTS = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "model.ckpt.index")
 VALUES = ("q", "k", "v", "scores", "mask", "pattern", "z", "out")
+STACK_VALUES = ("embed", "pos_encoding", "input")
+
+
+def layout(family: str) -> str:
+    """Families that share a module layout: encoder-decoder (Marian, BART, mBART), bert (BERT, RoBERTa), gpt2."""
+    return {"marian": "encoder-decoder", "bart": "encoder-decoder", "mbart": "encoder-decoder",
+            "roberta": "bert"}.get(family, family)
+
+
+def stack_paths(family: str) -> dict[str, tuple[str, str, str]]:
+    """stack → module paths of (token embedding, position embedding, first layer). The stacks are named as our
+    own models' (encoder reads the source, decoder the target), so traces keep the same keys."""
+    if layout(family) == "encoder-decoder":
+        return {stack: (f"model.{stack}.embed_tokens", f"model.{stack}.embed_positions", f"model.{stack}.layers.0")
+                for stack in ("encoder", "decoder")}
+    if layout(family) == "bert":
+        return {"encoder": (f"{family}.embeddings.word_embeddings", f"{family}.embeddings.position_embeddings",
+                            f"{family}.encoder.layer.0")}
+    return {"decoder": ("transformer.wte", "transformer.wpe", "transformer.h.0")}
 
 
 class HuggingFaceError(CheckpointError):
@@ -74,6 +93,30 @@ class HuggingFaceModel:
         return Shape(self.heads, d_model, d_model // self.heads, self.layers("encoder"), self.layers("decoder"),
                      config.vocab_size, getattr(config, "max_position_embeddings", None)
                      or getattr(config, "n_positions", 512), self.layer_counts)
+
+    def attention_scaling(self, kind: str, layer: int) -> float:
+        """The factor the scores q·k are multiplied by: 1/√d_k, except where a family says otherwise (GPT-2 can
+        switch scaling off, or also divide by the layer number)."""
+        config = self.model.config
+        scaling = self.config.d_k ** -0.5
+        if layout(self.family) == "gpt2":
+            scaling = scaling if getattr(config, "scale_attn_weights", True) else 1.0
+            if getattr(config, "scale_attn_by_inverse_layer_idx", False):
+                scaling /= layer + 1
+        return scaling
+
+    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """W_O [d_model, heads × d_k] (stored [out, in] like nn.Linear) and its bias, of one attention block."""
+        block = next(module for module in self.model.modules() if getattr(module, "explorer_block", None) == (kind, layer))
+        if layout(self.family) == "encoder-decoder":
+            projection = block.out_proj
+        elif layout(self.family) == "bert":
+            projection = self.model.get_submodule(f"{self.family}.encoder.layer.{layer}.attention.output.dense")
+        else:
+            projection = block.c_proj
+        weight = projection.weight.detach()
+        # GPT-2's Conv1D stores [in, out]
+        return (weight.T if layout(self.family) == "gpt2" else weight), projection.bias.detach()
 
     def run_with_cache(self, names: str | list[str] = "*", head_mask: dict | None = None,
                        **inputs) -> tuple[object, ActivationCache]:
@@ -192,6 +235,49 @@ def _block_output_hook(name: str):
     return replace_output
 
 
+def _embedding_hook(name: str, scale: float):
+    """Reads a token embedding (× the stack's scale where the stack applies it outside the module); read-only."""
+    def read(module, args, output):
+        if is_hooked(name):
+            apply_hooks(name, output * scale)
+    return read
+
+
+def _position_hook(name: str):
+    """Reads the position embeddings as [1 or batch, positions, d_model] (Marian's come without a batch axis)."""
+    def read(module, args, output):
+        if is_hooked(name):
+            apply_hooks(name, output if output.dim() == 3 else output[None])
+    return read
+
+
+def _first_layer_hook(name: str):
+    """What the first layer receives (hidden_states, positional or keyword); a hook may replace it."""
+    def replace_input(module, args, kwargs):
+        if not is_hooked(name):
+            return None
+        if args:
+            return (apply_hooks(name, args[0]), *args[1:]), kwargs
+        return args, dict(kwargs, hidden_states=apply_hooks(name, kwargs["hidden_states"]))
+    return replace_input
+
+
+def _add_stack_hooks(model: nn.Module, family: str) -> list[str]:
+    """Hook points for each stack's token embedding, position embedding and first-layer input; their names."""
+    names = []
+    for stack, (tokens, positions, first_layer) in stack_paths(family).items():
+        embedding = model.get_submodule(tokens)
+        # Marian multiplies by √d_model outside the embedding module; BART's scaled embedding does it inside.
+        owner = model.get_submodule(tokens.rsplit(".", 1)[0])
+        scale = 1.0 if hasattr(embedding, "embed_scale") else float(getattr(owner, "embed_scale", 1.0) or 1.0)
+        embedding.register_forward_hook(_embedding_hook(stack_hook(stack, "embed"), scale))
+        model.get_submodule(positions).register_forward_hook(_position_hook(stack_hook(stack, "pos_encoding")))
+        model.get_submodule(first_layer).register_forward_pre_hook(_first_layer_hook(stack_hook(stack, "input")),
+                                                                   with_kwargs=True)
+        names += [stack_hook(stack, value) for value in STACK_VALUES]
+    return names
+
+
 def load_hugging_face(folder: str | Path) -> HuggingFaceModel:
     """Open a Hugging Face model folder (safetensors weights) of a supported family, ready for hooks and masks."""
     folder = Path(folder)
@@ -232,5 +318,6 @@ def load_hugging_face(folder: str | Path) -> HuggingFaceModel:
                 module.register_forward_hook(_block_output_hook(attention_hook(kind, layer, "out")))
                 layers[kind] = max(layers[kind], layer + 1)
                 hook_names += [attention_hook(kind, layer, value) for value in VALUES]
+    hook_names += _add_stack_hooks(model, family)
     heads = getattr(model.config, "num_attention_heads", None) or model.config.encoder_attention_heads
     return HuggingFaceModel(model, family, folder, kinds, layers, heads, hook_names)

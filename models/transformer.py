@@ -26,6 +26,7 @@ from torch import nn
 from models import fast_inference
 from models.fast_inference import FastCall, needs_gradients
 from models.hooks import ActivationCache, HookPoint, capture, current_head_gate, name_hook_points
+from models.vocabulary import attention_block
 
 
 @dataclass(frozen=True)
@@ -305,6 +306,15 @@ class Transformer(nn.Module):
 
     def new_cache(self) -> list[dict]:
         return [{"self": {}, "cross": {}} for _ in self.decoder.layers]
+
+    def attention_scaling(self, kind: str, layer: int) -> float:
+        """The factor scores q·k are multiplied by: 1/√d_k in every block (as Hugging Face models report theirs)."""
+        return self.config.d_k ** -0.5
+
+    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """W_O [d_model, heads × d_k] (stored [out, in]) and its bias, of one attention block."""
+        block = self.get_submodule(attention_block(kind, layer))
+        return block.w_o.weight.detach(), block.w_o.bias.detach()
 
     def parameter_count(self) -> int:
         return sum(p.numel() for p in self.parameters())

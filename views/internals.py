@@ -4,18 +4,18 @@ import pandas as pd
 import streamlit as st
 
 from explorer.internals import batch_padding_mask, longer_sentence, masked_scores, qkv_walkthrough, walkthrough_table
-from explorer.positional import position_similarity, sin_cos_halves
-from explorer.figures.internals import (embedding_sum_figure, mask_heatmap, matrix_heatmap, positional_encoding_figure,
-                                        scores_mask_softmax, walkthrough_figure)
+from explorer.positional import embedding_steps, position_similarity, positional_style, sin_cos_halves
+from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
+                                        positional_encoding_figure, scores_mask_softmax, scaling_words,
+                                        walkthrough_figure)
 from explorer.exports import matrix_table
-from views.session import EXAMPLES, current_checkpoint, current_trace, require_own_model
+from views.session import EXAMPLES, current_trace
 from views.widgets import choose_head, show_figure
 
 st.title("Internals")   # first: the notices about the sentence go under it
-require_own_model(current_checkpoint(), "Internals")
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
-kind, layer, head = choose_head(config, "internals", first_kind="decoder")
+kind, layer, head = choose_head(config, "internals", first_kind="decoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 
 st.header("Masks")
@@ -28,8 +28,9 @@ show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from th
 
 longer = longer_sentence(checkpoint, trace.text, EXAMPLES + [
     "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party."])
-if longer:
-    padding, pieces = batch_padding_mask(checkpoint, [trace.text, longer])
+batch = batch_padding_mask(checkpoint, [trace.text, longer]) if longer else None
+if batch is not None:
+    padding, pieces = batch
     labels = pieces[0]    # your sentence's pieces, then the pads
     show_figure(mask_heatmap(padding, ["your sentence", "a longer sentence"], labels,
                              "Padding mask of a batch: your sentence padded to the longer one's length",
@@ -37,6 +38,8 @@ if longer:
                 "padding-mask", pd.DataFrame(padding.astype(int), index=["your sentence", "longer sentence"]))
     st.caption("Padded positions (" + ", ".join(str(i) for i, ok in enumerate(padding[0]) if not ok)
                + ") get mask 0: every query's attention to them is exactly 0.")
+elif longer:
+    st.caption("This model has no padding token (it reads one text at a time), so it has no padding mask to show.")
 
 scores = trace.attention[kind]["scores"][layer, head]
 pattern = trace.pattern(kind)[layer, head]
@@ -47,19 +50,34 @@ show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, key
             {"scores": scores, "mask": trace.masks[kind], "masked_scores": masked_scores(trace, kind, layer, head),
              "pattern": pattern})
 
-st.header("Positional encoding")
-side = st.radio("Side", ["source", "target"], key="internals_side", horizontal=True)
+st.header("Positional information")
+style = positional_style(checkpoint)
+side = st.radio("Side", list(trace.positional), key="internals_side", horizontal=True,
+                format_func=lambda s: f"{s} ({'encoder' if s == 'source' else 'decoder'} input)")
 tokens = trace.source_tokens if side == "source" else trace.target_tokens
 positional = trace.positional[side]
-show_figure(positional_encoding_figure(sin_cos_halves(positional), tokens,
-                                       f"Sinusoidal PE of the {len(tokens)} {side} positions (Vaswani et al. 2017)"),
-            f"{side}-positional-encoding", pd.DataFrame(positional, index=[f"{i}:{t}" for i, t in enumerate(tokens)]))
-similarity = position_similarity(positional)
-show_figure(matrix_heatmap(similarity, tokens, tokens, "Position similarity: PE[i] · PE[j]", "dot product",
-                           row_title="position", column_title="position", diverging=False),
-            f"{side}-position-similarity", matrix_table(similarity, tokens, tokens))
+table = pd.DataFrame(positional, index=[f"{i}:{t}" for i, t in enumerate(tokens)])
+if style == "learned":
+    st.caption("This model learned its position embeddings in training (one row per position, a table it looks "
+               "up), rather than computing them with sines and cosines. Rows shown: the positions of this sentence.")
+    show_figure(learned_positions_figure(positional, tokens, f"Learned position embeddings of the {len(tokens)} "
+                                         f"{side} positions (as the model added them)"),
+                f"{side}-position-embeddings", table)
+    similarity = position_similarity(positional, cosine=True)
+    title, measure = "Position similarity: cosine(P[i], P[j])", "cosine"
+else:
+    where = "Vaswani et al. 2017" if style == "sinusoidal" else "Marian: all sines first, then all cosines"
+    show_figure(positional_encoding_figure(sin_cos_halves(positional, style), tokens,
+                                           f"Sinusoidal PE of the {len(tokens)} {side} positions ({where})",
+                                           interleaved=style == "sinusoidal"),
+                f"{side}-positional-encoding", table)
+    similarity = position_similarity(positional)
+    title, measure = "Position similarity: PE[i] · PE[j]", "dot product"
+show_figure(matrix_heatmap(similarity, tokens, tokens, title, measure, row_title="position", column_title="position",
+                           diverging=False), f"{side}-position-similarity", matrix_table(similarity, tokens, tokens))
 show_figure(embedding_sum_figure(trace.embeddings[side], positional, trace.inputs[side], tokens,
-                                 "What the first layer receives (captured from the model's hook points)"),
+                                 "What the first layer receives (captured from the model's hook points)",
+                                 embedding_steps(checkpoint)),
             f"{side}-embedding-plus-pe", {"embedding": trace.embeddings[side], "positional_encoding": positional,
                                           "input": trace.inputs[side]})
 
@@ -70,11 +88,12 @@ query = st.selectbox("Query token", range(len(queries)), index=len(queries) // 2
                      format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
 walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
 st.caption(f"d_k = {config.d_k}. q is the query token's vector for head {head}; each key token has a k and a v. "
-           "Score = q·k ÷ √d_k; masked keys get −∞; softmax gives the weights; z = Σ weight × v.")
+           f"Score = q·k {scaling_words(walk.scaling, config.d_k)}; masked keys get −∞; softmax gives the weights; "
+           "z = Σ weight × v.")
 st.markdown("**q** (query vector)")
 st.dataframe(pd.DataFrame([walk.q], index=["q"]).style.format("{:.3f}"), key="walk_q")
 show_figure(walkthrough_figure(walk, keys, queries[query], config.d_k), f"{kind}-L{layer}-H{head}-q{query}-walkthrough",
-            pd.DataFrame({"key": keys, "q·k": walk.dots, "÷√d_k": walk.scaled, "masked": walk.masked,
+            pd.DataFrame({"key": keys, "q·k": walk.dots, "scaled": walk.scaled, "masked": walk.masked,
                           "softmax": walk.weights}))
 st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
 st.dataframe(walkthrough_table(walk, keys).style.format("{:.3f}"), key="walk_kv")

@@ -89,26 +89,46 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     return figure
 
 
-def positional_encoding_figure(halves: np.ndarray, tokens: list[str], title: str = "") -> go.Figure:
-    """PE for the sentence's positions, columns as [sin dims | cos dims] (from analysis.sin_cos_halves)."""
+def positional_encoding_figure(halves: np.ndarray, tokens: list[str], title: str = "",
+                               interleaved: bool = True) -> go.Figure:
+    """PE for the sentence's positions, columns as [sin dims | cos dims] (positional.sin_cos_halves).
+    interleaved: the model's own layout was sin, cos, sin, … (ours) rather than halves (Marian)."""
     half = halves.shape[1] // 2
-    dims = [f"sin {2 * i}" for i in range(half)] + [f"cos {2 * i + 1}" for i in range(half)]
+    if interleaved:
+        dims = [f"sin {2 * i}" for i in range(half)] + [f"cos {2 * i + 1}" for i in range(half)]
+        axis = f"dimension: sin (even, 0…{2 * half - 2}) | cos (odd, 1…{2 * half - 1})"
+    else:
+        dims = [f"sin {i}" for i in range(half)] + [f"cos {half + i}" for i in range(half)]
+        axis = f"dimension: sin (0…{half - 1}) | cos ({half}…{2 * half - 1})"
     rows = position_labels(tokens)
     figure = go.Figure(go.Heatmap(z=halves, x=dims, y=rows, colorscale="RdBu_r", zmid=0, zmin=-1, zmax=1,
                                   hovertemplate="position %{y}<br>%{x}<br>PE %{z:.3f}<extra></extra>"))
     figure.add_vline(x=half - 0.5, line=dict(color="black", width=2))
     figure.update_layout(title=title, height=max(300, 20 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10))
-    figure.update_xaxes(title=f"dimension: sin (even, 0…{2 * half - 2}) | cos (odd, 1…{2 * half - 1})", showticklabels=False,
-                        type="category")
+    figure.update_xaxes(title=axis, showticklabels=False, type="category")
+    figure.update_yaxes(type="category", autorange="reversed", title="position")
+    return figure
+
+
+def learned_positions_figure(table: np.ndarray, tokens: list[str], title: str = "") -> go.Figure:
+    """A learned position-embedding table, one row per position of the sentence."""
+    rows = position_labels(tokens)
+    limit = float(np.abs(table).max()) or 1.0
+    figure = go.Figure(go.Heatmap(z=table, y=rows, colorscale="RdBu_r", zmid=0, zmin=-limit, zmax=limit,
+                                  hovertemplate="position %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"))
+    figure.update_layout(title=title, height=max(300, 20 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10))
+    figure.update_xaxes(title=f"dimension (0…{table.shape[1] - 1})")
     figure.update_yaxes(type="category", autorange="reversed", title="position")
     return figure
 
 
 def embedding_sum_figure(embedding: np.ndarray, positional: np.ndarray, total: np.ndarray, tokens: list[str],
-                         title: str = "") -> go.Figure:
-    """token embedding × √d_model + positional encoding = the encoder's input, as the model sums them."""
-    figure = make_subplots(rows=1, cols=3, horizontal_spacing=0.03,
-                           subplot_titles=["token embedding × √d_model", "+ positional encoding", "= input to layer 0"])
+                         title: str = "", titles: tuple[str, str, str] = ("token embedding × √d_model",
+                                                                          "+ positional encoding", "= input to layer 0")
+                         ) -> go.Figure:
+    """token embedding × √d_model + positional encoding = the encoder's input, as the model sums them
+    (titles: the panels' names, for models that combine them otherwise)."""
+    figure = make_subplots(rows=1, cols=3, horizontal_spacing=0.03, subplot_titles=list(titles))
     rows = position_labels(tokens)
     limit = float(np.abs(total).max())
     for column, values in enumerate((embedding, positional, total), start=1):
@@ -120,10 +140,17 @@ def embedding_sum_figure(embedding: np.ndarray, positional: np.ndarray, total: n
     return figure
 
 
+def scaling_words(scaling: float, d_k: int) -> str:
+    """The model's scaling of q·k in words: "÷ √d_k = ÷ 8.00", or the factor itself when it is something else."""
+    if np.isclose(scaling, d_k ** -0.5):
+        return f"÷ √d_k = ÷ {np.sqrt(d_k):.2f}"
+    return f"× {scaling:.4g} (the model's own scaling)"
+
+
 def walkthrough_figure(walk: Walkthrough, keys: list[str], query: str, d_k: int) -> go.Figure:
-    """q·k, ÷√d_k and softmax for every key, as bars: the arithmetic behind one row of attention."""
+    """q·k, its scaling and softmax for every key, as bars: the arithmetic behind one row of attention."""
     labels = position_labels(keys)
-    figure = make_subplots(rows=1, cols=3, subplot_titles=["q · k", f"÷ √d_k = ÷ {np.sqrt(d_k):.2f}", "softmax"],
+    figure = make_subplots(rows=1, cols=3, subplot_titles=["q · k", scaling_words(walk.scaling, d_k), "softmax"],
                            horizontal_spacing=0.06)
     allowed = np.isfinite(walk.masked)
     for column, values in enumerate((walk.dots, walk.masked, walk.weights), start=1):
