@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -10,8 +11,9 @@ import torch
 
 from models.checkpoint import Checkpoint
 from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit
-from models.tokenizer import BOS, EOS, Tokenizer
+from models.tokenizer import BOS, EOS
 from explorer.inputs import prepare_source
+from explorer.open_model import is_hugging_face
 from explorer.trace import Trace
 
 
@@ -30,6 +32,10 @@ class TeacherForcing:
 @torch.no_grad()
 def teacher_forcing(checkpoint: Checkpoint, source: str, reference: str) -> TeacherForcing:
     """Feed the reference translation to the decoder and read off each of its tokens' probability."""
+    if is_hugging_face(checkpoint):
+        from explorer import hugging_face_decoding
+
+        return hugging_face_decoding.teacher_forcing(checkpoint, source, reference)
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     src = torch.tensor([prepare_source(source, tokenizer, model.config.max_len).ids])
     target = prepare_source(reference, tokenizer, model.config.max_len).ids[:-1][: model.config.max_len - 1] + [EOS]
@@ -41,6 +47,10 @@ def teacher_forcing(checkpoint: Checkpoint, source: str, reference: str) -> Teac
 
 def stopping_reason(trace: Trace, checkpoint: Checkpoint) -> str:
     """Why the decoding of a trace stopped, in words: the model chose </s>, or the length limit was reached."""
+    if is_hugging_face(checkpoint):
+        from explorer import hugging_face_decoding
+
+        return hugging_face_decoding.stopping_reason(trace, checkpoint)
     if trace.steps and trace.steps[-1].chosen_id == EOS:
         return f"It stopped because the model chose </s> at step {len(trace.steps) - 1}."
     limit = step_limit(checkpoint.model, len(trace.source_tokens))
@@ -49,6 +59,10 @@ def stopping_reason(trace: Trace, checkpoint: Checkpoint) -> str:
 
 
 def beam_tree(checkpoint: Checkpoint, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:
+    if is_hugging_face(checkpoint):
+        from explorer import hugging_face_decoding
+
+        return hugging_face_decoding.beam_tree(checkpoint, text, beam_size, alpha)
     src = torch.tensor([prepare_source(text, checkpoint.tokenizer, checkpoint.model.config.max_len).ids])
     return beam_search(checkpoint.model, src, beam_size, alpha)
 
@@ -59,24 +73,27 @@ def steps_table(trace: Trace) -> pd.DataFrame:
                          "entropy (nats)": [s.entropy for s in trace.steps]})
 
 
-def cross_attention_row(trace: Trace, layer: int, step: int, head: int | None = None) -> np.ndarray:
-    """The weights over source tokens with which decoding step `step` looked at the source: one head's, or
-    the average over heads (head None)."""
-    pattern = trace.pattern("cross")[layer]
-    return pattern.mean(0)[step] if head is None else pattern[head, step]
+def step_attention_row(trace: Trace, layer: int, step: int, head: int | None = None) -> np.ndarray:
+    """What decoding step `step` looked at: its weights over the source (cross-attention) for an
+    encoder–decoder, over the tokens before it (self-attention) for a decoder-only model; one head's, or the
+    average over heads (head None)."""
+    kind = "cross" if "cross" in trace.attention else "decoder"
+    pattern = trace.pattern(kind)[layer]
+    row = trace.first_step_position + step
+    return pattern.mean(0)[row] if head is None else pattern[head, row]
 
 
-def beam_steps_table(result: BeamResult, tokenizer: Tokenizer) -> pd.DataFrame:
+def beam_steps_table(result: BeamResult, pieces: Callable[[list[int]], list[str]]) -> pd.DataFrame:
     """Every hypothesis the beam kept at every step: its token, parent (row of the step before) and score."""
     return pd.DataFrame([{"step": i + 1, "rank": rank, "token": token, "parent": parent, "cumulative log-prob": log_prob}
                          for i, step in enumerate(result.steps)
-                         for rank, (token, parent, log_prob) in enumerate(zip(tokenizer.pieces(step.tokens), step.parents,
+                         for rank, (token, parent, log_prob) in enumerate(zip(pieces(step.tokens), step.parents,
                                                                              step.log_probs))])
 
 
-def finished_table(result: BeamResult, tokenizer: Tokenizer) -> pd.DataFrame:
+def finished_table(result: BeamResult, text: Callable[[list[int]], str]) -> pd.DataFrame:
     """The finished hypotheses, best first: translation, log-probability, length-penalised score, length."""
-    return pd.DataFrame({"translation": [tokenizer.decode(h.tokens) for h in result.finished],
+    return pd.DataFrame({"translation": [text(h.tokens) for h in result.finished],
                          "log-prob": [h.log_prob for h in result.finished], "score": [h.score for h in result.finished],
                          "tokens": [len(h.tokens) for h in result.finished]})
 

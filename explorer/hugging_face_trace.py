@@ -37,9 +37,14 @@ def load_tokenizer(folder: str | Path):
         raise HuggingFaceError(f"{folder}: no tokenizer the explorer can load ({str(error).splitlines()[0]})") from None
 
 
-def _positions_limit(loaded: HuggingFaceModel) -> int:
+def positions_limit(loaded: HuggingFaceModel) -> int:
     config = loaded.model.config
     return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
+
+
+def source_step_limit(loaded: HuggingFaceModel, source_length: int) -> int:
+    """At most this many new tokens for a translation of a source of source_length ids."""
+    return min(positions_limit(loaded) - 1, 2 * source_length + 10)
 
 
 def _masks(cache, loaded: HuggingFaceModel, attention: dict) -> dict:
@@ -63,7 +68,7 @@ def trace_hugging_face(loaded: HuggingFaceModel, tokenizer, text: str, beam_size
     cleaned = clean_text(text) if isinstance(text, str) else ""
     if not cleaned:
         raise InputError("Please type a sentence (the input is empty).")
-    model, config, limit = loaded.model, loaded.model.config, _positions_limit(loaded)
+    model, config, limit = loaded.model, loaded.model.config, positions_limit(loaded)
     head_mask = head_mask or {}
     pieces = tokenizer.convert_ids_to_tokens
     full_length = len(tokenizer(cleaned).input_ids)
@@ -72,7 +77,7 @@ def trace_hugging_face(loaded: HuggingFaceModel, tokenizer, text: str, beam_size
         encoded = tokenizer(cleaned, truncation=True, max_length=limit, return_tensors="pt")
         with model_run(head_mask=head_mask):
             sequence = model.generate(**encoded, num_beams=beam_size, do_sample=False,
-                                      max_new_tokens=min(limit - 1, 2 * encoded.input_ids.shape[1] + 10))[0].tolist()
+                                      max_new_tokens=source_step_limit(loaded, encoded.input_ids.shape[1]))[0].tolist()
         body = sequence[1:]
         ended = bool(body) and body[-1] == config.eos_token_id
         output = body[:-1] if ended else body
@@ -107,4 +112,5 @@ def trace_hugging_face(loaded: HuggingFaceModel, tokenizer, text: str, beam_size
         source_tokens=pieces(source_ids), target_tokens=pieces(target_ids), output_tokens=pieces(chosen),
         truncated=full_length > limit, decoding=f"beam {beam_size}" if beam_size > 1 else "greedy",
         pruned=pruned_text, d_k=d_model // loaded.heads, attention=attention, masks=_masks(cache, loaded, attention),
-        positional=stacked["pos_encoding"], embeddings=stacked["embed"], inputs=stacked["input"], steps=steps)
+        positional=stacked["pos_encoding"], embeddings=stacked["embed"], inputs=stacked["input"], steps=steps,
+        first_step_position=steps_from)

@@ -24,3 +24,17 @@ def open_model(path: str | Path) -> Checkpoint | HuggingFaceCheckpoint:
 
 def is_hugging_face(checkpoint) -> bool:
     return isinstance(checkpoint, HuggingFaceCheckpoint)
+
+
+def token_pieces(checkpoint):
+    """ids → the tokenizer's pieces, for either kind of model."""
+    if is_hugging_face(checkpoint):
+        return checkpoint.tokenizer.convert_ids_to_tokens
+    return checkpoint.tokenizer.pieces
+
+
+def token_text(checkpoint):
+    """ids → text (special tokens left out), for either kind of model."""
+    if is_hugging_face(checkpoint):
+        return lambda ids: checkpoint.tokenizer.decode(ids, skip_special_tokens=True)
+    return checkpoint.tokenizer.decode

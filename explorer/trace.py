@@ -58,6 +58,9 @@ class Trace:
     inputs: dict[str, np.ndarray]       # "source"/"target" -> embedding + PE as the model sums them
     steps: list[StepDistribution] = field(default_factory=list)
     recased_from: str = ""              # the sentence as typed, when its casing was changed (inputs.sentence_case)
+    # The decoder position whose output chose step 0: 0 for a translation (BOS), the prompt's last token for a
+    # decoder-only model's continuation.
+    first_step_position: int = 0
 
     @property
     def output_ids(self) -> list[int]:
@@ -79,7 +82,8 @@ class Trace:
                 "target_ids": self.target_ids, "source_tokens": self.source_tokens,
                 "target_tokens": self.target_tokens, "output_tokens": self.output_tokens,
                 "truncated": self.truncated, "decoding": self.decoding, "pruned": self.pruned, "d_k": self.d_k,
-                "recased_from": self.recased_from, "steps": [vars(s) for s in self.steps]}
+                "recased_from": self.recased_from, "first_step_position": self.first_step_position,
+                "steps": [vars(s) for s in self.steps]}
 
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {f"{kind}.{name}": value for kind, values in self.attention.items() for name, value in values.items()}

@@ -6,6 +6,7 @@ Both return the model's output distribution at every step, so a view can show wh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 
@@ -110,37 +111,37 @@ def length_penalty(length: int, alpha: float) -> float:
     return ((5 + length) / 6) ** alpha
 
 
-@torch.inference_mode()
-def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha: float = 0.6,
-                max_steps: int | None = None) -> BeamResult:
-    """Beam search for one sentence src [1, S]; the beams run as one batch through the decoder."""
-    if src.shape[0] != 1:
-        raise ValueError("beam_search translates one sentence at a time")
-    memory, src_mask = model.encode(src)
-    max_steps = max_steps or step_limit(model, src.shape[1])
-    vocab = model.config.vocab_size
-    cache = model.new_cache()
-    # Every beam starts as BOS; only the first is live so the first expansion is not counted k times.
+# step(last tokens [alive], histories [alive][tokens so far]) → log-probabilities [alive, vocab] of the next token
+NextLogProbs = Callable[[torch.Tensor, list[list[int]]], torch.Tensor]
+# reorder(parents [alive]): the live beams now extend these beams of the step before (keep caches in step)
+Reorder = Callable[[torch.Tensor], None]
+
+
+def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end: int, beam_size: int, alpha: float,
+                 max_steps: int) -> BeamResult:
+    """Beam search over any model that gives next-token log-probabilities for a batch of beams. start: the token
+    every beam begins from; end: the token that finishes a hypothesis. Ranked by GNMT's length penalty."""
+    # Every beam starts as `start`; only the first is live so the first expansion is not counted k times.
     scores = torch.full((beam_size,), float("-inf"))
     scores[0] = 0.0
     histories: list[list[int]] = [[] for _ in range(beam_size)]
     step_dists: list[list[torch.Tensor]] = [[] for _ in range(beam_size)]
-    last = torch.full((beam_size, 1), BOS, dtype=torch.long)
-    memory, src_mask = memory.expand(beam_size, -1, -1), steps_source_mask(src_mask)
+    last = torch.full((beam_size, 1), start, dtype=torch.long)
     finished: list[tuple[Hypothesis, list[torch.Tensor]]] = []
     steps: list[BeamStep] = []
 
     for step in range(max_steps):
-        log_probs = torch.log_softmax(model.decode(last, memory, src_mask, cache, start=step)[:, -1].float(), -1)
+        log_probs = next_log_probs(last, histories).float()
+        vocab = log_probs.shape[-1]
         candidates = (scores[:, None] + log_probs).view(-1)
-        top_scores, top_index = candidates.topk(2 * beam_size)
+        top_scores, top_index = candidates.topk(min(2 * beam_size, candidates.numel()))
         new_beams: list[tuple[int, int, float]] = []  # (parent, token, cumulative log-prob)
         for total, index in zip(top_scores.tolist(), top_index.tolist()):
             if total == float("-inf"):
                 break
             parent, token = divmod(index, vocab)
-            if token == EOS or step == max_steps - 1:
-                tokens = histories[parent] + ([] if token == EOS else [token])
+            if token == end or step == max_steps - 1:
+                tokens = histories[parent] + ([] if token == end else [token])
                 hypothesis = Hypothesis(tokens, total, total / length_penalty(len(tokens) + 1, alpha))
                 finished.append((hypothesis, step_dists[parent] + [log_probs[parent]]))
             else:
@@ -153,20 +154,43 @@ def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha
         steps.append(BeamStep([t for _, t, _ in new_beams], parents.tolist(), [s for _, _, s in new_beams]))
         histories = [histories[p] + [t] for p, t, _ in new_beams]
         step_dists = [step_dists[p] + [log_probs[p]] for p, _, _ in new_beams]
-        alive = len(new_beams)
         scores = torch.tensor([s for _, _, s in new_beams])
         last = torch.tensor([[t] for _, t, _ in new_beams])
-        if alive != memory.shape[0]:
-            memory = memory[:alive]
+        reorder(parents)
+
+    finished.sort(key=lambda pair: pair[0].score, reverse=True)
+    best, best_dists = finished[0]
+    return BeamResult(best, [h for h, _ in finished], steps, torch.stack(best_dists))
+
+
+@torch.inference_mode()
+def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha: float = 0.6,
+                max_steps: int | None = None) -> BeamResult:
+    """Beam search for one sentence src [1, S]; the beams run as one batch through the decoder, each step
+    reusing the keys and values of the steps before."""
+    if src.shape[0] != 1:
+        raise ValueError("beam_search translates one sentence at a time")
+    memory, src_mask = model.encode(src)
+    cache = model.new_cache()
+    state = {"memory": memory.expand(beam_size, -1, -1), "step": 0}
+    src_mask = steps_source_mask(src_mask)
+
+    def next_log_probs(last: torch.Tensor, histories: list[list[int]]) -> torch.Tensor:
+        logits = model.decode(last, state["memory"], src_mask, cache, start=state["step"])[:, -1]
+        state["step"] += 1
+        return torch.log_softmax(logits.float(), -1)
+
+    def reorder(parents: torch.Tensor) -> None:
+        alive = len(parents)
+        state["memory"] = state["memory"][:alive]
         for layer_cache in cache:
             layer_cache["self"]["k"] = layer_cache["self"]["k"][parents]
             layer_cache["self"]["v"] = layer_cache["self"]["v"][parents]
             layer_cache["cross"]["k"] = layer_cache["cross"]["k"][:alive]
             layer_cache["cross"]["v"] = layer_cache["cross"]["v"][:alive]
 
-    finished.sort(key=lambda pair: pair[0].score, reverse=True)
-    best, best_dists = finished[0]
-    return BeamResult(best, [h for h, _ in finished], steps, torch.stack(best_dists))
+    return search_beams(next_log_probs, reorder, BOS, EOS, beam_size, alpha,
+                        max_steps or step_limit(model, src.shape[1]))
 
 
 def translate_ids(model: Transformer, sources: list[list[int]], beam_size: int = 1,

@@ -1,57 +1,105 @@
-"""Decoding step by step: top-k, entropy and cross-attention per step; greedy vs beam; teacher forcing."""
+"""Decoding step by step: top-k, entropy and what each step looked at; greedy vs beam; teacher forcing.
+For an encoder-only model (BERT): the masked-token view instead."""
 
 import pandas as pd
 import streamlit as st
 
-from explorer.decoding_steps import (beam_steps_table, cross_attention_row, finished_table, steps_table,
+from explorer.decoding_steps import (beam_steps_table, finished_table, step_attention_row, steps_table,
                                      stopping_reason, teacher_forcing, teacher_forcing_table)
 from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, step_figure, steps_overview,
                                        teacher_forcing_figure)
+from explorer.figures.internals import matrix_heatmap
 from explorer.inputs import InputError
-from views.session import (cached_beam_tree, current_checkpoint, current_trace, require_own_model, selection,
-                           weights_mtime)
+from explorer.open_model import is_hugging_face, token_pieces, token_text
+from views.session import cached_beam_tree, cached_masked_word, current_trace, selection, weights_mtime
 from views.widgets import show_figure
 
 st.title("Decoding")   # first: the notices about the sentence go under it
-require_own_model(current_checkpoint(), "Decoding")
 checkpoint, trace = current_trace()
 config = checkpoint.model.config
-st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}")
 
+
+def masked_token_view() -> None:
+    """BERT does not decode: hide one token behind [MASK] and see what it fills in, and which heads carried it."""
+    from explorer.hugging_face_decoding import maskable_positions
+
+    st.caption("An encoder-only model does not generate text: it fills in masked tokens. Pick a token to hide "
+               "behind the mask token; the model predicts it from the rest of the sentence.")
+    positions = maskable_positions(trace, checkpoint)
+    if not positions:
+        st.info("This sentence has no token to mask.")
+        return
+    position = st.selectbox("Token to mask", positions, index=len(positions) // 2, key="decoding_mask_position",
+                            format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
+    masked = cached_masked_word(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, position)
+    left, right = st.columns(2)
+    with left:
+        show_figure(step_figure(masked.prediction, position, "masked"), f"mask-{position}-predictions",
+                    pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}))
+    with right:
+        layer = st.selectbox("Layer", range(config.layers("encoder")), index=config.layers("encoder") - 1,
+                             key="decoding_mask_layer")
+        row = masked.attention[layer].mean(0)
+        show_figure(attention_row_figure(row, masked.tokens, f"where the mask looked: layer {layer}, head average"),
+                    f"mask-{position}-attention", pd.DataFrame({"token": masked.tokens, "weight": row}))
+    layers = [f"layer {i}" for i in range(masked.head_effect.shape[0])]
+    heads = [f"head {i}" for i in range(masked.head_effect.shape[1])]
+    st.caption("Which heads carried the prediction: |∂ log p(hidden token) / ∂ gate| of each head (Michel et al. "
+               "2019's importance, for this one example). Large = the prediction moves most when that head is "
+               "turned down.")
+    show_figure(matrix_heatmap(masked.head_effect, layers, heads, f"Heads behind predicting “{masked.prediction.chosen}”",
+                               "|gradient|", row_title="layer", column_title="head", diverging=False,
+                               show_text=masked.head_effect.size <= 64),
+                f"mask-{position}-heads", pd.DataFrame(masked.head_effect, index=layers, columns=heads))
+
+
+if "decoder" not in trace.attention:
+    masked_token_view()
+    st.stop()
+
+st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}")
 show_figure(steps_overview(trace.steps), "decoding-steps", steps_table(trace))
 
 st.header("One step")
 step_index = st.slider("Step", 0, len(trace.steps) - 1, 0, key="decoding_step") if len(trace.steps) > 1 else 0
 step = trace.steps[step_index]
+looked_at = "cross" if "cross" in trace.attention else "decoder"
+keys = trace.source_tokens if looked_at == "cross" else trace.target_tokens
 left, right = st.columns(2)
 with left:
     show_figure(step_figure(step, step_index), f"step-{step_index}-top-k",
                 pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}))
 with right:
-    layer = st.selectbox("Cross-attention layer", range(config.decoder_layers), index=config.decoder_layers - 1,
-                         key="decoding_layer")
+    layer = st.selectbox("Cross-attention layer" if looked_at == "cross" else "Self-attention layer",
+                         range(config.decoder_layers), index=config.decoder_layers - 1, key="decoding_layer")
     head_choice = st.selectbox("Head", ["average"] + list(range(config.heads)), key="decoding_head")
-    row = cross_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
-    show_figure(attention_row_figure(row, trace.source_tokens,
-                                     f"step {step_index}: cross-attention, layer {layer}, head {head_choice}"),
-                f"step-{step_index}-cross-attention", pd.DataFrame({"source": trace.source_tokens, "weight": row}))
+    row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
+    what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
+    show_figure(attention_row_figure(row, keys, f"step {step_index}: {what}, layer {layer}, head {head_choice}"),
+                f"step-{step_index}-attention", pd.DataFrame({"token": keys, "weight": row}))
 
 st.header("Greedy versus beam search")
 beam_size = st.slider("Beam size", 2, 10, max(2, selection().beam_size if selection().beam_size > 1 else 5),
                       key="decoding_beam")
 alpha = st.slider("Length penalty α", 0.0, 2.0, 0.6, 0.1, key="decoding_alpha",
                   help="Hypotheses are ranked by log-probability ÷ ((5 + length) / 6)^α (GNMT).")
+if is_hugging_face(checkpoint):
+    st.caption("The tree is the explorer's own beam search over this model's next-token probabilities (so every "
+               "live beam can be drawn); the output on the other pages comes from transformers' generate.")
 result = cached_beam_tree(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, beam_size, alpha)
-show_figure(beam_tree_figure(result, checkpoint.tokenizer.pieces), f"beam-{beam_size}-tree",
-            beam_steps_table(result, checkpoint.tokenizer))
+show_figure(beam_tree_figure(result, token_pieces(checkpoint)), f"beam-{beam_size}-tree",
+            beam_steps_table(result, token_pieces(checkpoint)))
 st.markdown("**Finished hypotheses** (best first)")
-st.table(finished_table(result, checkpoint.tokenizer).style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))   # a table wraps long hypotheses
-st.caption(f"The translation shown on the other pages ({trace.decoding}):")
+st.table(finished_table(result, token_text(checkpoint)).style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))   # a table wraps long hypotheses
+st.caption(f"The output shown on the other pages ({trace.decoding}):")
 st.text(trace.translation)
 
 st.header("Teacher forcing")
-reference = st.text_input("A reference translation (German)", key="decoding_reference",
-                          placeholder="Type the German translation you expect")
+continuation = looked_at == "decoder"
+reference = st.text_input("A continuation of your text" if continuation else "A reference translation",
+                          key="decoding_reference",
+                          placeholder="Type the words you expect next" if continuation
+                          else "Type the translation you expect")
 if reference.strip():
     try:
         forced = teacher_forcing(checkpoint, trace.text, reference)

@@ -68,6 +68,15 @@ def cached_beam_tree(path: str, modified: float, text: str, beam_size: int, alph
     return beam_tree(cached_checkpoint(path, modified), text, beam_size, alpha)
 
 
+@st.cache_data(max_entries=64, show_spinner="Filling in the mask…")
+def cached_masked_word(path: str, modified: float, text: str, position: int):
+    """BERT's predictions for one masked token of the sentence (explorer.hugging_face_decoding.masked_word)."""
+    from explorer.hugging_face_decoding import masked_word
+
+    checkpoint = cached_checkpoint(path, modified)
+    return masked_word(checkpoint, cached_trace(path, modified, text, 1), position)
+
+
 @st.cache_data(max_entries=64, show_spinner="Translating the examples…")
 def example_translations(path: str, modified: float, pruned: HeadSet) -> list[str]:
     # `modified` keys the cache on the weights' mtime, like cached_trace: a retrained folder is never stale.

@@ -11,14 +11,15 @@ from explorer.trace import StepDistribution
 from models.decoding import BeamResult
 
 
-def step_figure(step: StepDistribution, index: int) -> go.Figure:
-    """The top-k next-token probabilities of one step, the chosen token in red."""
+def step_figure(step: StepDistribution, index: int, what: str = "step") -> go.Figure:
+    """The top-k next-token probabilities of one step (or of a masked position), the chosen token in red."""
     tokens = display_tokens(step.top_tokens)
     colours = ["crimson" if token_id == step.chosen_id else "#1f77b4" for token_id in step.top_ids]
     figure = go.Figure(go.Bar(x=step.top_probs, y=tokens, orientation="h", marker_color=colours,
                               text=[f"{p:.3f}" for p in step.top_probs], textposition="auto",
                               hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>"))
-    figure.update_layout(title=f"step {index}: chose {display_tokens([step.chosen])[0]} "
+    verb = "hid" if what == "masked" else "chose"
+    figure.update_layout(title=f"{what} {index}: {verb} {display_tokens([step.chosen])[0]} "
                                f"(p = {step.chosen_prob:.3f}, entropy {step.entropy:.2f} nats)",
                          height=60 + 28 * len(tokens), margin=dict(l=10, r=10, t=50, b=10), xaxis=dict(range=[0, 1]))
     figure.update_yaxes(autorange="reversed", type="category")

@@ -35,7 +35,19 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
     np.testing.assert_allclose(np.array(heatmap["z"], dtype=float), expected.pattern(kind)[0, 0], atol=1e-6)
 
 
-@pytest.mark.parametrize("page", ["views/internals.py", "views/decoding.py", "views/heads.py", "views/prune.py"])
+def test_internals_and_decoding_draw_every_family(folder):
+    at = open_page("views/internals.py", SENTENCE, model=OWN, own_model=str(folder))
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    assert any("position" in title.lower() for title in titles) and any("scores over the keys" in t for t in titles)
+    at = open_page("views/decoding.py", SENTENCE, model=OWN, own_model=str(folder))
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    if "bert" in str(folder.name):
+        assert any(t.startswith("masked") for t in titles) and any("Heads behind" in t for t in titles)
+    else:
+        assert "Every step" in titles[0] and any("Beam" in t or "beam" in t for t in titles)
+
+
+@pytest.mark.parametrize("page", ["views/heads.py", "views/prune.py"])
 def test_the_other_pages_say_what_works_so_far(folder, page):
     at = open_page(page, SENTENCE, model=OWN, own_model=str(folder))
     assert any("works on the explorer's own models so far" in i.value for i in at.info)
