@@ -29,7 +29,7 @@ navigation = st.navigation([
     st.Page("views/internals.py", title="Internals", icon=":material/calculate:"),
     st.Page("views/decoding.py", title="Decoding", icon=":material/account_tree:"),
     st.Page("views/heads.py", title="Heads", icon=":material/hub:"),
-    st.Page("views/compare.py", title="Compare 1/2/8 heads", icon=":material/compare:"),
+    st.Page("views/compare.py", title="Compare models", icon=":material/compare:"),
     st.Page("views/prune.py", title="Prune", icon=":material/content_cut:"),
 ])
 render_sidebar()

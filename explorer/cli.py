@@ -1,4 +1,5 @@
-"""python -m explorer: translate, evaluate and trace from the command line.
+"""python -m explorer: translate (or generate), evaluate, trace and analyse heads from the command line, on the
+explorer's own models and on Hugging Face models (Marian, BART, BERT, GPT-2).
 
 Every anticipated failure (bad checkpoint, unreadable or misaligned corpus, wrong head spec, empty sentence)
 prints one line starting with "error:" and exits non-zero, without a traceback.
@@ -8,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
+import time
 from pathlib import Path
 
 from models.checkpoint import CheckpointError, load_checkpoint
@@ -45,12 +48,23 @@ def with_normalisation(sub: argparse.ArgumentParser) -> None:
                           "(Michel et al.); default %(default)s, which pruned better on held-out data")
 
 
+def with_corpus(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--src", required=True, type=Path,
+                     help="source sentences, one per line (plain or .gz); for BERT and GPT-2 the text to score")
+    sub.add_argument("--ref", type=Path, help="references aligned with --src (translation models; not for BERT/GPT-2)")
+    sub.add_argument("--limit", type=positive_int, help="only the first N lines (sentence pairs)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m explorer", description="Look inside an English→German Transformer.")
+    parser = argparse.ArgumentParser(prog="python -m explorer",
+                                     description="Look inside a Transformer: the bundled English→German models, or a "
+                                                 "Hugging Face Marian, BART, BERT or GPT-2 folder.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_model(sub: argparse.ArgumentParser, decoding: bool = True) -> None:
-        sub.add_argument("--model", required=True, type=Path, help="checkpoint folder, e.g. models/en-de-h8")
+        sub.add_argument("--model", required=True, type=Path,
+                         help="checkpoint folder (e.g. models/en-de-h8), a Hugging Face folder, or a hub id already in "
+                              "the local Hugging Face cache (e.g. Helsinki-NLP/opus-mt-en-de)")
         if decoding:
             sub.add_argument("--beam", type=positive_int, default=1, help="beam size (1: greedy, the default)")
             sub.add_argument("--length-penalty", type=float, default=0.6, metavar="ALPHA",
@@ -68,12 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
     translate = commands.add_parser("translate", help="print one translation per sentence")
     with_model(translate)
     translate.add_argument("text", nargs="+", metavar="TEXT", help="English sentences")
+    generate = commands.add_parser("generate", help="print the continuation of each text (GPT-2; for a translation "
+                                                    "model the same as translate)")
+    with_model(generate)
+    generate.add_argument("text", nargs="+", metavar="TEXT", help="prompts")
 
-    evaluate = commands.add_parser("evaluate", help="BLEU and chrF on a parallel corpus")
+    evaluate = commands.add_parser("evaluate", help="BLEU and chrF on a parallel corpus (loss and perplexity on a text "
+                                                    "file for BERT and GPT-2)")
     with_model(evaluate)
-    evaluate.add_argument("--src", required=True, type=Path, help="English sentences, one per line (plain or .gz)")
-    evaluate.add_argument("--ref", required=True, type=Path, help="German references, aligned with --src")
-    evaluate.add_argument("--limit", type=positive_int, help="only the first N sentence pairs")
+    with_corpus(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
     trace = commands.add_parser("trace", help="save every attention, mask, PE and decoding step of a sentence")
@@ -115,19 +132,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     importance = commands.add_parser("importance", help="gradient-based and ablation importance of every head")
     with_model(importance, decoding=False)
-    importance.add_argument("--src", required=True, type=Path, help="English sentences, one per line (plain or .gz)")
-    importance.add_argument("--ref", required=True, type=Path, help="German references, aligned with --src")
-    importance.add_argument("--limit", type=positive_int, help="only the first N sentence pairs")
+    with_corpus(importance)
     importance.add_argument("--gradient-only", action="store_true", help="skip the (slower) one-head ablations")
     importance.add_argument("--json", action="store_true", help="print exactly one JSON object")
-    curve = commands.add_parser("prune-curve", help="BLEU as heads are pruned, by importance versus random order")
+    curve = commands.add_parser("prune-curve", help="BLEU (perplexity for BERT and GPT-2) as heads are pruned, by "
+                                                    "importance versus random order")
     with_model(curve, decoding=False)
-    curve.add_argument("--src", required=True, type=Path, help="English sentences, one per line (plain or .gz)")
-    curve.add_argument("--ref", required=True, type=Path, help="German references, aligned with --src")
+    with_corpus(curve)
+    curve.add_argument("--importance", type=Path, metavar="FILE",
+                       help="the order to prune in: a report of the importance command (--json); default: the "
+                            "model's head_importance.json, or, where it has none, gradient importance measured on "
+                            "this corpus (in-sample)")
     curve.add_argument("--kinds", default="enc,dec,cross,all", help="comma-separated from enc, dec, cross, all")
     curve.add_argument("--steps", type=positive_int, default=10, help="points after the unpruned one (default 10)")
     curve.add_argument("--seeds", type=int, default=3, help="random orders to average (default 3)")
-    curve.add_argument("--limit", type=positive_int, help="only the first N sentence pairs")
     with_normalisation(curve)
     curve.add_argument("--compare-normalisations", action="store_true",
                        help="also draw the order of the other normalisation")
@@ -191,7 +209,8 @@ def run_translate(args: argparse.Namespace) -> None:
         gates, _ = hugging_face_pruning(args, model)
         if "decoder" not in model.model.kinds:
             raise InputError(f"{args.model}: {model.model.family} is an encoder only; it does not translate or "
-                             "continue text (use trace to see its attention)")
+                             "continue text (use trace to see its attention, or the app's Decoding page to fill in "
+                             "a masked word)")
         for text in args.text:
             print(trace_hugging_face(model.model, model.tokenizer, text, args.beam, gates).translation)
         return
@@ -215,19 +234,55 @@ def run_translate(args: argparse.Namespace) -> None:
         print(line)
 
 
+def read_corpus(args: argparse.Namespace, checkpoint) -> tuple[list[str], list[str] | None]:
+    """--src (and --ref, which translation models need and language models do not take), cut to --limit."""
+    from explorer.open_model import is_hugging_face
+
+    translates = not is_hugging_face(checkpoint) or "cross" in checkpoint.model.kinds
+    if translates and not args.ref:
+        raise InputError(f"{args.model} translates: give the references with --ref FILE (aligned with --src)")
+    if not translates and args.ref:
+        raise InputError(f"{args.model} is a {checkpoint.model.family} language model: it is scored on --src alone "
+                         "(its loss and perplexity); leave out --ref")
+    if translates:
+        sources, references = read_parallel(args.src, args.ref)
+    else:
+        sources, references = read_lines(args.src), None
+    if args.limit:
+        sources = sources[: args.limit]
+        references = references[: args.limit] if references is not None else None
+    if not any(s.strip() for s in sources):
+        raise CorpusError(f"{args.src}: no sentences")
+    return sources, references
+
+
 def run_evaluate(args: argparse.Namespace) -> None:
+    from explorer.open_model import is_hugging_face, open_model
     from explorer.translation import evaluate
 
-    checkpoint = load_checkpoint(args.model)
-    pruned = pruned_heads(args, checkpoint)
-    sources, references = read_parallel(args.src, args.ref)
-    if args.limit:
-        sources, references = sources[: args.limit], references[: args.limit]
-    if not sources:
-        raise CorpusError(f"{args.src}: no sentences")
-    result = evaluate(checkpoint, sources, references, args.beam, pruned, args.length_penalty, not args.keep_casing)
+    checkpoint = open_model(args.model)
+    sources, references = read_corpus(args, checkpoint)
+    if is_hugging_face(checkpoint):
+        from explorer.corpus_scoring import scorer_for
+        from explorer.translation import scores_of
+
+        gates, _ = hugging_face_pruning(args, checkpoint)
+        started = time.perf_counter()
+        scorer = scorer_for(checkpoint, sources, references)
+        if references is None:
+            loss = scorer.loss(gates)
+            result = {"loss": round(loss, 4), "perplexity": round(math.exp(min(loss, 50.0)), 2), "lines": scorer.size}
+        else:
+            result = scores_of(scorer.translations(gates), scorer.references, len(sources))
+        result["seconds"] = round(time.perf_counter() - started, 2)
+    else:
+        pruned = pruned_heads(args, checkpoint)
+        result = evaluate(checkpoint, sources, references, args.beam, pruned, args.length_penalty, not args.keep_casing)
     if args.json:
         print(json.dumps(result))
+    elif "perplexity" in result:
+        print(f"loss {result['loss']:.4f}  perplexity {result['perplexity']:.2f}  ({result['lines']} lines, "
+              f"{result['seconds']:.1f} s)")
     else:
         skipped = f", {result['skipped']} pairs with a blank side left out" if result["skipped"] else ""
         print(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
@@ -263,7 +318,9 @@ def run_roles(args: argparse.Namespace) -> None:
 
     if not args.text and not args.conllu:
         raise InputError("roles needs --text FILE (plain sentences), --conllu FILE (dependency trees) or both")
-    checkpoint = load_checkpoint(args.model)
+    from explorer.open_model import open_model
+
+    checkpoint = open_model(args.model)
     sentences = read_lines(args.text)[: args.limit] if args.text else None
     if args.text and not any(s.strip() for s in sentences):
         raise CorpusError(f"{args.text}: no sentences")
@@ -289,7 +346,11 @@ def run_roles(args: argparse.Namespace) -> None:
 
 def run_evolution(args: argparse.Namespace) -> None:
     from explorer.head_evolution import find_snapshots, head_evolution
+    from models.hugging_face import hugging_face_folder
 
+    if hugging_face_folder(args.model) is not None:
+        raise InputError(f"{args.model}: evolution follows the explorer's own training snapshots (epoch-N.safetensors); "
+                         "a Hugging Face model has none")
     checkpoint = load_checkpoint(args.model)
     sentences = [s for s in read_lines(args.text)[: args.limit] if s.strip()]
     if not sentences:
@@ -302,71 +363,99 @@ def run_evolution(args: argparse.Namespace) -> None:
 
 
 def run_importance(args: argparse.Namespace) -> None:
+    from explorer.corpus_scoring import scorer_for
     from explorer.importance import importance_report
-
-    checkpoint = load_checkpoint(args.model)
-    sources, references = read_parallel(args.src, args.ref)
-    if args.limit:
-        sources, references = sources[: args.limit], references[: args.limit]
-    if not any(s.strip() for s in sources):
-        raise CorpusError(f"{args.src}: no sentences")
+    from explorer.open_model import open_model
     from explorer.shipped_analyses import ROLES_FILE, shipped
 
+    checkpoint = open_model(args.model)
+    sources, references = read_corpus(args, checkpoint)
     roles = {h["spec"]: h["roles"] for h in (shipped(checkpoint, ROLES_FILE) or {}).get("heads", [])}
     bar, progress = progress_bar("importance")
-    report = importance_report(checkpoint, sources, references, with_ablation=not args.gradient_only,
+    report = importance_report(scorer_for(checkpoint, sources, references), with_ablation=not args.gradient_only,
                                corpus_name=args.src.name, progress=progress, roles=roles)
     bar.close()
     if args.json:
         print(json.dumps(report))
         return
-    print(f"{'head':<11} {'gradient':>9} {'normalised':>10} {'Δloss':>8} {'ΔBLEU':>7}")
+    metric = report["metric"]
+    change = f"{metric.lower()}_change"
+    print(f"{'head':<11} {'gradient':>11} {'normalised':>10} {'Δloss':>8} {'Δ' + metric:>11}")
     for head in sorted(report["heads"], key=lambda h: -h["gradient_importance"]):
-        print(f"{head['spec']:<11} {head['gradient_importance']:9.5f} {head['gradient_importance_normalised']:10.3f} "
-              f"{head.get('loss_change', float('nan')):8.4f} {head.get('bleu_change', float('nan')):7.2f}")
-    print(f"{report['corpus']['pairs']} pairs in {report['seconds']:.1f} s (gradient pass {report['gradient_seconds']:.1f} s)")
+        print(f"{head['spec']:<11} {head['gradient_importance']:11.4g} {head['gradient_importance_normalised']:10.3f} "
+              f"{head.get('loss_change', float('nan')):8.4f} {head.get(change, float('nan')):11.2f}")
+    examples = "pairs" if metric == "BLEU" else "lines"
+    print(f"{report['corpus']['examples']} {examples} in {report['seconds']:.1f} s "
+          f"(gradient pass {report['gradient_seconds']:.1f} s)")
+
+
+def importance_for_curve(args: argparse.Namespace, checkpoint, scorer) -> dict:
+    """--importance FILE, else the model's head_importance.json, else gradient importance on this corpus."""
+    from explorer.importance import importance_report
+    from explorer.shipped_analyses import IMPORTANCE_FILE, shipped
+
+    if args.importance:
+        try:
+            report = json.loads(args.importance.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise InputError(f"{args.importance}: not a readable importance report ({error.__class__.__name__}); "
+                             "write one with `python -m explorer importance ... --json`") from None
+        if not isinstance(report, dict) or not isinstance(report.get("heads"), list):
+            raise InputError(f"{args.importance}: not an importance report (no list of heads)")
+        return report
+    report = shipped(checkpoint, IMPORTANCE_FILE)
+    if report is not None:
+        return report
+    print(f"note: {args.model} has no {IMPORTANCE_FILE}; pruning in the order of gradient importance on "
+          f"{args.src.name} itself (in-sample; --importance FILE gives an order measured elsewhere)", file=sys.stderr)
+    return importance_report(scorer, with_ablation=False, corpus_name=args.src.name)
 
 
 def run_prune_curve(args: argparse.Namespace) -> None:
+    from explorer.corpus_scoring import scorer_for
+    from explorer.open_model import open_model
     from explorer.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores, pruning_curve
 
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     unknown = [k for k in kinds if k not in CURVE_KINDS]
     if unknown or not kinds:
         raise HeadSpecError(f"--kinds: {', '.join(unknown) or 'nothing'} is not one of {', '.join(CURVE_KINDS)}")
-    checkpoint = load_checkpoint(args.model)
-    report = shipped_importance(checkpoint)
-    sources, references = read_parallel(args.src, args.ref)
-    if args.limit:
-        sources, references = sources[: args.limit], references[: args.limit]
+    checkpoint = open_model(args.model)
+    sources, references = read_corpus(args, checkpoint)
+    scorer = scorer_for(checkpoint, sources, references)
+    report = importance_for_curve(args, checkpoint, scorer)
     others = {}
     if args.compare_normalisations:
         others = {name: importance_scores(report, name) for name in NORMALISATIONS if name != args.normalisation}
     bar, progress = progress_bar("pruning curve")
-    curve = pruning_curve(checkpoint, sources, references, importance_scores(report, args.normalisation), kinds,
-                          args.steps, max(0, args.seeds), progress, other_orders=others, corpus_name=args.src.name,
+    curve = pruning_curve(scorer, importance_scores(report, args.normalisation), kinds, args.steps,
+                          max(0, args.seeds), progress, other_orders=others, corpus_name=args.src.name,
                           importance_corpus=report.get("corpus", {}).get("name", ""), measure=args.normalisation)
     bar.close()
+    if not curve["kinds"]:
+        raise HeadSpecError(f"--kinds {args.kinds}: {args.model} has none of these kinds of attention")
     if args.json:
         print(json.dumps(curve))
         return
     for kind, data in curve["kinds"].items():
         other = "".join(f" | {name}" for name in data["other_orders"])
-        print(f"{kind} ({data['heads']} heads): fraction pruned → BLEU by importance ({args.normalisation}){other} "
-              "| random mean ± std")
+        print(f"{kind} ({data['heads']} heads): fraction pruned → {curve['metric']} by importance "
+              f"({args.normalisation}){other} | random mean ± std")
         for i, fraction_pruned in enumerate(data["fractions"]):
             spread = (f"{data['random_mean'][i]:6.2f} ± {data['random_std'][i]:.2f}" if data["random_mean"] else "")
             others_text = "".join(f" | {points[i]:6.2f}" for points in data["other_orders"].values())
             print(f"  {fraction_pruned:4.0%} ({data['pruned'][i]:2d} heads)  {data['importance'][i]:6.2f}{others_text}"
                   f" | {spread}")
-    print(f"{curve['pairs']} pairs, {curve['seconds']:.1f} s")
+    print(f"{curve['pairs']} {'pairs' if curve['metric'] == 'BLEU' else 'lines'}, {curve['seconds']:.1f} s")
 
 
 def run_heads(args: argparse.Namespace) -> None:
     from explorer.head_table import head_table
     from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
 
-    checkpoint = load_checkpoint(args.model)
+    from explorer.open_model import open_model
+
+    checkpoint = open_model(args.model)
     roles, importance = shipped(checkpoint, ROLES_FILE), shipped(checkpoint, IMPORTANCE_FILE)
     if not roles and not importance:
         raise InputError(f"{args.model}: has no {ROLES_FILE} or {IMPORTANCE_FILE}; compute them with the roles and "
@@ -383,7 +472,7 @@ def run_heads(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"translate": run_translate, "evaluate": run_evaluate, "trace": run_trace, "roles": run_roles,
+    handlers = {"translate": run_translate, "generate": run_translate, "evaluate": run_evaluate, "trace": run_trace, "roles": run_roles,
                 "evolution": run_evolution, "heads": run_heads,
                 "importance": run_importance, "prune-curve": run_prune_curve}
     try:

@@ -12,7 +12,8 @@ from explorer.head_sets import HeadSpec
 from explorer.roles import Thresholds, reclassified
 
 # Importance columns: the measures head_importance.json holds per head.
-IMPORTANCE_MEASURES = ("gradient_importance", "gradient_importance_normalised", "loss_change", "bleu_change")
+IMPORTANCE_MEASURES = ("gradient_importance", "gradient_importance_normalised", "loss_change", "bleu_change",
+                       "perplexity_change")
 ROLE_COLUMNS = ("kind", "layer", "head", "roles", "confidence", "offset", "offset share", "rare rate", "rare chance",
                 "rare or 2nd rarest", "syntactic")
 
@@ -38,7 +39,7 @@ def head_table(roles: dict | None, importance: dict | None, thresholds: Threshol
         rows = {_label(entry): _role_row(entry) for entry in entries}
     for entry in (importance or {}).get("heads", []):
         row = rows.setdefault(_label(entry), {"kind": entry["kind"], "layer": entry["layer"], "head": entry["head"]})
-        row.update({measure: entry.get(measure) for measure in IMPORTANCE_MEASURES})
+        row.update({measure: entry[measure] for measure in IMPORTANCE_MEASURES if measure in entry})
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "spec"
     for column in ("layer", "head", "offset"):        # whole numbers, with a gap where a head has none

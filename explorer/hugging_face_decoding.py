@@ -128,3 +128,24 @@ def masked_word(checkpoint: HuggingFaceCheckpoint, trace: Trace, position: int, 
     prediction = step_distributions(log_probs.detach()[None], [hidden], tokenizer.convert_ids_to_tokens, top_k)[0]
     attention = cache.layers("encoder", "pattern")[0, :, :, position].numpy()
     return MaskedWord(tokenizer.convert_ids_to_tokens(ids), position, prediction, gradient.abs().numpy(), attention)
+
+
+@torch.no_grad()
+def compare_steps(checkpoint: HuggingFaceCheckpoint, trace: Trace, pruned_gates: dict):
+    """The unpruned output teacher-forced through the model with and without the pruned heads, step by step."""
+    from explorer.pruning import StepComparison
+
+    loaded = checkpoint.model
+    if "cross" in loaded.kinds:
+        inputs = {"input_ids": torch.tensor([trace.source_ids]), "decoder_input_ids": torch.tensor([trace.target_ids])}
+    else:
+        inputs = {"input_ids": torch.tensor([trace.target_ids])}
+    rows = torch.arange(len(trace.steps)) + trace.first_step_position
+    chosen = torch.tensor([step.chosen_id for step in trace.steps])
+    base = torch.log_softmax(loaded.model(**inputs).logits[0].float(), -1)[rows]
+    with model_run(head_mask=pruned_gates):
+        changed = torch.log_softmax(loaded.model(**inputs).logits[0].float(), -1)[rows]
+    index = torch.arange(len(rows))
+    kl = (base.exp() * (base - changed)).sum(-1)
+    return StepComparison([step.chosen for step in trace.steps], base[index, chosen].exp().tolist(),
+                          changed[index, chosen].exp().tolist(), kl.clamp_min(0).tolist())

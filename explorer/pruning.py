@@ -16,8 +16,9 @@ import numpy as np
 import torch
 
 from explorer.head_sets import HeadSpec, all_heads, head_mask
-from explorer.parallel_corpus import ParallelCorpus, corpus_bleu
+from explorer.corpus_scoring import Scorer
 from explorer.inputs import prepare_source
+from explorer.open_model import is_hugging_face
 from models.checkpoint import Checkpoint
 from models.hooks import model_run
 from models.tokenizer import BOS, EOS
@@ -60,12 +61,13 @@ def curve_heads(kind: str, every: list[HeadSpec]) -> list[HeadSpec]:
     return every if kind == "all" else [h for h in every if h.kind == KIND_BY_SHORT_NAME[kind]]
 
 
-def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[str], scores: dict[HeadSpec, float],
+def pruning_curve(scorer: Scorer, scores: dict[HeadSpec, float],
                   kinds: tuple[str, ...] = CURVE_KINDS, steps: int = 10, seeds: int = 3,
                   progress: Callable[[float], None] | None = None,
                   other_orders: dict[str, dict[HeadSpec, float]] | None = None, corpus_name: str = "",
                   importance_corpus: str = "", measure: str = "") -> dict:
-    """Per kind: BLEU at fractions 0, 1/steps, …, 1 of its heads pruned, by importance and in random orders.
+    """Per kind: quality (BLEU, or perplexity for language models) at fractions 0, 1/steps, …, 1 of its heads
+    pruned, by importance and in random orders.
 
     other_orders: more importance orders to draw beside the main one (e.g. the other normalisation), by name.
     The curve should be drawn on other sentences than the importance was measured on (out-of-sample): the
@@ -73,20 +75,20 @@ def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[s
     """
     other_orders = other_orders or {}
     started = time.perf_counter()
-    corpus = ParallelCorpus.build(checkpoint, sources, references)
-    every = all_heads(checkpoint.model.config)
+    every = all_heads(scorer.config)
+    kinds = tuple(kind for kind in kinds if curve_heads(kind, every))     # the kinds the model has
     memo: dict[frozenset, float] = {}
     order_names = ["importance", *other_orders, *(f"random {s}" for s in range(seeds))]
     plan = [(kind, order_name) for kind in kinds for order_name in order_names]
     total, done = len(plan) * (steps + 1), 0
 
-    def bleu(pruned: list[HeadSpec]) -> float:
+    def quality(pruned: list[HeadSpec]) -> float:
         key = frozenset(pruned)
         if key not in memo:  # the unpruned and fully pruned points are shared by every order
-            memo[key] = round(corpus_bleu(checkpoint, corpus, head_mask(pruned, checkpoint.model.config)), 2)
+            memo[key] = round(scorer.quality(head_mask(pruned, scorer.config)), 2)
         return memo[key]
 
-    result = {"pairs": len(corpus.pairs), "steps": steps, "seeds": seeds, "corpus": corpus_name,
+    result = {"pairs": scorer.size, "metric": scorer.metric, "steps": steps, "seeds": seeds, "corpus": corpus_name,
               "importance_corpus": importance_corpus, "measure": measure, "kinds": {}}
     for kind in kinds:
         heads = curve_heads(kind, every)
@@ -103,7 +105,7 @@ def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[s
                 random.Random(int(order_name.split()[1])).shuffle(order)
             points = []
             for count in counts:
-                points.append(bleu(order[:count]))
+                points.append(quality(order[:count]))
                 done += 1
                 if progress:
                     progress(done / total)
@@ -119,18 +121,19 @@ def pruning_curve(checkpoint: Checkpoint, sources: list[str], references: list[s
 
 
 def curve_rows(curve: dict) -> list[dict]:
-    """The curve as flat rows (kind, order, fraction, heads pruned, BLEU) for CSV export."""
+    """The curve as flat rows (kind, order, fraction, heads pruned, BLEU or perplexity) for CSV export."""
+    metric = curve.get("metric", "BLEU").lower()
     rows = []
     for kind, data in curve["kinds"].items():
         for i, fraction in enumerate(data["fractions"]):
             rows.append({"kind": kind, "order": "importance", "fraction": fraction, "pruned": data["pruned"][i],
-                         "bleu": data["importance"][i]})
+                         metric: data["importance"][i]})
             for name, points in data.get("other_orders", {}).items():
                 rows.append({"kind": kind, "order": name, "fraction": fraction, "pruned": data["pruned"][i],
-                             "bleu": points[i]})
+                             metric: points[i]})
             for seed, run in enumerate(data["random_runs"]):
                 rows.append({"kind": kind, "order": f"random {seed}", "fraction": fraction,
-                             "pruned": data["pruned"][i], "bleu": run[i]})
+                             "pruned": data["pruned"][i], metric: run[i]})
     return rows
 
 
@@ -169,3 +172,12 @@ def compare_steps(checkpoint: Checkpoint, text: str, output_ids: list[int], prun
     kl = (base.exp() * (base - changed)).sum(-1)
     return StepComparison(checkpoint.tokenizer.pieces(target), base[index, target].exp().tolist(),
                           changed[index, target].exp().tolist(), kl.clamp_min(0).tolist())
+
+
+def compare_trace_steps(checkpoint, trace, pruned: list[HeadSpec]) -> StepComparison:
+    """compare_steps for the output of a trace, on any model the explorer opens."""
+    if is_hugging_face(checkpoint):
+        from explorer import hugging_face_decoding
+
+        return hugging_face_decoding.compare_steps(checkpoint, trace, head_mask(pruned, checkpoint.model.config))
+    return compare_steps(checkpoint, trace.text, trace.output_ids, pruned)

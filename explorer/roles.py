@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from explorer.head_sets import HeadSpec
+from explorer.open_model import is_hugging_face
 from explorer.treebank import Tree, align_words, word_attention
 from models.checkpoint import Checkpoint
 from models.data import pad_batch
@@ -253,24 +254,36 @@ def analyse_roles(checkpoint: Checkpoint, sentences: list[str] | None = None, tr
     if not sentences and not trees:
         raise ValueError("analyse_roles needs sentences, trees or both")
     started = time.perf_counter()
-    tokenizer, max_len = checkpoint.tokenizer, checkpoint.model.config.max_len
+    config = checkpoint.model.config
+    reading = "encoder" if config.layers("encoder") else "decoder"   # the stack that reads the text (GPT-2: decoder)
+    kinds = tuple(kind for kind in kinds if config.layers(kind))        # the kinds the model has
     if not sentences:
         sentences, text_name = [tree.text for tree in trees], treebank_name
     texts = [t for t in (clean_text(s) for s in sentences) if t]
-    ids = [tokenizer.encode(t, max_len).ids for t in texts]
-    share = 0.5 if trees and "encoder" in kinds else 1.0
+    syntax_kind = reading if reading in kinds else None     # syntax is read where the words are read
+    share = 0.5 if trees and syntax_kind else 1.0
     staged = lambda offset, weight: None if progress is None else (lambda f: progress(offset + weight * f))  # noqa: E731
-    tallies, seen = statistics_pass(checkpoint, ids, kinds, batch_size, staged(0.0, share))
+    if is_hugging_face(checkpoint):
+        from explorer import hugging_face_roles
+
+        tallies, seen = hugging_face_roles.statistics_pass(checkpoint, texts, kinds, batch_size, staged(0.0, share))
+    else:
+        ids = [checkpoint.tokenizer.encode(t, config.max_len).ids for t in texts]
+        tallies, seen = statistics_pass(checkpoint, ids, kinds, batch_size, staged(0.0, share))
     corpus = {"text": {"name": text_name, "sentences": len(texts), "skipped": len(sentences) - len(texts)}}
     every = short = None
-    if trees and "encoder" in kinds:
-        every, short, skipped = syntax_pass(checkpoint, trees, batch_size, staged(share, 1 - share))
+    if trees and syntax_kind:
+        if is_hugging_face(checkpoint):
+            every, short, skipped = hugging_face_roles.syntax_pass(checkpoint, trees, syntax_kind, batch_size,
+                                                                   staged(share, 1 - share))
+        else:
+            every, short, skipped = syntax_pass(checkpoint, trees, batch_size, staged(share, 1 - share))
         corpus["treebank"] = {"name": treebank_name, "sentences": len(trees) - skipped, "skipped": skipped,
                               "short_sentences": short.sentences, "short_pieces": SHORT_PIECES}
     ordered_texts = [texts[i] for i in seen]
     heads = []
     for kind in kinds:
-        syntax = (every, short) if kind == "encoder" and every is not None else None
+        syntax = (every, short) if kind == syntax_kind and every is not None else None
         heads.extend(head_results(kind, tallies[kind], syntax, thresholds, ordered_texts))
     return RolesReport(heads, asdict(thresholds), corpus, round(time.perf_counter() - started, 2))
 

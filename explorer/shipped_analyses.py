@@ -55,8 +55,14 @@ def _file_hash(path: str, modified: float) -> str:
 
 
 def checkpoint_hash(checkpoint: Checkpoint) -> str:
-    weights = checkpoint.path / "model.safetensors"
-    return _file_hash(str(weights), weights.stat().st_mtime)
+    """The hash of the weights file (of a sharded Hugging Face model: of its index and every shard's size and time)."""
+    folder = Path(getattr(checkpoint.model, "folder", checkpoint.path))
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        return _file_hash(str(weights), weights.stat().st_mtime)
+    shards = sorted(folder.glob("*.safetensors"))
+    listing = "\n".join(f"{p.name} {p.stat().st_size} {p.stat().st_mtime}" for p in shards).encode()
+    return hashlib.sha256(str(folder.resolve()).encode() + listing).hexdigest()
 
 
 def corpus_hash(*parts: bytes) -> str:

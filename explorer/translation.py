@@ -41,11 +41,12 @@ def evaluate(checkpoint: Checkpoint, sources: list[str], references: list[str], 
     started = time.perf_counter()
     kept = usable_pairs(sources, references)
     hypotheses = translate(checkpoint, [sources[i] for i in kept], beam_size, pruned, alpha, fix_casing) if kept else []
-    kept_references = [references[i] for i in kept]
-    return {
-        "bleu": round(bleu(hypotheses, kept_references), 2),
-        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [kept_references]).score, 2),
-        "sentences": len(kept),
-        "skipped": len(sources) - len(kept),
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    return dict(scores_of(hypotheses, [references[i] for i in kept], len(sources)),
+                seconds=round(time.perf_counter() - started, 2))
+
+
+def scores_of(hypotheses: list[str], references: list[str], pairs: int) -> dict:
+    """BLEU and chrF of translations of the usable pairs (of `pairs` given; the others had a blank side)."""
+    return {"bleu": round(bleu(hypotheses, references), 2),
+            "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
+            "sentences": len(hypotheses), "skipped": pairs - len(hypotheses)}

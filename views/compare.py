@@ -1,4 +1,5 @@
-"""Compare the bundled 1-, 2- and 8-head models on the current sentence: what do more heads buy?"""
+"""Compare two or three models side by side on the current sentence: by default the bundled 1-, 2- and 8-head
+models (what do more heads buy?), or any models the explorer opens (folders, Hugging Face models)."""
 
 import pandas as pd
 import streamlit as st
@@ -6,62 +7,99 @@ import streamlit as st
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
 from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
-from models.vocabulary import KIND_TITLES
-from views.session import BUNDLED, cached_checkpoint, cached_trace, selection, warn_if_truncated, weights_mtime
+from models.checkpoint import CheckpointError
+from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
+from views.session import (BUNDLED, OWN, cached_checkpoint, cached_trace, selection, warn_if_truncated,
+                           weights_mtime)
 from views.widgets import show_figure
 
+MOST = 3
 
-st.title("1 head vs 2 heads vs 8 heads")
-labels = [label for label, path in sorted(BUNDLED.items(), key=lambda item: item[1].name)
-          if (path / "config.json").is_file()]
+st.title("Compare models")
+bundled = {label: str(path) for label, path in sorted(BUNDLED.items(), key=lambda item: item[1].name)
+           if (path / "config.json").is_file()}
+candidates = dict(bundled)
+if st.session_state.get("model") == OWN and selection().model_path:
+    candidates[f"your model ({selection().model_path})"] = selection().model_path
+others = st.text_area("More models to offer: folders (ours or Hugging Face) or cached hub ids, one per line",
+                      key="compare_others", height=68, placeholder="/path/to/opus-mt-en-de")
+candidates.update({line.strip(): line.strip() for line in others.splitlines() if line.strip()})
+labels = st.multiselect("Models (two or three)", list(candidates), default=list(bundled)[:MOST], key="compare_models",
+                        max_selections=MOST)
 if len(labels) < 2:
-    st.info("Comparing needs at least two of the bundled models (models/en-de-h1, -h2, -h8).")
+    st.info("Choose at least two models to compare (the bundled models are models/en-de-h1, -h2 and -h8; add "
+            "folders or hub ids above).")
     st.stop()
-chosen = selection()
-models = {label: cached_checkpoint(str(BUNDLED[label]), weights_mtime(str(BUNDLED[label]))) for label in labels}
-try:
-    traces = {label: cached_trace(str(BUNDLED[label]), weights_mtime(str(BUNDLED[label])), chosen.sentence, 1,
-                                   fix_casing=chosen.fix_casing) for label in labels}
-except InputError as error:
-    st.info(str(error))
-    st.stop()
-warn_if_truncated(traces[labels[0]], models[labels[0]])  # the bundled models share one tokenizer and max length
 
-columns = st.columns(len(labels))
-for column, label in zip(columns, labels):
+chosen = selection()
+models, traces = {}, {}
+for label in labels:
+    path = candidates[label]
+    try:
+        models[label] = cached_checkpoint(path, weights_mtime(path))
+        traces[label] = cached_trace(path, weights_mtime(path), chosen.sentence, 1, fix_casing=chosen.fix_casing)
+    except CheckpointError as error:
+        st.error(f"{label} cannot be loaded: {error}")
+    except InputError as error:
+        st.info(str(error))
+        st.stop()
+labels = list(models)
+if len(labels) < 2:
+    st.stop()
+warn_if_truncated(traces[labels[0]], models[labels[0]])
+
+for column, label in zip(st.columns(len(labels)), labels):
     info = models[label].info.get("scores", {}).get("test_2016_flickr", {})
     with column:
         st.subheader(label)
-        st.text(traces[label].translation)
+        st.text(traces[label].translation or "(an encoder-only model: no output text)")
         if info:
             st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}")
 
+kinds = [kind for kind in ATTENTION_KINDS if any(kind in trace.attention for trace in traces.values())]
 left, middle, right = st.columns([2, 1, 2])
-kind = left.radio("Attention", ["encoder", "cross", "decoder"], format_func=KIND_TITLES.get, key="compare_kind", horizontal=True)
-layer = middle.selectbox("Layer", range(min(m.model.config.layers(kind) for m in models.values())), key="compare_layer")
-source_tokens = traces[labels[0]].source_tokens
-focus = right.selectbox("Focus on the source token", range(len(source_tokens)), key="compare_focus",
-                        format_func=lambda i: f"{i}: {source_tokens[i]}")
-st.caption("Outlined: the focus token — its row (what it attends to) and column (who attends to it) in encoder "
-           "self-attention; its column in cross-attention. Decoder self-attention works on each model's own output.")
+kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="compare_kind", horizontal=True)
+deepest = max(m.model.config.layers(kind) for m in models.values())
+layer = middle.selectbox("Layer", range(deepest), key="compare_layer",
+                         help="A model with fewer layers shows its last one.")
+tokens = [traces[label].source_tokens for label in labels]
+same_tokens = all(t == tokens[0] for t in tokens) and tokens[0]
+focus = None
+if same_tokens:
+    focus = right.selectbox("Focus on the source token", range(len(tokens[0])), key="compare_focus",
+                            format_func=lambda i: f"{i}: {tokens[0][i]}")
+    st.caption("Outlined: the focus token — its row (what it attends to) and column (who attends to it) in encoder "
+               "self-attention; its column in cross-attention. Decoder self-attention works on each model's own "
+               "output.")
+else:
+    right.caption("These models split the sentence into different tokens, so there is no shared token to focus on.")
 # Side by side so they compare at a glance, wider for more heads (1, 2 and 4 panels a row) but never so narrow
 # that the 1-head model's labels are cut.
 widths = [{1: 3, 2: 4}.get(models[label].model.config.heads, 6) for label in labels]
 for column, label in zip(st.columns(widths), labels):
-    trace = traces[label]
-    pattern = trace.pattern(kind)[layer]
+    trace, config = traces[label], models[label].model.config
     with column:
+        if kind not in trace.attention:
+            st.caption(f"{label} has no {KIND_TITLES[kind].lower()}.")
+            continue
+        shown_layer = min(layer, config.layers(kind) - 1)
+        pattern = trace.pattern(kind)[shown_layer]
         show_figure(layer_heads(pattern, trace.query_tokens(kind), trace.key_tokens(kind),
-                                f"{models[label].model.config.heads} head{'s' if models[label].model.config.heads > 1 else ''}, "
-                                f"{kind} L{layer}",
+                                f"{config.heads} head{'s' if config.heads > 1 else ''}, {kind} L{shown_layer}",
                                 focus_row=focus if kind == "encoder" else None,
                                 focus_column=focus if kind in ("encoder", "cross") else None),
-                    f"compare-{models[label].name}-{kind}-L{layer}", {"pattern": pattern})
+                    f"compare-{models[label].name}-{kind}-L{shown_layer}", {"pattern": pattern})
 
 st.header("Head roles and importance")
-st.caption("Shipped results at the default thresholds (the Heads page explains them). \"Most …\" names each model's "
-           "strongest candidate for a role, whether or not it passes the threshold.")
-summaries = {label: summary(shipped(models[label], ROLES_FILE), shipped(models[label], IMPORTANCE_FILE))
-             for label in labels}
-# One column per model: the long descriptions wrap in their cells instead of running off the table's edge.
-st.table(pd.DataFrame(summaries).fillna("").astype(str))
+st.caption("Shipped results (or those computed in this session on the Heads page) at the default thresholds. "
+           "\"Most …\" names each model's strongest candidate for a role, whether or not it passes the threshold.")
+summaries = {}
+for label in labels:
+    key = str(models[label].path)
+    summaries[label] = summary(st.session_state.get(f"roles:{key}") or shipped(models[label], ROLES_FILE),
+                               st.session_state.get(f"importance:{key}") or shipped(models[label], IMPORTANCE_FILE))
+if any(summaries.values()):
+    # One column per model: the long descriptions wrap in their cells instead of running off the table's edge.
+    st.table(pd.DataFrame(summaries).astype(object).fillna("").astype(str))
+else:
+    st.caption("None of these models has head roles or importance yet (the Heads page computes them).")

@@ -16,16 +16,20 @@ from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_descr
 from explorer.treebank import trees_of
 from models.data import CorpusError, aligned, file_bytes, lines_of
 from models.vocabulary import KIND_TITLES
-from views.session import current_checkpoint, current_trace, require_own_model
+from explorer.corpus_scoring import scorer_for
+from explorer.open_model import is_hugging_face
+from views.session import current_checkpoint, current_trace
 from views.widgets import show_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
-            "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change"}
+            "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change",
+            "perplexity change when masked alone": "perplexity_change"}
 
 checkpoint = current_checkpoint()
-require_own_model(checkpoint, "Heads")
 config = checkpoint.model.config
+# Translation models are scored by BLEU on sentence pairs; BERT and GPT-2 by perplexity on plain text.
+translates = not is_hugging_face(checkpoint) or "cross" in checkpoint.model.kinds
 key = str(checkpoint.path)
 st.title("Heads")
 roles = st.session_state.get(f"roles:{key}") or shipped(checkpoint, ROLES_FILE)
@@ -60,11 +64,14 @@ else:
         st.caption(f"{summary['positional']} positional, {summary['syntactic']} syntactic, {summary['rare-token']} "
                    f"rare-token heads of {summary['heads']}; strongest candidates — {candidates}.")
     st.caption(f"Roles measured: {corpus_description(roles)}."
-               + (f" Importance on {importance['corpus'].get('name')} ({importance['corpus']['pairs']} pairs)."
-                  if importance else ""))
+               + (f" Importance on {importance['corpus'].get('name')} ({importance['corpus']['pairs']} "
+                  f"{'pairs' if translates else 'lines'})." if importance else ""))
 
-# With one head per layer, per-layer normalisation makes every score 1.00: not worth offering.
-offered = [m for m in MEASURES if config.heads > 1 or MEASURES[m] != "gradient_importance_normalised"]
+# With one head per layer, per-layer normalisation makes every score 1.00: not worth offering. The change on
+# masking is BLEU's for translation models, perplexity's for language models.
+unmeasured = {"perplexity_change"} if translates else {"bleu_change"}
+offered = [m for m in MEASURES if (config.heads > 1 or MEASURES[m] != "gradient_importance_normalised")
+           and MEASURES[m] not in unmeasured]
 measure = MEASURES[st.radio("Importance shown", offered, key="heads_measure", horizontal=True)]
 scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
 if entries:
@@ -117,7 +124,9 @@ if entries:
 
 st.header("How the heads formed during training")
 evolution = shipped(checkpoint, EVOLUTION_FILE)
-if evolution is None:
+if is_hugging_face(checkpoint):
+    st.caption("A Hugging Face model comes without its training snapshots, so how its heads formed cannot be shown.")
+elif evolution is None:
     st.caption("This checkpoint ships no head_evolution.json. It is made from a training run's per-epoch snapshots: "
                "`python -m explorer evolution --model FOLDER --snapshots STATE_FOLDER --text SENTENCES`.")
 else:
@@ -155,21 +164,34 @@ with st.expander("Recompute on your own corpus"):
             st.rerun()
         except (OSError, CorpusError, ValueError) as error:
             st.error(f"Cannot use these files: {error}")
-    source = st.file_uploader("English sentences for importance", key="heads_src")
-    reference = st.file_uploader("German references (aligned)", key="heads_ref")
-    limit = st.number_input("Sentence pairs (at most)", 10, 5000, 500, key="heads_limit")
-    if st.button("Compute importance", key="heads_compute_importance", disabled=not (source and reference)):
+    if translates:
+        source = st.file_uploader("Source sentences for importance", key="heads_src")
+        reference = st.file_uploader("Their reference translations (aligned)", key="heads_ref")
+    else:
+        source = st.file_uploader("Text for importance, one example per line (scored by its "
+                                  + ("masked-token" if "decoder" not in checkpoint.model.kinds else "next-token")
+                                  + " loss)", key="heads_src")
+        reference = None
+    limit = st.number_input("Sentence pairs (at most)" if translates else "Lines (at most)", 10, 5000, 500,
+                            key="heads_limit")
+    if st.button("Compute importance", key="heads_compute_importance",
+                 disabled=not (source and (reference or not translates))):
         try:
-            sources, references = aligned(lines_of(source.getvalue(), source.name),
-                                          lines_of(reference.getvalue(), reference.name), source.name, reference.name)
-            sources, references = sources[:limit], references[:limit]
+            sources = lines_of(source.getvalue(), source.name)
+            references = None
+            if reference is not None:
+                sources, references = aligned(sources, lines_of(reference.getvalue(), reference.name), source.name,
+                                              reference.name)
+                references = references[:limit]
+            sources = sources[:limit]
             bar = st.progress(0.0, text="Computing head importance…")
+            corpus_key = corpus_hash(source.getvalue(), reference.getvalue() if reference else b"", str(limit).encode())
             st.session_state[f"importance:{key}"] = cached_analysis(
-                "importance", checkpoint, corpus_hash(source.getvalue(), reference.getvalue(), str(limit).encode()),
-                lambda: importance_report(checkpoint, sources, references, corpus_name=source.name,
+                "importance", checkpoint, corpus_key,
+                lambda: importance_report(scorer_for(checkpoint, sources, references), corpus_name=source.name,
                                           progress=lambda f: bar.progress(f)))
             st.rerun()
-        except CorpusError as error:
+        except (CorpusError, ValueError) as error:
             st.error(f"Cannot use these files: {error}")
 
 if entries:

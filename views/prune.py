@@ -9,27 +9,32 @@ import streamlit as st
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
 from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
-from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_rows,
-                              importance_scores, least_important, pruning_curve, token_diff)
+from explorer.corpus_scoring import scorer_for
+from explorer.open_model import is_hugging_face
+from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_trace_steps, curve_heads,
+                              curve_rows, importance_scores, least_important, pruning_curve, token_diff)
 from explorer.head_table import head_table, heads_without_role
 from explorer.roles import Thresholds
 from explorer.translation import bleu
-from models.data import CorpusError, read_parallel
+from models.data import CorpusError, read_lines, read_parallel
 from models.vocabulary import KIND_TITLES
-from views.session import (ROOT, corpus_score, current_checkpoint, current_trace, example_translations,
-                           require_own_model, weights_mtime)
+from views.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
 from views.widgets import show_figure
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 
 checkpoint = current_checkpoint()
-require_own_model(checkpoint, "Prune")
 config = checkpoint.model.config
 path = str(checkpoint.path)
 heads = all_heads(config)
+kinds = [kind for kind in KIND_TITLES if config.layers(kind)]          # the kinds this model has
 toggle_key = {spec: f"prune_{checkpoint.name}_{spec}" for spec in heads}
-importance = shipped(checkpoint, IMPORTANCE_FILE)
-roles = shipped(checkpoint, ROLES_FILE)
+# Shipped with the model, or computed in this session on the Heads page.
+importance = st.session_state.get(f"importance:{path}") or shipped(checkpoint, IMPORTANCE_FILE)
+roles = st.session_state.get(f"roles:{path}") or shipped(checkpoint, ROLES_FILE)
+# Translation models are scored by BLEU; BERT and GPT-2 by perplexity on a text (lower is better).
+translates = not is_hugging_face(checkpoint) or "cross" in checkpoint.model.kinds
+has_output = not is_hugging_face(checkpoint) or "decoder" in checkpoint.model.kinds
 
 
 def set_pruned(pruned: set) -> None:
@@ -55,7 +60,10 @@ normalisation = st.radio("Order heads by", list(NORMALISATIONS), index=list(NORM
                          disabled=importance is None)
 if importance:
     st.caption(f"Importance measured on {importance['corpus'].get('name') or 'a corpus'} "
-               f"({importance['corpus']['pairs']} sentence pairs).")
+               f"({importance['corpus']['pairs']} {'sentence pairs' if translates else 'lines'}).")
+else:
+    st.caption("This model has no head importance yet: compute it on the Heads page (“Recompute on your own "
+               "corpus”) to prune the least important heads and draw the pruning curve.")
 presets = st.columns([3, 1, 2, 1])   # wide enough for "Keep only heads with a role"
 fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction",
                              disabled=importance is None)
@@ -71,7 +79,7 @@ presets[2].button("Keep only heads with a role", key="prune_roles", disabled=len
 presets[3].button("Prune none", key="prune_none", on_click=lambda: set_pruned(set()))
 
 if roles is None:
-    presets[2].caption("No head roles shipped with this model.")
+    presets[2].caption("No head roles for this model yet (the Heads page computes them).")
 elif len(without_role) == len(heads):
     st.info("No head has a role at the current thresholds, so \"Keep only heads with a role\" would prune every "
             "head; it is off. Lower the thresholds on the Heads page to see the strongest candidates get one.")
@@ -79,8 +87,8 @@ else:
     presets[2].caption(f"keeps {len(heads) - len(without_role)}, prunes {len(without_role)}")
 
 with st.expander("Heads (ticked = pruned)", expanded=True):
-    for kind, title in KIND_TITLES.items():
-        st.markdown(f"**{title}**")
+    for kind in kinds:
+        st.markdown(f"**{KIND_TITLES[kind]}**")
         for layer in range(config.layers(kind)):
             cells = st.columns([1] + [1] * config.heads)
             cells[0].caption(f"layer {layer}")
@@ -98,22 +106,33 @@ st.caption(f"{len(pruned)} of {len(heads)} heads pruned" + (f": {format_heads(pr
 
 _, base = current_trace()
 _, after = current_trace(pruned, notices=False)
-st.header("Translation")
-left, right = st.columns(2)
-left.markdown("**Unpruned**")
-left.text(base.translation)
-right.markdown("**Pruned**")
-right.text(after.translation)
-st.markdown("**Token-level diff** (red: only in the unpruned output, green: only in the pruned one)")
-st.html(diff_html(token_diff(base.output_tokens, after.output_tokens)))
+if has_output:
+    st.header("Translation" if translates else "Continuation")
+    left, right = st.columns(2)
+    left.markdown("**Unpruned**")
+    left.text(base.translation)
+    right.markdown("**Pruned**")
+    right.text(after.translation)
+    st.markdown("**Token-level diff** (red: only in the unpruned output, green: only in the pruned one)")
+    st.html(diff_html(token_diff(base.output_tokens, after.output_tokens)))
 
-steps = compare_steps(checkpoint, base.text, base.output_ids, pruned)
-show_figure(step_comparison_figure(steps), "prune-step-probabilities",
-            pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned, "KL": steps.kl}))
+    steps = compare_trace_steps(checkpoint, base, pruned)
+    show_figure(step_comparison_figure(steps), "prune-step-probabilities",
+                pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned,
+                              "KL": steps.kl}))
+else:
+    st.caption("An encoder-only model has no output text to compare: its masked-token perplexity on a text, below, "
+               "shows what the pruning costs (and the Decoding page's masked-token view, which heads a prediction "
+               "leans on).")
 
 st.header("On a corpus")
-corpus_choice = st.radio("Measure", ["the example sentences: pruned vs unpruned output", "BLEU against references"],
-                         key="prune_corpus", horizontal=True)
+if translates:
+    measures = ["the example sentences: pruned vs unpruned output", "BLEU against references"]
+elif has_output:
+    measures = ["the example sentences: pruned vs unpruned output", "perplexity of a text"]
+else:
+    measures = ["perplexity of a text"]
+corpus_choice = st.radio("Measure", measures, key="prune_corpus", horizontal=True)
 
 
 if corpus_choice.startswith("the example"):
@@ -123,14 +142,19 @@ if corpus_choice.startswith("the example"):
     st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}")
 else:
     paths = st.columns(3)
-    src_path = paths[0].text_input("English file", str(DEFAULT_CORPUS / "val.en.gz"), key="prune_src")
-    ref_path = paths[1].text_input("German references", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref")
-    limit = paths[2].number_input("Sentence pairs", 10, 5000, 200, key="prune_limit")
+    if translates:
+        src_path = paths[0].text_input("Source file", str(DEFAULT_CORPUS / "val.en.gz"), key="prune_src")
+        ref_path = paths[1].text_input("References", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref")
+    else:
+        src_path = paths[0].text_input("Text file, one example per line", str(DEFAULT_CORPUS / "val.en.gz"),
+                                       key="prune_src")
+        ref_path = ""
+    limit = paths[2].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="prune_limit")
     # Scoring a corpus translates it twice: only when asked, never on every head toggle.
     request = (src_path, ref_path, limit, pruned)
     if st.button("Score the corpus", key="prune_score"):
         try:
-            with st.spinner(f"Translating {limit} sentences with and without the pruned heads…"):
+            with st.spinner(f"Scoring {limit} lines with and without the pruned heads…"):
                 scores = [corpus_score(path, weights_mtime(path), src_path, ref_path, limit, heads)
                           for heads in (request[3], ())]
             st.session_state["prune_corpus_score"] = (request, *scores)
@@ -139,38 +163,48 @@ else:
     scored = st.session_state.get("prune_corpus_score")
     if scored and scored[0][:3] == request[:3]:
         scored_heads = scored[0][3]
-        st.metric(f"BLEU on the first {limit} pairs" + (", pruned" if scored_heads else ""), f"{scored[1]:.2f}",
-                  f"{scored[1] - scored[2]:+.2f} vs unpruned")
+        metric = "BLEU" if translates else "Perplexity"
+        st.metric(f"{metric} on the first {limit} {'pairs' if translates else 'lines'}"
+                  + (", pruned" if scored_heads else ""), f"{scored[1]:.2f}", f"{scored[1] - scored[2]:+.2f} vs unpruned",
+                  delta_color="normal" if translates else "inverse")
         if scored_heads != request[3]:
             st.caption("The pruned heads have changed since: score again to update.")
 
 st.header("Pruning curve")
-st.caption("BLEU as heads are masked, least important first (gradient importance, Michel et al. 2019) versus in "
-           "random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
+st.caption(f"{'BLEU' if translates else 'Perplexity'} as heads are masked, least important first (gradient "
+           "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
            "the importance was measured on (the default: importance from val, curve on test_2016_flickr), or the "
            "order has seen the answers.")
 curve = shipped(checkpoint, "head_pruning_curve.json")
 with st.form("prune_curve"):
     settings = st.columns(4)
-    kinds = settings[0].multiselect("Kinds", list(CURVE_KINDS), default=list(CURVE_KINDS), key="curve_kinds")
+    offered = [kind for kind in CURVE_KINDS if curve_heads(kind, heads)]
+    curve_kinds = settings[0].multiselect("Kinds", offered, default=offered, key="curve_kinds")
     curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps")
     seeds = settings[2].number_input("Random seeds", 0, 10, 3, key="curve_seeds")
-    pairs = settings[3].number_input("Sentence pairs", 10, 5000, 200, key="curve_pairs")
-    src_file = st.text_input("English file", str(DEFAULT_CORPUS / "test_2016_flickr.en.gz"), key="curve_src")
-    ref_file = st.text_input("German references", str(DEFAULT_CORPUS / "test_2016_flickr.de.gz"), key="curve_ref")
+    pairs = settings[3].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="curve_pairs")
+    src_file = st.text_input("Source file" if translates else "Text file, one example per line",
+                             str(DEFAULT_CORPUS / "test_2016_flickr.en.gz"), key="curve_src")
+    ref_file = st.text_input("References", str(DEFAULT_CORPUS / "test_2016_flickr.de.gz"), key="curve_ref",
+                             disabled=not translates)
     compute = st.form_submit_button("Compute the curve", disabled=importance is None)
-if compute and kinds:
+if compute and curve_kinds:
     try:
-        sources, references = read_parallel(Path(src_file).expanduser(), Path(ref_file).expanduser())
-        sources, references = sources[:pairs], references[:pairs]
-        bar = st.progress(0.0, text="Pruning and translating…")
-        key = corpus_hash("\n".join(sources).encode(), "\n".join(references).encode(),
-                          f"{sorted(kinds)}-{curve_steps}-{seeds}-{normalisation}".encode())
+        if translates:
+            sources, references = read_parallel(Path(src_file).expanduser(), Path(ref_file).expanduser())
+            references = references[:pairs]
+        else:
+            sources, references = read_lines(Path(src_file).expanduser()), None
+        sources = sources[:pairs]
+        bar = st.progress(0.0, text="Pruning and scoring…")
+        key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
+                          f"{sorted(curve_kinds)}-{curve_steps}-{seeds}-{normalisation}".encode())
         st.session_state[f"curve:{checkpoint.path}"] = cached_analysis("curve", checkpoint, key, lambda: pruning_curve(
-            checkpoint, sources, references, importance_scores(importance, normalisation), tuple(kinds), curve_steps,
-            seeds, progress=lambda f: bar.progress(f), corpus_name=Path(src_file).name,
-            importance_corpus=importance["corpus"].get("name", ""), measure=normalisation))
-    except CorpusError as error:
+            scorer_for(checkpoint, sources, references), importance_scores(importance, normalisation),
+            tuple(curve_kinds), curve_steps, seeds, progress=lambda f: bar.progress(f),
+            corpus_name=Path(src_file).name, importance_corpus=importance["corpus"].get("name", ""),
+            measure=normalisation))
+    except (CorpusError, ValueError) as error:
         st.error(str(error))
 curve = st.session_state.get(f"curve:{checkpoint.path}", curve)
 if curve:

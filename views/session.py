@@ -19,13 +19,13 @@ from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
 from explorer.head_sets import HeadSet, format_heads, head_mask
 from explorer.hugging_face_trace import trace_hugging_face
-from explorer.parallel_corpus import ParallelCorpus, corpus_bleu
+from explorer.corpus_scoring import scorer_for
 from explorer.inputs import InputError, prepare_source, unknown_characters
 from explorer.open_model import is_hugging_face, open_model
 from explorer.trace import Trace, trace_sentence
 from explorer.translation import translate
 from models.checkpoint import Checkpoint, CheckpointError
-from models.data import read_parallel
+from models.data import read_lines, read_parallel
 from models.decoding import BeamResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,18 +79,27 @@ def cached_masked_word(path: str, modified: float, text: str, position: int):
 
 @st.cache_data(max_entries=64, show_spinner="Translating the examples…")
 def example_translations(path: str, modified: float, pruned: HeadSet) -> list[str]:
+    """The example sentences' outputs (translations, or GPT-2's continuations) with these heads pruned."""
     # `modified` keys the cache on the weights' mtime, like cached_trace: a retrained folder is never stale.
     checkpoint = cached_checkpoint(path, modified)
+    if is_hugging_face(checkpoint):
+        gates = head_mask(pruned, checkpoint.model.config)
+        return [trace_hugging_face(checkpoint.model, checkpoint.tokenizer, s, head_mask=gates).translation
+                for s in EXAMPLES]
     return translate(checkpoint, EXAMPLES, pruned=pruned)
 
 
-@st.cache_data(max_entries=64, show_spinner="Translating the corpus…")
+@st.cache_data(max_entries=64, show_spinner="Scoring the corpus…")
 def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pruned: HeadSet) -> float:
-    """BLEU of the model (with these heads pruned) on the first `limit` pairs of a parallel corpus."""
+    """The model's quality with these heads pruned on the first `limit` lines of a corpus: BLEU against the
+    references (ref) for a translation model, perplexity of the text (ref "") for BERT and GPT-2."""
     checkpoint = cached_checkpoint(path, modified)
-    sources, references = read_parallel(Path(src).expanduser(), Path(ref).expanduser())
-    corpus = ParallelCorpus.build(checkpoint, sources[:limit], references[:limit])
-    return corpus_bleu(checkpoint, corpus, head_mask(pruned, checkpoint.model.config))
+    if ref:
+        sources, references = read_parallel(Path(src).expanduser(), Path(ref).expanduser())
+        references = references[:limit]
+    else:
+        sources, references = read_lines(Path(src).expanduser()), None
+    return scorer_for(checkpoint, sources[:limit], references).quality(head_mask(pruned, checkpoint.model.config))
 
 
 def weights_mtime(path: str) -> float:
@@ -106,14 +115,6 @@ def selection() -> Selection:
         path = str(BUNDLED.get(state.get("model"), BUNDLED["8 heads (en-de-h8)"]))
     beam = state.get("beam_size", 5) if state.get("decoding") == "beam search" else 1
     return Selection(path, state.get("sentence", "")[:MAX_SENTENCE_CHARS], beam, state.get("fix_casing", True))
-
-
-def require_own_model(checkpoint, page: str) -> None:
-    """Stop a page that does not work on Hugging Face models yet, saying so and what does."""
-    if is_hugging_face(checkpoint):
-        st.info(f"The {page} page works on the explorer's own models so far. For this Hugging Face model, the "
-                "Translation and Attention pages show its output and every head's attention.")
-        st.stop()
 
 
 def current_checkpoint() -> Checkpoint:

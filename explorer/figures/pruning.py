@@ -51,7 +51,10 @@ OTHER_ORDER_COLOURS = ("#54a24b", "#b279a2", "#f58518")
 def curve_title(curve: dict) -> str:
     """Says where BLEU was measured and where the importance order came from: in- or out-of-sample."""
     where = f" of {curve['corpus']}" if curve.get("corpus") else ""
-    title = f"Pruning curve: BLEU (greedy) on {curve['pairs']} sentence pairs{where}"
+    metric = curve.get("metric", "BLEU")
+    examples = "sentence pairs" if metric == "BLEU" else "lines"
+    measured = "BLEU (greedy)" if metric == "BLEU" else f"{metric} (lower is better)"
+    title = f"Pruning curve: {measured} on {curve['pairs']} {examples}{where}"
     source = curve.get("importance_corpus")
     if source:
         sample = "the same file: in-sample" if source == curve.get("corpus") else "other sentences: out-of-sample"
@@ -61,6 +64,7 @@ def curve_title(curve: dict) -> str:
 
 def curve_figure(curve: dict) -> go.Figure:
     kinds = list(curve["kinds"])
+    metric = curve.get("metric", "BLEU")
     figure = make_subplots(rows=1, cols=len(kinds), shared_yaxes=True,
                            subplot_titles=[f"{k} ({curve['kinds'][k]['heads']} heads)" for k in kinds])
     for column, kind in enumerate(kinds, start=1):
@@ -74,20 +78,20 @@ def curve_figure(curve: dict) -> go.Figure:
                              row=1, col=column)
             figure.add_trace(go.Scatter(x=x, y=data["random_mean"], name="random order (mean ± std)",
                                         line=dict(color="#e45756", dash="dash"), showlegend=column == 1,
-                                        hovertemplate="%{x:.0f}% pruned<br>BLEU %{y:.2f}<extra>random</extra>"),
+                                        hovertemplate="%{x:.0f}% pruned<br>" + metric + " %{y:.2f}<extra>random</extra>"),
                              row=1, col=column)
         main_name = f"least important first ({curve['measure']})" if curve.get("measure") else "least important first"
         figure.add_trace(go.Scatter(x=x, y=data["importance"], name=main_name, line=dict(color="#4c78a8"),
                                     showlegend=column == 1,
-                                    hovertemplate="%{x:.0f}% pruned<br>BLEU %{y:.2f}<extra>by importance</extra>"),
+                                    hovertemplate="%{x:.0f}% pruned<br>" + metric + " %{y:.2f}<extra>by importance</extra>"),
                          row=1, col=column)
         for (name, points), colour in zip(data.get("other_orders", {}).items(), OTHER_ORDER_COLOURS):
             figure.add_trace(go.Scatter(x=x, y=points, name=f"least important first ({name})",
                                         line=dict(color=colour, dash="dot"), showlegend=column == 1,
-                                        hovertemplate="%{x:.0f}% pruned<br>BLEU %{y:.2f}<extra>" + name + "</extra>"),
+                                        hovertemplate="%{x:.0f}% pruned<br>" + metric + " %{y:.2f}<extra>" + name + "</extra>"),
                              row=1, col=column)
         figure.update_xaxes(title="% of heads pruned", row=1, col=column)
-    figure.update_yaxes(title="BLEU", row=1, col=1)
+    figure.update_yaxes(title=metric, row=1, col=1)
     figure.update_layout(title=curve_title(curve), height=400,
                          margin=dict(l=10, r=10, t=70, b=10), legend=dict(orientation="h", y=1.15))
     return figure

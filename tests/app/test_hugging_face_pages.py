@@ -47,7 +47,3 @@ def test_internals_and_decoding_draw_every_family(folder):
         assert "Every step" in titles[0] and any("Beam" in t or "beam" in t for t in titles)
 
 
-@pytest.mark.parametrize("page", ["views/heads.py", "views/prune.py"])
-def test_the_other_pages_say_what_works_so_far(folder, page):
-    at = open_page(page, SENTENCE, model=OWN, own_model=str(folder))
-    assert any("works on the explorer's own models so far" in i.value for i in at.info)

@@ -127,7 +127,7 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
 
 
 PAGE_URLS = {"translation": "Translation", "attention": "Attention", "internals": "Internals", "decoding": "Decoding",
-             "heads": "Heads", "compare": "1 head vs 2 heads vs 8 heads", "prune": "Prune heads"}
+             "heads": "Heads", "compare": "Compare models", "prune": "Prune heads"}
 
 
 def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):

@@ -142,13 +142,23 @@ def test_roles_importance_and_prune_curve_commands(tiny_checkpoint, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["prune-curve", "--kinds", "enc,foo"], "foo"),
-    (["prune-curve"], "head_importance.json: missing"),
+    (["prune-curve", "--importance", "/nonexistent.json"], "not a readable importance report"),
     (["evaluate", "--prune-least-important", "0.3"], "head_importance.json: missing"),
 ])
 def test_pruning_commands_explain_what_is_missing(tiny_checkpoint, args, message):
     src, ref = str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")
     result = cli(args[0], "--model", str(tiny_checkpoint.path), "--src", src, "--ref", ref, *args[1:])
     assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_curve_without_an_importance_file_orders_by_importance_on_its_own_corpus(tiny_checkpoint):
+    src, ref = str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")
+    result = cli("prune-curve", "--model", str(tiny_checkpoint.path), "--src", src, "--ref", ref, "--limit", "5",
+                 "--kinds", "enc", "--steps", "2", "--seeds", "1", "--json")
+    assert result.returncode == 0 and "in-sample" in result.stderr
+    curve = json.loads(result.stdout)
+    assert curve["importance_corpus"] == curve["corpus"] == "val.en.gz" and curve["metric"] == "BLEU"
+    assert curve["kinds"]["enc"]["pruned"] == [0, 4, 8]
 
 
 def test_roles_needs_a_corpus_and_evolution_needs_snapshots(tiny_checkpoint, tmp_path):

@@ -3,6 +3,7 @@
 import pytest
 
 from explorer.head_sets import HeadSpec
+from explorer.corpus_scoring import OwnTranslation
 from explorer.importance import ablation, gradient_importance, importance_report
 from explorer.parallel_corpus import ParallelCorpus, corpus_bleu, corpus_loss
 from models.data import make_training_batch, read_parallel
@@ -25,11 +26,10 @@ def silence_head(z, name):
 
 
 def test_a_silent_head_has_zero_importance_and_others_do_not(tiny_checkpoint, pairs):
-    corpus = ParallelCorpus.build(tiny_checkpoint, *pairs)
+    scorer = OwnTranslation(tiny_checkpoint, *pairs)
     with model_run({attention_hook("encoder", 0, "z"): silence_head}, hook_names=tiny_checkpoint.model.hook_names):
-        gradient = gradient_importance(tiny_checkpoint, corpus)
-        ablated = ablation(tiny_checkpoint, corpus, heads=[HeadSpec("encoder", 0, 2), HeadSpec("encoder", 0, 1)],
-                           with_bleu=False)
+        gradient = gradient_importance(scorer)
+        ablated = ablation(scorer, heads=[HeadSpec("encoder", 0, 2), HeadSpec("encoder", 0, 1)], with_quality=False)
     assert gradient["encoder"][0, 2] == 0.0
     assert (gradient["encoder"][0, [0, 1, 3]] > 0).all() and (gradient["cross"] > 0).all()
     assert ablated["heads"]["enc.0.2"]["loss_change"] == 0.0
@@ -37,16 +37,17 @@ def test_a_silent_head_has_zero_importance_and_others_do_not(tiny_checkpoint, pa
 
 
 def test_gradient_pass_leaves_the_shared_model_untouched(tiny_checkpoint, pairs):
-    corpus = ParallelCorpus.build(tiny_checkpoint, *pairs)
+    scorer = OwnTranslation(tiny_checkpoint, *pairs)
+    corpus = scorer.corpus
     before = corpus_loss(tiny_checkpoint, corpus)
-    gradient_importance(tiny_checkpoint, corpus)
+    gradient_importance(scorer)
     assert all(p.grad is None for p in tiny_checkpoint.model.parameters())
     assert corpus_loss(tiny_checkpoint, corpus) == before
 
 
 def test_report_lists_every_head_with_its_scores(tiny_checkpoint, pairs):
     progress = []
-    report = importance_report(tiny_checkpoint, pairs[0][:10], pairs[1][:10], progress=progress.append)
+    report = importance_report(OwnTranslation(tiny_checkpoint, pairs[0][:10], pairs[1][:10]), progress=progress.append)
     assert len(report["heads"]) == 3 * 2 * 4
     head = report["heads"][0]
     assert {"kind", "layer", "head", "spec", "roles", "gradient_importance", "gradient_importance_normalised",
@@ -64,7 +65,8 @@ def test_gradient_importance_is_the_mean_over_sentences_of_each_sentences_absolu
 
     from models.tokenizer import PAD
 
-    corpus = ParallelCorpus.build(tiny_checkpoint, pairs[0][:12], pairs[1][:12])
+    scorer = OwnTranslation(tiny_checkpoint, pairs[0][:12], pairs[1][:12])
+    corpus = scorer.corpus
     config = tiny_checkpoint.model.config
     expected = {kind: torch.zeros(config.layers(kind), config.heads) for kind in ("encoder", "decoder", "cross")}
     for index in range(len(corpus.pairs)):
@@ -76,7 +78,7 @@ def test_gradient_importance_is_the_mean_over_sentences_of_each_sentences_absolu
             grads = torch.autograd.grad(loss, list(gates.values()))
         for kind, grad in zip(gates, grads):
             expected[kind] += grad.abs() / len(corpus.pairs)
-    batched = gradient_importance(tiny_checkpoint, corpus)
+    batched = gradient_importance(scorer)
     for kind, value in expected.items():
         torch.testing.assert_close(torch.tensor(batched[kind]), value, rtol=1e-4, atol=1e-7)
     # Not the absolute gradient of the mean loss (per batch): signs differ between sentences.

@@ -8,7 +8,7 @@ import torch
 
 from explorer.head_sets import HeadSpec, all_heads, head_mask, parse_heads
 from explorer.importance import gradient_importance
-from explorer.parallel_corpus import ParallelCorpus
+from explorer.corpus_scoring import OwnTranslation
 from explorer.roles import Thresholds
 from explorer.head_table import head_table, heads_without_role
 from explorer.pruning import (compare_steps, curve_rows, importance_order, importance_scores,
@@ -93,11 +93,12 @@ def test_importance_order_beats_random_with_planted_useless_heads(h8):
         return torch.zeros_like(z)
 
     with model_run({attention_hook("cross", 0, "z"): silence}, hook_names=h8.model.hook_names):
-        gradient = gradient_importance(h8, ParallelCorpus.build(h8, sources, references))
+        scorer = OwnTranslation(h8, sources, references)
+        gradient = gradient_importance(scorer)
         scores = {spec: float(gradient[spec.kind][spec.layer, spec.head]) for spec in all_heads(h8.model.config)}
         cross = [h for h in all_heads(h8.model.config) if h.kind == "cross"]
         assert set(importance_order(scores, cross)[:8]) == {HeadSpec("cross", 0, h) for h in range(8)}
-        curve = pruning_curve(h8, sources, references, scores, kinds=("cross",), steps=6, seeds=3)
+        curve = pruning_curve(scorer, scores, kinds=("cross",), steps=6, seeds=3)
     data = curve["kinds"]["cross"]
     assert data["pruned"][:3] == [0, 4, 8]
     assert data["importance"][:3] == [data["importance"][0]] * 3        # the planted heads go first, for free
