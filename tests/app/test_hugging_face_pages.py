@@ -1,6 +1,7 @@
-"""The app on Hugging Face models opened from a folder: Translation and Attention draw the model's own output and
-attention; the other pages say they work on the explorer's own models so far. Tiny random models of
-every family (tests/hugging_face_models.py)."""
+"""The app on Hugging Face models opened from a folder: every page runs on every family, with the model's own
+numbers (Translation, Attention), its positions and walkthrough (Internals), steps or masked-token view
+(Decoding), roles (Heads), pruning (Prune) and beside other models (Compare). Tiny random models of every family
+(tests/hugging_face_models.py)."""
 
 import json
 
@@ -47,3 +48,63 @@ def test_internals_and_decoding_draw_every_family(folder):
         assert "Every step" in titles[0] and any("Beam" in t or "beam" in t for t in titles)
 
 
+
+
+CONLLU = """# text = a dog runs in the snow
+1	a	a	DET	_	_	2	det	_	_
+2	dog	dog	NOUN	_	_	3	nsubj	_	_
+3	runs	run	VERB	_	_	0	root	_	_
+4	in	in	ADP	_	_	6	case	_	_
+5	the	the	DET	_	_	6	det	_	_
+6	snow	snow	NOUN	_	_	3	obl	_	_
+
+"""
+
+
+def test_heads_page_computes_roles_for_the_kinds_the_model_has(folder, tmp_path):
+    from models.hugging_face import load_hugging_face
+
+    treebank = tmp_path / "tiny.conllu"
+    treebank.write_text(CONLLU * 3)
+    at = open_page("views/heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    at.text_input(key="heads_treebank_path").input(str(treebank)).run()
+    at.button(key="heads_compute_roles").click().run()
+    assert not at.exception and not at.error
+    kinds = load_hugging_face(folder).kinds
+    role_maps = [c for c in at.get("plotly_chart") if "layer" in str(c.proto.spec)]
+    assert len(role_maps) >= len(kinds)
+    assert len(table_with(at, "roles")) == 2 * 4 * len(kinds)      # every head of the tiny model: 2 layers × 4 heads
+
+
+def table_with(at, column):
+    return next(frame.value for frame in at.dataframe if column in frame.value.columns)
+
+
+def test_prune_page_prunes_a_hugging_face_model(folder):
+    from explorer.head_sets import HeadSpec, head_mask
+    from explorer.hugging_face_trace import load_tokenizer, trace_hugging_face
+    from models.hugging_face import load_hugging_face
+
+    loaded = load_hugging_face(folder)
+    kind = "cross" if "cross" in loaded.kinds else loaded.kinds[0]
+    layer_heads = [HeadSpec(kind, 1, head) for head in range(loaded.heads)]
+    at = open_page("views/prune.py", SENTENCE, model=OWN, own_model=str(folder))
+    assert len(at.main.checkbox) == 2 * 4 * len(loaded.kinds)
+    for spec in layer_heads:
+        at.checkbox(key=f"prune_{folder.name}_{spec}").check().run()
+    assert not at.exception
+    if "decoder" not in loaded.kinds:
+        assert any("encoder-only model has no output text" in c.value for c in at.caption)
+        return
+    pruned = trace_hugging_face(loaded, load_tokenizer(folder), SENTENCE, head_mask=head_mask(layer_heads, loaded.config))
+    assert [t.value for t in at.text][1] == pruned.translation
+
+
+def test_compare_page_sets_any_models_side_by_side(folder):
+    at = open_page("views/compare.py", SENTENCE)
+    at.text_area(key="compare_others").input(str(folder)).run()
+    at.multiselect(key="compare_models").set_value(["8 heads (en-de-h8)", str(folder)]).run()
+    assert not at.exception and not at.error
+    assert any("different tokens" in c.value for c in at.caption)       # no shared focus token across tokenizers
+    charts = at.get("plotly_chart")
+    assert 1 <= len(charts) <= 2

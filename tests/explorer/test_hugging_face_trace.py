@@ -103,6 +103,36 @@ def test_the_cli_traces_and_translates_a_hugging_face_folder(folder, tmp_path, c
     assert len(err.strip().splitlines()) == 1 and err.startswith("error:") and "cross.9.0" in err
 
 
+def test_the_cli_analyses_every_family_on_the_right_corpus(folder, tmp_path, capsys):
+    """evaluate, roles, importance and prune-curve: BLEU on pairs for translation models, perplexity on plain
+    lines for GPT-2 and BERT; the wrong corpus shape is one clear line."""
+    from explorer.cli import main
+    from tests.hugging_face_models import TEXT
+
+    kinds = load_hugging_face(folder).kinds
+    src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
+    src.write_text("\n".join(TEXT[:5]))
+    ref.write_text("\n".join(TEXT[5:10]))
+    corpus = ["--src", str(src)] + (["--ref", str(ref)] if "cross" in kinds else [])
+    wrong = ["--src", str(src)] + ([] if "cross" in kinds else ["--ref", str(ref)])
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(folder), *corpus, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) >= ({"bleu", "chrf", "sentences"} if "cross" in kinds else {"loss", "perplexity", "lines"})
+    assert main(["evaluate", "--model", str(folder), *wrong]) == 1
+    assert capsys.readouterr().err.startswith("error:")
+    assert main(["importance", "--model", str(folder), *corpus, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["heads"]) == 2 * 4 * len(kinds) and report["metric"] == ("BLEU" if "cross" in kinds else "perplexity")
+    (tmp_path / "importance.json").write_text(json.dumps(report))
+    assert main(["prune-curve", "--model", str(folder), *corpus, "--importance", str(tmp_path / "importance.json"),
+                 "--steps", "2", "--seeds", "1", "--kinds", "all", "--json"]) == 0
+    curve = json.loads(capsys.readouterr().out)
+    assert curve["kinds"]["all"]["pruned"] == [0, 4 * len(kinds), 8 * len(kinds)] and curve["importance_corpus"] == "src.txt"
+    assert main(["roles", "--model", str(folder), "--text", str(src), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["heads"]) == 2 * 4 * len(kinds)
+
+
 def test_the_notebook_api_opens_a_hugging_face_folder(folder):
     import explorer
 
