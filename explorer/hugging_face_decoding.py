@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from explorer.decoding_steps import TeacherForcing
-from explorer.hugging_face_trace import CONTINUATION_TOKENS, positions_limit, source_step_limit
+from explorer.hugging_face_trace import CONTINUATION_TOKENS, piece_labels, positions_limit, source_step_limit
 from explorer.inputs import InputError
 from explorer.trace import StepDistribution, Trace, step_distributions
 from models.decoding import BeamResult, search_beams
@@ -82,13 +82,13 @@ def teacher_forcing(checkpoint: HuggingFaceCheckpoint, text: str, reference: str
         log_probs = torch.log_softmax(logits, -1)[len(prompt) - 1: len(prompt) - 1 + len(target)]
     chosen = log_probs[torch.arange(len(target)), target]
     ranks = (log_probs > chosen[:, None]).sum(-1) + 1
-    return TeacherForcing(tokenizer.convert_ids_to_tokens(target), chosen.exp().tolist(), ranks.tolist(),
+    return TeacherForcing(piece_labels(tokenizer)(target), chosen.exp().tolist(), ranks.tolist(),
                           float(-chosen.mean()))
 
 
 def stopping_reason(trace: Trace, checkpoint: HuggingFaceCheckpoint) -> str:
     """Why decoding stopped: the model chose its end token, or the explorer's limit on new tokens was reached."""
-    end = checkpoint.tokenizer.convert_ids_to_tokens([checkpoint.model.model.config.eos_token_id])[0]
+    end = piece_labels(checkpoint.tokenizer)([checkpoint.model.model.config.eos_token_id])[0]
     if trace.steps and trace.steps[-1].chosen_id == checkpoint.model.model.config.eos_token_id:
         return f"It stopped because the model chose {end} at step {len(trace.steps) - 1}."
     return f"It stopped at the explorer's limit of {len(trace.steps)} new tokens without choosing {end}."
@@ -125,9 +125,10 @@ def masked_word(checkpoint: HuggingFaceCheckpoint, trace: Trace, position: int, 
         logits = loaded.model(input_ids=torch.tensor([ids])).logits[0, position].float()
         log_probs = torch.log_softmax(logits, -1)
         (gradient,) = torch.autograd.grad(log_probs[hidden], [gates["encoder"]])
-    prediction = step_distributions(log_probs.detach()[None], [hidden], tokenizer.convert_ids_to_tokens, top_k)[0]
+    labels = piece_labels(tokenizer)
+    prediction = step_distributions(log_probs.detach()[None], [hidden], labels, top_k)[0]
     attention = cache.layers("encoder", "pattern")[0, :, :, position].numpy()
-    return MaskedWord(tokenizer.convert_ids_to_tokens(ids), position, prediction, gradient.abs().numpy(), attention)
+    return MaskedWord(labels(ids), position, prediction, gradient.abs().numpy(), attention)
 
 
 @torch.no_grad()

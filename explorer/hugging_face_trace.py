@@ -37,6 +37,23 @@ def load_tokenizer(folder: str | Path):
         raise HuggingFaceError(f"{folder}: no tokenizer the explorer can load ({str(error).splitlines()[0]})") from None
 
 
+def piece_labels(tokenizer):
+    """ids → the pieces as the figures label them. Byte-level BPE (GPT-2, BART, RoBERTa) stores a piece as bytes
+    mapped to letters (a space is Ġ, é is Ã©); its labels are the piece's text with a leading space written ▁,
+    as SentencePiece writes it. Other tokenizers' pieces are already text."""
+    byte_level = any(token.startswith("Ġ") for token in tokenizer.convert_ids_to_tokens(
+        tokenizer(" a", add_special_tokens=False).input_ids))
+    if not byte_level:
+        return tokenizer.convert_ids_to_tokens
+    special = set(tokenizer.all_special_tokens)
+
+    def labels(ids: list[int]) -> list[str]:
+        tokens = tokenizer.convert_ids_to_tokens(ids)
+        return [token if token in special else tokenizer.convert_tokens_to_string([token]).replace(" ", "▁")
+                for token in tokens]
+    return labels
+
+
 def positions_limit(loaded: HuggingFaceModel) -> int:
     config = loaded.model.config
     return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
@@ -70,7 +87,7 @@ def trace_hugging_face(loaded: HuggingFaceModel, tokenizer, text: str, beam_size
         raise InputError("Please type a sentence (the input is empty).")
     model, config, limit = loaded.model, loaded.model.config, positions_limit(loaded)
     head_mask = head_mask or {}
-    pieces = tokenizer.convert_ids_to_tokens
+    pieces = piece_labels(tokenizer)
     full_length = len(tokenizer(cleaned).input_ids)
     source_ids, target_ids, chosen, translation, steps_from = [], [], [], "", 0
     if "cross" in loaded.kinds:                                  # encoder–decoder: translate

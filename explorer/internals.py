@@ -24,11 +24,13 @@ def batch_padding_mask(checkpoint: Checkpoint, sentences: list[str]) -> tuple[np
     """
     tokenizer, max_len = checkpoint.tokenizer, checkpoint.model.config.max_len
     if is_hugging_face(checkpoint):
+        from explorer.hugging_face_trace import piece_labels
+
         if tokenizer.pad_token is None:
             return None
         encoded = tokenizer(sentences, padding=True, truncation=True, max_length=max_len)
         return (np.array(encoded.attention_mask, dtype=bool),
-                [tokenizer.convert_ids_to_tokens(row) for row in encoded.input_ids])
+                [piece_labels(tokenizer)(row) for row in encoded.input_ids])
     batch = pad_batch([prepare_source(s, tokenizer, max_len).ids for s in sentences])
     mask = checkpoint.model.padding_mask(batch)[:, 0, 0].numpy()
     return mask, [tokenizer.pieces(row) for row in batch.tolist()]

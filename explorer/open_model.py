@@ -29,7 +29,9 @@ def is_hugging_face(checkpoint) -> bool:
 def token_pieces(checkpoint):
     """ids → the tokenizer's pieces, for either kind of model."""
     if is_hugging_face(checkpoint):
-        return checkpoint.tokenizer.convert_ids_to_tokens
+        from explorer.hugging_face_trace import piece_labels
+
+        return piece_labels(checkpoint.tokenizer)
     return checkpoint.tokenizer.pieces
 
 
