@@ -154,3 +154,31 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
             page.get_by_label("English sentence").wait_for(timeout=30_000)
             assert context.blocked == []
             context.close()
+
+
+def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_factory):
+    """The sidebar's own-folder box takes a Hugging Face folder: its translation, its attention and its bertviz
+    view are drawn, and nothing is fetched from outside (no hub, no CDN)."""
+    from explorer.hugging_face_trace import load_tokenizer, trace_hugging_face
+    from models.hugging_face import load_hugging_face
+    from tests.hugging_face_models import SENTENCE, saved_model
+
+    folder = saved_model("marian", tmp_path_factory)
+    expected = trace_hugging_face(load_hugging_face(folder), load_tokenizer(folder), SENTENCE)
+    page = open_app(context, app_url)
+    page.get_by_label("Model").click()
+    page.get_by_role("option", name="Your own checkpoint folder…").click()
+    page.get_by_label("Checkpoint folder").fill(str(folder))
+    page.get_by_label("Checkpoint folder").press("Enter")
+    wait_idle(page)
+    submit_sentence(page, SENTENCE)
+    page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
+                           arg=expected.translation, timeout=60_000)
+    assert "Hugging Face marian model" in page.locator("body").inner_text()
+    go_to(page, "Attention")
+    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
+    ticks = page.locator(".js-plotly-plot .xtick text").all_text_contents()
+    assert any(expected.source_tokens[1] in tick for tick in ticks)
+    open_tab(page, "bertviz head view")
+    page.frame_locator("iframe").first.locator("svg text").first.wait_for(timeout=30_000)
+    assert context.blocked == []
