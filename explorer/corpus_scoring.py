@@ -89,7 +89,8 @@ class OwnTranslation(Scorer):
         return corpus_bleu(self.checkpoint, self.corpus, gates)
 
 
-def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
+def pad_rows(rows: list[list[int]], value: int) -> torch.Tensor:
+    """Id lists of different lengths as one [rows, longest] tensor, filled with value."""
     width = max(len(row) for row in rows)
     return torch.tensor([row + [value] * (width - len(row)) for row in rows])
 
@@ -155,10 +156,10 @@ class HuggingFaceTranslation(_HuggingFaceScorer):
         for indices in _length_batches([len(s) + len(t) for s, t in zip(self.sources, self.targets)]):
             sources = [self.sources[i] for i in indices]
             targets = [self.targets[i] for i in indices]
-            yield indices, {"input_ids": _pad(sources, self.pad),
-                            "attention_mask": _pad([[1] * len(s) for s in sources], 0),
-                            "decoder_input_ids": _pad([[self.start] + t[:-1] for t in targets], self.pad),
-                            "labels": _pad(targets, IGNORED)}
+            yield indices, {"input_ids": pad_rows(sources, self.pad),
+                            "attention_mask": pad_rows([[1] * len(s) for s in sources], 0),
+                            "decoder_input_ids": pad_rows([[self.start] + t[:-1] for t in targets], self.pad),
+                            "labels": pad_rows(targets, IGNORED)}
 
     def translations(self, gates=None) -> list[str]:
         from explorer.hugging_face_trace import source_step_limit
@@ -168,7 +169,7 @@ class HuggingFaceTranslation(_HuggingFaceScorer):
             for indices in _length_batches([len(s) for s in self.sources]):
                 sources = [self.sources[i] for i in indices]
                 generated = self.loaded.model.generate(
-                    input_ids=_pad(sources, self.pad), attention_mask=_pad([[1] * len(s) for s in sources], 0),
+                    input_ids=pad_rows(sources, self.pad), attention_mask=pad_rows([[1] * len(s) for s in sources], 0),
                     num_beams=1, do_sample=False, max_new_tokens=source_step_limit(self.loaded, max(map(len, sources))))
                 for i, row in zip(indices, generated.tolist()):
                     outputs[i] = self.tokenizer.decode(row, skip_special_tokens=True)
@@ -207,18 +208,18 @@ class HuggingFaceText(_HuggingFaceScorer):
     def batches(self):
         for indices in _length_batches([len(row) for row in self.examples]):
             rows = [self.examples[i] for i in indices]
-            attention = _pad([[1] * len(row) for row in rows], 0)
+            attention = pad_rows([[1] * len(row) for row in rows], 0)
             if self.masked:
                 inputs, labels = [], []
                 for i, row in zip(indices, rows):
                     positions = set(self.masked_positions(i))
                     inputs.append([self.tokenizer.mask_token_id if p in positions else t for p, t in enumerate(row)])
                     labels.append([t if p in positions else IGNORED for p, t in enumerate(row)])
-                yield indices, {"input_ids": _pad(inputs, self.pad), "attention_mask": attention,
-                                "labels": _pad(labels, IGNORED)}
+                yield indices, {"input_ids": pad_rows(inputs, self.pad), "attention_mask": attention,
+                                "labels": pad_rows(labels, IGNORED)}
             else:   # next-token prediction: position i is scored on token i + 1
-                labels = _pad([row[1:] for row in rows], IGNORED)
-                yield indices, {"input_ids": _pad(rows, self.pad), "attention_mask": attention,
+                labels = pad_rows([row[1:] for row in rows], IGNORED)
+                yield indices, {"input_ids": pad_rows(rows, self.pad), "attention_mask": attention,
                                 "labels": torch.cat([labels, torch.full((len(rows), 1), IGNORED)], 1)}
 
     def quality(self, gates=None):

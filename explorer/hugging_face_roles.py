@@ -18,16 +18,12 @@ from typing import Callable
 
 import torch
 
+from explorer.corpus_scoring import pad_rows
 from explorer.hugging_face_trace import positions_limit, source_step_limit
 from explorer.roles import SHORT_PIECES, SyntaxTally, Tally, _batches, tally_patterns, tally_syntax
 from explorer.treebank import Aligned, Tree
 from models.hooks import capture
 from models.vocabulary import attention_hook
-
-
-def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
-    width = max(len(row) for row in rows)
-    return torch.tensor([row + [value] * (width - len(row)) for row in rows])
 
 
 def _pad_id(checkpoint) -> int:
@@ -36,7 +32,7 @@ def _pad_id(checkpoint) -> int:
 
 
 def _lengths_mask(rows: list[list[int]]) -> torch.Tensor:
-    return _pad([[1] * len(row) for row in rows], 0).bool()
+    return pad_rows([[1] * len(row) for row in rows], 0).bool()
 
 
 def _real(ids: torch.Tensor, present: torch.Tensor, special: list[int]) -> torch.Tensor:
@@ -63,7 +59,7 @@ def translations(checkpoint, sources: list[list[int]], batch_size: int) -> list[
     outputs: list[list[int]] = [[] for _ in sources]
     for chunk in _batches(sources, [len(s) for s in sources], batch_size):
         rows = [sources[i] for i in chunk]
-        generated = loaded.model.generate(input_ids=_pad(rows, pad), attention_mask=_lengths_mask(rows).long(),
+        generated = loaded.model.generate(input_ids=pad_rows(rows, pad), attention_mask=_lengths_mask(rows).long(),
                                           num_beams=1, do_sample=False,
                                           max_new_tokens=source_step_limit(loaded, max(map(len, rows))))
         for i, row in zip(chunk, generated.tolist()):
@@ -91,11 +87,11 @@ def statistics_pass(checkpoint, texts: list[str], kinds: tuple[str, ...], batch_
     for chunk in _batches(sources, [len(s) for s in sources], batch_size):
         seen.extend(chunk)
         src_rows = [sources[i] for i in chunk]
-        src, src_present = _pad(src_rows, pad), _lengths_mask(src_rows)
+        src, src_present = pad_rows(src_rows, pad), _lengths_mask(src_rows)
         inputs = {"input_ids": src, "attention_mask": src_present.long()}
         if encoder_decoder:
             tgt_rows = [outputs[i] for i in chunk]
-            tgt, tgt_present = _pad(tgt_rows, pad), _lengths_mask(tgt_rows)
+            tgt, tgt_present = pad_rows(tgt_rows, pad), _lengths_mask(tgt_rows)
             inputs.update(decoder_input_ids=tgt, decoder_attention_mask=tgt_present.long())
         with capture(loaded.hook_names, names) as cache:
             loaded.model(**inputs)
@@ -149,7 +145,7 @@ def syntax_pass(checkpoint, trees: list[Tree], kind: str, batch_size: int,
     done = 0
     for chunk in _batches(usable, [len(a.ids) for _, a in usable], batch_size):
         rows = [usable[i][1].ids for i in chunk]
-        inputs = {"input_ids": _pad(rows, pad), "attention_mask": _lengths_mask(rows).long()}
+        inputs = {"input_ids": pad_rows(rows, pad), "attention_mask": _lengths_mask(rows).long()}
         if "cross" in loaded.kinds:        # the encoder alone reads the sentence
             with capture(loaded.hook_names, attention_hook(kind, "*", "pattern")) as cache:
                 loaded.model.get_encoder()(**inputs)
