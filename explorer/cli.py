@@ -8,6 +8,7 @@ prints one line starting with "error:" and exits non-zero, without a traceback.
 from __future__ import annotations
 
 import argparse
+from contextlib import contextmanager
 import json
 import math
 import os
@@ -17,11 +18,12 @@ from pathlib import Path
 
 from models.checkpoint import CheckpointError, load_checkpoint
 from models.data import CorpusError, read_lines, read_parallel
+from explorer.distributed import DistributedError     # Ray itself is imported only when workers are asked for
 from explorer.head_sets import HeadSpecError, parse_heads
 from explorer.inputs import InputError
 from explorer.roles import Thresholds
 
-USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError)
+USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError, DistributedError)
 
 
 def positive_int(text: str) -> int:
@@ -46,6 +48,52 @@ def with_normalisation(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--normalisation", choices=list(NORMALISATIONS), default=DEFAULT_NORMALISATION,
                      help="order heads by raw gradient importance or by importance normalised per layer "
                           "(Michel et al.); default %(default)s, which pruned better on held-out data")
+
+
+def with_workers(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--workers", type=positive_int, default=1,
+                     help="split the corpus over this many worker processes on Ray (default 1: this process, "
+                          "without Ray)")
+    sub.add_argument("--ray-address", metavar="ADDR",
+                     help="run the workers on the Ray cluster at ADDR (HOST:PORT as `ray start --head` prints, or "
+                          "ray://HOST:10001); the model path must be readable on its nodes")
+
+
+@contextmanager
+def ray_workers(args: argparse.Namespace):
+    """Ray workers holding the model, when --workers > 1 or --ray-address asks for them (None otherwise);
+    they are let go at the end, so the next command on the same Ray finds its CPUs free."""
+    if args.workers <= 1 and not args.ray_address:
+        yield None
+        return
+    from explorer.distributed import RayRunner
+
+    runner = RayRunner(str(args.model), args.workers, args.ray_address)
+    try:
+        yield runner
+    finally:
+        runner.close()
+
+
+def distributed_tallies(runner):
+    """analyse_roles' tallies_of: the role tallies computed by the Ray workers (None: in this process)."""
+    if runner is None:
+        return None
+    from explorer.distributed import distributed_roles
+
+    return lambda checkpoint, sentences, trees, kinds, batch_size, progress: distributed_roles(
+        runner, sentences, trees, kinds, progress)
+
+
+def distribution_note(runner, result: dict) -> None:
+    """Say in the result (and on stderr, when jobs were retried) how the work was spread."""
+    if runner is None:
+        return
+    result["distributed"] = {"workers": runner.workers, "retried_jobs": runner.retried,
+                             "ray_startup_seconds": round(runner.startup_seconds, 2)}
+    if runner.retried:
+        print(f"note: {runner.retried} job(s) retried on a fresh worker after a worker died; every shard was "
+              "counted once", file=sys.stderr)
 
 
 def with_corpus(sub: argparse.ArgumentParser) -> None:
@@ -91,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "file for BERT and GPT-2)")
     with_model(evaluate)
     with_corpus(evaluate)
+    with_workers(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
     trace = commands.add_parser("trace", help="save every attention, mask, PE and decoding step of a sentence")
@@ -106,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     roles.add_argument("--conllu", type=Path, help="dependency trees, CoNLL-U (plain or .gz), for syntactic roles")
     roles.add_argument("--limit", type=positive_int, help="only the first N sentences of each file")
     roles.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_workers(roles)
     defaults = Thresholds()
     roles.add_argument("--positional", type=float, default=defaults.positional,
                        help="share of tokens whose top weight sits at one offset (default %(default)s)")
@@ -133,12 +183,14 @@ def build_parser() -> argparse.ArgumentParser:
     importance = commands.add_parser("importance", help="gradient-based and ablation importance of every head")
     with_model(importance, decoding=False)
     with_corpus(importance)
+    with_workers(importance)
     importance.add_argument("--gradient-only", action="store_true", help="skip the (slower) one-head ablations")
     importance.add_argument("--json", action="store_true", help="print exactly one JSON object")
     curve = commands.add_parser("prune-curve", help="BLEU (perplexity for BERT and GPT-2) as heads are pruned, by "
                                                     "importance versus random order")
     with_model(curve, decoding=False)
     with_corpus(curve)
+    with_workers(curve)
     curve.add_argument("--importance", type=Path, metavar="FILE",
                        help="the order to prune in: a report of the importance command (--json); default: the "
                             "model's head_importance.json, or, where it has none, gradient importance measured on "
@@ -262,22 +314,39 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
     checkpoint = open_model(args.model)
     sources, references = read_corpus(args, checkpoint)
-    if is_hugging_face(checkpoint):
-        from explorer.corpus_scoring import scorer_for
-        from explorer.translation import scores_of
+    with ray_workers(args) as runner:
+        if runner is not None:
+            from explorer.distributed import distributed_evaluate
+            from explorer.head_sets import format_heads
 
-        gates, _ = hugging_face_pruning(args, checkpoint)
-        started = time.perf_counter()
-        scorer = scorer_for(checkpoint, sources, references)
-        if references is None:
-            loss = scorer.loss(gates)
-            result = {"loss": round(loss, 4), "perplexity": round(math.exp(min(loss, 50.0)), 2), "lines": scorer.size}
+            pruned = (hugging_face_pruning(args, checkpoint)[1] if is_hugging_face(checkpoint)
+                      else format_heads(pruned_heads(args, checkpoint)))
+            started = time.perf_counter()
+            bar, progress = progress_bar("evaluate")
+            result = distributed_evaluate(runner, sources, references, {
+                "beam": args.beam, "alpha": args.length_penalty, "fix_casing": not args.keep_casing, "pruned": pruned},
+                progress)
+            bar.close()
+            result["seconds"] = round(time.perf_counter() - started, 2)
+            distribution_note(runner, result)
+        elif is_hugging_face(checkpoint):
+            from explorer.corpus_scoring import scorer_for
+            from explorer.translation import scores_of
+
+            gates, _ = hugging_face_pruning(args, checkpoint)
+            started = time.perf_counter()
+            scorer = scorer_for(checkpoint, sources, references)
+            if references is None:
+                loss = scorer.loss(gates)
+                result = {"loss": round(loss, 4), "perplexity": round(math.exp(min(loss, 50.0)), 2),
+                          "lines": scorer.size}
+            else:
+                result = scores_of(scorer.translations(gates), scorer.references, len(sources))
+            result["seconds"] = round(time.perf_counter() - started, 2)
         else:
-            result = scores_of(scorer.translations(gates), scorer.references, len(sources))
-        result["seconds"] = round(time.perf_counter() - started, 2)
-    else:
-        pruned = pruned_heads(args, checkpoint)
-        result = evaluate(checkpoint, sources, references, args.beam, pruned, args.length_penalty, not args.keep_casing)
+            pruned = pruned_heads(args, checkpoint)
+            result = evaluate(checkpoint, sources, references, args.beam, pruned, args.length_penalty,
+                              not args.keep_casing)
     if args.json:
         print(json.dumps(result))
     elif "perplexity" in result:
@@ -327,12 +396,16 @@ def run_roles(args: argparse.Namespace) -> None:
     trees = read_trees(args.conllu, args.limit) if args.conllu else None
     thresholds = Thresholds(args.positional, args.syntactic_margin, args.syntactic_min_count, args.rare_rate,
                             args.rare_over_chance)
-    bar, progress = progress_bar("roles")
-    report = analyse_roles(checkpoint, sentences, trees, thresholds, text_name=args.text.name if args.text else "",
-                           treebank_name=args.conllu.name if args.conllu else "", progress=progress)
-    bar.close()
+    with ray_workers(args) as runner:
+        bar, progress = progress_bar("roles")
+        report = analyse_roles(checkpoint, sentences, trees, thresholds, text_name=args.text.name if args.text else "",
+                               treebank_name=args.conllu.name if args.conllu else "", progress=progress,
+                               tallies_of=distributed_tallies(runner))
+        bar.close()
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+        document = report.to_json()
+        distribution_note(runner, document)
+        print(json.dumps(document, ensure_ascii=False))
         return
     print(f"{'head':<11} {'roles':<30} {'conf':>5} {'offset':>6} {'share':>6} {'rare':>5} {'chance':>6}  syntactic relations")
     for head in report.heads:
@@ -349,8 +422,8 @@ def run_evolution(args: argparse.Namespace) -> None:
     from models.hugging_face import hugging_face_folder
 
     if hugging_face_folder(args.model) is not None:
-        raise InputError(f"{args.model}: evolution follows the explorer's own training snapshots (epoch-N.safetensors); "
-                         "a Hugging Face model has none")
+        raise InputError(f"{args.model}: evolution follows the explorer's own training snapshots "
+                         "(epoch-N.safetensors); a Hugging Face model has none")
     checkpoint = load_checkpoint(args.model)
     sentences = [s for s in read_lines(args.text)[: args.limit] if s.strip()]
     if not sentences:
@@ -371,10 +444,14 @@ def run_importance(args: argparse.Namespace) -> None:
     checkpoint = open_model(args.model)
     sources, references = read_corpus(args, checkpoint)
     roles = {h["spec"]: h["roles"] for h in (shipped(checkpoint, ROLES_FILE) or {}).get("heads", [])}
-    bar, progress = progress_bar("importance")
-    report = importance_report(scorer_for(checkpoint, sources, references), with_ablation=not args.gradient_only,
-                               corpus_name=args.src.name, progress=progress, roles=roles)
-    bar.close()
+    scorer = scorer_for(checkpoint, sources, references)
+    with ray_workers(args) as runner:
+        bar, progress = progress_bar("importance")
+        engine = ray_engine(runner, scorer, sources, references)
+        report = importance_report(scorer, with_ablation=not args.gradient_only, corpus_name=args.src.name,
+                                   progress=progress, roles=roles, engine=engine)
+        bar.close()
+        distribution_note(runner, report)
     if args.json:
         print(json.dumps(report))
         return
@@ -389,7 +466,15 @@ def run_importance(args: argparse.Namespace) -> None:
           f"(gradient pass {report['gradient_seconds']:.1f} s)")
 
 
-def importance_for_curve(args: argparse.Namespace, checkpoint, scorer) -> dict:
+def ray_engine(runner, scorer, sources: list[str], references: list[str] | None):
+    if runner is None:
+        return None
+    from explorer.distributed import RayEngine
+
+    return RayEngine(runner, scorer.metric, sources, references)
+
+
+def importance_for_curve(args: argparse.Namespace, checkpoint, scorer, engine=None) -> dict:
     """--importance FILE, else the model's head_importance.json, else gradient importance on this corpus."""
     from explorer.importance import importance_report
     from explorer.shipped_analyses import IMPORTANCE_FILE, shipped
@@ -408,7 +493,7 @@ def importance_for_curve(args: argparse.Namespace, checkpoint, scorer) -> dict:
         return report
     print(f"note: {args.model} has no {IMPORTANCE_FILE}; pruning in the order of gradient importance on "
           f"{args.src.name} itself (in-sample; --importance FILE gives an order measured elsewhere)", file=sys.stderr)
-    return importance_report(scorer, with_ablation=False, corpus_name=args.src.name)
+    return importance_report(scorer, with_ablation=False, corpus_name=args.src.name, engine=engine)
 
 
 def run_prune_curve(args: argparse.Namespace) -> None:
@@ -423,15 +508,19 @@ def run_prune_curve(args: argparse.Namespace) -> None:
     checkpoint = open_model(args.model)
     sources, references = read_corpus(args, checkpoint)
     scorer = scorer_for(checkpoint, sources, references)
-    report = importance_for_curve(args, checkpoint, scorer)
-    others = {}
-    if args.compare_normalisations:
-        others = {name: importance_scores(report, name) for name in NORMALISATIONS if name != args.normalisation}
-    bar, progress = progress_bar("pruning curve")
-    curve = pruning_curve(scorer, importance_scores(report, args.normalisation), kinds, args.steps,
-                          max(0, args.seeds), progress, other_orders=others, corpus_name=args.src.name,
-                          importance_corpus=report.get("corpus", {}).get("name", ""), measure=args.normalisation)
-    bar.close()
+    with ray_workers(args) as runner:
+        engine = ray_engine(runner, scorer, sources, references)
+        report = importance_for_curve(args, checkpoint, scorer, engine)
+        others = {}
+        if args.compare_normalisations:
+            others = {name: importance_scores(report, name) for name in NORMALISATIONS if name != args.normalisation}
+        bar, progress = progress_bar("pruning curve")
+        curve = pruning_curve(scorer, importance_scores(report, args.normalisation), kinds, args.steps,
+                              max(0, args.seeds), progress, other_orders=others, corpus_name=args.src.name,
+                              importance_corpus=report.get("corpus", {}).get("name", ""),
+                              measure=args.normalisation, set_scores=engine.set_scores if engine else None)
+        bar.close()
+        distribution_note(runner, curve)
     if not curve["kinds"]:
         raise HeadSpecError(f"--kinds {args.kinds}: {args.model} has none of these kinds of attention")
     if args.json:
@@ -472,7 +561,8 @@ def run_heads(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"translate": run_translate, "generate": run_translate, "evaluate": run_evaluate, "trace": run_trace, "roles": run_roles,
+    handlers = {"translate": run_translate, "generate": run_translate, "evaluate": run_evaluate, "trace": run_trace,
+                "roles": run_roles,
                 "evolution": run_evolution, "heads": run_heads,
                 "importance": run_importance, "prune-curve": run_prune_curve}
     try:

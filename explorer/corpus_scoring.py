@@ -19,7 +19,8 @@ import torch
 import torch.nn.functional as F
 
 from explorer.open_model import is_hugging_face
-from explorer.parallel_corpus import ParallelCorpus, corpus_bleu, corpus_loss
+from explorer.parallel_corpus import (ParallelCorpus, corpus_bleu, corpus_loss, corpus_loss_totals,
+                                      corpus_translations)
 from explorer.translation import bleu, usable_pairs
 from models.hooks import model_run
 from models.tokenizer import PAD, clean_text
@@ -51,11 +52,28 @@ class Scorer:
         """Mean loss per scored token of each example of the batch [B], with these gates (grad flows to them)."""
         raise NotImplementedError
 
-    def loss(self, gates: dict | None = None) -> float:
+    def loss_totals(self, gates: dict | None = None) -> tuple[float, int]:
+        """(summed loss, scored tokens): additive over shards of the corpus."""
         raise NotImplementedError
+
+    def loss(self, gates: dict | None = None) -> float:
+        total, tokens = self.loss_totals(gates)
+        return total / max(1, tokens)
 
     def quality(self, gates: dict | None = None) -> float:
         raise NotImplementedError
+
+    def statistics(self, gates: dict | None = None, with_quality: bool = True) -> dict:
+        """What this corpus contributes to the loss and quality of a bigger one: sums and counts only, never
+        ratios (corpus BLEU is not the mean of shards' BLEU). scores_from() turns summed statistics into scores."""
+        total, tokens = self.loss_totals(gates)
+        stats = {"loss_sum": total, "tokens": tokens, "examples": self.size}
+        if with_quality and self.metric == "BLEU":
+            stats["bleu"] = bleu_statistics(self.translations(gates), self.references)
+        return stats
+
+    def translations(self, gates: dict | None = None) -> list[str]:
+        raise NotImplementedError(f"{self.metric} is not measured on translations")
 
     @property
     def size(self) -> int:
@@ -84,6 +102,16 @@ class OwnTranslation(Scorer):
 
     def loss(self, gates=None):
         return corpus_loss(self.checkpoint, self.corpus, gates)
+
+    def loss_totals(self, gates=None):
+        return corpus_loss_totals(self.checkpoint, self.corpus, gates)
+
+    @property
+    def references(self) -> list[str]:
+        return self.corpus.references
+
+    def translations(self, gates=None):
+        return corpus_translations(self.checkpoint, self.corpus, gates)
 
     def quality(self, gates=None):
         return corpus_bleu(self.checkpoint, self.corpus, gates)
@@ -127,14 +155,14 @@ class _HuggingFaceScorer(Scorer):
         losses, scored = self.token_losses(batch, gates)
         return losses.sum(1) / scored.sum(1).clamp_min(1)
 
-    def loss(self, gates=None):
+    def loss_totals(self, gates=None):
         total, tokens = 0.0, 0
         with torch.no_grad():
             for _, batch in self.batches():
                 losses, scored = self.token_losses(batch, gates)
                 total += float(losses.sum())
                 tokens += int(scored.sum())
-        return total / max(1, tokens)
+        return total, tokens
 
 
 class HuggingFaceTranslation(_HuggingFaceScorer):
@@ -224,6 +252,49 @@ class HuggingFaceText(_HuggingFaceScorer):
 
     def quality(self, gates=None):
         return math.exp(min(self.loss(gates), 50.0))
+
+
+def bleu_statistics(hypotheses: list[str], references: list[str]) -> list[int]:
+    """sacreBLEU's sufficient statistics of a set of translations (n-gram matches and totals, lengths), summed."""
+    from sacrebleu.metrics import BLEU
+
+    per_sentence = BLEU()._extract_corpus_statistics(hypotheses, [references]) if hypotheses else []
+    return [int(sum(column)) for column in zip(*per_sentence)] if per_sentence else [0] * 10
+
+
+def chrf_statistics(hypotheses: list[str], references: list[str]) -> list[int]:
+    """sacreBLEU's chrF statistics of a set of translations (character and word n-gram counts), summed."""
+    from sacrebleu.metrics import CHRF
+
+    per_sentence = CHRF()._extract_corpus_statistics(hypotheses, [references]) if hypotheses else []
+    return [int(sum(column)) for column in zip(*per_sentence)] if per_sentence else []
+
+
+def bleu_and_chrf(bleu_stats: list[int], chrf_stats: list[int]) -> tuple[float, float]:
+    """Corpus BLEU and chrF from summed statistics (what sacrebleu.corpus_bleu / corpus_chrf compute)."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    chrf = CHRF()._compute_score_from_stats(chrf_stats).score if chrf_stats else 0.0
+    return BLEU()._compute_score_from_stats(bleu_stats).score, chrf
+
+
+def scores_from(stats: dict, metric: str) -> tuple[float, float | None]:
+    """(loss, quality) of summed statistics: BLEU from sacreBLEU's statistics, perplexity = exp(loss)."""
+    from sacrebleu.metrics import BLEU
+
+    loss = stats["loss_sum"] / max(1, stats["tokens"])
+    if metric == "BLEU":
+        return loss, (BLEU()._compute_score_from_stats(stats["bleu"]).score if "bleu" in stats else None)
+    return loss, math.exp(min(loss, 50.0))
+
+
+def add_statistics(parts: list[dict]) -> dict:
+    """Statistics of shards summed into those of their union."""
+    total = {"loss_sum": sum(p["loss_sum"] for p in parts), "tokens": sum(p["tokens"] for p in parts),
+             "examples": sum(p["examples"] for p in parts)}
+    if parts and all("bleu" in p for p in parts):
+        total["bleu"] = [sum(column) for column in zip(*(p["bleu"] for p in parts))]
+    return total
 
 
 def scorer_for(checkpoint, sources: list[str], references: list[str] | None = None) -> Scorer:

@@ -29,6 +29,13 @@ from models.vocabulary import ATTENTION_KINDS as KINDS
 
 def gradient_importance(scorer: Scorer, progress: Callable[[float], None] | None = None) -> dict[str, np.ndarray]:
     """kind -> [layers, heads]: mean over examples of |∂L(example)/∂gate| (Michel et al. 2019)."""
+    totals, examples = gradient_totals(scorer, progress)
+    return {kind: total / max(1, examples) for kind, total in totals.items()}
+
+
+def gradient_totals(scorer: Scorer, progress: Callable[[float], None] | None = None
+                    ) -> tuple[dict[str, np.ndarray], int]:
+    """(kind -> [layers, heads] summed |∂L(example)/∂gate|, examples): additive over shards of a corpus."""
     config = scorer.config
     kinds = present_kinds(config)
     totals = {kind: torch.zeros(config.layers(kind), config.heads) for kind in kinds}
@@ -44,7 +51,7 @@ def gradient_importance(scorer: Scorer, progress: Callable[[float], None] | None
             examples += len(indices)
             if progress:
                 progress(done / len(batches))
-    return {kind: (totals[kind] / max(1, examples)).numpy() for kind in kinds}
+    return {kind: totals[kind].numpy() for kind in kinds}, examples
 
 
 def present_kinds(config) -> tuple[str, ...]:
@@ -57,39 +64,57 @@ def layer_normalised(scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {kind: value / np.maximum(np.linalg.norm(value, axis=1, keepdims=True), 1e-12) for kind, value in scores.items()}
 
 
+# Scores of several head sets at once: [(loss, quality or None)] per set, in order (e.g. computed on Ray).
+SetScores = Callable[[list[list[HeadSpec]], bool, Callable[[float], None] | None], list[tuple[float, float | None]]]
+
+
 def ablation(scorer: Scorer, heads: list[HeadSpec] | None = None, with_quality: bool = True,
-             progress: Callable[[float], None] | None = None) -> dict:
+             progress: Callable[[float], None] | None = None, set_scores: SetScores | None = None) -> dict:
     """Loss and quality (BLEU or perplexity) of the whole model, and their change when each head alone is masked.
-    Keys: "loss", the metric's key ("bleu", "perplexity"), "heads": spec → {"loss_change", "<key>_change"}."""
+    Keys: "loss", the metric's key ("bleu", "perplexity"), "heads": spec → {"loss_change", "<key>_change"}.
+    set_scores: score every head set in one call (explorer/distributed.py) instead of one after another here."""
     heads = heads or all_heads(scorer.config)
     key = scorer.metric_key
-    base_loss = scorer.loss()
-    base_quality = scorer.quality() if with_quality else None
+    if set_scores is not None:
+        (base_loss, base_quality), *scored = set_scores([[]] + [[spec] for spec in heads], with_quality, progress)
+    else:
+        base_loss = scorer.loss()
+        base_quality = scorer.quality() if with_quality else None
+        scored = []
+        for done, spec in enumerate(heads, start=1):
+            gates = head_mask([spec], scorer.config)
+            scored.append((scorer.loss(gates), scorer.quality(gates) if with_quality else None))
+            if progress:
+                progress(done / len(heads))
     changes = {}
-    for done, spec in enumerate(heads, start=1):
-        gates = head_mask([spec], scorer.config)
-        change = {"loss_change": scorer.loss(gates) - base_loss}
+    for spec, (loss, quality) in zip(heads, scored):
+        changes[str(spec)] = {"loss_change": loss - base_loss}
         if with_quality:
-            change[f"{key}_change"] = scorer.quality(gates) - base_quality
-        changes[str(spec)] = change
-        if progress:
-            progress(done / len(heads))
+            changes[str(spec)][f"{key}_change"] = quality - base_quality
     return {"loss": base_loss, key: base_quality, "heads": changes}
 
 
 def importance_report(scorer: Scorer, with_ablation: bool = True, corpus_name: str = "",
-                      progress: Callable[[float], None] | None = None, roles: dict | None = None) -> dict:
-    """JSON-ready: per head its gradient importance (raw and per-layer normalised) and ablation changes."""
+                      progress: Callable[[float], None] | None = None, roles: dict | None = None,
+                      engine=None) -> dict:
+    """JSON-ready: per head its gradient importance (raw and per-layer normalised) and ablation changes.
+    engine: computes the gradient totals and the ablations elsewhere (explorer/distributed.RayEngine); without
+    it, everything runs here, in this process."""
     started = time.perf_counter()
     share = 0.25 if with_ablation else 1.0
 
     def stage(offset: float, weight: float):
         return None if progress is None else (lambda fraction: progress(offset + weight * fraction))
 
-    gradient = gradient_importance(scorer, stage(0.0, share))
+    if engine is None:
+        gradient = gradient_importance(scorer, stage(0.0, share))
+    else:
+        totals, examples = engine.gradient_totals(stage(0.0, share))
+        gradient = {kind: total / max(1, examples) for kind, total in totals.items()}
     gradient_seconds = time.perf_counter() - started
     normalised = layer_normalised(gradient)
-    ablated = ablation(scorer, progress=stage(share, 1 - share)) if with_ablation else None
+    ablated = ablation(scorer, progress=stage(share, 1 - share),
+                       set_scores=engine.set_scores if engine else None) if with_ablation else None
     key = scorer.metric_key
     heads = []
     for spec in all_heads(scorer.config):

@@ -41,6 +41,12 @@ class ParallelCorpus:
 
 def corpus_loss(checkpoint: Checkpoint, corpus: ParallelCorpus, gates: dict | None = None) -> float:
     """Mean teacher-forced cross-entropy per target token (nats), with the given head gates."""
+    total, tokens = corpus_loss_totals(checkpoint, corpus, gates)
+    return total / max(1, tokens)
+
+
+def corpus_loss_totals(checkpoint: Checkpoint, corpus: ParallelCorpus, gates: dict | None = None) -> tuple[float, int]:
+    """(summed cross-entropy, target tokens): additive over parts of a corpus."""
     total, tokens = 0.0, 0
     with torch.no_grad(), model_run(head_mask=gates or {}):
         for _, (src, tgt_in, tgt_out) in corpus.batches():
@@ -48,11 +54,14 @@ def corpus_loss(checkpoint: Checkpoint, corpus: ParallelCorpus, gates: dict | No
             total += F.cross_entropy(logits.view(-1, logits.shape[-1]), tgt_out.view(-1), ignore_index=PAD,
                                      reduction="sum").item()
             tokens += int((tgt_out != PAD).sum())
-    return total / max(1, tokens)
+    return total, tokens
+
+
+def corpus_translations(checkpoint: Checkpoint, corpus: ParallelCorpus, gates: dict | None = None) -> list[str]:
+    with model_run(head_mask=gates or {}):
+        outputs = translate_ids(checkpoint.model, corpus.sources)
+    return [checkpoint.tokenizer.decode(o) for o in outputs]
 
 
 def corpus_bleu(checkpoint: Checkpoint, corpus: ParallelCorpus, gates: dict | None = None) -> float:
-    with model_run(head_mask=gates or {}):
-        outputs = translate_ids(checkpoint.model, corpus.sources)
-    hypotheses = [checkpoint.tokenizer.decode(o) for o in outputs]
-    return bleu(hypotheses, corpus.references)
+    return bleu(corpus_translations(checkpoint, corpus, gates), corpus.references)

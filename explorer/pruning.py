@@ -65,54 +65,66 @@ def pruning_curve(scorer: Scorer, scores: dict[HeadSpec, float],
                   kinds: tuple[str, ...] = CURVE_KINDS, steps: int = 10, seeds: int = 3,
                   progress: Callable[[float], None] | None = None,
                   other_orders: dict[str, dict[HeadSpec, float]] | None = None, corpus_name: str = "",
-                  importance_corpus: str = "", measure: str = "") -> dict:
+                  importance_corpus: str = "", measure: str = "", set_scores=None) -> dict:
     """Per kind: quality (BLEU, or perplexity for language models) at fractions 0, 1/steps, …, 1 of its heads
     pruned, by importance and in random orders.
 
     other_orders: more importance orders to draw beside the main one (e.g. the other normalisation), by name.
     The curve should be drawn on other sentences than the importance was measured on (out-of-sample): the
     names of both corpora are kept in the result so the figure can say which.
+    set_scores: score every head set of the curve in one call (importance.SetScores, e.g. on Ray) instead of
+    one after another here.
     """
     other_orders = other_orders or {}
     started = time.perf_counter()
     every = all_heads(scorer.config)
     kinds = tuple(kind for kind in kinds if curve_heads(kind, every))     # the kinds the model has
-    memo: dict[frozenset, float] = {}
     order_names = ["importance", *other_orders, *(f"random {s}" for s in range(seeds))]
-    plan = [(kind, order_name) for kind in kinds for order_name in order_names]
-    total, done = len(plan) * (steps + 1), 0
+    fractions = [i / steps for i in range(steps + 1)]
+    orders: dict[tuple[str, str], list[HeadSpec]] = {}
+    for kind in kinds:
+        heads = curve_heads(kind, every)
+        for order_name in order_names:
+            if order_name == "importance":
+                orders[kind, order_name] = importance_order(scores, heads)
+            elif order_name in other_orders:
+                orders[kind, order_name] = importance_order(other_orders[order_name], heads)
+            else:
+                order = list(heads)
+                random.Random(int(order_name.split()[1])).shuffle(order)
+                orders[kind, order_name] = order
+    counts = {kind: [round(f * len(curve_heads(kind, every))) for f in fractions] for kind in kinds}
+    # The unpruned and fully pruned points (and any other repeated set) are shared by every order: scored once.
+    memo: dict[frozenset, float] = {}
+    if set_scores is not None:
+        wanted = list(dict.fromkeys(frozenset(order[:count]) for (kind, _), order in orders.items()
+                                    for count in counts[kind]))
+        scored = set_scores([sorted(heads) for heads in wanted], True, progress)
+        memo = {heads: round(quality, 2) for heads, (_, quality) in zip(wanted, scored)}
+    total, done = len(orders) * (steps + 1), 0
 
     def quality(pruned: list[HeadSpec]) -> float:
         key = frozenset(pruned)
-        if key not in memo:  # the unpruned and fully pruned points are shared by every order
+        if key not in memo:
             memo[key] = round(scorer.quality(head_mask(pruned, scorer.config)), 2)
         return memo[key]
 
     result = {"pairs": scorer.size, "metric": scorer.metric, "steps": steps, "seeds": seeds, "corpus": corpus_name,
               "importance_corpus": importance_corpus, "measure": measure, "kinds": {}}
     for kind in kinds:
-        heads = curve_heads(kind, every)
-        fractions = [i / steps for i in range(steps + 1)]
-        counts = [round(f * len(heads)) for f in fractions]
         curves = {}
         for order_name in order_names:
-            if order_name == "importance":
-                order = importance_order(scores, heads)
-            elif order_name in other_orders:
-                order = importance_order(other_orders[order_name], heads)
-            else:
-                order = list(heads)
-                random.Random(int(order_name.split()[1])).shuffle(order)
             points = []
-            for count in counts:
-                points.append(quality(order[:count]))
+            for count in counts[kind]:
+                points.append(quality(orders[kind, order_name][:count]))
                 done += 1
-                if progress:
+                if progress and set_scores is None:
                     progress(done / total)
             curves[order_name] = points
-        runs = np.array([curves[f"random {s}"] for s in range(seeds)]) if seeds else np.zeros((0, len(counts)))
+        runs = np.array([curves[f"random {s}"] for s in range(seeds)]) if seeds else np.zeros((0, len(fractions)))
         result["kinds"][kind] = {
-            "heads": len(heads), "fractions": fractions, "pruned": counts, "importance": curves["importance"],
+            "heads": len(curve_heads(kind, every)), "fractions": fractions, "pruned": counts[kind],
+            "importance": curves["importance"],
             "random_mean": [round(float(v), 2) for v in runs.mean(0)] if seeds else [],
             "random_std": [round(float(v), 2) for v in runs.std(0)] if seeds else [],
             "random_runs": runs.tolist(), "other_orders": {name: curves[name] for name in other_orders}}

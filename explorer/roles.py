@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -79,6 +79,8 @@ class Tally:
     per_sentence_offsets: list = field(default_factory=list)      # [layers, heads, bins] per sentence
 
     def __post_init__(self) -> None:
+        if self.confidence is not None:       # a copy (dataclasses.replace) keeps its counts
+            return
         shape = (self.layers, self.heads)
         self.confidence = np.zeros(shape)
         self.offsets = np.zeros(shape + (2 * OFFSETS + 1,))
@@ -245,20 +247,27 @@ def syntax_pass(checkpoint: Checkpoint, trees: list[Tree], batch_size: int,
     return every, short, len(trees) - len(usable)
 
 
-def analyse_roles(checkpoint: Checkpoint, sentences: list[str] | None = None, trees: list[Tree] | None = None,
-                  thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = ATTENTION_KINDS, batch_size: int = 64,
-                  text_name: str = "", treebank_name: str = "",
-                  progress: Callable[[float], None] | None = None) -> RolesReport:
-    """Roles of every head: statistics on `sentences` (plain text; the trees' own text when only trees are
-    given), syntactic scores on `trees` (if any)."""
-    if not sentences and not trees:
-        raise ValueError("analyse_roles needs sentences, trees or both")
-    started = time.perf_counter()
+@dataclass
+class RoleTallies:
+    """Everything the roles are computed from: additive over shards of the corpora (merge_tallies)."""
+
+    tallies: dict[str, Tally]
+    texts: list[str]                     # the sentences in the order the tallies saw them (batched by length)
+    order: list[int]                     # … and where each stands among the sentences as given
+    skipped_lines: int                   # blank lines of the plain text
+    every: SyntaxTally | None = None     # all treebank sentences
+    short: SyntaxTally | None = None     # those of ≤ SHORT_PIECES pieces
+    skipped_trees: int = 0
+    syntax_kind: str | None = None
+
+
+def role_tallies(checkpoint: Checkpoint, sentences: list[str], trees: list[Tree] | None,
+                 kinds: tuple[str, ...], batch_size: int = 64,
+                 progress: Callable[[float], None] | None = None) -> RoleTallies:
+    """The tallies of positional, rare-token, confidence and syntactic statistics over plain sentences and trees."""
     config = checkpoint.model.config
     reading = "encoder" if config.layers("encoder") else "decoder"   # the stack that reads the text (GPT-2: decoder)
     kinds = tuple(kind for kind in kinds if config.layers(kind))        # the kinds the model has
-    if not sentences:
-        sentences, text_name = [tree.text for tree in trees], treebank_name
     texts = [t for t in (clean_text(s) for s in sentences) if t]
     syntax_kind = reading if reading in kinds else None     # syntax is read where the words are read
     share = 0.5 if trees and syntax_kind else 1.0
@@ -270,22 +279,95 @@ def analyse_roles(checkpoint: Checkpoint, sentences: list[str] | None = None, tr
     else:
         ids = [checkpoint.tokenizer.encode(t, config.max_len).ids for t in texts]
         tallies, seen = statistics_pass(checkpoint, ids, kinds, batch_size, staged(0.0, share))
-    corpus = {"text": {"name": text_name, "sentences": len(texts), "skipped": len(sentences) - len(texts)}}
-    every = short = None
+    result = RoleTallies(tallies, [texts[i] for i in seen], list(seen), len(sentences) - len(texts),
+                         syntax_kind=syntax_kind)
     if trees and syntax_kind:
         if is_hugging_face(checkpoint):
-            every, short, skipped = hugging_face_roles.syntax_pass(checkpoint, trees, syntax_kind, batch_size,
-                                                                   staged(share, 1 - share))
+            result.every, result.short, result.skipped_trees = hugging_face_roles.syntax_pass(
+                checkpoint, trees, syntax_kind, batch_size, staged(share, 1 - share))
         else:
-            every, short, skipped = syntax_pass(checkpoint, trees, batch_size, staged(share, 1 - share))
-        corpus["treebank"] = {"name": treebank_name, "sentences": len(trees) - skipped, "skipped": skipped,
-                              "short_sentences": short.sentences, "short_pieces": SHORT_PIECES}
-    ordered_texts = [texts[i] for i in seen]
+            result.every, result.short, result.skipped_trees = syntax_pass(checkpoint, trees, batch_size,
+                                                                           staged(share, 1 - share))
+    return result
+
+
+def merge_tallies(parts: list[RoleTallies]) -> RoleTallies:
+    """The tallies of shards (in order) as those of the whole corpus: sums, counts and per-sentence lists joined."""
+    first = parts[0]
+    tallies = {}
+    for kind, tally in first.tallies.items():
+        merged = Tally(tally.layers, tally.heads)
+        for part in parts:
+            other = part.tallies[kind]
+            for name in ("queries", "sentences", "rare_sentences", "rare_chance", "rare_chance_top2", "confidence",
+                         "offsets", "rare_hits", "rare_hits_top2"):
+                setattr(merged, name, getattr(merged, name) + getattr(other, name))
+            merged.per_sentence_confidence.extend(other.per_sentence_confidence)
+            merged.per_sentence_offsets.extend(other.per_sentence_offsets)
+        tallies[kind] = merged
+    order, offset = [], 0
+    for part in parts:                    # shard-local positions → positions in the whole corpus
+        order += [offset + i for i in part.order]
+        offset += len(part.texts)
+    result = RoleTallies(tallies, [t for part in parts for t in part.texts], order,
+                         sum(p.skipped_lines for p in parts), syntax_kind=first.syntax_kind,
+                         skipped_trees=sum(p.skipped_trees for p in parts))
+    if any(part.every is not None for part in parts):
+        result.every = merge_syntax([p.every for p in parts if p.every is not None])
+        result.short = merge_syntax([p.short for p in parts if p.short is not None])
+    return result
+
+
+def merge_syntax(parts: list[SyntaxTally]) -> SyntaxTally:
+    merged = SyntaxTally()
+    for part in parts:
+        merged.sentences += part.sentences
+        for key, hits in part.hits.items():
+            merged.hits[key] = merged.hits.get(key, 0) + hits
+            merged.counts[key] = merged.counts.get(key, 0) + part.counts[key]
+            offsets = merged.offsets.setdefault(key, {})
+            for offset, count in part.offsets[key].items():
+                offsets[offset] = offsets.get(offset, 0) + count
+    return merged
+
+
+def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, treebank_name: str, trees: int,
+                 seconds: float) -> RolesReport:
+    """Every head's roles and the scores behind them, from the tallies."""
+    corpus = {"text": {"name": text_name, "sentences": len(tallied.texts), "skipped": tallied.skipped_lines}}
+    if tallied.every is not None:
+        corpus["treebank"] = {"name": treebank_name, "sentences": trees - tallied.skipped_trees,
+                              "skipped": tallied.skipped_trees, "short_sentences": tallied.short.sentences,
+                              "short_pieces": SHORT_PIECES}
+    # Per-sentence statistics in the order the sentences were given, whatever order batches (or shards) saw
+    # them in: the typical sentences of a head are then the same however the work was split.
+    given = np.argsort(tallied.order, kind="stable")
+    texts = [tallied.texts[i] for i in given]
     heads = []
-    for kind in kinds:
-        syntax = (every, short) if kind == syntax_kind and every is not None else None
-        heads.extend(head_results(kind, tallies[kind], syntax, thresholds, ordered_texts))
-    return RolesReport(heads, asdict(thresholds), corpus, round(time.perf_counter() - started, 2))
+    for kind, tally in tallied.tallies.items():
+        syntax = (tallied.every, tallied.short) if kind == tallied.syntax_kind and tallied.every is not None else None
+        ordered = replace(tally, per_sentence_confidence=[tally.per_sentence_confidence[i] for i in given],
+                          per_sentence_offsets=[tally.per_sentence_offsets[i] for i in given]
+                          if tally.per_sentence_offsets else [])
+        heads.extend(head_results(kind, ordered, syntax, thresholds, texts))
+    return RolesReport(heads, asdict(thresholds), corpus, round(seconds, 2))
+
+
+def analyse_roles(checkpoint: Checkpoint, sentences: list[str] | None = None, trees: list[Tree] | None = None,
+                  thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = ATTENTION_KINDS, batch_size: int = 64,
+                  text_name: str = "", treebank_name: str = "",
+                  progress: Callable[[float], None] | None = None, tallies_of=None) -> RolesReport:
+    """Roles of every head: statistics on `sentences` (plain text; the trees' own text when only trees are
+    given), syntactic scores on `trees` (if any). tallies_of: computes the tallies elsewhere (on Ray), with
+    role_tallies' arguments."""
+    if not sentences and not trees:
+        raise ValueError("analyse_roles needs sentences, trees or both")
+    started = time.perf_counter()
+    if not sentences:
+        sentences, text_name = [tree.text for tree in trees], treebank_name
+    tallied = (tallies_of or role_tallies)(checkpoint, sentences, trees, kinds, batch_size, progress)
+    return roles_report(tallied, thresholds, text_name, treebank_name, len(trees or []),
+                        time.perf_counter() - started)
 
 
 def tally_syntax(syntax: SyntaxTally, patterns: np.ndarray, sentences: list) -> None:
