@@ -8,7 +8,6 @@ prints one line starting with "error:" and exits non-zero, without a traceback.
 from __future__ import annotations
 
 import argparse
-from contextlib import contextmanager
 import json
 import math
 import os
@@ -18,7 +17,8 @@ from pathlib import Path
 
 from models.checkpoint import CheckpointError, load_checkpoint
 from models.data import CorpusError, read_lines, read_parallel
-from explorer.distributed import DistributedError     # Ray itself is imported only when workers are asked for
+# Ray itself is imported only when workers are asked for.
+from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
 from explorer.head_sets import HeadSpecError, parse_heads
 from explorer.inputs import InputError
 from explorer.roles import Thresholds
@@ -57,32 +57,6 @@ def with_workers(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--ray-address", metavar="ADDR",
                      help="run the workers on the Ray cluster at ADDR (HOST:PORT as `ray start --head` prints, or "
                           "ray://HOST:10001); the model path must be readable on its nodes")
-
-
-@contextmanager
-def ray_workers(args: argparse.Namespace):
-    """Ray workers holding the model, when --workers > 1 or --ray-address asks for them (None otherwise);
-    they are let go at the end, so the next command on the same Ray finds its CPUs free."""
-    if args.workers <= 1 and not args.ray_address:
-        yield None
-        return
-    from explorer.distributed import RayRunner
-
-    runner = RayRunner(str(args.model), args.workers, args.ray_address)
-    try:
-        yield runner
-    finally:
-        runner.close()
-
-
-def distributed_tallies(runner):
-    """analyse_roles' tallies_of: the role tallies computed by the Ray workers (None: in this process)."""
-    if runner is None:
-        return None
-    from explorer.distributed import distributed_roles
-
-    return lambda checkpoint, sentences, trees, kinds, batch_size, progress: distributed_roles(
-        runner, sentences, trees, kinds, progress)
 
 
 def distribution_note(runner, result: dict) -> None:
@@ -314,7 +288,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
     checkpoint = open_model(args.model)
     sources, references = read_corpus(args, checkpoint)
-    with ray_workers(args) as runner:
+    with workers_for(args.model, args.workers, args.ray_address) as runner:
         if runner is not None:
             from explorer.distributed import distributed_evaluate
             from explorer.head_sets import format_heads
@@ -396,11 +370,11 @@ def run_roles(args: argparse.Namespace) -> None:
     trees = read_trees(args.conllu, args.limit) if args.conllu else None
     thresholds = Thresholds(args.positional, args.syntactic_margin, args.syntactic_min_count, args.rare_rate,
                             args.rare_over_chance)
-    with ray_workers(args) as runner:
+    with workers_for(args.model, args.workers, args.ray_address) as runner:
         bar, progress = progress_bar("roles")
         report = analyse_roles(checkpoint, sentences, trees, thresholds, text_name=args.text.name if args.text else "",
                                treebank_name=args.conllu.name if args.conllu else "", progress=progress,
-                               tallies_of=distributed_tallies(runner))
+                               tallies_of=tallies_on(runner))
         bar.close()
     if args.json:
         document = report.to_json()
@@ -445,9 +419,9 @@ def run_importance(args: argparse.Namespace) -> None:
     sources, references = read_corpus(args, checkpoint)
     roles = {h["spec"]: h["roles"] for h in (shipped(checkpoint, ROLES_FILE) or {}).get("heads", [])}
     scorer = scorer_for(checkpoint, sources, references)
-    with ray_workers(args) as runner:
+    with workers_for(args.model, args.workers, args.ray_address) as runner:
         bar, progress = progress_bar("importance")
-        engine = ray_engine(runner, scorer, sources, references)
+        engine = engine_for(runner, scorer, sources, references)
         report = importance_report(scorer, with_ablation=not args.gradient_only, corpus_name=args.src.name,
                                    progress=progress, roles=roles, engine=engine)
         bar.close()
@@ -464,14 +438,6 @@ def run_importance(args: argparse.Namespace) -> None:
     examples = "pairs" if metric == "BLEU" else "lines"
     print(f"{report['corpus']['examples']} {examples} in {report['seconds']:.1f} s "
           f"(gradient pass {report['gradient_seconds']:.1f} s)")
-
-
-def ray_engine(runner, scorer, sources: list[str], references: list[str] | None):
-    if runner is None:
-        return None
-    from explorer.distributed import RayEngine
-
-    return RayEngine(runner, scorer.metric, sources, references)
 
 
 def importance_for_curve(args: argparse.Namespace, checkpoint, scorer, engine=None) -> dict:
@@ -508,8 +474,8 @@ def run_prune_curve(args: argparse.Namespace) -> None:
     checkpoint = open_model(args.model)
     sources, references = read_corpus(args, checkpoint)
     scorer = scorer_for(checkpoint, sources, references)
-    with ray_workers(args) as runner:
-        engine = ray_engine(runner, scorer, sources, references)
+    with workers_for(args.model, args.workers, args.ray_address) as runner:
+        engine = engine_for(runner, scorer, sources, references)
         report = importance_for_curve(args, checkpoint, scorer, engine)
         others = {}
         if args.compare_normalisations:

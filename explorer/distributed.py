@@ -21,6 +21,7 @@ import os
 import socket
 import time
 from collections import deque
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -41,13 +42,14 @@ class DistributedError(RuntimeError):
 class ShardWorker:
     """One Ray worker process: opens the model once, then runs jobs (plain data in, statistics out)."""
 
-    def __init__(self, model_path: str, threads: int = 1) -> None:
+    def __init__(self, model_path: str, threads: int = 1, job_delay: float = 0.0) -> None:
         import torch
 
         from explorer.open_model import open_model
 
         torch.set_num_threads(threads)
         self.checkpoint = open_model(model_path)
+        self.job_delay = job_delay      # seconds each job waits first: lets a test kill a worker mid-job
 
     def pid(self) -> int:
         return os.getpid()
@@ -58,9 +60,7 @@ class ShardWorker:
         from explorer.importance import gradient_totals
         from explorer.roles import role_tallies
 
-        delay = float(os.environ.get("ATTENTION_EXPLORER_JOB_DELAY", "0"))   # tests: time to kill a busy worker
-        if delay:
-            time.sleep(delay)
+        time.sleep(self.job_delay)
         checkpoint, config = self.checkpoint, self.checkpoint.model.config
         if job["job"] == "roles":
             return role_tallies(checkpoint, job["sentences"], job["trees"], tuple(job["kinds"]))
@@ -127,12 +127,12 @@ def check_address(address: str, timeout: float = 3.0) -> None:
     target = address.removeprefix("ray://")
     host, _, port = target.rpartition(":")
     if not host or not port.isdigit():
-        raise DistributedError(f"--ray-address {address}: expected HOST:PORT (e.g. 10.0.0.5:6379, as `ray start "
+        raise DistributedError(f"Ray address {address}: expected HOST:PORT (e.g. 10.0.0.5:6379, as `ray start "
                                "--head` prints) or ray://HOST:10001")
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as error:
-        raise DistributedError(f"--ray-address {address}: no Ray cluster answers there ({error.strerror or error}); "
+        raise DistributedError(f"Ray address {address}: no Ray cluster answers there ({error.strerror or error}); "
                                "start one with `ray start --head` and give the address it prints") from None
 
 
@@ -163,12 +163,13 @@ def connect(workers: int, address: str | None):
 class RayRunner:
     """Runs jobs on `workers` Ray actors holding the model; retries a dead worker's job on a fresh one."""
 
-    def __init__(self, model_path: str, workers: int = 2, address: str | None = None) -> None:
+    def __init__(self, model_path: str, workers: int = 2, address: str | None = None, job_delay: float = 0.0) -> None:
         started = time.perf_counter()
         self.ray = connect(workers, address)
         self.model_path, self.workers = str(Path(model_path).expanduser()), workers
         self.actor_class = self.ray.remote(num_cpus=1, max_restarts=0)(ShardWorker)
-        self.actors = [self.actor_class.remote(self.model_path) for _ in range(workers)]
+        self.new_actor = lambda: self.actor_class.remote(self.model_path, 1, job_delay)
+        self.actors = [self.new_actor() for _ in range(workers)]
         self.retried = 0
         self.startup_seconds = time.perf_counter() - started
 
@@ -192,7 +193,7 @@ class RayRunner:
                     raise DistributedError(f"a job failed on {failures[index]} workers in a row; see Ray's logs "
                                            "(/tmp/ray/session_latest/logs)") from None
                 self.actors.remove(actor)
-                fresh = self.actor_class.remote(self.model_path)      # replaces the dead worker
+                fresh = self.new_actor()                               # replaces the dead worker
                 self.actors.append(fresh)
                 idle.append(fresh)
                 queue.appendleft(index)
@@ -212,6 +213,33 @@ class RayRunner:
         for actor in self.actors:
             self.ray.kill(actor)
         self.actors = []
+
+
+@contextmanager
+def workers_for(model_path: str, workers: int = 1, address: str | None = None):
+    """Ray workers holding the model when more than one process or a cluster is asked for (None otherwise: the
+    caller computes in its own process); they are let go at the end, freeing their CPUs for the next run."""
+    if workers <= 1 and not address:
+        yield None
+        return
+    runner = RayRunner(str(model_path), workers, address)
+    try:
+        yield runner
+    finally:
+        runner.close()
+
+
+def engine_for(runner: "RayRunner | None", scorer, sources: list[str], references: list[str] | None):
+    """The RayEngine for a scorer's corpus, or None without workers."""
+    return None if runner is None else RayEngine(runner, scorer.metric, sources, references)
+
+
+def tallies_on(runner: "RayRunner | None"):
+    """analyse_roles' tallies_of: the role tallies computed by the workers (None: in this process)."""
+    if runner is None:
+        return None
+    return lambda checkpoint, sentences, trees, kinds, batch_size, progress: distributed_roles(
+        runner, sentences, trees, kinds, progress)
 
 
 def shards(count: int, parts: int) -> list[range]:

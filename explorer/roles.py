@@ -482,7 +482,8 @@ def _syntax_scores(syntax: SyntaxTally, layer: int, head: int) -> dict:
     scores: dict = {}
     for (relation, direction), count in sorted(syntax.counts.items()):
         offsets = syntax.offsets[(relation, direction)]
-        baseline_offset = max(offsets, key=offsets.get)
+        # The most frequent offset; on a tie the nearer one (then the left one), whatever order trees came in.
+        baseline_offset = max(offsets, key=lambda offset: (offsets[offset], -abs(offset), -offset))
         scores.setdefault(relation, {})[direction] = {
             "accuracy": round(float(syntax.hits[(relation, direction)][layer, head] / count), 4),
             "baseline": round(offsets[baseline_offset] / count, 4), "baseline_offset": baseline_offset,

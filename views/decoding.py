@@ -47,7 +47,8 @@ def masked_token_view() -> None:
     st.caption("Which heads carried the prediction: |∂ log p(hidden token) / ∂ gate| of each head (Michel et al. "
                "2019's importance, for this one example). Large = the prediction moves most when that head is "
                "turned down.")
-    show_figure(matrix_heatmap(masked.head_effect, layers, heads, f"Heads behind predicting “{masked.prediction.chosen}”",
+    title = f"Heads behind predicting “{masked.prediction.chosen}”"
+    show_figure(matrix_heatmap(masked.head_effect, layers, heads, title,
                                "|gradient|", row_title="layer", column_title="head", diverging=False,
                                show_text=masked.head_effect.size <= 64),
                 f"mask-{position}-heads", pd.DataFrame(masked.head_effect, index=layers, columns=heads))

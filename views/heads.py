@@ -17,9 +17,10 @@ from explorer.treebank import trees_of
 from models.data import CorpusError, aligned, file_bytes, lines_of
 from models.vocabulary import KIND_TITLES
 from explorer.corpus_scoring import scorer_for
+from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
 from explorer.open_model import is_hugging_face
 from views.session import current_checkpoint, current_trace
-from views.widgets import show_figure
+from views.widgets import ray_settings, show_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -145,6 +146,7 @@ with st.expander("Recompute on your own corpus"):
     st.caption("Results are cached on disk by (checkpoint, corpus), and shown in this browser session only. "
                "Positional, rare-token and confidence statistics mean most on sentences like the training data; "
                "syntactic roles need gold trees.")
+    workers, address = ray_settings("heads")
     text_file = st.file_uploader("Plain sentences, one per line (plain or .gz)", key="heads_text")
     treebank = st.file_uploader("Treebank (CoNLL-U, plain or .gz) for syntactic roles", key="heads_treebank")
     treebank_path = st.text_input("… or the treebank's path", key="heads_treebank_path")
@@ -157,11 +159,14 @@ with st.expander("Recompute on your own corpus"):
             sentences = lines_of(text_data, text_name) if text_data else None
             trees = trees_of(tree_data, tree_name) if tree_data else None
             bar = st.progress(0.0, text="Computing head roles…")
-            st.session_state[f"roles:{key}"] = cached_analysis(
-                "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
-                    checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name,
-                    progress=lambda f: bar.progress(f)).to_json())
+            with workers_for(key, workers, address) as runner:
+                st.session_state[f"roles:{key}"] = cached_analysis(
+                    "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
+                        checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name,
+                        progress=lambda f: bar.progress(f), tallies_of=tallies_on(runner)).to_json())
             st.rerun()
+        except DistributedError as error:
+            st.error(f"Could not compute on Ray: {error}")
         except (OSError, CorpusError, ValueError) as error:
             st.error(f"Cannot use these files: {error}")
     if translates:
@@ -186,11 +191,15 @@ with st.expander("Recompute on your own corpus"):
             sources = sources[:limit]
             bar = st.progress(0.0, text="Computing head importance…")
             corpus_key = corpus_hash(source.getvalue(), reference.getvalue() if reference else b"", str(limit).encode())
-            st.session_state[f"importance:{key}"] = cached_analysis(
-                "importance", checkpoint, corpus_key,
-                lambda: importance_report(scorer_for(checkpoint, sources, references), corpus_name=source.name,
-                                          progress=lambda f: bar.progress(f)))
+            scorer = scorer_for(checkpoint, sources, references)
+            with workers_for(key, workers, address) as runner:
+                st.session_state[f"importance:{key}"] = cached_analysis(
+                    "importance", checkpoint, corpus_key,
+                    lambda: importance_report(scorer, corpus_name=source.name, progress=lambda f: bar.progress(f),
+                                              engine=engine_for(runner, scorer, sources, references)))
             st.rerun()
+        except DistributedError as error:
+            st.error(f"Could not compute on Ray: {error}")
         except (CorpusError, ValueError) as error:
             st.error(f"Cannot use these files: {error}")
 

@@ -10,6 +10,7 @@ from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analys
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
 from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
 from explorer.corpus_scoring import scorer_for
+from explorer.distributed import DistributedError, engine_for, workers_for
 from explorer.open_model import is_hugging_face
 from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_trace_steps, curve_heads,
                               curve_rows, importance_scores, least_important, pruning_curve, token_diff)
@@ -19,7 +20,7 @@ from explorer.translation import bleu
 from models.data import CorpusError, read_lines, read_parallel
 from models.vocabulary import KIND_TITLES
 from views.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
-from views.widgets import show_figure
+from views.widgets import ray_settings, show_figure
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 
@@ -187,6 +188,7 @@ with st.form("prune_curve"):
                              str(DEFAULT_CORPUS / "test_2016_flickr.en.gz"), key="curve_src")
     ref_file = st.text_input("References", str(DEFAULT_CORPUS / "test_2016_flickr.de.gz"), key="curve_ref",
                              disabled=not translates)
+    workers, address = ray_settings("curve")
     compute = st.form_submit_button("Compute the curve", disabled=importance is None)
 if compute and curve_kinds:
     try:
@@ -199,12 +201,19 @@ if compute and curve_kinds:
         bar = st.progress(0.0, text="Pruning and scoring…")
         key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
                           f"{sorted(curve_kinds)}-{curve_steps}-{seeds}-{normalisation}".encode())
-        st.session_state[f"curve:{checkpoint.path}"] = cached_analysis("curve", checkpoint, key, lambda: pruning_curve(
-            scorer_for(checkpoint, sources, references), importance_scores(importance, normalisation),
-            tuple(curve_kinds), curve_steps, seeds, progress=lambda f: bar.progress(f),
-            corpus_name=Path(src_file).name, importance_corpus=importance["corpus"].get("name", ""),
-            measure=normalisation))
-    except (CorpusError, ValueError) as error:
+        scorer = scorer_for(checkpoint, sources, references)
+        with workers_for(path, workers, address) as runner:
+            engine = engine_for(runner, scorer, sources, references)
+
+            def compute_curve() -> dict:
+                return pruning_curve(scorer, importance_scores(importance, normalisation), tuple(curve_kinds),
+                                     curve_steps, seeds, progress=lambda f: bar.progress(f),
+                                     corpus_name=Path(src_file).name,
+                                     importance_corpus=importance["corpus"].get("name", ""), measure=normalisation,
+                                     set_scores=engine.set_scores if engine else None)
+
+            st.session_state[f"curve:{checkpoint.path}"] = cached_analysis("curve", checkpoint, key, compute_curve)
+    except (CorpusError, ValueError, DistributedError) as error:
         st.error(str(error))
 curve = st.session_state.get(f"curve:{checkpoint.path}", curve)
 if curve:

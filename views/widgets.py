@@ -33,6 +33,18 @@ def show_figure(figure, name: str, numbers=None) -> None:
                             mime="application/octet-stream", key=f"npz_{name}")
 
 
+def ray_settings(prefix: str) -> tuple[int, str]:
+    """Where a long recompute runs: this process (1 worker), N local worker processes, or a Ray cluster."""
+    left, right = st.columns([1, 3])
+    workers = left.number_input("Workers", 1, 256, 1, key=f"{prefix}_workers",
+                                help="More than 1 splits the corpus over worker processes on Ray (a local Ray "
+                                     "starts when no address is given).")
+    address = right.text_input("Ray cluster address (optional)", key=f"{prefix}_ray_address",
+                               placeholder="HOST:6379, as `ray start --head` prints",
+                               help="The model's folder must be readable at the same path on the cluster's nodes.")
+    return int(workers), address.strip()
+
+
 def choose_head(config, prefix: str, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
     """Kind, layer and head pickers in one row; their state is kept per page (key prefix). kinds: those the
     model has (an encoder-only or decoder-only model has one)."""

@@ -108,3 +108,16 @@ def test_compare_page_sets_any_models_side_by_side(folder):
     assert any("different tokens" in c.value for c in at.caption)       # no shared focus token across tokenizers
     charts = at.get("plotly_chart")
     assert 1 <= len(charts) <= 2
+
+
+def test_a_recompute_sent_to_a_bad_ray_address_says_so(folder, tmp_path):
+    treebank = tmp_path / "tiny.conllu"
+    treebank.write_text(CONLLU)
+    at = open_page("views/heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    at.text_input(key="heads_ray_address").input("127.0.0.1:1").run()
+    at.text_input(key="heads_treebank_path").input(str(treebank)).run()
+    at.button(key="heads_compute_roles").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["Could not compute on Ray: Ray address 127.0.0.1:1: no Ray cluster "
+                                           "answers there (Connection refused); start one with `ray start --head` "
+                                           "and give the address it prints"]

@@ -1,0 +1,91 @@
+"""Corpus analyses on a local Ray with two workers (explorer/distributed.py): every command's result equals the
+one-process result, a worker killed mid-run is replaced without losing or double-counting a shard, and a bad
+Ray address is one clear line within seconds."""
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from explorer.cli import main
+from explorer.corpus_scoring import scorer_for
+from explorer.distributed import RayEngine, RayRunner, connect
+from explorer.head_sets import HeadSpec, head_mask
+from models.data import read_parallel
+from tests.conftest import MULTI30K, ROOT
+from tests.explorer.test_cli import cli
+
+UD = ROOT.parent / "shared" / "data" / "ud" / "en_ewt-ud-dev.conllu.gz"
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import ray
+
+    connect(2, None)
+    yield
+    ray.shutdown()
+
+
+def run(capsys, *args) -> dict:
+    capsys.readouterr()
+    assert main(list(args)) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def without_timing(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k not in ("seconds", "gradient_seconds", "distributed")}
+
+
+def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoint, local_ray, capsys, tmp_path):
+    model = str(tiny_checkpoint.path)
+    pairs = ["--src", str(MULTI30K / "val.en.gz"), "--ref", str(MULTI30K / "val.de.gz"), "--limit", "24"]
+    commands = {
+        "evaluate": ["evaluate", "--model", model, *pairs, "--json"],
+        "importance": ["importance", "--model", model, *pairs, "--json"],
+        "roles": ["roles", "--model", model, "--text", str(MULTI30K / "val.en.gz"), "--conllu", str(UD),
+                  "--limit", "30", "--json"],
+    }
+    for name, command in commands.items():
+        alone, shared = run(capsys, *command), run(capsys, *command, "--workers", "2")
+        assert shared["distributed"]["workers"] == 2 and shared["distributed"]["retried_jobs"] == 0
+        assert without_timing(shared) == without_timing(alone), name
+        if name == "importance":
+            (tmp_path / "importance.json").write_text(json.dumps(alone))
+    curve = ["prune-curve", "--model", model, *pairs, "--importance", str(tmp_path / "importance.json"),
+             "--steps", "2", "--seeds", "1", "--kinds", "enc,all", "--json"]
+    alone, shared = run(capsys, *curve), run(capsys, *curve, "--workers", "2")
+    assert without_timing(shared) == without_timing(alone)
+
+
+def test_a_killed_worker_is_replaced_and_every_shard_counted_once(tiny_checkpoint, local_ray):
+    sources, references = read_parallel(MULTI30K / "val.en.gz", MULTI30K / "val.de.gz")
+    sources, references = sources[:24], references[:24]
+    scorer = scorer_for(tiny_checkpoint, sources, references)
+    sets = [[], [HeadSpec("encoder", 0, 1)], [HeadSpec("cross", 1, 2), HeadSpec("decoder", 0, 0)]]
+    expected = [(scorer.loss(head_mask(s, scorer.config)), scorer.quality(head_mask(s, scorer.config))) for s in sets]
+    runner = RayRunner(str(tiny_checkpoint.path), 2, job_delay=1.0)
+    victim = runner.pids()[0]
+    killer = threading.Timer(0.5, lambda: os.kill(victim, signal.SIGKILL))   # while it sleeps in its first job
+    killer.start()
+    try:
+        scores = RayEngine(runner, "BLEU", sources, references).set_scores(sets, True)
+    finally:
+        killer.join()
+        runner.close()
+    assert runner.retried >= 1
+    for (loss, quality), (expected_loss, expected_quality) in zip(scores, expected):
+        assert quality == pytest.approx(expected_quality, abs=1e-9)
+        assert loss == pytest.approx(expected_loss, rel=1e-5)
+
+
+@pytest.mark.parametrize("address, message", [("127.0.0.1:1", "no Ray cluster answers"), ("nonsense", "HOST:PORT")])
+def test_a_bad_ray_address_is_one_line_within_seconds(tiny_checkpoint, address, message):
+    started = time.perf_counter()
+    result = cli("evaluate", "--model", str(tiny_checkpoint.path), "--src", str(MULTI30K / "val.en.gz"),
+                 "--ref", str(MULTI30K / "val.de.gz"), "--limit", "5", "--ray-address", address)
+    assert result.returncode == 1 and time.perf_counter() - started < 15
+    assert result.stderr.startswith("error:") and message in result.stderr and len(result.stderr.splitlines()) == 1
