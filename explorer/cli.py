@@ -297,7 +297,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
                       else format_heads(pruned_heads(args, checkpoint)))
             started = time.perf_counter()
             bar, progress = progress_bar("evaluate")
-            result = distributed_evaluate(runner, sources, references, {
+            result = distributed_evaluate(runner, checkpoint, sources, references, {
                 "beam": args.beam, "alpha": args.length_penalty, "fix_casing": not args.keep_casing, "pruned": pruned},
                 progress)
             bar.close()

@@ -99,15 +99,15 @@ def evaluation_statistics(checkpoint, job: dict) -> dict:
             "sentences": len(hypotheses)}
 
 
-def distributed_evaluate(runner: "RayRunner", sources: list[str], references: list[str] | None, options: dict,
-                         progress: Callable[[float], None] | None = None) -> dict:
+def distributed_evaluate(runner: "RayRunner", checkpoint, sources: list[str], references: list[str] | None,
+                         options: dict, progress: Callable[[float], None] | None = None) -> dict:
     """`evaluate` on shards: BLEU and chrF from the summed statistics, or loss and perplexity of a text."""
     from explorer.corpus_scoring import bleu_and_chrf
 
-    ranges = shards(len(sources), runner.workers * SHARDS_PER_WORKER)
-    parts = runner.run([dict(options, job="evaluate", sources=sources[r.start: r.stop],
-                             references=None if references is None else references[r.start: r.stop])
-                        for r in ranges], progress)
+    groups = translation_groups(checkpoint, sources, references, options["fix_casing"])
+    parts = runner.run([dict(options, job="evaluate", sources=[sources[i] for i in shard],
+                             references=None if references is None else [references[i] for i in shard])
+                        for shard in shards_of(groups, runner.workers * SHARDS_PER_WORKER)], progress)
     if references is None:
         total = add_statistics(parts)
         loss = total["loss_sum"] / max(1, total["tokens"])
@@ -115,7 +115,7 @@ def distributed_evaluate(runner: "RayRunner", sources: list[str], references: li
     bleu_stats = [sum(column) for column in zip(*(p["bleu"] for p in parts))]
     chrf_stats = [sum(column) for column in zip(*(p["chrf"] for p in parts if p["chrf"]))]
     bleu, chrf = bleu_and_chrf(bleu_stats, chrf_stats)
-    sentences = sum(p["sentences"] for p in parts)
+    sentences = sum(p["sentences"] for p in parts)       # the pairs with a blank side were never sent
     return {"bleu": round(bleu, 2), "chrf": round(chrf, 2), "sentences": sentences,
             "skipped": len(sources) - sentences}
 
@@ -231,7 +231,10 @@ def workers_for(model_path: str, workers: int = 1, address: str | None = None):
 
 def engine_for(runner: "RayRunner | None", scorer, sources: list[str], references: list[str] | None):
     """The RayEngine for a scorer's corpus, or None without workers."""
-    return None if runner is None else RayEngine(runner, scorer.metric, sources, references)
+    if runner is None:
+        return None
+    groups = translation_groups(scorer.checkpoint, sources, references)
+    return RayEngine(runner, scorer.metric, sources, references, groups)
 
 
 def tallies_on(runner: "RayRunner | None"):
@@ -240,6 +243,41 @@ def tallies_on(runner: "RayRunner | None"):
         return None
     return lambda checkpoint, sentences, trees, kinds, batch_size, progress: distributed_roles(
         runner, sentences, trees, kinds, progress)
+
+
+def translation_groups(checkpoint, sources: list[str], references: list[str] | None,
+                       fix_casing: bool = True) -> list[list[int]]:
+    """Indices of the usable pairs (lines), grouped as the one-process run batches their translations: sorted by
+    source length, 64 a batch for our models (models.decoding.translate_ids), 16 for Hugging Face models
+    (corpus_scoring.BATCH_SENTENCES). Shards made of whole groups translate every sentence in the very batch it
+    has in one process, padded alike, so the translations, and BLEU, are the same to the last bit."""
+    from explorer.corpus_scoring import BATCH_SENTENCES
+    from explorer.inputs import prepare_source
+    from explorer.open_model import is_hugging_face
+    from explorer.translation import usable_pairs
+    from models.tokenizer import clean_text
+
+    if references is None:                       # a language model's text: scored by loss alone, in any batches
+        kept = [i for i, line in enumerate(sources) if clean_text(line)]
+        return [kept[start: start + BATCH_SENTENCES] for start in range(0, len(kept), BATCH_SENTENCES)]
+    kept = usable_pairs(sources, references)
+    if is_hugging_face(checkpoint):
+        from explorer.hugging_face_trace import positions_limit
+
+        limit, size = positions_limit(checkpoint.model), BATCH_SENTENCES
+        length = {i: len(checkpoint.tokenizer(clean_text(sources[i]), truncation=True, max_length=limit).input_ids)
+                  for i in kept}
+    else:
+        max_len, size = checkpoint.model.config.max_len, 64
+        length = {i: len(prepare_source(sources[i], checkpoint.tokenizer, max_len, fix_casing).ids) for i in kept}
+    order = sorted(kept, key=length.get)
+    return [order[start: start + size] for start in range(0, len(order), size)]
+
+
+def shards_of(groups: list[list[int]], parts: int) -> list[list[int]]:
+    """Whole groups, consecutive, dealt into at most `parts` shards of near-equal size."""
+    bounds = shards(len(groups), parts)
+    return [[index for group in groups[r.start: r.stop] for index in group] for r in bounds]
 
 
 def shards(count: int, parts: int) -> list[range]:
@@ -253,11 +291,12 @@ class RayEngine:
     """Gradient totals and head-set scores of a corpus on Ray (importance.importance_report and
     pruning.pruning_curve take it as their engine / set_scores)."""
 
-    def __init__(self, runner: RayRunner, metric: str, sources: list[str], references: list[str] | None) -> None:
+    def __init__(self, runner: RayRunner, metric: str, sources: list[str], references: list[str] | None,
+                 groups: list[list[int]]) -> None:
         self.runner, self.metric = runner, metric
-        self.shards = [{"sources": sources[r.start: r.stop],
-                        "references": None if references is None else references[r.start: r.stop]}
-                       for r in shards(len(sources), runner.workers * SHARDS_PER_WORKER)]
+        self.shards = [{"sources": [sources[i] for i in shard],
+                        "references": None if references is None else [references[i] for i in shard]}
+                       for shard in shards_of(groups, runner.workers * SHARDS_PER_WORKER)]
 
     def gradient_totals(self, progress: Callable[[float], None] | None = None) -> tuple[dict, int]:
         parts = self.runner.run([dict(shard, job="gradient") for shard in self.shards], progress)
