@@ -157,7 +157,7 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
 
 
 def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_factory):
-    """The sidebar's own-folder box takes a Hugging Face folder: its translation, its attention and its bertviz
+    """A Hugging Face folder opened by its path (in the URL, shown in the sidebar's own-folder box): its translation, its attention and its bertviz
     view are drawn, and nothing is fetched from outside (no hub, no CDN)."""
     from explorer.hugging_face_trace import load_tokenizer, trace_hugging_face
     from models.hugging_face import load_hugging_face
@@ -165,12 +165,8 @@ def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_fac
 
     folder = saved_model("marian", tmp_path_factory)
     expected = trace_hugging_face(load_hugging_face(folder), load_tokenizer(folder), SENTENCE)
-    page = open_app(context, app_url)
-    page.get_by_label("Model").click()
-    page.get_by_role("option", name="Your own checkpoint folder…").click()
-    page.get_by_label("Checkpoint folder").fill(str(folder))
-    page.get_by_label("Checkpoint folder").press("Enter")
-    wait_idle(page)
+    page = open_app(context, f"{app_url}/?model={folder}")            # a link naming the folder, as people share
+    assert page.get_by_label("Checkpoint folder", exact=True).input_value() == str(folder)   # the sidebar's box
     submit_sentence(page, SENTENCE)
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
                            arg=expected.translation, timeout=60_000)
