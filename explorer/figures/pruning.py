@@ -37,7 +37,7 @@ def step_comparison_figure(steps: StepComparison) -> go.Figure:
     figure.add_trace(go.Bar(x=labels, y=steps.pruned, name="pruned", hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"))
     figure.add_trace(go.Scatter(x=labels, y=steps.kl, name="KL(unpruned ‖ pruned)", mode="lines+markers",
                                 hovertemplate="%{x}<br>KL %{y:.3f} nats<extra></extra>"), secondary_y=True)
-    figure.update_layout(title="The unpruned translation's tokens: probability under each model, and per-step KL",
+    figure.update_layout(title="The unpruned output's tokens: probability under each model, and per-step KL",
                          barmode="group", height=360, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
     figure.update_yaxes(title="probability", range=[0, 1], secondary_y=False)
     figure.update_yaxes(title="KL (nats)", rangemode="tozero", secondary_y=True)
