@@ -123,6 +123,18 @@ def pad_rows(rows: list[list[int]], value: int) -> torch.Tensor:
     return torch.tensor([row + [value] * (width - len(row)) for row in rows])
 
 
+def presence_mask(rows: list[list[int]]) -> torch.Tensor:
+    """1 where a padded batch of these rows holds a real token, 0 on padding: the attention_mask models take."""
+    return pad_rows([[1] * len(row) for row in rows], 0)
+
+
+def pad_id(checkpoint) -> int:
+    """The id a Hugging Face model's batches are padded with: its pad token, or its end token (GPT-2 has no pad
+    token; the padded positions are masked out anyway)."""
+    pad = checkpoint.tokenizer.pad_token_id
+    return checkpoint.model.model.config.eos_token_id if pad is None else pad
+
+
 def _length_batches(lengths: list[int]) -> Iterator[list[int]]:
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     for start in range(0, len(order), BATCH_SENTENCES):
@@ -138,8 +150,7 @@ class _HuggingFaceScorer(Scorer):
 
         self.loaded, self.tokenizer = checkpoint.model, checkpoint.tokenizer
         self.limit = positions_limit(self.loaded)
-        self.pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (
-            self.loaded.model.config.eos_token_id)
+        self.pad = pad_id(checkpoint)
 
     def token_losses(self, batch: dict, gates) -> tuple[torch.Tensor, torch.Tensor]:
         """([B, T] loss of every token, [B, T] True where scored)."""
@@ -185,7 +196,7 @@ class HuggingFaceTranslation(_HuggingFaceScorer):
             sources = [self.sources[i] for i in indices]
             targets = [self.targets[i] for i in indices]
             yield indices, {"input_ids": pad_rows(sources, self.pad),
-                            "attention_mask": pad_rows([[1] * len(s) for s in sources], 0),
+                            "attention_mask": presence_mask(sources),
                             "decoder_input_ids": pad_rows([[self.start] + t[:-1] for t in targets], self.pad),
                             "labels": pad_rows(targets, IGNORED)}
 
@@ -197,7 +208,7 @@ class HuggingFaceTranslation(_HuggingFaceScorer):
             for indices in _length_batches([len(s) for s in self.sources]):
                 sources = [self.sources[i] for i in indices]
                 generated = self.loaded.model.generate(
-                    input_ids=pad_rows(sources, self.pad), attention_mask=pad_rows([[1] * len(s) for s in sources], 0),
+                    input_ids=pad_rows(sources, self.pad), attention_mask=presence_mask(sources),
                     num_beams=1, do_sample=False, max_new_tokens=source_step_limit(self.loaded, max(map(len, sources))))
                 for i, row in zip(indices, generated.tolist()):
                     outputs[i] = self.tokenizer.decode(row, skip_special_tokens=True)
@@ -236,7 +247,7 @@ class HuggingFaceText(_HuggingFaceScorer):
     def batches(self):
         for indices in _length_batches([len(row) for row in self.examples]):
             rows = [self.examples[i] for i in indices]
-            attention = pad_rows([[1] * len(row) for row in rows], 0)
+            attention = presence_mask(rows)
             if self.masked:
                 inputs, labels = [], []
                 for i, row in zip(indices, rows):

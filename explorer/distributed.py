@@ -317,8 +317,8 @@ class RayEngine:
             chunk = chunks[job_number // len(self.shards)]
             for index, stats in zip(chunk, result):
                 per_set[index].append(stats)
-        return [scores_from(add_statistics(parts), self.metric) if with_quality
-                else (scores_from(add_statistics(parts), self.metric)[0], None) for parts in per_set]
+        scores = [scores_from(add_statistics(parts), self.metric) for parts in per_set]
+        return [(loss, quality if with_quality else None) for loss, quality in scores]
 
 
 def distributed_roles(runner: RayRunner, sentences: list[str], trees: list | None, kinds: tuple[str, ...],

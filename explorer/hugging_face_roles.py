@@ -18,21 +18,12 @@ from typing import Callable
 
 import torch
 
-from explorer.corpus_scoring import pad_rows
+from explorer.corpus_scoring import pad_id, pad_rows, presence_mask
 from explorer.hugging_face_trace import positions_limit, source_step_limit
 from explorer.roles import SHORT_PIECES, SyntaxTally, Tally, _batches, tally_patterns, tally_syntax
 from explorer.treebank import Aligned, Tree
 from models.hooks import capture
 from models.vocabulary import attention_hook
-
-
-def _pad_id(checkpoint) -> int:
-    pad = checkpoint.tokenizer.pad_token_id
-    return checkpoint.model.model.config.eos_token_id if pad is None else pad
-
-
-def _lengths_mask(rows: list[list[int]]) -> torch.Tensor:
-    return pad_rows([[1] * len(row) for row in rows], 0).bool()
 
 
 def _real(ids: torch.Tensor, present: torch.Tensor, special: list[int]) -> torch.Tensor:
@@ -55,11 +46,11 @@ def _counts(ids: torch.Tensor, real: torch.Tensor, frequencies: torch.Tensor) ->
 @torch.no_grad()
 def translations(checkpoint, sources: list[list[int]], batch_size: int) -> list[list[int]]:
     """The model's greedy outputs (decoder start, output, end) for each source, in batches."""
-    loaded, pad = checkpoint.model, _pad_id(checkpoint)
+    loaded, pad = checkpoint.model, pad_id(checkpoint)
     outputs: list[list[int]] = [[] for _ in sources]
     for chunk in _batches(sources, [len(s) for s in sources], batch_size):
         rows = [sources[i] for i in chunk]
-        generated = loaded.model.generate(input_ids=pad_rows(rows, pad), attention_mask=_lengths_mask(rows).long(),
+        generated = loaded.model.generate(input_ids=pad_rows(rows, pad), attention_mask=presence_mask(rows),
                                           num_beams=1, do_sample=False,
                                           max_new_tokens=source_step_limit(loaded, max(map(len, rows))))
         for i, row in zip(chunk, generated.tolist()):
@@ -74,7 +65,7 @@ def statistics_pass(checkpoint, texts: list[str], kinds: tuple[str, ...], batch_
                     progress: Callable[[float], None] | None) -> tuple[dict[str, Tally], list[int]]:
     """Positional, rare-token and confidence tallies over plain sentences; also the order they were seen in."""
     loaded, tokenizer = checkpoint.model, checkpoint.tokenizer
-    config, vocab, pad = loaded.config, loaded.model.config.vocab_size, _pad_id(checkpoint)
+    config, vocab, pad = loaded.config, loaded.model.config.vocab_size, pad_id(checkpoint)
     special = sorted(set(tokenizer.all_special_ids))
     sources = [tokenizer(t, truncation=True, max_length=positions_limit(loaded)).input_ids for t in texts]
     encoder_decoder = "cross" in loaded.kinds
@@ -87,11 +78,11 @@ def statistics_pass(checkpoint, texts: list[str], kinds: tuple[str, ...], batch_
     for chunk in _batches(sources, [len(s) for s in sources], batch_size):
         seen.extend(chunk)
         src_rows = [sources[i] for i in chunk]
-        src, src_present = pad_rows(src_rows, pad), _lengths_mask(src_rows)
+        src, src_present = pad_rows(src_rows, pad), presence_mask(src_rows).bool()
         inputs = {"input_ids": src, "attention_mask": src_present.long()}
         if encoder_decoder:
             tgt_rows = [outputs[i] for i in chunk]
-            tgt, tgt_present = pad_rows(tgt_rows, pad), _lengths_mask(tgt_rows)
+            tgt, tgt_present = pad_rows(tgt_rows, pad), presence_mask(tgt_rows).bool()
             inputs.update(decoder_input_ids=tgt, decoder_attention_mask=tgt_present.long())
         with capture(loaded.hook_names, names) as cache:
             loaded.model(**inputs)
@@ -138,14 +129,14 @@ def align_words(words: list[str], tokenizer, limit: int) -> Aligned | None:
 def syntax_pass(checkpoint, trees: list[Tree], kind: str, batch_size: int,
                 progress: Callable[[float], None] | None) -> tuple[SyntaxTally, SyntaxTally, int]:
     """Attention of `kind` (the stack that reads the text) along gold arcs: (all, ≤ SHORT_PIECES pieces, skipped)."""
-    loaded, pad = checkpoint.model, _pad_id(checkpoint)
+    loaded, pad = checkpoint.model, pad_id(checkpoint)
     aligned = [(tree, align_words(tree.words, checkpoint.tokenizer, positions_limit(loaded))) for tree in trees]
     usable = [(tree, a) for tree, a in aligned if a is not None]
     every, short = SyntaxTally(), SyntaxTally()
     done = 0
     for chunk in _batches(usable, [len(a.ids) for _, a in usable], batch_size):
         rows = [usable[i][1].ids for i in chunk]
-        inputs = {"input_ids": pad_rows(rows, pad), "attention_mask": _lengths_mask(rows).long()}
+        inputs = {"input_ids": pad_rows(rows, pad), "attention_mask": presence_mask(rows)}
         if "cross" in loaded.kinds:        # the encoder alone reads the sentence
             with capture(loaded.hook_names, attention_hook(kind, "*", "pattern")) as cache:
                 loaded.model.get_encoder()(**inputs)
