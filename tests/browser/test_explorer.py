@@ -148,7 +148,8 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
             # Material icons from the font inside Streamlit (no emoji boxes); the tab icon is ours, served locally.
             icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]').all_inner_texts()
             assert icons == ["translate", "grid_on", "calculate", "account_tree", "hub", "compare", "content_cut"]
-            assert page.evaluate("document.fonts.check('24px \"Material Symbols Rounded\"')")
+            # The font loads asynchronously (a busy machine can take a moment): waits for it, fails if it never comes.
+            page.wait_for_function("document.fonts.check('24px \"Material Symbols Rounded\"')", timeout=15_000)
             favicon = page.locator("link[rel='shortcut icon']").get_attribute("href")
             assert favicon.startswith(("./", "/", url)) and "gstatic" not in favicon, favicon
             page.get_by_label("English sentence").wait_for(timeout=30_000)
