@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/browser.py [--rounds 5]
 
-Starts `streamlit run app.py` on localhost, drives Debian's Chromium with Playwright (offline: every request
+Starts `streamlit run pages/app.py` on localhost, drives Debian's Chromium with Playwright (offline: every request
 off localhost is aborted), opens the Attention page and, per round, submits a new sentence (cold: translate,
 capture, build figures) and then a sentence seen before (cached). "Drawn" means: Streamlit's run finished,
 and every plotly chart on the page shows the new sentence's tokens: the chosen head's heatmap and the open

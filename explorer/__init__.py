@@ -20,44 +20,34 @@ if TYPE_CHECKING:                      # for readers and type checkers only; not
     import plotly.graph_objects as go
 
     from explorer.trace import Trace
-    from models.checkpoint import Checkpoint
+    from models.interface import ExplorerModel
 
 __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
            "HtmlView"]
 
 
-def load(path: str) -> "Checkpoint":
+def load(path: str) -> "ExplorerModel":
     """A checkpoint folder of ours (e.g. "models/en-de-h8"), a Hugging Face folder, or a cached hub id."""
-    from explorer.open_model import open_model
+    from models.loader import open_model
 
     return open_model(path)
 
 
-def trace_sentence(model: "Checkpoint", sentence: str, beam_size: int = 1, pruned: str = "") -> "Trace":
-    """Translate one sentence and capture every attention, mask, positional encoding and decoding step.
-    pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
-    from explorer.head_sets import format_heads, head_mask, parse_heads
-    from explorer.open_model import is_hugging_face
+def trace_sentence(model: "ExplorerModel", sentence: str, beam_size: int = 1, pruned: str = "") -> "Trace":
+    """Translate (or continue, or read) one sentence and capture every attention, mask, positional encoding and
+    decoding step. pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
+    from explorer.head_sets import parse_heads
     from explorer.trace import trace_sentence as trace
 
-    heads = parse_heads(pruned, model.model.config)
-    if is_hugging_face(model):
-        from explorer.hugging_face_trace import trace_hugging_face
-
-        return trace_hugging_face(model.model, model.tokenizer, sentence, beam_size,
-                                  head_mask(heads, model.model.config), format_heads(heads))
-    return trace(model, sentence, beam_size=beam_size, pruned=heads)
+    return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model))
 
 
-def translate(model: "Checkpoint", sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
-    """One German translation per English sentence (a decoder-only model: one continuation per prompt)."""
+def translate(model: "ExplorerModel", sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
+    """One output per sentence: a translation, or a decoder-only model's continuation."""
     from explorer.head_sets import parse_heads
-    from explorer.open_model import is_hugging_face
     from explorer.translation import translate as translate_all
 
-    if is_hugging_face(model):
-        return [trace_sentence(model, sentence, beam_size, pruned).translation for sentence in sentences]
-    return translate_all(model, sentences, beam_size, parse_heads(pruned, model.model.config))
+    return translate_all(model, sentences, beam_size, parse_heads(pruned, model))
 
 
 def attention_figure(trace: "Trace", kind: str = "encoder", layer: int = 0, head: int = 0) -> "go.Figure":

@@ -1,5 +1,5 @@
 """python -m explorer: translate (or generate), evaluate, trace and analyse heads from the command line, on the
-explorer's own models and on Hugging Face models (Marian, BART, BERT, GPT-2).
+explorer's own models and on Hugging Face models (Marian, BART, M2M100/NLLB, T5, BERT, GPT-2).
 
 Every anticipated failure (bad checkpoint, unreadable or misaligned corpus, wrong head spec, empty sentence)
 prints one line starting with "error:" and exits non-zero, without a traceback.
@@ -15,7 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from models.checkpoint import CheckpointError, load_checkpoint
+from models.checkpoint import CheckpointError
+from models.interface import FILL_MASK, TRANSLATE
 from models.data import CorpusError, read_lines, read_parallel
 # Ray itself is imported only when workers are asked for.
 from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
@@ -80,7 +81,7 @@ def with_corpus(sub: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m explorer",
                                      description="Look inside a Transformer: the bundled English→German models, or a "
-                                                 "Hugging Face Marian, BART, BERT or GPT-2 folder.")
+                                                 "Hugging Face Marian, BART, M2M100/NLLB, T5, BERT or GPT-2 folder.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_model(sub: argparse.ArgumentParser, decoding: bool = True) -> None:
@@ -97,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="also mask this fraction of all heads, least important first (the checkpoint's "
                                   "head_importance.json, gradient importance)")
             with_normalisation(sub)
+            sub.add_argument("--target-language", metavar="CODE",
+                             help="the output language of a multilingual model (M2M100: de, fr …; NLLB: deu_Latn …)")
             sub.add_argument("--keep-casing", action="store_true",
                              help="feed all-caps or all-lower-case sentences as typed (by default they are put in "
                                   "sentence case, as the training captions are written)")
@@ -179,26 +182,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def pruned_heads(args: argparse.Namespace, checkpoint) -> list:
+def model_for(args: argparse.Namespace):
+    """The model of --model, translating into --target-language where one is given (multilingual models)."""
+    from models.loader import open_model
+
+    model = open_model(args.model)
+    language = getattr(args, "target_language", None)
+    if language:
+        if not model.target_languages:
+            raise InputError(f"--target-language {language}: {args.model} translates into one language only "
+                             f"({model.output_title}); the option is for multilingual models such as M2M100 and NLLB")
+        if language not in model.target_languages:
+            shown = ", ".join(model.target_languages[:12]) + (" …" if len(model.target_languages) > 12 else "")
+            raise InputError(f"--target-language {language}: {args.model} has no such language; it knows {shown}")
+        model = model.for_target_language(language)
+    return model
+
+
+def pruned_heads(args: argparse.Namespace, model) -> list:
     """--prune SPEC plus --prune-least-important FRACTION, as one list of heads."""
-    pruned = set(parse_heads(args.prune, checkpoint.model.config))
+    pruned = set(parse_heads(args.prune, model))
     if args.prune_least_important:
         from explorer.head_sets import all_heads
         from explorer.pruning import importance_scores, least_important
 
-        scores = importance_scores(shipped_importance(checkpoint), args.normalisation)
-        pruned |= set(least_important(scores, args.prune_least_important, all_heads(checkpoint.model.config)))
+        scores = importance_scores(shipped_importance(model), args.normalisation)
+        pruned |= set(least_important(scores, args.prune_least_important, all_heads(model)))
     return sorted(pruned)
 
 
-def shipped_importance(checkpoint) -> dict:
-    """The checkpoint's head_importance.json, or an error saying how to create it."""
+def shipped_importance(model) -> dict:
+    """The model's head_importance.json, or an error saying how to create it."""
     from explorer.shipped_analyses import IMPORTANCE_FILE, shipped
 
-    report = shipped(checkpoint, IMPORTANCE_FILE)
+    report = shipped(model, IMPORTANCE_FILE)
     if report is None:
-        raise HeadSpecError(f"{checkpoint.path / IMPORTANCE_FILE}: missing; create it with "
-                            f"`python -m explorer importance --model {checkpoint.path} --src ... --ref ... --json`")
+        raise HeadSpecError(f"{model.path / IMPORTANCE_FILE}: missing; create it with "
+                            f"`python -m explorer importance --model {model.path} --src ... --ref ... --json`")
     return report
 
 
@@ -211,65 +231,45 @@ def progress_bar(description: str):
     return bar, lambda fraction: bar.update(round(100 * fraction) - bar.n)
 
 
-def hugging_face_pruning(args: argparse.Namespace, model) -> tuple[dict, str]:
-    """A Hugging Face model's head mask from --prune, and the pruned heads as text."""
-    from explorer.head_sets import format_heads, head_mask
-
-    if args.prune_least_important:
-        raise InputError("--prune-least-important needs the model's head_importance.json, which Hugging Face models "
-                         "do not have yet; name the heads with --prune")
-    pruned = parse_heads(args.prune, model.model.config)
-    return head_mask(pruned, model.model.config), format_heads(pruned)
+def generates(model, args: argparse.Namespace) -> None:
+    """A masked language model generates nothing: say so instead of printing empty lines."""
+    if model.task == FILL_MASK:
+        raise InputError(f"{args.model}: fills in masked tokens; it does not translate or continue text (use trace to "
+                         "see its attention, or the app's Decoding page to fill in a masked word)")
 
 
 def run_translate(args: argparse.Namespace) -> None:
-    from explorer.open_model import is_hugging_face, open_model
+    from explorer.inputs import prepare_source, sentence_case
     from explorer.translation import translate
 
-    from explorer.inputs import prepare_source, sentence_case, unknown_characters
-
-    model = open_model(args.model)
-    if is_hugging_face(model):
-        from explorer.hugging_face_trace import trace_hugging_face
-
-        gates, _ = hugging_face_pruning(args, model)
-        if "decoder" not in model.model.kinds:
-            raise InputError(f"{args.model}: {model.model.family} is an encoder only; it does not translate or "
-                             "continue text (use trace to see its attention, or the app's Decoding page to fill in "
-                             "a masked word)")
-        for text in args.text:
-            print(trace_hugging_face(model.model, model.tokenizer, text, args.beam, gates).translation)
-        return
-    checkpoint = model
-    pruned = pruned_heads(args, checkpoint)
-    max_len = checkpoint.model.config.max_len
+    model = model_for(args)
+    generates(model, args)
+    pruned = pruned_heads(args, model)
     for number, text in enumerate(args.text, start=1):   # say what the model will not see, on stderr
-        source = prepare_source(text, checkpoint.tokenizer, max_len)
+        source = prepare_source(text, model)
         if source.truncated:
-            print(f"note: sentence {number} is longer than the model's maximum of {max_len} tokens; only its first "
-                  f"{max_len - 1} pieces are translated", file=sys.stderr)
-        unknown = unknown_characters(text, checkpoint.tokenizer)
+            print(f"note: sentence {number} is longer than the model's maximum of {model.max_positions} tokens; "
+                  "it was cut to fit", file=sys.stderr)
+        unknown = model.unknown_characters(text)
         if unknown:
-            print(f"note: sentence {number}: the vocabulary has no piece for {' '.join(unknown[:10])} (read as <unk>)",
-                  file=sys.stderr)
+            print(f"note: sentence {number}: the vocabulary has no piece for {' '.join(unknown[:10])} (read as an "
+                  "unknown token)", file=sys.stderr)
         recased = None if args.keep_casing else sentence_case(source.text)
         if recased:
-            print(f"note: sentence {number} is all capitals or all lower case; translated as “{recased}” "
+            print(f"note: sentence {number} is all capitals or all lower case; fed as “{recased}” "
                   "(--keep-casing feeds it as typed)", file=sys.stderr)
-    for line in translate(checkpoint, args.text, args.beam, pruned, args.length_penalty, not args.keep_casing):
+    for line in translate(model, args.text, args.beam, pruned, args.length_penalty, not args.keep_casing):
         print(line)
 
 
-def read_corpus(args: argparse.Namespace, checkpoint) -> tuple[list[str], list[str] | None]:
+def read_corpus(args: argparse.Namespace, model) -> tuple[list[str], list[str] | None]:
     """--src (and --ref, which translation models need and language models do not take), cut to --limit."""
-    from explorer.open_model import is_hugging_face
-
-    translates = not is_hugging_face(checkpoint) or "cross" in checkpoint.model.kinds
+    translates = model.task == TRANSLATE
     if translates and not args.ref:
         raise InputError(f"{args.model} translates: give the references with --ref FILE (aligned with --src)")
     if not translates and args.ref:
-        raise InputError(f"{args.model} is a {checkpoint.model.family} language model: it is scored on --src alone "
-                         "(its loss and perplexity); leave out --ref")
+        raise InputError(f"{args.model} is a language model: it is scored on --src alone (its loss and "
+                         "perplexity); leave out --ref")
     if translates:
         sources, references = read_parallel(args.src, args.ref)
     else:
@@ -283,44 +283,32 @@ def read_corpus(args: argparse.Namespace, checkpoint) -> tuple[list[str], list[s
 
 
 def run_evaluate(args: argparse.Namespace) -> None:
-    from explorer.open_model import is_hugging_face, open_model
+    from explorer.corpus_scoring import scorer_for
+    from explorer.head_sets import format_heads, head_mask
     from explorer.translation import evaluate
 
-    checkpoint = open_model(args.model)
-    sources, references = read_corpus(args, checkpoint)
+    model = model_for(args)
+    sources, references = read_corpus(args, model)
+    pruned = pruned_heads(args, model)
+    started = time.perf_counter()
     with workers_for(args.model, args.workers, args.ray_address) as runner:
         if runner is not None:
             from explorer.distributed import distributed_evaluate
-            from explorer.head_sets import format_heads
 
-            pruned = (hugging_face_pruning(args, checkpoint)[1] if is_hugging_face(checkpoint)
-                      else format_heads(pruned_heads(args, checkpoint)))
-            started = time.perf_counter()
             bar, progress = progress_bar("evaluate")
-            result = distributed_evaluate(runner, checkpoint, sources, references, {
-                "beam": args.beam, "alpha": args.length_penalty, "fix_casing": not args.keep_casing, "pruned": pruned},
-                progress)
+            result = distributed_evaluate(runner, model, sources, references, {
+                "beam": args.beam, "alpha": args.length_penalty, "fix_casing": not args.keep_casing,
+                "pruned": format_heads(pruned), "target_language": model.target_language}, progress)
             bar.close()
-            result["seconds"] = round(time.perf_counter() - started, 2)
             distribution_note(runner, result)
-        elif is_hugging_face(checkpoint):
-            from explorer.corpus_scoring import scorer_for
-            from explorer.translation import scores_of
-
-            gates, _ = hugging_face_pruning(args, checkpoint)
-            started = time.perf_counter()
-            scorer = scorer_for(checkpoint, sources, references)
-            if references is None:
-                loss = scorer.loss(gates)
-                result = {"loss": round(loss, 4), "perplexity": round(math.exp(min(loss, 50.0)), 2),
-                          "lines": scorer.size}
-            else:
-                result = scores_of(scorer.translations(gates), scorer.references, len(sources))
-            result["seconds"] = round(time.perf_counter() - started, 2)
+        elif references is None:
+            loss = scorer_for(model, sources).loss(head_mask(pruned, model))
+            result = {"loss": round(loss, 4), "perplexity": round(math.exp(min(loss, 50.0)), 2),
+                      "lines": scorer_for(model, sources).size}
         else:
-            pruned = pruned_heads(args, checkpoint)
-            result = evaluate(checkpoint, sources, references, args.beam, pruned, args.length_penalty,
+            result = evaluate(model, sources, references, args.beam, pruned, args.length_penalty,
                               not args.keep_casing)
+    result["seconds"] = round(time.perf_counter() - started, 2)
     if args.json:
         print(json.dumps(result))
     elif "perplexity" in result:
@@ -333,26 +321,18 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
 
 def run_trace(args: argparse.Namespace) -> None:
-    from explorer.open_model import is_hugging_face, open_model
     from explorer.trace import trace_sentence
 
     if args.out.suffix not in (".npz", ".json"):
         raise InputError(f"{args.out}: the trace file must end in .npz or .json")
     if not args.out.parent.is_dir():
         raise InputError(f"{args.out.parent}: no such folder for the trace file")
-    model = open_model(args.model)
-    if is_hugging_face(model):
-        from explorer.hugging_face_trace import trace_hugging_face
-
-        gates, pruned_text = hugging_face_pruning(args, model)
-        trace = trace_hugging_face(model.model, model.tokenizer, args.text, args.beam, gates, pruned_text, args.top_k)
-    else:
-        pruned = pruned_heads(args, model)
-        trace = trace_sentence(model, args.text, args.beam, pruned, top_k=args.top_k, alpha=args.length_penalty,
-                               fix_casing=not args.keep_casing)
+    model = model_for(args)
+    trace = trace_sentence(model, args.text, args.beam, pruned_heads(args, model), top_k=args.top_k,
+                           alpha=args.length_penalty, fix_casing=not args.keep_casing)
     trace.save(args.out)
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
-          f"translation: {trace.translation}")
+          f"{trace.output_title.lower()}: {trace.translation}")
 
 
 def run_roles(args: argparse.Namespace) -> None:
@@ -361,7 +341,7 @@ def run_roles(args: argparse.Namespace) -> None:
 
     if not args.text and not args.conllu:
         raise InputError("roles needs --text FILE (plain sentences), --conllu FILE (dependency trees) or both")
-    from explorer.open_model import open_model
+    from models.loader import open_model
 
     checkpoint = open_model(args.model)
     sentences = read_lines(args.text)[: args.limit] if args.text else None
@@ -393,12 +373,12 @@ def run_roles(args: argparse.Namespace) -> None:
 
 def run_evolution(args: argparse.Namespace) -> None:
     from explorer.head_evolution import find_snapshots, head_evolution
-    from models.hugging_face import hugging_face_folder
+    from models.loader import open_model
 
-    if hugging_face_folder(args.model) is not None:
-        raise InputError(f"{args.model}: evolution follows the explorer's own training snapshots "
-                         "(epoch-N.safetensors); a Hugging Face model has none")
-    checkpoint = load_checkpoint(args.model)
+    checkpoint = open_model(args.model)
+    if not checkpoint.info.get("training"):
+        raise InputError(f"{args.model}: evolution follows a training run's snapshots (epoch-N.safetensors), and "
+                         "this model's config.json records no training run of the explorer")
     sentences = [s for s in read_lines(args.text)[: args.limit] if s.strip()]
     if not sentences:
         raise CorpusError(f"{args.text}: no sentences")
@@ -412,7 +392,7 @@ def run_evolution(args: argparse.Namespace) -> None:
 def run_importance(args: argparse.Namespace) -> None:
     from explorer.corpus_scoring import scorer_for
     from explorer.importance import importance_report
-    from explorer.open_model import open_model
+    from models.loader import open_model
     from explorer.shipped_analyses import ROLES_FILE, shipped
 
     checkpoint = open_model(args.model)
@@ -464,7 +444,7 @@ def importance_for_curve(args: argparse.Namespace, checkpoint, scorer, engine=No
 
 def run_prune_curve(args: argparse.Namespace) -> None:
     from explorer.corpus_scoring import scorer_for
-    from explorer.open_model import open_model
+    from models.loader import open_model
     from explorer.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores, pruning_curve
 
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
@@ -508,7 +488,7 @@ def run_heads(args: argparse.Namespace) -> None:
     from explorer.head_table import head_table
     from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
 
-    from explorer.open_model import open_model
+    from models.loader import open_model
 
     checkpoint = open_model(args.model)
     roles, importance = shipped(checkpoint, ROLES_FILE), shipped(checkpoint, IMPORTANCE_FILE)

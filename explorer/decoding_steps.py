@@ -1,4 +1,5 @@
-"""Decoding step by step: teacher forcing on a reference, why decoding stopped, and the beam search tree."""
+"""Decoding step by step: teacher forcing on a reference, why decoding stopped, the beam search tree, and a masked
+language model's fill-in view. Written once on the model interface."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from models.checkpoint import Checkpoint
-from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit
-from models.tokenizer import BOS, EOS
-from explorer.inputs import prepare_source
-from explorer.open_model import is_hugging_face
-from explorer.trace import Trace
+from explorer.forcing import forced_log_probs
+from explorer.inputs import InputError, prepare_source
+from explorer.trace import StepDistribution, Trace, step_distributions
+from models.decoding import BeamResult
+from models.hooks import capture, model_run
+from models.interface import ExplorerModel
+from models.tokenizer import clean_text
+from models.vocabulary import attention_hook
 
 
 @dataclass
@@ -30,41 +33,66 @@ class TeacherForcing:
 
 
 @torch.no_grad()
-def teacher_forcing(checkpoint: Checkpoint, source: str, reference: str) -> TeacherForcing:
-    """Feed the reference translation to the decoder and read off each of its tokens' probability."""
-    if is_hugging_face(checkpoint):
-        from explorer import hugging_face_decoding
-
-        return hugging_face_decoding.teacher_forcing(checkpoint, source, reference)
-    model, tokenizer = checkpoint.model, checkpoint.tokenizer
-    src = torch.tensor([prepare_source(source, tokenizer, model.config.max_len).ids])
-    target = prepare_source(reference, tokenizer, model.config.max_len).ids[:-1][: model.config.max_len - 1] + [EOS]
-    log_probs = torch.log_softmax(model(src, torch.tensor([[BOS] + target[:-1]]))[0].float(), -1)
+def teacher_forcing(model: ExplorerModel, source: str, reference: str) -> TeacherForcing:
+    """Feed a reference output (a translation, or a continuation of the prompt) to the decoder and read off each
+    of its tokens' probability given the ones before."""
+    source_ids = prepare_source(source, model).ids
+    if not isinstance(reference, str) or not clean_text(reference):
+        raise InputError("Please type a reference (the input is empty).")
+    target = model.encode_reference(reference)
+    log_probs = forced_log_probs(model, source_ids, target)
     chosen = log_probs[torch.arange(len(target)), target]
     ranks = (log_probs > chosen[:, None]).sum(-1) + 1
-    return TeacherForcing(tokenizer.pieces(target), chosen.exp().tolist(), ranks.tolist(), float(-chosen.mean()))
+    return TeacherForcing(model.pieces(target), chosen.exp().tolist(), ranks.tolist(), float(-chosen.mean()))
 
 
-def stopping_reason(trace: Trace, checkpoint: Checkpoint) -> str:
-    """Why the decoding of a trace stopped, in words: the model chose </s>, or the length limit was reached."""
-    if is_hugging_face(checkpoint):
-        from explorer import hugging_face_decoding
-
-        return hugging_face_decoding.stopping_reason(trace, checkpoint)
-    if trace.steps and trace.steps[-1].chosen_id == EOS:
-        return f"It stopped because the model chose </s> at step {len(trace.steps) - 1}."
-    limit = step_limit(checkpoint.model, len(trace.source_tokens))
-    return (f"It stopped at the length limit without choosing </s>: {LENGTH_RATIO} × {len(trace.source_tokens)} "
-            f"source tokens + {LENGTH_SLACK} = {limit} steps.")
+def stopping_reason(trace: Trace, model: ExplorerModel) -> str:
+    """Why the decoding of a trace stopped, in words: the model chose its end token, or the step limit was reached."""
+    end = model.pieces([model.end_id])[0]
+    if trace.steps and trace.steps[-1].chosen_id == model.end_id:
+        return f"It stopped because the model chose {end} at step {len(trace.steps) - 1}."
+    source_length = len(trace.source_tokens) or trace.first_step_position + 1
+    return f"It stopped at the length limit without choosing {end}: {model.step_limit_rule(source_length)}."
 
 
-def beam_tree(checkpoint: Checkpoint, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:
-    if is_hugging_face(checkpoint):
-        from explorer import hugging_face_decoding
+def beam_tree(model: ExplorerModel, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:
+    """Every live beam at every step of a beam search (GNMT length penalty α) for one sentence."""
+    return model.beam_search(prepare_source(text, model).ids, beam_size, alpha)
 
-        return hugging_face_decoding.beam_tree(checkpoint, text, beam_size, alpha)
-    src = torch.tensor([prepare_source(text, checkpoint.tokenizer, checkpoint.model.config.max_len).ids])
-    return beam_search(checkpoint.model, src, beam_size, alpha)
+
+@dataclass
+class MaskedWord:
+    """A masked language model's view of one token hidden behind its mask token: its predictions, and which heads
+    carried them."""
+
+    tokens: list[str]           # the input with the token masked
+    position: int
+    prediction: StepDistribution    # chosen = the hidden token; top-k = what the model fills in
+    head_effect: np.ndarray     # [layers, heads] |∂ log p(hidden token) / ∂ gate| (Michel et al. 2019, one example)
+    attention: np.ndarray       # [layers, heads, keys]: where the mask position attended
+
+
+def maskable_positions(trace: Trace, model: ExplorerModel) -> list[int]:
+    """The source positions that hold a real token (not [CLS], [SEP], <s>, </s>…)."""
+    return [i for i, token_id in enumerate(trace.source_ids) if token_id not in model.special_ids]
+
+
+def masked_word(model: ExplorerModel, trace: Trace, position: int, top_k: int = 10) -> MaskedWord:
+    """Hide the token at `position` of the trace's input behind the mask token and ask the model to fill it in."""
+    if model.mask_id is None:
+        raise InputError(f"{model.name} has no mask token: the masked-token view is for masked language models.")
+    ids = list(trace.source_ids)
+    hidden = ids[position]
+    ids[position] = model.mask_id
+    gates = {"encoder": torch.ones(model.layers("encoder"), model.heads, requires_grad=True)}
+    with torch.enable_grad(), model_run(head_mask=gates), \
+            capture(model.hook_names, [attention_hook("encoder", "*", "pattern")]) as cache:
+        logits = model.forward(model.pad([ids]))[0, position].float()
+        log_probs = torch.log_softmax(logits, -1)
+        (gradient,) = torch.autograd.grad(log_probs[hidden], [gates["encoder"]])
+    prediction = step_distributions(log_probs.detach()[None], [hidden], model.pieces, top_k)[0]
+    attention = cache.layers("encoder", "pattern")[0, :, :, position].numpy()
+    return MaskedWord(model.pieces(ids), position, prediction, gradient.abs().numpy(), attention)
 
 
 def steps_table(trace: Trace) -> pd.DataFrame:

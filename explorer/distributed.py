@@ -45,7 +45,7 @@ class ShardWorker:
     def __init__(self, model_path: str, threads: int = 1, job_delay: float = 0.0) -> None:
         import torch
 
-        from explorer.open_model import open_model
+        from models.loader import open_model
 
         torch.set_num_threads(threads)
         self.checkpoint = open_model(model_path)
@@ -61,7 +61,7 @@ class ShardWorker:
         from explorer.roles import role_tallies
 
         time.sleep(self.job_delay)
-        checkpoint, config = self.checkpoint, self.checkpoint.model.config
+        checkpoint = self.checkpoint.for_target_language(job.get("target_language") or self.checkpoint.target_language)
         if job["job"] == "roles":
             return role_tallies(checkpoint, job["sentences"], job["trees"], tuple(job["kinds"]))
         if job["job"] == "evaluate":
@@ -69,32 +69,26 @@ class ShardWorker:
         scorer = scorer_for(checkpoint, job["sources"], job["references"])
         if job["job"] == "gradient":
             return gradient_totals(scorer)
-        return [scorer.statistics(head_mask(parse_heads(heads, config), config), job["with_quality"])
+        return [scorer.statistics(head_mask(parse_heads(heads, checkpoint), checkpoint), job["with_quality"])
                 for heads in job["sets"]]
 
 
-def evaluation_statistics(checkpoint, job: dict) -> dict:
+def evaluation_statistics(model, job: dict) -> dict:
     """One shard of `evaluate`: BLEU and chrF statistics of its translations (with the job's decoding options), or
     a language model's loss totals."""
     from explorer.corpus_scoring import bleu_statistics, chrf_statistics, scorer_for
     from explorer.head_sets import head_mask, parse_heads
-    from explorer.open_model import is_hugging_face
     from explorer.translation import translate, usable_pairs
 
-    config = checkpoint.model.config
-    pruned = parse_heads(job["pruned"], config)
+    pruned = parse_heads(job["pruned"], model)
     if job["references"] is None:
-        scorer = scorer_for(checkpoint, job["sources"])
-        total, tokens = scorer.loss_totals(head_mask(pruned, config))
+        scorer = scorer_for(model, job["sources"])
+        total, tokens = scorer.loss_totals(head_mask(pruned, model))
         return {"loss_sum": total, "tokens": tokens, "examples": scorer.size}
-    if is_hugging_face(checkpoint):
-        scorer = scorer_for(checkpoint, job["sources"], job["references"])
-        hypotheses, references = scorer.translations(head_mask(pruned, config)), scorer.references
-    else:
-        kept = usable_pairs(job["sources"], job["references"])
-        hypotheses = translate(checkpoint, [job["sources"][i] for i in kept], job["beam"], pruned, job["alpha"],
-                               job["fix_casing"]) if kept else []
-        references = [job["references"][i] for i in kept]
+    kept = usable_pairs(job["sources"], job["references"])
+    hypotheses = translate(model, [job["sources"][i] for i in kept], job["beam"], pruned, job["alpha"],
+                           job["fix_casing"]) if kept else []
+    references = [job["references"][i] for i in kept]
     return {"bleu": bleu_statistics(hypotheses, references), "chrf": chrf_statistics(hypotheses, references),
             "sentences": len(hypotheses)}
 
@@ -233,8 +227,8 @@ def engine_for(runner: "RayRunner | None", scorer, sources: list[str], reference
     """The RayEngine for a scorer's corpus, or None without workers."""
     if runner is None:
         return None
-    groups = translation_groups(scorer.checkpoint, sources, references)
-    return RayEngine(runner, scorer.metric, sources, references, groups)
+    groups = translation_groups(scorer.model, sources, references, fix_casing=False)   # as the scorer reads them
+    return RayEngine(runner, scorer.metric, sources, references, groups, scorer.model.target_language)
 
 
 def tallies_on(runner: "RayRunner | None"):
@@ -245,31 +239,21 @@ def tallies_on(runner: "RayRunner | None"):
         runner, sentences, trees, kinds, progress)
 
 
-def translation_groups(checkpoint, sources: list[str], references: list[str] | None,
+def translation_groups(model, sources: list[str], references: list[str] | None,
                        fix_casing: bool = True) -> list[list[int]]:
     """Indices of the usable pairs (lines), grouped as the one-process run batches their translations: sorted by
-    source length, 64 a batch for our models (models.decoding.translate_ids), 16 for Hugging Face models
-    (corpus_scoring.BATCH_SENTENCES). Shards made of whole groups translate every sentence in the very batch it
-    has in one process, padded alike, so the translations, and BLEU, are the same to the last bit."""
-    from explorer.corpus_scoring import BATCH_SENTENCES
+    source length, model.generation_batch a batch. Shards made of whole groups translate every sentence in the
+    very batch it has in one process, padded alike, so the translations, and BLEU, are the same to the last bit."""
     from explorer.inputs import prepare_source
-    from explorer.open_model import is_hugging_face
     from explorer.translation import usable_pairs
     from models.tokenizer import clean_text
 
+    size = model.generation_batch
     if references is None:                       # a language model's text: scored by loss alone, in any batches
         kept = [i for i, line in enumerate(sources) if clean_text(line)]
-        return [kept[start: start + BATCH_SENTENCES] for start in range(0, len(kept), BATCH_SENTENCES)]
+        return [kept[start: start + size] for start in range(0, len(kept), size)]
     kept = usable_pairs(sources, references)
-    if is_hugging_face(checkpoint):
-        from explorer.hugging_face_trace import positions_limit
-
-        limit, size = positions_limit(checkpoint.model), BATCH_SENTENCES
-        length = {i: len(checkpoint.tokenizer(clean_text(sources[i]), truncation=True, max_length=limit).input_ids)
-                  for i in kept}
-    else:
-        max_len, size = checkpoint.model.config.max_len, 64
-        length = {i: len(prepare_source(sources[i], checkpoint.tokenizer, max_len, fix_casing).ids) for i in kept}
+    length = {i: len(prepare_source(sources[i], model, fix_casing).ids) for i in kept}
     order = sorted(kept, key=length.get)
     return [order[start: start + size] for start in range(0, len(order), size)]
 
@@ -292,9 +276,9 @@ class RayEngine:
     pruning.pruning_curve take it as their engine / set_scores)."""
 
     def __init__(self, runner: RayRunner, metric: str, sources: list[str], references: list[str] | None,
-                 groups: list[list[int]]) -> None:
+                 groups: list[list[int]], target_language: str = "") -> None:
         self.runner, self.metric = runner, metric
-        self.shards = [{"sources": [sources[i] for i in shard],
+        self.shards = [{"sources": [sources[i] for i in shard], "target_language": target_language,
                         "references": None if references is None else [references[i] for i in shard]}
                        for shard in shards_of(groups, runner.workers * SHARDS_PER_WORKER)]
 

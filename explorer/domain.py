@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from models.checkpoint import Checkpoint
+from models.interface import ExplorerModel
 from models.tokenizer import clean_text
 
 RARE_COUNT = 5                  # the rare-piece word share, measured beside the score in the benchmark
@@ -44,24 +44,28 @@ def _piece_costs(counts: list[int]) -> tuple[list[float], float]:
     return costs, sum(c / seen * cost for c, cost in zip(counts, costs))
 
 
-def familiarity(text: str, checkpoint: Checkpoint) -> Familiarity | None:
-    """None when the checkpoint ships no token frequencies (a user's own model): no notice, no error."""
-    counts = (checkpoint.frequencies or {}).get("source")
+def familiarity(text: str, model: ExplorerModel) -> Familiarity | None:
+    """None when the model ships no token frequencies (a user's own model): no notice, no error."""
+    counts = (model.token_frequencies or {}).get("source")
     if not counts:
         return None
     costs, entropy = _piece_costs(counts)
-    tokenizer, cleaned = checkpoint.tokenizer, clean_text(text)
+    cleaned = clean_text(text)
+
+    def piece_ids(part: str) -> list[int]:
+        return [i for i in model.encode(part).ids if i not in model.special_ids]
+
     words = WORD.findall(cleaned)
-    word_ids = {w: tokenizer.encode_ids(w) for w in dict.fromkeys(words)}
+    word_ids = {w: piece_ids(w) for w in dict.fromkeys(words)}
     word_cost = {w: sum(costs[i] for i in ids) / len(ids) for w, ids in word_ids.items() if ids}
     unfamiliar = sorted((w for w, cost in word_cost.items() if cost >= entropy + WORD_MARGIN), key=lambda w: -word_cost[w])
     rare = sum(min((counts[i] for i in word_ids[w]), default=0) < RARE_COUNT for w in words)
-    ids = tokenizer.encode_ids(cleaned)
+    ids = piece_ids(cleaned)
     log_perplexity = sum(costs[i] for i in ids) / len(ids) if ids else 0.0
     return Familiarity(words, unfamiliar, log_perplexity, entropy, rare / len(words) if words else 0.0)
 
 
-def training_description(checkpoint: Checkpoint) -> str:
+def training_description(checkpoint: ExplorerModel) -> str:
     """What the model was trained on, from its config.json; "" when the checkpoint does not say."""
     data = checkpoint.info.get("data") or {}
     pairs = data.get("train_pairs")

@@ -8,7 +8,7 @@ from typing import Iterable
 
 import torch
 
-from models.transformer import TransformerConfig
+from models.interface import ExplorerModel
 from models.vocabulary import ATTENTION_KINDS, KIND_BY_SHORT_NAME, SHORT_NAMES
 
 
@@ -35,7 +35,7 @@ def _indices(text: str, count: int, what: str, item: str) -> list[int]:
     return [int(text)]
 
 
-def parse_heads(spec: str, config: TransformerConfig) -> list[HeadSpec]:
+def parse_heads(spec: str, model: ExplorerModel) -> list[HeadSpec]:
     """'enc.0.3,dec.2.*' → sorted HeadSpecs. Raises HeadSpecError with the offending item."""
     heads: set[HeadSpec] = set()
     for item in (part.strip() for part in spec.split(",")):
@@ -45,8 +45,11 @@ def parse_heads(spec: str, config: TransformerConfig) -> list[HeadSpec]:
         if len(parts) != 3 or parts[0] not in KIND_BY_SHORT_NAME:
             raise HeadSpecError(f"{item!r}: expected KIND.LAYER.HEAD with KIND enc, dec or cross, e.g. enc.0.3 or dec.2.*")
         kind = KIND_BY_SHORT_NAME[parts[0]]
-        for layer in _indices(parts[1], config.layers(kind), "layer", item):
-            for head in _indices(parts[2], config.heads, "head", item):
+        if not model.layers(kind):
+            raise HeadSpecError(f"{item!r}: this model has no {kind} attention; its kinds are "
+                                f"{', '.join(SHORT_NAMES[k] for k in model.kinds)}")
+        for layer in _indices(parts[1], model.layers(kind), "layer", item):
+            for head in _indices(parts[2], model.heads, "head", item):
                 heads.add(HeadSpec(kind, layer, head))
     return sorted(heads)
 
@@ -64,17 +67,17 @@ def format_heads(heads: Iterable[HeadSpec]) -> str:
     return ",".join(str(h) for h in sorted(heads))
 
 
-def all_heads(config: TransformerConfig) -> list[HeadSpec]:
+def all_heads(model: ExplorerModel) -> list[HeadSpec]:
     return [HeadSpec(kind, layer, head) for kind in ATTENTION_KINDS
-            for layer in range(config.layers(kind)) for head in range(config.heads)]
+            for layer in range(model.layers(kind)) for head in range(model.heads)]
 
 
-def head_mask(pruned: Iterable[HeadSpec], config: TransformerConfig) -> dict[str, torch.Tensor]:
+def head_mask(pruned: Iterable[HeadSpec], model: ExplorerModel) -> dict[str, torch.Tensor]:
     """Gates [layers, heads] per kind: 0 for a pruned head, 1 otherwise. Empty when nothing is pruned."""
     pruned = list(pruned)
     if not pruned:
         return {}
-    gates = {kind: torch.ones(config.layers(kind), config.heads) for kind in ATTENTION_KINDS}
+    gates = {kind: torch.ones(model.layers(kind), model.heads) for kind in ATTENTION_KINDS if model.layers(kind)}
     for spec in pruned:
         gates[spec.kind][spec.layer, spec.head] = 0.0
     return gates

@@ -24,7 +24,6 @@ import torch
 
 from explorer.head_sets import HeadSpec, all_heads, head_mask
 from explorer.corpus_scoring import Scorer
-from models.vocabulary import ATTENTION_KINDS as KINDS
 
 
 def gradient_importance(scorer: Scorer, progress: Callable[[float], None] | None = None) -> dict[str, np.ndarray]:
@@ -36,13 +35,13 @@ def gradient_importance(scorer: Scorer, progress: Callable[[float], None] | None
 def gradient_totals(scorer: Scorer, progress: Callable[[float], None] | None = None
                     ) -> tuple[dict[str, np.ndarray], int]:
     """(kind -> [layers, heads] summed |∂L(example)/∂gate|, examples): additive over shards of a corpus."""
-    config = scorer.config
-    kinds = present_kinds(config)
-    totals = {kind: torch.zeros(config.layers(kind), config.heads) for kind in kinds}
+    model = scorer.model
+    kinds = model.kinds
+    totals = {kind: torch.zeros(model.layers(kind), model.heads) for kind in kinds}
     batches, examples = list(scorer.batches()), 0
     with torch.enable_grad():
         for done, (indices, batch) in enumerate(batches, start=1):
-            gates = {kind: torch.ones(config.layers(kind), len(indices), config.heads, requires_grad=True)
+            gates = {kind: torch.ones(model.layers(kind), len(indices), model.heads, requires_grad=True)
                      for kind in kinds}
             # Examples do not interact, so the gradient of the sum w.r.t. example b's gate is ∂L(b)/∂ξ.
             grads = torch.autograd.grad(scorer.sentence_losses(batch, gates).sum(), [gates[k] for k in kinds])
@@ -52,11 +51,6 @@ def gradient_totals(scorer: Scorer, progress: Callable[[float], None] | None = N
             if progress:
                 progress(done / len(batches))
     return {kind: totals[kind].numpy() for kind in kinds}, examples
-
-
-def present_kinds(config) -> tuple[str, ...]:
-    """The attention kinds a model has (an encoder-only or decoder-only model has one)."""
-    return tuple(kind for kind in KINDS if config.layers(kind))
 
 
 def layer_normalised(scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -73,7 +67,7 @@ def ablation(scorer: Scorer, heads: list[HeadSpec] | None = None, with_quality: 
     """Loss and quality (BLEU or perplexity) of the whole model, and their change when each head alone is masked.
     Keys: "loss", the metric's key ("bleu", "perplexity"), "heads": spec → {"loss_change", "<key>_change"}.
     set_scores: score every head set in one call (explorer/distributed.py) instead of one after another here."""
-    heads = heads or all_heads(scorer.config)
+    heads = heads or all_heads(scorer.model)
     key = scorer.metric_key
     if set_scores is not None:
         (base_loss, base_quality), *scored = set_scores([[]] + [[spec] for spec in heads], with_quality, progress)
@@ -82,7 +76,7 @@ def ablation(scorer: Scorer, heads: list[HeadSpec] | None = None, with_quality: 
         base_quality = scorer.quality() if with_quality else None
         scored = []
         for done, spec in enumerate(heads, start=1):
-            gates = head_mask([spec], scorer.config)
+            gates = head_mask([spec], scorer.model)
             scored.append((scorer.loss(gates), scorer.quality(gates) if with_quality else None))
             if progress:
                 progress(done / len(heads))
@@ -117,7 +111,7 @@ def importance_report(scorer: Scorer, with_ablation: bool = True, corpus_name: s
                        set_scores=engine.set_scores if engine else None) if with_ablation else None
     key = scorer.metric_key
     heads = []
-    for spec in all_heads(scorer.config):
+    for spec in all_heads(scorer.model):
         entry = {"kind": spec.kind, "layer": spec.layer, "head": spec.head, "spec": str(spec),
                  "roles": (roles or {}).get(str(spec), []),
                  "gradient_importance": float(f"{gradient[spec.kind][spec.layer, spec.head]:.6g}"),

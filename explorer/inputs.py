@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from models.tokenizer import UNK, Tokenizer, clean_text
+from models.interface import ExplorerModel
+from models.tokenizer import clean_text
 
 
 class InputError(ValueError):
@@ -23,13 +24,6 @@ class PreparedSource:
     def notice(self, max_len: int) -> str:
         return (f"The sentence is longer than the model's maximum of {max_len} tokens; "
                 f"only its first {max_len - 1} pieces are translated.") if self.truncated else ""
-
-
-def unknown_characters(text: str, tokenizer: Tokenizer) -> list[str]:
-    """The text of the pieces the vocabulary does not have (emoji, CJK …): the model reads <unk> for each."""
-    cleaned = clean_text(text)
-    surfaces, ids = tokenizer.sp.encode(cleaned, out_type=str), tokenizer.sp.encode(cleaned)
-    return list(dict.fromkeys(s.lstrip("▁") for s, i in zip(surfaces, ids) if i == UNK and s.lstrip("▁")))
 
 
 LONE_I = re.compile(r"\bi\b")
@@ -57,15 +51,16 @@ def sentence_case(text: str) -> str | None:
     return recased if recased != text else None
 
 
-def prepare_source(text: str, tokenizer: Tokenizer, max_len: int, fix_casing: bool = False) -> PreparedSource:
-    """fix_casing: feed an all-caps or all-lower-case sentence in sentence case (what a person typing expects);
-    corpus analyses leave it off, so that they measure the model on the text as it is."""
+def prepare_source(text: str, model: ExplorerModel, fix_casing: bool = False) -> PreparedSource:
+    """The source as the model reads it. fix_casing: feed an all-caps or all-lower-case sentence in sentence case
+    (what a person typing expects); corpus analyses leave it off, so that they measure the model on the text as
+    it is."""
     if not isinstance(text, str):
         raise InputError("The sentence must be text.")
     cleaned = clean_text(text)
     if not cleaned:
-        raise InputError("Please type a sentence to translate (the input is empty).")
+        raise InputError("Please type a sentence (the input is empty).")
     recased = sentence_case(cleaned) if fix_casing else None
-    encoded = tokenizer.encode(recased or cleaned, max_len)
+    encoded = model.encode(recased or cleaned)
     return PreparedSource(recased or cleaned, encoded.ids, encoded.pieces, encoded.truncated,
                           cleaned if recased else "")

@@ -1,19 +1,9 @@
-"""The positional information as the Internals page shows it: which kind a model has, sin/cos halves, and how
-similar positions are to each other."""
+"""The positional information as the Internals page shows it: sin/cos halves, how similar positions are to each
+other, and a relative position bias by offset (T5)."""
 
 from __future__ import annotations
 
 import numpy as np
-
-from explorer.open_model import is_hugging_face
-
-
-def positional_style(checkpoint) -> str:
-    """"sinusoidal" (ours: sin and cos interleaved, Vaswani et al.), "sinusoidal-halves" (Marian: all the sin
-    dimensions, then all the cos ones) or "learned" (BART, BERT, RoBERTa, GPT-2: a trained table)."""
-    if not is_hugging_face(checkpoint):
-        return "sinusoidal"
-    return "sinusoidal-halves" if checkpoint.model.family == "marian" else "learned"
 
 
 def position_similarity(positional: np.ndarray, cosine: bool = False) -> np.ndarray:
@@ -24,22 +14,19 @@ def position_similarity(positional: np.ndarray, cosine: bool = False) -> np.ndar
 
 
 def sin_cos_halves(positional: np.ndarray, style: str = "sinusoidal") -> np.ndarray:
-    """PE's columns as [sin dims | cos dims], so the two halves are visible (Marian's already are)."""
+    """PE's columns as [sin dims | cos dims], so the two halves are visible (Marian's and M2M100's already are)."""
     if style == "sinusoidal-halves":
         return positional
     return np.concatenate([positional[:, 0::2], positional[:, 1::2]], axis=1)
 
 
-def embedding_steps(checkpoint) -> tuple[str, str, str]:
-    """How the model turns tokens into the first layer's input, as three panel titles."""
-    if not is_hugging_face(checkpoint):
-        return ("token embedding × √d_model", "+ positional encoding", "= input to layer 0")
-    family, config = checkpoint.model.family, checkpoint.model.model.config
-    scaled = " × √d_model" if getattr(config, "scale_embedding", False) else ""
-    if family == "marian":
-        return (f"token embedding{scaled}", "+ sinusoidal position", "= input to layer 0")
-    if family in ("bart", "mbart"):
-        return (f"token embedding{scaled}", "+ learned position", "→ layer norm = input to layer 0")
-    if family in ("bert", "roberta"):
-        return ("token embedding", "+ learned position (+ segment)", "→ layer norm = input to layer 0")
-    return ("token embedding", "+ learned position", "= input to layer 0")
+def bias_by_offset(bias: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A relative position bias [heads, queries, keys] as (offsets key − query, [heads, offsets]): each offset's
+    value read where it occurs (every query with that offset has the same bias)."""
+    heads, queries, keys = bias.shape
+    offsets = np.arange(-(queries - 1), keys)
+    values = np.empty((heads, len(offsets)))
+    for column, offset in enumerate(offsets):
+        query = max(0, -offset)
+        values[:, column] = bias[:, query, query + offset]
+    return offsets, values

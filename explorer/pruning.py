@@ -17,11 +17,10 @@ import torch
 
 from explorer.head_sets import HeadSpec, all_heads, head_mask
 from explorer.corpus_scoring import Scorer
-from explorer.inputs import prepare_source
-from explorer.open_model import is_hugging_face
-from models.checkpoint import Checkpoint
+from explorer.forcing import forced_log_probs
+from explorer.trace import Trace
 from models.hooks import model_run
-from models.tokenizer import BOS, EOS
+from models.interface import ExplorerModel
 from models.vocabulary import KIND_BY_SHORT_NAME
 
 CURVE_KINDS = ("enc", "dec", "cross", "all")
@@ -77,7 +76,7 @@ def pruning_curve(scorer: Scorer, scores: dict[HeadSpec, float],
     """
     other_orders = other_orders or {}
     started = time.perf_counter()
-    every = all_heads(scorer.config)
+    every = all_heads(scorer.model)
     kinds = tuple(kind for kind in kinds if curve_heads(kind, every))     # the kinds the model has
     order_names = ["importance", *other_orders, *(f"random {s}" for s in range(seeds))]
     fractions = [i / steps for i in range(steps + 1)]
@@ -106,7 +105,7 @@ def pruning_curve(scorer: Scorer, scores: dict[HeadSpec, float],
     def quality(pruned: list[HeadSpec]) -> float:
         key = frozenset(pruned)
         if key not in memo:
-            memo[key] = round(scorer.quality(head_mask(pruned, scorer.config)), 2)
+            memo[key] = round(scorer.quality(head_mask(pruned, scorer.model)), 2)
         return memo[key]
 
     result = {"pairs": scorer.size, "metric": scorer.metric, "steps": steps, "seeds": seeds, "corpus": corpus_name,
@@ -171,25 +170,14 @@ class StepComparison:
 
 
 @torch.no_grad()
-def compare_steps(checkpoint: Checkpoint, text: str, output_ids: list[int], pruned: list[HeadSpec]) -> StepComparison:
-    """Teacher-force the unpruned translation through both models, step by step."""
-    model = checkpoint.model
-    src = torch.tensor([prepare_source(text, checkpoint.tokenizer, model.config.max_len).ids])
-    target = output_ids + [EOS]
-    tgt = torch.tensor([[BOS] + output_ids])
-    base = torch.log_softmax(model(src, tgt)[0].float(), -1)
-    with model_run(head_mask=head_mask(pruned, model.config)):
-        changed = torch.log_softmax(model(src, tgt)[0].float(), -1)
-    index = torch.arange(len(target))
+def compare_steps(model: ExplorerModel, trace: Trace, pruned: list[HeadSpec]) -> StepComparison:
+    """Teacher-force the unpruned output of a trace through the model with and without the pruned heads."""
+    chosen = [step.chosen_id for step in trace.steps]
+    source = trace.source_ids if model.has("encoder") else trace.target_ids[: trace.first_step_position + 1]
+    base = forced_log_probs(model, source, chosen)
+    with model_run(head_mask=head_mask(pruned, model)):
+        changed = forced_log_probs(model, source, chosen)
+    index = torch.arange(len(chosen))
     kl = (base.exp() * (base - changed)).sum(-1)
-    return StepComparison(checkpoint.tokenizer.pieces(target), base[index, target].exp().tolist(),
-                          changed[index, target].exp().tolist(), kl.clamp_min(0).tolist())
-
-
-def compare_trace_steps(checkpoint, trace, pruned: list[HeadSpec]) -> StepComparison:
-    """compare_steps for the output of a trace, on any model the explorer opens."""
-    if is_hugging_face(checkpoint):
-        from explorer import hugging_face_decoding
-
-        return hugging_face_decoding.compare_steps(checkpoint, trace, head_mask(pruned, checkpoint.model.config))
-    return compare_steps(checkpoint, trace.text, trace.output_ids, pruned)
+    return StepComparison([step.chosen for step in trace.steps], base[index, chosen].exp().tolist(),
+                          changed[index, chosen].exp().tolist(), kl.clamp_min(0).tolist())

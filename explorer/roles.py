@@ -16,7 +16,8 @@ Two corpora, each where it means something:
   most frequent offset). Syntactic when it beats the baseline by `syntactic_margin` (10 points) over at least
   `syntactic_min_count` (100) occurrences, over all treebank sentences.
 - Rare-token: how often the head's attention averaged over queries peaks on the sentence's least frequent
-  token (training-corpus frequency; ties for the rarest all count as hits). Chance is the share of keys that
+  token (training-corpus frequency when the model has it, else frequency in the text given; ties for the
+  rarest all count as hits). Chance is the share of keys that
   are (tied) rarest among the keys that can be rarest at all (special tokens never are). Rare-token when that
   happens in at least `rare_rate` (50%) of sentences and at least `rare_over_chance` (3×) chance: 50% means
   the head picks the rarest token over all others more often than not, the behaviour Voita et al. describe,
@@ -36,13 +37,10 @@ import numpy as np
 import torch
 
 from explorer.head_sets import HeadSpec
-from explorer.open_model import is_hugging_face
-from explorer.treebank import Tree, align_words, word_attention
-from models.checkpoint import Checkpoint
-from models.data import pad_batch
-from models.decoding import greedy
+from explorer.treebank import Tree, word_attention
 from models.hooks import capture
-from models.tokenizer import BOS, EOS, PAD, clean_text
+from models.interface import Batch, ExplorerModel
+from models.tokenizer import clean_text
 from models.vocabulary import ATTENTION_KINDS, attention_hook
 
 RELATIONS = ("nsubj", "obj", "amod", "advmod", "det", "nmod", "case", "compound")
@@ -107,17 +105,24 @@ def _bins(offset: torch.Tensor) -> torch.Tensor:
     return offset.clamp(-OFFSETS, OFFSETS) + OFFSETS
 
 
-def real_tokens(ids: torch.Tensor) -> torch.Tensor:
-    """True where a position holds a word piece: not padding, not <s> or </s>."""
-    return (ids != PAD) & (ids != BOS) & (ids != EOS)
+def real_tokens(ids: torch.Tensor, present: torch.Tensor, special_ids) -> torch.Tensor:
+    """True where a position holds a word piece: present (not padding) and not a special token."""
+    return present & ~torch.isin(ids, torch.tensor(sorted(special_ids), dtype=ids.dtype))
 
 
-def key_counts(ids: torch.Tensor, frequencies: list[int] | None) -> torch.Tensor | None:
-    """Training-corpus frequency of each key [B, K]; +inf where a key can never be the rarest (specials, padding)."""
+def key_counts(ids: torch.Tensor, real: torch.Tensor, frequencies: torch.Tensor | None) -> torch.Tensor | None:
+    """Frequency of each key [B, K]; +inf where a key can never be the rarest (specials, padding)."""
     if frequencies is None:
         return None
-    counts = torch.tensor(frequencies, dtype=torch.float64)[ids]
-    return counts.masked_fill(~real_tokens(ids), float("inf"))
+    return frequencies[ids.clamp_max(len(frequencies) - 1)].masked_fill(~real, float("inf"))
+
+
+def counted_frequencies(rows: list[list[int]], size: int) -> torch.Tensor:
+    """Piece counts over rows of ids: "rare" in the text given, when the model has no training-corpus counts."""
+    counts = torch.zeros(size, dtype=torch.float64)
+    for row in rows:
+        counts += torch.bincount(torch.tensor(row, dtype=torch.long), minlength=size).double()[:size]
+    return counts
 
 
 def tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tensor, key_real: torch.Tensor,
@@ -193,53 +198,70 @@ def _batches(items: list, lengths: list[int], batch_size: int):
         yield order[start: start + batch_size]
 
 
-def statistics_pass(checkpoint: Checkpoint, sentences: list[list[int]], kinds: tuple[str, ...], batch_size: int,
+def read_by(model: ExplorerModel, sources: list[list[int]], outputs: list[list[int]] | None
+            ) -> tuple[Batch | None, Batch | None]:
+    """What the model reads for these sources: the encoder the source, the decoder its own output fed back
+    (teacher forcing), or a decoder-only model the source itself."""
+    encoder = model.pad(sources) if model.has("encoder") else None
+    if not model.has("decoder"):
+        return encoder, None
+    if outputs is None:
+        outputs = [[] for _ in sources]
+    return encoder, model.pad([model.decoder_input(s, o)[0] for s, o in zip(sources, outputs)])
+
+
+def statistics_pass(model: ExplorerModel, sentences: list[list[int]], kinds: tuple[str, ...], batch_size: int,
                     progress: Callable[[float], None] | None) -> tuple[dict[str, Tally], list[int]]:
-    """Positional, rare-token and confidence tallies over source id lists (pieces + EOS); also the order seen."""
-    model, config = checkpoint.model, checkpoint.model.config
-    tallies = {kind: Tally(config.layers(kind), config.heads) for kind in kinds}
-    frequencies = checkpoint.frequencies or {}
+    """Positional, rare-token and confidence tallies over source id lists; also the order they were seen in.
+    A translation model's decoder reads its own greedy output; a decoder-only model reads the text itself."""
+    translates = model.has("encoder") and model.has("decoder")
+    with torch.no_grad():
+        outputs = model.generate(sentences) if translates else None
+    rows = {"source": sentences, "target": [model.decoder_input(s, o)[0] for s, o in zip(sentences, outputs)]
+            if translates else sentences}
+    size = 1 + max([model.pad_id, *(max(row) for row in rows["source"] + rows["target"] if row)])
+    frequencies = model.token_frequencies or {}
+    counts = {side: (torch.tensor(frequencies[side], dtype=torch.float64) if side in frequencies
+                     else counted_frequencies(rows[side], size)) for side in rows}
+    tallies = {kind: Tally(model.layers(kind), model.heads) for kind in kinds}
     seen: list[int] = []
     for chunk in _batches(sentences, [len(s) for s in sentences], batch_size):
         seen.extend(chunk)
-        src = pad_batch([sentences[i] for i in chunk])
-        tgt = None
-        with torch.no_grad():
-            if "decoder" in kinds or "cross" in kinds:
-                tgt = pad_batch([[BOS] + o for o in greedy(model, src).tokens])
-            with capture(model.hook_names, [attention_hook(kind, "*", "pattern") for kind in kinds]) as cache:
-                model.encode(src) if tgt is None else model(src, tgt)
-        stacked = {kind: cache.layers(kind, "pattern") for kind in kinds}
-        source_counts = key_counts(src, frequencies.get("source"))
-        if "encoder" in kinds:
-            tally_patterns(tallies["encoder"], stacked["encoder"], real_tokens(src), src != PAD, source_counts, True)
-        if tgt is not None:
-            if "decoder" in kinds:
-                tally_patterns(tallies["decoder"], stacked["decoder"], real_tokens(tgt), tgt != PAD,
-                               key_counts(tgt, frequencies.get("target")), True)
-            if "cross" in kinds:
-                tally_patterns(tallies["cross"], stacked["cross"], real_tokens(tgt), src != PAD, source_counts, False)
+        encoder, decoder = read_by(model, [sentences[i] for i in chunk],
+                                   [outputs[i] for i in chunk] if translates else None)
+        with torch.no_grad(), capture(model.hook_names, [attention_hook(kind, "*", "pattern") for kind in kinds]) as cache:
+            model.forward(encoder, decoder)
+        read = {}
+        for side, batch in (("source", encoder), ("target", decoder)):
+            if batch is not None:
+                real = real_tokens(batch.ids, batch.present, model.special_ids)
+                read[side] = (batch, real, key_counts(batch.ids, real, counts[side]))
+        for kind in kinds:
+            queries = read["source" if kind == "encoder" else "target"]
+            keys = read["target" if kind == "decoder" else "source"]
+            tally_patterns(tallies[kind], cache.layers(kind, "pattern"), queries[1], keys[0].present, keys[2],
+                           kind != "cross")
         if progress:
             progress(len(seen) / max(1, len(sentences)))
     return tallies, seen
 
 
-def syntax_pass(checkpoint: Checkpoint, trees: list[Tree], batch_size: int,
+def syntax_pass(model: ExplorerModel, trees: list[Tree], kind: str, batch_size: int,
                 progress: Callable[[float], None] | None) -> tuple[SyntaxTally, SyntaxTally, int]:
-    """Encoder attention along gold arcs: (all sentences, sentences of ≤ SHORT_PIECES pieces, skipped trees)."""
-    model, config = checkpoint.model, checkpoint.model.config
-    aligned = [(tree, align_words(tree.words, checkpoint.tokenizer, config.max_len)) for tree in trees]
+    """Attention of `kind` (the stack that reads the text) along gold arcs: (all sentences, sentences of
+    ≤ SHORT_PIECES pieces, skipped trees)."""
+    aligned = [(tree, model.align_words(tree.words)) for tree in trees]
     usable = [(tree, a) for tree, a in aligned if a is not None]
     every, short = SyntaxTally(), SyntaxTally()
     done = 0
     for chunk in _batches(usable, [len(a.ids) for _, a in usable], batch_size):
-        src = pad_batch([usable[i][1].ids for i in chunk])
-        with torch.no_grad(), capture(model.hook_names, attention_hook("encoder", "*", "pattern")) as cache:
-            model.encode(src)
-        patterns = cache.layers("encoder", "pattern").numpy()
+        encoder, decoder = read_by(model, [usable[i][1].ids for i in chunk], None)
+        with torch.no_grad(), capture(model.hook_names, attention_hook(kind, "*", "pattern")) as cache:
+            model.forward(encoder, None if encoder is not None else decoder)
+        patterns = cache.layers(kind, "pattern").numpy()
         sentences = [usable[i] for i in chunk]
         tally_syntax(every, patterns, sentences)
-        short_rows = [row for row, (_, a) in enumerate(sentences) if len(a.ids) - 1 <= SHORT_PIECES]
+        short_rows = [row for row, (_, a) in enumerate(sentences) if sum(map(len, a.word_pieces)) <= SHORT_PIECES]
         tally_syntax(short, patterns[short_rows], [sentences[row] for row in short_rows])
         done += len(chunk)
         if progress:
@@ -261,33 +283,23 @@ class RoleTallies:
     syntax_kind: str | None = None
 
 
-def role_tallies(checkpoint: Checkpoint, sentences: list[str], trees: list[Tree] | None,
+def role_tallies(model: ExplorerModel, sentences: list[str], trees: list[Tree] | None,
                  kinds: tuple[str, ...], batch_size: int = 64,
                  progress: Callable[[float], None] | None = None) -> RoleTallies:
     """The tallies of positional, rare-token, confidence and syntactic statistics over plain sentences and trees."""
-    config = checkpoint.model.config
-    reading = "encoder" if config.layers("encoder") else "decoder"   # the stack that reads the text (GPT-2: decoder)
-    kinds = tuple(kind for kind in kinds if config.layers(kind))        # the kinds the model has
+    reading = "encoder" if model.has("encoder") else "decoder"     # the stack that reads the text
+    kinds = tuple(kind for kind in kinds if model.layers(kind))    # the kinds the model has
     texts = [t for t in (clean_text(s) for s in sentences) if t]
-    syntax_kind = reading if reading in kinds else None     # syntax is read where the words are read
+    syntax_kind = reading if reading in kinds else None            # syntax is read where the words are read
     share = 0.5 if trees and syntax_kind else 1.0
     staged = lambda offset, weight: None if progress is None else (lambda f: progress(offset + weight * f))  # noqa: E731
-    if is_hugging_face(checkpoint):
-        from explorer import hugging_face_roles
-
-        tallies, seen = hugging_face_roles.statistics_pass(checkpoint, texts, kinds, batch_size, staged(0.0, share))
-    else:
-        ids = [checkpoint.tokenizer.encode(t, config.max_len).ids for t in texts]
-        tallies, seen = statistics_pass(checkpoint, ids, kinds, batch_size, staged(0.0, share))
+    ids = [model.encode(t).ids for t in texts]
+    tallies, seen = statistics_pass(model, ids, kinds, batch_size, staged(0.0, share))
     result = RoleTallies(tallies, [texts[i] for i in seen], list(seen), len(sentences) - len(texts),
                          syntax_kind=syntax_kind)
     if trees and syntax_kind:
-        if is_hugging_face(checkpoint):
-            result.every, result.short, result.skipped_trees = hugging_face_roles.syntax_pass(
-                checkpoint, trees, syntax_kind, batch_size, staged(share, 1 - share))
-        else:
-            result.every, result.short, result.skipped_trees = syntax_pass(checkpoint, trees, batch_size,
-                                                                           staged(share, 1 - share))
+        result.every, result.short, result.skipped_trees = syntax_pass(model, trees, syntax_kind, batch_size,
+                                                                       staged(share, 1 - share))
     return result
 
 
@@ -353,7 +365,7 @@ def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, t
     return RolesReport(heads, asdict(thresholds), corpus, round(seconds, 2))
 
 
-def analyse_roles(checkpoint: Checkpoint, sentences: list[str] | None = None, trees: list[Tree] | None = None,
+def analyse_roles(model: ExplorerModel, sentences: list[str] | None = None, trees: list[Tree] | None = None,
                   thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = ATTENTION_KINDS, batch_size: int = 64,
                   text_name: str = "", treebank_name: str = "",
                   progress: Callable[[float], None] | None = None, tallies_of=None) -> RolesReport:
@@ -365,7 +377,7 @@ def analyse_roles(checkpoint: Checkpoint, sentences: list[str] | None = None, tr
     started = time.perf_counter()
     if not sentences:
         sentences, text_name = [tree.text for tree in trees], treebank_name
-    tallied = (tallies_of or role_tallies)(checkpoint, sentences, trees, kinds, batch_size, progress)
+    tallied = (tallies_of or role_tallies)(model, sentences, trees, kinds, batch_size, progress)
     return roles_report(tallied, thresholds, text_name, treebank_name, len(trees or []),
                         time.perf_counter() - started)
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from models.checkpoint import Checkpoint
+from models.interface import ExplorerModel as Checkpoint
 
 ROLES_FILE, IMPORTANCE_FILE = "head_roles.json", "head_importance.json"
 CACHE = Path(os.environ.get("ATTENTION_EXPLORER_CACHE", Path(__file__).resolve().parents[1] / ".cache" / "analyses"))
@@ -56,7 +56,7 @@ def _file_hash(path: str, modified: float) -> str:
 
 def checkpoint_hash(checkpoint: Checkpoint) -> str:
     """The hash of the weights file (of a sharded Hugging Face model: of its index and every shard's size and time)."""
-    folder = Path(getattr(checkpoint.model, "folder", checkpoint.path))
+    folder = Path(getattr(checkpoint, "folder", checkpoint.path))
     weights = folder / "model.safetensors"
     if weights.is_file():
         return _file_hash(str(weights), weights.stat().st_mtime)

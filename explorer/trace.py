@@ -1,8 +1,9 @@
 """Trace: everything the model did with one sentence, as numpy arrays, serialisable to .npz and JSON.
 
-The translation is decoded first (greedy or beam, with the head mask in force); then one teacher-forced pass
-over BOS + output captures every hook point. Decoder position i of that pass is the step that chose output
-token i, so its patterns are exactly those of the incremental decoding step (up to float rounding).
+The output is decoded first (greedy or beam, with the head mask in force); then one teacher-forced pass over
+the decoder's input (start token + output, or prompt + continuation) captures every hook point and gives each
+step's distribution. Decoder position first_step_position + i is the step that chose output token i, so its
+patterns are exactly those of the incremental decoding step (up to float rounding). For every family alike.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from models.checkpoint import Checkpoint
-from models.decoding import beam_search, greedy
 from models.hooks import model_run
-from models.tokenizer import BOS, EOS
-from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, stack_hook
+from models.interface import ExplorerModel
+from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, attention_hook, stack_hook
 from explorer.head_sets import HeadSpec, format_heads, head_mask
 from explorer.inputs import prepare_source
 
@@ -40,7 +39,7 @@ class StepDistribution:
 @dataclass
 class Trace:
     text: str                       # the sentence fed to the model (cleaned up; recased if typed all-caps)
-    translation: str
+    translation: str                # the output as text: a translation, a continuation ("" for a masked LM)
     source_ids: list[int]           # piece ids + EOS
     target_ids: list[int]           # BOS + output ids
     source_tokens: list[str]        # pieces + </s>
@@ -61,6 +60,7 @@ class Trace:
     # The decoder position whose output chose step 0: 0 for a translation (BOS), the prompt's last token for a
     # decoder-only model's continuation.
     first_step_position: int = 0
+    output_title: str = "German"        # what the output is: "German", "Continuation", "Predictions for [MASK]"
 
     @property
     def output_ids(self) -> list[int]:
@@ -83,15 +83,16 @@ class Trace:
                 "target_tokens": self.target_tokens, "output_tokens": self.output_tokens,
                 "truncated": self.truncated, "decoding": self.decoding, "pruned": self.pruned, "d_k": self.d_k,
                 "recased_from": self.recased_from, "first_step_position": self.first_step_position,
+                "output_title": self.output_title,
                 "steps": [vars(s) for s in self.steps]}
 
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {f"{kind}.{name}": value for kind, values in self.attention.items() for name, value in values.items()}
         arrays.update({f"{kind}.mask": mask for kind, mask in self.masks.items()})
-        for side in self.positional:          # both sides, or the one side an encoder-only or decoder-only model has
-            arrays[f"{side}.positional_encoding"] = self.positional[side]
-            arrays[f"{side}.embedding"] = self.embeddings[side]
-            arrays[f"{side}.input"] = self.inputs[side]
+        # both sides, or the one side an encoder-only or decoder-only model has; T5 adds no position to its input
+        for name, values in (("positional_encoding", self.positional), ("embedding", self.embeddings),
+                             ("input", self.inputs)):
+            arrays.update({f"{side}.{name}": value for side, value in values.items()})
         return arrays
 
     def save(self, path: str | Path) -> Path:
@@ -120,14 +121,15 @@ class Trace:
                 meta = json.loads(str(data["metadata"]))
                 arrays = {k: data[k] for k in data.files if k != "metadata"}
         kinds = [kind for kind in KINDS if f"{kind}.pattern" in arrays]      # the kinds the model has
-        sides = [side for side in ("source", "target") if f"{side}.input" in arrays]
+        def per_side(name: str) -> dict[str, np.ndarray]:
+            return {side: arrays[f"{side}.{name}"] for side in ("source", "target") if f"{side}.{name}" in arrays}
+
         attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES if f"{kind}.{name}" in arrays}
                      for kind in kinds}
         steps = [StepDistribution(**s) for s in meta.pop("steps")]
         return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in kinds},
-                   positional={s: arrays[f"{s}.positional_encoding"] for s in sides},
-                   embeddings={s: arrays[f"{s}.embedding"] for s in sides},
-                   inputs={s: arrays[f"{s}.input"] for s in sides}, steps=steps)
+                   positional=per_side("positional_encoding"), embeddings=per_side("embedding"),
+                   inputs=per_side("input"), steps=steps)
 
 
 def step_distributions(log_probs: torch.Tensor, chosen: list[int], pieces: Callable[[list[int]], list[str]],
@@ -135,7 +137,7 @@ def step_distributions(log_probs: torch.Tensor, chosen: list[int], pieces: Calla
     """Each step's chosen token and the top-k of its distribution; pieces turns ids into the tokenizer's pieces."""
     probs = log_probs.float().exp()
     entropy = -(probs * log_probs.float().clamp_min(-1e9)).sum(-1)
-    top_probs, top_ids = probs.topk(top_k, dim=-1)
+    top_probs, top_ids = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
     steps = []
     for i, token in enumerate(chosen):
         ids = top_ids[i].tolist()
@@ -145,40 +147,61 @@ def step_distributions(log_probs: torch.Tensor, chosen: list[int], pieces: Calla
     return steps
 
 
-@torch.no_grad()
-def trace_sentence(checkpoint: Checkpoint, text: str, beam_size: int = 1, pruned: list[HeadSpec] | None = None,
-                   top_k: int = 10, alpha: float = 0.6, fix_casing: bool = True) -> Trace:
-    """Translate one sentence and capture every attention, mask, positional encoding and decoding step.
-    fix_casing: an all-caps or all-lower-case sentence is fed in sentence case (Trace.recased_from keeps it)."""
-    model, tokenizer = checkpoint.model, checkpoint.tokenizer
-    source = prepare_source(text, tokenizer, model.config.max_len, fix_casing)
-    gates = head_mask(pruned or [], model.config)
-    src = torch.tensor([source.ids])
-    with model_run(head_mask=gates):
-        if beam_size > 1:
-            result = beam_search(model, src, beam_size, alpha)
-            output, log_probs = result.best.tokens, result.best_log_probs
-        else:
-            result = greedy(model, src, keep_distributions=True)
-            output, log_probs = result.tokens[0], result.log_probs[0]
-    output = output[: model.config.max_len - 1]
-    chosen = (output + [EOS])[: log_probs.shape[0]]
-    tgt = torch.tensor([[BOS] + output])
+def decoded(model: ExplorerModel, source_ids: list[int], beam_size: int = 1, alpha: float = 0.6
+            ) -> tuple[list[int], list[int]]:
+    """(output ids, the tokens each step chose): the output, and its end token when the model chose one before
+    the step limit (a model that does not generate gives nothing)."""
+    if not model.has("decoder"):
+        return [], []
+    output = model.generate([source_ids], beam_size, alpha)[0][: model.max_positions - 1]
+    ended = len(output) < model.step_limit(len(source_ids))
+    return output, output + [model.end_id] if ended else output
 
-    _, cache = model.run_with_cache(src, tgt, "*", head_mask=gates)
+
+def captured_masks(cache, model: ExplorerModel, attention: dict) -> dict[str, np.ndarray]:
+    """kind → [query, key] bool (True = may attend): as captured, or what no mask means for that kind."""
+    masks = {}
+    for kind in attention:
+        queries, keys = attention[kind]["pattern"].shape[-2:]
+        name = attention_hook(kind, 0, "mask")
+        if name in cache:
+            masks[kind] = cache[name][0, 0].expand(queries, keys).numpy().copy()
+        else:   # no mask was passed: nothing hidden, except the future for a decoder
+            full = torch.ones(queries, keys, dtype=torch.bool)
+            masks[kind] = (full.tril(keys - queries) if kind == "decoder" else full).numpy()
+    return masks
+
+
+@torch.no_grad()
+def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: list[HeadSpec] | None = None,
+                   top_k: int = 10, alpha: float = 0.6, fix_casing: bool = True) -> Trace:
+    """Translate (continue, or read) one sentence and capture every attention, mask, positional encoding and
+    decoding step. fix_casing: an all-caps or all-lower-case sentence is fed in sentence case (Trace.recased_from
+    keeps it)."""
+    source = prepare_source(text, model, fix_casing)
+    gates = head_mask(pruned or [], model)
+    with model_run(head_mask=gates):
+        output, chosen = decoded(model, source.ids, beam_size, alpha)
+    target_ids, first = model.decoder_input(source.ids, output) if model.has("decoder") else ([], 0)
+    encoder = model.pad([source.ids]) if model.has("encoder") else None
+    decoder = model.pad([target_ids]) if target_ids else None
+    logits, cache = model.run_with_cache(encoder, decoder, "*", head_mask=gates)
     attention = {kind: {value: cache.layers(kind, value)[0].float().numpy() for value in PER_HEAD_VALUES}
-                 for kind in KINDS}
-    masks = {kind: cache.attention(kind, 0, "mask")[0, 0].expand(
-        attention[kind]["pattern"].shape[-2:]).numpy().copy() for kind in KINDS}
-    sides = {"source": "encoder", "target": "decoder"}
+                 for kind in model.kinds}
+    steps = []
+    if chosen:
+        log_probs = torch.log_softmax(logits[0, first: first + len(chosen)].float(), -1)
+        steps = step_distributions(log_probs, chosen, model.pieces, top_k)
+    stacks = {"source": "encoder", "target": "decoder"}
+    stacked = {value: {side: cache[stack_hook(stack, value)][0].float().numpy() for side, stack in stacks.items()
+                       if stack_hook(stack, value) in cache}
+               for value in ("pos_encoding", "embed", "input")}
     return Trace(
-        text=source.text, translation=tokenizer.decode(output), source_ids=source.ids, target_ids=[BOS] + output,
-        source_tokens=source.pieces,
-        target_tokens=tokenizer.pieces([BOS] + output), output_tokens=tokenizer.pieces(chosen),
-        truncated=source.truncated, decoding=f"beam {beam_size}" if beam_size > 1 else "greedy",
-        pruned=format_heads(pruned or []), d_k=model.config.d_k, attention=attention, masks=masks,
-        positional={s: cache[stack_hook(stack, "pos_encoding")][0].numpy() for s, stack in sides.items()},
-        embeddings={s: cache[stack_hook(stack, "embed")][0].numpy() for s, stack in sides.items()},
-        inputs={s: cache[stack_hook(stack, "input")][0].numpy() for s, stack in sides.items()},
-        steps=step_distributions(log_probs, chosen, tokenizer.pieces, top_k), recased_from=source.recased_from,
+        text=source.text, translation=model.detokenize(output), source_ids=source.ids if encoder else [],
+        target_ids=target_ids, source_tokens=source.pieces if encoder else [], target_tokens=model.pieces(target_ids),
+        output_tokens=model.pieces(chosen), truncated=source.truncated,
+        decoding=f"beam {beam_size}" if beam_size > 1 else "greedy", pruned=format_heads(pruned or []),
+        d_k=model.d_k, attention=attention, masks=captured_masks(cache, model, attention),
+        positional=stacked["pos_encoding"], embeddings=stacked["embed"], inputs=stacked["input"], steps=steps,
+        recased_from=source.recased_from, first_step_position=first, output_title=model.output_title,
     )

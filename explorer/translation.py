@@ -6,22 +6,23 @@ import time
 
 import sacrebleu
 
-from models.checkpoint import Checkpoint
-from models.decoding import translate_ids
+import torch
+
 from models.hooks import model_run
+from models.interface import ExplorerModel
 from explorer.head_sets import HeadSpec, head_mask
 from explorer.inputs import prepare_source
 
 
-def translate(checkpoint: Checkpoint, sentences: list[str], beam_size: int = 1,
+def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1,
               pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = True) -> list[str]:
-    """One German translation per English sentence. Raises InputError for an empty sentence.
-    fix_casing: all-caps and all-lower-case sentences are fed in sentence case (inputs.sentence_case)."""
-    max_len = checkpoint.model.config.max_len
-    ids = [prepare_source(s, checkpoint.tokenizer, max_len, fix_casing).ids for s in sentences]
-    with model_run(head_mask=head_mask(pruned or [], checkpoint.model.config)):
-        outputs = translate_ids(checkpoint.model, ids, beam_size=beam_size, alpha=alpha)
-    return [checkpoint.tokenizer.decode(o) for o in outputs]
+    """One output per sentence: a translation, or a decoder-only model's continuation. Raises InputError for an
+    empty sentence. fix_casing: all-caps and all-lower-case sentences are fed in sentence case
+    (inputs.sentence_case)."""
+    ids = [prepare_source(s, model, fix_casing).ids for s in sentences]
+    with torch.no_grad(), model_run(head_mask=head_mask(pruned or [], model)):
+        outputs = model.generate(ids, beam_size, alpha)
+    return [model.detokenize(o) for o in outputs]
 
 
 def usable_pairs(sources: list[str], references: list[str]) -> list[int]:
@@ -35,7 +36,7 @@ def bleu(hypotheses: list[str], references: list[str]) -> float:
     return sacrebleu.corpus_bleu(hypotheses, [references]).score
 
 
-def evaluate(checkpoint: Checkpoint, sources: list[str], references: list[str], beam_size: int = 1,
+def evaluate(checkpoint: ExplorerModel, sources: list[str], references: list[str], beam_size: int = 1,
              pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = True) -> dict:
     """BLEU and chrF of the translations of sources against references (pairs with a blank side left out)."""
     started = time.perf_counter()

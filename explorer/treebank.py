@@ -1,8 +1,8 @@
 """Dependency trees from CoNLL-U, and the word ↔ subword-piece mapping for word-level attention.
 
 Following Clark et al. 2019 ("What Does BERT Look At?"): attention *to* a word is the sum over its pieces,
-attention *from* a word the mean over its pieces. Words are joined by single spaces before tokenising; our
-SentencePiece model splits at whitespace, so each word's pieces are exactly the pieces of the word alone.
+attention *from* a word the mean over its pieces. Which pieces belong to which word, the model says
+(ExplorerModel.align_words).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import conllu
 import numpy as np
 
 from models.data import CorpusError, decode_text, file_bytes
-from models.tokenizer import EOS, Tokenizer
 
 
 @dataclass
@@ -54,27 +53,6 @@ def trees_of(data: bytes, path: str, limit: int | None = None) -> list[Tree]:
     if not trees:
         raise CorpusError(f"{path}: no sentences with dependency trees")
     return trees
-
-
-@dataclass
-class Aligned:
-    ids: list[int]                 # pieces of all words, then EOS
-    word_pieces: list[list[int]]   # piece positions of each word
-
-
-def align_words(words: list[str], tokenizer: Tokenizer, max_len: int) -> Aligned | None:
-    """Piece ids of a word sequence and which pieces belong to which word; None if it cannot be aligned."""
-    ids: list[int] = []
-    word_pieces = []
-    for word in words:
-        pieces = tokenizer.encode_ids(word)
-        if not pieces:
-            return None
-        word_pieces.append(list(range(len(ids), len(ids) + len(pieces))))
-        ids.extend(pieces)
-    if len(ids) + 1 > max_len:
-        return None
-    return Aligned(ids + [EOS], word_pieces)
 
 
 def word_maps(word_pieces: list[list[int]], piece_count: int) -> tuple[np.ndarray, np.ndarray]:

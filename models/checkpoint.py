@@ -1,4 +1,5 @@
-"""Checkpoint folders: config.json, model.safetensors (fp16), tokenizer.model, token_frequencies.json.
+"""Our checkpoint folders: config.json, model.safetensors (fp16), tokenizer.model, token_frequencies.json; and
+the Checkpoint, our Transformer behind the one model interface (models/interface.py).
 
 Loading never unpickles anything: safetensors holds raw tensors only, so a checkpoint cannot run code.
 Every problem becomes a CheckpointError whose one-line message names the file and what is wrong.
@@ -13,7 +14,9 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError
 
-from models.tokenizer import Tokenizer
+from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit, translate_ids
+from models.interface import TRANSLATE, Aligned, Batch, Encoded, ExplorerModel
+from models.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
 from models.transformer import Transformer, TransformerConfig
 from models.weights_file import read_weights, write_weights
 
@@ -25,16 +28,91 @@ class CheckpointError(ValueError):
 
 
 @dataclass
-class Checkpoint:
+class Checkpoint(ExplorerModel):
+    """One of our trained Transformers with its SentencePiece vocabulary: translates English into German."""
+
     path: Path
     model: Transformer
     tokenizer: Tokenizer
     info: dict                       # the whole config.json: architecture, data, training, scores
     frequencies: dict[str, list[int]] | None = None  # "source"/"target" piece counts in the training corpus
 
-    @property
-    def name(self) -> str:
-        return self.path.name
+    kinds = ("encoder", "decoder", "cross")
+    task = TRANSLATE
+    pad_id, start_id, end_id, unk_id = PAD, BOS, EOS, UNK
+    special_ids = frozenset((PAD, BOS, EOS))
+    positional = "sinusoidal"
+    generation_batch = 64                       # translate_ids' batches
+    embedding_steps = ("token embedding × √d_model", "+ positional encoding", "= input to layer 0")
+
+    def __post_init__(self) -> None:
+        config = self.model.config
+        self.heads, self.d_model, self.d_k, self.max_positions = config.heads, config.d_model, config.d_k, config.max_len
+        self.hook_names = self.model.hook_names
+        self.target_language = self.info.get("target_language", "German")
+        self.token_frequencies = self.frequencies
+
+    def layers(self, kind: str) -> int:
+        return self.model.config.layers(kind) if kind in self.kinds else 0
+
+    # -- text --
+    def encode(self, text: str) -> Encoded:
+        encoded = self.tokenizer.encode(text, self.max_positions)
+        return Encoded(encoded.ids, encoded.pieces, encoded.truncated)
+
+    def encode_reference(self, text: str) -> list[int]:
+        return self.tokenizer.encode_ids(text)[: self.max_positions - 2] + [EOS]
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        return self.tokenizer.pieces(ids)
+
+    def detokenize(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids)
+
+    def align_words(self, words: list[str]) -> Aligned | None:
+        """Our SentencePiece model splits at whitespace, so each word's pieces are exactly those of the word alone."""
+        ids: list[int] = []
+        word_pieces = []
+        for word in words:
+            pieces = self.tokenizer.encode_ids(word)
+            if not pieces:
+                return None
+            word_pieces.append(list(range(len(ids), len(ids) + len(pieces))))
+            ids.extend(pieces)
+        if len(ids) + 1 > self.max_positions:
+            return None
+        return Aligned(ids + [EOS], word_pieces)
+
+    def unknown_characters(self, text: str) -> list[str]:
+        cleaned = clean_text(text)
+        surfaces, ids = self.tokenizer.sp.encode(cleaned, out_type=str), self.tokenizer.sp.encode(cleaned)
+        return list(dict.fromkeys(s.lstrip("▁") for s, i in zip(surfaces, ids) if i == UNK and s.lstrip("▁")))
+
+    # -- computation --
+    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        if target is None:
+            self.model.encode(source.ids)
+            return None
+        return self.model(source.ids, target.ids)
+
+    def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
+        return translate_ids(self.model, sources, beam_size=beam_size, batch_size=self.generation_batch, alpha=alpha)
+
+    def step_limit(self, source_length: int) -> int:
+        return step_limit(self.model, source_length)
+
+    def step_limit_rule(self, source_length: int) -> str:
+        return (f"{LENGTH_RATIO} × {source_length} source tokens + {LENGTH_SLACK} = "
+                f"{self.step_limit(source_length)} steps")
+
+    def beam_search(self, source_ids: list[int], beam_size: int, alpha: float = 0.6) -> BeamResult:
+        return beam_search(self.model, torch.tensor([source_ids]), beam_size, alpha)   # with its key/value cache
+
+    def attention_scaling(self, kind: str, layer: int) -> float:
+        return self.model.attention_scaling(kind, layer)
+
+    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.model.attention_output_weights(kind, layer)
 
 
 def _read_json(path: Path) -> dict:

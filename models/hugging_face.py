@@ -1,214 +1,59 @@
-"""Hugging Face models (Marian, BART/mBART, BERT/RoBERTa, GPT-2) with the explorer's hook points and head masks.
+"""What every Hugging Face layout shares behind the one model interface: capture through transformers' attention
+interface, safe loading, the tokenizer, hook points on the embeddings.
 
-Attention is captured from the model's own computation: the model is loaded with an attention function of
-ours, registered through transformers' attention interface, which every attention block of these families
-calls with its q, k, v, mask and scaling. It computes exactly what transformers' eager attention computes,
-passing each value through the same per-call hooks as our own models (models/hooks.py) under the same names
-(`encoder.layers.L.self_attn.pattern`, `decoder.layers.L.cross_attn.z`, …), and gates each head's z before the
-output projection when the current call has a head mask. Nothing per call is stored on the shared model, so
-concurrent sessions with different heads pruned get their own results.
+Attention is captured from the model's own computation: the model is loaded with an attention function of ours,
+registered through transformers' attention interface, which every attention block of the supported families
+calls with its q, k, v, mask, scaling (and T5's position bias). It computes exactly what transformers' eager
+attention computes, passing each value through the same per-call hooks as our own models (models/hooks.py) under
+the same names (`encoder.layers.L.self_attn.pattern`, `decoder.layers.L.cross_attn.z`, …), and gates each head's
+z before the output projection when the current call has a head mask. Nothing per call is stored on the shared
+model, so concurrent sessions with different heads pruned get their own results.
 
-Loading is safe: weights come from safetensors only, a folder with only pickle weights (pytorch_model.bin) is
-refused, and nothing is downloaded (`local_files_only`).
+A layout (hf_encoder_decoder.py, hf_encoder.py, hf_decoder.py; t5.py and m2m100.py build on the first) says where
+its blocks and embeddings live and how it is called; models/loader.py picks the layout from config.json.
+Loading is safe: weights come from safetensors only, a folder with only pickle weights is refused, and nothing
+is downloaded (`local_files_only`).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from models.checkpoint import CheckpointError
-from models.hooks import ActivationCache, apply_hooks, capture, current_head_gate, is_hooked
+from models.hooks import apply_hooks, current_head_gate, is_hooked
+from models.interface import Aligned, Encoded, ExplorerModel
+from models.tokenizer import clean_text
 from models.vocabulary import attention_hook, stack_hook
 
 ATTENTION_NAME = "attention_explorer"
-# model_type → (transformers class name, kinds of attention it has)
-FAMILIES = {
-    "marian": ("MarianMTModel", ("encoder", "decoder", "cross")),
-    "bart": ("BartForConditionalGeneration", ("encoder", "decoder", "cross")),
-    "mbart": ("MBartForConditionalGeneration", ("encoder", "decoder", "cross")),
-    "bert": ("BertForMaskedLM", ("encoder",)),
-    "roberta": ("RobertaForMaskedLM", ("encoder",)),
-    "gpt2": ("GPT2LMHeadModel", ("decoder",)),
-}
-# Module paths of attention blocks, per family layout: (pattern, kind). The layer is the first number.
-BLOCK_PATHS = (
-    (re.compile(r"(?:^|\.)encoder\.layers\.(\d+)\.self_attn$"), "encoder"),        # Marian, BART
-    (re.compile(r"(?:^|\.)decoder\.layers\.(\d+)\.self_attn$"), "decoder"),
-    (re.compile(r"(?:^|\.)decoder\.layers\.(\d+)\.encoder_attn$"), "cross"),
-    (re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self$"), "encoder"),     # BERT, RoBERTa
-    (re.compile(r"(?:^|\.)h\.(\d+)\.attn$"), "decoder"),                           # GPT-2
-)
 PICKLE_WEIGHTS = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "model.ckpt.index")
 VALUES = ("q", "k", "v", "scores", "mask", "pattern", "z", "out")
 STACK_VALUES = ("embed", "pos_encoding", "input")
-
-
-def layout(family: str) -> str:
-    """Families that share a module layout: encoder-decoder (Marian, BART, mBART), bert (BERT, RoBERTa), gpt2."""
-    return {"marian": "encoder-decoder", "bart": "encoder-decoder", "mbart": "encoder-decoder",
-            "roberta": "bert"}.get(family, family)
-
-
-def stack_paths(family: str) -> dict[str, tuple[str, str, str]]:
-    """stack → module paths of (token embedding, position embedding, first layer). The stacks are named as our
-    own models' (encoder reads the source, decoder the target), so traces keep the same keys."""
-    if layout(family) == "encoder-decoder":
-        return {stack: (f"model.{stack}.embed_tokens", f"model.{stack}.embed_positions", f"model.{stack}.layers.0")
-                for stack in ("encoder", "decoder")}
-    if layout(family) == "bert":
-        return {"encoder": (f"{family}.embeddings.word_embeddings", f"{family}.embeddings.position_embeddings",
-                            f"{family}.encoder.layer.0")}
-    return {"decoder": ("transformer.wte", "transformer.wpe", "transformer.h.0")}
 
 
 class HuggingFaceError(CheckpointError):
     """A Hugging Face model that cannot be opened; the message names the input and what to do."""
 
 
-@dataclass
-class HuggingFaceModel:
-    model: nn.Module                       # the transformers model, in eval mode
-    family: str                            # config.model_type
-    folder: Path
-    kinds: tuple[str, ...]
-    layer_counts: dict[str, int]           # kind → number of layers
-    heads: int
-    hook_names: list[str] = field(default_factory=list)
-
-    def layers(self, kind: str) -> int:
-        """Layers of one attention kind (0 for a kind the family does not have), as TransformerConfig.layers."""
-        return self.layer_counts.get(kind, 0)
-
-    @property
-    def config(self) -> "Shape":
-        """The model's shape, read as the pages read our TransformerConfig (model.config.heads, .layers(kind)…)."""
-        config = self.model.config
-        d_model = getattr(config, "d_model", None) or config.hidden_size
-        return Shape(self.heads, d_model, d_model // self.heads, self.layers("encoder"), self.layers("decoder"),
-                     config.vocab_size, getattr(config, "max_position_embeddings", None)
-                     or getattr(config, "n_positions", 512), self.layer_counts)
-
-    def attention_scaling(self, kind: str, layer: int) -> float:
-        """The factor the scores q·k are multiplied by: 1/√d_k, except where a family says otherwise (GPT-2 can
-        switch scaling off, or also divide by the layer number)."""
-        config = self.model.config
-        scaling = self.config.d_k ** -0.5
-        if layout(self.family) == "gpt2":
-            scaling = scaling if getattr(config, "scale_attn_weights", True) else 1.0
-            if getattr(config, "scale_attn_by_inverse_layer_idx", False):
-                scaling /= layer + 1
-        return scaling
-
-    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """W_O [d_model, heads × d_k] (stored [out, in] like nn.Linear) and its bias, of one attention block."""
-        block = next(module for module in self.model.modules() if getattr(module, "explorer_block", None) == (kind, layer))
-        if layout(self.family) == "encoder-decoder":
-            projection = block.out_proj
-        elif layout(self.family) == "bert":
-            projection = self.model.get_submodule(f"{self.family}.encoder.layer.{layer}.attention.output.dense")
-        else:
-            projection = block.c_proj
-        weight = projection.weight.detach()
-        # GPT-2's Conv1D stores [in, out]
-        return (weight.T if layout(self.family) == "gpt2" else weight), projection.bias.detach()
-
-    def run_with_cache(self, names: str | list[str] = "*", head_mask: dict | None = None,
-                       **inputs) -> tuple[object, ActivationCache]:
-        """One forward pass of the transformers model on `inputs` (input_ids, decoder_input_ids, …): its output
-        and the values at the hook points matching names; a name that matches none raises HookNameError."""
-        with torch.no_grad(), capture(self.hook_names, names, head_mask=head_mask) as cache:
-            output = self.model(**inputs)
-        return output, cache
-
-
-@dataclass
-class Shape:
-    """What the pages read of a model's shape, named as in our TransformerConfig."""
-
-    heads: int
-    d_model: int
-    d_k: int
-    encoder_layers: int
-    decoder_layers: int
-    vocab_size: int
-    max_len: int
-    layer_counts: dict
-
-    def layers(self, kind: str) -> int:
-        return self.layer_counts.get(kind, 0)
-
-
-@dataclass
-class HuggingFaceCheckpoint:
-    """A Hugging Face model with its tokenizer, where the app expects a Checkpoint of ours."""
-
-    path: Path
-    model: HuggingFaceModel
-    tokenizer: object                       # the folder's transformers tokenizer
-    info: dict = field(default_factory=dict)
-    frequencies: None = None                # no training-corpus counts: no domain notice, no error
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-
-def pickle_only(folder: Path) -> list[str]:
-    """The pickle weight files of a folder that has no safetensors weights (loading those could run code)."""
-    if any(folder.glob("*.safetensors")):
-        return []
-    return sorted(p.name for p in folder.iterdir() if p.name in PICKLE_WEIGHTS or p.suffix in (".bin", ".pt", ".pth"))
-
-
-def hub_snapshot(model_id: str) -> Path | None:
-    """The folder of a hub model already in the local Hugging Face cache (no network), or None."""
-    from huggingface_hub import constants
-
-    repo = Path(constants.HF_HUB_CACHE) / f"models--{model_id.replace('/', '--')}"
-    ref = repo / "refs" / "main"
-    if ref.is_file():
-        snapshot = repo / "snapshots" / ref.read_text().strip()
-        if (snapshot / "config.json").is_file():
-            return snapshot
-    snapshots = sorted((repo / "snapshots").glob("*/config.json")) if (repo / "snapshots").is_dir() else []
-    return snapshots[-1].parent if snapshots else None
-
-
-def hugging_face_folder(model: str | Path) -> Path | None:
-    """The folder to open for `model` if it is a Hugging Face model (a folder whose config.json has a
-    model_type, or a hub id in the local cache); None if it is not one (e.g. a checkpoint of ours)."""
-    folder = Path(model).expanduser()
-    if (folder / "config.json").is_file():
-        try:
-            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return None
-        return folder if isinstance(config, dict) and "model_type" in config else None
-    if not folder.exists() and re.fullmatch(r"[\w.-]+(/[\w.-]+)?", str(model)):
-        snapshot = hub_snapshot(str(model))
-        if snapshot is None:
-            raise HuggingFaceError(f"{model}: not a folder, and no copy of this Hugging Face model is in the local "
-                                   "cache; download it once where there is a network (huggingface-cli download "
-                                   f"{model}) or give the folder that holds its config.json")
-        return snapshot
-    return None
-
-
 def explorer_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                        attention_mask: torch.Tensor | None, scaling: float | None = None, dropout: float = 0.0,
-                       **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
-    """transformers' eager attention, value for value, through the explorer's hook points and head gates."""
+                       position_bias: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
+    """transformers' eager attention, value for value, through the explorer's hook points and head gates.
+    `scores` are what softmax sees before the mask: q·k × scaling (+ T5's relative position bias)."""
     kind, layer = module.explorer_block
     names = [attention_hook(kind, layer, value_name) for value_name in ("q", "k", "v", "scores", "mask", "pattern", "z")]
     query, key, value = apply_hooks(names[0], query), apply_hooks(names[1], key), apply_hooks(names[2], value)
     scaling = query.size(-1) ** -0.5 if scaling is None else scaling
-    scores = apply_hooks(names[3], torch.matmul(query, key.transpose(-1, -2)) * scaling)
+    scores = torch.matmul(query, key.transpose(-1, -2)) * scaling
+    if position_bias is not None:
+        scores = scores + position_bias[..., : key.shape[-2]]
+    scores = apply_hooks(names[3], scores)
     if attention_mask is not None:
         # transformers' eager mask is additive: 0 where a query may attend, the dtype's minimum where not.
         allowed = apply_hooks(names[4], attention_mask[..., : key.shape[-2]] == 0)
@@ -231,7 +76,9 @@ def _register_attention() -> None:
 
 def _block_output_hook(name: str):
     def replace_output(module, args, output):
-        return (apply_hooks(name, output[0]), *output[1:])
+        if isinstance(output, tuple):
+            return (apply_hooks(name, output[0]), *output[1:])
+        return apply_hooks(name, output)
     return replace_output
 
 
@@ -262,62 +109,216 @@ def _first_layer_hook(name: str):
     return replace_input
 
 
-def _add_stack_hooks(model: nn.Module, family: str) -> list[str]:
-    """Hook points for each stack's token embedding, position embedding and first-layer input; their names."""
-    names = []
-    for stack, (tokens, positions, first_layer) in stack_paths(family).items():
-        embedding = model.get_submodule(tokens)
-        # Marian multiplies by √d_model outside the embedding module; BART's scaled embedding does it inside.
-        owner = model.get_submodule(tokens.rsplit(".", 1)[0])
-        scale = 1.0 if hasattr(embedding, "embed_scale") else float(getattr(owner, "embed_scale", 1.0) or 1.0)
-        embedding.register_forward_hook(_embedding_hook(stack_hook(stack, "embed"), scale))
-        model.get_submodule(positions).register_forward_hook(_position_hook(stack_hook(stack, "pos_encoding")))
-        model.get_submodule(first_layer).register_forward_pre_hook(_first_layer_hook(stack_hook(stack, "input")),
-                                                                   with_kwargs=True)
-        names += [stack_hook(stack, value) for value in STACK_VALUES]
-    return names
+def pickle_only(folder: Path) -> list[str]:
+    """The pickle weight files of a folder that has no safetensors weights (loading those could run code)."""
+    if any(folder.glob("*.safetensors")):
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.name in PICKLE_WEIGHTS or p.suffix in (".bin", ".pt", ".pth"))
 
 
-def load_hugging_face(folder: str | Path) -> HuggingFaceModel:
-    """Open a Hugging Face model folder (safetensors weights) of a supported family, ready for hooks and masks."""
-    folder = Path(folder)
-    refused = pickle_only(folder)
-    if refused:
-        raise HuggingFaceError(
-            f"{folder}: has only pickle weights ({', '.join(refused)}), and loading pickle can run code, so the "
-            "explorer refuses it. Convert it once, where you trust the file: "
-            "AutoModel.from_pretrained(folder).save_pretrained(folder, safe_serialization=True)")
+def read_config(folder: Path) -> dict:
     try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        return json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise HuggingFaceError(f"{folder / 'config.json'}: not readable JSON ({error.__class__.__name__})") from None
-    family = config.get("model_type")
-    if family not in FAMILIES:
-        raise HuggingFaceError(f"{folder}: model_type {family!r} is not supported; the explorer opens "
-                               f"{', '.join(FAMILIES)}")
-    import transformers
 
-    transformers.utils.logging.disable_progress_bar()      # no "Loading weights" bar in the CLI's stderr
-    transformers.utils.logging.set_verbosity_error()
-    _register_attention()
-    class_name, kinds = FAMILIES[family]
+
+def load_tokenizer(folder: Path):
+    """The folder's own tokenizer (SentencePiece for Marian, WordPiece for BERT, byte-level BPE for GPT-2…)."""
+    from transformers import AutoTokenizer
+
     try:
-        model = getattr(transformers, class_name).from_pretrained(
-            folder, local_files_only=True, use_safetensors=True, attn_implementation=ATTENTION_NAME)
-    except (OSError, ValueError, RuntimeError) as error:
-        raise HuggingFaceError(f"{folder}: cannot be loaded as {class_name} ({str(error).splitlines()[0]})") from None
-    model.eval()
-    layers = {kind: 0 for kind in kinds}
-    hook_names = []
-    for path, module in model.named_modules():
-        for pattern, kind in BLOCK_PATHS:
-            found = pattern.search(path)
-            if found and kind in kinds:
-                layer = int(found.group(1))
-                module.explorer_block = (kind, layer)   # which block this is: fixed metadata, not per-call state
-                module.register_forward_hook(_block_output_hook(attention_hook(kind, layer, "out")))
-                layers[kind] = max(layers[kind], layer + 1)
-                hook_names += [attention_hook(kind, layer, value) for value in VALUES]
-    hook_names += _add_stack_hooks(model, family)
-    heads = getattr(model.config, "num_attention_heads", None) or model.config.encoder_attention_heads
-    return HuggingFaceModel(model, family, folder, kinds, layers, heads, hook_names)
+        with warnings.catch_warnings():       # Marian's "Recommended: pip install sacremoses" (a text normaliser)
+            warnings.filterwarnings("ignore", message=".*sacremoses")
+            return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError, TypeError) as error:
+        raise HuggingFaceError(f"{folder}: no tokenizer the explorer can load ({str(error).splitlines()[0]})") from None
+
+
+def piece_labels(tokenizer):
+    """ids → the pieces as the figures label them. Byte-level BPE (GPT-2, BART, RoBERTa) stores a piece as bytes
+    mapped to letters (a space is Ġ, é is Ã©); its labels are the piece's text with a leading space written ▁,
+    as SentencePiece writes it. Other tokenizers' pieces are already text."""
+    byte_level = any(token.startswith("Ġ") for token in tokenizer.convert_ids_to_tokens(
+        tokenizer(" a", add_special_tokens=False).input_ids))
+    if not byte_level:
+        return tokenizer.convert_ids_to_tokens
+    special = set(tokenizer.all_special_tokens)
+
+    def labels(ids: list[int]) -> list[str]:
+        tokens = tokenizer.convert_ids_to_tokens(ids)
+        return [token if token in special else tokenizer.convert_tokens_to_string([token]).replace(" ", "▁")
+                for token in tokens]
+    return labels
+
+
+def config_value(config, *names, default=None):
+    """The first of several names a family uses for the same setting (d_model / hidden_size / n_embd …)."""
+    for name in names:
+        value = getattr(config, name, None)
+        if value is not None:
+            return value
+    return default
+
+
+@dataclass
+class HuggingFaceModel(ExplorerModel):
+    """A transformers model and its tokenizer behind the interface. Layouts set the class attributes below."""
+
+    path: Path
+    model: nn.Module                       # the transformers model, in eval mode
+    tokenizer: object
+    family: str                            # config.model_type, for the model's description only
+    info: dict = field(default_factory=dict)
+    layer_counts: dict = field(default_factory=dict)
+    hook_names: list = field(default_factory=list)
+    target_language: str = ""
+    folder: Path | None = None             # where the files are (a hub id's path is the id)
+
+    # Set by each layout (class attributes, not fields): (compiled pattern of a block's module path, kind), with the
+    # layer as the pattern's first group; the kind of positional information.
+    block_paths = ()
+    positional = "learned"
+
+    # -- opening ------------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, folder: Path, family: str, transformers_class: str) -> "HuggingFaceModel":
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()      # no "Loading weights" bar in the CLI's stderr
+        transformers.utils.logging.set_verbosity_error()
+        _register_attention()
+        try:
+            model = getattr(transformers, transformers_class).from_pretrained(
+                folder, local_files_only=True, use_safetensors=True, attn_implementation=ATTENTION_NAME)
+        except (OSError, ValueError, RuntimeError) as error:
+            raise HuggingFaceError(f"{folder}: cannot be loaded as {transformers_class} "
+                                   f"({str(error).splitlines()[0]})") from None
+        model.eval()
+        loaded = cls(folder, model, load_tokenizer(folder), family, folder=folder)
+        loaded.add_hook_points()
+        loaded.info = {"description": f"Hugging Face {family} model ({', '.join(loaded.kinds)} attention), "
+                                      f"from {folder}"}
+        return loaded
+
+    def __post_init__(self) -> None:
+        config = self.model.config
+        self.d_model = config_value(config, "d_model", "hidden_size", "n_embd")
+        self.heads = config_value(config, "num_attention_heads", "encoder_attention_heads", "n_head", "num_heads")
+        self.d_k = config_value(config, "d_kv", default=self.d_model // self.heads)
+        self.max_positions = config_value(config, "max_position_embeddings", "n_positions", default=512)
+        tokenizer = self.tokenizer
+        self.end_id = config_value(config, "eos_token_id", default=tokenizer.eos_token_id)
+        self.pad_id = self.end_id if tokenizer.pad_token_id is None else tokenizer.pad_token_id
+        self.start_id = config_value(config, "decoder_start_token_id", default=self.end_id)
+        self.mask_id = tokenizer.mask_token_id
+        self.unk_id = tokenizer.unk_token_id
+        self.special_ids = frozenset(tokenizer.all_special_ids)
+        self._labels = piece_labels(tokenizer)
+
+    def add_hook_points(self) -> None:
+        """Mark each attention block with its (kind, layer) and hook its output and the stacks' embeddings."""
+        self.layer_counts = {kind: 0 for kind in self.kinds}
+        names = []
+        for path, module in self.model.named_modules():
+            for pattern, kind in self.block_paths:
+                found = pattern.search(path)
+                if found and kind in self.kinds:
+                    layer = int(found.group(1))
+                    module.explorer_block = (kind, layer)   # which block this is: fixed metadata, not per-call state
+                    module.register_forward_hook(_block_output_hook(attention_hook(kind, layer, "out")))
+                    self.layer_counts[kind] = max(self.layer_counts[kind], layer + 1)
+                    names += [attention_hook(kind, layer, value) for value in VALUES]
+        for stack, (tokens, positions, first_layer) in self.stack_paths().items():
+            if tokens:
+                embedding = self.model.get_submodule(tokens)
+                # Marian multiplies by √d_model outside the embedding module; BART's scaled embedding does it inside.
+                owner = self.model.get_submodule(tokens.rsplit(".", 1)[0])
+                scale = 1.0 if hasattr(embedding, "embed_scale") else float(getattr(owner, "embed_scale", 1.0) or 1.0)
+                embedding.register_forward_hook(_embedding_hook(stack_hook(stack, "embed"), scale))
+                names.append(stack_hook(stack, "embed"))
+            if positions:
+                self.model.get_submodule(positions).register_forward_hook(_position_hook(stack_hook(stack, "pos_encoding")))
+                names.append(stack_hook(stack, "pos_encoding"))
+            self.model.get_submodule(first_layer).register_forward_pre_hook(
+                _first_layer_hook(stack_hook(stack, "input")), with_kwargs=True)
+            names.append(stack_hook(stack, "input"))
+        self.hook_names = names
+
+    def stack_paths(self) -> dict[str, tuple[str, str | None, str]]:
+        """stack → module paths of (token embedding, position embedding or None, first layer)."""
+        raise NotImplementedError
+
+    def block(self, kind: str, layer: int) -> nn.Module:
+        return next(module for module in self.model.modules() if getattr(module, "explorer_block", None) == (kind, layer))
+
+    # -- shape --
+    def layers(self, kind: str) -> int:
+        return self.layer_counts.get(kind, 0)
+
+    # -- text --
+    def encode(self, text: str) -> Encoded:
+        cleaned = clean_text(text)
+        ids = self.tokenizer(cleaned).input_ids
+        truncated = len(ids) > self.max_positions
+        if truncated:
+            ids = self.tokenizer(cleaned, truncation=True, max_length=self.max_positions).input_ids
+        return Encoded(ids, self.pieces(ids), truncated)
+
+    def encode_reference(self, text: str) -> list[int]:
+        return self.tokenizer(text_target=clean_text(text), truncation=True, max_length=self.max_positions - 1).input_ids
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        return self._labels(list(ids))
+
+    def detokenize(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    def unknown_characters(self, text: str) -> list[str]:
+        if self.unk_id is None or not getattr(self.tokenizer, "is_fast", False):
+            return []
+        cleaned = clean_text(text)
+        encoded = self.tokenizer(cleaned, add_special_tokens=False, return_offsets_mapping=True)
+        return list(dict.fromkeys(cleaned[start:end].strip() for token, (start, end)
+                                  in zip(encoded.input_ids, encoded.offset_mapping)
+                                  if token == self.unk_id and cleaned[start:end].strip()))
+
+    def align_words(self, words: list[str]) -> Aligned | None:
+        """Each word tokenized alone (with the space before it, for byte-level BPE) and found, in order, in the
+        tokenized sentence; None when they do not line up (a tokenizer that merges across words) or it is too long."""
+        word_ids = [self.tokenizer(("" if i == 0 else " ") + word, add_special_tokens=False).input_ids
+                    for i, word in enumerate(words)]
+        if not all(word_ids):
+            return None
+        flat = [piece for pieces in word_ids for piece in pieces]
+        full = self.tokenizer(" ".join(words)).input_ids
+        if len(full) > self.max_positions:
+            return None
+        offset = next((i for i in range(len(full) - len(flat) + 1) if full[i: i + len(flat)] == flat), None)
+        if offset is None:
+            return None
+        positions, start = [], offset
+        for pieces in word_ids:
+            positions.append(list(range(start, start + len(pieces))))
+            start += len(pieces)
+        return Aligned(full, positions)
+
+    def for_target_language(self, language: str) -> "HuggingFaceModel":
+        return self if language == self.target_language else replace(self, target_language=language)
+
+    # -- arithmetic --
+    def attention_scaling(self, kind: str, layer: int) -> float:
+        """The factor the block passes to the attention interface (T5: 1, no scaling)."""
+        return float(getattr(self.block(kind, layer), "scaling", self.d_k ** -0.5))
+
+    def output_projection(self, kind: str, layer: int) -> nn.Module:
+        return self.block(kind, layer).out_proj
+
+    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        projection = self.output_projection(kind, layer)
+        bias = projection.bias if projection.bias is not None else torch.zeros(projection.weight.shape[0])
+        return projection.weight.detach(), bias.detach()
+
+    def generation_options(self) -> dict:
+        """Extra arguments of `generate` (a multilingual model's target language)."""
+        return {}

@@ -1,5 +1,5 @@
 """Tiny random Hugging Face models of every family the explorer opens, with tokenizers built here (no network):
-SentencePiece for Marian, byte-level BPE for BART and GPT-2, WordPiece for BERT."""
+SentencePiece for Marian, T5 and M2M100, byte-level BPE for BART and GPT-2, WordPiece for BERT."""
 
 import json
 
@@ -73,7 +73,42 @@ def bert(folder):
     return transformers.BertForMaskedLM(config), tokenizer
 
 
-FAMILIES = {"marian": marian, "bart": bart, "gpt2": gpt2, "bert": bert}
+def _sentencepiece(folder, **options):
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(TEXT))
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "spm"), vocab_size=40,
+                                   model_type="unigram", hard_vocab_limit=False, minloglevel=2, **options)
+    return folder / "spm.model"
+
+
+def t5(folder):
+    model_file = _sentencepiece(folder, pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
+    tokenizer = transformers.T5Tokenizer(vocab_file=str(model_file), extra_ids=0, legacy=False)
+    config = transformers.T5Config(vocab_size=len(tokenizer), d_model=16, d_kv=8, d_ff=32, num_layers=2,
+                                   num_decoder_layers=2, num_heads=4, relative_attention_num_buckets=8,
+                                   relative_attention_max_distance=16, pad_token_id=0, eos_token_id=1,
+                                   decoder_start_token_id=0)
+    return transformers.T5ForConditionalGeneration(config), tokenizer
+
+
+def m2m100(folder):
+    model_file = _sentencepiece(folder, bos_id=-1, eos_id=-1, unk_id=0)
+    processor = spm.SentencePieceProcessor(model_file=str(model_file))
+    pieces = [processor.id_to_piece(i) for i in range(1, processor.get_piece_size())]
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, **{p: i + 4 for i, p in enumerate(pieces)}}
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tokenizer = transformers.M2M100Tokenizer(vocab_file=str(folder / "vocab.json"), spm_file=str(model_file),
+                                             src_lang="en", tgt_lang="de", language_codes="wmt21")
+    config = transformers.M2M100Config(
+        # the language tokens come after the pieces
+        vocab_size=len(tokenizer) + len(tokenizer.lang_code_to_id), d_model=16, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2, scale_embedding=True)
+    return transformers.M2M100ForConditionalGeneration(config), tokenizer
+
+
+FAMILIES = {"marian": marian, "bart": bart, "gpt2": gpt2, "bert": bert, "t5": t5, "m2m100": m2m100}
 
 
 def saved_model(family: str, tmp_path_factory):

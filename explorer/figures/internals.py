@@ -144,13 +144,16 @@ def scaling_words(scaling: float, d_k: int) -> str:
     """The model's scaling of q·k in words: "÷ √d_k = ÷ 8.00", or the factor itself when it is something else."""
     if np.isclose(scaling, d_k ** -0.5):
         return f"÷ √d_k = ÷ {np.sqrt(d_k):.2f}"
+    if np.isclose(scaling, 1.0):
+        return "not divided by √d_k"
     return f"× {scaling:.4g} (the model's own scaling)"
 
 
 def walkthrough_figure(walk: Walkthrough, keys: list[str], query: str, d_k: int) -> go.Figure:
     """q·k, its scaling and softmax for every key, as bars: the arithmetic behind one row of attention."""
     labels = position_labels(keys)
-    figure = make_subplots(rows=1, cols=3, subplot_titles=["q · k", scaling_words(walk.scaling, d_k), "softmax"],
+    figure = make_subplots(rows=1, cols=3, subplot_titles=["q · k", scaling_words(walk.scaling, d_k)
+                                                         + (" + position bias" if walk.biased else ""), "softmax"],
                            horizontal_spacing=0.06)
     allowed = np.isfinite(walk.masked)
     for column, values in enumerate((walk.dots, walk.masked, walk.weights), start=1):

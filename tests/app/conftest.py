@@ -3,12 +3,12 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
 
-PAGES = ["views/translation.py", "views/attention.py", "views/internals.py", "views/decoding.py", "views/heads.py"]
+PAGES = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py"]
 
 
 def open_page(page: str, sentence: str | None = None, **state) -> AppTest:
     """Run the app on one page, with the given sidebar state; fail on any exception."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
     if sentence is not None:
         at.session_state["sentence"] = sentence
     for key, value in state.items():

@@ -11,7 +11,7 @@ import pytest
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
-from views.session import OWN
+from pages.session import OWN
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))
@@ -25,10 +25,10 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
 
     loaded = load_hugging_face(folder)
     expected = trace_hugging_face(loaded, load_tokenizer(folder), SENTENCE)
-    at = open_page("views/translation.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("translation.py", SENTENCE, model=OWN, own_model=str(folder))
     assert at.text[0].value == expected.translation
     assert any("Hugging Face" in c.value for c in at.caption)
-    at = open_page("views/attention.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("attention.py", SENTENCE, model=OWN, own_model=str(folder))
     kinds = at.radio(key="attention_kind").options
     assert len(kinds) == len(loaded.kinds)                           # only the kinds the model has
     kind = loaded.kinds[0]
@@ -37,10 +37,10 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
 
 
 def test_internals_and_decoding_draw_every_family(folder):
-    at = open_page("views/internals.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("internals.py", SENTENCE, model=OWN, own_model=str(folder))
     titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
     assert any("position" in title.lower() for title in titles) and any("scores over the keys" in t for t in titles)
-    at = open_page("views/decoding.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("decoding.py", SENTENCE, model=OWN, own_model=str(folder))
     titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
     if "bert" in str(folder.name):
         assert any(t.startswith("masked") for t in titles) and any("Heads behind" in t for t in titles)
@@ -66,7 +66,7 @@ def test_heads_page_computes_roles_for_the_kinds_the_model_has(folder, tmp_path)
 
     treebank = tmp_path / "tiny.conllu"
     treebank.write_text(CONLLU * 3)
-    at = open_page("views/heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
     at.text_input(key="heads_treebank_path").input(str(treebank)).run()
     at.button(key="heads_compute_roles").click().run()
     assert not at.exception and not at.error
@@ -88,7 +88,7 @@ def test_prune_page_prunes_a_hugging_face_model(folder):
     loaded = load_hugging_face(folder)
     kind = "cross" if "cross" in loaded.kinds else loaded.kinds[0]
     layer_heads = [HeadSpec(kind, 1, head) for head in range(loaded.heads)]
-    at = open_page("views/prune.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("prune.py", SENTENCE, model=OWN, own_model=str(folder))
     assert len(at.main.checkbox) == 2 * 4 * len(loaded.kinds)
     for spec in layer_heads:
         at.checkbox(key=f"prune_{folder.name}_{spec}").check().run()
@@ -101,7 +101,7 @@ def test_prune_page_prunes_a_hugging_face_model(folder):
 
 
 def test_compare_page_sets_any_models_side_by_side(folder):
-    at = open_page("views/compare.py", SENTENCE)
+    at = open_page("compare.py", SENTENCE)
     at.text_area(key="compare_others").input(str(folder)).run()
     at.multiselect(key="compare_models").set_value(["8 heads (en-de-h8)", str(folder)]).run()
     assert not at.exception and not at.error
@@ -113,7 +113,7 @@ def test_compare_page_sets_any_models_side_by_side(folder):
 def test_a_recompute_sent_to_a_bad_ray_address_says_so(folder, tmp_path):
     treebank = tmp_path / "tiny.conllu"
     treebank.write_text(CONLLU)
-    at = open_page("views/heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
     at.text_input(key="heads_ray_address").input("127.0.0.1:1").run()
     at.text_input(key="heads_treebank_path").input(str(treebank)).run()
     at.button(key="heads_compute_roles").click().run()

@@ -12,7 +12,7 @@ from explorer.roles import role_summary
 from explorer.trace import trace_sentence
 from explorer.translation import translate
 from models.checkpoint import load_checkpoint
-from views.session import BUNDLED
+from pages.session import BUNDLED
 from tests.app.conftest import PAGES, open_page
 from tests.conftest import ROOT, SHIPPED
 
@@ -156,7 +156,7 @@ def test_decoding_page(h8):
     assert "nats" in at.metric[0].value
 
 
-@pytest.mark.parametrize("page", PAGES + ["views/prune.py", "views/compare.py"])
+@pytest.mark.parametrize("page", PAGES + ["prune.py", "compare.py"])
 @pytest.mark.parametrize("text, message", [("   ", "Please type a sentence"), ("A dog runs. " * 416, "cut to its first")])
 def test_empty_and_huge_input_give_a_message_on_every_page(page, text, message):
     at = open_page(page, text)
@@ -164,22 +164,22 @@ def test_empty_and_huge_input_give_a_message_on_every_page(page, text, message):
     assert any(message in value for value in shown), shown
 
 
-@pytest.mark.parametrize("page", PAGES + ["views/prune.py", "views/compare.py"])
+@pytest.mark.parametrize("page", PAGES + ["prune.py", "compare.py"])
 def test_hostile_and_odd_text_on_every_page(page):
     at = open_page(page, HOSTILE + " 😀 一只狗 \u202e")
     assert not at.error
 
 
-@pytest.mark.parametrize("page", PAGES + ["views/prune.py"])
+@pytest.mark.parametrize("page", PAGES + ["prune.py"])
 @pytest.mark.parametrize("label", [label for label, path in BUNDLED.items() if (path / "config.json").is_file()])
 def test_every_page_runs_on_every_bundled_model(page, label):
     at = open_page(page, SENTENCE, model=label)
     assert not at.error
     heads = load_checkpoint(BUNDLED[label]).model.config.heads
-    if page == "views/attention.py":
+    if page == "attention.py":
         [grid] = chart_data(at, 1)
         assert {x.split(" · ")[0] for x in grid["x"] if " · " in x} == {f"H{h}" for h in range(heads)}
-    if page == "views/prune.py":
+    if page == "prune.py":
         assert len(at.main.checkbox) == 3 * 3 * heads
 
 
@@ -190,7 +190,7 @@ def test_a_broken_checkpoint_path_gives_a_message(tmp_path):
 
 
 def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
-    at = open_page("views/heads.py", SENTENCE)
+    at = open_page("heads.py", SENTENCE)
     shipped = json.loads((h8.path / "head_roles.json").read_text())
     table = table_with(at, "roles")
     assert len(table) == 3 * 3 * 8
@@ -206,7 +206,7 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
 
 
 def test_compare_page_draws_every_head_of_every_model():
-    at = open_page("views/compare.py", SENTENCE)
+    at = open_page("compare.py", SENTENCE)
     if len(SHIPPED) < 2:
         assert "at least two of the bundled models" in at.info[0].value
         return
@@ -231,7 +231,7 @@ def test_compare_page_draws_every_head_of_every_model():
 def test_prune_page_toggle_changes_the_translation(h8):
     from explorer.head_sets import parse_heads
 
-    at = open_page("views/prune.py", SENTENCE)
+    at = open_page("prune.py", SENTENCE)
     assert len(at.main.checkbox) == 72
     unpruned = translate(h8, [SENTENCE])[0]
     assert [t.value for t in at.text][:2] == [unpruned, unpruned]
@@ -249,8 +249,8 @@ def test_prune_page_toggle_changes_the_translation(h8):
 
 
 def test_pruning_is_per_session(h8):
-    first = open_page("views/prune.py", SENTENCE)
-    second = open_page("views/prune.py", SENTENCE)
+    first = open_page("prune.py", SENTENCE)
+    second = open_page("prune.py", SENTENCE)
     first.checkbox(key="prune_en-de-h8_enc.0.0").check().run()
     second.run()
     assert sum(c.value for c in second.main.checkbox) == 0 and sum(c.value for c in first.main.checkbox) == 1
@@ -262,12 +262,12 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
     from explorer.roles import Thresholds
 
     unreachable = asdict(Thresholds(positional=1.01, syntactic_margin=1.01, rare_rate=1.01))
-    at = open_page("views/prune.py", SENTENCE, role_thresholds=unreachable)
+    at = open_page("prune.py", SENTENCE, role_thresholds=unreachable)
     assert at.button(key="prune_roles").disabled
     assert any("would prune every head" in info.value for info in at.info)
 
     everything_positional = asdict(Thresholds(positional=0.0))   # every self-attention head has some top offset
-    at = open_page("views/prune.py", SENTENCE, role_thresholds=everything_positional)
+    at = open_page("prune.py", SENTENCE, role_thresholds=everything_positional)
     assert not at.button(key="prune_roles").disabled
     at.button(key="prune_roles").click().run()
     pruned = {c.key.rsplit("_", 1)[1] for c in at.main.checkbox if c.value}
@@ -285,7 +285,7 @@ def test_prune_page_scores_a_corpus_only_when_asked(h8):
     from models.data import read_parallel
     from tests.conftest import MULTI30K
 
-    at = open_page("views/prune.py", SENTENCE)
+    at = open_page("prune.py", SENTENCE)
     at.radio(key="prune_corpus").set_value("BLEU against references").run()
     at.number_input(key="prune_limit").set_value(10).run()
     assert not [m for m in at.metric if "first 10 pairs" in m.label]       # nothing translated yet
@@ -299,10 +299,10 @@ def test_prune_page_scores_a_corpus_only_when_asked(h8):
 
 
 def test_what_the_model_cannot_read_is_said():
-    at = open_page("views/translation.py", "A dog " * 1000 + " 😀")        # 6,000 characters
+    at = open_page("translation.py", "A dog " * 1000 + " 😀")        # 6,000 characters
     warnings = [w.value for w in at.warning]
     assert any("6,002 characters" in w and "first 5,000" in w for w in warnings), warnings
-    at = open_page("views/translation.py", "A dog plays with a 😀 in the 公园.")
+    at = open_page("translation.py", "A dog plays with a 😀 in the 公园.")
     assert any("😀" in i.value and "公园" in i.value and "<unk>" in i.value for i in at.info)
 
 
@@ -310,7 +310,7 @@ def test_a_bad_treebank_is_named_in_the_message(tmp_path):
     not_conllu = tmp_path / "mine.conllu"
     not_conllu.write_text("this is not\ta treebank\n\n")
     for given, expected in ((str(tmp_path), "is a folder"), (str(not_conllu), "mine.conllu: not a readable CoNLL-U")):
-        at = open_page("views/heads.py", SENTENCE)
+        at = open_page("heads.py", SENTENCE)
         at.text_input(key="heads_treebank_path").set_value(given).run()
         at.button(key="heads_compute_roles").click().run()
         errors = [e.value for e in at.error]
@@ -318,7 +318,7 @@ def test_a_bad_treebank_is_named_in_the_message(tmp_path):
 
 
 def test_every_figure_saves_an_svg_at_its_own_size(h8):
-    at = open_page("views/attention.py", SENTENCE)
+    at = open_page("attention.py", SENTENCE)
     charts = at.get("plotly_chart")
     assert charts
     for chart in charts:
@@ -333,14 +333,14 @@ def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     from explorer.head_sets import parse_heads
     from tests.conftest import ROOT
 
-    at = open_page("views/translation.py", "A cat sleeps.", model="2 heads (en-de-h2)")
+    at = open_page("translation.py", "A cat sleeps.", model="2 heads (en-de-h2)")
     assert at.query_params["sentence"] == "A cat sleeps." and at.query_params["model"] == "h2"
     assert "beam" not in at.query_params
 
     link = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     link.query_params.update({"model": "h8", "sentence": "Two dogs run.", "beam": "4", "pruned": "cross.2.*"})
     link.run()
-    link.switch_page("views/prune.py").run()
+    link.switch_page("prune.py").run()
     assert not link.exception
     assert [t.value for t in link.text][0] == translate(h8, ["Two dogs run."], beam_size=4)[0]
     ticked = sorted(c.key.rsplit("_", 1)[1] for c in link.main.checkbox if c.value)
@@ -352,16 +352,16 @@ def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     bad = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     bad.query_params.update({"pruned": "enc.9.9"})
     bad.run()
-    bad.switch_page("views/prune.py").run()
+    bad.switch_page("prune.py").run()
     assert not bad.exception and any("enc.9.9" in w.value for w in bad.warning)
 
 
 def test_the_sidebar_says_what_the_model_knows_and_far_sentences_get_a_notice(tmp_path):
-    at = open_page("views/translation.py", "The quarterly earnings report exceeded analysts' expectations.")
+    at = open_page("translation.py", "The quarterly earnings report exceeded analysts' expectations.")
     assert any("29,000 Multi30k image captions" in c.value for c in at.sidebar.caption)
     notices = [i.value for i in at.info if "far from what the model was trained on" in i.value]
     assert len(notices) == 1 and "“quarterly”" in notices[0]
-    at = open_page("views/translation.py", "Two dogs play in the snow.")
+    at = open_page("translation.py", "Two dogs play in the snow.")
     assert not [i for i in at.info if "far from what the model" in i.value]
 
     import shutil
@@ -372,14 +372,14 @@ def test_the_sidebar_says_what_the_model_knows_and_far_sentences_get_a_notice(tm
     info = json.loads((own / "config.json").read_text())
     info.pop("data")
     (own / "config.json").write_text(json.dumps(info))
-    at = open_page("views/translation.py", "The quarterly earnings report exceeded analysts' expectations.",
+    at = open_page("translation.py", "The quarterly earnings report exceeded analysts' expectations.",
                    model="Your own checkpoint folder…", own_model=str(own))
     assert not at.error and not [i for i in at.info if "far from what the model" in i.value]
     assert not any("Multi30k" in c.value for c in at.sidebar.caption)
 
 
 def test_heads_page_draws_how_every_head_formed_from_the_shipped_evolution(h8):
-    at = open_page("views/heads.py", SENTENCE)
+    at = open_page("heads.py", SENTENCE)
     evolution = json.loads((h8.path / "head_evolution.json").read_text())
     lines = {t["name"]: t for t in chart_titled(at, "How the heads formed during training") if t.get("name")}
     for head in evolution["heads"]:

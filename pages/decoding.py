@@ -4,26 +4,24 @@ For an encoder-only model (BERT): the masked-token view instead."""
 import pandas as pd
 import streamlit as st
 
-from explorer.decoding_steps import (beam_steps_table, finished_table, step_attention_row, steps_table,
-                                     stopping_reason, teacher_forcing, teacher_forcing_table)
+from explorer.decoding_steps import (beam_steps_table, finished_table, maskable_positions, step_attention_row,
+                                     steps_table, stopping_reason, teacher_forcing, teacher_forcing_table)
 from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, step_figure, steps_overview,
                                        teacher_forcing_figure)
 from explorer.figures.internals import matrix_heatmap
 from explorer.inputs import InputError
-from explorer.open_model import is_hugging_face, token_pieces, token_text
-from views.session import cached_beam_tree, cached_masked_word, current_trace, selection, weights_mtime
-from views.widgets import show_figure
+from models.interface import FILL_MASK
+from pages.session import cached_beam_tree, cached_masked_word, current_trace, selection, weights_mtime
+from pages.widgets import show_figure
 
 st.title("Decoding")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
-config = checkpoint.model.config
 
 
 def masked_token_view() -> None:
-    """BERT does not decode: hide one token behind [MASK] and see what it fills in, and which heads carried it."""
-    from explorer.hugging_face_decoding import maskable_positions
-
-    st.caption("An encoder-only model does not generate text: it fills in masked tokens. Pick a token to hide "
+    """A masked language model does not decode: hide one token behind the mask token and see what it fills in,
+    and which heads carried it."""
+    st.caption("A masked language model does not generate text: it fills in masked tokens. Pick a token to hide "
                "behind the mask token; the model predicts it from the rest of the sentence.")
     positions = maskable_positions(trace, checkpoint)
     if not positions:
@@ -31,13 +29,14 @@ def masked_token_view() -> None:
         return
     position = st.selectbox("Token to mask", positions, index=len(positions) // 2, key="decoding_mask_position",
                             format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
-    masked = cached_masked_word(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, position)
+    masked = cached_masked_word(str(checkpoint.path), weights_mtime(str(checkpoint.path)), selection().sentence,
+                                position, selection().fix_casing)
     left, right = st.columns(2)
     with left:
         show_figure(step_figure(masked.prediction, position, "masked"), f"mask-{position}-predictions",
                     pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}))
     with right:
-        layer = st.selectbox("Layer", range(config.layers("encoder")), index=config.layers("encoder") - 1,
+        layer = st.selectbox("Layer", range(checkpoint.layers("encoder")), index=checkpoint.layers("encoder") - 1,
                              key="decoding_mask_layer")
         row = masked.attention[layer].mean(0)
         show_figure(attention_row_figure(row, masked.tokens, f"where the mask looked: layer {layer}, head average"),
@@ -54,7 +53,7 @@ def masked_token_view() -> None:
                 f"mask-{position}-heads", pd.DataFrame(masked.head_effect, index=layers, columns=heads))
 
 
-if "decoder" not in trace.attention:
+if checkpoint.task == FILL_MASK:
     masked_token_view()
     st.stop()
 
@@ -72,8 +71,8 @@ with left:
                 pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}))
 with right:
     layer = st.selectbox("Cross-attention layer" if looked_at == "cross" else "Self-attention layer",
-                         range(config.decoder_layers), index=config.decoder_layers - 1, key="decoding_layer")
-    head_choice = st.selectbox("Head", ["average"] + list(range(config.heads)), key="decoding_head")
+                         range(checkpoint.layers("decoder")), index=checkpoint.layers("decoder") - 1, key="decoding_layer")
+    head_choice = st.selectbox("Head", ["average"] + list(range(checkpoint.heads)), key="decoding_head")
     row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
     what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
     show_figure(attention_row_figure(row, keys, f"step {step_index}: {what}, layer {layer}, head {head_choice}"),
@@ -84,14 +83,14 @@ beam_size = st.slider("Beam size", 2, 10, max(2, selection().beam_size if select
                       key="decoding_beam")
 alpha = st.slider("Length penalty α", 0.0, 2.0, 0.6, 0.1, key="decoding_alpha",
                   help="Hypotheses are ranked by log-probability ÷ ((5 + length) / 6)^α (GNMT).")
-if is_hugging_face(checkpoint):
-    st.caption("The tree is the explorer's own beam search over this model's next-token probabilities (so every "
-               "live beam can be drawn); the output on the other pages comes from transformers' generate.")
-result = cached_beam_tree(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, beam_size, alpha)
-show_figure(beam_tree_figure(result, token_pieces(checkpoint)), f"beam-{beam_size}-tree",
-            beam_steps_table(result, token_pieces(checkpoint)))
+st.caption("The tree is the explorer's beam search over this model's next-token probabilities, so every live beam "
+           "can be drawn; the output on the other pages comes from the model's own decoding.")
+result = cached_beam_tree(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, beam_size, alpha,
+                          checkpoint.target_language)
+show_figure(beam_tree_figure(result, checkpoint.pieces), f"beam-{beam_size}-tree",
+            beam_steps_table(result, checkpoint.pieces))
 st.markdown("**Finished hypotheses** (best first)")
-st.table(finished_table(result, token_text(checkpoint)).style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))   # a table wraps long hypotheses
+st.table(finished_table(result, checkpoint.detokenize).style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))   # a table wraps long hypotheses
 st.caption(f"The output shown on the other pages ({trace.decoding}):")
 st.text(trace.translation)
 

@@ -13,20 +13,20 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.decoding_steps import beam_tree
+from explorer.decoding_steps import beam_tree, masked_word
 from explorer.domain import familiarity
 from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
-from explorer.head_sets import HeadSet, format_heads, head_mask
-from explorer.hugging_face_trace import trace_hugging_face
+from explorer.head_sets import HeadSet, head_mask
 from explorer.corpus_scoring import scorer_for
-from explorer.inputs import InputError, prepare_source, unknown_characters
-from explorer.open_model import is_hugging_face, open_model
+from explorer.inputs import InputError, prepare_source
 from explorer.trace import Trace, trace_sentence
 from explorer.translation import translate
-from models.checkpoint import Checkpoint, CheckpointError
+from models.checkpoint import CheckpointError
 from models.data import read_lines, read_parallel
 from models.decoding import BeamResult
+from models.interface import ExplorerModel
+from models.loader import open_model
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
@@ -43,63 +43,63 @@ class Selection:
     sentence: str
     beam_size: int          # 1 = greedy
     fix_casing: bool = True     # feed all-caps / all-lower-case sentences in sentence case
+    target_language: str = ""   # a multilingual model's output language ("" = its default)
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=8)
-def cached_checkpoint(path: str, modified: float) -> Checkpoint:
+def loaded_model(path: str, modified: float) -> ExplorerModel:
     # `modified` (the weights' mtime) is part of the key so a retrained folder is reloaded.
     return open_model(path)         # ours, or a Hugging Face folder / cached hub id
 
 
+def cached_checkpoint(path: str, modified: float, target_language: str = "") -> ExplorerModel:
+    """The model, shared by every session; a multilingual one translating into target_language (a light view
+    of the same weights: nothing of one session's choice is stored on the shared model)."""
+    model = loaded_model(path, modified)
+    return model.for_target_language(target_language) if target_language in model.target_languages else model
+
+
 @st.cache_data(show_spinner="Translating…", max_entries=256)
 def cached_trace(path: str, modified: float, sentence: str, beam_size: int, pruned: HeadSet = (),
-                 fix_casing: bool = True) -> Trace:
+                 fix_casing: bool = True, target_language: str = "") -> Trace:
     """pruned: the masked heads (a HeadSet, hashable), so each pruning has its own cache entry."""
-    checkpoint = cached_checkpoint(path, modified)
-    if is_hugging_face(checkpoint):
-        return trace_hugging_face(checkpoint.model, checkpoint.tokenizer, sentence, beam_size,
-                                  head_mask(pruned, checkpoint.model.config), format_heads(pruned))
-    return trace_sentence(checkpoint, sentence, beam_size=beam_size, pruned=pruned, fix_casing=fix_casing)
+    return trace_sentence(cached_checkpoint(path, modified, target_language), sentence, beam_size=beam_size,
+                          pruned=pruned, fix_casing=fix_casing)
 
 
 @st.cache_data(max_entries=64, show_spinner="Beam search…")
-def cached_beam_tree(path: str, modified: float, text: str, beam_size: int, alpha: float) -> BeamResult:
+def cached_beam_tree(path: str, modified: float, text: str, beam_size: int, alpha: float,
+                     target_language: str = "") -> BeamResult:
     """The beam search tree depends only on these: moving the step slider must not search again."""
-    return beam_tree(cached_checkpoint(path, modified), text, beam_size, alpha)
+    return beam_tree(cached_checkpoint(path, modified, target_language), text, beam_size, alpha)
 
 
 @st.cache_data(max_entries=64, show_spinner="Filling in the mask…")
-def cached_masked_word(path: str, modified: float, text: str, position: int):
-    """BERT's predictions for one masked token of the sentence (explorer.hugging_face_decoding.masked_word)."""
-    from explorer.hugging_face_decoding import masked_word
-
-    checkpoint = cached_checkpoint(path, modified)
-    return masked_word(checkpoint, cached_trace(path, modified, text, 1), position)
+def cached_masked_word(path: str, modified: float, text: str, position: int, fix_casing: bool = True):
+    """A masked language model's predictions for one masked token of the sentence."""
+    model = cached_checkpoint(path, modified)
+    return masked_word(model, cached_trace(path, modified, text, 1, (), fix_casing), position)
 
 
 @st.cache_data(max_entries=64, show_spinner="Translating the examples…")
-def example_translations(path: str, modified: float, pruned: HeadSet) -> list[str]:
-    """The example sentences' outputs (translations, or GPT-2's continuations) with these heads pruned."""
+def example_translations(path: str, modified: float, pruned: HeadSet, target_language: str = "") -> list[str]:
+    """The example sentences' outputs (translations, or continuations) with these heads pruned."""
     # `modified` keys the cache on the weights' mtime, like cached_trace: a retrained folder is never stale.
-    checkpoint = cached_checkpoint(path, modified)
-    if is_hugging_face(checkpoint):
-        gates = head_mask(pruned, checkpoint.model.config)
-        return [trace_hugging_face(checkpoint.model, checkpoint.tokenizer, s, head_mask=gates).translation
-                for s in EXAMPLES]
-    return translate(checkpoint, EXAMPLES, pruned=pruned)
+    return translate(cached_checkpoint(path, modified, target_language), EXAMPLES, pruned=pruned)
 
 
 @st.cache_data(max_entries=64, show_spinner="Scoring the corpus…")
-def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pruned: HeadSet) -> float:
+def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pruned: HeadSet,
+                 target_language: str = "") -> float:
     """The model's quality with these heads pruned on the first `limit` lines of a corpus: BLEU against the
-    references (ref) for a translation model, perplexity of the text (ref "") for BERT and GPT-2."""
-    checkpoint = cached_checkpoint(path, modified)
+    references (ref) for a translation model, perplexity of the text (ref "") for a language model."""
+    checkpoint = cached_checkpoint(path, modified, target_language)
     if ref:
         sources, references = read_parallel(Path(src).expanduser(), Path(ref).expanduser())
         references = references[:limit]
     else:
         sources, references = read_lines(Path(src).expanduser()), None
-    return scorer_for(checkpoint, sources[:limit], references).quality(head_mask(pruned, checkpoint.model.config))
+    return scorer_for(checkpoint, sources[:limit], references).quality(head_mask(pruned, checkpoint))
 
 
 def weights_mtime(path: str) -> float:
@@ -114,29 +114,29 @@ def selection() -> Selection:
     else:
         path = str(BUNDLED.get(state.get("model"), BUNDLED["8 heads (en-de-h8)"]))
     beam = state.get("beam_size", 5) if state.get("decoding") == "beam search" else 1
-    return Selection(path, state.get("sentence", "")[:MAX_SENTENCE_CHARS], beam, state.get("fix_casing", True))
+    return Selection(path, state.get("sentence", "")[:MAX_SENTENCE_CHARS], beam, state.get("fix_casing", True),
+                     state.get("target_language", ""))
 
 
-def current_checkpoint() -> Checkpoint:
-    """The chosen model, or an error message and a stopped page."""
+def current_checkpoint() -> ExplorerModel:
+    """The chosen model (in the chosen target language), or an error message and a stopped page."""
     chosen = selection()
     try:
-        return cached_checkpoint(chosen.model_path, weights_mtime(chosen.model_path))
+        return cached_checkpoint(chosen.model_path, weights_mtime(chosen.model_path), chosen.target_language)
     except CheckpointError as error:
         st.error(f"This model cannot be loaded: {error}")
         st.stop()
 
 
-def current_trace(pruned: HeadSet = (), notices: bool = True) -> tuple[Checkpoint, Trace]:
+def current_trace(pruned: HeadSet = (), notices: bool = True) -> tuple[ExplorerModel, Trace]:
     """The chosen model and its trace of the current sentence; a message instead when there is none.
     notices: say what happened to the sentence (cut, recased, unfamiliar); once per page."""
     chosen = selection()
     checkpoint = current_checkpoint()
     try:
-        if not is_hugging_face(checkpoint):    # a Hugging Face model's trace checks its own input
-            prepare_source(chosen.sentence, checkpoint.tokenizer, checkpoint.model.config.max_len)
+        prepare_source(chosen.sentence, checkpoint)          # a clear message for empty input, before the cache
         trace = cached_trace(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.beam_size,
-                             pruned, chosen.fix_casing)
+                             pruned, chosen.fix_casing, checkpoint.target_language)
     except InputError as error:
         st.info(str(error))
         st.stop()
@@ -145,15 +145,14 @@ def current_trace(pruned: HeadSet = (), notices: bool = True) -> tuple[Checkpoin
     return checkpoint, trace
 
 
-def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
+def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
     """Say what happened to input the model cannot take whole: too long, or characters it has never seen."""
     typed = len(st.session_state.get("sentence", ""))
     if typed > MAX_SENTENCE_CHARS:
         st.warning(f"Your text has {typed:,} characters: the explorer reads only its first {MAX_SENTENCE_CHARS:,}.")
     if trace.truncated:
-        max_len = checkpoint.model.config.max_len
-        st.warning(f"The sentence is longer than the model's maximum of {max_len} tokens: "
-                   f"it was cut to its first {max_len - 1} pieces.")
+        st.warning(f"The sentence is longer than the model's maximum of {checkpoint.max_positions} tokens: "
+                   "it was cut to fit.")
     if trace.recased_from:
         st.info(f"You typed “{shorten(trace.recased_from)}” all in capitals or all in lower case; the model was "
                 f"given “{shorten(trace.text)}”, in sentence case like its training captions. Untick “Fix ALL-CAPS "
@@ -164,7 +163,7 @@ def warn_if_truncated(trace: Trace, checkpoint: Checkpoint) -> None:
         st.info(f"This sentence is far from what the model was trained on (image captions). Unfamiliar to it: "
                 f"{named}. Expect a poor translation; it does best when you describe a picture, e.g. "
                 f"“{EXAMPLES[0]}”")
-    unknown = [] if is_hugging_face(checkpoint) else unknown_characters(trace.text, checkpoint.tokenizer)
+    unknown = checkpoint.unknown_characters(trace.text)
     if unknown:
         st.info(f"The model's vocabulary has no piece for {' '.join(unknown[:10])}: it reads each as <unk> "
                 "(an unknown token). It was trained on English image captions.")

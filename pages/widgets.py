@@ -45,12 +45,12 @@ def ray_settings(prefix: str) -> tuple[int, str]:
     return int(workers), address.strip()
 
 
-def choose_head(config, prefix: str, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
+def choose_head(checkpoint, prefix: str, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
     """Kind, layer and head pickers in one row; their state is kept per page (key prefix). kinds: those the
     model has (an encoder-only or decoder-only model has one)."""
     kinds = sorted(kinds, key=lambda kind: kind != first_kind)
     left, middle, right = st.columns([2, 1, 1])
     kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=f"{prefix}_kind", horizontal=True)
-    layer = middle.selectbox("Layer", range(config.layers(kind)), key=f"{prefix}_layer")
-    head = right.selectbox("Head", range(config.heads), key=f"{prefix}_head")
+    layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key=f"{prefix}_layer")
+    head = right.selectbox("Head", range(checkpoint.heads), key=f"{prefix}_head")
     return kind, layer, head

@@ -6,8 +6,8 @@ import streamlit as st
 
 from explorer.domain import training_description
 from models.checkpoint import CheckpointError
-from views import url_state
-from views.session import (BUNDLED, EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, selection,
+from pages import url_state
+from pages.session import (BUNDLED, EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, selection,
                            weights_mtime)
 
 
@@ -25,6 +25,7 @@ def render_sidebar() -> None:
         if choice == OWN:
             st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
         describe_training(selection().model_path)
+        choose_target_language(selection().model_path)
         st.session_state.setdefault("sentence", EXAMPLES[0])
         # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
         st.text_area("English sentence", key="sentence", height=100)
@@ -40,7 +41,23 @@ def render_sidebar() -> None:
     chosen = selection()
     model = (url_state.short_name(st.session_state["model"], BUNDLED) if st.session_state.get("model") in BUNDLED
              else chosen.model_path)
-    url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing)
+    url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing, chosen.target_language)
+
+
+def choose_target_language(path: str) -> None:
+    """A multilingual model's output language (M2M100, NLLB); nothing for a model that has one."""
+    try:
+        languages = cached_checkpoint(path, weights_mtime(path)).target_languages
+    except CheckpointError:
+        return
+    if not languages:
+        st.session_state.pop("target_language", None)
+        return
+    if st.session_state.get("target_language") not in languages:
+        st.session_state["target_language"] = cached_checkpoint(path, weights_mtime(path)).target_language
+    st.selectbox("Target language", languages, key="target_language",
+                 help="This model translates into many languages; the decoder is made to start with this "
+                      "language's token.")
 
 
 def describe_training(path: str) -> None:

@@ -6,15 +6,14 @@ from explorer.rollout import attention_rollout, head_average
 from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.attention import attention_heatmap, heads_grid
 from explorer.exports import matrix_table
-from views.session import current_trace
-from views.widgets import choose_head, show_figure
+from pages.session import current_trace
+from pages.widgets import choose_head, show_figure
 
 VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]
 
 st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
-config = checkpoint.model.config
-kind, layer, head = choose_head(config, "attention", first_kind="encoder", kinds=tuple(trace.attention))
+kind, layer, head = choose_head(checkpoint, "attention", first_kind="encoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 pattern = trace.pattern(kind)
 
@@ -24,14 +23,14 @@ show_figure(attention_heatmap(pattern[layer, head], queries, keys, f"{kind}, lay
 
 def every_head() -> None:
     st.caption("Rows are layers, columns heads; hover any cell for its head, tokens and weight.")
-    show_figure(heads_grid(pattern, queries, keys, f"{kind}: {config.layers(kind)} layers × {config.heads} heads"),
+    show_figure(heads_grid(pattern, queries, keys, f"{kind}: {checkpoint.layers(kind)} layers × {checkpoint.heads} heads"),
                 f"{kind}-all-heads", {f"{kind}.pattern": pattern})
 
 
 def average() -> None:
     averaged = head_average(pattern)
     show_figure(attention_heatmap(averaged[layer], queries, keys,
-                                  f"{kind}, layer {layer}: average of the {config.heads} heads"),
+                                  f"{kind}, layer {layer}: average of the {checkpoint.heads} heads"),
                 f"{kind}-L{layer}-average", matrix_table(averaged[layer], queries, keys))
 
 
@@ -42,7 +41,7 @@ def rollout() -> None:
         st.info("Rollout follows the encoder's self-attention from the input tokens; choose encoder self-attention.")
         return
     rolled = attention_rollout(pattern)
-    last = config.encoder_layers - 1
+    last = checkpoint.layers("encoder") - 1
     show_figure(attention_heatmap(rolled[last], queries, keys, f"Encoder rollout through layer {last}"),
                 "encoder-rollout", {"rollout": rolled})
 

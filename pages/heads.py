@@ -18,9 +18,9 @@ from models.data import CorpusError, aligned, file_bytes, lines_of
 from models.vocabulary import KIND_TITLES
 from explorer.corpus_scoring import scorer_for
 from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
-from explorer.open_model import is_hugging_face
-from views.session import current_checkpoint, current_trace
-from views.widgets import ray_settings, show_figure
+from models.interface import CONTINUE, TRANSLATE
+from pages.session import current_checkpoint, current_trace
+from pages.widgets import ray_settings, show_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -28,9 +28,8 @@ MEASURES = {"gradient importance": "gradient_importance",
             "perplexity change when masked alone": "perplexity_change"}
 
 checkpoint = current_checkpoint()
-config = checkpoint.model.config
-# Translation models are scored by BLEU on sentence pairs; BERT and GPT-2 by perplexity on plain text.
-translates = not is_hugging_face(checkpoint) or "cross" in checkpoint.model.kinds
+# Translation models are scored by BLEU on sentence pairs; language models by perplexity on plain text.
+translates = checkpoint.task == TRANSLATE
 key = str(checkpoint.path)
 st.title("Heads")
 roles = st.session_state.get(f"roles:{key}") or shipped(checkpoint, ROLES_FILE)
@@ -71,7 +70,7 @@ else:
 # With one head per layer, per-layer normalisation makes every score 1.00: not worth offering. The change on
 # masking is BLEU's for translation models, perplexity's for language models.
 unmeasured = {"perplexity_change"} if translates else {"bleu_change"}
-offered = [m for m in MEASURES if (config.heads > 1 or MEASURES[m] != "gradient_importance_normalised")
+offered = [m for m in MEASURES if (checkpoint.heads > 1 or MEASURES[m] != "gradient_importance_normalised")
            and MEASURES[m] not in unmeasured]
 measure = MEASURES[st.radio("Importance shown", offered, key="heads_measure", horizontal=True)]
 scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
@@ -81,7 +80,7 @@ if entries:
         for kind, title in KIND_TITLES.items():
             kind_entries = [e for e in entries if e["kind"] == kind]
             if kind_entries:
-                show_figure(role_map(kind_entries, config.layers(kind), config.heads, scores, title), f"roles-{kind}",
+                show_figure(role_map(kind_entries, checkpoint.layers(kind), checkpoint.heads, scores, title), f"roles-{kind}",
                             pd.DataFrame([{k: e[k] for k in ("spec", "confidence")} | {"roles": ", ".join(e["roles"])}
                                           for e in kind_entries]))
     with right:
@@ -125,8 +124,9 @@ if entries:
 
 st.header("How the heads formed during training")
 evolution = shipped(checkpoint, EVOLUTION_FILE)
-if is_hugging_face(checkpoint):
-    st.caption("A Hugging Face model comes without its training snapshots, so how its heads formed cannot be shown.")
+if evolution is None and not checkpoint.info.get("training"):
+    st.caption("This model comes without the record of its training (per-epoch snapshots), so how its heads "
+               "formed cannot be shown.")
 elif evolution is None:
     st.caption("This checkpoint ships no head_evolution.json. It is made from a training run's per-epoch snapshots: "
                "`python -m explorer evolution --model FOLDER --snapshots STATE_FOLDER --text SENTENCES`.")
@@ -174,7 +174,7 @@ with st.expander("Recompute on your own corpus"):
         reference = st.file_uploader("Their reference translations (aligned)", key="heads_ref")
     else:
         source = st.file_uploader("Text for importance, one example per line (scored by its "
-                                  + ("masked-token" if "decoder" not in checkpoint.model.kinds else "next-token")
+                                  + ("next-token" if checkpoint.task == CONTINUE else "masked-token")
                                   + " loss)", key="heads_src")
         reference = None
     limit = st.number_input("Sentence pairs (at most)" if translates else "Lines (at most)", 10, 5000, 500,

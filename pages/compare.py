@@ -1,5 +1,5 @@
-"""Compare two or three models side by side on the current sentence: by default the bundled 1-, 2- and 8-head
-models (what do more heads buy?), or any models the explorer opens (folders, Hugging Face models)."""
+"""Compare two or three models side by side on the current sentence: by default the open model beside the
+bundled ones (the 1-, 2- and 8-head models: what do more heads buy?), or any models the explorer opens."""
 
 import pandas as pd
 import streamlit as st
@@ -9,22 +9,25 @@ from explorer.figures.attention import layer_heads
 from explorer.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
-from views.session import (BUNDLED, OWN, cached_checkpoint, cached_trace, selection, warn_if_truncated,
+from pages.session import (BUNDLED, cached_checkpoint, cached_trace, selection, warn_if_truncated,
                            weights_mtime)
-from views.widgets import show_figure
+from pages.widgets import show_figure
 
 MOST = 3
 
 st.title("Compare models")
 bundled = {label: str(path) for label, path in sorted(BUNDLED.items(), key=lambda item: item[1].name)
            if (path / "config.json").is_file()}
-candidates = dict(bundled)
-if st.session_state.get("model") == OWN and selection().model_path:
-    candidates[f"your model ({selection().model_path})"] = selection().model_path
+# Compare starts from the model that is open: it comes first, then the bundled models it is not.
+opened = selection().model_path
+candidates = {label: path for label, path in bundled.items() if path == opened}
+if not candidates and opened:
+    candidates[f"open model ({opened})"] = opened
+candidates.update(bundled)
 others = st.text_area("More models to offer: folders (ours or Hugging Face) or cached hub ids, one per line",
                       key="compare_others", height=68, placeholder="/path/to/opus-mt-en-de")
 candidates.update({line.strip(): line.strip() for line in others.splitlines() if line.strip()})
-labels = st.multiselect("Models (two or three)", list(candidates), default=list(bundled)[:MOST], key="compare_models",
+labels = st.multiselect("Models (two or three)", list(candidates), default=list(candidates)[:MOST], key="compare_models",
                         max_selections=MOST)
 if len(labels) < 2:
     st.info("Choose at least two models to compare (the bundled models are models/en-de-h1, -h2 and -h8; add "
@@ -52,14 +55,15 @@ for column, label in zip(st.columns(len(labels)), labels):
     info = models[label].info.get("scores", {}).get("test_2016_flickr", {})
     with column:
         st.subheader(label)
-        st.text(traces[label].translation or "(an encoder-only model: no output text)")
+        st.caption(traces[label].output_title)
+        st.text(traces[label].translation or "(a masked language model: no output text)")
         if info:
             st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}")
 
 kinds = [kind for kind in ATTENTION_KINDS if any(kind in trace.attention for trace in traces.values())]
 left, middle, right = st.columns([2, 1, 2])
 kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="compare_kind", horizontal=True)
-deepest = max(m.model.config.layers(kind) for m in models.values())
+deepest = max(m.layers(kind) for m in models.values())
 layer = middle.selectbox("Layer", range(deepest), key="compare_layer",
                          help="A model with fewer layers shows its last one.")
 tokens = [traces[label].source_tokens for label in labels]
@@ -75,17 +79,17 @@ else:
     right.caption("These models split the sentence into different tokens, so there is no shared token to focus on.")
 # Side by side so they compare at a glance, wider for more heads (1, 2 and 4 panels a row) but never so narrow
 # that the 1-head model's labels are cut.
-widths = [{1: 3, 2: 4}.get(models[label].model.config.heads, 6) for label in labels]
+widths = [{1: 3, 2: 4}.get(models[label].heads, 6) for label in labels]
 for column, label in zip(st.columns(widths), labels):
-    trace, config = traces[label], models[label].model.config
+    trace, model = traces[label], models[label]
     with column:
         if kind not in trace.attention:
             st.caption(f"{label} has no {KIND_TITLES[kind].lower()}.")
             continue
-        shown_layer = min(layer, config.layers(kind) - 1)
+        shown_layer = min(layer, model.layers(kind) - 1)
         pattern = trace.pattern(kind)[shown_layer]
         show_figure(layer_heads(pattern, trace.query_tokens(kind), trace.key_tokens(kind),
-                                f"{config.heads} head{'s' if config.heads > 1 else ''}, {kind} L{shown_layer}",
+                                f"{model.heads} head{'s' if model.heads > 1 else ''}, {kind} L{shown_layer}",
                                 focus_row=focus if kind == "encoder" else None,
                                 focus_column=focus if kind in ("encoder", "cross") else None),
                     f"compare-{models[label].name}-{kind}-L{shown_layer}", {"pattern": pattern})

@@ -1,5 +1,6 @@
 """The view in the address bar: model, sentence, decoding and pruned heads live in the URL's query string, so a
-reload keeps them and a teacher can send a link that opens exactly this view (`?model=h2&sentence=…&beam=5`).
+reload keeps them and a teacher can send a link that opens exactly this view (`?model=h2&sentence=…&beam=5`; a
+multilingual model's output language as `lang=de`).
 
 Read once per browser session (the URL wins over the defaults), written back on every run.
 """
@@ -38,15 +39,17 @@ def restore(bundled: dict, own: str, max_chars: int) -> None:
         state["url_pruned"] = query["pruned"]
     if query.get("casing") == AS_TYPED:
         state["fix_casing"] = False
+    if query.get("lang"):
+        state["target_language"] = query["lang"]       # checked against the model's languages by the sidebar
 
 
 AS_TYPED = "as-typed"      # ?casing=as-typed: the sentence is fed to the model as typed, not recased
 
 
-def publish(model: str, sentence: str, beam_size: int, fix_casing: bool = True) -> None:
+def publish(model: str, sentence: str, beam_size: int, fix_casing: bool = True, target_language: str = "") -> None:
     """Write the current view into the URL (only what differs, so the address stays short)."""
     wanted = {"model": model, "sentence": sentence, "beam": str(beam_size) if beam_size > 1 else None,
-              "casing": None if fix_casing else AS_TYPED}
+              "casing": None if fix_casing else AS_TYPED, "lang": target_language or None}
     pruned = st.session_state.get("url_pruned")
     wanted["pruned"] = pruned or None
     for key, value in wanted.items():

@@ -11,31 +11,30 @@ from explorer.figures.pruning import curve_figure, diff_html, step_comparison_fi
 from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
 from explorer.corpus_scoring import scorer_for
 from explorer.distributed import DistributedError, engine_for, workers_for
-from explorer.open_model import is_hugging_face
-from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_trace_steps, curve_heads,
+from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_heads,
                               curve_rows, importance_scores, least_important, pruning_curve, token_diff)
 from explorer.head_table import head_table, heads_without_role
 from explorer.roles import Thresholds
 from explorer.translation import bleu
 from models.data import CorpusError, read_lines, read_parallel
+from models.interface import FILL_MASK, TRANSLATE
 from models.vocabulary import KIND_TITLES
-from views.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
-from views.widgets import ray_settings, show_figure
+from pages.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
+from pages.widgets import ray_settings, show_figure
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 
 checkpoint = current_checkpoint()
-config = checkpoint.model.config
 path = str(checkpoint.path)
-heads = all_heads(config)
-kinds = [kind for kind in KIND_TITLES if config.layers(kind)]          # the kinds this model has
+heads = all_heads(checkpoint)
+kinds = [kind for kind in KIND_TITLES if checkpoint.layers(kind)]          # the kinds this model has
 toggle_key = {spec: f"prune_{checkpoint.name}_{spec}" for spec in heads}
 # Shipped with the model, or computed in this session on the Heads page.
 importance = st.session_state.get(f"importance:{path}") or shipped(checkpoint, IMPORTANCE_FILE)
 roles = st.session_state.get(f"roles:{path}") or shipped(checkpoint, ROLES_FILE)
-# Translation models are scored by BLEU; BERT and GPT-2 by perplexity on a text (lower is better).
-translates = not is_hugging_face(checkpoint) or "cross" in checkpoint.model.kinds
-has_output = not is_hugging_face(checkpoint) or "decoder" in checkpoint.model.kinds
+# Translation models are scored by BLEU; language models by perplexity on a text (lower is better).
+translates = checkpoint.task == TRANSLATE
+has_output = checkpoint.task != FILL_MASK
 
 
 def set_pruned(pruned: set) -> None:
@@ -48,7 +47,7 @@ from_url = f"_pruned_from_url_{checkpoint.name}"
 if not st.session_state.get(from_url):
     st.session_state[from_url] = True
     try:
-        set_pruned(set(parse_heads(st.session_state.get("url_pruned", ""), config)))
+        set_pruned(set(parse_heads(st.session_state.get("url_pruned", ""), checkpoint)))
     except HeadSpecError as error:
         st.warning(f"The link's pruned heads cannot be used: {error}")
 
@@ -90,14 +89,14 @@ else:
 with st.expander("Heads (ticked = pruned)", expanded=True):
     for kind in kinds:
         st.markdown(f"**{KIND_TITLES[kind]}**")
-        for layer in range(config.layers(kind)):
-            cells = st.columns([1] + [1] * config.heads)
+        for layer in range(checkpoint.layers(kind)):
+            cells = st.columns([1] + [1] * checkpoint.heads)
             cells[0].caption(f"layer {layer}")
-            for head in range(config.heads):
+            for head in range(checkpoint.heads):
                 spec = HeadSpec(kind, layer, head)
                 cells[head + 1].checkbox(str(spec), key=toggle_key[spec])
 pruned = head_set(spec for spec in heads if st.session_state.get(toggle_key[spec]))
-# The pruned heads travel in the URL (views/url_state.py): shared links open with the same heads pruned.
+# The pruned heads travel in the URL (pages/url_state.py): shared links open with the same heads pruned.
 st.session_state["url_pruned"] = format_heads(pruned)
 if pruned:
     st.query_params["pruned"] = format_heads(pruned)
@@ -108,7 +107,7 @@ st.caption(f"{len(pruned)} of {len(heads)} heads pruned" + (f": {format_heads(pr
 _, base = current_trace()
 _, after = current_trace(pruned, notices=False)
 if has_output:
-    st.header("Translation" if translates else "Continuation")
+    st.header(checkpoint.output_title)
     left, right = st.columns(2)
     left.markdown("**Unpruned**")
     left.text(base.translation)
@@ -117,12 +116,12 @@ if has_output:
     st.markdown("**Token-level diff** (red: only in the unpruned output, green: only in the pruned one)")
     st.html(diff_html(token_diff(base.output_tokens, after.output_tokens)))
 
-    steps = compare_trace_steps(checkpoint, base, pruned)
+    steps = compare_steps(checkpoint, base, pruned)
     show_figure(step_comparison_figure(steps), "prune-step-probabilities",
                 pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned,
                               "KL": steps.kl}))
 else:
-    st.caption("An encoder-only model has no output text to compare: its masked-token perplexity on a text, below, "
+    st.caption("A masked language model has no output text to compare: its masked-token perplexity on a text, below, "
                "shows what the pruning costs (and the Decoding page's masked-token view, which heads a prediction "
                "leans on).")
 
@@ -138,8 +137,8 @@ corpus_choice = st.radio("Measure", measures, key="prune_corpus", horizontal=Tru
 
 if corpus_choice.startswith("the example"):
     modified = weights_mtime(path)
-    reference = example_translations(path, modified, ())
-    output = example_translations(path, modified, pruned)
+    reference = example_translations(path, modified, (), checkpoint.target_language)
+    output = example_translations(path, modified, pruned, checkpoint.target_language)
     st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}")
 else:
     paths = st.columns(3)
@@ -156,7 +155,8 @@ else:
     if st.button("Score the corpus", key="prune_score"):
         try:
             with st.spinner(f"Scoring {limit} lines with and without the pruned heads…"):
-                scores = [corpus_score(path, weights_mtime(path), src_path, ref_path, limit, heads)
+                scores = [corpus_score(path, weights_mtime(path), src_path, ref_path, limit, heads,
+                                       checkpoint.target_language)
                           for heads in (request[3], ())]
             st.session_state["prune_corpus_score"] = (request, *scores)
         except CorpusError as error:

@@ -1,0 +1,35 @@
+"""Hugging Face encoders laid out as BERT is (BERT, RoBERTa): `<prefix>.encoder.layer.L.attention.self`. They fill
+in masked tokens; they generate nothing."""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+from models.hugging_face import HuggingFaceError, HuggingFaceModel
+from models.interface import FILL_MASK, Batch
+
+
+class EncoderOnly(HuggingFaceModel):
+    kinds = ("encoder",)
+    task = FILL_MASK
+    block_paths = ((re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self$"), "encoder"),)
+    embedding_steps = ("token embedding", "+ learned position (+ segment)", "→ layer norm = input to layer 0")
+
+    def stack_paths(self) -> dict:
+        prefix = self.model.base_model_prefix
+        return {"encoder": (f"{prefix}.embeddings.word_embeddings", f"{prefix}.embeddings.position_embeddings",
+                            f"{prefix}.encoder.layer.0")}
+
+    def output_projection(self, kind: str, layer: int):
+        return self.model.get_submodule(f"{self.model.base_model_prefix}.encoder.layer.{layer}.attention.output.dense")
+
+    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        return self.model(input_ids=source.ids, attention_mask=source.present.long()).logits
+
+    def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
+        raise HuggingFaceError(f"{self.name}: fills in masked tokens; it does not generate text")
+
+    def step_limit(self, source_length: int) -> int:
+        return 0

@@ -1,0 +1,74 @@
+"""Hugging Face encoder–decoders laid out as BART is (Marian, BART, mBART; M2M100/NLLB and T5 build on it):
+`model.encoder.layers.L.self_attn`, `model.decoder.layers.L.self_attn` and `.encoder_attn`. They translate."""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+from models.hugging_face import HuggingFaceModel
+from models.interface import TRANSLATE, Batch
+
+
+class EncoderDecoder(HuggingFaceModel):
+    kinds = ("encoder", "decoder", "cross")
+    task = TRANSLATE
+    generation_batch = 16
+    block_paths = (
+        (re.compile(r"(?:^|\.)encoder\.layers\.(\d+)\.self_attn$"), "encoder"),
+        (re.compile(r"(?:^|\.)decoder\.layers\.(\d+)\.self_attn$"), "decoder"),
+        (re.compile(r"(?:^|\.)decoder\.layers\.(\d+)\.encoder_attn$"), "cross"),
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        encoder = self.model.get_encoder()
+        table = getattr(getattr(encoder, "embed_positions", None), "weight", None)
+        # Marian's table is sinusoidal, all the sin dimensions then all the cos ones: position 0 is [0 … 0, 1 … 1].
+        first = None if table is None else table[0].detach().float()
+        halves = first is not None and bool(torch.allclose(first[: len(first) // 2], torch.tensor(0.0))
+                                            and torch.allclose(first[len(first) // 2:], torch.tensor(1.0)))
+        self.positional = "sinusoidal-halves" if halves else "learned"
+        scaled = " × √d_model" if getattr(self.model.config, "scale_embedding", False) else ""
+        added = "+ sinusoidal position" if self.positional == "sinusoidal-halves" else "+ learned position"
+        normed = "→ layer norm = input to layer 0" if hasattr(encoder, "layernorm_embedding") else "= input to layer 0"
+        self.embedding_steps = (f"token embedding{scaled}", added, normed)
+
+    def stack_paths(self) -> dict:
+        prefix = self.model.base_model_prefix
+        return {stack: (f"{prefix}.{stack}.embed_tokens", f"{prefix}.{stack}.embed_positions",
+                        f"{prefix}.{stack}.layers.0") for stack in ("encoder", "decoder")}
+
+    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        inputs = {"input_ids": source.ids, "attention_mask": source.present.long()}
+        if target is None:
+            self.model.get_encoder()(**inputs)
+            return None
+        return self.model(**inputs, decoder_input_ids=target.ids, decoder_attention_mask=target.present.long()).logits
+
+    def step_limit(self, source_length: int) -> int:
+        return min(self.max_positions - 1, 2 * source_length + 10)
+
+    def step_limit_rule(self, source_length: int) -> str:
+        return f"2 × {source_length} source tokens + 10 = {self.step_limit(source_length)} steps"
+
+    @torch.no_grad()
+    def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
+        """transformers' own generate, in batches of similar length; beam search with its length penalty alpha."""
+        outputs: list[list[int]] = [[] for _ in sources]
+        order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+        beams = {"num_beams": beam_size, "length_penalty": alpha} if beam_size > 1 else {"num_beams": 1}
+        for start in range(0, len(order), self.generation_batch):
+            chunk = order[start: start + self.generation_batch]
+            batch = self.pad([sources[i] for i in chunk])
+            generated = self.model.generate(input_ids=batch.ids, attention_mask=batch.present.long(), do_sample=False,
+                                            max_new_tokens=self.step_limit(batch.ids.shape[1]),
+                                            **beams, **self.generation_options())
+            for i, row in zip(chunk, generated.tolist()):
+                outputs[i] = self.output_of(row[1:])
+        return outputs
+
+    def output_of(self, generated: list[int]) -> list[int]:
+        """The output ids of one generated row (after the start token): up to the end token."""
+        return generated[: generated.index(self.end_id)] if self.end_id in generated else generated

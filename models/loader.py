@@ -1,0 +1,88 @@
+"""The one place that knows which family a folder holds: a checkpoint of ours, a Hugging Face folder (config.json
+with a model_type), or a Hugging Face hub id already in the local cache."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from models.checkpoint import load_checkpoint
+from models.hf_decoder import DecoderOnly
+from models.hf_encoder import EncoderOnly
+from models.hf_encoder_decoder import EncoderDecoder
+from models.hugging_face import HuggingFaceError, pickle_only, read_config
+from models.interface import ExplorerModel
+from models.m2m100 import MultilingualEncoderDecoder
+from models.t5 import T5
+
+# config.json's model_type → (transformers class, layout)
+FAMILIES = {
+    "marian": ("MarianMTModel", EncoderDecoder),
+    "bart": ("BartForConditionalGeneration", EncoderDecoder),
+    "mbart": ("MBartForConditionalGeneration", EncoderDecoder),
+    "m2m_100": ("M2M100ForConditionalGeneration", MultilingualEncoderDecoder),     # M2M100 and NLLB
+    "t5": ("T5ForConditionalGeneration", T5),
+    "bert": ("BertForMaskedLM", EncoderOnly),
+    "roberta": ("RobertaForMaskedLM", EncoderOnly),
+    "gpt2": ("GPT2LMHeadModel", DecoderOnly),
+}
+
+
+def hub_snapshot(model_id: str) -> Path | None:
+    """The folder of a hub model already in the local Hugging Face cache (no network), or None."""
+    from huggingface_hub import constants
+
+    repo = Path(constants.HF_HUB_CACHE) / f"models--{model_id.replace('/', '--')}"
+    ref = repo / "refs" / "main"
+    if ref.is_file():
+        snapshot = repo / "snapshots" / ref.read_text().strip()
+        if (snapshot / "config.json").is_file():
+            return snapshot
+    snapshots = sorted((repo / "snapshots").glob("*/config.json")) if (repo / "snapshots").is_dir() else []
+    return snapshots[-1].parent if snapshots else None
+
+
+def hugging_face_folder(model: str | Path) -> Path | None:
+    """The folder to open for `model` if it is a Hugging Face model (a folder whose config.json has a
+    model_type, or a hub id in the local cache); None if it is not one (e.g. a checkpoint of ours)."""
+    folder = Path(model).expanduser()
+    if (folder / "config.json").is_file():
+        try:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return None
+        return folder if isinstance(config, dict) and "model_type" in config else None
+    if not folder.exists() and re.fullmatch(r"[\w.-]+(/[\w.-]+)?", str(model)):
+        snapshot = hub_snapshot(str(model))
+        if snapshot is None:
+            raise HuggingFaceError(f"{model}: not a folder, and no copy of this Hugging Face model is in the local "
+                                   "cache; download it once where there is a network (huggingface-cli download "
+                                   f"{model}) or give the folder that holds its config.json")
+        return snapshot
+    return None
+
+
+def open_hugging_face(folder: Path) -> ExplorerModel:
+    refused = pickle_only(folder)
+    if refused:
+        raise HuggingFaceError(
+            f"{folder}: has only pickle weights ({', '.join(refused)}), and loading pickle can run code, so the "
+            "explorer refuses it. Convert it once, where you trust the file: "
+            "AutoModel.from_pretrained(folder).save_pretrained(folder, safe_serialization=True)")
+    family = read_config(folder).get("model_type")
+    if family not in FAMILIES:
+        raise HuggingFaceError(f"{folder}: model_type {family!r} is not supported; the explorer opens "
+                               f"{', '.join(FAMILIES)}")
+    transformers_class, layout = FAMILIES[family]
+    return layout.open(folder, family, transformers_class)
+
+
+def open_model(path: str | Path) -> ExplorerModel:
+    """The model at path; CheckpointError (HuggingFaceError for Hugging Face inputs) with a one-line reason."""
+    folder = hugging_face_folder(path)
+    if folder is None:
+        return load_checkpoint(path)
+    model = open_hugging_face(folder)
+    model.path = Path(path)
+    return model

@@ -1,0 +1,44 @@
+"""Attention Explorer: type an English sentence, see how the bundled Transformer translates and attends.
+
+Run with `bash scripts/start.sh` (or `streamlit run pages/app.py`). The sidebar holds the model, the sentence and
+the decoding choice; every page reads them, so one sentence flows through all views.
+
+The entry lives inside pages/ with the page scripts: Streamlit would run `<entry's folder>/pages/*.py` on its own,
+without this entry, when a page's URL is the first request; here that folder does not exist.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:          # Streamlit puts the entry's folder on the path, not the project's
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+import torch  # noqa: E402
+
+from pages.sidebar import render_sidebar  # noqa: E402
+
+# One torch thread per computation. Streamlit runs every browser session in a thread of one process; with
+# torch's default (a thread per core) two sessions, or one busy core, make every matrix product wait on the
+# others: capturing one sentence with a core busy took 2.6–18 s with 2 threads and 0.06 s with 1.
+torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
+
+# The page config comes first, with a local favicon: otherwise the navigation makes the current page's Material
+# icon the tab's icon, which the browser would fetch from Google's servers (offline, a failed request). The
+# navigation's icons themselves are drawn with the Material Symbols font that ships inside Streamlit; emoji
+# would show as empty boxes in a browser without an emoji font.
+st.set_page_config(page_title="Attention Explorer", page_icon=str(Path(__file__).parent / "favicon.png"),
+                   layout="wide")
+navigation = st.navigation([
+    st.Page("translation.py", title="Translation", icon=":material/translate:", default=True),
+    st.Page("attention.py", title="Attention", icon=":material/grid_on:"),
+    st.Page("internals.py", title="Internals", icon=":material/calculate:"),
+    st.Page("decoding.py", title="Decoding", icon=":material/account_tree:"),
+    st.Page("heads.py", title="Heads", icon=":material/hub:"),
+    st.Page("compare.py", title="Compare models", icon=":material/compare:"),
+    st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
+])
+render_sidebar()
+navigation.run()

@@ -1,0 +1,131 @@
+"""Internals: the masks, scores → masked scores → softmax, positional encodings, and the Q/K/V arithmetic."""
+
+import pandas as pd
+import streamlit as st
+
+from explorer.internals import batch_padding_mask, longer_sentence, masked_scores, qkv_walkthrough, walkthrough_table
+from explorer.positional import bias_by_offset, position_similarity, sin_cos_halves
+from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
+                                        positional_encoding_figure, scores_mask_softmax, scaling_words,
+                                        walkthrough_figure)
+from explorer.exports import matrix_table
+from pages.session import EXAMPLES, current_trace
+from pages.widgets import choose_head, show_figure
+
+st.title("Internals")   # first: the notices about the sentence go under it
+checkpoint, trace = current_trace()
+kind, layer, head = choose_head(checkpoint, "internals", first_kind="decoder", kinds=tuple(trace.attention))
+queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
+
+st.header("Masks")
+st.caption("True (1) = may attend. The padding mask hides padding keys when sentences of different lengths share a "
+           "batch; the look-ahead mask lets decoder position i see positions ≤ i only. A single sentence has no "
+           "padding, so its padding mask is all ones; the look-ahead mask is lower-triangular.")
+mask = trace.masks[kind]
+show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
+            matrix_table(mask.astype(int), queries, keys))
+
+longer = longer_sentence(checkpoint, trace.text, EXAMPLES + [
+    "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party."])
+batch = batch_padding_mask(checkpoint, [trace.text, longer]) if longer else None
+if batch is not None:
+    padding, pieces = batch
+    labels = pieces[0]    # your sentence's pieces, then the pads
+    show_figure(mask_heatmap(padding, ["your sentence", "a longer sentence"], labels,
+                             "Padding mask of a batch: your sentence padded to the longer one's length",
+                             row_title="sentence", column_title="key position (your sentence's pieces)"),
+                "padding-mask", pd.DataFrame(padding.astype(int), index=["your sentence", "longer sentence"]))
+    st.caption("Padded positions (" + ", ".join(str(i) for i, ok in enumerate(padding[0]) if not ok)
+               + ") get mask 0: every query's attention to them is exactly 0.")
+
+scores = trace.attention[kind]["scores"][layer, head]
+pattern = trace.pattern(kind)[layer, head]
+st.subheader("Scaled scores + mask = masked scores → softmax")
+show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, keys,
+                                f"{kind}, layer {layer}, head {head}: the model's real numbers"),
+            f"{kind}-L{layer}-H{head}-scores-mask-softmax",
+            {"scores": scores, "mask": trace.masks[kind], "masked_scores": masked_scores(trace, kind, layer, head),
+             "pattern": pattern})
+
+st.header("Positional information")
+
+
+def relative_bias() -> None:
+    """T5 adds no position to its input: every score gets a learned bias by the key's offset from the query."""
+    st.caption("This model adds no positional encoding to its input. Instead every attention score q·k gets a "
+               "learned bias that depends only on the key's offset from the query (bucketed: exact for small "
+               "offsets, logarithmic beyond), one value per head, learned in the first layer and shared by every "
+               "layer of the stack (Raffel et al. 2020). Cross-attention has none.")
+    stack = "decoder" if kind == "decoder" else "encoder"
+    length = len(trace.query_tokens(stack))
+    bias = checkpoint.position_bias(stack, length, length)
+    offsets, values = bias_by_offset(bias.numpy())
+    rows = [f"head {h}" for h in range(checkpoint.heads)]
+    show_figure(matrix_heatmap(values, rows, [str(o) for o in offsets],
+                               f"{stack} self-attention: each head's bias by relative offset (key − query)", "bias",
+                               row_title="head", column_title="offset"),
+                f"{stack}-relative-bias", pd.DataFrame(values, index=rows, columns=offsets))
+
+
+def position_table(side: str) -> None:
+    tokens = trace.source_tokens if side == "source" else trace.target_tokens
+    positional = trace.positional[side]
+    table = pd.DataFrame(positional, index=[f"{i}:{t}" for i, t in enumerate(tokens)])
+    style = checkpoint.positional
+    if style == "learned":
+        st.caption("This model learned its position embeddings in training (one row per position, a table it looks "
+                   "up), rather than computing them with sines and cosines. Rows shown: the positions of this "
+                   "sentence.")
+        show_figure(learned_positions_figure(positional, tokens, f"Learned position embeddings of the {len(tokens)} "
+                                             f"{side} positions (as the model added them)"),
+                    f"{side}-position-embeddings", table)
+        similarity = position_similarity(positional, cosine=True)
+        title, measure = "Position similarity: cosine(P[i], P[j])", "cosine"
+    else:
+        where = "Vaswani et al. 2017" if style == "sinusoidal" else "all sines first, then all cosines"
+        show_figure(positional_encoding_figure(sin_cos_halves(positional, style), tokens,
+                                               f"Sinusoidal PE of the {len(tokens)} {side} positions ({where})",
+                                               interleaved=style == "sinusoidal"),
+                    f"{side}-positional-encoding", table)
+        similarity = position_similarity(positional)
+        title, measure = "Position similarity: PE[i] · PE[j]", "dot product"
+    show_figure(matrix_heatmap(similarity, tokens, tokens, title, measure, row_title="position",
+                               column_title="position", diverging=False),
+                f"{side}-position-similarity", matrix_table(similarity, tokens, tokens))
+    show_figure(embedding_sum_figure(trace.embeddings[side], positional, trace.inputs[side], tokens,
+                                     "What the first layer receives (captured from the model's hook points)",
+                                     checkpoint.embedding_steps),
+                f"{side}-embedding-plus-pe", {"embedding": trace.embeddings[side], "positional_encoding": positional,
+                                              "input": trace.inputs[side]})
+
+
+if checkpoint.positional == "relative":
+    relative_bias()
+else:
+    side = st.radio("Side", list(trace.positional), key="internals_side", horizontal=True,
+                    format_func=lambda s: f"{s} ({'encoder' if s == 'source' else 'decoder'} input)")
+    position_table(side)
+
+st.header("Q, K, V: one query through one head")
+# Default to a query in the middle of the sentence: the decoder's first query (<s>) sees one key, so its
+# softmax is trivially 1 and shows nothing of the arithmetic.
+query = st.selectbox("Query token", range(len(queries)), index=len(queries) // 2,
+                     format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
+walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
+st.caption(f"d_k = {checkpoint.d_k}. q is the query token's vector for head {head}; each key token has a k and a v. "
+           f"Score = q·k {scaling_words(walk.scaling, checkpoint.d_k)}"
+           f"{' + the relative position bias of its offset' if walk.biased else ''}; masked keys get −∞; softmax "
+           "gives the weights; "
+           "z = Σ weight × v.")
+st.markdown("**q** (query vector)")
+st.dataframe(pd.DataFrame([walk.q], index=["q"]).style.format("{:.3f}"), key="walk_q")
+show_figure(walkthrough_figure(walk, keys, queries[query], checkpoint.d_k), f"{kind}-L{layer}-H{head}-q{query}-walkthrough",
+            pd.DataFrame({"key": keys, "q·k": walk.dots, "scaled": walk.scaled, "masked": walk.masked,
+                          "softmax": walk.weights}))
+st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
+st.dataframe(walkthrough_table(walk, keys).style.format("{:.3f}"), key="walk_kv")
+st.markdown(f"**z = Σ weight × v** for head {head}, then the {checkpoint.heads} heads' z concatenated "
+            f"({checkpoint.heads} × {checkpoint.d_k} = {checkpoint.d_model} numbers) times W_O (+ bias): the block's output.")
+st.dataframe(pd.DataFrame([walk.z], index=["z"]).style.format("{:.3f}"), key="walk_z")
+st.dataframe(pd.DataFrame([walk.concatenated, walk.output], index=["concat(z_1…z_h)", "· W_Oᵀ + b"])
+             .style.format("{:.3f}"), key="walk_out")

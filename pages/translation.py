@@ -1,0 +1,29 @@
+"""The model's output for the current sentence (a translation, a continuation, or nothing for a masked language
+model), its tokens, and what the model is."""
+
+import pandas as pd
+import streamlit as st
+
+from models.interface import FILL_MASK
+from models.vocabulary import SHORT_NAMES
+from pages.session import current_trace
+
+st.title("Translation")   # first: the notices about the sentence go under it
+checkpoint, trace = current_trace()
+decoding = "" if checkpoint.task == FILL_MASK else f" · decoding: {trace.decoding}"
+st.caption(f"{checkpoint.name}: {checkpoint.description}{decoding}")
+st.subheader(trace.output_title)
+if checkpoint.task == FILL_MASK:
+    st.text("This model generates nothing: it fills in masked tokens. The Decoding page hides a token of your "
+            "sentence behind the mask and shows what it predicts.")
+else:
+    st.text(trace.translation)
+st.subheader("Tokens")
+columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.target_tokens,
+           "decoder output": trace.output_tokens}
+st.dataframe(pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens}), key="tokens")
+scores = checkpoint.info.get("scores", {}).get("test_2016_flickr")
+stacks = " + ".join(f"{checkpoint.layers(kind)} {SHORT_NAMES[kind]}" for kind in checkpoint.kinds if kind != "cross")
+heads = f"{checkpoint.heads} head{'s' if checkpoint.heads > 1 else ''}"
+st.caption(f"{heads} per layer × layers {stacks}, d_model {checkpoint.d_model}, d_k {checkpoint.d_k}"
+           + (f" · test BLEU greedy {scores['bleu_greedy']}, beam 5 {scores['bleu_beam5']}" if scores else ""))
