@@ -376,9 +376,9 @@ def run_evolution(args: argparse.Namespace) -> None:
     from models.loader import open_model
 
     checkpoint = open_model(args.model)
-    if not checkpoint.info.get("training"):
-        raise InputError(f"{args.model}: evolution follows a training run's snapshots (epoch-N.safetensors), and "
-                         "this model's config.json records no training run of the explorer")
+    if not checkpoint.takes_snapshots:
+        raise InputError(f"{args.model}: evolution follows the explorer's own training snapshots "
+                         "(epoch-N.safetensors); this model takes none")
     sentences = [s for s in read_lines(args.text)[: args.limit] if s.strip()]
     if not sentences:
         raise CorpusError(f"{args.text}: no sentences")

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
 from explorer.roles import Thresholds, analyse_roles
-from models.checkpoint import Checkpoint, CheckpointError, load_weights
-from models.transformer import Transformer
+from models.checkpoint import CheckpointError
+from models.interface import ExplorerModel
 
 EVOLUTION_FILE = "head_evolution.json"
 SNAPSHOT = re.compile(r"epoch-(\d+)\.safetensors$")
@@ -31,19 +31,17 @@ def find_snapshots(folder: Path, every: int = 1) -> dict[int, Path]:
     return {epoch: found[epoch] for epoch in sorted(found) if epoch % every == 0 or epoch == last}
 
 
-def head_evolution(checkpoint: Checkpoint, snapshots: dict[int, Path], sentences: list[str], text_name: str = "",
+def head_evolution(checkpoint: ExplorerModel, snapshots: dict[int, Path], sentences: list[str], text_name: str = "",
                    thresholds: Thresholds = Thresholds(),
                    progress: Callable[[float], None] | None = None) -> dict:
     """JSON-ready: per head and epoch its top offset and share, confidence, rare-token rate and roles."""
     started = time.perf_counter()
-    model = Transformer(checkpoint.model.config)
     history = {r["epoch"]: r for r in checkpoint.info.get("training", {}).get("history", [])}
     epochs = sorted(snapshots)
     heads: dict[str, dict] = {}
     for done, epoch in enumerate(epochs, start=1):
-        load_weights(model, snapshots[epoch])
-        model.eval()
-        report = analyse_roles(replace(checkpoint, model=model), sentences, thresholds=thresholds, text_name=text_name)
+        report = analyse_roles(checkpoint.with_weights(snapshots[epoch]), sentences, thresholds=thresholds,
+                               text_name=text_name)
         for entry in report.heads:
             line = heads.setdefault(entry["spec"], {"spec": entry["spec"], "kind": entry["kind"], "layer": entry["layer"],
                                                     "head": entry["head"], "offset": [], "share": [], "confidence": [],

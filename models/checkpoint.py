@@ -8,7 +8,7 @@ Every problem becomes a CheckpointError whose one-line message names the file an
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import torch
@@ -110,6 +110,15 @@ class Checkpoint(ExplorerModel):
 
     def attention_scaling(self, kind: str, layer: int) -> float:
         return self.model.attention_scaling(kind, layer)
+
+    takes_snapshots = True
+
+    def with_weights(self, snapshot: Path) -> "Checkpoint":
+        """A model of its own (never the shared one) with a training snapshot's weights."""
+        model = Transformer(self.model.config)
+        load_weights(model, snapshot)
+        model.eval()
+        return replace(self, model=model)
 
     def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         return self.model.attention_output_weights(kind, layer)

@@ -195,6 +195,13 @@ class ExplorerModel(ABC):
     def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """W_O [d_model, heads × d_k] (stored [out, in] as in nn.Linear) and its bias, of one attention block."""
 
+    # -- training history --------------------------------------------------------------------------
+    takes_snapshots: bool = False               # with_weights loads the explorer's per-epoch training snapshots
+
+    def with_weights(self, snapshot: Path) -> "ExplorerModel":
+        """The same model with a training snapshot's weights (epoch-N.safetensors), as a copy: head evolution."""
+        raise NotImplementedError(f"{self.name} takes no training snapshots")
+
     def position_bias(self, kind: str, queries: int, keys: int) -> torch.Tensor | None:
         """[heads, queries, keys] added to the scores before softmax (T5's relative bias); None for most."""
         return None

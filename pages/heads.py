@@ -124,7 +124,7 @@ if entries:
 
 st.header("How the heads formed during training")
 evolution = shipped(checkpoint, EVOLUTION_FILE)
-if evolution is None and not checkpoint.info.get("training"):
+if evolution is None and not checkpoint.takes_snapshots:
     st.caption("This model comes without the record of its training (per-epoch snapshots), so how its heads "
                "formed cannot be shown.")
 elif evolution is None:

@@ -152,7 +152,7 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
         st.warning(f"Your text has {typed:,} characters: the explorer reads only its first {MAX_SENTENCE_CHARS:,}.")
     if trace.truncated:
         st.warning(f"The sentence is longer than the model's maximum of {checkpoint.max_positions} tokens: "
-                   "it was cut to fit.")
+                   f"it was cut to its first {checkpoint.max_positions} tokens.")
     if trace.recased_from:
         st.info(f"You typed “{shorten(trace.recased_from)}” all in capitals or all in lower case; the model was "
                 f"given “{shorten(trace.text)}”, in sentence case like its training captions. Untick “Fix ALL-CAPS "

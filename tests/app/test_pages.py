@@ -69,7 +69,7 @@ def test_all_caps_input_is_fed_in_sentence_case_and_the_page_says_so(h8):
     assert at.text[0].value == translate(h8, ["TWO DOGS PLAY IN THE SNOW."], fix_casing=False)[0]
     assert not any("sentence case" in i.value for i in at.info)
     assert at.query_params["casing"] == "as-typed"                     # a shared link keeps the choice
-    link = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    link = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
     link.query_params.update({"sentence": "TWO DOGS PLAY IN THE SNOW.", "casing": "as-typed"})
     link.run()
     assert not link.exception and link.sidebar.checkbox(key="fix_casing").value is False
@@ -281,7 +281,7 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
 
 
 def test_prune_page_scores_a_corpus_only_when_asked(h8):
-    from explorer.parallel_corpus import ParallelCorpus, corpus_bleu
+    from explorer.translation import bleu, translate
     from models.data import read_parallel
     from tests.conftest import MULTI30K
 
@@ -291,7 +291,7 @@ def test_prune_page_scores_a_corpus_only_when_asked(h8):
     assert not [m for m in at.metric if "first 10 pairs" in m.label]       # nothing translated yet
     at.button(key="prune_score").click().run()
     sources, references = read_parallel(MULTI30K / "val.en.gz", MULTI30K / "val.de.gz")
-    expected = corpus_bleu(h8, ParallelCorpus.build(h8, sources[:10], references[:10]))
+    expected = bleu(translate(h8, sources[:10], fix_casing=False), references[:10])
     shown = [m for m in at.metric if "first 10 pairs" in m.label]
     assert len(shown) == 1 and shown[0].value == f"{expected:.2f}" and shown[0].delta == "+0.00 vs unpruned"
     at.checkbox(key="prune_en-de-h8_cross.2.0").check().run()
@@ -337,7 +337,7 @@ def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     assert at.query_params["sentence"] == "A cat sleeps." and at.query_params["model"] == "h2"
     assert "beam" not in at.query_params
 
-    link = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    link = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
     link.query_params.update({"model": "h8", "sentence": "Two dogs run.", "beam": "4", "pruned": "cross.2.*"})
     link.run()
     link.switch_page("prune.py").run()
@@ -349,7 +349,7 @@ def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     assert [t.value for t in link.text][1] == pruned[0]
     assert link.query_params["pruned"] == "cross.2.0,cross.2.1,cross.2.2,cross.2.3,cross.2.4,cross.2.5,cross.2.6,cross.2.7"
 
-    bad = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    bad = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
     bad.query_params.update({"pruned": "enc.9.9"})
     bad.run()
     bad.switch_page("prune.py").run()

@@ -189,7 +189,7 @@ def test_translate_says_when_it_fixed_the_casing(tiny_checkpoint):
     fixed = cli("translate", "--model", str(tiny_checkpoint.path), "THE DOG IS RUNNING.", "A dog runs.")
     assert fixed.returncode == 0
     assert fixed.stderr.strip().splitlines() == [
-        "note: sentence 1 is all capitals or all lower case; translated as “The dog is running.” "
+        "note: sentence 1 is all capitals or all lower case; fed as “The dog is running.” "
         "(--keep-casing feeds it as typed)"]
     kept = cli("translate", "--model", str(tiny_checkpoint.path), "--keep-casing", "THE DOG IS RUNNING.")
     assert kept.returncode == 0 and kept.stderr.strip() == ""

@@ -83,7 +83,7 @@ def test_a_killed_worker_is_replaced_and_every_shard_counted_once(tiny_checkpoin
     sources, references = sources[:140], references[:140]      # 3 groups of batches: 3 shards, both workers busy
     scorer = scorer_for(tiny_checkpoint, sources, references)
     sets = [[], [HeadSpec("encoder", 0, 1)], [HeadSpec("cross", 1, 2), HeadSpec("decoder", 0, 0)]]
-    expected = [(scorer.loss(head_mask(s, scorer.config)), scorer.quality(head_mask(s, scorer.config))) for s in sets]
+    expected = [(scorer.loss(head_mask(s, scorer.model)), scorer.quality(head_mask(s, scorer.model))) for s in sets]
     runner = RayRunner(str(tiny_checkpoint.path), 2, job_delay=1.0)
     victim = runner.pids()[0]
     killer = threading.Timer(0.5, lambda: os.kill(victim, signal.SIGKILL))   # while it sleeps in its first job

@@ -3,9 +3,8 @@
 import pytest
 
 from explorer.head_sets import HeadSpec
-from explorer.corpus_scoring import OwnTranslation
+from explorer.corpus_scoring import TranslationScorer
 from explorer.importance import ablation, gradient_importance, importance_report
-from explorer.parallel_corpus import ParallelCorpus, corpus_bleu, corpus_loss
 from models.data import make_training_batch, read_parallel
 from models.hooks import model_run
 from tests.conftest import MULTI30K
@@ -26,7 +25,7 @@ def silence_head(z, name):
 
 
 def test_a_silent_head_has_zero_importance_and_others_do_not(tiny_checkpoint, pairs):
-    scorer = OwnTranslation(tiny_checkpoint, *pairs)
+    scorer = TranslationScorer(tiny_checkpoint, *pairs)
     with model_run({attention_hook("encoder", 0, "z"): silence_head}, hook_names=tiny_checkpoint.model.hook_names):
         gradient = gradient_importance(scorer)
         ablated = ablation(scorer, heads=[HeadSpec("encoder", 0, 2), HeadSpec("encoder", 0, 1)], with_quality=False)
@@ -37,17 +36,16 @@ def test_a_silent_head_has_zero_importance_and_others_do_not(tiny_checkpoint, pa
 
 
 def test_gradient_pass_leaves_the_shared_model_untouched(tiny_checkpoint, pairs):
-    scorer = OwnTranslation(tiny_checkpoint, *pairs)
-    corpus = scorer.corpus
-    before = corpus_loss(tiny_checkpoint, corpus)
+    scorer = TranslationScorer(tiny_checkpoint, *pairs)
+    before = scorer.loss()
     gradient_importance(scorer)
     assert all(p.grad is None for p in tiny_checkpoint.model.parameters())
-    assert corpus_loss(tiny_checkpoint, corpus) == before
+    assert scorer.loss() == before
 
 
 def test_report_lists_every_head_with_its_scores(tiny_checkpoint, pairs):
     progress = []
-    report = importance_report(OwnTranslation(tiny_checkpoint, pairs[0][:10], pairs[1][:10]), progress=progress.append)
+    report = importance_report(TranslationScorer(tiny_checkpoint, pairs[0][:10], pairs[1][:10]), progress=progress.append)
     assert len(report["heads"]) == 3 * 2 * 4
     head = report["heads"][0]
     assert {"kind", "layer", "head", "spec", "roles", "gradient_importance", "gradient_importance_normalised",
@@ -65,25 +63,25 @@ def test_gradient_importance_is_the_mean_over_sentences_of_each_sentences_absolu
 
     from models.tokenizer import PAD
 
-    scorer = OwnTranslation(tiny_checkpoint, pairs[0][:12], pairs[1][:12])
-    corpus = scorer.corpus
+    scorer = TranslationScorer(tiny_checkpoint, pairs[0][:12], pairs[1][:12])
+    pairs = [(source[:-1], reference[:-1]) for source, reference in scorer.examples]   # pieces without </s>
     config = tiny_checkpoint.model.config
     expected = {kind: torch.zeros(config.layers(kind), config.heads) for kind in ("encoder", "decoder", "cross")}
-    for index in range(len(corpus.pairs)):
-        src, tgt_in, tgt_out = make_training_batch(corpus.pairs, [index])
+    for index in range(len(pairs)):
+        src, tgt_in, tgt_out = make_training_batch(pairs, [index])
         gates = {kind: torch.ones(config.layers(kind), config.heads, requires_grad=True) for kind in expected}
         with torch.enable_grad(), model_run(head_mask=gates):
             logits = tiny_checkpoint.model(src, tgt_in)
             loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), tgt_out.view(-1), ignore_index=PAD)
             grads = torch.autograd.grad(loss, list(gates.values()))
         for kind, grad in zip(gates, grads):
-            expected[kind] += grad.abs() / len(corpus.pairs)
+            expected[kind] += grad.abs() / len(pairs)
     batched = gradient_importance(scorer)
     for kind, value in expected.items():
         torch.testing.assert_close(torch.tensor(batched[kind]), value, rtol=1e-4, atol=1e-7)
     # Not the absolute gradient of the mean loss (per batch): signs differ between sentences.
     whole = {kind: torch.ones(config.layers(kind), config.heads, requires_grad=True) for kind in expected}
-    src, tgt_in, tgt_out = make_training_batch(corpus.pairs, list(range(len(corpus.pairs))))
+    src, tgt_in, tgt_out = make_training_batch(pairs, list(range(len(pairs))))
     with torch.enable_grad(), model_run(head_mask=whole):
         logits = tiny_checkpoint.model(src, tgt_in)
         loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), tgt_out.view(-1), ignore_index=PAD)
@@ -106,7 +104,7 @@ def test_one_bleu_and_one_rule_for_blank_lines_everywhere(tiny_checkpoint):
     sources = ["A dog runs.", "", "Two men talk.", "A girl sings."]
     references = ["Ein Hund rennt.", "Leer.", "  ", "Ein Mädchen singt."]
     result = evaluate(tiny_checkpoint, sources, references)
-    corpus = ParallelCorpus.build(tiny_checkpoint, sources, references)
-    assert (result["sentences"], result["skipped"]) == (len(corpus.pairs), 2) == (2, 2)
-    assert corpus.references == ["Ein Hund rennt.", "Ein Mädchen singt."]
-    assert result["bleu"] == round(corpus_bleu(tiny_checkpoint, corpus), 2)
+    scorer = TranslationScorer(tiny_checkpoint, sources, references)
+    assert (result["sentences"], result["skipped"]) == (scorer.size, 2) == (2, 2)
+    assert scorer.references == ["Ein Hund rennt.", "Ein Mädchen singt."]
+    assert result["bleu"] == round(scorer.quality(), 2)

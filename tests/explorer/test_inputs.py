@@ -13,12 +13,12 @@ ODD = ["😀🐕 A dog 🐶 runs.", "一只狗在跑。 A dog.", "A\x00 dog\x07 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t", "\x00\x01"])
 def test_empty_input_asks_for_a_sentence(tiny_checkpoint, text):
     with pytest.raises(InputError, match="Please type a sentence"):
-        prepare_source(text, tiny_checkpoint.tokenizer, 64)
+        prepare_source(text, tiny_checkpoint)
 
 
 @pytest.mark.parametrize("text", ODD)
 def test_odd_unicode_translates(tiny_checkpoint, text):
-    source = prepare_source(text, tiny_checkpoint.tokenizer, 64)
+    source = prepare_source(text, tiny_checkpoint)
     assert source.ids[-1] == 3 and all(0 <= i < 400 for i in source.ids)
     assert not any(ch in source.text for ch in "\x00\x07\u200b\u202e")
     [translation] = translate(tiny_checkpoint, [text])
@@ -28,12 +28,12 @@ def test_odd_unicode_translates(tiny_checkpoint, text):
 def test_a_5000_character_sentence_is_cut_with_a_notice(tiny_checkpoint):
     text = "A man rides a bike down the street. " * 140
     assert len(text) >= 5000
-    source = prepare_source(text, tiny_checkpoint.tokenizer, 64)
+    source = prepare_source(text, tiny_checkpoint)
     assert source.truncated and len(source.ids) == 64
     assert "maximum of 64 tokens" in source.notice(64)
     trace = trace_sentence(tiny_checkpoint, text)
     assert trace.truncated and trace.pattern("encoder").shape[-1] == 64
-    assert not prepare_source("A dog.", tiny_checkpoint.tokenizer, 64).truncated
+    assert not prepare_source("A dog.", tiny_checkpoint).truncated
 
 
 @pytest.mark.parametrize("typed, fed", [
@@ -51,7 +51,7 @@ def test_sentence_case_only_changes_all_caps_or_all_lower_text(typed, fed):
 def test_the_trace_says_what_was_fed_when_the_casing_was_fixed(tiny_checkpoint):
     trace = trace_sentence(tiny_checkpoint, "THE  DOG IS RUNNING.")
     assert (trace.text, trace.recased_from) == ("The dog is running.", "THE DOG IS RUNNING.")
-    assert trace.source_ids == prepare_source("The dog is running.", tiny_checkpoint.tokenizer, 64).ids
+    assert trace.source_ids == prepare_source("The dog is running.", tiny_checkpoint).ids
     as_typed = trace_sentence(tiny_checkpoint, "THE DOG IS RUNNING.", fix_casing=False)
     assert (as_typed.text, as_typed.recased_from) == ("THE DOG IS RUNNING.", "")
     assert as_typed.source_ids != trace.source_ids

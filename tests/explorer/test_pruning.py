@@ -8,7 +8,7 @@ import torch
 
 from explorer.head_sets import HeadSpec, all_heads, head_mask, parse_heads
 from explorer.importance import gradient_importance
-from explorer.corpus_scoring import OwnTranslation
+from explorer.corpus_scoring import TranslationScorer
 from explorer.roles import Thresholds
 from explorer.head_table import head_table, heads_without_role
 from explorer.pruning import (compare_steps, curve_rows, importance_order, importance_scores,
@@ -27,7 +27,7 @@ def test_pruning_no_head_is_exactly_the_unpruned_model(tiny_checkpoint):
     for kind in ("encoder", "decoder", "cross"):
         assert np.array_equal(plain.pattern(kind), none.pattern(kind))
     assert translate(tiny_checkpoint, SENTENCES, pruned=[]) == translate(tiny_checkpoint, SENTENCES)
-    steps = compare_steps(tiny_checkpoint, SENTENCES[0], plain.target_ids[1:], [])
+    steps = compare_steps(tiny_checkpoint, plain, [])
     assert steps.unpruned == steps.pruned and max(steps.kl) == 0.0
 
 
@@ -93,7 +93,7 @@ def test_importance_order_beats_random_with_planted_useless_heads(h8):
         return torch.zeros_like(z)
 
     with model_run({attention_hook("cross", 0, "z"): silence}, hook_names=h8.model.hook_names):
-        scorer = OwnTranslation(h8, sources, references)
+        scorer = TranslationScorer(h8, sources, references)
         gradient = gradient_importance(scorer)
         scores = {spec: float(gradient[spec.kind][spec.layer, spec.head]) for spec in all_heads(h8.model.config)}
         cross = [h for h in all_heads(h8.model.config) if h.kind == "cross"]

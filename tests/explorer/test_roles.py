@@ -6,7 +6,7 @@ import torch
 
 from explorer.roles import (SyntaxTally, Tally, Thresholds, analyse_roles, classify, head_results, is_real_sentence,
                             key_counts, real_tokens, role_summary, tally_patterns, tally_syntax)
-from explorer.treebank import align_words, read_trees, word_attention, word_maps
+from explorer.treebank import read_trees, word_attention, word_maps
 from models.data import pad_batch
 from models.hooks import model_run
 from models.tokenizer import BOS, EOS, PAD
@@ -14,13 +14,22 @@ from tests.conftest import DATA
 from models.vocabulary import attention_hook
 
 EWT = DATA / "ud" / "en_ewt-ud-dev.conllu.gz"
+SPECIAL = frozenset((PAD, BOS, EOS))          # our models' special tokens
+
+
+def real(ids: torch.Tensor) -> torch.Tensor:
+    return real_tokens(ids, ids != PAD, SPECIAL)
+
+
+def counts_of(ids: torch.Tensor, frequencies: list[int]) -> torch.Tensor:
+    return key_counts(ids, real(ids), torch.tensor(frequencies, dtype=torch.float64))
 ONE_LEFT, GOLD_ARCS, RAREST = 0, 1, 2
 
 
 @pytest.fixture(scope="module")
 def sentences(tiny_checkpoint):
-    trees = read_trees(EWT, limit=600)
-    aligned = [(t, align_words(t.words, tiny_checkpoint.tokenizer, 256)) for t in trees]
+    trees = read_trees(EWT, limit=900)
+    aligned = [(t, tiny_checkpoint.align_words(t.words)) for t in trees]
     return [(t, a) for t, a in aligned if a is not None]
 
 
@@ -51,14 +60,14 @@ def test_constructed_heads_get_exactly_their_roles(sentences, tiny_checkpoint):
     for start in range(0, len(sentences), 32):
         chunk = sentences[start: start + 32]
         src = pad_batch([a.ids for _, a in chunk])
-        counts = key_counts(src, frequencies)
+        counts = counts_of(src, frequencies)
         rare = counts.argmin(-1)
         batch = np.zeros((len(chunk), 1, 3, src.shape[1], src.shape[1]))
         for row, (tree, aligned) in enumerate(chunk):
             pieces = len(aligned.ids)
             batch[row, :, :, :pieces, :pieces] = constructed_patterns(tree, aligned, int(rare[row]))
         patterns = torch.tensor(batch, dtype=torch.float32)
-        tally_patterns(tally, patterns, real_tokens(src), src != PAD, counts, positional=True)
+        tally_patterns(tally, patterns, real(src), src != PAD, counts, positional=True)
         tally_syntax(syntax, batch, chunk)
     results = {h["head"]: h for h in head_results("encoder", tally, (syntax, SyntaxTally()), Thresholds(),
                                                   [t.text for t, _ in sentences])}
@@ -117,7 +126,7 @@ def test_role_summary_counts_roles_and_names_the_strongest_candidates():
 
 def test_word_piece_mapping_on_words_split_into_many_pieces(tiny_checkpoint):
     words = ["Antidisestablishmentarianism", "is", "extraordinarily", "long"]
-    aligned = align_words(words, tiny_checkpoint.tokenizer, 64)
+    aligned = tiny_checkpoint.align_words(words)
     lengths = [len(p) for p in aligned.word_pieces]
     assert lengths[0] >= 5 and lengths[2] >= 3 and sum(lengths) + 1 == len(aligned.ids)
     assert [p for pieces in aligned.word_pieces for p in pieces] == list(range(sum(lengths)))
@@ -167,7 +176,7 @@ def test_special_token_queries_are_left_out():
     pattern[4] = 0
     pattern[4, 0] = 1                                  # </s> looks far left: would be an offset of −4
     tally = Tally(1, 1)
-    tally_patterns(tally, pattern_batch([pattern]), real_tokens(src), src != PAD, None, positional=True)
+    tally_patterns(tally, pattern_batch([pattern]), real(src), src != PAD, None, positional=True)
     entry = head_results("encoder", tally, None, Thresholds(), ["x"])[0]
     assert tally.queries == 4 and entry["positional"]["share"] == 0.75 and entry["positional"]["histogram"]["-4"] == 0
     assert entry["confidence"] == 1.0
@@ -175,7 +184,7 @@ def test_special_token_queries_are_left_out():
     tgt = torch.tensor([[BOS, 20, 21, 22]])
     causal = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]     # uniform over the visible prefix
     tally = Tally(1, 1)
-    tally_patterns(tally, pattern_batch([causal]), real_tokens(tgt), tgt != PAD, None, positional=True)
+    tally_patterns(tally, pattern_batch([causal]), real(tgt), tgt != PAD, None, positional=True)
     entry = head_results("decoder", tally, None, Thresholds(), ["x"])[0]
     # <s> has one key and always scores 1.0: left out, the mean of the largest weights is (1/2 + 1/3 + 1/4) / 3.
     assert tally.queries == 3 and entry["confidence"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3, abs=1e-4)
@@ -192,7 +201,7 @@ def test_rare_token_ties_count_as_hits_and_chance_counts_only_keys_that_can_be_r
         pattern = np.zeros((len(ids), len(ids)))
         pattern[:, peak] = 1
         tally = Tally(1, 1)
-        tally_patterns(tally, pattern_batch([pattern]), real_tokens(src), src != PAD, key_counts(src, frequencies),
+        tally_patterns(tally, pattern_batch([pattern]), real(src), src != PAD, counts_of(src, frequencies),
                        positional=False)
         return head_results("cross", tally, None, Thresholds(), ["x"])[0]["rare_token"]
 
@@ -209,7 +218,7 @@ def test_rare_token_ties_count_as_hits_and_chance_counts_only_keys_that_can_be_r
     # A sentence with one piece has no choice to make: it is not counted.
     src = torch.tensor([[11, EOS]])
     tally = Tally(1, 1)
-    tally_patterns(tally, pattern_batch([np.eye(2)]), real_tokens(src), src != PAD, key_counts(src, frequencies), False)
+    tally_patterns(tally, pattern_batch([np.eye(2)]), real(src), src != PAD, counts_of(src, frequencies), False)
     assert tally.rare_sentences == 0
 
 
