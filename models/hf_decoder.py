@@ -56,6 +56,9 @@ class DecoderOnly(HuggingFaceModel):
             scaling /= layer + 1
         return scaling
 
+    def output_projection(self, kind: str, layer: int):
+        return self.block(kind, layer).c_proj
+
     def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        projection = self.block(kind, layer).c_proj         # GPT-2's Conv1D stores [in, out]
+        projection = self.output_projection(kind, layer)    # GPT-2's Conv1D stores [in, out]
         return projection.weight.detach().T, projection.bias.detach()

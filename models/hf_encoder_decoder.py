@@ -59,14 +59,15 @@ class EncoderDecoder(HuggingFaceModel):
         outputs: list[list[int]] = [[] for _ in sources]
         order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
         beams = {"num_beams": beam_size, "length_penalty": alpha} if beam_size > 1 else {"num_beams": 1}
+        forced = len(self.decoder_prefix()) - 1         # tokens generate is made to produce before the output
         for start in range(0, len(order), self.generation_batch):
             chunk = order[start: start + self.generation_batch]
             batch = self.pad([sources[i] for i in chunk])
             generated = self.model.generate(input_ids=batch.ids, attention_mask=batch.present.long(), do_sample=False,
-                                            max_new_tokens=self.step_limit(batch.ids.shape[1]),
+                                            max_new_tokens=self.step_limit(batch.ids.shape[1]) + forced,
                                             **beams, **self.generation_options())
             for i, row in zip(chunk, generated.tolist()):
-                outputs[i] = self.output_of(row[1:])
+                outputs[i] = self.output_of(row[1 + forced:])
         return outputs
 
     def output_of(self, generated: list[int]) -> list[int]:

@@ -226,9 +226,13 @@ class HuggingFaceModel(ExplorerModel):
                 if found and kind in self.kinds:
                     layer = int(found.group(1))
                     module.explorer_block = (kind, layer)   # which block this is: fixed metadata, not per-call state
-                    module.register_forward_hook(_block_output_hook(attention_hook(kind, layer, "out")))
                     self.layer_counts[kind] = max(self.layer_counts[kind], layer + 1)
                     names += [attention_hook(kind, layer, value) for value in VALUES]
+        for kind, layers in self.layer_counts.items():
+            # `out` is what the output projection W_O makes of every head's z (BERT's block stops before it)
+            for layer in range(layers):
+                self.output_projection(kind, layer).register_forward_hook(
+                    _block_output_hook(attention_hook(kind, layer, "out")))
         for stack, (tokens, positions, first_layer) in self.stack_paths().items():
             if tokens:
                 embedding = self.model.get_submodule(tokens)

@@ -147,11 +147,17 @@ class ExplorerModel(ABC):
             logits = self.forward(source, target)
         return logits, cache
 
+    def decoder_prefix(self) -> list[int]:
+        """What an encoder–decoder's decoder reads before the output: its start token (and a multilingual model's
+        target-language token)."""
+        return [self.start_id]
+
     def decoder_input(self, source_ids: list[int], output_ids: list[int]) -> tuple[list[int], int]:
-        """(target ids, the target position whose logits chose output token 0). An encoder–decoder starts its
-        decoder from start_id; a decoder-only model continues the prompt."""
+        """(target ids, the target position whose logits chose output token 0). An encoder–decoder's decoder
+        starts from its prefix; a decoder-only model continues the prompt."""
         if self.has("encoder"):
-            return [self.start_id] + list(output_ids), 0
+            prefix = self.decoder_prefix()
+            return prefix + list(output_ids), len(prefix) - 1
         return list(source_ids) + list(output_ids), len(source_ids) - 1
 
     @abstractmethod

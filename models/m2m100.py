@@ -1,12 +1,14 @@
 """M2M100 and NLLB (facebook/m2m100_418M, facebook/nllb-200-distilled-600M): multilingual encoder–decoders laid
 out as BART is. Sinusoidal positions (all the sin dimensions, then the cos ones) whose rows start at the padding
-id + 1; the output starts with a target-language token, which the decoder is forced to produce first."""
+id + 1; the decoder reads its start token and then the target language's token (which transformers' generate is
+forced to produce first) before the output proper."""
 
 from __future__ import annotations
 
 import re
 
 from models.hf_encoder_decoder import EncoderDecoder
+from models.tokenizer import clean_text
 
 NAMES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch", "pt": "Portuguese",
          "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "en": "English", "ro": "Romanian", "cs": "Czech"}
@@ -46,11 +48,15 @@ class MultilingualEncoderDecoder(EncoderDecoder):
     def detokenize(self, ids: list[int]) -> str:
         return super().detokenize([i for i in ids if i not in self.special_ids])
 
+    def decoder_prefix(self) -> list[int]:
+        """The start token, then the target language's: the output proper begins after it."""
+        return [self.start_id, self.languages[self.target_language]]
+
     def generation_options(self) -> dict:
         return {"forced_bos_token_id": self.languages[self.target_language]}
 
     def encode_reference(self, text: str) -> list[int]:
-        """The language token, the text's pieces, the end token (the shared tokenizer's own target language is
-        never changed: sessions may want different ones)."""
-        pieces = self.tokenizer(text, add_special_tokens=False).input_ids[: self.max_positions - 3]
-        return [self.languages[self.target_language]] + pieces + [self.end_id]
+        """The text's pieces and the end token (the language token is part of the decoder's prefix; the shared
+        tokenizer's own target language is never changed: sessions may want different ones)."""
+        pieces = self.tokenizer(clean_text(text), add_special_tokens=False).input_ids[: self.max_positions - 3]
+        return pieces + [self.end_id]

@@ -83,7 +83,9 @@ def _sentencepiece(folder, **options):
 
 def t5(folder):
     model_file = _sentencepiece(folder, pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
-    tokenizer = transformers.T5Tokenizer(vocab_file=str(model_file), extra_ids=0, legacy=False)
+    processor = spm.SentencePieceProcessor(model_file=str(model_file))
+    vocab = [(processor.id_to_piece(i), processor.get_score(i)) for i in range(processor.get_piece_size())]
+    tokenizer = transformers.T5Tokenizer(vocab=vocab, extra_ids=0)
     config = transformers.T5Config(vocab_size=len(tokenizer), d_model=16, d_kv=8, d_ff=32, num_layers=2,
                                    num_decoder_layers=2, num_heads=4, relative_attention_num_buckets=8,
                                    relative_attention_max_distance=16, pad_token_id=0, eos_token_id=1,

@@ -1,131 +1,120 @@
 """Hugging Face models through the explorer's hooks: the patterns are transformers' own, head masks gate what
-they should, per call, and loading never runs pickle or reaches the network. Tiny random models, built here."""
+they should, per call, and loading never runs pickle or reaches the network. Tiny random models of every family,
+with their own tokenizers (tests/hugging_face_models.py)."""
 
 import pickle
 import threading
 
 import pytest
 import torch
-import transformers
 
 from models.hooks import HookNameError, model_run
-from models.hugging_face import HuggingFaceError, hugging_face_folder, load_hugging_face
+from models.hugging_face import HuggingFaceError
+from models.loader import hugging_face_folder, open_model
 from models.vocabulary import attention_hook
+from tests.hugging_face_models import FAMILIES, saved_model
 
-VOCAB = 64
-TINY = {
-    "marian": lambda: transformers.MarianConfig(
-        vocab_size=VOCAB, decoder_vocab_size=VOCAB, d_model=16, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32,
-        max_position_embeddings=64, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0),
-    "bart": lambda: transformers.BartConfig(
-        vocab_size=VOCAB, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
-        pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2),
-    "bert": lambda: transformers.BertConfig(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=2,
-                                            num_attention_heads=4, intermediate_size=32, max_position_embeddings=64),
-    "gpt2": lambda: transformers.GPT2Config(vocab_size=VOCAB, n_embd=16, n_layer=2, n_head=4, n_positions=64),
-}
-CLASSES = {"marian": "MarianMTModel", "bart": "BartForConditionalGeneration", "bert": "BertForMaskedLM",
-           "gpt2": "GPT2LMHeadModel"}
+LONG, SHORT = "two men play football on a field", "a dog runs"
 
 
-@pytest.fixture(scope="module", params=list(TINY))
+@pytest.fixture(scope="module", params=list(FAMILIES))
 def tiny(request, tmp_path_factory):
-    """(family, folder) of a tiny random model saved with save_pretrained (safetensors)."""
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp(request.param)
-    getattr(transformers, CLASSES[request.param])(TINY[request.param]()).save_pretrained(folder)
-    return request.param, folder
+    """(opened model, folder) of a tiny random model saved with save_pretrained (safetensors)."""
+    folder = saved_model(request.param, tmp_path_factory)
+    return open_model(folder), folder
 
 
-def inputs(family):
-    """A padded batch of two sequences (the second one shorter) and, for encoder–decoders, target ids."""
-    ids = torch.tensor([[5, 6, 7, 8, 9, 10, 2], [11, 12, 13, 2, 0, 0, 0]])
-    if family == "bart":
-        ids = torch.where(ids == 0, 1, ids)
-    mask = torch.tensor([[1] * 7, [1] * 4 + [0] * 3])
-    batch = {"input_ids": ids, "attention_mask": mask}
-    if family in ("marian", "bart"):
-        batch["decoder_input_ids"] = torch.tensor([[0, 20, 21, 22], [0, 23, 24, 25]])
-    return batch
+def inputs(model):
+    """(source, target) batches of two sentences, the second one shorter (padded): the encoder reads them; an
+    encoder–decoder's decoder reads the same short output after its prefix; a decoder-only model reads the
+    sentences themselves."""
+    rows = [model.encode(text).ids for text in (LONG, SHORT)]
+    assert len(rows[1]) < len(rows[0])
+    batch = model.pad(rows)
+    if not model.has("decoder"):
+        return batch, None
+    if not model.has("encoder"):
+        return None, batch
+    output = model.encode_reference("a dog runs in the snow")[:3]
+    return batch, model.pad([model.decoder_input(row, output)[0] for row in rows])
 
 
-def their_attentions(family, folder, batch):
+def their_attentions(model, folder, source, target):
     """transformers' own eager attention weights, by our kind names."""
-    model = getattr(transformers, CLASSES[family]).from_pretrained(folder, attn_implementation="eager").eval()
+    theirs = type(model.model).from_pretrained(folder, attn_implementation="eager").eval()
+    reading = source if source is not None else target
+    arguments = {"input_ids": reading.ids, "attention_mask": reading.present.long()}
+    if model.has("cross"):
+        arguments.update(decoder_input_ids=target.ids, decoder_attention_mask=target.present.long())
     with torch.no_grad():
-        output = model(**batch, output_attentions=True)
-    if family in ("marian", "bart"):
+        output = theirs(**arguments, output_attentions=True)
+    if model.has("cross"):
         return {"encoder": output.encoder_attentions, "decoder": output.decoder_attentions,
                 "cross": output.cross_attentions}
-    return {"encoder" if family == "bert" else "decoder": output.attentions}
+    return {model.kinds[0]: output.attentions}
 
 
 def test_captured_patterns_equal_transformers_eager_attentions(tiny):
-    family, folder = tiny
-    loaded = load_hugging_face(folder)
-    batch = inputs(family)
-    output, cache = loaded.run_with_cache("*.pattern", **batch)
-    theirs = their_attentions(family, folder, batch)
-    assert set(theirs) == set(loaded.kinds)
+    model, folder = tiny
+    source, target = inputs(model)
+    _, cache = model.run_with_cache(source, target, "*.pattern")
+    theirs = their_attentions(model, folder, source, target)
+    assert set(theirs) == set(model.kinds)
     for kind, layers in theirs.items():
-        assert loaded.layers(kind) == len(layers) == 2
+        assert model.layers(kind) == len(layers) == 2
         for layer, pattern in enumerate(layers):
             torch.testing.assert_close(cache.attention(kind, layer, "pattern"), pattern, atol=1e-5, rtol=0)
-    rows = cache.layers(loaded.kinds[0], "pattern").sum(-1)
+    rows = cache.layers(model.kinds[0], "pattern").sum(-1)
     torch.testing.assert_close(rows, torch.ones_like(rows))
-    if family != "gpt2":            # padded keys of the short sequence get no attention
-        assert cache.attention(loaded.kinds[0], 0, "pattern")[1, :, :4, 4:].abs().max() == 0
+    short = int((source if source is not None else target).present[1].sum())
+    # padded keys of the short sequence get no attention from its real queries
+    assert cache.attention(model.kinds[0], 0, "pattern")[1, :, :short, short:].abs().max() == 0
 
 
 def test_a_gate_of_ones_changes_nothing_and_a_zero_gate_silences_the_head(tiny):
-    family, folder = tiny
-    loaded = load_hugging_face(folder)
-    batch = inputs(family)
-    kind = loaded.kinds[-1]
-    plain, _ = loaded.run_with_cache("*.z", **batch)
-    ones = {k: torch.ones(loaded.layers(k), loaded.heads) for k in loaded.kinds}
-    same, _ = loaded.run_with_cache("*.z", head_mask=ones, **batch)
-    assert torch.equal(same.logits, plain.logits)
+    model, _ = tiny
+    source, target = inputs(model)
+    kind = model.kinds[-1]
+    plain, _ = model.run_with_cache(source, target, "*.z")
+    ones = {k: torch.ones(model.layers(k), model.heads) for k in model.kinds}
+    same, _ = model.run_with_cache(source, target, "*.z", head_mask=ones)
+    assert torch.equal(same, plain)
     gates = dict(ones, **{kind: ones[kind].clone()})
     gates[kind][1, 2] = 0.0
-    masked, cache = loaded.run_with_cache([attention_hook(kind, 1, "z"), attention_hook(kind, 1, "out")],
-                                          head_mask=gates, **batch)
-    assert not torch.equal(masked.logits, plain.logits)
-    _, unmasked = loaded.run_with_cache([attention_hook(kind, 1, "z")], **batch)
+    masked, cache = model.run_with_cache(source, target, [attention_hook(kind, 1, "z"), attention_hook(kind, 1, "out")],
+                                         head_mask=gates)
+    assert not torch.equal(masked, plain)
+    _, unmasked = model.run_with_cache(source, target, [attention_hook(kind, 1, "z")])
     # The gate acts after z is captured (z is what the head computed) and before the output projection.
     torch.testing.assert_close(cache.attention(kind, 1, "z"), unmasked.attention(kind, 1, "z"))
 
 
 def test_masking_every_cross_attention_head_cuts_the_decoder_loose_from_the_source(tiny):
-    family, folder = tiny
-    if family not in ("marian", "bart"):
+    model, _ = tiny
+    if not model.has("cross"):
         pytest.skip("no cross-attention in this family")
-    loaded = load_hugging_face(folder)
-    batch = inputs(family)
-    other = dict(batch, input_ids=batch["input_ids"].flip(0), attention_mask=batch["attention_mask"].flip(0))
-    gates = {"cross": torch.zeros(loaded.layers("cross"), loaded.heads)}
-    first, _ = loaded.run_with_cache("*.pattern", head_mask=gates, **batch)
-    second, _ = loaded.run_with_cache("*.pattern", head_mask=gates, **other)
-    torch.testing.assert_close(first.logits, second.logits)
-    unmasked, _ = loaded.run_with_cache("*.pattern", **other)
-    assert not torch.allclose(unmasked.logits, second.logits)
+    source, target = inputs(model)
+    other = type(source)(source.ids.flip(0), source.present.flip(0))
+    gates = {"cross": torch.zeros(model.layers("cross"), model.heads)}
+    first, _ = model.run_with_cache(source, target, "*.pattern", head_mask=gates)
+    second, _ = model.run_with_cache(other, target, "*.pattern", head_mask=gates)
+    torch.testing.assert_close(first, second)
+    unmasked, _ = model.run_with_cache(other, target, "*.pattern")
+    assert not torch.allclose(unmasked, second)
 
 
 def test_two_threads_with_different_masks_get_their_own_results(tiny):
-    family, folder = tiny
-    loaded = load_hugging_face(folder)
-    batch = inputs(family)
-    kind = loaded.kinds[0]
-    masks = [{kind: torch.ones(loaded.layers(kind), loaded.heads)}, {kind: torch.zeros(loaded.layers(kind), loaded.heads)}]
-    expected = [loaded.run_with_cache("*.pattern", head_mask=m, **batch)[0].logits for m in masks]
+    model, _ = tiny
+    source, target = inputs(model)
+    kind = model.kinds[0]
+    masks = [{kind: torch.ones(model.layers(kind), model.heads)}, {kind: torch.zeros(model.layers(kind), model.heads)}]
+    expected = [model.run_with_cache(source, target, "*.pattern", head_mask=m)[0] for m in masks]
     results, start = [None, None], threading.Barrier(2)
 
     def run(index):
         start.wait()
         for _ in range(5):
-            results[index] = loaded.run_with_cache("*.pattern", head_mask=masks[index], **batch)[0].logits
+            results[index] = model.run_with_cache(source, target, "*.pattern", head_mask=masks[index])[0]
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
     for thread in threads:
@@ -137,24 +126,23 @@ def test_two_threads_with_different_masks_get_their_own_results(tiny):
 
 
 def test_hooks_replace_values_and_misspelt_names_raise(tiny):
-    family, folder = tiny
-    loaded = load_hugging_face(folder)
-    batch = inputs(family)
-    kind = loaded.kinds[0]
-    plain, _ = loaded.run_with_cache("*.pattern", **batch)
+    model, _ = tiny
+    source, target = inputs(model)
+    kind = model.kinds[0]
+    plain, _ = model.run_with_cache(source, target, "*.pattern")
 
     def uniform(pattern, name):
         return torch.full_like(pattern, 1.0 / pattern.shape[-1])
 
-    with model_run({attention_hook(kind, 0, "pattern"): uniform}, hook_names=loaded.hook_names):
-        changed, cache = loaded.run_with_cache(attention_hook(kind, 0, "pattern"), **batch)
-    assert not torch.allclose(changed.logits, plain.logits)
+    with model_run({attention_hook(kind, 0, "pattern"): uniform}, hook_names=model.hook_names):
+        changed, cache = model.run_with_cache(source, target, attention_hook(kind, 0, "pattern"))
+    assert not torch.allclose(changed, plain)
     with pytest.raises(HookNameError):
-        loaded.run_with_cache("encoder.layers.0.self_attn.patern", **batch)
+        model.run_with_cache(source, target, "encoder.layers.0.self_attn.patern")
 
 
 def test_pickle_only_folders_are_refused_without_unpickling(tiny, tmp_path, monkeypatch):
-    family, folder = tiny
+    _, folder = tiny
     pickled = tmp_path / "pickled"
     pickled.mkdir()
     (pickled / "config.json").write_bytes((folder / "config.json").read_bytes())
@@ -162,11 +150,11 @@ def test_pickle_only_folders_are_refused_without_unpickling(tiny, tmp_path, monk
     monkeypatch.setattr(pickle, "load", lambda *a, **k: pytest.fail("unpickled"))
     monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load"))
     with pytest.raises(HuggingFaceError, match=r"only pickle weights \(pytorch_model.bin\).*safe_serialization=True"):
-        load_hugging_face(pickled)
+        open_model(pickled)
 
 
 def test_which_inputs_are_hugging_face_models(tiny, tmp_path, tiny_checkpoint, monkeypatch):
-    family, folder = tiny
+    _, folder = tiny
     assert hugging_face_folder(folder) == folder
     assert hugging_face_folder(tiny_checkpoint.path) is None            # ours: config.json without model_type
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
@@ -178,9 +166,9 @@ def test_which_inputs_are_hugging_face_models(tiny, tmp_path, tiny_checkpoint, m
     cached.mkdir(parents=True)
     (cached / "config.json").write_bytes((folder / "config.json").read_bytes())
     assert hugging_face_folder("someone/tiny") == cached
-    unsupported = tmp_path / "t5"
+    unsupported = tmp_path / "xlnet"
     unsupported.mkdir()
-    (unsupported / "config.json").write_text('{"model_type": "t5"}')
+    (unsupported / "config.json").write_text('{"model_type": "xlnet"}')
     (unsupported / "model.safetensors").write_bytes(b"")
-    with pytest.raises(HuggingFaceError, match="model_type 't5' is not supported"):
-        load_hugging_face(unsupported)
+    with pytest.raises(HuggingFaceError, match="model_type 'xlnet' is not supported"):
+        open_model(unsupported)

@@ -1,0 +1,218 @@
+"""The one model interface, held to its contract by every family the explorer opens: our tiny Transformer and tiny
+random Hugging Face Marian, BART, BERT, GPT-2, T5 and M2M100 (tests/hugging_face_models.py). Every member answers
+for its model; patterns are transformers' own eager attention; greedy decoding is the step-by-step argmax;
+gates of ones change nothing; every page runs; every CLI command works or says in one line why not."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.cli import main as cli
+from models.hooks import model_run
+from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, Encoded, ExplorerModel
+from models.loader import open_model
+from models.vocabulary import ATTENTION_KINDS, attention_hook
+from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, saved_model
+
+OTHER = "two men play football on a field"
+
+
+@pytest.fixture(scope="module", params=["ours", *FAMILIES])
+def opened(request, tmp_path_factory, tiny_checkpoint) -> tuple[str, ExplorerModel]:
+    """(folder, model) of each family."""
+    folder = tiny_checkpoint.path if request.param == "ours" else saved_model(request.param, tmp_path_factory)
+    return str(folder), open_model(folder)
+
+
+def batches(model: ExplorerModel) -> tuple[Batch | None, Batch | None]:
+    """Two sentences (the second shorter, so padded) as the model reads them, and an output fed back."""
+    sources = [model.encode(SENTENCE).ids, model.encode("a dog runs").ids]
+    outputs = [model.encode_reference(OTHER)[:5], model.encode_reference("a cat")[:3]]
+    source = model.pad(sources) if model.has("encoder") else None
+    target = model.pad([model.decoder_input(s, o)[0] for s, o in zip(sources, outputs)]) if model.has("decoder") else None
+    return source, target
+
+
+def test_every_member_answers_for_its_model(opened):
+    folder, model = opened
+    assert model.kinds and set(model.kinds) <= set(ATTENTION_KINDS)
+    assert all(model.layers(kind) > 0 for kind in model.kinds)
+    assert all(model.layers(kind) == 0 for kind in ATTENTION_KINDS if kind not in model.kinds)
+    assert model.heads > 0 and model.d_k > 0 and model.d_model > 0 and model.max_positions > 0
+    assert model.task in (TRANSLATE, CONTINUE, FILL_MASK) and model.output_title and model.name
+    assert model.positional in ("sinusoidal", "sinusoidal-halves", "learned", "relative")
+    assert len(model.embedding_steps) == 3
+    encoded = model.encode(SENTENCE)
+    assert isinstance(encoded, Encoded) and len(encoded.ids) == len(encoded.pieces) and not encoded.truncated
+    assert model.pieces(encoded.ids) == encoded.pieces
+    assert "dog" in model.detokenize([i for i in encoded.ids if i not in model.special_ids]).replace(" ", "")
+    assert model.pad_id in model.special_ids or model.task == CONTINUE        # GPT-2 pads with its end token
+    if model.task != FILL_MASK:
+        assert model.encode_reference(OTHER)[-1] == model.end_id
+    aligned = model.align_words(SENTENCE.split())
+    assert aligned is not None and len(aligned.word_pieces) == len(SENTENCE.split())
+    assert sorted(p for pieces in aligned.word_pieces for p in pieces) == list(range(
+        aligned.word_pieces[0][0], aligned.word_pieces[-1][-1] + 1))
+    source, target = batches(model)
+    logits = model.forward(source, target)
+    rows = (target if target is not None else source).ids
+    assert logits.shape[:2] == rows.shape
+    names = set(model.hook_names)
+    for kind in model.kinds:
+        layer = model.layers(kind) - 1
+        assert {attention_hook(kind, layer, value) for value in ("q", "k", "v", "scores", "pattern", "z", "out")} <= names
+        w_o, bias = model.attention_output_weights(kind, layer)
+        assert w_o.shape == (model.d_model, model.heads * model.d_k) and bias.shape == (model.d_model,)
+        assert model.attention_scaling(kind, layer) > 0
+    if model.positional == "relative":
+        assert model.position_bias("encoder", 3, 5).shape == (model.heads, 3, 5)
+        assert model.position_bias("cross", 3, 5) is None
+    else:
+        assert model.position_bias(model.kinds[0], 3, 5) is None
+    if model.task == FILL_MASK:
+        assert model.mask_id is not None and model.step_limit(5) == 0
+    else:
+        assert model.step_limit(len(encoded.ids)) > 0
+        target_ids, first = model.decoder_input(encoded.ids, [7, 8])
+        assert target_ids[-2:] == [7, 8] and target_ids[first + 1:] == [7, 8]
+
+
+def test_block_output_is_every_heads_z_through_w_o(opened):
+    """attention_output_weights and the per-head z hook are the model's own: z concatenated · W_Oᵀ + b = out."""
+    _, model = opened
+    source, target = batches(model)
+    for kind in model.kinds:
+        _, cache = model.run_with_cache(source, target, [attention_hook(kind, 0, "z"), attention_hook(kind, 0, "out")])
+        z = cache.attention(kind, 0, "z")                                  # [batch, heads, positions, d_k]
+        merged = z.transpose(1, 2).reshape(z.shape[0], z.shape[2], -1)
+        w_o, bias = model.attention_output_weights(kind, 0)
+        torch.testing.assert_close(merged @ w_o.T + bias, cache.attention(kind, 0, "out"), atol=1e-5, rtol=1e-4)
+
+
+def eager_attentions(folder: str, model: ExplorerModel, source: Batch | None, target: Batch | None) -> dict:
+    """transformers' own eager attention weights for the same batch, by our kind names."""
+    reference = type(model.model).from_pretrained(folder, attn_implementation="eager").eval()
+    inputs = {}
+    if source is not None:
+        inputs.update(input_ids=source.ids, attention_mask=source.present.long())
+    if target is not None:
+        key = "decoder_" if source is not None else ""
+        inputs.update({f"{key}input_ids": target.ids, f"{key}attention_mask": target.present.long()})
+    with torch.no_grad():
+        output = reference(**inputs, output_attentions=True)
+    if getattr(output, "encoder_attentions", None) is not None:
+        return {"encoder": output.encoder_attentions, "decoder": output.decoder_attentions,
+                "cross": output.cross_attentions}
+    return {model.kinds[0]: output.attentions}
+
+
+def test_patterns_are_the_models_own_attention(opened):
+    folder, model = opened
+    source, target = batches(model)
+    _, cache = model.run_with_cache(source, target, ["*.pattern", "*.q", "*.k", "*.mask"])
+    for kind in model.kinds:
+        rows = cache.layers(kind, "pattern").sum(-1)
+        torch.testing.assert_close(rows, torch.ones_like(rows))
+    if not hasattr(model.model, "from_pretrained"):    # ours: softmax of the scaled, masked q·k, recomputed
+        for kind in model.kinds:
+            q, k = cache.attention(kind, 1, "q"), cache.attention(kind, 1, "k")
+            scores = (q @ k.transpose(-1, -2)) * model.attention_scaling(kind, 1)
+            scores = scores.masked_fill(~cache.attention(kind, 1, "mask"), float("-inf"))
+            torch.testing.assert_close(cache.attention(kind, 1, "pattern"), scores.softmax(-1), atol=1e-5, rtol=0)
+        return
+    theirs = eager_attentions(folder, model, source, target)
+    assert set(theirs) == set(model.kinds)
+    for kind, layers in theirs.items():
+        assert len(layers) == model.layers(kind)
+        for layer, pattern in enumerate(layers):
+            torch.testing.assert_close(cache.attention(kind, layer, "pattern"), pattern, atol=1e-5, rtol=0)
+
+
+def test_greedy_decoding_is_the_step_by_step_argmax(opened):
+    """generate (transformers' own, or our cached decoder) against a plain loop over forward: the most probable
+    next token, again and again, until the end token or the step limit."""
+    _, model = opened
+    if model.task == FILL_MASK:
+        pytest.skip("a masked language model does not decode")
+    for text in (SENTENCE, OTHER):
+        source_ids = model.encode(text).ids
+        source = model.pad([source_ids]) if model.has("encoder") else None
+        output: list[int] = []
+        with torch.no_grad():
+            for _ in range(model.step_limit(len(source_ids))):
+                target, _ = model.decoder_input(source_ids, output)
+                token = int(model.forward(source, model.pad([target]))[0, -1].argmax())
+                if token == model.end_id:
+                    break
+                output.append(token)
+        assert model.generate([source_ids]) == [output]
+
+
+def test_gates_of_ones_change_nothing_and_a_zero_gate_changes_the_output(opened):
+    _, model = opened
+    source, target = batches(model)
+    plain = model.forward(source, target)
+    ones = {kind: torch.ones(model.layers(kind), model.heads) for kind in model.kinds}
+    with model_run(head_mask=ones):
+        assert torch.equal(model.forward(source, target), plain)
+    kind = model.kinds[-1]
+    silenced = dict(ones, **{kind: torch.zeros(model.layers(kind), model.heads)})
+    with model_run(head_mask=silenced):
+        assert not torch.allclose(model.forward(source, target), plain)
+
+
+PAGES = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py", "compare.py", "prune.py"]
+
+
+def test_every_page_runs(opened):
+    from streamlit.testing.v1 import AppTest
+
+    from pages.session import OWN
+    from tests.conftest import ROOT
+
+    folder, model = opened
+    app = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=120)
+    app.session_state["sentence"], app.session_state["model"], app.session_state["own_model"] = SENTENCE, OWN, folder
+    app.run()
+    assert [h.value for h in app.subheader][:1] == [model.output_title]      # the output is named by the task
+    for page in PAGES[1:]:
+        app.switch_page(page)
+        app.run()
+        assert not app.exception, (page, [e.value for e in app.exception])
+        assert not app.error, (page, [e.value for e in app.error])
+
+
+def test_every_cli_command_works_or_says_in_one_line_why_not(opened, tmp_path, capsys):
+    folder, model = opened
+    src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
+    src.write_text("\n".join(TEXT[:4]))
+    ref.write_text("\n".join(TEXT[4:8]))
+    corpus = ["--src", str(src), "--limit", "4"] + (["--ref", str(ref)] if model.task == TRANSLATE else [])
+    commands = {
+        "translate": ["translate", "--model", folder, SENTENCE],
+        "generate": ["generate", "--model", folder, SENTENCE],
+        "evaluate": ["evaluate", "--model", folder, *corpus, "--json"],
+        "trace": ["trace", "--model", folder, "--text", SENTENCE, "--out", str(tmp_path / "trace.npz")],
+        "roles": ["roles", "--model", folder, "--text", str(src), "--json"],
+        "importance": ["importance", "--model", folder, *corpus, "--gradient-only", "--json"],
+        "prune-curve": ["prune-curve", "--model", folder, *corpus, "--steps", "2", "--seeds", "0", "--json"],
+        "heads": ["heads", "--model", folder, "--json"],
+        "evolution": ["evolution", "--model", folder, "--snapshots", str(tmp_path), "--text", str(src)],
+    }
+    expected_to_refuse = {"heads", "evolution"} | ({"translate", "generate"} if model.task == FILL_MASK else set())
+    for name, argv in commands.items():
+        capsys.readouterr()
+        code = cli(argv)
+        out, err = capsys.readouterr()
+        if name in expected_to_refuse:
+            assert code == 1 and err.startswith("error:") and len(err.strip().splitlines()) == 1, (name, err)
+        else:
+            assert code == 0, (name, err)
+            if argv[-1] == "--json":
+                json.loads(out)
+    with np.load(tmp_path / "trace.npz", allow_pickle=False) as data:
+        assert {name.split(".")[0] for name in data.files if name.endswith(".pattern")} == set(model.kinds)
