@@ -17,6 +17,7 @@ from typing import Iterator
 
 import torch
 import torch.nn.functional as F
+from sacrebleu.metrics import BLEU, CHRF
 
 from explorer.forcing import IGNORED, forced_batch
 from explorer.inputs import prepare_source
@@ -169,32 +170,24 @@ class MaskedScorer(Scorer):
 
 def bleu_statistics(hypotheses: list[str], references: list[str]) -> list[int]:
     """sacreBLEU's sufficient statistics of a set of translations (n-gram matches and totals, lengths), summed."""
-    from sacrebleu.metrics import BLEU
-
     per_sentence = BLEU()._extract_corpus_statistics(hypotheses, [references]) if hypotheses else []
     return [int(sum(column)) for column in zip(*per_sentence)] if per_sentence else [0] * 10
 
 
 def chrf_statistics(hypotheses: list[str], references: list[str]) -> list[int]:
     """sacreBLEU's chrF statistics of a set of translations (character and word n-gram counts), summed."""
-    from sacrebleu.metrics import CHRF
-
     per_sentence = CHRF()._extract_corpus_statistics(hypotheses, [references]) if hypotheses else []
     return [int(sum(column)) for column in zip(*per_sentence)] if per_sentence else []
 
 
 def bleu_and_chrf(bleu_stats: list[int], chrf_stats: list[int]) -> tuple[float, float]:
     """Corpus BLEU and chrF from summed statistics (what sacrebleu.corpus_bleu / corpus_chrf compute)."""
-    from sacrebleu.metrics import BLEU, CHRF
-
     chrf = CHRF()._compute_score_from_stats(chrf_stats).score if chrf_stats else 0.0
     return BLEU()._compute_score_from_stats(bleu_stats).score, chrf
 
 
 def scores_from(stats: dict, metric: str) -> tuple[float, float | None]:
     """(loss, quality) of summed statistics: BLEU from sacreBLEU's statistics, perplexity = exp(loss)."""
-    from sacrebleu.metrics import BLEU
-
     loss = stats["loss_sum"] / max(1, stats["tokens"])
     if metric == "BLEU":
         return loss, (BLEU()._compute_score_from_stats(stats["bleu"]).score if "bleu" in stats else None)

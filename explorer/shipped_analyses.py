@@ -13,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from explorer.head_table import head_table, most_important
+from explorer.roles import corpus_description, role_summary
 from models.interface import ExplorerModel as Checkpoint
 
 ROLES_FILE, IMPORTANCE_FILE = "head_roles.json", "head_importance.json"
@@ -31,17 +33,14 @@ def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
 
 def summary(roles: dict | None, importance: dict | None) -> dict[str, str]:
     """One model's analyses in a few lines: its strongest candidate per role, where the roles were measured,
-    and its most important head (the largest BLEU drop when masked alone)."""
-    from explorer.head_table import head_table, most_important
-    from explorer.roles import corpus_description, role_summary
-
+    and its most important head (masked alone, it costs most by the task's own score)."""
     lines = {}
     if roles:
         lines.update(role_summary(roles["heads"]))
         lines["roles measured"] = corpus_description(roles)
     top = most_important(head_table(None, importance)) if importance else None
     if top:
-        lines["most important (BLEU drop alone)"] = top
+        lines["most important (masked alone)"] = top
     return lines
 
 

@@ -26,3 +26,45 @@ def test_no_cdn_and_no_pickled_weights_are_tracked():
         assert not name.endswith((".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin")), name
     weights = [n for n in tracked_files() if n.endswith("model.safetensors")]
     assert sorted(weights) == [f"models/en-de-h{h}/model.safetensors" for h in sorted(SHIPPED)] and 8 in SHIPPED
+
+
+def imported_modules(path, package_modules: set[str]) -> set[str]:
+    """The project modules a file imports, at its top or inside a function."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}   # `from explorer import trace`
+    return found & package_modules
+
+
+def test_explorer_and_models_import_no_cycle_and_nothing_asks_for_a_family():
+    """The import graph of explorer/ and models/ is acyclic (models/ never imports explorer/), and no code above
+    models/ asks which family a model is."""
+    files = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for folder in ("explorer", "models") for p in (ROOT / folder).rglob("*.py")}
+    graph = {module: imported_modules(path, set(files)) - {module} for module, path in files.items()}
+    assert {"models.interface", "explorer.inputs"} <= graph["explorer.trace"]       # the walk sees imports
+    assert not [m for m, imports in graph.items() if m.startswith("models") and any(i.startswith("explorer") for i in imports)]
+    state: dict[str, str] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(graph[module]):
+            assert state.get(imported) != "open", f"import cycle: {' → '.join(path + [module, imported])}"
+            if imported not in state:
+                visit(imported, path + [module])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [])
+    asks = re.compile(r"is_hugging_face|isinstance\([^)]*HuggingFace|\.family\b")
+    for name in tracked_files():
+        if name.startswith(("explorer/", "pages/")) and name.endswith(".py"):
+            assert not asks.search((ROOT / name).read_text(encoding="utf-8")), name
+    assert not [p for p in (ROOT / "explorer").glob("hugging_face*.py")]

@@ -26,7 +26,7 @@ def test_the_table_holds_every_head_with_the_shipped_numbers(h8):
         assert table.loc[entry["spec"], "bleu_change"] == entry["bleu_change"]
     worst = min(importance["heads"], key=lambda h: h["bleu_change"])
     assert most_important(table) == f"{worst['spec']} ({worst['bleu_change']:+.2f})"
-    assert summary(roles, importance)["most important (BLEU drop alone)"] == most_important(table)
+    assert summary(roles, importance)["most important (masked alone)"] == most_important(table)
 
 
 def test_thresholds_reclassify_and_decide_which_heads_have_no_role(h8):
