@@ -103,3 +103,31 @@ def test_a_multilingual_model_translates_into_the_language_chosen(tmp_path_facto
                    target_language=french.target_language)
     assert at.subheader[0].value == french.output_title and at.text[0].value == trace.translation
     assert at.query_params["lang"] == french.target_language              # kept in the URL
+
+
+def test_t5s_internals_show_each_heads_relative_bias_and_unscaled_scores(tmp_path_factory):
+    import numpy as np
+
+    from explorer.internals import qkv_walkthrough
+    from explorer.positional import bias_by_offset
+    from tests.app.test_pages import traces_of
+
+    folder = saved_model("t5", tmp_path_factory)
+    model = open_model(folder)
+    assert model.positional == "relative" and model.attention_scaling("encoder", 0) == 1.0
+    at = open_page("internals.py", SENTENCE, model="Your own checkpoint folder…", own_model=str(folder))
+    at.radio(key="internals_kind").set_value("encoder").run()
+    charts = {json.loads(c.proto.spec)["layout"]["title"]["text"]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    title = next(t for t in charts if "bias by relative offset" in t)
+    trace = trace_sentence(model, SENTENCE)
+    length = len(trace.source_tokens)
+    offsets, values = bias_by_offset(model.position_bias("encoder", length, length).numpy())
+    shown = np.array(traces_of(charts[title])[0]["z"], dtype=float)
+    np.testing.assert_allclose(shown, values, atol=1e-6)
+    # the bias at offset o is the bias of every (query, query + o) pair: read it back off the full matrix
+    full = model.position_bias("encoder", length, length).numpy()
+    np.testing.assert_allclose(values[:, list(offsets).index(1)], full[:, 0, 1], atol=1e-7)
+    assert any("not divided by √d_k" in c.value for c in at.caption)
+    walk = qkv_walkthrough(trace, model, "encoder", 1, 2, 3)      # q·k + bias → softmax = the captured pattern
+    np.testing.assert_allclose(walk.weights, trace.pattern("encoder")[1, 2, 3], atol=1e-5)
+    np.testing.assert_allclose(walk.scaled, trace.attention["encoder"]["scores"][1, 2, 3], atol=1e-5)
