@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, shipped  # noqa: E402
 from explorer.importance import gradient_importance  # noqa: E402
-from explorer.corpus_scoring import OwnTranslation  # noqa: E402
+from explorer.corpus_scoring import TranslationScorer  # noqa: E402
 from explorer.pruning import importance_scores, pruning_curve  # noqa: E402
 from explorer.roles import analyse_roles  # noqa: E402
 from explorer.treebank import read_trees  # noqa: E402
@@ -48,7 +48,7 @@ def main() -> None:
 
     sources, references = read_parallel(DATA / "multi30k" / "val.en.gz", DATA / "multi30k" / "val.de.gz")
     start = time.perf_counter()
-    gradient_importance(OwnTranslation(checkpoint, sources[:1000], references[:1000]))
+    gradient_importance(TranslationScorer(checkpoint, sources[:1000], references[:1000]))
     report("gradient importance, 1,000 Multi30k pairs", time.perf_counter() - start, 30)
 
     importance = shipped(checkpoint, IMPORTANCE_FILE)
@@ -56,7 +56,7 @@ def main() -> None:
         print(f"no {IMPORTANCE_FILE} in {args.model}: skipping the pruning curve")
         return
     start = time.perf_counter()
-    curve = pruning_curve(OwnTranslation(checkpoint, sources[:500], references[:500]), importance_scores(importance),
+    curve = pruning_curve(TranslationScorer(checkpoint, sources[:500], references[:500]), importance_scores(importance),
                           kinds=("all",), steps=10, seeds=3)
     data = curve["kinds"]["all"]
     report("pruning curve, all heads, 10 points, 500 sentences, 3 seeds", time.perf_counter() - start, 180,

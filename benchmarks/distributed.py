@@ -40,7 +40,7 @@ def main() -> None:
     sources, references = sources[: args.pairs], references[: args.pairs]
     checkpoint = load_checkpoint(args.model)
     scorer = scorer_for(checkpoint, sources, references)
-    heads = sum(scorer.config.layers(kind) * scorer.config.heads for kind in ("encoder", "decoder", "cross"))
+    heads = sum(scorer.model.layers(kind) * scorer.model.heads for kind in scorer.model.kinds)
 
     started = time.perf_counter()
     alone = importance_report(scorer)

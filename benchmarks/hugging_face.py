@@ -10,7 +10,7 @@ vocab 58,101), bert-base-uncased (d 768, 12 layers, 12 heads, vocab 30,522) and 
      (the same weights, loaded a second time with attn_implementation="eager")              (target ≤ 1.15)
   2. the explorer's greedy decoding of 20 tokens (generate through the explorer's attention function, inside
      a model_run) ÷ the eager model's generate of 20 tokens                                 (target ≤ 1.1)
-  3. resident memory a loaded model adds (load_hugging_face and one forward pass, in a fresh process that has
+  3. resident memory a loaded model adds (open_model and one forward pass, in a fresh process that has
      already imported the family's code) ÷ its parameters' bytes
                                                                                             (target ≤ 1.3)
 Then, for the Marian model (saved with a SentencePiece tokenizer trained on Multi30k, padded to the vocab
@@ -86,13 +86,17 @@ def save_random(family: str, folder: Path) -> None:
     model.save_pretrained(folder)
     if family == "marian":
         marian_tokenizer(folder, configs()[family].vocab_size)
+    else:   # the explorer opens a model with its tokenizer; the benchmark feeds random ids, so a small one will do
+        from tests import hugging_face_models
+
+        getattr(hugging_face_models, family)(folder)[1].save_pretrained(folder)
 
 
 MEMORY = """
 import resource, sys, gc
 sys.path.insert(0, {root!r})
 import torch, transformers
-from models.hugging_face import FAMILIES, load_hugging_face
+from models.loader import FAMILIES, open_model
 import json
 # The family's code is imported before the baseline: what is measured is the model, not transformers' modules.
 family = json.load(open({folder!r} + "/config.json"))["model_type"]
@@ -101,7 +105,7 @@ def rss():
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS"))
 before = rss()
-loaded = load_hugging_face({folder!r})
+loaded = open_model({folder!r})
 ids = torch.randint(10, 6000, (1, 20))
 inputs = dict(input_ids=ids, decoder_input_ids=ids) if "cross" in loaded.kinds else dict(input_ids=ids)
 with torch.no_grad():            # one forward pass, so every weight page has been read (safetensors maps lazily)
@@ -123,9 +127,9 @@ def compare(family: str, folder: Path, repeats: int) -> list:
     import transformers
 
     from models.hooks import capture, model_run
-    from models.hugging_face import load_hugging_face
+    from models.loader import open_model
 
-    ours = load_hugging_face(folder)
+    ours = open_model(folder)
     eager = getattr(transformers, CLASSES[family]).from_pretrained(folder, attn_implementation="eager").eval()
     generator = torch.Generator().manual_seed(1)
     ids = torch.randint(10, 6000, (1, 20), generator=generator)

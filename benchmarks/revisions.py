@@ -1,10 +1,11 @@
-"""Is this tree as fast as an earlier revision? Greedy decoding and full capture, A/B in one run.
+"""Is this tree as fast as an earlier revision? Greedy decoding, full capture and a whole trace, A/B in one run.
 
     .venv/bin/python benchmarks/revisions.py --before REVISION [--rounds 60]
 
 Checks REVISION out into a temporary git worktree, starts one worker process for it and one for this tree
 (each loads models/en-de-h8 of its own tree, one torch thread), and asks them in turn, alternating which goes
-first, to time a greedy translation of a 20-token sentence and a forward pass with every hook captured. The
+first, to time a greedy translation of a 20-token sentence, a forward pass with every hook captured and a whole
+trace (what a page asks for a new sentence), each through the public calls of its own tree. The
 workers never run at the same time, so load on the machine hits both alike. Prints each side's median and the
 median of the per-round ratios this ÷ before (p10–p90): ≤ 1 means no slower.
 """
@@ -21,34 +22,54 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "A young man in a blue jacket and a black hat is playing the guitar on a busy street corner at night."
-MEASURES = ("greedy", "capture")
+MEASURES = ("greedy", "capture", "trace")
 
 
 def worker(root: str) -> None:
-    """Answer each line on stdin with the seconds of one greedy translation and one captured forward."""
+    """Answer each line on stdin with the seconds of one greedy translation, one captured forward and one trace,
+    each through the calls its tree offers (the model interface since 2026-11-23, the checkpoint before)."""
     sys.path.insert(0, root)
     import torch
 
-    from explorer.inputs import prepare_source
+    from explorer.trace import trace_sentence
     from models.checkpoint import load_checkpoint
-    from models.decoding import greedy
     from models.hooks import capture
 
     torch.set_num_threads(1)
     checkpoint = load_checkpoint(Path(root) / "models" / "en-de-h8")
     model = checkpoint.model
-    src = torch.tensor([prepare_source(SENTENCE, checkpoint.tokenizer, 256).ids])
-    tgt = torch.tensor([[2] + greedy(model, src).tokens[0]])
+    if hasattr(checkpoint, "generate"):                                   # one interface for every model
+        source = checkpoint.encode(SENTENCE).ids
+        output = checkpoint.generate([source])[0]
+        batches = checkpoint.pad([source]), checkpoint.pad([checkpoint.decoder_input(source, output)[0]])
+
+        def translate() -> None:
+            checkpoint.generate([source])
+
+        def captured() -> None:
+            checkpoint.run_with_cache(*batches, "*")
+    else:
+        from models.decoding import greedy
+
+        src = torch.tensor([checkpoint.tokenizer.encode(SENTENCE).ids])
+        tgt = torch.tensor([[2] + greedy(model, src).tokens[0]])
+
+        def translate() -> None:
+            greedy(model, src)
+
+        def captured() -> None:
+            with torch.no_grad(), capture(model.hook_names, "*"):
+                model(src, tgt)
+
     with torch.inference_mode():
         for _ in sys.stdin:
-            started = time.perf_counter()
-            for _ in range(3):
-                greedy(model, src)
-            middle = time.perf_counter()
-            for _ in range(3):
-                with capture(model.hook_names, "*"):
-                    model(src, tgt)
-            print((middle - started) / 3, (time.perf_counter() - middle) / 3, flush=True)
+            seconds = []
+            for run in (translate, captured, lambda: trace_sentence(checkpoint, SENTENCE)):
+                started = time.perf_counter()
+                for _ in range(3):
+                    run()
+                seconds.append((time.perf_counter() - started) / 3)
+            print(*seconds, flush=True)
 
 
 def main() -> None:
