@@ -47,7 +47,8 @@ class Checkpoint(ExplorerModel):
 
     def __post_init__(self) -> None:
         config = self.model.config
-        self.heads, self.d_model, self.d_k, self.max_positions = config.heads, config.d_model, config.d_k, config.max_len
+        self.heads, self.d_model, self.d_k = config.heads, config.d_model, config.d_k
+        self.max_positions = config.max_len
         self.hook_names = self.model.hook_names
         self.target_language = self.info.get("target_language", "German")
         self.token_frequencies = self.frequencies

@@ -32,8 +32,8 @@ class EncoderDecoder(HuggingFaceModel):
         self.positional = "sinusoidal-halves" if halves else "learned"
         scaled = " × √d_model" if getattr(self.model.config, "scale_embedding", False) else ""
         added = "+ sinusoidal position" if self.positional == "sinusoidal-halves" else "+ learned position"
-        normed = "→ layer norm = input to layer 0" if hasattr(encoder, "layernorm_embedding") else "= input to layer 0"
-        self.embedding_steps = (f"token embedding{scaled}", added, normed)
+        normed = "→ layer norm " if hasattr(encoder, "layernorm_embedding") else ""
+        self.embedding_steps = (f"token embedding{scaled}", added, f"{normed}= input to layer 0")
 
     def stack_paths(self) -> dict:
         prefix = self.model.base_model_prefix

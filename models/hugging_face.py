@@ -242,7 +242,8 @@ class HuggingFaceModel(ExplorerModel):
                 embedding.register_forward_hook(_embedding_hook(stack_hook(stack, "embed"), scale))
                 names.append(stack_hook(stack, "embed"))
             if positions:
-                self.model.get_submodule(positions).register_forward_hook(_position_hook(stack_hook(stack, "pos_encoding")))
+                position_hook = _position_hook(stack_hook(stack, "pos_encoding"))
+                self.model.get_submodule(positions).register_forward_hook(position_hook)
                 names.append(stack_hook(stack, "pos_encoding"))
             self.model.get_submodule(first_layer).register_forward_pre_hook(
                 _first_layer_hook(stack_hook(stack, "input")), with_kwargs=True)

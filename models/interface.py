@@ -1,13 +1,11 @@
-"""The one model interface: everything explorer/ and pages/ know of a model, whatever family it comes from.
+"""The one model interface: all that explorer/ and pages/ know of a model, whatever family it comes from.
 
-Our Transformer checkpoints (models/checkpoint.py) and every Hugging Face layout (models/hf_*.py, t5.py,
-m2m100.py) implement it; models/loader.py is the only code that knows which family a folder holds. Code above
-models/ branches on what a model can do (`has("cross")`, `task`), never on what it is.
-
-Sequences, for every family: the *source* is what the person typed, as the encoder (or a decoder-only model)
-reads it; the *output* is what the model produced; the *target* is the decoder's input: the output after the
-decoder's start token (encoder–decoders) or after the prompt (decoder-only). Head gates and hooks are per call
-(models/hooks.py: `model_run`, `capture`), never state on the shared model.
+Our checkpoints (checkpoint.py) and each Hugging Face layout (hf_encoder_decoder.py, hf_encoder.py, hf_decoder.py,
+t5.py, m2m100.py) implement it; loader.py alone knows which family a folder holds. Code above models/ branches on
+what a model can do (`has("cross")`, `task`), never on what it is. The *source* is what the person typed, as the
+encoder (or a decoder-only model) reads it; the *output* is what the model produced; the *target* is the decoder's
+input: its prefix (start token) + output, or the prompt + continuation. Hooks and head gates are per call
+(hooks.py: `model_run`, `capture`), never state on the shared model.
 """
 
 from __future__ import annotations
@@ -27,69 +25,94 @@ TRANSLATE, CONTINUE, FILL_MASK = "translate", "continue", "fill-mask"
 @dataclass
 class Encoded:
     ids: list[int]          # the model's input ids, special tokens included, at most max_positions
-    pieces: list[str]       # their labels (SentencePiece style: ▁ for a leading space)
+    pieces: list[str]       # their labels (▁ for a leading space, as SentencePiece writes it)
     truncated: bool         # the text was longer than the model takes and was cut
 
 
 @dataclass
 class Aligned:
-    """A sentence given as words: its ids and which positions hold each word's pieces (word-level attention)."""
-
-    ids: list[int]
-    word_pieces: list[list[int]]
+    ids: list[int]                  # a sentence given as words, as the model reads it
+    word_pieces: list[list[int]]    # the positions of each word's pieces
 
 
 @dataclass
 class Batch:
-    """Rows of ids padded into one tensor, with True where a position holds a real token."""
-
-    ids: torch.Tensor       # [rows, longest]
-    present: torch.Tensor   # [rows, longest] bool
+    ids: torch.Tensor       # [rows, longest], padded
+    present: torch.Tensor   # [rows, longest] bool: True on a real token
 
     @classmethod
     def of(cls, rows: list[list[int]], pad_id: int) -> "Batch":
         width = max(len(row) for row in rows)
-        ids = torch.tensor([row + [pad_id] * (width - len(row)) for row in rows], dtype=torch.long)
-        present = torch.tensor([[True] * len(row) + [False] * (width - len(row)) for row in rows])
-        return cls(ids, present)
+        return cls(torch.tensor([row + [pad_id] * (width - len(row)) for row in rows], dtype=torch.long),
+                   torch.tensor([[True] * len(row) + [False] * (width - len(row)) for row in rows]))
 
 
 class ExplorerModel(ABC):
-    """A model the explorer opens. Members in five groups: shape, task, text, computation, positions."""
-
     path: Path
-    info: dict                                  # what the folder says of itself (description, training, scores)
-    hook_names: list[str]                       # every hook point, e.g. encoder.layers.0.self_attn.pattern
-
-    # -- shape ------------------------------------------------------------------------------------
-    kinds: tuple[str, ...]                      # its attention kinds, of ("encoder", "decoder", "cross")
+    info: dict                          # what the folder says of itself (description, training, scores)
+    hook_names: list[str]               # every hook point, e.g. encoder.layers.0.self_attn.pattern
+    # shape
+    kinds: tuple[str, ...]              # its attention kinds, of ("encoder", "decoder", "cross")
     heads: int
     d_model: int
-    d_k: int                                    # per head
-    max_positions: int                          # the longest input it takes
+    d_k: int
+    max_positions: int                  # the longest input it takes
+    # task
+    task: str                           # TRANSLATE, CONTINUE or FILL_MASK
+    target_language: str = ""           # "German", or a multilingual model's code among target_languages
+    target_languages: tuple[str, ...] = ()
+    # tokens
+    pad_id: int
+    start_id: int | None                # the decoder's first input
+    end_id: int | None                  # the token that ends an output
+    mask_id: int | None = None          # a masked language model's fill-in token
+    special_ids: frozenset[int]         # never a word: padding, start/end, [CLS], [SEP] …
+    token_frequencies: dict[str, list[int]] | None = None   # "source"/"target" piece counts of its training data
+    # decoding, positions, training history
+    generation_batch: int = 1           # sources generate() decodes together, sorted by length
+    positional: str                     # "sinusoidal", "sinusoidal-halves", "learned" or "relative"
+    embedding_steps: tuple[str, str, str] = ("token embedding", "+ position", "= input to layer 0")
+    takes_snapshots: bool = False       # with_weights() loads the explorer's per-epoch training snapshots
 
     @abstractmethod
-    def layers(self, kind: str) -> int:
-        """Layers of one attention kind; 0 for a kind the model does not have."""
+    def layers(self, kind: str) -> int: """Layers of one attention kind; 0 for a kind it does not have."""
+
+    @abstractmethod
+    def encode(self, text: str) -> Encoded: """The source as the model reads it, cut to its maximum."""
+
+    @abstractmethod
+    def encode_reference(self, text: str) -> list[int]: """A reference output's ids, ending with end_id."""
+
+    @abstractmethod
+    def pieces(self, ids: list[int]) -> list[str]: """ids → labels for the figures."""
+
+    @abstractmethod
+    def detokenize(self, ids: list[int]) -> str: """ids → text, special tokens left out."""
+
+    @abstractmethod
+    def align_words(self, words: list[str]) -> Aligned | None: """None when words and pieces do not line up."""
+
+    @abstractmethod
+    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        """Logits [rows, positions, vocab] at the target's positions (the source's, for a masked language model).
+        With no target, an encoder–decoder runs its encoder alone and returns None."""
+
+    @abstractmethod
+    def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
+        """Each source's output ids (no prefix, no end token): greedy, or beam search with length penalty alpha."""
+
+    @abstractmethod
+    def step_limit(self, source_length: int) -> int: """At most this many decoding steps for such a source."""
+
+    @abstractmethod
+    def attention_scaling(self, kind: str, layer: int) -> float: """The factor on q·k (1/√d_k; 1 for T5)."""
+
+    @abstractmethod
+    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """W_O [d_model, heads × d_k] (stored [out, in], as nn.Linear) and its bias, of one attention block."""
 
     def has(self, kind: str) -> bool:
         return kind in self.kinds
-
-    # -- task -------------------------------------------------------------------------------------
-    task: str                                   # TRANSLATE, CONTINUE or FILL_MASK
-    source_language: str = "English"
-    target_language: str = ""                   # "German", or a code chosen among target_languages
-    target_languages: tuple[str, ...] = ()      # a multilingual model's choices (for_target_language)
-
-    @property
-    def output_title(self) -> str:
-        """What its output is called on the pages: "German", "Continuation", "Predictions for [MASK]"."""
-        return {TRANSLATE: self.target_language or "Translation", CONTINUE: "Continuation",
-                FILL_MASK: "Predictions for [MASK]"}[self.task]
-
-    def for_target_language(self, language: str) -> "ExplorerModel":
-        """The same model translating into another language (a multilingual model); itself otherwise."""
-        return self
 
     @property
     def name(self) -> str:
@@ -99,46 +122,22 @@ class ExplorerModel(ABC):
     def description(self) -> str:
         return self.info.get("description", "")
 
-    # -- text -------------------------------------------------------------------------------------
-    pad_id: int
-    start_id: int | None                        # the decoder's first input (None: no decoder of its own)
-    end_id: int | None                          # the token that ends an output
-    mask_id: int | None = None                  # the fill-in token of a masked language model
-    special_ids: frozenset[int]                 # never a word: padding, start/end, [CLS], [SEP] …
-    token_frequencies: dict[str, list[int]] | None = None   # "source"/"target" piece counts of its training corpus
+    @property
+    def output_title(self) -> str:
+        """What its output is called on the pages: "German", "Continuation", "Predictions for [MASK]"."""
+        return {TRANSLATE: self.target_language or "Translation", CONTINUE: "Continuation",
+                FILL_MASK: "Predictions for [MASK]"}[self.task]
 
-    @abstractmethod
-    def encode(self, text: str) -> Encoded:
-        """The source side: a cleaned text as the model reads it (special tokens included), cut to its maximum."""
-
-    @abstractmethod
-    def encode_reference(self, text: str) -> list[int]:
-        """A reference output as ids, ending with end_id (teacher forcing, corpus losses)."""
-
-    @abstractmethod
-    def pieces(self, ids: list[int]) -> list[str]:
-        """ids → labels for the figures."""
-
-    @abstractmethod
-    def detokenize(self, ids: list[int]) -> str:
-        """ids → text, special tokens left out."""
-
-    @abstractmethod
-    def align_words(self, words: list[str]) -> Aligned | None:
-        """A sentence given as words, with each word's piece positions; None when they cannot be lined up."""
+    def for_target_language(self, language: str) -> "ExplorerModel":
+        """The same weights translating into another language (a multilingual model); itself otherwise."""
+        return self
 
     def unknown_characters(self, text: str) -> list[str]:
-        """The text the vocabulary has no piece for (read as the unknown token); [] when it cannot tell."""
+        """The text the vocabulary has no piece for; [] when it cannot tell."""
         return []
 
     def pad(self, rows: list[list[int]]) -> Batch:
         return Batch.of(rows, self.pad_id)
-
-    # -- computation (hooks and head gates of the current call apply) -------------------------------
-    @abstractmethod
-    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
-        """Logits [rows, positions, vocab] at the target's positions (the source's, for a masked language
-        model). With no target, a model with an encoder and a decoder runs its encoder alone and returns None."""
 
     def run_with_cache(self, source: Batch | None = None, target: Batch | None = None, names: str | list[str] = "*",
                        head_mask: dict | None = None) -> tuple[torch.Tensor | None, ActivationCache]:
@@ -148,67 +147,38 @@ class ExplorerModel(ABC):
         return logits, cache
 
     def decoder_prefix(self) -> list[int]:
-        """What an encoder–decoder's decoder reads before the output: its start token (and a multilingual model's
-        target-language token)."""
+        """What an encoder–decoder's decoder reads before the output (M2M100: + the target language's token)."""
         return [self.start_id]
 
     def decoder_input(self, source_ids: list[int], output_ids: list[int]) -> tuple[list[int], int]:
-        """(target ids, the target position whose logits chose output token 0). An encoder–decoder's decoder
-        starts from its prefix; a decoder-only model continues the prompt."""
+        """(target ids, the target position whose logits chose output token 0)."""
         if self.has("encoder"):
             prefix = self.decoder_prefix()
             return prefix + list(output_ids), len(prefix) - 1
         return list(source_ids) + list(output_ids), len(source_ids) - 1
 
-    @abstractmethod
-    def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
-        """Each source's output ids (no start or end token): greedy, or beam search with length penalty alpha."""
-
-    generation_batch: int = 1                   # sources generate() decodes together (sorted by length)
-
-    @abstractmethod
-    def step_limit(self, source_length: int) -> int:
-        """At most this many decoding steps for a source of source_length ids."""
-
     def step_limit_rule(self, source_length: int) -> str:
-        """How the step limit was set, in words."""
         return f"the explorer's limit of {self.step_limit(source_length)} new tokens"
 
     def beam_search(self, source_ids: list[int], beam_size: int, alpha: float = 0.6) -> BeamResult:
-        """Every live beam of every step (the beam tree), GNMT length penalty. Each step runs the decoder over
-        the whole history again: simple, and fast enough for one sentence; a model with a cache overrides it."""
+        """Every live beam of every step (the beam tree), GNMT length penalty. Each step runs the decoder over the
+        whole history again: simple, and fast enough for one sentence; a model with a cache overrides it."""
         source = self.pad([source_ids]) if self.has("encoder") else None
 
         @torch.no_grad()
         def next_log_probs(last: torch.Tensor, histories: list[list[int]]) -> torch.Tensor:
             rows = [self.decoder_input(source_ids, history)[0] for history in histories]
-            encoder = None if source is None else Batch(source.ids.expand(len(rows), -1), source.present.expand(len(rows), -1))
-            logits = self.forward(encoder, self.pad(rows))
-            return torch.log_softmax(logits[:, -1].float(), -1)
+            repeat = [part.expand(len(rows), -1) for part in (source.ids, source.present)] if source else None
+            encoder = repeat and Batch(*repeat)
+            return torch.log_softmax(self.forward(encoder, self.pad(rows))[:, -1].float(), -1)
 
         return search_beams(next_log_probs, lambda parents: None, self.start_id, self.end_id, beam_size, alpha,
                             self.step_limit(len(source_ids)))
-
-    # -- the arithmetic of attention and positions ---------------------------------------------------
-    positional: str                             # "sinusoidal", "sinusoidal-halves", "learned" or "relative"
-    embedding_steps: tuple[str, str, str] = ("token embedding", "+ position", "= input to layer 0")
-
-    @abstractmethod
-    def attention_scaling(self, kind: str, layer: int) -> float:
-        """The factor the scores q·k are multiplied by (1/√d_k for most models; 1 for T5)."""
-
-    @abstractmethod
-    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """W_O [d_model, heads × d_k] (stored [out, in] as in nn.Linear) and its bias, of one attention block."""
-
-    # -- training history --------------------------------------------------------------------------
-    takes_snapshots: bool = False               # with_weights loads the explorer's per-epoch training snapshots
-
-    def with_weights(self, snapshot: Path) -> "ExplorerModel":
-        """The same model with a training snapshot's weights (epoch-N.safetensors), as a copy: head evolution."""
-        raise NotImplementedError(f"{self.name} takes no training snapshots")
 
     def position_bias(self, kind: str, queries: int, keys: int) -> torch.Tensor | None:
         """[heads, queries, keys] added to the scores before softmax (T5's relative bias); None for most."""
         return None
 
+    def with_weights(self, snapshot: Path) -> "ExplorerModel":
+        """A copy with a training snapshot's weights (epoch-N.safetensors), for head evolution."""
+        raise NotImplementedError(f"{self.name} takes no training snapshots")
