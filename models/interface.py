@@ -168,8 +168,9 @@ class ExplorerModel(ABC):
         @torch.no_grad()
         def next_log_probs(last: torch.Tensor, histories: list[list[int]]) -> torch.Tensor:
             rows = [self.decoder_input(source_ids, history)[0] for history in histories]
-            repeat = [part.expand(len(rows), -1) for part in (source.ids, source.present)] if source else None
-            encoder = repeat and Batch(*repeat)
+            encoder = None                              # the one source, once for every live beam
+            if source is not None:
+                encoder = Batch(source.ids.expand(len(rows), -1), source.present.expand(len(rows), -1))
             return torch.log_softmax(self.forward(encoder, self.pad(rows))[:, -1].float(), -1)
 
         return search_beams(next_log_probs, lambda parents: None, self.start_id, self.end_id, beam_size, alpha,
