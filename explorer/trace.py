@@ -64,8 +64,8 @@ class Trace:
 
     @property
     def output_ids(self) -> list[int]:
-        """The translation's piece ids (target_ids without the BOS the decoder starts from)."""
-        return self.target_ids[1:]
+        """The output's ids: the target after the decoder's prefix (BOS, a language token) or after the prompt."""
+        return self.target_ids[self.first_step_position + 1:]
 
     def pattern(self, kind: str) -> np.ndarray:
         return self.attention[kind]["pattern"]

@@ -125,7 +125,9 @@ show_figure(walkthrough_figure(walk, keys, queries[query], checkpoint.d_k), f"{k
 st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
 st.dataframe(walkthrough_table(walk, keys).style.format("{:.3f}"), key="walk_kv")
 st.markdown(f"**z = Σ weight × v** for head {head}, then the {checkpoint.heads} heads' z concatenated "
-            f"({checkpoint.heads} × {checkpoint.d_k} = {checkpoint.d_model} numbers) times W_O (+ bias): the block's output.")
+            f"({checkpoint.heads} × {checkpoint.d_k} = {len(walk.concatenated)} numbers) times W_O (+ bias): the block's "
+            f"output ({len(walk.output)} numbers).")
 st.dataframe(pd.DataFrame([walk.z], index=["z"]).style.format("{:.3f}"), key="walk_z")
-st.dataframe(pd.DataFrame([walk.concatenated, walk.output], index=["concat(z_1…z_h)", "· W_Oᵀ + b"])
+# T5's heads × d_k need not be d_model: rows of two lengths, the shorter padded (Series align on their index)
+st.dataframe(pd.DataFrame([pd.Series(walk.concatenated), pd.Series(walk.output)], index=["concat(z_1…z_h)", "· W_Oᵀ + b"])
              .style.format("{:.3f}"), key="walk_out")

@@ -16,6 +16,10 @@ from models.data import read_lines  # noqa: E402
 from models.tokenizer import Tokenizer  # noqa: E402
 from models.transformer import Transformer, TransformerConfig  # noqa: E402
 
+# One torch thread per computation, as the app runs (pages/app.py): tiny models gain nothing from two, and two
+# threads each for this process and the app server the browser tests start would fight over 2 cores.
+torch.set_num_threads(1)
+
 DATA = ROOT.parent / "shared" / "data"
 MULTI30K = DATA / "multi30k"
 BUNDLED = {heads: ROOT / "models" / f"en-de-h{heads}" for heads in (1, 2, 8)}

@@ -1,13 +1,18 @@
 """The app on Hugging Face models opened from a folder: every page runs on every family, with the model's own
 numbers (Translation, Attention), its positions and walkthrough (Internals), steps or masked-token view
-(Decoding), roles (Heads), pruning (Prune) and beside other models (Compare). Tiny random models of every family
-(tests/hugging_face_models.py)."""
+(Decoding), roles (Heads), pruning (Prune) and beside other models (Compare). Tiny random models of every family:
+Marian, BART, GPT-2, BERT, T5 and M2M100 (tests/hugging_face_models.py)."""
 
 import json
 
 import numpy as np
 import pytest
 
+from explorer.head_sets import HeadSpec
+from explorer.positional import bias_by_offset
+from explorer.trace import trace_sentence
+from models.interface import FILL_MASK
+from models.loader import open_model
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
@@ -20,13 +25,13 @@ def folder(request, tmp_path_factory):
 
 
 def test_translation_and_attention_show_the_models_own_numbers(folder):
-    from explorer.hugging_face_trace import load_tokenizer, trace_hugging_face
-    from models.hugging_face import load_hugging_face
-
-    loaded = load_hugging_face(folder)
-    expected = trace_hugging_face(loaded, load_tokenizer(folder), SENTENCE)
+    loaded = open_model(folder)
+    expected = trace_sentence(loaded, SENTENCE)           # as the pages trace it: the sentence recased
     at = open_page("translation.py", SENTENCE, model=OWN, own_model=str(folder))
-    assert at.text[0].value == expected.translation
+    if loaded.task == FILL_MASK:                                     # no output text: says so, and where to look
+        assert "fills in masked tokens" in at.text[0].value and expected.translation == ""
+    else:
+        assert at.text[0].value == expected.translation
     assert any("Hugging Face" in c.value for c in at.caption)
     at = open_page("attention.py", SENTENCE, model=OWN, own_model=str(folder))
     kinds = at.radio(key="attention_kind").options
@@ -37,17 +42,29 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
 
 
 def test_internals_and_decoding_draw_every_family(folder):
+    model = open_model(folder)
     at = open_page("internals.py", SENTENCE, model=OWN, own_model=str(folder))
-    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
-    assert any("position" in title.lower() for title in titles) and any("scores over the keys" in t for t in titles)
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    titles = [spec["layout"]["title"]["text"] for spec in specs]
+    assert any("scores over the keys" in t for t in titles)
+    # the heads' z concatenated: heads × d_k numbers (T5's need not be d_model), then W_O makes d_model of them
+    assert any(f"= {model.heads * model.d_k} numbers) times W_O" in m.value and f"({model.d_model} numbers)" in m.value
+               for m in at.markdown)
+    if model.positional == "relative":        # no position table: each head's bias by offset, the model's own
+        spec, stack = next((spec, title.split()[0]) for spec, title in zip(specs, titles)
+                           if "bias by relative offset" in title)           # "decoder self-attention: each head's…"
+        trace = trace_sentence(model, SENTENCE)
+        length = len(trace.source_ids if stack == "encoder" else trace.target_ids)
+        _, expected = bias_by_offset(model.position_bias(stack, length, length).numpy())
+        np.testing.assert_allclose(np.array(traces_of(spec)[0]["z"], dtype=float), expected, atol=1e-6)
+    else:
+        assert any("position" in title.lower() for title in titles)
     at = open_page("decoding.py", SENTENCE, model=OWN, own_model=str(folder))
     titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
-    if "bert" in str(folder.name):
+    if model.task == FILL_MASK:
         assert any(t.startswith("masked") for t in titles) and any("Heads behind" in t for t in titles)
     else:
         assert "Every step" in titles[0] and any("Beam" in t or "beam" in t for t in titles)
-
-
 
 
 CONLLU = """# text = a dog runs in the snow
@@ -62,15 +79,13 @@ CONLLU = """# text = a dog runs in the snow
 
 
 def test_heads_page_computes_roles_for_the_kinds_the_model_has(folder, tmp_path):
-    from models.hugging_face import load_hugging_face
-
     treebank = tmp_path / "tiny.conllu"
     treebank.write_text(CONLLU * 3)
     at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
     at.text_input(key="heads_treebank_path").input(str(treebank)).run()
     at.button(key="heads_compute_roles").click().run()
     assert not at.exception and not at.error
-    kinds = load_hugging_face(folder).kinds
+    kinds = open_model(folder).kinds
     role_maps = [c for c in at.get("plotly_chart") if "layer" in str(c.proto.spec)]
     assert len(role_maps) >= len(kinds)
     assert len(table_with(at, "roles")) == 2 * 4 * len(kinds)      # every head of the tiny model: 2 layers × 4 heads
@@ -81,22 +96,18 @@ def table_with(at, column):
 
 
 def test_prune_page_prunes_a_hugging_face_model(folder):
-    from explorer.head_sets import HeadSpec, head_mask
-    from explorer.hugging_face_trace import load_tokenizer, trace_hugging_face
-    from models.hugging_face import load_hugging_face
-
-    loaded = load_hugging_face(folder)
-    kind = "cross" if "cross" in loaded.kinds else loaded.kinds[0]
+    loaded = open_model(folder)
+    kind = "cross" if loaded.has("cross") else loaded.kinds[0]
     layer_heads = [HeadSpec(kind, 1, head) for head in range(loaded.heads)]
     at = open_page("prune.py", SENTENCE, model=OWN, own_model=str(folder))
     assert len(at.main.checkbox) == 2 * 4 * len(loaded.kinds)
     for spec in layer_heads:
         at.checkbox(key=f"prune_{folder.name}_{spec}").check().run()
     assert not at.exception
-    if "decoder" not in loaded.kinds:
-        assert any("encoder-only model has no output text" in c.value for c in at.caption)
+    if loaded.task == FILL_MASK:
+        assert any("masked language model has no output text" in c.value for c in at.caption)
         return
-    pruned = trace_hugging_face(loaded, load_tokenizer(folder), SENTENCE, head_mask=head_mask(layer_heads, loaded.config))
+    pruned = trace_sentence(loaded, SENTENCE, pruned=layer_heads)
     assert [t.value for t in at.text][1] == pruned.translation
 
 

@@ -160,12 +160,12 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
 def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_factory):
     """A Hugging Face folder opened by its path (in the URL, shown in the sidebar's own-folder box): its translation, its attention and its bertviz
     view are drawn, and nothing is fetched from outside (no hub, no CDN)."""
-    from explorer.hugging_face_trace import load_tokenizer, trace_hugging_face
-    from models.hugging_face import load_hugging_face
+    from explorer.trace import trace_sentence
+    from models.loader import open_model
     from tests.hugging_face_models import SENTENCE, saved_model
 
     folder = saved_model("marian", tmp_path_factory)
-    expected = trace_hugging_face(load_hugging_face(folder), load_tokenizer(folder), SENTENCE)
+    expected = trace_sentence(open_model(folder), SENTENCE)         # as the app traces it (the sentence recased)
     page = open_app(context, f"{app_url}/?model={folder}")            # a link naming the folder, as people share
     assert page.get_by_label("Checkpoint folder", exact=True).input_value() == str(folder)   # the sidebar's box
     submit_sentence(page, SENTENCE)

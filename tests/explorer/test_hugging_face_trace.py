@@ -84,6 +84,8 @@ def test_the_trace_holds_transformers_own_patterns_for_the_ids_it_used(model, fo
     assert greedy[: len(trace.target_ids)] == trace.target_ids
     assert greedy[len(trace.target_ids):] in ([], [model.end_id])
     assert chosen == greedy[trace.first_step_position + 1:] and trace.output_tokens == model.pieces(chosen)
+    assert trace.output_ids == [token for token in chosen if token != model.end_id]
+    assert trace.translation == model.detokenize(trace.output_ids)
     # each step's probability is what transformers' own model gives the chosen token at that position
     probs = torch.softmax(logits[trace.first_step_position: trace.first_step_position + len(chosen)], -1)
     np.testing.assert_allclose([step.chosen_prob for step in trace.steps],

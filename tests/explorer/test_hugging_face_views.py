@@ -1,81 +1,135 @@
 """What the Internals and Decoding pages compute for Hugging Face models, checked against the models' own
-numbers: position tables, the first layer's input, the Q/K/V walkthrough, the beam tree's scores, teacher
-forcing's loss and BERT's masked-token view. Tiny random models (tests/hugging_face_models.py)."""
+numbers: position tables (T5's relative position bias), the first layer's input, the Q/K/V walkthrough, the beam
+tree's scores, teacher forcing's loss and a masked language model's masked-token view. Tiny random models of every
+family (tests/hugging_face_models.py)."""
 
 import numpy as np
 import pytest
 import torch
 
-from explorer.decoding_steps import beam_tree, step_attention_row, teacher_forcing
-from explorer.hugging_face_decoding import maskable_positions, masked_word
+from explorer.decoding_steps import (beam_tree, maskable_positions, masked_word, step_attention_row,
+                                     teacher_forcing)
 from explorer.internals import qkv_walkthrough
-from explorer.open_model import open_model
-from explorer.hugging_face_trace import trace_hugging_face
+from explorer.trace import trace_sentence
 from models.hooks import model_run
+from models.interface import CONTINUE, FILL_MASK, TRANSLATE
+from models.loader import open_model
+from models.vocabulary import attention_hook
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
+
+STACKS = {"source": "encoder", "target": "decoder"}
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))
 def opened(request, tmp_path_factory):
-    checkpoint = open_model(saved_model(request.param, tmp_path_factory))
-    return checkpoint, trace_hugging_face(checkpoint.model, checkpoint.tokenizer, SENTENCE)
+    """(model, its trace of SENTENCE, transformers' own model of the folder with eager attention)."""
+    folder = saved_model(request.param, tmp_path_factory)
+    model = open_model(folder)
+    theirs = type(model.model).from_pretrained(folder, attn_implementation="eager").eval()
+    return model, trace_sentence(model, SENTENCE), theirs
+
+
+def their_position_rows(theirs, stack: str, length: int) -> np.ndarray:
+    """transformers' own position table of one stack (learned, or sinusoidal), from the row of position 0 on: BART
+    and M2M100 keep rows before it (the module's offset)."""
+    base = theirs.base_model
+    module = getattr(getattr(base, stack, None), "embed_positions", None)     # encoder–decoders, each stack its own
+    if module is None:
+        module = base.wpe if hasattr(base, "wpe") else base.embeddings.position_embeddings     # GPT-2, BERT
+    table = module.weights if hasattr(module, "weights") else module.weight
+    offset = getattr(module, "offset", 0)
+    return table[offset: offset + length].detach().numpy()
+
+
+def their_prefix(model, theirs) -> list[int]:
+    """What transformers' own decoder reads before the output: its start token, then the target language's token
+    where generate is forced to produce it first (M2M100)."""
+    prefix = [theirs.config.decoder_start_token_id]
+    if hasattr(model.tokenizer, "get_lang_id"):
+        prefix.append(model.tokenizer.get_lang_id(model.target_language))
+    return prefix
+
+
+def sides(model) -> list[str]:
+    return [side for side, stack in STACKS.items() if model.has(stack)]
 
 
 def test_position_tables_are_the_models_own_rows(opened):
-    checkpoint, trace = opened
-    model, family = checkpoint.model.model, checkpoint.model.family
-    for side, stack in (("source", "encoder"), ("target", "decoder")):
-        if side not in trace.positional:
+    model, trace, theirs = opened
+    if model.positional == "relative":
+        pytest.skip("no position table: T5's relative position bias is checked below")
+    assert set(trace.positional) == set(sides(model))
+    scale = theirs.config.d_model ** 0.5 if getattr(theirs.config, "scale_embedding", False) else 1.0
+    for side in sides(model):
+        ids = trace.source_ids if side == "source" else trace.target_ids
+        positions = their_position_rows(theirs, STACKS[side], len(ids))
+        np.testing.assert_allclose(trace.positional[side], positions, atol=1e-6)
+        tokens = (theirs.get_input_embeddings().weight[ids] * scale).detach().numpy()
+        np.testing.assert_allclose(trace.embeddings[side], tokens, atol=1e-5)
+        if "layer norm" not in model.embedding_steps[2]:    # no layer norm after the sum: input = embedding + position
+            np.testing.assert_allclose(trace.inputs[side], tokens + positions, atol=1e-5)
+
+
+def test_a_relative_position_bias_is_what_the_scores_add_to_q_dot_k(opened):
+    model, trace, theirs = opened
+    if model.positional != "relative":
+        pytest.skip("positions come from a table (checked above)")
+    assert trace.positional == {} and trace.embeddings == {} and set(trace.inputs) == set(sides(model))
+    for side in sides(model):                            # nothing is added to the token embedding
+        ids = trace.source_ids if side == "source" else trace.target_ids
+        np.testing.assert_allclose(trace.inputs[side], theirs.get_input_embeddings().weight[ids].detach().numpy(),
+                                   atol=1e-5)
+    for kind in model.kinds:
+        queries, keys = trace.masks[kind].shape
+        bias = model.position_bias(kind, queries, keys)
+        if kind == "cross":
+            assert bias is None
             continue
-        length = len(trace.source_ids if side == "source" else trace.target_ids)
-        if family in ("marian", "bart"):
-            table, offset = getattr(model.model, stack).embed_positions.weight, 2 if family == "bart" else 0
-        elif family == "bert":
-            table, offset = model.bert.embeddings.position_embeddings.weight, 0
-        else:
-            table, offset = model.transformer.wpe.weight, 0
-        np.testing.assert_allclose(trace.positional[side], table[offset: offset + length].detach().numpy(), atol=1e-6)
-        if family in ("marian", "gpt2"):        # no layer norm after the sum: input = embedding + position
-            np.testing.assert_allclose(trace.inputs[side], trace.embeddings[side] + trace.positional[side], atol=1e-5)
-    assert set(trace.positional) == {"bert": {"source"}, "gpt2": {"target"}}.get(family, {"source", "target"})
+        stack = getattr(theirs, kind)           # the bias of each stack's first layer, shared by all its layers
+        np.testing.assert_allclose(bias.numpy(), stack.block[0].layer[0].SelfAttention.compute_bias(queries, keys)[0]
+                                   .detach().numpy(), atol=1e-6)
+        values = trace.attention[kind]
+        for layer in range(model.layers(kind)):
+            dots = values["q"][layer] @ values["k"][layer].transpose(0, 2, 1) * model.attention_scaling(kind, layer)
+            added = values["scores"][layer] - dots
+            allowed = np.broadcast_to(trace.masks[kind], added.shape)
+            np.testing.assert_allclose(added[allowed], bias.numpy()[allowed], atol=1e-4)
 
 
 def test_the_walkthrough_reproduces_the_pattern_and_the_blocks_output(opened):
-    checkpoint, trace = opened
-    kind = next(iter(trace.attention))
-    walk = qkv_walkthrough(trace, checkpoint, kind, 1, 2, 1)
-    np.testing.assert_allclose(walk.weights, trace.pattern(kind)[1, 2, 1], atol=1e-6)
-    np.testing.assert_allclose(walk.scaled, trace.attention[kind]["scores"][1, 2, 1], atol=1e-5)
-    _, cache = checkpoint.model.run_with_cache(f"*{kind}*.1.*out" if kind != "cross" else "*1.cross_attn.out",
-                                               **model_inputs(checkpoint, trace))
-    block_output = next(iter(cache.values()))[0, 1].numpy()
-    if checkpoint.model.family != "bert":      # BERT's block output is after its residual and layer norm
-        np.testing.assert_allclose(walk.output, block_output, atol=1e-5)
-
-
-def model_inputs(checkpoint, trace):
-    if "cross" in checkpoint.model.kinds:
-        return {"input_ids": torch.tensor([trace.source_ids]), "decoder_input_ids": torch.tensor([trace.target_ids])}
-    return {"input_ids": torch.tensor([trace.source_ids or trace.target_ids])}
+    model, trace, _ = opened
+    source = model.pad([trace.source_ids]) if model.has("encoder") else None
+    target = model.pad([trace.target_ids]) if model.has("decoder") else None
+    _, cache = model.run_with_cache(source, target, [attention_hook(kind, 1, "out") for kind in model.kinds])
+    for kind in model.kinds:
+        query = min(1, trace.masks[kind].shape[0] - 1)
+        walk = qkv_walkthrough(trace, model, kind, 1, 2, query)
+        allowed = trace.masks[kind][query]
+        np.testing.assert_allclose(walk.weights, trace.pattern(kind)[1, 2, query], atol=1e-6)
+        np.testing.assert_allclose(walk.scaled[allowed], trace.attention[kind]["scores"][1, 2, query][allowed],
+                                   atol=1e-5)
+        assert walk.biased == (model.position_bias(kind, 1, 1) is not None)
+        # the output projection W_O of every head's z is what the block's own projection made of them
+        np.testing.assert_allclose(walk.output, cache.attention(kind, 1, "out")[0, query].numpy(), atol=1e-5)
 
 
 def test_the_beam_trees_scores_are_the_models_log_probabilities(opened):
-    checkpoint, trace = opened
-    if "decoder" not in checkpoint.model.kinds:
+    model, trace, theirs = opened
+    if not model.has("decoder"):
         pytest.skip("an encoder-only model does not decode")
-    result = beam_tree(checkpoint, SENTENCE, 3, alpha=0.0)
+    result = beam_tree(model, trace.text, 3, alpha=0.0)          # as the Decoding page: the trace's text
     best = result.best
-    config = checkpoint.model.model.config
-    ended = best.tokens + [config.eos_token_id]
+    ended = best.tokens + [theirs.config.eos_token_id]
+    read = model.tokenizer(trace.text).input_ids
     with torch.no_grad():
-        if "cross" in checkpoint.model.kinds:
-            logits = checkpoint.model.model(input_ids=torch.tensor([trace.source_ids]), decoder_input_ids=torch.tensor(
-                [[config.decoder_start_token_id] + best.tokens])).logits[0]
-            log_probs = torch.log_softmax(logits, -1)
+        if model.has("encoder"):
+            prefix = their_prefix(model, theirs)
+            logits = theirs(input_ids=torch.tensor([read]), decoder_input_ids=torch.tensor([prefix + best.tokens])
+                            ).logits[0]
+            log_probs = torch.log_softmax(logits, -1)[len(prefix) - 1:]
         else:
-            prompt = trace.target_ids[: trace.first_step_position + 1]
-            logits = checkpoint.model.model(input_ids=torch.tensor([prompt + best.tokens])).logits[0]
-            log_probs = torch.log_softmax(logits, -1)[len(prompt) - 1:]
+            logits = theirs(input_ids=torch.tensor([read + best.tokens])).logits[0]
+            log_probs = torch.log_softmax(logits, -1)[len(read) - 1:]
     steps = len(best_log_probs := result.best_log_probs)
     chosen = ended[:steps]
     total = float(log_probs[torch.arange(steps), chosen].sum())
@@ -86,26 +140,32 @@ def test_the_beam_trees_scores_are_the_models_log_probabilities(opened):
 
 
 def test_teacher_forcing_loss_is_the_models_cross_entropy(opened):
-    checkpoint, trace = opened
-    if "cross" not in checkpoint.model.kinds:
-        pytest.skip("translation models only (GPT-2's continuation is checked below)")
-    forced = teacher_forcing(checkpoint, SENTENCE, "two men play football")
-    labels = checkpoint.tokenizer(text_target="two men play football", return_tensors="pt").input_ids
+    model, trace, theirs = opened
+    if model.task != TRANSLATE:
+        pytest.skip("translation models only (a continuation is checked below)")
+    forced = teacher_forcing(model, trace.text, "two men play football")
+    labels = model.tokenizer(text_target="two men play football", return_tensors="pt").input_ids
+    # a multilingual model's labels start with the target language's token: the decoder's prefix, not scored
+    forced_first = len(their_prefix(model, theirs)) - 1
+    assert labels[0, :forced_first].tolist() == their_prefix(model, theirs)[1:]
+    decoder_input = torch.cat([torch.tensor([[theirs.config.decoder_start_token_id]]), labels[:, :-1]], 1)
+    labels[:, :forced_first] = -100
     with torch.no_grad():
-        loss = checkpoint.model.model(input_ids=torch.tensor([trace.source_ids]), labels=labels).loss
+        loss = theirs(input_ids=torch.tensor([model.tokenizer(trace.text).input_ids]), decoder_input_ids=decoder_input,
+                      labels=labels).loss
     assert forced.loss == pytest.approx(float(loss), abs=1e-5)
-    assert len(forced.tokens) == labels.shape[1] and all(r >= 1 for r in forced.ranks)
+    assert len(forced.tokens) == labels.shape[1] - forced_first and all(r >= 1 for r in forced.ranks)
 
 
 def test_a_continuation_is_scored_after_the_prompt(opened):
-    checkpoint, trace = opened
-    if checkpoint.model.family != "gpt2":
+    model, trace, theirs = opened
+    if model.task != CONTINUE:
         pytest.skip("decoder-only models")
-    forced = teacher_forcing(checkpoint, SENTENCE, "in the snow")
-    prompt = checkpoint.tokenizer(SENTENCE).input_ids
-    continuation = checkpoint.tokenizer(" in the snow").input_ids
+    forced = teacher_forcing(model, trace.text, "in the snow")
+    prompt = model.tokenizer(trace.text).input_ids
+    continuation = model.tokenizer(" in the snow").input_ids + [theirs.config.eos_token_id]   # the reference ends
     with torch.no_grad():
-        logits = checkpoint.model.model(input_ids=torch.tensor([prompt + continuation])).logits[0]
+        logits = theirs(input_ids=torch.tensor([prompt + continuation])).logits[0]
     expected = torch.log_softmax(logits, -1)[torch.arange(len(prompt) - 1, len(prompt) + len(continuation) - 1),
                                              continuation]
     np.testing.assert_allclose(forced.probabilities, expected.exp().numpy(), atol=1e-6)
@@ -114,31 +174,31 @@ def test_a_continuation_is_scored_after_the_prompt(opened):
 
 
 def test_the_masked_token_view_predicts_from_the_masked_input(opened):
-    checkpoint, trace = opened
-    if checkpoint.model.family != "bert":
-        pytest.skip("BERT-like models")
-    positions = maskable_positions(trace, checkpoint)
-    special = set(checkpoint.tokenizer.all_special_ids)
+    model, trace, theirs = opened
+    if model.task != FILL_MASK:
+        pytest.skip("masked language models")
+    positions = maskable_positions(trace, model)
+    special = set(model.tokenizer.all_special_ids)
     assert positions and all(trace.source_ids[i] not in special for i in positions)
     position = positions[1]
-    masked = masked_word(checkpoint, trace, position)
+    masked = masked_word(model, trace, position)
     ids = list(trace.source_ids)
-    ids[position] = checkpoint.tokenizer.mask_token_id
+    ids[position] = model.tokenizer.mask_token_id
     with torch.no_grad():
-        probs = torch.softmax(checkpoint.model.model(input_ids=torch.tensor([ids])).logits[0, position], -1)
+        probs = torch.softmax(theirs(input_ids=torch.tensor([ids])).logits[0, position], -1)
     assert masked.prediction.chosen_id == trace.source_ids[position]
     assert masked.prediction.chosen_prob == pytest.approx(float(probs[trace.source_ids[position]]), abs=1e-6)
     assert masked.prediction.top_probs[0] == pytest.approx(float(probs.max()), abs=1e-6)
     # the head effect is the gradient of log p(hidden) w.r.t. each head's gate: check one against a finite difference
     layer, head = np.unravel_index(masked.head_effect.argmax(), masked.head_effect.shape)
-    gates = torch.ones(checkpoint.model.layers("encoder"), checkpoint.model.heads, dtype=torch.float64)
+    gates = torch.ones(model.layers("encoder"), model.heads, dtype=torch.float64)
 
     def log_p(gate_value):
         gates[layer, head] = gate_value
         with torch.no_grad(), model_run(head_mask={"encoder": gates.float()}):
-            logits = checkpoint.model.model(input_ids=torch.tensor([ids])).logits[0, position].double()
+            logits = model.forward(model.pad([ids]))[0, position].double()
         return float(torch.log_softmax(logits, -1)[trace.source_ids[position]])
 
     slope = (log_p(1.0) - log_p(1.0 - 1e-3)) / 1e-3
     assert abs(slope) == pytest.approx(masked.head_effect[layer, head], rel=0.05, abs=1e-4)
-    assert masked.attention.shape == (checkpoint.model.layers("encoder"), checkpoint.model.heads, len(ids))
+    assert masked.attention.shape == (model.layers("encoder"), model.heads, len(ids))
