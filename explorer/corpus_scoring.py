@@ -17,11 +17,11 @@ from typing import Iterator
 
 import torch
 import torch.nn.functional as F
-from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.metrics import BLEU
 
 from explorer.forcing import IGNORED, forced_batch
 from explorer.inputs import prepare_source
-from explorer.translation import bleu, usable_pairs
+from explorer.translation import bleu, bleu_statistics, usable_pairs
 from models.hooks import model_run
 from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, ExplorerModel
 from models.tokenizer import clean_text
@@ -166,24 +166,6 @@ class MaskedScorer(Scorer):
             inputs.append([self.model.mask_id if p in positions else t for p, t in enumerate(ids)])
             labels.append([t if p in positions else IGNORED for p, t in enumerate(ids)])
         return self.model.pad(inputs), None, Batch.of(labels, IGNORED).ids
-
-
-def bleu_statistics(hypotheses: list[str], references: list[str]) -> list[int]:
-    """sacreBLEU's sufficient statistics of a set of translations (n-gram matches and totals, lengths), summed."""
-    per_sentence = BLEU()._extract_corpus_statistics(hypotheses, [references]) if hypotheses else []
-    return [int(sum(column)) for column in zip(*per_sentence)] if per_sentence else [0] * 10
-
-
-def chrf_statistics(hypotheses: list[str], references: list[str]) -> list[int]:
-    """sacreBLEU's chrF statistics of a set of translations (character and word n-gram counts), summed."""
-    per_sentence = CHRF()._extract_corpus_statistics(hypotheses, [references]) if hypotheses else []
-    return [int(sum(column)) for column in zip(*per_sentence)] if per_sentence else []
-
-
-def bleu_and_chrf(bleu_stats: list[int], chrf_stats: list[int]) -> tuple[float, float]:
-    """Corpus BLEU and chrF from summed statistics (what sacrebleu.corpus_bleu / corpus_chrf compute)."""
-    chrf = CHRF()._compute_score_from_stats(chrf_stats).score if chrf_stats else 0.0
-    return BLEU()._compute_score_from_stats(bleu_stats).score, chrf
 
 
 def scores_from(stats: dict, metric: str) -> tuple[float, float | None]:

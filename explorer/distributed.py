@@ -76,27 +76,22 @@ class ShardWorker:
 def evaluation_statistics(model, job: dict) -> dict:
     """One shard of `evaluate`: BLEU and chrF statistics of its translations (with the job's decoding options), or
     a language model's loss totals."""
-    from explorer.corpus_scoring import bleu_statistics, chrf_statistics, scorer_for
+    from explorer.corpus_scoring import scorer_for
     from explorer.head_sets import head_mask, parse_heads
-    from explorer.translation import translate, usable_pairs
+    from explorer.translation import evaluation_statistics as translated
 
     pruned = parse_heads(job["pruned"], model)
     if job["references"] is None:
         scorer = scorer_for(model, job["sources"])
         total, tokens = scorer.loss_totals(head_mask(pruned, model))
         return {"loss_sum": total, "tokens": tokens, "examples": scorer.size}
-    kept = usable_pairs(job["sources"], job["references"])
-    hypotheses = translate(model, [job["sources"][i] for i in kept], job["beam"], pruned, job["alpha"],
-                           job["fix_casing"]) if kept else []
-    references = [job["references"][i] for i in kept]
-    return {"bleu": bleu_statistics(hypotheses, references), "chrf": chrf_statistics(hypotheses, references),
-            "sentences": len(hypotheses)}
+    return translated(model, job["sources"], job["references"], job["beam"], pruned, job["alpha"], job["fix_casing"])
 
 
 def distributed_evaluate(runner: "RayRunner", checkpoint, sources: list[str], references: list[str] | None,
                          options: dict, progress: Callable[[float], None] | None = None) -> dict:
     """`evaluate` on shards: BLEU and chrF from the summed statistics, or loss and perplexity of a text."""
-    from explorer.corpus_scoring import bleu_and_chrf
+    from explorer.translation import evaluation_scores
 
     groups = translation_groups(checkpoint, sources, references, options["fix_casing"])
     parts = runner.run([dict(options, job="evaluate", sources=[sources[i] for i in shard],
@@ -106,12 +101,7 @@ def distributed_evaluate(runner: "RayRunner", checkpoint, sources: list[str], re
         total = add_statistics(parts)
         loss = total["loss_sum"] / max(1, total["tokens"])
         return {"loss": round(loss, 4), "perplexity": round(math.exp(min(loss, 50.0)), 2), "lines": total["examples"]}
-    bleu_stats = [sum(column) for column in zip(*(p["bleu"] for p in parts))]
-    chrf_stats = [sum(column) for column in zip(*(p["chrf"] for p in parts if p["chrf"]))]
-    bleu, chrf = bleu_and_chrf(bleu_stats, chrf_stats)
-    sentences = sum(p["sentences"] for p in parts)       # the pairs with a blank side were never sent
-    return {"bleu": round(bleu, 2), "chrf": round(chrf, 2), "sentences": sentences,
-            "skipped": len(sources) - sentences}
+    return evaluation_scores(parts, len(sources))       # the pairs with a blank side were never sent
 
 
 def check_address(address: str, timeout: float = 3.0) -> None:

@@ -21,10 +21,6 @@ class PreparedSource:
     truncated: bool      # the sentence was longer than the model's maximum and was cut
     recased_from: str = ""   # the cleaned text as typed, when it was all capitals or all lower case and was recased
 
-    def notice(self, max_len: int) -> str:
-        return (f"The sentence is longer than the model's maximum of {max_len} tokens; "
-                f"only its first {max_len - 1} pieces are translated.") if self.truncated else ""
-
 
 LONE_I = re.compile(r"\bi\b")
 MIN_CASED_LETTERS = 4     # "OK", "I" and "a" are not a casing choice

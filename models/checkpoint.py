@@ -58,8 +58,7 @@ class Checkpoint(ExplorerModel):
 
     # -- text --
     def encode(self, text: str) -> Encoded:
-        encoded = self.tokenizer.encode(text, self.max_positions)
-        return Encoded(encoded.ids, encoded.pieces, encoded.truncated)
+        return self.tokenizer.encode(text, self.max_positions)
 
     def encode_reference(self, text: str) -> list[int]:
         return self.tokenizer.encode_ids(text)[: self.max_positions - 2] + [EOS]

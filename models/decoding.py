@@ -35,12 +35,10 @@ def step_limit(model: Transformer, source_length: int) -> int:
 @dataclass
 class GreedyResult:
     tokens: list[list[int]]                 # per sentence, without BOS and EOS
-    log_probs: list[torch.Tensor] | None    # per sentence [steps, vocab]: step i's distribution (EOS step included)
 
 
 @torch.inference_mode()
-def greedy(model: Transformer, src: torch.Tensor, keep_distributions: bool = False,
-           max_steps: int | None = None) -> GreedyResult:
+def greedy(model: Transformer, src: torch.Tensor, max_steps: int | None = None) -> GreedyResult:
     """Translate a padded batch src [B, S], always picking the most probable next token.
 
     Each sentence stops at EOS or at its own step limit (from its own length, not the batch's padded
@@ -56,12 +54,9 @@ def greedy(model: Transformer, src: torch.Tensor, keep_distributions: bool = Fal
     # Per sentence: output tokens so far; steps taken (the EOS step included) once it has finished.
     tokens: list[list[int]] = [[] for _ in range(batch)]
     steps_taken: list[int | None] = [None] * batch
-    distributions = []
     for step in range(max(limits)):
         logits = model.decode(last, memory, src_mask, cache, start=step)[:, -1]
-        if keep_distributions:
-            distributions.append(torch.log_softmax(logits.float(), -1))
-        # argmax of the logits is argmax of the log-probabilities: no softmax when nobody looks at them.
+        # argmax of the logits is argmax of the log-probabilities: no softmax needed.
         next_token = logits.argmax(-1)
         # The bookkeeping runs on Python ints: one tensor→list conversion per step instead of ~10 tiny
         # tensor ops, which cost more than the arithmetic itself for a single sentence.
@@ -75,17 +70,15 @@ def greedy(model: Transformer, src: torch.Tensor, keep_distributions: bool = Fal
         if all(n is not None for n in steps_taken):
             break
         last = next_token[:, None]  # a finished sentence's row runs on; its outputs are ignored
-    if not keep_distributions:
-        return GreedyResult(tokens, None)
-    stacked = torch.stack(distributions, 1)
-    return GreedyResult(tokens, [stacked[i, : steps_taken[i]] for i in range(batch)])
+    return GreedyResult(tokens)
 
 
 @dataclass
 class Hypothesis:
     tokens: list[int]       # without BOS/EOS
-    log_prob: float         # sum of token log-probabilities, EOS included
+    log_prob: float         # sum of token log-probabilities, EOS included when it ended
     score: float            # log_prob / length penalty: what the search ranks by
+    ended: bool = True      # it chose EOS (False: cut at the step limit)
 
 
 @dataclass
@@ -102,8 +95,6 @@ class BeamResult:
     best: Hypothesis
     finished: list[Hypothesis]                      # best first
     steps: list[BeamStep] = field(default_factory=list)
-    # log-probs of every step along the best hypothesis: [len(best.tokens) + 1, vocab]
-    best_log_probs: torch.Tensor | None = None
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -125,9 +116,8 @@ def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end
     scores = torch.full((beam_size,), float("-inf"))
     scores[0] = 0.0
     histories: list[list[int]] = [[] for _ in range(beam_size)]
-    step_dists: list[list[torch.Tensor]] = [[] for _ in range(beam_size)]
     last = torch.full((beam_size, 1), start, dtype=torch.long)
-    finished: list[tuple[Hypothesis, list[torch.Tensor]]] = []
+    finished: list[Hypothesis] = []
     steps: list[BeamStep] = []
 
     for step in range(max_steps):
@@ -142,8 +132,7 @@ def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end
             parent, token = divmod(index, vocab)
             if token == end or step == max_steps - 1:
                 tokens = histories[parent] + ([] if token == end else [token])
-                hypothesis = Hypothesis(tokens, total, total / length_penalty(len(tokens) + 1, alpha))
-                finished.append((hypothesis, step_dists[parent] + [log_probs[parent]]))
+                finished.append(Hypothesis(tokens, total, total / length_penalty(len(tokens) + 1, alpha), token == end))
             else:
                 new_beams.append((parent, token, total))
             if len(new_beams) == beam_size:
@@ -153,14 +142,12 @@ def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end
         parents = torch.tensor([p for p, _, _ in new_beams])
         steps.append(BeamStep([t for _, t, _ in new_beams], parents.tolist(), [s for _, _, s in new_beams]))
         histories = [histories[p] + [t] for p, t, _ in new_beams]
-        step_dists = [step_dists[p] + [log_probs[p]] for p, _, _ in new_beams]
         scores = torch.tensor([s for _, _, s in new_beams])
         last = torch.tensor([[t] for _, t, _ in new_beams])
         reorder(parents)
 
-    finished.sort(key=lambda pair: pair[0].score, reverse=True)
-    best, best_dists = finished[0]
-    return BeamResult(best, [h for h, _ in finished], steps, torch.stack(best_dists))
+    finished.sort(key=lambda hypothesis: hypothesis.score, reverse=True)
+    return BeamResult(finished[0], finished, steps)
 
 
 @torch.inference_mode()

@@ -18,15 +18,9 @@ import torch
 
 from models.decoding import BeamResult, search_beams
 from models.hooks import ActivationCache, capture
+from models.tokenizer import Encoded     # encode()'s answer, for every family
 
 TRANSLATE, CONTINUE, FILL_MASK = "translate", "continue", "fill-mask"
-
-
-@dataclass
-class Encoded:
-    ids: list[int]          # the model's input ids, special tokens included, at most max_positions
-    pieces: list[str]       # their labels (▁ for a leading space, as SentencePiece writes it)
-    truncated: bool         # the text was longer than the model takes and was cut
 
 
 @dataclass

@@ -23,9 +23,11 @@ def clean_text(text: str) -> str:
 
 @dataclass
 class Encoded:
-    ids: list[int]          # pieces then EOS, at most max_len ids
-    pieces: list[str]
-    truncated: bool         # True when the sentence was cut to fit max_len
+    """A text as a model reads it (ExplorerModel.encode's answer, for every family)."""
+
+    ids: list[int]          # input ids, special tokens included, at most the model's maximum
+    pieces: list[str]       # their labels (▁ for a leading space, as SentencePiece writes it)
+    truncated: bool         # True when the text was cut to fit
 
 
 class Tokenizer:

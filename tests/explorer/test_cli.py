@@ -1,25 +1,40 @@
 """python -m explorer: right output on good input, one clear line and a non-zero exit on bad input."""
 
 import gzip
+import io
 import json
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
 
+from explorer.cli import main
 from tests.conftest import MULTI30K, ROOT
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    """The command line's own code, run in this process (a new interpreter costs seconds a call): its exit code
+    (argparse's included) and what it printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:
+            code = exit_.code
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def test_translate_prints_one_line_per_sentence(tiny_checkpoint):
-    result = cli("translate", "--model", str(tiny_checkpoint.path), "A dog runs.", "Two men.", "Ein Test")
+    """`python -m explorer` itself, in a process of its own."""
+    result = subprocess.run([sys.executable, "-m", "explorer", "translate", "--model", str(tiny_checkpoint.path),
+                             "A dog runs.", "Two men.", "Ein Test"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300)
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 3
+    assert cli("translate", "--model", str(tiny_checkpoint.path), "A dog runs.").stdout == \
+        result.stdout.splitlines()[0] + "\n"
 
 
 def test_evaluate_json_is_exactly_one_object(tiny_checkpoint, tmp_path):
