@@ -18,6 +18,8 @@ from models.data import read_parallel
 from tests.conftest import MULTI30K, ROOT
 from tests.explorer.test_cli import cli
 
+pytestmark = pytest.mark.xdist_group("ray")    # one local Ray for these tests, on one xdist worker
+
 UD = ROOT.parent / "shared" / "data" / "ud" / "en_ewt-ud-dev.conllu.gz"
 
 
