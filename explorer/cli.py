@@ -332,7 +332,7 @@ def run_trace(args: argparse.Namespace) -> None:
                            alpha=args.length_penalty, fix_casing=not args.keep_casing)
     trace.save(args.out)
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
-          f"{trace.output_title.lower()}: {trace.translation}")
+          f"{trace.output_title.lower()}: {trace.output_text}")
 
 
 def run_roles(args: argparse.Namespace) -> None:

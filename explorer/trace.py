@@ -39,7 +39,7 @@ class StepDistribution:
 @dataclass
 class Trace:
     text: str                       # the sentence fed to the model (cleaned up; recased if typed all-caps)
-    translation: str                # the output as text: a translation, a continuation ("" for a masked LM)
+    output_text: str                # the output as text: a translation, a continuation ("" for a masked LM)
     source_ids: list[int]           # piece ids + EOS
     target_ids: list[int]           # BOS + output ids
     source_tokens: list[str]        # pieces + </s>
@@ -78,7 +78,7 @@ class Trace:
 
     # -- serialisation ---------------------------------------------------------------------------
     def metadata(self) -> dict:
-        return {"text": self.text, "translation": self.translation, "source_ids": self.source_ids,
+        return {"text": self.text, "output_text": self.output_text, "source_ids": self.source_ids,
                 "target_ids": self.target_ids, "source_tokens": self.source_tokens,
                 "target_tokens": self.target_tokens, "output_tokens": self.output_tokens,
                 "truncated": self.truncated, "decoding": self.decoding, "pruned": self.pruned, "d_k": self.d_k,
@@ -127,6 +127,8 @@ class Trace:
         attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES if f"{kind}.{name}" in arrays}
                      for kind in kinds}
         steps = [StepDistribution(**s) for s in meta.pop("steps")]
+        if "translation" in meta:                     # a trace saved before 2026-11-23
+            meta["output_text"] = meta.pop("translation")
         return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in kinds},
                    positional=per_side("positional_encoding"), embeddings=per_side("embedding"),
                    inputs=per_side("input"), steps=steps)
@@ -197,7 +199,7 @@ def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: 
                        if stack_hook(stack, value) in cache}
                for value in ("pos_encoding", "embed", "input")}
     return Trace(
-        text=source.text, translation=model.detokenize(output), source_ids=source.ids if encoder else [],
+        text=source.text, output_text=model.detokenize(output), source_ids=source.ids if encoder else [],
         target_ids=target_ids, source_tokens=source.pieces if encoder else [], target_tokens=model.pieces(target_ids),
         output_tokens=model.pieces(chosen), truncated=source.truncated,
         decoding=f"beam {beam_size}" if beam_size > 1 else "greedy", pruned=format_heads(pruned or []),

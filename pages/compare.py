@@ -56,7 +56,7 @@ for column, label in zip(st.columns(len(labels)), labels):
     with column:
         st.subheader(label)
         st.caption(traces[label].output_title)
-        st.text(traces[label].translation or "(a masked language model: no output text)")
+        st.text(traces[label].output_text or "(a masked language model: no output text)")
         if info:
             st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}")
 

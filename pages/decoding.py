@@ -92,7 +92,7 @@ show_figure(beam_tree_figure(result, checkpoint.pieces), f"beam-{beam_size}-tree
 st.markdown("**Finished hypotheses** (best first)")
 st.table(finished_table(result, checkpoint.detokenize).style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))   # a table wraps long hypotheses
 st.caption(f"The output shown on the other pages ({trace.decoding}):")
-st.text(trace.translation)
+st.text(trace.output_text)
 
 st.header("Teacher forcing")
 continuation = looked_at == "decoder"

@@ -110,9 +110,9 @@ if has_output:
     st.header(checkpoint.output_title)
     left, right = st.columns(2)
     left.markdown("**Unpruned**")
-    left.text(base.translation)
+    left.text(base.output_text)
     right.markdown("**Pruned**")
-    right.text(after.translation)
+    right.text(after.output_text)
     st.markdown("**Token-level diff** (red: only in the unpruned output, green: only in the pruned one)")
     st.html(diff_html(token_diff(base.output_tokens, after.output_tokens)))
 

@@ -17,7 +17,7 @@ if checkpoint.task == FILL_MASK:
     st.text("This model generates nothing: it fills in masked tokens. The Decoding page hides a token of your "
             "sentence behind the mask and shows what it predicts.")
 else:
-    st.text(trace.translation)
+    st.text(trace.output_text)
 st.subheader("Tokens")
 columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.target_tokens,
            "decoder output": trace.output_tokens}

@@ -95,13 +95,13 @@ def test_a_multilingual_model_translates_into_the_language_chosen(tmp_path_facto
     assert trace.target_ids[:2] == [french.start_id, language_token] and trace.first_step_position == 1
     assert model.decoder_prefix()[1] != language_token                     # the shared model keeps its own
     assert cli(["translate", "--model", str(folder), "--target-language", french.target_language, SENTENCE]) == 0
-    assert capsys.readouterr().out.strip() == trace.translation
+    assert capsys.readouterr().out.strip() == trace.output_text
     assert cli(["translate", "--model", str(folder), "--target-language", "xx", SENTENCE]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: --target-language xx") and len(err.strip().splitlines()) == 1
     at = open_page("translation.py", SENTENCE, model="Your own checkpoint folder…", own_model=str(folder),
                    target_language=french.target_language)
-    assert at.subheader[0].value == french.output_title and at.text[0].value == trace.translation
+    assert at.subheader[0].value == french.output_title and at.text[0].value == trace.output_text
     assert at.query_params["lang"] == french.target_language              # kept in the URL
 
 

@@ -172,7 +172,7 @@ def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_fac
     assert page.get_by_label("Checkpoint folder", exact=True).input_value() == str(folder)   # the sidebar's box
     submit_sentence(page, SENTENCE)
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
-                           arg=expected.translation, timeout=60_000)
+                           arg=expected.output_text, timeout=60_000)
     assert "Hugging Face marian model" in page.locator("body").inner_text()
     go_to(page, "Attention")
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)

@@ -85,7 +85,7 @@ def test_the_trace_holds_transformers_own_patterns_for_the_ids_it_used(model, fo
     assert greedy[len(trace.target_ids):] in ([], [model.end_id])
     assert chosen == greedy[trace.first_step_position + 1:] and trace.output_tokens == model.pieces(chosen)
     assert trace.output_ids == [token for token in chosen if token != model.end_id]
-    assert trace.translation == model.detokenize(trace.output_ids)
+    assert trace.output_text == model.detokenize(trace.output_ids)
     # each step's probability is what transformers' own model gives the chosen token at that position
     probs = torch.softmax(logits[trace.first_step_position: trace.first_step_position + len(chosen)], -1)
     np.testing.assert_allclose([step.chosen_prob for step in trace.steps],
@@ -179,7 +179,7 @@ def test_the_notebook_api_opens_a_hugging_face_folder(folder):
     np.testing.assert_allclose(np.array(figure.data[0].z, dtype=float), trace.pattern(kind)[1, 2], atol=1e-6)
     assert "<iframe sandbox" in explorer.head_view(trace)._repr_html_() and explorer.model_view(trace).html
     if "decoder" in trace.attention:
-        assert explorer.translate(model, [SENTENCE]) == [trace.translation]
+        assert explorer.translate(model, [SENTENCE]) == [trace.output_text]
 
 
 def test_beam_search_keeps_generates_best_hypothesis(model, folder):

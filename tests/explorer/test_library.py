@@ -30,7 +30,7 @@ def test_the_readmes_five_notebook_lines_run(monkeypatch):
     import explorer
     from explorer.translation import translate
 
-    assert trace.translation == translate(namespace["model"], ["A dog catches a ball in the park."])[0]
+    assert trace.output_text == translate(namespace["model"], ["A dog catches a ball in the park."])[0]
     assert isinstance(figure, go.Figure)
     np.testing.assert_allclose(np.array(figure.data[0].z, dtype=float), trace.pattern("cross")[2, 0], atol=1e-6)
     assert isinstance(view, explorer.HtmlView)
@@ -51,5 +51,5 @@ def test_hostile_text_stays_text_in_the_notebook_views(tiny_checkpoint, tmp_path
         saved = view.save(str(tmp_path / "view.html"))
         assert open(saved, encoding="utf-8").read() == view.html
     assert explorer.translate(tiny_checkpoint, ["A dog."], pruned="cross.*.*")[0] == \
-        explorer.trace_sentence(tiny_checkpoint, "A dog.", pruned="cross.*.*").translation
+        explorer.trace_sentence(tiny_checkpoint, "A dog.", pruned="cross.*.*").output_text
     assert explorer.heads_figure(trace, "decoder").layout.title.text.startswith("Decoder self-attention")
