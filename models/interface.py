@@ -60,6 +60,7 @@ class ExplorerModel(ABC):
     start_id: int | None                # the decoder's first input
     end_id: int | None                  # the token that ends an output
     mask_id: int | None = None          # a masked language model's fill-in token
+    unk_id: int | None = None           # what a piece the vocabulary lacks is read as
     special_ids: frozenset[int]         # never a word: padding, start/end, [CLS], [SEP] …
     token_frequencies: dict[str, list[int]] | None = None   # "source"/"target" piece counts of its training data
     # decoding, positions, training history

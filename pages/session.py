@@ -151,8 +151,10 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
     if typed > MAX_SENTENCE_CHARS:
         st.warning(f"Your text has {typed:,} characters: the explorer reads only its first {MAX_SENTENCE_CHARS:,}.")
     if trace.truncated:
-        st.warning(f"The sentence is longer than the model's maximum of {checkpoint.max_positions} tokens: "
-                   f"it was cut to its first {checkpoint.max_positions} tokens.")
+        read = len(trace.source_tokens) or trace.first_step_position + 1     # a decoder-only model: the prompt
+        room = "" if checkpoint.has("encoder") else ", the continuation included"
+        st.warning(f"The sentence is longer than the model takes (at most {checkpoint.max_positions} tokens{room}): "
+                   f"it was cut to its first {read} tokens.")
     if trace.recased_from:
         st.info(f"You typed “{shorten(trace.recased_from)}” all in capitals or all in lower case; the model was "
                 f"given “{shorten(trace.text)}”, in sentence case like its training captions. Untick “Fix ALL-CAPS "
@@ -165,8 +167,10 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
                 f"“{EXAMPLES[0]}”")
     unknown = checkpoint.unknown_characters(trace.text)
     if unknown:
-        st.info(f"The model's vocabulary has no piece for {' '.join(unknown[:10])}: it reads each as <unk> "
-                "(an unknown token). It was trained on English image captions.")
+        unk = checkpoint.pieces([checkpoint.unk_id])[0]
+        domain = " It was trained on English image captions." if known is not None else ""
+        st.info(f"The model's vocabulary has no piece for {' '.join(unknown[:10])}: it reads each as {unk} "
+                f"(an unknown token).{domain}")
 
 
 def shorten(text: str, limit: int = 200) -> str:

@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from models.interface import FILL_MASK
-from models.vocabulary import SHORT_NAMES
 from pages.session import current_trace
 
 st.title("Translation")   # first: the notices about the sentence go under it
@@ -23,7 +22,7 @@ columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.targe
            "decoder output": trace.output_tokens}
 st.dataframe(pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens}), key="tokens")
 scores = checkpoint.info.get("scores", {}).get("test_2016_flickr")
-stacks = " + ".join(f"{checkpoint.layers(kind)} {SHORT_NAMES[kind]}" for kind in checkpoint.kinds if kind != "cross")
+stacks = " + ".join(f"{checkpoint.layers(kind)} {kind}" for kind in checkpoint.kinds if kind != "cross")
 heads = f"{checkpoint.heads} head{'s' if checkpoint.heads > 1 else ''}"
-st.caption(f"{heads} per layer × layers {stacks}, d_model {checkpoint.d_model}, d_k {checkpoint.d_k}"
+st.caption(f"{heads} × {stacks} layers, d_model {checkpoint.d_model}, d_k {checkpoint.d_k}"
            + (f" · test BLEU greedy {scores['bleu_greedy']}, beam 5 {scores['bleu_beam5']}" if scores else ""))
