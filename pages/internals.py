@@ -6,8 +6,8 @@ import streamlit as st
 from explorer.internals import batch_padding_mask, longer_sentence, masked_scores, qkv_walkthrough, walkthrough_table
 from explorer.positional import bias_by_offset, position_similarity, sin_cos_halves
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
-                                        positional_encoding_figure, scores_mask_softmax, scaling_words,
-                                        walkthrough_figure)
+                                        positional_encoding_figure, relative_bias_figure, scores_mask_softmax,
+                                        scaling_words, walkthrough_figure)
 from explorer.exports import matrix_table
 from pages.session import EXAMPLES, current_trace
 from pages.widgets import choose_head, show_figure
@@ -60,11 +60,9 @@ def relative_bias() -> None:
     length = len(trace.query_tokens(stack))
     bias = checkpoint.position_bias(stack, length, length)
     offsets, values = bias_by_offset(bias.numpy())
-    rows = [f"head {h}" for h in range(checkpoint.heads)]
-    show_figure(matrix_heatmap(values, rows, [str(o) for o in offsets],
-                               f"{stack} self-attention: each head's bias by relative offset (key − query)", "bias",
-                               row_title="head", column_title="offset"),
-                f"{stack}-relative-bias", pd.DataFrame(values, index=rows, columns=offsets))
+    show_figure(relative_bias_figure(offsets, values, f"{stack} self-attention: each head's bias by relative offset"),
+                f"{stack}-relative-bias", pd.DataFrame(values, index=[f"head {h}" for h in range(len(values))],
+                                                       columns=offsets))
 
 
 def position_table(side: str) -> None:

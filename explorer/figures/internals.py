@@ -36,6 +36,24 @@ def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], titl
     return figure
 
 
+NEAR_OFFSETS = 32
+
+
+def relative_bias_figure(offsets: np.ndarray, values: np.ndarray, title: str) -> go.Figure:
+    """Each head's bias [heads, offsets] along a numeric offset axis (key − query; negative = to the left)."""
+    heads = [f"head {h}" for h in range(values.shape[0])]
+    figure = go.Figure(go.Heatmap(z=values, x=offsets, y=heads, colorscale="RdBu_r", zmid=0,
+                                  colorbar=dict(title="bias", thickness=14),
+                                  hovertemplate="%{y}<br>offset %{x}<br>bias %{z:.3f}<extra></extra>"))
+    figure.update_layout(title=title, height=max(260, 34 * len(heads) + 150), margin=dict(l=10, r=10, t=60, b=10))
+    # Near offsets are where the buckets differ (exact there, logarithmic beyond): shown first; zoom out for all.
+    near = NEAR_OFFSETS
+    figure.update_xaxes(title="offset of the key from the query (key − query); zoom out for all offsets",
+                        zeroline=False, range=[max(int(offsets.min()), -near) - 0.5, min(int(offsets.max()), near) + 0.5])
+    figure.update_yaxes(autorange="reversed")
+    return figure
+
+
 def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: str = "", row_title: str = "query",
                  column_title: str = "key") -> go.Figure:
     """A yes/no mask in two colours with a two-entry key (not a continuous 0–1 scale)."""
