@@ -121,3 +121,19 @@ def saved_model(family: str, tmp_path_factory):
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def eager_attentions(model, folder, source, target) -> dict:
+    """transformers' own eager attention weights for the explorer's batches, by our kind names: the independent
+    reference for the captured patterns (the same weights, loaded again with attn_implementation="eager")."""
+    theirs = type(model.model).from_pretrained(folder, attn_implementation="eager").eval()
+    reading = source if source is not None else target
+    arguments = {"input_ids": reading.ids, "attention_mask": reading.present.long()}
+    if model.has("cross"):
+        arguments.update(decoder_input_ids=target.ids, decoder_attention_mask=target.present.long())
+    with torch.no_grad():
+        output = theirs(**arguments, output_attentions=True)
+    if model.has("cross"):
+        return {"encoder": output.encoder_attentions, "decoder": output.decoder_attentions,
+                "cross": output.cross_attentions}
+    return {model.kinds[0]: output.attentions}

@@ -16,7 +16,7 @@ from models.hooks import model_run
 from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, Encoded, ExplorerModel
 from models.loader import open_model
 from models.vocabulary import ATTENTION_KINDS, attention_hook
-from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, saved_model
+from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, eager_attentions, saved_model
 
 OTHER = "two men play football on a field"
 
@@ -93,23 +93,6 @@ def test_block_output_is_every_heads_z_through_w_o(opened):
         torch.testing.assert_close(merged @ w_o.T + bias, cache.attention(kind, 0, "out"), atol=1e-5, rtol=1e-4)
 
 
-def eager_attentions(folder: str, model: ExplorerModel, source: Batch | None, target: Batch | None) -> dict:
-    """transformers' own eager attention weights for the same batch, by our kind names."""
-    reference = type(model.model).from_pretrained(folder, attn_implementation="eager").eval()
-    inputs = {}
-    if source is not None:
-        inputs.update(input_ids=source.ids, attention_mask=source.present.long())
-    if target is not None:
-        key = "decoder_" if source is not None else ""
-        inputs.update({f"{key}input_ids": target.ids, f"{key}attention_mask": target.present.long()})
-    with torch.no_grad():
-        output = reference(**inputs, output_attentions=True)
-    if getattr(output, "encoder_attentions", None) is not None:
-        return {"encoder": output.encoder_attentions, "decoder": output.decoder_attentions,
-                "cross": output.cross_attentions}
-    return {model.kinds[0]: output.attentions}
-
-
 def test_patterns_are_the_models_own_attention(opened):
     folder, model = opened
     source, target = batches(model)
@@ -124,7 +107,7 @@ def test_patterns_are_the_models_own_attention(opened):
             scores = scores.masked_fill(~cache.attention(kind, 1, "mask"), float("-inf"))
             torch.testing.assert_close(cache.attention(kind, 1, "pattern"), scores.softmax(-1), atol=1e-5, rtol=0)
         return
-    theirs = eager_attentions(folder, model, source, target)
+    theirs = eager_attentions(model, folder, source, target)
     assert set(theirs) == set(model.kinds)
     for kind, layers in theirs.items():
         assert len(layers) == model.layers(kind)

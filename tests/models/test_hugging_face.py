@@ -12,7 +12,7 @@ from models.hooks import HookNameError, model_run
 from models.hugging_face import HuggingFaceError
 from models.loader import hugging_face_folder, open_model
 from models.vocabulary import attention_hook
-from tests.hugging_face_models import FAMILIES, saved_model
+from tests.hugging_face_models import FAMILIES, eager_attentions, saved_model
 
 LONG, SHORT = "two men play football on a field", "a dog runs"
 
@@ -39,26 +39,11 @@ def inputs(model):
     return batch, model.pad([model.decoder_input(row, output)[0] for row in rows])
 
 
-def their_attentions(model, folder, source, target):
-    """transformers' own eager attention weights, by our kind names."""
-    theirs = type(model.model).from_pretrained(folder, attn_implementation="eager").eval()
-    reading = source if source is not None else target
-    arguments = {"input_ids": reading.ids, "attention_mask": reading.present.long()}
-    if model.has("cross"):
-        arguments.update(decoder_input_ids=target.ids, decoder_attention_mask=target.present.long())
-    with torch.no_grad():
-        output = theirs(**arguments, output_attentions=True)
-    if model.has("cross"):
-        return {"encoder": output.encoder_attentions, "decoder": output.decoder_attentions,
-                "cross": output.cross_attentions}
-    return {model.kinds[0]: output.attentions}
-
-
 def test_captured_patterns_equal_transformers_eager_attentions(tiny):
     model, folder = tiny
     source, target = inputs(model)
     _, cache = model.run_with_cache(source, target, "*.pattern")
-    theirs = their_attentions(model, folder, source, target)
+    theirs = eager_attentions(model, folder, source, target)
     assert set(theirs) == set(model.kinds)
     for kind, layers in theirs.items():
         assert model.layers(kind) == len(layers) == 2
