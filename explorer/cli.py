@@ -231,19 +231,14 @@ def progress_bar(description: str):
     return bar, lambda fraction: bar.update(round(100 * fraction) - bar.n)
 
 
-def generates(model, args: argparse.Namespace) -> None:
-    """A masked language model generates nothing: say so instead of printing empty lines."""
-    if model.task == FILL_MASK:
-        raise InputError(f"{args.model}: fills in masked tokens; it does not translate or continue text (use trace to "
-                         "see its attention, or the app's Decoding page to fill in a masked word)")
-
-
 def run_translate(args: argparse.Namespace) -> None:
     from explorer.inputs import prepare_source, sentence_case
     from explorer.translation import translate
 
     model = model_for(args)
-    generates(model, args)
+    if model.task == FILL_MASK:                   # it generates nothing: say so instead of printing empty lines
+        raise InputError(f"{args.model}: fills in masked tokens; it does not translate or continue text (use trace to "
+                         "see its attention, or the app's Decoding page to fill in a masked word)")
     pruned = pruned_heads(args, model)
     for number, text in enumerate(args.text, start=1):   # say what the model will not see, on stderr
         source = prepare_source(text, model)

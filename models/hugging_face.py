@@ -82,19 +82,12 @@ def _block_output_hook(name: str):
     return replace_output
 
 
-def _embedding_hook(name: str, scale: float):
-    """Reads a token embedding (× the stack's scale where the stack applies it outside the module); read-only."""
+def _reading_hook(name: str, scale: float = 1.0):
+    """Reads a module's output, read-only: a token embedding (× the stack's scale where the stack applies it
+    outside the module) or position embeddings, as [1 or batch, positions, d_model] (Marian's have no batch axis)."""
     def read(module, args, output):
         if is_hooked(name):
-            apply_hooks(name, output * scale)
-    return read
-
-
-def _position_hook(name: str):
-    """Reads the position embeddings as [1 or batch, positions, d_model] (Marian's come without a batch axis)."""
-    def read(module, args, output):
-        if is_hooked(name):
-            apply_hooks(name, output if output.dim() == 3 else output[None])
+            apply_hooks(name, (output if output.dim() == 3 else output[None]) * scale)
     return read
 
 
@@ -239,11 +232,11 @@ class HuggingFaceModel(ExplorerModel):
                 # Marian multiplies by √d_model outside the embedding module; BART's scaled embedding does it inside.
                 owner = self.model.get_submodule(tokens.rsplit(".", 1)[0])
                 scale = 1.0 if hasattr(embedding, "embed_scale") else float(getattr(owner, "embed_scale", 1.0) or 1.0)
-                embedding.register_forward_hook(_embedding_hook(stack_hook(stack, "embed"), scale))
+                embedding.register_forward_hook(_reading_hook(stack_hook(stack, "embed"), scale))
                 names.append(stack_hook(stack, "embed"))
             if positions:
-                position_hook = _position_hook(stack_hook(stack, "pos_encoding"))
-                self.model.get_submodule(positions).register_forward_hook(position_hook)
+                reader = _reading_hook(stack_hook(stack, "pos_encoding"))
+                self.model.get_submodule(positions).register_forward_hook(reader)
                 names.append(stack_hook(stack, "pos_encoding"))
             self.model.get_submodule(first_layer).register_forward_pre_hook(
                 _first_layer_hook(stack_hook(stack, "input")), with_kwargs=True)

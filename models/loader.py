@@ -30,17 +30,14 @@ FAMILIES = {
 
 
 def hub_snapshot(model_id: str) -> Path | None:
-    """The folder of a hub model already in the local Hugging Face cache (no network), or None."""
-    from huggingface_hub import constants
+    """The folder of a hub model already in the local Hugging Face cache (never the network), or None."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
 
-    repo = Path(constants.HF_HUB_CACHE) / f"models--{model_id.replace('/', '--')}"
-    ref = repo / "refs" / "main"
-    if ref.is_file():
-        snapshot = repo / "snapshots" / ref.read_text().strip()
-        if (snapshot / "config.json").is_file():
-            return snapshot
-    snapshots = sorted((repo / "snapshots").glob("*/config.json")) if (repo / "snapshots").is_dir() else []
-    return snapshots[-1].parent if snapshots else None
+    try:
+        return Path(snapshot_download(model_id, local_files_only=True))
+    except (LocalEntryNotFoundError, ValueError):
+        return None
 
 
 def hugging_face_folder(model: str | Path) -> Path | None:

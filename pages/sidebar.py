@@ -24,8 +24,7 @@ def render_sidebar() -> None:
         choice = st.selectbox("Model", available + [OWN], key="model")
         if choice == OWN:
             st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
-        describe_training(selection().model_path)
-        choose_target_language(selection().model_path)
+        describe_model(selection().model_path)
         st.session_state.setdefault("sentence", EXAMPLES[0])
         # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
         st.text_area("English sentence", key="sentence", height=100)
@@ -44,27 +43,20 @@ def render_sidebar() -> None:
     url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing, chosen.target_language)
 
 
-def choose_target_language(path: str) -> None:
-    """A multilingual model's output language (M2M100, NLLB); nothing for a model that has one."""
+def describe_model(path: str) -> None:
+    """Under the model box: what it was trained on (when its folder says), and a multilingual model's output
+    language (M2M100, NLLB). Nothing when it cannot be loaded: the page itself says why."""
     try:
-        languages = cached_checkpoint(path, weights_mtime(path)).target_languages
+        model = cached_checkpoint(path, weights_mtime(path))
     except CheckpointError:
         return
-    if not languages:
-        st.session_state.pop("target_language", None)
-        return
-    if st.session_state.get("target_language") not in languages:
-        st.session_state["target_language"] = cached_checkpoint(path, weights_mtime(path)).target_language
-    st.selectbox("Target language", languages, key="target_language",
-                 help="This model translates into many languages; the decoder is made to start with this "
-                      "language's token.")
-
-
-def describe_training(path: str) -> None:
-    """What the chosen model was trained on, under the model box (nothing for a checkpoint that does not say)."""
-    try:
-        description = training_description(cached_checkpoint(path, weights_mtime(path)))
-    except CheckpointError:
-        return          # the page itself says why the model cannot be loaded
+    description = training_description(model)
     if description:
         st.caption(description)
+    if not model.target_languages:
+        st.session_state.pop("target_language", None)
+    else:
+        if st.session_state.get("target_language") not in model.target_languages:
+            st.session_state["target_language"] = model.target_language
+        st.selectbox("Target language", model.target_languages, key="target_language",
+                     help="This model translates into many languages; its decoder starts from this language's token.")

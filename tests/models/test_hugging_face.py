@@ -150,6 +150,8 @@ def test_which_inputs_are_hugging_face_models(tiny, tmp_path, tiny_checkpoint, m
     cached = tmp_path / "empty-cache" / "models--someone--tiny" / "snapshots" / "abc123"
     cached.mkdir(parents=True)
     (cached / "config.json").write_bytes((folder / "config.json").read_bytes())
+    (cached.parents[1] / "refs").mkdir()
+    (cached.parents[1] / "refs" / "main").write_text("abc123")        # as `huggingface-cli download` leaves it
     assert hugging_face_folder("someone/tiny") == cached
     unsupported = tmp_path / "xlnet"
     unsupported.mkdir()
