@@ -5,7 +5,7 @@ written once against the Scorer.
 
 - TranslationScorer: sentence pairs; teacher-forced loss of the references, BLEU of the model's translations.
 - ContinuationScorer: plain lines; next-token loss over each line, perplexity.
-- MaskedScorer: plain lines; a fixed 15% of each line's tokens (chosen by a seeded generator per line) replaced by
+- MaskedScorer: plain lines; a fixed 15% of each line's tokens (chosen by a generator seeded by the line) replaced by
   the mask token and predicted; perplexity over them.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+import zlib
 from typing import Iterator
 
 import torch
@@ -157,7 +158,8 @@ class MaskedScorer(Scorer):
         if not candidates:
             return []
         count = max(1, round(MASKED_SHARE * len(candidates)))
-        return sorted(random.Random(index).sample(candidates, count))
+        # Seeded by the line's own ids, not its place: a shard on a Ray worker masks what one process masks.
+        return sorted(random.Random(zlib.crc32(str(ids).encode())).sample(candidates, count))
 
     def batch(self, indices):
         inputs, labels = [], []

@@ -39,7 +39,8 @@ def teacher_forcing(model: ExplorerModel, source: str, reference: str) -> Teache
     source_ids = prepare_source(source, model).ids
     if not isinstance(reference, str) or not clean_text(reference):
         raise InputError("Please type a reference (the input is empty).")
-    target = model.encode_reference(reference)
+    room = model.max_positions - len(model.decoder_input(source_ids, [])[0]) + 1     # positions left for it
+    target = model.encode_reference(reference)[: max(1, room)]
     log_probs = forced_log_probs(model, source_ids, target)
     chosen = log_probs[torch.arange(len(target)), target]
     ranks = (log_probs > chosen[:, None]).sum(-1) + 1

@@ -27,7 +27,7 @@ class DecoderOnly(HuggingFaceModel):
         return Encoded(encoded.ids[:room], encoded.pieces[:room], encoded.truncated or len(encoded.ids) > room)
 
     def encode_reference(self, text: str) -> list[int]:
-        return self.tokenizer(" " + text).input_ids[: self.max_positions // 2] + [self.end_id]
+        return self.tokenize(" " + text).input_ids[: self.max_positions // 2] + [self.end_id]
 
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
         return self.model(input_ids=target.ids, attention_mask=target.present.long()).logits

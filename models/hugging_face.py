@@ -18,6 +18,7 @@ is downloaded (`local_files_only`).
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +33,7 @@ from models.tokenizer import clean_text
 from models.vocabulary import attention_hook, stack_hook
 
 ATTENTION_NAME = "attention_explorer"
+TOKENIZER_LOCK = threading.RLock()
 PICKLE_WEIGHTS = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "model.ckpt.index")
 VALUES = ("q", "k", "v", "scores", "mask", "pattern", "z", "out")
 STACK_VALUES = ("embed", "pos_encoding", "input")
@@ -207,7 +209,8 @@ class HuggingFaceModel(ExplorerModel):
         self.mask_id = tokenizer.mask_token_id
         self.unk_id = tokenizer.unk_token_id
         self.special_ids = frozenset(tokenizer.all_special_ids)
-        self._labels = piece_labels(tokenizer)
+        with TOKENIZER_LOCK:
+            self._labels = piece_labels(tokenizer)
 
     def add_hook_points(self) -> None:
         """Mark each attention block with its (kind, layer) and hook its output and the stacks' embeddings."""
@@ -257,26 +260,34 @@ class HuggingFaceModel(ExplorerModel):
     # -- text --
     def encode(self, text: str) -> Encoded:
         cleaned = clean_text(text)
-        ids = self.tokenizer(cleaned).input_ids
+        ids = self.tokenize(cleaned).input_ids
         truncated = len(ids) > self.max_positions
         if truncated:
-            ids = self.tokenizer(cleaned, truncation=True, max_length=self.max_positions).input_ids
+            ids = self.tokenize(cleaned, truncation=True, max_length=self.max_positions).input_ids
         return Encoded(ids, self.pieces(ids), truncated)
 
     def encode_reference(self, text: str) -> list[int]:
-        return self.tokenizer(text_target=clean_text(text), truncation=True, max_length=self.max_positions - 1).input_ids
+        return self.tokenize(text_target=clean_text(text), truncation=True, max_length=self.max_positions - 1).input_ids
+
+    def tokenize(self, *args, **kwargs):
+        """The tokenizer, one call at a time: every session shares it, and a call that truncates (or a slow
+        tokenizer's target mode) changes its state while it runs."""
+        with TOKENIZER_LOCK:
+            return self.tokenizer(*args, **kwargs)
 
     def pieces(self, ids: list[int]) -> list[str]:
-        return self._labels(list(ids))
+        with TOKENIZER_LOCK:
+            return self._labels(list(ids))
 
     def detokenize(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+        with TOKENIZER_LOCK:
+            return self.tokenizer.decode(list(ids), skip_special_tokens=True)
 
     def unknown_characters(self, text: str) -> list[str]:
         if self.unk_id is None or not getattr(self.tokenizer, "is_fast", False):
             return []
         cleaned = clean_text(text)
-        encoded = self.tokenizer(cleaned, add_special_tokens=False, return_offsets_mapping=True)
+        encoded = self.tokenize(cleaned, add_special_tokens=False, return_offsets_mapping=True)
         return list(dict.fromkeys(cleaned[start:end].strip() for token, (start, end)
                                   in zip(encoded.input_ids, encoded.offset_mapping)
                                   if token == self.unk_id and cleaned[start:end].strip()))
@@ -284,12 +295,12 @@ class HuggingFaceModel(ExplorerModel):
     def align_words(self, words: list[str]) -> Aligned | None:
         """Each word tokenized alone (with the space before it, for byte-level BPE) and found, in order, in the
         tokenized sentence; None when they do not line up (a tokenizer that merges across words) or it is too long."""
-        word_ids = [self.tokenizer(("" if i == 0 else " ") + word, add_special_tokens=False).input_ids
+        word_ids = [self.tokenize(("" if i == 0 else " ") + word, add_special_tokens=False).input_ids
                     for i, word in enumerate(words)]
         if not all(word_ids):
             return None
         flat = [piece for pieces in word_ids for piece in pieces]
-        full = self.tokenizer(" ".join(words)).input_ids
+        full = self.tokenize(" ".join(words)).input_ids
         if len(full) > self.max_positions:
             return None
         offset = next((i for i in range(len(full) - len(flat) + 1) if full[i: i + len(flat)] == flat), None)

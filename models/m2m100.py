@@ -58,5 +58,5 @@ class MultilingualEncoderDecoder(EncoderDecoder):
     def encode_reference(self, text: str) -> list[int]:
         """The text's pieces and the end token (the language token is part of the decoder's prefix; the shared
         tokenizer's own target language is never changed: sessions may want different ones)."""
-        pieces = self.tokenizer(clean_text(text), add_special_tokens=False).input_ids[: self.max_positions - 3]
+        pieces = self.tokenize(clean_text(text), add_special_tokens=False).input_ids[: self.max_positions - 3]
         return pieces + [self.end_id]

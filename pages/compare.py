@@ -39,8 +39,10 @@ models, traces = {}, {}
 for label in labels:
     path = candidates[label]
     try:
-        models[label] = cached_checkpoint(path, weights_mtime(path))
-        traces[label] = cached_trace(path, weights_mtime(path), chosen.sentence, 1, fix_casing=chosen.fix_casing)
+        language = chosen.target_language if path == chosen.model_path else ""     # the open model as the sidebar has it
+        models[label] = cached_checkpoint(path, weights_mtime(path), language)
+        traces[label] = cached_trace(path, weights_mtime(path), chosen.sentence, 1, fix_casing=chosen.fix_casing,
+                                     target_language=language)
     except CheckpointError as error:
         st.error(f"{label} cannot be loaded: {error}")
     except InputError as error:
