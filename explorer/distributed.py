@@ -226,7 +226,7 @@ def tallies_on(runner: "RayRunner | None"):
     if runner is None:
         return None
     return lambda checkpoint, sentences, trees, kinds, batch_size, progress: distributed_roles(
-        runner, sentences, trees, kinds, progress)
+        runner, sentences, trees, kinds, progress, checkpoint.target_language)
 
 
 def translation_groups(model, sources: list[str], references: list[str] | None,
@@ -296,7 +296,7 @@ class RayEngine:
 
 
 def distributed_roles(runner: RayRunner, sentences: list[str], trees: list | None, kinds: tuple[str, ...],
-                      progress: Callable[[float], None] | None = None):
+                      progress: Callable[[float], None] | None = None, target_language: str = ""):
     """Role tallies of shards of the sentences (and trees), merged in order (explorer.roles.merge_tallies)."""
     from explorer.roles import merge_tallies
 
@@ -307,5 +307,6 @@ def distributed_roles(runner: RayRunner, sentences: list[str], trees: list | Non
     for number, sentence_range in enumerate(sentence_shards):
         tree_range = tree_shards[number] if number < len(tree_shards) else range(0)
         jobs.append({"job": "roles", "sentences": sentences[sentence_range.start: sentence_range.stop],
-                     "trees": [trees[i] for i in tree_range] if trees else None, "kinds": list(kinds)})
+                     "trees": [trees[i] for i in tree_range] if trees else None, "kinds": list(kinds),
+                     "target_language": target_language})
     return merge_tallies(runner.run(jobs, progress))

@@ -73,7 +73,9 @@ def corpus_hash(*parts: bytes) -> str:
 
 def cached_analysis(analysis: str, checkpoint: Checkpoint, corpus_key: str, compute: Callable[[], dict],
                     folder: Path = CACHE) -> dict:
-    path = folder / f"{analysis}-{checkpoint_hash(checkpoint)[:16]}-{corpus_key[:16]}.json"
+    # A multilingual model's analyses differ by its target language: part of the key.
+    language = f"-{checkpoint.target_language}" if checkpoint.target_languages else ""
+    path = folder / f"{analysis}-{checkpoint_hash(checkpoint)[:16]}{language}-{corpus_key[:16]}.json"
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     result = compute()

@@ -101,7 +101,7 @@ st.caption("Shipped results (or those computed in this session on the Heads page
            "\"Most …\" names each model's strongest candidate for a role, whether or not it passes the threshold.")
 summaries = {}
 for label in labels:
-    key = str(models[label].path)
+    key = f"{models[label].path}|{models[label].target_language}"       # as the Heads page keeps them
     summaries[label] = summary(st.session_state.get(f"roles:{key}") or shipped(models[label], ROLES_FILE),
                                st.session_state.get(f"importance:{key}") or shipped(models[label], IMPORTANCE_FILE))
 if any(summaries.values()):

@@ -30,7 +30,7 @@ MEASURES = {"gradient importance": "gradient_importance",
 checkpoint = current_checkpoint()
 # Translation models are scored by BLEU on sentence pairs; language models by perplexity on plain text.
 translates = checkpoint.task == TRANSLATE
-key = str(checkpoint.path)
+key = f"{checkpoint.path}|{checkpoint.target_language}"     # this session's results, per model and language
 st.title("Heads")
 roles = st.session_state.get(f"roles:{key}") or shipped(checkpoint, ROLES_FILE)
 importance = st.session_state.get(f"importance:{key}") or shipped(checkpoint, IMPORTANCE_FILE)

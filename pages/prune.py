@@ -30,8 +30,9 @@ heads = all_heads(checkpoint)
 kinds = [kind for kind in KIND_TITLES if checkpoint.layers(kind)]          # the kinds this model has
 toggle_key = {spec: f"prune_{checkpoint.name}_{spec}" for spec in heads}
 # Shipped with the model, or computed in this session on the Heads page.
-importance = st.session_state.get(f"importance:{path}") or shipped(checkpoint, IMPORTANCE_FILE)
-roles = st.session_state.get(f"roles:{path}") or shipped(checkpoint, ROLES_FILE)
+analyses = f"{path}|{checkpoint.target_language}"           # as the Heads page keeps them
+importance = st.session_state.get(f"importance:{analyses}") or shipped(checkpoint, IMPORTANCE_FILE)
+roles = st.session_state.get(f"roles:{analyses}") or shipped(checkpoint, ROLES_FILE)
 # Translation models are scored by BLEU; language models by perplexity on a text (lower is better).
 translates = checkpoint.task == TRANSLATE
 has_output = checkpoint.task != FILL_MASK
@@ -212,9 +213,9 @@ if compute and curve_kinds:
                                      importance_corpus=importance["corpus"].get("name", ""), measure=normalisation,
                                      set_scores=engine.set_scores if engine else None)
 
-            st.session_state[f"curve:{checkpoint.path}"] = cached_analysis("curve", checkpoint, key, compute_curve)
+            st.session_state[f"curve:{analyses}"] = cached_analysis("curve", checkpoint, key, compute_curve)
     except (CorpusError, ValueError, DistributedError) as error:
         st.error(str(error))
-curve = st.session_state.get(f"curve:{checkpoint.path}", curve)
+curve = st.session_state.get(f"curve:{analyses}", curve)
 if curve:
     show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))
