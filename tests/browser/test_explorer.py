@@ -1,6 +1,7 @@
 """The explorer in Debian's Chromium, offline: translation, heatmaps, bertviz, hostile text, two sessions."""
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from explorer.translation import translate
 from tests.browser.harness import go_to, offline_context, submit_sentence, wait_idle
@@ -33,6 +34,21 @@ def open_tab(page, name: str) -> None:
     wait_idle(page)
 
 
+def iframe_texts(page, selector: str) -> list[str]:
+    """The texts of an embedded view's elements, read once the view has settled: a rerun may still replace the
+    iframe (its old frame detaches), so a read that meets a detached frame waits and reads the new one."""
+    for attempt in range(5):
+        frame = page.frame_locator("iframe").first
+        try:
+            frame.locator(selector).first.wait_for(state="attached", timeout=60_000)
+            return frame.locator(selector).all_text_contents()
+        except PlaywrightError as error:
+            if "detached" not in str(error) or attempt == 4:
+                raise
+            wait_idle(page)
+    return []
+
+
 def translation_text(page) -> str:
     return page.locator('[data-testid="stText"]').first.inner_text(timeout=30_000)
 
@@ -50,9 +66,7 @@ def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 2  # the chosen head and every head
     assert any("girl" in tick for tick in page.locator(".js-plotly-plot .xtick text").all_text_contents())
     open_tab(page, "bertviz head view")
-    frame = page.frame_locator("iframe").first
-    frame.locator("svg text").first.wait_for(timeout=30_000)
-    assert any("girl" in text for text in frame.locator("svg text").all_text_contents())  # the tokens, drawn
+    assert any("girl" in text for text in iframe_texts(page, "svg text"))  # the tokens, drawn
     open_tab(page, "bertviz model view")
     assert "girl" in page.locator("iframe").first.get_attribute("srcdoc")
     frame = page.frame_locator("iframe").first
@@ -72,7 +86,7 @@ def test_hostile_sentence_runs_nothing(context, app_url):
         page.frame_locator("iframe").first.locator(drawn).first.wait_for(state="attached", timeout=60_000)
         page.wait_for_timeout(1000)  # give any injected script the chance to fire
     open_tab(page, "bertviz head view")
-    tokens = page.frame_locator("iframe").first.locator("svg text").all_text_contents()
+    tokens = iframe_texts(page, "svg text")
     assert "<unk>" in tokens and "ert" in tokens  # tag-like tokens are shown as text (the tokenizer has no "<")
     for title in ("Internals", "Decoding"):
         go_to(page, title)
