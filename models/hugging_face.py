@@ -17,10 +17,11 @@ is downloaded (`local_files_only`).
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -313,7 +314,13 @@ class HuggingFaceModel(ExplorerModel):
         return Aligned(full, positions)
 
     def for_target_language(self, language: str) -> "HuggingFaceModel":
-        return self if language == self.target_language else replace(self, target_language=language)
+        """A shallow copy sharing weights, tokenizer and everything derived from them: asked on every rerun of a
+        page, it must cost nothing (dataclasses.replace would derive it all again)."""
+        if language == self.target_language:
+            return self
+        view = copy.copy(self)
+        view.target_language = language
+        return view
 
     # -- arithmetic --
     def attention_scaling(self, kind: str, layer: int) -> float:
