@@ -23,6 +23,7 @@ from explorer.distributed import DistributedError, engine_for, tallies_on, worke
 from explorer.head_sets import HeadSpecError, parse_heads
 from explorer.inputs import InputError
 from explorer.roles import Thresholds
+from explorer.wording import plural
 
 USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError, DistributedError)
 
@@ -469,12 +470,12 @@ def run_prune_curve(args: argparse.Namespace) -> None:
         return
     for kind, data in curve["kinds"].items():
         other = "".join(f" | {name}" for name in data["other_orders"])
-        print(f"{kind} ({data['heads']} heads): fraction pruned → {curve['metric']} by importance "
+        print(f"{kind} ({plural(data['heads'], 'head')}): fraction pruned → {curve['metric']} by importance "
               f"({args.normalisation}){other} | random mean ± std")
         for i, fraction_pruned in enumerate(data["fractions"]):
             spread = (f"{data['random_mean'][i]:6.2f} ± {data['random_std'][i]:.2f}" if data["random_mean"] else "")
             others_text = "".join(f" | {points[i]:6.2f}" for points in data["other_orders"].values())
-            print(f"  {fraction_pruned:4.0%} ({data['pruned'][i]:2d} heads)  {data['importance'][i]:6.2f}{others_text}"
+            print(f"  {fraction_pruned:4.0%} ({plural(data['pruned'][i], 'head'):>8})  {data['importance'][i]:6.2f}{others_text}"
                   f" | {spread}")
     print(f"{curve['pairs']} {'pairs' if curve['metric'] == 'BLEU' else 'lines'}, {curve['seconds']:.1f} s")
 

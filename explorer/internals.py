@@ -22,13 +22,26 @@ def batch_padding_mask(model: ExplorerModel, sentences: list[str]) -> tuple[np.n
     return batch.present.numpy(), [model.pieces(row) for row in batch.ids.tolist()]
 
 
-def longer_sentence(model: ExplorerModel, text: str, candidates: list[str]) -> str | None:
-    """The longest candidate, if it has more pieces than text: batched with it, text gets padded."""
+def batch_partner(model: ExplorerModel, text: str, candidates: list[str]) -> str | None:
+    """A sentence to batch text with so that one of the two gets padded: the longest candidate when it is longer
+    than text (text is padded), else the shortest when it is shorter (it is padded to text). None when every
+    candidate has text's length."""
     def count(sentence: str) -> int:
         return len(model.encode(sentence).ids)
 
-    longest = max(candidates, key=count)
-    return longest if count(longest) > count(text) else None
+    length = count(text)
+    longest, shortest = max(candidates, key=count), min(candidates, key=count)
+    if count(longest) > length:
+        return longest
+    return shortest if count(shortest) < length else None
+
+
+def default_query(tokens: list[str]) -> int:
+    """The query a walkthrough opens on: the middle-most token with a letter or digit in it, not a bare word-start
+    mark or punctuation (and never the decoder's first position, whose softmax over one key is trivially 1)."""
+    words = [i for i, token in enumerate(tokens) if i > 0 and any(c.isalnum() for c in token)]
+    middle = len(tokens) // 2
+    return min(words, key=lambda i: abs(i - middle)) if words else middle
 
 
 def masked_scores(trace: Trace, kind: str, layer: int, head: int) -> np.ndarray:

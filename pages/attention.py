@@ -7,30 +7,36 @@ from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_
 from explorer.figures.attention import attention_heatmap, heads_grid
 from explorer.exports import matrix_table
 from pages.session import current_trace
-from pages.widgets import choose_head, show_figure
+from explorer.figures.common import plural
+from pages import url_state
+from pages.widgets import choose_head, colour_scale, show_figure
 
 VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]
 
 st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
-kind, layer, head = choose_head(checkpoint, "attention", first_kind="encoder", kinds=tuple(trace.attention))
+kind, layer, head = choose_head(checkpoint, first_kind="encoder", kinds=tuple(trace.attention))
+scale = colour_scale()
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 pattern = trace.pattern(kind)
 
-show_figure(attention_heatmap(pattern[layer, head], queries, keys, f"{kind}, layer {layer}, head {head}"),
+show_figure(attention_heatmap(pattern[layer, head], queries, keys, f"{kind}, layer {layer}, head {head}",
+                              scale=scale),
             f"{kind}-L{layer}-H{head}", matrix_table(pattern[layer, head], queries, keys))
 
 
 def every_head() -> None:
     st.caption("Rows are layers, columns heads; hover any cell for its head, tokens and weight.")
-    show_figure(heads_grid(pattern, queries, keys, f"{kind}: {checkpoint.layers(kind)} layers × {checkpoint.heads} heads"),
+    show_figure(heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
+                           f"{plural(checkpoint.heads, 'head')} (hover for tokens)", scale),
                 f"{kind}-all-heads", {f"{kind}.pattern": pattern})
 
 
 def average() -> None:
     averaged = head_average(pattern)
     show_figure(attention_heatmap(averaged[layer], queries, keys,
-                                  f"{kind}, layer {layer}: average of the {checkpoint.heads} heads"),
+                                  f"{kind}, layer {layer}: average of the {plural(checkpoint.heads, 'head')}",
+                                  scale=scale),
                 f"{kind}-L{layer}-average", matrix_table(averaged[layer], queries, keys))
 
 
@@ -42,7 +48,8 @@ def rollout() -> None:
         return
     rolled = attention_rollout(pattern)
     last = checkpoint.layers("encoder") - 1
-    show_figure(attention_heatmap(rolled[last], queries, keys, f"Encoder rollout through layer {last}"),
+    show_figure(attention_heatmap(rolled[last], queries, keys, f"Encoder rollout through layer {last}",
+                                  scale=scale),
                 "encoder-rollout", {"rollout": rolled})
 
 
@@ -53,10 +60,7 @@ def bertviz_view(name: str) -> None:
     except OfflineScriptsMissing as error:
         st.error(str(error))
         return
-    longest = max(len(trace.source_tokens), len(trace.target_tokens))
-    layers = trace.pattern(next(iter(trace.attention))).shape[0]
-    # The model view is a thumbnail row per layer (~85 px each, less once shrunk to fit the width).
-    st.iframe(html, height=max(400, 26 * longest + 120) if name == "head" else 110 + 85 * layers)
+    st.iframe(html, height="content")       # Streamlit measures the view and sizes the frame to it
     st.download_button("⬇ HTML", html, file_name=f"bertviz-{name}-view.html", mime="text/html", key=f"bertviz_{name}",
                        help="A standalone page with bertviz's scripts and d3/jQuery inlined: it opens offline.")
     st.caption("⬇ HTML saves this view as one standalone file that works offline (for slides or a paper's "
@@ -66,7 +70,10 @@ def bertviz_view(name: str) -> None:
 # Only the open tab runs and is drawn: five views at once took the browser 1.4 s to redraw on every new
 # sentence; one at a time keeps a resubmitted sentence under half a second.
 drawers = [every_head, average, rollout, lambda: bertviz_view("head"), lambda: bertviz_view("model")]
-for tab, draw in zip(st.tabs(VIEWS, key="attention_view", on_change="rerun"), drawers):
+url_state.kept("attention_view", "view", VIEWS)
+tabs = st.tabs(VIEWS, key="attention_view", on_change="rerun")
+url_state.keep("view", st.session_state.get("attention_view") or VIEWS[0])
+for tab, draw in zip(tabs, drawers):
     if tab.open:
         with tab:
             draw()

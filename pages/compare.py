@@ -6,12 +6,14 @@ import streamlit as st
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
 from explorer.figures.attention import layer_heads
+from explorer.figures.common import CONTENT_WIDTH, PANEL_LABELS, cell_size, panels_per_row, plural
 from explorer.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from pages.session import (BUNDLED, cached_checkpoint, cached_trace, selection, warn_if_truncated,
                            weights_mtime)
-from pages.widgets import show_figure
+from pages import url_state
+from pages.widgets import colour_scale, show_figure
 
 MOST = 3
 
@@ -24,11 +26,15 @@ candidates = {label: path for label, path in bundled.items() if path == opened}
 if not candidates and opened:
     candidates[f"open model ({opened})"] = opened
 candidates.update(bundled)
+url_state.kept_text("compare_others", "compare_others")
 others = st.text_area("More models to offer: folders (ours or Hugging Face) or cached hub ids, one per line",
                       key="compare_others", height=68, placeholder="/path/to/opus-mt-en-de")
+url_state.keep("compare_others", others.strip())
 candidates.update({line.strip(): line.strip() for line in others.splitlines() if line.strip()})
+url_state.kept_list("compare_models", "compare", list(candidates))
 labels = st.multiselect("Models (two or three)", list(candidates), default=list(candidates)[:MOST], key="compare_models",
                         max_selections=MOST)
+url_state.keep("compare", "|".join(labels))
 if len(labels) < 2:
     st.info("Choose at least two models to compare (the bundled models are models/en-de-h1, -h2 and -h8; add "
             "folders or hub ids above).")
@@ -64,37 +70,58 @@ for column, label in zip(st.columns(len(labels)), labels):
 
 kinds = [kind for kind in ATTENTION_KINDS if any(kind in trace.attention for trace in traces.values())]
 left, middle, right = st.columns([2, 1, 2])
+url_state.kept("compare_kind", "compare_kind", kinds)
 kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="compare_kind", horizontal=True)
+url_state.keep("compare_kind", kind)
 deepest = max(m.layers(kind) for m in models.values())
+url_state.kept("compare_layer", "compare_layer", range(deepest))
 layer = middle.selectbox("Layer", range(deepest), key="compare_layer",
                          help="A model with fewer layers shows its last one.")
+url_state.keep("compare_layer", layer)
 tokens = [traces[label].source_tokens for label in labels]
 same_tokens = all(t == tokens[0] for t in tokens) and tokens[0]
 focus = None
 if same_tokens:
+    url_state.kept("compare_focus", "focus", range(len(tokens[0])))
     focus = right.selectbox("Focus on the source token", range(len(tokens[0])), key="compare_focus",
                             format_func=lambda i: f"{i}: {tokens[0][i]}")
+    url_state.keep("focus", focus)
     st.caption("Outlined: the focus token — its row (what it attends to) and column (who attends to it) in encoder "
                "self-attention; its column in cross-attention. Decoder self-attention works on each model's own "
                "output.")
 else:
     right.caption("These models split the sentence into different tokens, so there is no shared token to focus on.")
-# Side by side so they compare at a glance, wider for more heads (1, 2 and 4 panels a row) but never so narrow
-# that the 1-head model's labels are cut.
-widths = [{1: 3, 2: 4}.get(models[label].heads, 6) for label in labels]
-for column, label in zip(st.columns(widths), labels):
+
+
+def draw(label: str, width: int) -> None:
+    """One model's heads of the chosen layer, as many a row as fit `width` px with every token labelled."""
     trace, model = traces[label], models[label]
-    with column:
-        if kind not in trace.attention:
-            st.caption(f"{label} has no {KIND_TITLES[kind].lower()}.")
-            continue
-        shown_layer = min(layer, model.layers(kind) - 1)
-        pattern = trace.pattern(kind)[shown_layer]
-        show_figure(layer_heads(pattern, trace.query_tokens(kind), trace.key_tokens(kind),
-                                f"{model.heads} head{'s' if model.heads > 1 else ''}, {kind} L{shown_layer}",
-                                focus_row=focus if kind == "encoder" else None,
-                                focus_column=focus if kind in ("encoder", "cross") else None),
-                    f"compare-{models[label].name}-{kind}-L{shown_layer}", {"pattern": pattern})
+    if kind not in trace.attention:
+        st.caption(f"{label} has no {KIND_TITLES[kind].lower()}.")
+        return
+    shown_layer = min(layer, model.layers(kind) - 1)
+    pattern = trace.pattern(kind)[shown_layer]
+    queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
+    show_figure(layer_heads(pattern, queries, keys, f"{label}: {plural(model.heads, 'head')}, {kind} layer {shown_layer}",
+                            focus_row=focus if kind == "encoder" else None,
+                            focus_column=focus if kind in ("encoder", "cross") else None,
+                            per_row=panels_per_row(max(len(queries), len(keys)), model.heads, width),
+                            scale=colour_scale()),
+                f"compare-{model.name}-{kind}-L{shown_layer}", {"pattern": pattern}, width="content")
+
+
+# Side by side while one head's panel of every model fits its share of the width at the sizing rule's cells (a
+# short sentence); otherwise one model under the other, each as wide as the page, so no heatmap shrinks to a strip.
+longest = max(max(len(traces[label].query_tokens(kind)), len(traces[label].key_tokens(kind)))
+              for label in labels if kind in traces[label].attention)
+share = CONTENT_WIDTH // len(labels)
+if cell_size(longest) * longest + 12 + PANEL_LABELS <= share:
+    for column, label in zip(st.columns(len(labels)), labels):
+        with column:
+            draw(label, share)
+else:
+    for label in labels:
+        draw(label, CONTENT_WIDTH)
 
 st.header("Head roles and importance")
 st.caption("Shipped results (or those computed in this session on the Heads page) at the default thresholds. "

@@ -3,18 +3,21 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.internals import batch_padding_mask, longer_sentence, masked_scores, qkv_walkthrough, walkthrough_table
+from explorer.internals import (batch_padding_mask, batch_partner, default_query, masked_scores, qkv_walkthrough,
+                                walkthrough_table)
 from explorer.positional import bias_by_offset, position_similarity, sin_cos_halves
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
                                         positional_encoding_figure, relative_bias_figure, scores_mask_softmax,
                                         scaling_words, walkthrough_figure)
 from explorer.exports import matrix_table
+from explorer.figures.common import plural
 from pages.session import EXAMPLES, current_trace
-from pages.widgets import choose_head, show_figure
+from pages import url_state
+from pages.widgets import choose_head, colour_scale, show_figure
 
 st.title("Internals")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
-kind, layer, head = choose_head(checkpoint, "internals", first_kind="decoder", kinds=tuple(trace.attention))
+kind, layer, head = choose_head(checkpoint, first_kind="decoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 
 st.header("Masks")
@@ -25,24 +28,28 @@ mask = trace.masks[kind]
 show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
             matrix_table(mask.astype(int), queries, keys))
 
-longer = longer_sentence(checkpoint, trace.text, EXAMPLES + [
-    "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party."])
-batch = batch_padding_mask(checkpoint, [trace.text, longer]) if longer else None
-if batch is not None:
-    padding, pieces = batch
-    labels = pieces[0]    # your sentence's pieces, then the pads
-    show_figure(mask_heatmap(padding, ["your sentence", "a longer sentence"], labels,
-                             "Padding mask of a batch: your sentence padded to the longer one's length",
-                             row_title="sentence", column_title="key position (your sentence's pieces)"),
-                "padding-mask", pd.DataFrame(padding.astype(int), index=["your sentence", "longer sentence"]))
-    st.caption("Padded positions (" + ", ".join(str(i) for i, ok in enumerate(padding[0]) if not ok)
-               + ") get mask 0: every query's attention to them is exactly 0.")
+partner = batch_partner(checkpoint, trace.text, EXAMPLES + [
+    "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party.", "A dog runs."])
+if partner is not None:
+    padding, pieces = batch_padding_mask(checkpoint, [trace.text, partner])
+    yours_padded = not padding[0].all()
+    padded = 0 if yours_padded else 1             # the row that gets the pads; the columns are its pieces
+    names = ["your sentence", "a longer sentence" if yours_padded else "a shorter sentence"]
+    title = ("Padding mask of a batch: your sentence padded to a longer one's length" if yours_padded
+             else "Padding mask of a batch: a shorter sentence padded to your sentence's length")
+    show_figure(mask_heatmap(padding, names, pieces[padded], title, row_title="sentence",
+                             column_title=f"key position ({'your' if yours_padded else 'the shorter'} sentence's "
+                                          "pieces, then the pads)"),
+                "padding-mask", pd.DataFrame(padding.astype(int), index=names))
+    st.caption(f"In {names[padded]}, the padded positions (" + ", ".join(
+        str(i) for i, ok in enumerate(padding[padded]) if not ok) + ") get mask 0: every query's attention to "
+        "them is exactly 0.")
 
 scores = trace.attention[kind]["scores"][layer, head]
 pattern = trace.pattern(kind)[layer, head]
 st.subheader("Scaled scores + mask = masked scores → softmax")
 show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, keys,
-                                f"{kind}, layer {layer}, head {head}: the model's real numbers"),
+                                f"{kind}, layer {layer}, head {head}: the model's real numbers", colour_scale()),
             f"{kind}-L{layer}-H{head}-scores-mask-softmax",
             {"scores": scores, "mask": trace.masks[kind], "masked_scores": masked_scores(trace, kind, layer, head),
              "pattern": pattern})
@@ -107,8 +114,10 @@ else:
 st.header("Q, K, V: one query through one head")
 # Default to a query in the middle of the sentence: the decoder's first query (<s>) sees one key, so its
 # softmax is trivially 1 and shows nothing of the arithmetic.
-query = st.selectbox("Query token", range(len(queries)), index=len(queries) // 2,
+url_state.kept("internals_query", "query", range(len(queries)))
+query = st.selectbox("Query token", range(len(queries)), index=default_query(queries),
                      format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
+url_state.keep("query", query)
 walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
 st.caption(f"d_k = {checkpoint.d_k}. q is the query token's vector for head {head}; each key token has a k and a v. "
            f"Score = q·k {scaling_words(walk.scaling, checkpoint.d_k)}"
@@ -122,7 +131,7 @@ show_figure(walkthrough_figure(walk, keys, queries[query], checkpoint.d_k), f"{k
                           "softmax": walk.weights}))
 st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
 st.dataframe(walkthrough_table(walk, keys).style.format("{:.3f}"), key="walk_kv")
-st.markdown(f"**z = Σ weight × v** for head {head}, then the {checkpoint.heads} heads' z concatenated "
+st.markdown(f"**z = Σ weight × v** for head {head}, then the {plural(checkpoint.heads, 'head')}' z concatenated "
             f"({checkpoint.heads} × {checkpoint.d_k} = {len(walk.concatenated)} numbers) times W_O (+ bias): the block's "
             f"output ({len(walk.output)} numbers).")
 st.dataframe(pd.DataFrame([walk.z], index=["z"]).style.format("{:.3f}"), key="walk_z")

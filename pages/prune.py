@@ -19,6 +19,7 @@ from explorer.translation import bleu
 from models.data import CorpusError, read_lines, read_parallel
 from models.interface import FILL_MASK, TRANSLATE
 from models.vocabulary import KIND_TITLES
+from explorer.figures.common import plural
 from pages.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
 from pages.widgets import ray_settings, show_figure
 
@@ -43,14 +44,16 @@ def set_pruned(pruned: set) -> None:
         st.session_state[toggle_key[spec]] = spec in pruned
 
 
-# Heads pruned in a link's URL are ticked once, the first time this model's Prune page opens in the session.
-from_url = f"_pruned_from_url_{checkpoint.name}"
-if not st.session_state.get(from_url):
-    st.session_state[from_url] = True
+# The pruned heads live in the session (url_state: "url_pruned", also the link's `pruned=`); the boxes are drawn
+# from them whenever Streamlit has forgotten the boxes' own state (the first visit, or back from another page).
+if any(toggle_key[spec] not in st.session_state for spec in heads):
     try:
-        set_pruned(set(parse_heads(st.session_state.get("url_pruned", ""), checkpoint)))
+        kept_pruned = set(parse_heads(st.session_state.get("url_pruned", ""), checkpoint))
     except HeadSpecError as error:
-        st.warning(f"The link's pruned heads cannot be used: {error}")
+        st.warning(f"The pruned heads “{st.session_state.get('url_pruned')}” cannot be used with this model: {error}")
+        kept_pruned = set()
+    for spec in heads:
+        st.session_state.setdefault(toggle_key[spec], spec in kept_pruned)
 
 
 NORMALISATION_LABELS = {"raw": "raw gradient importance", "layer": "importance normalised per layer (Michel et al.)"}
@@ -103,7 +106,7 @@ if pruned:
     st.query_params["pruned"] = format_heads(pruned)
 elif "pruned" in st.query_params:
     del st.query_params["pruned"]
-st.caption(f"{len(pruned)} of {len(heads)} heads pruned" + (f": {format_heads(pruned)}" if pruned else ""))
+st.caption(f"{len(pruned)} of {plural(len(heads), 'head')} pruned" + (f": {format_heads(pruned)}" if pruned else ""))
 
 _, base = current_trace()
 _, after = current_trace(pruned, notices=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.domain import training_description
+from explorer.figures.common import COLOUR_SCALES
 from models.checkpoint import CheckpointError
 from pages import url_state
 from pages.session import (BUNDLED, EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, selection,
@@ -13,6 +14,10 @@ from pages.session import (BUNDLED, EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS
 
 def _use_example() -> None:
     st.session_state.sentence = st.session_state.example
+
+
+def _one_line() -> None:
+    st.session_state.sentence = url_state.one_line(st.session_state.sentence)
 
 
 def render_sidebar() -> None:
@@ -27,7 +32,8 @@ def render_sidebar() -> None:
         describe_model(selection().model_path)
         st.session_state.setdefault("sentence", EXAMPLES[0])
         # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
-        st.text_area("English sentence", key="sentence", height=100)
+        st.text_area("English sentence", key="sentence", height=100, on_change=_one_line,
+                     help="Ctrl+Enter (⌘+Enter) applies it; a newline becomes a space.")
         st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
                      format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
         decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
@@ -37,6 +43,11 @@ def render_sidebar() -> None:
         st.checkbox("Fix ALL-CAPS / all-lower-case input", value=True, key="fix_casing",
                     help="Captions are written in sentence case; a sentence typed all in capitals or all in lower "
                          "case is fed to the model in sentence case, and the page shows what was fed.")
+        url_state.kept("colour_scale", "scale", list(COLOUR_SCALES))
+        scale = st.radio("Attention colours", list(COLOUR_SCALES), format_func=COLOUR_SCALES.get, key="colour_scale",
+                         help="0–1: every figure on one scale, so figures compare. 0–max: each figure's own largest "
+                              "weight is darkest, so a diffuse head's pattern shows; its colour bar says the range.")
+        url_state.keep("scale", scale)
     chosen = selection()
     model = (url_state.short_name(st.session_state["model"], BUNDLED) if st.session_state.get("model") in BUNDLED
              else chosen.model_path)

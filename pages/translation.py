@@ -4,6 +4,7 @@ model), its tokens, and what the model is."""
 import pandas as pd
 import streamlit as st
 
+from explorer.figures.common import plural
 from models.interface import FILL_MASK
 from pages.session import current_trace
 
@@ -20,9 +21,11 @@ else:
 st.subheader("Tokens")
 columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.target_tokens,
            "decoder output": trace.output_tokens}
-st.dataframe(pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens}), key="tokens")
+table = pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens})
+# Every token row shown (no 10-row scroll box): 35 px a row plus the header, up to 80 rows.
+st.dataframe(table, key="tokens", height=35 * (min(len(table), 80) + 1) + 3)
 scores = checkpoint.info.get("scores", {}).get("test_2016_flickr")
 stacks = " + ".join(f"{checkpoint.layers(kind)} {kind}" for kind in checkpoint.kinds if kind != "cross")
-heads = f"{checkpoint.heads} head{'s' if checkpoint.heads > 1 else ''}"
+heads = plural(checkpoint.heads, "head")
 st.caption(f"{heads} × {stacks} layers, d_model {checkpoint.d_model}, d_k {checkpoint.d_k}"
            + (f" · test BLEU greedy {scores['bleu_greedy']}, beam 5 {scores['bleu_beam5']}" if scores else ""))

@@ -1,15 +1,22 @@
-"""The view in the address bar: model, sentence, decoding and pruned heads live in the URL's query string, so a
-reload keeps them and a teacher can send a link that opens exactly this view (`?model=h2&sentence=…&beam=5`; a
-multilingual model's output language as `lang=de`).
+"""The view in the address bar and in the session: model, sentence, decoding, pruned heads and the pages' own
+choices (the head looked at, the focus token, the open tab, the colour scale) live in the URL's query string and
+in st.session_state, so a reload, a link (`?model=h2&sentence=…&beam=5&head=cross.2.5`) or a trip through the
+other pages brings back exactly this view.
 
-Read once per browser session (the URL wins over the defaults), written back on every run.
+Streamlit forgets a widget's state once a page without it has run, so every kept choice is also stored under
+VIEW (a plain session entry, never forgotten) and given back to its widget when the page opens again.
 """
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import streamlit as st
 
 RESTORED = "_url_restored"
+VIEW = "_view"           # URL parameter → value (text), for the pages' own choices
+AS_TYPED = "as-typed"    # ?casing=as-typed: the sentence is fed to the model as typed, not recased
+SIDEBAR_PARAMETERS = ("model", "sentence", "beam", "casing", "lang", "pruned")
 
 
 def short_name(label: str, bundled: dict) -> str:
@@ -17,8 +24,13 @@ def short_name(label: str, bundled: dict) -> str:
     return bundled[label].name.rsplit("-", 1)[-1]
 
 
+def one_line(text: str) -> str:
+    """The sentence as one line: Enter in the box, or a pasted paragraph, must not put newlines into it."""
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+
+
 def restore(bundled: dict, own: str, max_chars: int) -> None:
-    """Put the URL's model, sentence and decoding into the session state, the first time this session runs."""
+    """Put the URL's view into the session state, the first time this session runs."""
     state = st.session_state
     if state.get(RESTORED):
         return
@@ -31,7 +43,7 @@ def restore(bundled: dict, own: str, max_chars: int) -> None:
         else:
             state["model"], state["own_model"] = own, query["model"]
     if query.get("sentence"):
-        state["sentence"] = query["sentence"][:max_chars]
+        state["sentence"] = one_line(query["sentence"][:max_chars])
     beam = query.get("beam", "")
     if beam.isdigit() and int(beam) > 1:
         state["decoding"], state["beam_size"] = "beam search", min(10, int(beam))
@@ -41,17 +53,67 @@ def restore(bundled: dict, own: str, max_chars: int) -> None:
         state["fix_casing"] = False
     if query.get("lang"):
         state["target_language"] = query["lang"]       # checked against the model's languages by the sidebar
+    state[VIEW] = {name: query[name] for name in query if name not in SIDEBAR_PARAMETERS}
 
 
-AS_TYPED = "as-typed"      # ?casing=as-typed: the sentence is fed to the model as typed, not recased
+def kept(key: str, parameter: str, options: list, encode: Callable[[Any], str] = str) -> None:
+    """Before a page draws the widget `key`: give it back the value kept under `parameter` (from this session's
+    last visit, or from the link), when that value is one of `options`. After drawing it, call keep()."""
+    state = st.session_state
+    if key in state and state[key] in options:
+        return
+    by_text = {encode(option): option for option in options}
+    if saved(parameter) in by_text:
+        state[key] = by_text[saved(parameter)]
+    else:
+        valid(key, options)
+
+
+def kept_text(key: str, parameter: str) -> None:
+    """kept() for a text box: any text."""
+    if key not in st.session_state and saved(parameter):
+        st.session_state[key] = saved(parameter)
+
+
+def kept_list(key: str, parameter: str, options: list, separator: str = "|") -> None:
+    """kept() for a multiselect: the kept choices that are still options."""
+    if key not in st.session_state and saved(parameter):
+        st.session_state[key] = [choice for choice in saved(parameter).split(separator) if choice in options]
+
+
+def saved(parameter: str) -> str:
+    """The text kept for a page choice ("" when none)."""
+    return st.session_state.get(VIEW, {}).get(parameter, "")
+
+
+def valid(key: str, options) -> None:
+    """Drop a widget's state that is no longer one of its options (another model, another sentence), so the
+    widget starts from its default instead of failing."""
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+def keep(parameter: str, value: Any, encode: Callable[[Any], str] = str) -> None:
+    """Remember a page's choice for the next visit and put it in the URL (an empty one is left out)."""
+    text = encode(value)
+    view = st.session_state.setdefault(VIEW, {})
+    if not text:
+        view.pop(parameter, None)
+        if parameter in st.query_params:
+            del st.query_params[parameter]
+    else:
+        view[parameter] = text
+        if st.query_params.get(parameter) != text:
+            st.query_params[parameter] = text
 
 
 def publish(model: str, sentence: str, beam_size: int, fix_casing: bool = True, target_language: str = "") -> None:
-    """Write the current view into the URL (only what differs, so the address stays short)."""
+    """Write the current view into the URL (only what differs, so the address stays short): the sidebar's
+    choices, the pruned heads and every page choice kept so far, whichever page is open."""
     wanted = {"model": model, "sentence": sentence, "beam": str(beam_size) if beam_size > 1 else None,
-              "casing": None if fix_casing else AS_TYPED, "lang": target_language or None}
-    pruned = st.session_state.get("url_pruned")
-    wanted["pruned"] = pruned or None
+              "casing": None if fix_casing else AS_TYPED, "lang": target_language or None,
+              "pruned": st.session_state.get("url_pruned") or None}
+    wanted.update(st.session_state.get(VIEW, {}))
     for key, value in wanted.items():
         if value is None:
             if key in st.query_params:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.exports import arrays_npz, table_csv
-from explorer.figures.common import figure_html
+from explorer.figures.common import ABSOLUTE, figure_html
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
+from pages import url_state
 
 
 def figure_config(figure, name: str) -> dict:
@@ -18,9 +19,15 @@ def figure_config(figure, name: str) -> dict:
                                                            "scale": 1}}
 
 
-def show_figure(figure, name: str, numbers=None) -> None:
-    """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ."""
-    st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name))
+def colour_scale() -> str:
+    """The attention colour scale chosen in the sidebar (explorer.figures.common.COLOUR_SCALES)."""
+    return st.session_state.get("colour_scale", ABSOLUTE)
+
+
+def show_figure(figure, name: str, numbers=None, width: str = "stretch") -> None:
+    """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ.
+    width "content": the figure's own width (its cells keep their size; the page scrolls), else the column's."""
+    st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name), width=width)
     # A row that wraps: in a narrow column (Compare's 1-head panel) the buttons go under each other, never cut.
     row = st.container(horizontal=True)
     row.download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
@@ -45,12 +52,22 @@ def ray_settings(prefix: str) -> tuple[int, str]:
     return int(workers), address.strip()
 
 
-def choose_head(checkpoint, prefix: str, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
-    """Kind, layer and head pickers in one row; their state is kept per page (key prefix). kinds: those the
+def choose_head(checkpoint, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
+    """Kind, layer and head pickers in one row, shared by the pages that look at one head (the head chosen on
+    Attention is the one Internals opens) and kept in the URL as `head=kind.layer.head`. kinds: those the
     model has (an encoder-only or decoder-only model has one)."""
     kinds = sorted(kinds, key=lambda kind: kind != first_kind)
+    chosen = url_state.saved("head").split(".")
+    if len(chosen) == 3 and chosen[0] in kinds and chosen[1].isdigit() and chosen[2].isdigit():
+        # the link's (or the last page's) head, where this model has it
+        for key, value in (("view_kind", chosen[0]), ("view_layer", int(chosen[1])), ("view_head", int(chosen[2]))):
+            st.session_state.setdefault(key, value)
     left, middle, right = st.columns([2, 1, 1])
-    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=f"{prefix}_kind", horizontal=True)
-    layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key=f"{prefix}_layer")
-    head = right.selectbox("Head", range(checkpoint.heads), key=f"{prefix}_head")
+    url_state.valid("view_kind", kinds)
+    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="view_kind", horizontal=True)
+    url_state.valid("view_layer", range(checkpoint.layers(kind)))
+    layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key="view_layer")
+    url_state.valid("view_head", range(checkpoint.heads))
+    head = right.selectbox("Head", range(checkpoint.heads), key="view_head")
+    url_state.keep("head", f"{kind}.{layer}.{head}")
     return kind, layer, head

@@ -6,21 +6,23 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.common import position_labels, token_axes
+from explorer.figures.common import (ABSOLUTE, cell_size, every_label, label_room, position_labels, scale_note,
+                                     token_axes, weight_range)
 
 ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 
 
 def attention_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
-                      highlight: int | None = None) -> go.Figure:
+                      highlight: int | None = None, scale: str = ABSOLUTE) -> go.Figure:
     """pattern [query, key] → heatmap, queries as rows; hover shows query token, key token and weight.
 
-    highlight: a key position to outline (e.g. the token a user focuses on).
+    highlight: a key position to outline (e.g. the token a user focuses on). scale: the colour range (common.py).
     """
     queries, keys = position_labels(query_tokens), position_labels(key_tokens)
-    figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=0, zmax=1, colorscale="Blues",
-                                  hovertemplate=ATTENTION_HOVER, colorbar=dict(title="weight")))
-    figure.update_layout(title=title, height=max(320, 22 * len(queries) + 140), margin=dict(l=10, r=10, t=60, b=10))
+    low, high = weight_range(pattern, scale)
+    figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
+                                  hovertemplate=ATTENTION_HOVER, colorbar=dict(title=scale_note(pattern, scale))))
+    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
     token_axes(figure)
     if highlight is not None:
         figure.add_shape(type="rect", x0=highlight - 0.5, x1=highlight + 0.5, y0=-0.5, y1=len(queries) - 0.5,  # category index
@@ -31,8 +33,10 @@ def attention_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: 
 GRID_HOVER = "%{y}<br>%{x}<br>weight %{z:.3f}<extra></extra>"
 
 
-def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "") -> go.Figure:
-    """All heads of all layers, pattern [layers, heads, query, key], as a layers × heads grid of heatmaps.
+def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
+               scale: str = ABSOLUTE) -> go.Figure:
+    """All heads of all layers, pattern [layers, heads, query, key], as a layers × heads grid of heatmaps: an
+    overview whose tokens are named on hover (one head's heatmap above labels every token).
 
     Drawn as one heatmap: the heads' matrices tiled with blank (NaN) rows and columns between them, on one pair
     of category axes whose labels name layer/head and token ("L1 · 3 man", "H5 · 0 ▁A"), so hovering any cell
@@ -50,14 +54,17 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
     # Category labels must be unique: gaps get distinct runs of spaces.
     rows = tiled_labels(queries, layers, gap, "L")
     columns = tiled_labels(keys, heads, gap, "H")
-    figure = go.Figure(go.Heatmap(z=grid, x=columns, y=rows, zmin=0, zmax=1, colorscale="Blues", showscale=False,
-                                  hoverongaps=False, hovertemplate=GRID_HOVER))
+    low, high = weight_range(pattern, scale)
+    figure = go.Figure(go.Heatmap(z=grid, x=columns, y=rows, zmin=low, zmax=high, colorscale="Blues",
+                                  hoverongaps=False, hovertemplate=GRID_HOVER,
+                                  colorbar=dict(title=scale_note(pattern, scale), thickness=12)))
     figure.update_xaxes(type="category", side="top", showgrid=False, tickvals=[columns[h * (n_keys + gap) + n_keys // 2]
                         for h in range(heads)], ticktext=[f"head {h}" for h in range(heads)])
     figure.update_yaxes(type="category", autorange="reversed", showgrid=False, tickvals=[
                         rows[layer * (n_queries + gap) + n_queries // 2] for layer in range(layers)],
                         ticktext=[f"layer {layer}" for layer in range(layers)])
-    size = 150 if heads > 2 else 260
+    # Each head's square at least 150 px (260 for one or two heads a row), 4 px a token for long sentences.
+    size = max(150 if heads > 2 else 260, 4 * n_queries)
     figure.update_layout(title=title, height=size * layers + 80, margin=dict(l=10, r=10, t=70, b=10),
                          plot_bgcolor="white")
     return figure
@@ -74,29 +81,44 @@ def tiled_labels(labels: list[str], blocks: int, gap: int, prefix: str) -> list[
 
 
 def layer_heads(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str,
-                focus_row: int | None = None, focus_column: int | None = None, per_row: int = 4) -> go.Figure:
-    """Every head of one layer, pattern [heads, query, key], with a focus token's row/column outlined in each."""
+                focus_row: int | None = None, focus_column: int | None = None, per_row: int = 4,
+                scale: str = ABSOLUTE) -> go.Figure:
+    """Every head of one layer, pattern [heads, query, key], with a focus token's row/column outlined in each.
+
+    Panels keep the sizing rule's cells (every token labelled): the figure is as wide and tall as its panels
+    need, and the caller picks `per_row` for the room it has (panels_per_row)."""
     heads = pattern.shape[0]
     rows, columns = (heads + per_row - 1) // per_row, min(heads, per_row)
     queries, keys = position_labels(query_tokens), position_labels(key_tokens)
+    n_queries, n_keys = len(queries), len(keys)
+    key_room = label_room(keys, n_keys)
+    panel_height, panel_width = cell_size(n_queries) * n_queries, cell_size(n_keys) * n_keys
+    row_height = panel_height + key_room + 30            # the panel, its key labels on top, its title
+    height = rows * row_height + 70
     figure = make_subplots(rows=rows, cols=columns, subplot_titles=[f"head {h}" for h in range(heads)],
-                           horizontal_spacing=0.02, vertical_spacing=0.08)
+                           horizontal_spacing=min(0.3, 40 / (columns * panel_width + 120)),
+                           vertical_spacing=(key_room + 40) / height)
+    low, high = weight_range(pattern, scale)
     for head in range(heads):
         row, column = head // per_row + 1, head % per_row + 1
-        figure.add_trace(go.Heatmap(z=pattern[head], x=keys, y=queries, zmin=0, zmax=1, colorscale="Blues",
-                                    showscale=head == 0, colorbar=dict(title="weight", thickness=10, len=0.6),
-                                    hovertemplate=ATTENTION_HOVER), row=row, col=column)
+        figure.add_trace(go.Heatmap(z=pattern[head], x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
+                                    showscale=head == 0, hovertemplate=ATTENTION_HOVER,
+                                    colorbar=dict(title=scale_note(pattern, scale), thickness=10, len=min(1, 400 / height),
+                                                  y=1, yanchor="top")),
+                         row=row, col=column)
         box = dict(type="rect", line=dict(color="crimson", width=2), row=row, col=column)
         if focus_row is not None:
             figure.add_shape(x0=-0.5, x1=len(keys) - 0.5, y0=focus_row - 0.5, y1=focus_row + 0.5, **box)
         if focus_column is not None:
             figure.add_shape(x0=focus_column - 0.5, x1=focus_column + 0.5, y0=-0.5, y1=len(queries) - 0.5, **box)
-    # Key labels under the bottom row of panels, query labels beside the first column: every model readable.
-    figure.update_xaxes(type="category", showticklabels=False, tickangle=-60, tickfont=dict(size=9))
-    figure.update_xaxes(showticklabels=True, row=rows)
-    figure.update_yaxes(type="category", autorange="reversed", showticklabels=False, tickfont=dict(size=9))
+    # Key labels on top of every panel, query labels beside the first column: every token of every head named.
+    figure.update_xaxes(**every_label(n_keys, side="top", tickangle=-60))
+    figure.update_yaxes(**every_label(n_queries, autorange="reversed", showticklabels=False))
     figure.update_yaxes(showticklabels=True, col=1)
-    longest = max((len(k) for k in keys), default=4)
-    figure.update_layout(title=title, height=120 + 6 * longest + rows * max(220, 14 * len(queries)),
-                         margin=dict(l=10, r=10, t=70, b=10 + 6 * longest))
+    # Subplot titles sit above the key labels, not on them.
+    for annotation in figure.layout.annotations:
+        annotation.update(yshift=key_room, font=dict(size=12))
+    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
+                         height=height, width=columns * (panel_width + 40) + 160,
+                         margin=dict(l=10, r=10, t=60 + key_room, b=10))
     return figure

@@ -1,10 +1,14 @@
-"""What every figure shares: token labels that are safe to show, token axes, and offline HTML export."""
+"""What every figure shares: token labels that are safe to show, the sizing rule that keeps every token labelled,
+the colour scale of attention weights, and offline HTML export."""
 
 from __future__ import annotations
 
 import html
 
+import numpy as np
 import plotly.graph_objects as go
+
+from explorer.wording import plural  # noqa: F401  (figures and pages word their counts with it)
 
 
 def display_tokens(tokens: list[str]) -> list[str]:
@@ -21,17 +25,73 @@ def position_labels(tokens: list[str]) -> list[str]:
     return [f"{i} {token}" for i, token in enumerate(display_tokens(tokens))]
 
 
+# The one sizing rule: a token axis labels every token (plotly would skip labels once they crowd), in a font that
+# shrinks with the number of tokens, on cells that stay at least a line of that font tall.
+def label_font(count: int) -> int:
+    """The label font (px) for an axis of `count` tokens: 12 up to 20 tokens, down to 9 at 45 and 8 beyond."""
+    return int(np.clip(12 - (count - 20) / 10, 8, 12))
+
+
+def cell_size(count: int) -> int:
+    """Pixels per token along an axis: a label's line height, so neighbours never touch."""
+    return label_font(count) + 8
+
+
+def every_label(count: int, **axis) -> dict:
+    """Axis settings that draw one label per category (token), sized for `count` of them."""
+    return dict(type="category", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=label_font(count)),
+                automargin=True, **axis)
+
+
+def label_room(labels, count: int, angle: float = 60) -> int:
+    """Pixels that rotated labels take across the axis: their longest label at the axis' font."""
+    longest = max((len(str(label)) for label in labels), default=0)
+    return int(0.62 * label_font(count) * min(longest, 40) * np.sin(np.radians(angle))) + 12
+
+
+CONTENT_WIDTH = 1000    # px of a page's main column in the wide layout (a 1400 px window with its sidebar)
+PANEL_LABELS = 130      # px beside a row of panels for the query labels and the colour bar
+
+
+def panels_per_row(n_tokens: int, panels: int, width: int = CONTENT_WIDTH) -> int:
+    """How many token × token panels fit a row of `width` px with every cell at the sizing rule's size: side by
+    side while they fit, then fewer a row (the figure grows down) rather than smaller cells."""
+    panel = cell_size(n_tokens) * n_tokens + 12
+    return max(1, min(panels, (width - PANEL_LABELS) // panel))
+
+
 def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = "key") -> None:
-    """Key tokens along the top (rotated), query tokens down the side; the top margin grows with the longest
-    key label so the figure's title never sits on the labels, and the figure grows with it."""
-    figure.update_xaxes(type="category", side="top", tickangle=-60, title=column_title)
-    figure.update_yaxes(type="category", autorange="reversed", title=row_title)
-    longest = max((len(str(label)) for trace in figure.data for label in (trace.x if trace.x is not None else [])),
-                  default=0)
-    labels_height = int(5.5 * min(longest, 40)) + 30          # rotated labels plus the axis title
+    """Key tokens along the top (rotated), query tokens down the side, every one labelled; the figure is a
+    cell per query tall, plus room for the rotated key labels, so its title never sits on them."""
+    keys = [label for trace in figure.data for label in (trace.x if trace.x is not None else [])]
+    queries = [label for trace in figure.data for label in (trace.y if trace.y is not None else [])]
+    n_keys, n_queries = len(dict.fromkeys(keys)), len(dict.fromkeys(queries))
+    figure.update_xaxes(**every_label(n_keys, side="top", tickangle=-60, title=column_title))
+    figure.update_yaxes(**every_label(n_queries, autorange="reversed", title=row_title))
+    labels_height = label_room(keys, n_keys) + 24             # rotated labels plus the axis title
     margin_top = (figure.layout.margin.t or 60) + labels_height
-    figure.update_layout(margin=dict(t=margin_top), height=(figure.layout.height or 450) + labels_height,
+    figure.update_layout(margin=dict(t=margin_top),
+                         height=max(320, cell_size(n_queries) * n_queries + 80) + margin_top,
                          title=dict(y=1.0, yanchor="top", yref="container", pad=dict(t=12)))
+
+
+ABSOLUTE, PER_FIGURE = "absolute", "per-figure"
+COLOUR_SCALES = {ABSOLUTE: "0–1 (absolute)", PER_FIGURE: "0–max of each figure"}
+
+
+def weight_range(values: np.ndarray, scale: str = ABSOLUTE) -> tuple[float, float]:
+    """The colour range of attention weights: 0–1 always (absolute: figures compare), or 0 to this figure's
+    largest weight (per-figure: a diffuse head's pattern becomes visible)."""
+    if scale == PER_FIGURE:
+        largest = float(np.nanmax(values)) if np.size(values) else 1.0
+        return 0.0, largest if largest > 0 else 1.0
+    return 0.0, 1.0
+
+
+def scale_note(values: np.ndarray, scale: str = ABSOLUTE) -> str:
+    """What the colours mean, for the colour bar's title."""
+    low, high = weight_range(values, scale)
+    return "weight<br>(0–1)" if scale == ABSOLUTE else f"weight<br>(0–{high:.2g},<br>this figure)"
 
 
 def figure_html(figure: go.Figure) -> str:

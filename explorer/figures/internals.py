@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.internals import Walkthrough
-from explorer.figures.common import display_tokens, position_labels, token_axes
+from explorer.figures.common import (ABSOLUTE, cell_size, display_tokens, every_label, label_room, panels_per_row,
+                                     position_labels, scale_note, token_axes, weight_range)
 
 NEG_INF_LABEL = "−∞"
 TEXT_CELLS = 10      # print values in the cells up to this many tokens a side
@@ -31,7 +32,7 @@ def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], titl
         colorscale="RdBu_r" if diverging else "Blues", zmid=0 if diverging else None,
         hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>{value_name} %{{text}}<extra></extra>",
     ))
-    figure.update_layout(title=title, height=max(300, 22 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10))
+    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
     token_axes(figure, row_title, column_title)
     return figure
 
@@ -65,45 +66,64 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: s
         text=np.where(allowed, "may attend (1)", "blocked (0)"),
         colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked (0)", "may attend (1)"], thickness=14, len=0.5),
         hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>%{{text}}<extra></extra>"))
-    figure.update_layout(title=title, height=max(260, 22 * len(rows) + 160), margin=dict(l=10, r=10, t=60, b=10))
+    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
     token_axes(figure, row_title, column_title)
     return figure
 
 
 def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray, queries: list[str],
-                        keys: list[str], title: str = "") -> go.Figure:
-    """Side by side: scaled scores + mask (0 or −∞) = masked scores → softmax.
+                        keys: list[str], title: str = "", scale: str = ABSOLUTE) -> go.Figure:
+    """Scaled scores + mask (0 or −∞) = masked scores → softmax, four panels side by side while their cells fit
+    (panels_per_row), else two or one a row; every token labelled. One colour bar for the scores (the first and
+    third panels share it), one for the weights.
 
     Each cell's value is printed only while the cells are big enough to read it (≤ TEXT_CELLS tokens);
     beyond that the colours carry the picture and hover gives the numbers.
     """
-    legible = max(len(queries), len(keys)) <= TEXT_CELLS
+    n_queries, n_keys = len(queries), len(keys)
+    legible = max(n_queries, n_keys) <= TEXT_CELLS
     additive = np.where(mask, 0.0, -np.inf)
     masked = np.where(mask, scores, -np.inf)
-    panels = [("scaled scores QKᵀ/√d_k", scores, True), ("+ mask", additive, False),
-              ("= masked scores", masked, True), ("softmax → attention", pattern, False)]
-    figure = make_subplots(rows=1, cols=4, subplot_titles=[name for name, _, _ in panels], horizontal_spacing=0.03)
+    panels = [("scaled scores", scores, "coloraxis"), ("+ mask", additive, None),
+              ("= masked scores", masked, "coloraxis"), ("softmax → attention", pattern, "coloraxis2")]
+    per_row = panels_per_row(max(n_queries, n_keys), len(panels))
+    grid_rows = (len(panels) + per_row - 1) // per_row
     rows, columns = position_labels(queries), position_labels(keys)
-    for column, (name, values, diverging) in enumerate(panels, start=1):
+    key_room = label_room(columns, n_keys)
+    panel_height = cell_size(n_queries) * n_queries
+    height = grid_rows * (panel_height + key_room + 40) + 90
+    figure = make_subplots(rows=grid_rows, cols=per_row, subplot_titles=[name for name, _, _ in panels],
+                           horizontal_spacing=0.03, vertical_spacing=(key_room + 50) / height)
+    for index, (name, values, axis) in enumerate(panels):
+        row, column = index // per_row + 1, index % per_row + 1
         z, text = _cells(values)
-        if name == "+ mask":
+        if axis is None:
             z = np.where(mask, 1.0, 0.0)  # draw allowed / blocked; the text says 0 or −∞
         figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}" if legible else None,
-                                    showscale=False, zmin=0 if name == "+ mask" else None,
-                                    zmax=1 if name == "+ mask" else None,
-                                    colorscale="RdBu_r" if diverging else ("Greys_r" if name == "+ mask" else "Blues"),
-                                    zmid=0 if diverging else None, textfont=dict(size=9),
+                                    textfont=dict(size=9), coloraxis=axis,
+                                    **({} if axis else dict(zmin=0, zmax=1, colorscale="Greys_r", showscale=False)),
                                     hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{name}: %{{text}}<extra></extra>"),
-                         row=1, col=column)
-        # Key labels below the panels: above, they ran into the panel titles and the figure's title.
-        figure.update_xaxes(type="category", tickangle=-60, side="bottom", row=1, col=column)
-        figure.update_yaxes(type="category", showticklabels=column == 1, autorange="reversed", row=1, col=column)
+                         row=row, col=column)
+        figure.update_yaxes(**every_label(n_queries, autorange="reversed", showticklabels=column == 1),
+                            row=row, col=column)
+    figure.update_xaxes(**every_label(n_keys, side="top", tickangle=-60))
+    finite = scores[np.isfinite(scores)]
+    limit = float(np.abs(finite).max()) if finite.size else 1.0
+    low, high = weight_range(pattern, scale)
+    bar = dict(thickness=12, len=min(0.45, 300 / height), x=1.01, xanchor="left")
+    figure.update_layout(coloraxis=dict(colorscale="RdBu_r", cmid=0, cmin=-limit, cmax=limit,
+                                        colorbar=dict(title="score", y=1, yanchor="top", **bar)),
+                         coloraxis2=dict(colorscale="Blues", cmin=low, cmax=high,
+                                         colorbar=dict(title=scale_note(pattern, scale), y=0, yanchor="bottom",
+                                                       **bar)))
+    for annotation in figure.layout.annotations:        # panel titles above their key labels
+        annotation.update(yshift=key_room)
     note = "" if legible else "<br><sup>values on hover (too many tokens to print them in the cells)</sup>"
-    longest_key = max((len(k) for k in columns), default=4)
-    figure.add_annotation(text="mask: white = may attend (+0), black = blocked (−∞)", xref="x2 domain", yref="paper",
-                          x=0.5, y=1.0, yanchor="bottom", yshift=22, showarrow=False, font=dict(size=11))
-    figure.update_layout(title=title + note, height=max(400, 26 * len(rows) + 150 + 6 * longest_key),
-                         margin=dict(l=10, r=10, t=110, b=20 + 6 * longest_key))
+    figure.add_annotation(text="mask: white = may attend (+0), black = blocked (−∞)", xref="paper", yref="paper",
+                          x=0, y=1.0, yanchor="bottom", xanchor="left", yshift=key_room + 22, showarrow=False,
+                          font=dict(size=11))
+    figure.update_layout(title=dict(text=title + note, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
+                         height=height, margin=dict(l=10, r=10, t=70 + key_room + 20, b=10))
     return figure
 
 
@@ -122,9 +142,10 @@ def positional_encoding_figure(halves: np.ndarray, tokens: list[str], title: str
     figure = go.Figure(go.Heatmap(z=halves, x=dims, y=rows, colorscale="RdBu_r", zmid=0, zmin=-1, zmax=1,
                                   hovertemplate="position %{y}<br>%{x}<br>PE %{z:.3f}<extra></extra>"))
     figure.add_vline(x=half - 0.5, line=dict(color="black", width=2))
-    figure.update_layout(title=title, height=max(300, 20 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10))
+    figure.update_layout(title=title, height=max(300, cell_size(len(rows)) * len(rows) + 140),
+                         margin=dict(l=10, r=10, t=60, b=10))
     figure.update_xaxes(title=axis, showticklabels=False, type="category")
-    figure.update_yaxes(type="category", autorange="reversed", title="position")
+    figure.update_yaxes(**every_label(len(rows), autorange="reversed", title="position"))
     return figure
 
 
@@ -134,9 +155,10 @@ def learned_positions_figure(table: np.ndarray, tokens: list[str], title: str = 
     limit = float(np.abs(table).max()) or 1.0
     figure = go.Figure(go.Heatmap(z=table, y=rows, colorscale="RdBu_r", zmid=0, zmin=-limit, zmax=limit,
                                   hovertemplate="position %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"))
-    figure.update_layout(title=title, height=max(300, 20 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10))
+    figure.update_layout(title=title, height=max(300, cell_size(len(rows)) * len(rows) + 140),
+                         margin=dict(l=10, r=10, t=60, b=10))
     figure.update_xaxes(title=f"dimension (0…{table.shape[1] - 1})")
-    figure.update_yaxes(type="category", autorange="reversed", title="position")
+    figure.update_yaxes(**every_label(len(rows), autorange="reversed", title="position"))
     return figure
 
 
@@ -153,15 +175,16 @@ def embedding_sum_figure(embedding: np.ndarray, positional: np.ndarray, total: n
         figure.add_trace(go.Heatmap(z=values, y=rows, colorscale="RdBu_r", zmid=0, zmin=-limit, zmax=limit,
                                     showscale=column == 3, hovertemplate="%{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"),
                          row=1, col=column)
-        figure.update_yaxes(type="category", showticklabels=column == 1, autorange="reversed", row=1, col=column)
-    figure.update_layout(title=title, height=max(300, 20 * len(rows) + 160), margin=dict(l=10, r=10, t=90, b=10))
+        figure.update_yaxes(**every_label(len(rows), showticklabels=column == 1, autorange="reversed"), row=1, col=column)
+    figure.update_layout(title=title, height=max(300, cell_size(len(rows)) * len(rows) + 160),
+                         margin=dict(l=10, r=10, t=90, b=10))
     return figure
 
 
 def scaling_words(scaling: float, d_k: int) -> str:
-    """The model's scaling of q·k in words: "÷ √d_k = ÷ 8.00", or the factor itself when it is something else."""
+    """The model's scaling of q·k in words: "÷ √d_k (√64 = 8)", or the factor itself when it is something else."""
     if np.isclose(scaling, d_k ** -0.5):
-        return f"÷ √d_k = ÷ {np.sqrt(d_k):.2f}"
+        return f"÷ √d_k (√{d_k} = {np.sqrt(d_k):.3g})"
     if np.isclose(scaling, 1.0):
         return "not divided by √d_k"
     return f"× {scaling:.4g} (the model's own scaling)"
@@ -180,9 +203,11 @@ def walkthrough_figure(walk: Walkthrough, keys: list[str], query: str, d_k: int)
         figure.add_trace(go.Bar(x=shown, y=labels, orientation="h", text=text, textposition="auto",
                                 marker_color=np.where(allowed, "#1f77b4", "#bbbbbb"),
                                 hovertemplate="key %{y}<br>%{text}<extra></extra>"), row=1, col=column)
-        figure.update_yaxes(type="category", showticklabels=column == 1, autorange="reversed", row=1, col=column)
+        figure.update_yaxes(**every_label(len(labels), showticklabels=column == 1, autorange="reversed"),
+                            row=1, col=column)
     figure.update_layout(title=f"query {html_safe(query)}: scores over the keys", showlegend=False,
-                         height=max(300, 22 * len(labels) + 140), margin=dict(l=10, r=10, t=80, b=10))
+                         height=max(300, cell_size(len(labels)) * len(labels) + 140),
+                         margin=dict(l=10, r=10, t=80, b=10))
     return figure
 
 

@@ -7,7 +7,7 @@ import html
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.common import position_labels
+from explorer.figures.common import every_label, label_room, plural, position_labels
 from explorer.pruning import DiffPiece, StepComparison
 
 DIFF_STYLES = {"delete": "background:#fde0dd;text-decoration:line-through", "insert": "background:#d9f0d3",
@@ -27,7 +27,9 @@ def diff_html(diff: list[DiffPiece]) -> str:
             for token in tokens:
                 spans.append(f'<span style="{DIFF_STYLES[operation]};padding:1px 2px;margin:1px;border-radius:3px">'
                              f"{html.escape(token)}</span>")
-    return '<div style="font-family:monospace;line-height:2">' + "".join(spans) + "</div>"
+    # A wrapping row: the pieces break onto new lines inside the column instead of running past its edge.
+    return ('<div style="font-family:monospace;line-height:2;display:flex;flex-wrap:wrap;max-width:100%">'
+            + "".join(spans) + "</div>")
 
 
 def step_comparison_figure(steps: StepComparison) -> go.Figure:
@@ -38,10 +40,11 @@ def step_comparison_figure(steps: StepComparison) -> go.Figure:
     figure.add_trace(go.Scatter(x=labels, y=steps.kl, name="KL(unpruned ‖ pruned)", mode="lines+markers",
                                 hovertemplate="%{x}<br>KL %{y:.3f} nats<extra></extra>"), secondary_y=True)
     figure.update_layout(title="The unpruned output's tokens: probability under each model, and per-step KL",
-                         barmode="group", height=360, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
+                         barmode="group", height=300 + label_room(labels, len(labels), 45),
+                         margin=dict(l=10, r=10, t=80, b=10), legend=dict(orientation="h", y=1.02, yanchor="bottom"))
     figure.update_yaxes(title="probability", range=[0, 1], secondary_y=False)
     figure.update_yaxes(title="KL (nats)", rangemode="tozero", secondary_y=True)
-    figure.update_xaxes(type="category", tickangle=-45)
+    figure.update_xaxes(**every_label(len(labels), tickangle=-45))
     return figure
 
 
@@ -66,7 +69,7 @@ def curve_figure(curve: dict) -> go.Figure:
     kinds = list(curve["kinds"])
     metric = curve.get("metric", "BLEU")
     figure = make_subplots(rows=1, cols=len(kinds), shared_yaxes=True,
-                           subplot_titles=[f"{k} ({curve['kinds'][k]['heads']} heads)" for k in kinds])
+                           subplot_titles=[f"{k} ({plural(curve['kinds'][k]['heads'], 'head')})" for k in kinds])
     for column, kind in enumerate(kinds, start=1):
         data = curve["kinds"][kind]
         x = [100 * f for f in data["fractions"]]
@@ -92,6 +95,7 @@ def curve_figure(curve: dict) -> go.Figure:
                              row=1, col=column)
         figure.update_xaxes(title="% of heads pruned", row=1, col=column)
     figure.update_yaxes(title=metric, row=1, col=1)
-    figure.update_layout(title=curve_title(curve), height=400,
-                         margin=dict(l=10, r=10, t=70, b=10), legend=dict(orientation="h", y=1.15))
+    # The legend goes under the plots: above, it printed over the title's second line.
+    figure.update_layout(title=curve_title(curve), height=480, margin=dict(l=10, r=10, t=90, b=70),
+                         legend=dict(orientation="h", y=-0.22, yanchor="top", x=0))
     return figure
