@@ -15,7 +15,7 @@ VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz 
 
 st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
-kind, layer, head = choose_head(checkpoint, first_kind="encoder", kinds=tuple(trace.attention))
+kind, layer, head = choose_head(checkpoint, "attention", first_kind="encoder", kinds=tuple(trace.attention))
 scale = colour_scale()
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 pattern = trace.pattern(kind)

@@ -17,7 +17,7 @@ from pages.widgets import choose_head, colour_scale, show_figure
 
 st.title("Internals")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
-kind, layer, head = choose_head(checkpoint, first_kind="decoder", kinds=tuple(trace.attention))
+kind, layer, head = choose_head(checkpoint, "internals", first_kind="decoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 
 st.header("Masks")

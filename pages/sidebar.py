@@ -32,8 +32,8 @@ def render_sidebar() -> None:
         describe_model(selection().model_path)
         st.session_state.setdefault("sentence", EXAMPLES[0])
         # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
-        st.text_area("English sentence", key="sentence", height=100, on_change=_one_line,
-                     help="Ctrl+Enter (⌘+Enter) applies it; a newline becomes a space.")
+        # Ctrl+Enter applies it (Streamlit says so under the box); a newline typed or pasted becomes a space.
+        st.text_area("English sentence", key="sentence", height=100, on_change=_one_line)
         st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
                      format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
         decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)

@@ -52,22 +52,24 @@ def ray_settings(prefix: str) -> tuple[int, str]:
     return int(workers), address.strip()
 
 
-def choose_head(checkpoint, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
-    """Kind, layer and head pickers in one row, shared by the pages that look at one head (the head chosen on
-    Attention is the one Internals opens) and kept in the URL as `head=kind.layer.head`. kinds: those the
-    model has (an encoder-only or decoder-only model has one)."""
+def choose_head(checkpoint, prefix: str, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
+    """Kind, layer and head pickers in one row. The pages that look at one head share it (the head chosen on
+    Attention is the one Internals opens) through the URL's `head=kind.layer.head`; each page's pickers (key
+    prefix) start from it whenever Streamlit has forgotten them. kinds: those the model has."""
     kinds = sorted(kinds, key=lambda kind: kind != first_kind)
+    keys = [f"{prefix}_kind", f"{prefix}_layer", f"{prefix}_head"]
     chosen = url_state.saved("head").split(".")
-    if len(chosen) == 3 and chosen[0] in kinds and chosen[1].isdigit() and chosen[2].isdigit():
-        # the link's (or the last page's) head, where this model has it
-        for key, value in (("view_kind", chosen[0]), ("view_layer", int(chosen[1])), ("view_head", int(chosen[2]))):
-            st.session_state.setdefault(key, value)
+    if (any(key not in st.session_state for key in keys) and len(chosen) == 3 and chosen[0] in kinds
+            and chosen[1].isdigit() and int(chosen[1]) < checkpoint.layers(chosen[0])
+            and chosen[2].isdigit() and int(chosen[2]) < checkpoint.heads):
+        for key, value in zip(keys, (chosen[0], int(chosen[1]), int(chosen[2]))):
+            st.session_state[key] = value
     left, middle, right = st.columns([2, 1, 1])
-    url_state.valid("view_kind", kinds)
-    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="view_kind", horizontal=True)
-    url_state.valid("view_layer", range(checkpoint.layers(kind)))
-    layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key="view_layer")
-    url_state.valid("view_head", range(checkpoint.heads))
-    head = right.selectbox("Head", range(checkpoint.heads), key="view_head")
+    url_state.valid(keys[0], kinds)
+    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=keys[0], horizontal=True)
+    url_state.valid(keys[1], range(checkpoint.layers(kind)))
+    layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key=keys[1])
+    url_state.valid(keys[2], range(checkpoint.heads))
+    head = right.selectbox("Head", range(checkpoint.heads), key=keys[2])
     url_state.keep("head", f"{kind}.{layer}.{head}")
     return kind, layer, head

@@ -18,7 +18,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.browser.harness import launch, offline_context, streamlit_server, wait_idle  # noqa: E402
+from tests.browser.harness import launch, offline_context, settle, streamlit_server  # noqa: E402
 
 SENTENCES = {
     5: "The animal didn't cross the street because it was too tired.",
@@ -28,24 +28,6 @@ SENTENCES = {
          "the water."),
 }
 PAGES = ["", "attention", "internals", "decoding", "heads", "compare", "prune"]
-
-
-DRAWN = "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].every(c => c.querySelector('.js-plotly-plot .main-svg .cartesianlayer, .js-plotly-plot .main-svg .barlayer'))"
-CHARTS = "() => document.querySelectorAll('[data-testid=stPlotlyChart]').length"
-
-
-def settle(page) -> None:
-    """Wait until the run has finished and the page has drawn the same charts for a second (a run may start a
-    moment after the page loads, so one idle check is not enough)."""
-    previous = -1
-    while True:
-        wait_idle(page, 120_000)
-        page.wait_for_function(DRAWN, timeout=60_000)
-        page.wait_for_timeout(1000)
-        count = page.evaluate(CHARTS)
-        if count == previous:
-            return
-        previous = count
 
 
 def main() -> None:

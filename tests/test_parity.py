@@ -116,7 +116,7 @@ def test_t5s_internals_show_each_heads_relative_bias_and_unscaled_scores(tmp_pat
     model = open_model(folder)
     assert model.positional == "relative" and model.attention_scaling("encoder", 0) == 1.0
     at = open_page("internals.py", SENTENCE, model="Your own checkpoint folder…", own_model=str(folder))
-    at.radio(key="view_kind").set_value("encoder").run()
+    at.radio(key="internals_kind").set_value("encoder").run()
     charts = {json.loads(c.proto.spec)["layout"]["title"]["text"]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     title = next(t for t in charts if "bias by relative offset" in t)
     trace = trace_sentence(model, SENTENCE)

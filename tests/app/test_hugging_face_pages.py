@@ -34,7 +34,7 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
         assert at.text[0].value == expected.output_text
     assert any("Hugging Face" in c.value for c in at.caption)
     at = open_page("attention.py", SENTENCE, model=OWN, own_model=str(folder))
-    kinds = at.radio(key="view_kind").options
+    kinds = at.radio(key="attention_kind").options
     assert len(kinds) == len(loaded.kinds)                           # only the kinds the model has
     kind = loaded.kinds[0]
     heatmap = traces_of(json.loads(at.get("plotly_chart")[0].proto.spec))[0]

@@ -113,9 +113,9 @@ def test_attention_page_draws_the_explorers_numbers(h8):
         assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) == 1
 
     at.session_state["attention_view"] = "Rollout"
-    at.radio(key="view_kind").set_value("cross").run()
-    at.selectbox(key="view_layer").select(2).run()
-    at.selectbox(key="view_head").select(7).run()
+    at.radio(key="attention_kind").set_value("cross").run()
+    at.selectbox(key="attention_layer").select(2).run()
+    at.selectbox(key="attention_head").select(7).run()
     assert not at.exception
     np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), trace.pattern("cross")[2, 7], atol=1e-6)
     assert len(at.get("plotly_chart")) == 1 and "encoder" in at.info[0].value  # rollout is for the encoder only

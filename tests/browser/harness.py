@@ -97,3 +97,40 @@ def submit_sentence(page, sentence: str) -> None:
 
 def go_to(page, title: str) -> None:
     page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+
+
+CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .every(c => c.querySelector('.js-plotly-plot .main-svg .cartesianlayer'))"""
+CHART_COUNT = "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length"
+
+
+def settle(page, timeout: float = 120_000) -> None:
+    """Wait until the run has finished and the page has drawn the same charts for half a second: a run may
+    start a moment after the page loads, so one idle check is not enough."""
+    previous = -1
+    while True:
+        wait_idle(page, timeout)
+        page.wait_for_function(CHARTS_DRAWN, timeout=timeout)
+        page.wait_for_timeout(500)
+        count = page.evaluate(CHART_COUNT)
+        if count == previous and not page.locator('[data-testid="stStatusWidget"]').count():
+            return
+        previous = count
+
+
+def open_view(context, url: str, path: str = "", **parameters):
+    """A new tab on a deep link (`/path?model=…&sentence=…`), returned once everything on it is drawn."""
+    from urllib.parse import urlencode
+
+    page = context.new_page()
+    page.goto(f"{url}/{path}?{urlencode(parameters)}")
+    page.get_by_label("English sentence").first.wait_for(timeout=120_000)
+    settle(page)
+    return page
+
+
+def query_parameters(page) -> dict[str, str]:
+    """The page's URL query as a dict."""
+    from urllib.parse import parse_qs, urlparse
+
+    return {key: values[0] for key, values in parse_qs(urlparse(page.url).query).items()}

@@ -1,0 +1,66 @@
+"""The whole view lives in the URL and in the session: moving between pages never drops a choice, and a link
+brings back the page's own choices (the head looked at, the query, the focus token, the open tab)."""
+
+import pytest
+
+from tests.browser.harness import go_to, offline_context, open_view, query_parameters, settle, submit_sentence
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+SENTENCE = "A man in a blue shirt is riding a bicycle down the street."
+
+
+@pytest.fixture
+def context(browser):
+    context = offline_context(browser)
+    yield context
+    assert context.blocked == []
+    context.close()
+
+
+def visit(page, title: str) -> None:
+    go_to(page, title)
+    settle(page)
+
+
+def test_pruned_heads_survive_a_page_change(context, app_url):
+    page = open_view(context, app_url, "prune", model="h8", sentence=SENTENCE, pruned="cross.2.*")
+    page.get_by_text("8 of 72 heads pruned").wait_for()
+    visit(page, "Translation")
+    assert query_parameters(page)["pruned"] == "cross.2.0-7" or "cross.2" in query_parameters(page)["pruned"]
+    visit(page, "Prune")
+    page.get_by_text("8 of 72 heads pruned").wait_for(timeout=10_000)       # on main: "0 of 72 heads pruned"
+    assert "cross.2" in query_parameters(page).get("pruned", "")
+    assert page.get_by_role("checkbox", name="cross.2.5").is_checked()
+
+
+def test_the_head_and_the_tab_a_link_names_stay_across_pages(context, app_url):
+    page = open_view(context, app_url, "attention", model="h8", sentence=SENTENCE, head="cross.2.5",
+                     view="Head average")
+    page.locator(".gtitle", has_text="cross, layer 2, head 5").wait_for()           # on main: encoder, 0, 0
+    page.locator(".gtitle", has_text="cross, layer 2: average of the 8 heads").wait_for()
+    visit(page, "Internals")                        # the same head, looked at from inside
+    page.locator(".gtitle", has_text="cross, layer 2, head 5: the model's real numbers").wait_for()
+    visit(page, "Decoding")
+    visit(page, "Attention")
+    page.locator(".gtitle", has_text="cross, layer 2: average of the 8 heads").wait_for()
+    assert query_parameters(page)["head"] == "cross.2.5" and query_parameters(page)["view"] == "Head average"
+
+
+def test_the_query_and_the_focus_token_are_kept_by_the_url(context, app_url):
+    page = open_view(context, app_url, "internals", model="h8", sentence=SENTENCE, head="encoder.1.3", query="5",
+                     focus="4")
+    page.locator(".gtitle", has_text="query ▁shirt: scores over the keys").wait_for()     # on main: the middle
+    visit(page, "Compare models")
+    assert page.get_by_label("Focus on the source token").first.input_value() == "4: ▁blue"
+    visit(page, "Internals")
+    page.locator(".gtitle", has_text="query ▁shirt: scores over the keys").wait_for()
+    assert query_parameters(page)["query"] == "5" and query_parameters(page)["focus"] == "4"
+
+
+def test_a_newline_in_the_sentence_becomes_a_space(context, app_url):
+    page = open_view(context, app_url, "", model="h8", sentence=SENTENCE)
+    submit_sentence(page, "A dog runs\non the beach.")
+    settle(page)
+    assert query_parameters(page)["sentence"] == "A dog runs on the beach."           # on main: "%0A" in the URL
+    assert page.get_by_label("English sentence").first.input_value() == "A dog runs on the beach."
