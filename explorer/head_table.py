@@ -16,6 +16,9 @@ IMPORTANCE_MEASURES = ("gradient_importance", "gradient_importance_normalised", 
                        "perplexity_change")
 ROLE_COLUMNS = ("kind", "layer", "head", "roles", "confidence", "offset", "offset share", "rare rate", "rare chance",
                 "rare or 2nd rarest", "syntactic")
+# Short headers for the importance measures, so the one shown fits a narrow table beside the role maps.
+MEASURE_HEADERS = {"gradient_importance": "importance", "gradient_importance_normalised": "importance / layer",
+                   "loss_change": "Δ loss", "bleu_change": "Δ BLEU", "perplexity_change": "Δ perplexity"}
 
 
 def _label(entry: dict) -> str:
@@ -46,6 +49,19 @@ def head_table(roles: dict | None, importance: dict | None, thresholds: Threshol
         if column in table:
             table[column] = table[column].astype("Int64")
     return table
+
+
+def shown_columns(table: pd.DataFrame, measure: str | None = None) -> pd.DataFrame:
+    """The table as a page shows it, what is read first first: the chosen importance measure (headed by its
+    short name, MEASURE_HEADERS) and the roles, then the scores behind the roles. The spec (the index) says
+    kind, layer and head already; the other importance measures stay in the CSV."""
+    columns = {}
+    if measure and measure in table and not table[measure].isna().all():
+        columns[MEASURE_HEADERS.get(measure, measure)] = table[measure]
+    for column in ROLE_COLUMNS[3:]:
+        if column in table:
+            columns[column] = table[column]
+    return pd.DataFrame(columns, index=table.index)
 
 
 def spec_of(table: pd.DataFrame, label: str) -> HeadSpec:

@@ -1,16 +1,19 @@
 """Heads: which are positional, syntactic, rare-token (Voita et al. 2019), how confident, and which matter."""
 
 from dataclasses import asdict, fields
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.attention import attention_heatmap
-from explorer.figures.head_roles import EVOLUTION_MEASURES, evolution_figure, offset_histogram, role_map, syntactic_evidence
+from explorer.figures.common import plural
+from explorer.figures.head_roles import (COLOUR_BY, EVOLUTION_MEASURES, evolution_figure, offset_histogram, role_map,
+                                         syntactic_evidence)
 from explorer.exports import table_csv
 from explorer.head_evolution import EVOLUTION_FILE
-from explorer.head_table import ROLE_COLUMNS, head_table
+from explorer.head_table import MEASURE_HEADERS, head_table, shown_columns
 from explorer.importance import importance_report
 from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
 from explorer.treebank import trees_of
@@ -19,19 +22,61 @@ from models.vocabulary import KIND_TITLES
 from explorer.corpus_scoring import scorer_for
 from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
 from models.interface import CONTINUE, TRANSLATE
-from pages.session import current_checkpoint, current_trace
+from pages.session import ROOT, current_checkpoint, current_trace, warn_if_truncated
 from pages.widgets import ray_settings, show_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
             "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change",
             "perplexity change when masked alone": "perplexity_change"}
+# The corpora the shipped analyses were measured on (as the Prune page's defaults), when this checkout has them.
+DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
+DEFAULT_TREEBANK = ROOT.parent / "shared" / "data" / "ud" / "en_ewt-ud-dev.conllu.gz"
+# Role maps and table side by side up to this many heads; wider maps take the page's width, the table under them.
+SIDE_BY_SIDE_HEADS = 8
+
+
+def upload_or_path(label: str, key: str, default: Path | str = ""):
+    """A file to upload (key) and, beside it, a file's path on the server (key_path, pre-filled with `default`,
+    as the Prune page's corpus paths are); the upload wins."""
+    upload_column, path_column = st.columns(2)
+    upload = upload_column.file_uploader(label, key=key)
+    path = path_column.text_input("… or its path on the server", str(default), key=f"{key}_path",
+                                  help="Used when nothing is uploaded beside it; empty: none.")
+    return upload, path.strip()
+
+
+def read_choice(upload, path: str) -> tuple[bytes, str, str]:
+    """(bytes, name for messages, name to show) of the upload, else of the file at `path` (a CorpusError that
+    names the path when it is missing or unreadable); (b"", "", "") for neither."""
+    if upload is not None:
+        return upload.getvalue(), upload.name, upload.name
+    if path:
+        return file_bytes(path), path, Path(path).name
+    return b"", "", ""
+
+
+def table_config(shown: pd.DataFrame, measure_label: str) -> dict:
+    """Widths and number formats that let the table be read in its column: importance in significant digits
+    (raw gradient scores can be ~0.0004), the roles column as wide as its longest text."""
+    longest = max([len("roles")] + [len(r) for r in shown["roles"]]) if "roles" in shown else 0
+    config = {column: st.column_config.NumberColumn(format="%.2f") for column in
+              ("confidence", "offset share", "rare rate", "rare chance", "rare or 2nd rarest")}
+    config["offset"] = st.column_config.NumberColumn(format="%+d", help="key − query of its most frequent top weight")
+    config["roles"] = st.column_config.TextColumn(width=int(7.2 * longest) + 30)
+    for header in MEASURE_HEADERS.values():
+        config[header] = st.column_config.NumberColumn(format="%.3g", width=96, help=measure_label)
+    return config
+
 
 checkpoint = current_checkpoint()
 # Translation models are scored by BLEU on sentence pairs; language models by perplexity on plain text.
 translates = checkpoint.task == TRANSLATE
 key = f"{checkpoint.path}|{checkpoint.target_language}"     # this session's results, per model and language
 st.title("Heads")
+# What happened to the current sentence (cut, recased, unfamiliar to the model) is said here, under the title,
+# though the sentence is traced only for the page's last section.
+sentence_notices = st.container()
 roles = st.session_state.get(f"roles:{key}") or shipped(checkpoint, ROLES_FILE)
 importance = st.session_state.get(f"importance:{key}") or shipped(checkpoint, IMPORTANCE_FILE)
 
@@ -58,35 +103,54 @@ else:
         ("positional", "most positional"), ("rare-token", "most rare-token"), ("syntactic", "most syntactic"))
         if summary[key])
     if not any(summary[role] for role in ("positional", "syntactic", "rare-token")):
-        st.info(f"No head reaches a role at these thresholds, so every cell below is grey. The strongest "
-                f"candidates — {candidates}. Lower the thresholds (above) to see them get one.")
+        st.info(f"No head reaches a role at these thresholds: coloured by role, every cell below is grey. The "
+                f"strongest candidates — {candidates}. Lower the thresholds (above) to see them get one.")
     else:
-        st.caption(f"{summary['positional']} positional, {summary['syntactic']} syntactic, {summary['rare-token']} "
-                   f"rare-token heads of {summary['heads']}; strongest candidates — {candidates}.")
+        st.caption(f"Of {plural(summary['heads'], 'head')}: {summary['positional']} positional, "
+                   f"{summary['syntactic']} syntactic, {summary['rare-token']} rare-token; strongest candidates — "
+                   f"{candidates}.")
     st.caption(f"Roles measured: {corpus_description(roles)}."
-               + (f" Importance on {importance['corpus'].get('name')} ({importance['corpus']['pairs']} "
-                  f"{'pairs' if translates else 'lines'})." if importance else ""))
+               + (f" Importance on {importance['corpus'].get('name')} ("
+                  f"{plural(importance['corpus']['pairs'], 'pair' if translates else 'line')})." if importance else ""))
 
 # With one head per layer, per-layer normalisation makes every score 1.00: not worth offering. The change on
 # masking is BLEU's for translation models, perplexity's for language models.
 unmeasured = {"perplexity_change"} if translates else {"bleu_change"}
 offered = [m for m in MEASURES if (checkpoint.heads > 1 or MEASURES[m] != "gradient_importance_normalised")
            and MEASURES[m] not in unmeasured]
-measure = MEASURES[st.radio("Importance shown", offered, key="heads_measure", horizontal=True)]
+measure_label = st.radio("Importance shown", offered, key="heads_measure", horizontal=True)
+measure = MEASURES[measure_label]
 scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
 if entries:
-    left, right = st.columns([3, 2])
-    with left:
+    # Importance colours the maps when the model has it; otherwise the role does.
+    colour_by = st.radio("Colour the maps by", [c for c in COLOUR_BY if c != "importance" or scores],
+                         key="heads_colour_by", horizontal=True,
+                         help="importance: the measure shown above; each cell shows the value that colours it, "
+                              "its head's every number on hover.")
+    if colour_by == "role":
+        st.caption("pos: positional, syn: syntactic, rare: rare-token; several roles by their initials (P+R).")
+    if checkpoint.heads <= SIDE_BY_SIDE_HEADS:
+        maps_area, table_area = st.columns(2)
+    else:
+        maps_area = table_area = st.container()
+    with maps_area:
         for kind, title in KIND_TITLES.items():
             kind_entries = [e for e in entries if e["kind"] == kind]
             if kind_entries:
-                show_figure(role_map(kind_entries, checkpoint.layers(kind), checkpoint.heads, scores, title), f"roles-{kind}",
+                figure = role_map(kind_entries, checkpoint.layers(kind), checkpoint.heads, scores, title,
+                                  colour_by=colour_by, measure=measure_label, measure_key=measure,
+                                  measure_short=MEASURE_HEADERS[measure])
+                show_figure(figure, f"roles-{kind}",
                             pd.DataFrame([{k: e[k] for k in ("spec", "confidence")} | {"roles": ", ".join(e["roles"])}
+                                          | ({measure: scores.get(e["spec"])} if scores else {})
                                           for e in kind_entries]))
-    with right:
+    with table_area:
         table = head_table(roles, importance, thresholds)
-        shown = table[[c for c in ROLE_COLUMNS[3:]]].assign(importance=table.get(measure))
-        st.dataframe(shown, key="heads_table", height=700)
+        shown = shown_columns(table, measure)
+        # A row of 35 px per head, up to 700 px (then it scrolls); a score a head has not (cross-attention has no
+        # offset) is a dash.
+        st.dataframe(shown, key="heads_table", height=min(700, 35 * (len(shown) + 1) + 3), placeholder="–",
+                     column_config=table_config(shown, measure_label))
         st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-heads.csv",
                            mime="text/csv", key="heads_csv", help="Every column of the head table, importance included.")
 
@@ -98,17 +162,19 @@ if entries:
     facts = st.columns(4)
     facts[0].metric("Confidence", f"{entry['confidence']:.2f}")
     if entry.get("rare_token"):
+        # Chance is a reference, not a change: no arrow.
         facts[1].metric("Peaks on the rarest token", f"{entry['rare_token']['rate']:.0%}",
-                        f"chance {entry['rare_token']['chance']:.0%}", delta_color="off")
-    if scores.get(spec) is not None:
-        facts[2].metric("Importance", f"{scores[spec]:.3f}")
+                        f"chance {entry['rare_token']['chance']:.0%}", delta_color="off", delta_arrow="off")
+    if scores.get(spec) is not None:        # significant digits: raw gradient scores can be ~0.0004
+        facts[2].metric(measure_label[0].upper() + measure_label[1:], f"{scores[spec]:.3g}",
+                        help="Importance: the measure shown above the role maps.")
     if entry.get("positional"):
         show_figure(offset_histogram(entry), f"{spec}-offsets",
                     pd.DataFrame({"offset": list(entry["positional"]["histogram"]),
                                   "share": list(entry["positional"]["histogram"].values())}))
     if entry.get("rare_token", {}).get("rate_top2") is not None:
         facts[3].metric("Peaks on the rarest or 2nd rarest", f"{entry['rare_token']['rate_top2']:.0%}",
-                        f"chance {entry['rare_token']['chance_top2']:.0%}", delta_color="off")
+                        f"chance {entry['rare_token']['chance_top2']:.0%}", delta_color="off", delta_arrow="off")
     if entry.get("syntactic"):
         scope = st.radio("Treebank sentences", ["all", f"≤ {SHORT_PIECES} pieces"], key="heads_syntax_scope",
                          horizontal=True, disabled="syntactic_short" not in entry)
@@ -147,17 +213,19 @@ with st.expander("Recompute on your own corpus"):
                "Positional, rare-token and confidence statistics mean most on sentences like the training data; "
                "syntactic roles need gold trees.")
     workers, address = ray_settings("heads")
-    text_file = st.file_uploader("Plain sentences, one per line (plain or .gz)", key="heads_text")
-    treebank = st.file_uploader("Treebank (CoNLL-U, plain or .gz) for syntactic roles", key="heads_treebank")
-    treebank_path = st.text_input("… or the treebank's path", key="heads_treebank_path")
-    if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank or treebank_path)):
+    text_file, text_path = upload_or_path("Plain sentences, one per line (plain or .gz)", "heads_text",
+                                          DEFAULT_CORPUS / "val.en.gz")
+    treebank, treebank_path = upload_or_path("Treebank (CoNLL-U, plain or .gz) for syntactic roles", "heads_treebank",
+                                             DEFAULT_TREEBANK)
+    if st.button("Compute roles", key="heads_compute_roles",
+                 disabled=not (text_file or text_path or treebank or treebank_path)):
         try:
-            text_data = text_file.getvalue() if text_file else b""
-            tree_data = treebank.getvalue() if treebank else file_bytes(treebank_path) if treebank_path.strip() else b""
-            text_name = text_file.name if text_file else ""
-            tree_name = treebank.name if treebank else treebank_path
-            sentences = lines_of(text_data, text_name) if text_data else None
-            trees = trees_of(tree_data, tree_name) if tree_data else None
+            text_data, text_source, text_name = read_choice(text_file, text_path)
+            tree_data, tree_source, tree_name = read_choice(treebank, treebank_path)
+            sentences = lines_of(text_data, text_source) if text_data else None
+            trees = trees_of(tree_data, tree_source) if tree_data else None
+            if not sentences and not trees:
+                raise CorpusError(f"{text_source or tree_source}: holds no sentences")
             bar = st.progress(0.0, text="Computing head roles…")
             with workers_for(key, workers, address) as runner:
                 st.session_state[f"roles:{key}"] = cached_analysis(
@@ -170,42 +238,49 @@ with st.expander("Recompute on your own corpus"):
         except (OSError, CorpusError, ValueError) as error:
             st.error(f"Cannot use these files: {error}")
     if translates:
-        source = st.file_uploader("Source sentences for importance", key="heads_src")
-        reference = st.file_uploader("Their reference translations (aligned)", key="heads_ref")
+        source, source_path = upload_or_path("Source sentences for importance", "heads_src", DEFAULT_CORPUS / "val.en.gz")
+        reference, reference_path = upload_or_path("Their reference translations (aligned)", "heads_ref",
+                                                   DEFAULT_CORPUS / "val.de.gz")
     else:
-        source = st.file_uploader("Text for importance, one example per line (scored by its "
-                                  + ("next-token" if checkpoint.task == CONTINUE else "masked-token")
-                                  + " loss)", key="heads_src")
-        reference = None
+        source, source_path = upload_or_path("Text for importance, one example per line (scored by its "
+                                             + ("next-token" if checkpoint.task == CONTINUE else "masked-token")
+                                             + " loss)", "heads_src", DEFAULT_CORPUS / "val.en.gz")
+        reference, reference_path = None, ""
     limit = st.number_input("Sentence pairs (at most)" if translates else "Lines (at most)", 10, 5000, 500,
                             key="heads_limit")
     if st.button("Compute importance", key="heads_compute_importance",
-                 disabled=not (source and (reference or not translates))):
+                 disabled=not ((source or source_path) and (reference or reference_path or not translates))):
         try:
-            sources = lines_of(source.getvalue(), source.name)
-            references = None
-            if reference is not None:
-                sources, references = aligned(sources, lines_of(reference.getvalue(), reference.name), source.name,
-                                              reference.name)
+            source_data, source_name, corpus_name = read_choice(source, source_path)
+            sources = lines_of(source_data, source_name)
+            reference_data, references = b"", None
+            if translates:
+                reference_data, reference_name, _ = read_choice(reference, reference_path)
+                sources, references = aligned(sources, lines_of(reference_data, reference_name), source_name,
+                                              reference_name)
                 references = references[:limit]
             sources = sources[:limit]
+            if not sources:
+                raise CorpusError(f"{source_name}: holds no lines")
             bar = st.progress(0.0, text="Computing head importance…")
-            corpus_key = corpus_hash(source.getvalue(), reference.getvalue() if reference else b"", str(limit).encode())
+            corpus_key = corpus_hash(source_data, reference_data, str(limit).encode())
             scorer = scorer_for(checkpoint, sources, references)
             with workers_for(key, workers, address) as runner:
                 st.session_state[f"importance:{key}"] = cached_analysis(
                     "importance", checkpoint, corpus_key,
-                    lambda: importance_report(scorer, corpus_name=source.name, progress=lambda f: bar.progress(f),
+                    lambda: importance_report(scorer, corpus_name=corpus_name, progress=lambda f: bar.progress(f),
                                               engine=engine_for(runner, scorer, sources, references)))
             st.rerun()
         except DistributedError as error:
             st.error(f"Could not compute on Ray: {error}")
-        except (CorpusError, ValueError) as error:
+        except (OSError, CorpusError, ValueError) as error:
             st.error(f"Cannot use these files: {error}")
 
 if entries:
     st.header(f"{spec} on the current sentence")
-    _, trace = current_trace()
+    _, trace = current_trace(notices=False)
+    with sentence_notices:          # under the title, where a notice about the sentence is read first
+        warn_if_truncated(trace, checkpoint)
     kind, layer, head = entry["kind"], entry["layer"], entry["head"]
     show_figure(attention_heatmap(trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind),
                                   f"{spec} on the current sentence"), f"{spec}-current", None)

@@ -20,41 +20,41 @@ checkpoint, trace = current_trace()
 kind, layer, head = choose_head(checkpoint, "internals", first_kind="decoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 
-st.header("Masks")
-st.caption("True (1) = may attend. The padding mask hides padding keys when sentences of different lengths share a "
-           "batch; the look-ahead mask lets decoder position i see positions ≤ i only. A single sentence has no "
-           "padding, so its padding mask is all ones; the look-ahead mask is lower-triangular.")
-mask = trace.masks[kind]
-show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
-            matrix_table(mask.astype(int), queries, keys))
 
-partner = batch_partner(checkpoint, trace.text, EXAMPLES + [
-    "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party.", "A dog runs."])
-if partner is not None:
-    padding, pieces = batch_padding_mask(checkpoint, [trace.text, partner])
-    yours_padded = not padding[0].all()
-    padded = 0 if yours_padded else 1             # the row that gets the pads; the columns are its pieces
-    names = ["your sentence", "a longer sentence" if yours_padded else "a shorter sentence"]
-    title = ("Padding mask of a batch: your sentence padded to a longer one's length" if yours_padded
-             else "Padding mask of a batch: a shorter sentence padded to your sentence's length")
-    show_figure(mask_heatmap(padding, names, pieces[padded], title, row_title="sentence",
-                             column_title=f"key position ({'your' if yours_padded else 'the shorter'} sentence's "
-                                          "pieces, then the pads)"),
-                "padding-mask", pd.DataFrame(padding.astype(int), index=names))
-    st.caption(f"In {names[padded]}, the padded positions (" + ", ".join(
-        str(i) for i, ok in enumerate(padding[padded]) if not ok) + ") get mask 0: every query's attention to "
-        "them is exactly 0.")
+def masks() -> None:
+    st.caption("True (1) = may attend. The padding mask hides padding keys when sentences of different lengths share a "
+               "batch; the look-ahead mask lets decoder position i see positions ≤ i only. A single sentence has no "
+               "padding, so its padding mask is all ones; the look-ahead mask is lower-triangular.")
+    mask = trace.masks[kind]
+    show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
+                matrix_table(mask.astype(int), queries, keys))
 
-scores = trace.attention[kind]["scores"][layer, head]
-pattern = trace.pattern(kind)[layer, head]
-st.subheader("Scaled scores + mask = masked scores → softmax")
-show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, keys,
-                                f"{kind}, layer {layer}, head {head}: the model's real numbers", colour_scale()),
-            f"{kind}-L{layer}-H{head}-scores-mask-softmax",
-            {"scores": scores, "mask": trace.masks[kind], "masked_scores": masked_scores(trace, kind, layer, head),
-             "pattern": pattern})
+    partner = batch_partner(checkpoint, trace.text, EXAMPLES + [
+        "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party.", "A dog runs."])
+    if partner is not None:
+        padding, pieces = batch_padding_mask(checkpoint, [trace.text, partner])
+        yours_padded = not padding[0].all()
+        padded = 0 if yours_padded else 1             # the row that gets the pads; the columns are its pieces
+        names = ["your sentence", "a longer sentence" if yours_padded else "a shorter sentence"]
+        title = ("Padding mask of a batch: your sentence padded to a longer one's length" if yours_padded
+                 else "Padding mask of a batch: a shorter sentence padded to your sentence's length")
+        show_figure(mask_heatmap(padding, names, pieces[padded], title, row_title="sentence",
+                                 column_title=f"key position ({'your' if yours_padded else 'the shorter'} sentence's "
+                                              "pieces, then the pads)"),
+                    "padding-mask", pd.DataFrame(padding.astype(int), index=names))
+        st.caption(f"In {names[padded]}, the padded positions (" + ", ".join(
+            str(i) for i, ok in enumerate(padding[padded]) if not ok) + ") get mask 0: every query's attention to "
+            "them is exactly 0.")
 
-st.header("Positional information")
+
+def scores_to_softmax() -> None:
+    scores = trace.attention[kind]["scores"][layer, head]
+    pattern = trace.pattern(kind)[layer, head]
+    show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, keys,
+                                    f"{kind}, layer {layer}, head {head}: the model's real numbers", colour_scale()),
+                f"{kind}-L{layer}-H{head}-scores-mask-softmax",
+                {"scores": scores, "mask": trace.masks[kind], "masked_scores": masked_scores(trace, kind, layer, head),
+                 "pattern": pattern})
 
 
 def relative_bias() -> None:
@@ -104,37 +104,52 @@ def position_table(side: str) -> None:
                                               "input": trace.inputs[side]})
 
 
-if checkpoint.positional == "relative":
-    relative_bias()
-else:
-    side = st.radio("Side", list(trace.positional), key="internals_side", horizontal=True,
-                    format_func=lambda s: f"{s} ({'encoder' if s == 'source' else 'decoder'} input)")
-    position_table(side)
+def positions() -> None:
+    if checkpoint.positional == "relative":
+        relative_bias()
+    else:
+        side = st.radio("Side", list(trace.positional), key="internals_side", horizontal=True,
+                        format_func=lambda s: f"{s} ({'encoder' if s == 'source' else 'decoder'} input)")
+        position_table(side)
 
-st.header("Q, K, V: one query through one head")
-# Default to a query in the middle of the sentence: the decoder's first query (<s>) sees one key, so its
-# softmax is trivially 1 and shows nothing of the arithmetic.
-url_state.kept("internals_query", "query", range(len(queries)))
-query = st.selectbox("Query token", range(len(queries)), index=default_query(queries),
-                     format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
-url_state.keep("query", query)
-walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
-st.caption(f"d_k = {checkpoint.d_k}. q is the query token's vector for head {head}; each key token has a k and a v. "
-           f"Score = q·k {scaling_words(walk.scaling, checkpoint.d_k)}"
-           f"{' + the relative position bias of its offset' if walk.biased else ''}; masked keys get −∞; softmax "
-           "gives the weights; "
-           "z = Σ weight × v.")
-st.markdown("**q** (query vector)")
-st.dataframe(pd.DataFrame([walk.q], index=["q"]).style.format("{:.3f}"), key="walk_q")
-show_figure(walkthrough_figure(walk, keys, queries[query], checkpoint.d_k), f"{kind}-L{layer}-H{head}-q{query}-walkthrough",
-            pd.DataFrame({"key": keys, "q·k": walk.dots, "scaled": walk.scaled, "masked": walk.masked,
-                          "softmax": walk.weights}))
-st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
-st.dataframe(walkthrough_table(walk, keys).style.format("{:.3f}"), key="walk_kv")
-st.markdown(f"**z = Σ weight × v** for head {head}, then the {plural(checkpoint.heads, 'head')}' z concatenated "
-            f"({checkpoint.heads} × {checkpoint.d_k} = {len(walk.concatenated)} numbers) times W_O (+ bias): the block's "
-            f"output ({len(walk.output)} numbers).")
-st.dataframe(pd.DataFrame([walk.z], index=["z"]).style.format("{:.3f}"), key="walk_z")
-# T5's heads × d_k need not be d_model: rows of two lengths, the shorter padded (Series align on their index)
-st.dataframe(pd.DataFrame([pd.Series(walk.concatenated), pd.Series(walk.output)], index=["concat(z_1…z_h)", "· W_Oᵀ + b"])
-             .style.format("{:.3f}"), key="walk_out")
+
+def walkthrough() -> None:
+    # Default to a query in the middle of the sentence: the decoder's first query (<s>) sees one key, so its
+    # softmax is trivially 1 and shows nothing of the arithmetic.
+    url_state.kept("internals_query", "query", range(len(queries)))
+    query = st.selectbox("Query token", range(len(queries)), index=default_query(queries),
+                         format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
+    url_state.keep("query", query)
+    walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
+    st.caption(f"d_k = {checkpoint.d_k}. q is the query token's vector for head {head}; each key token has a k and a v. "
+               f"Score = q·k {scaling_words(walk.scaling, checkpoint.d_k)}"
+               f"{' + the relative position bias of its offset' if walk.biased else ''}; masked keys get −∞; softmax "
+               "gives the weights; "
+               "z = Σ weight × v.")
+    st.markdown("**q** (query vector)")
+    st.dataframe(pd.DataFrame([walk.q], index=["q"]).style.format("{:.3f}"), key="walk_q")
+    show_figure(walkthrough_figure(walk, keys, queries[query], checkpoint.d_k), f"{kind}-L{layer}-H{head}-q{query}-walkthrough",
+                pd.DataFrame({"key": keys, "q·k": walk.dots, "scaled": walk.scaled, "masked": walk.masked,
+                              "softmax": walk.weights}))
+    st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
+    st.dataframe(walkthrough_table(walk, keys).style.format("{:.3f}"), key="walk_kv")
+    st.markdown(f"**z = Σ weight × v** for head {head}, then the {plural(checkpoint.heads, 'head')}' z concatenated "
+                f"({checkpoint.heads} × {checkpoint.d_k} = {len(walk.concatenated)} numbers) times W_O (+ bias): the block's "
+                f"output ({len(walk.output)} numbers).")
+    st.dataframe(pd.DataFrame([walk.z], index=["z"]).style.format("{:.3f}"), key="walk_z")
+    # T5's heads × d_k need not be d_model: rows of two lengths, the shorter padded (Series align on their index)
+    st.dataframe(pd.DataFrame([pd.Series(walk.concatenated), pd.Series(walk.output)], index=["concat(z_1…z_h)", "· W_Oᵀ + b"])
+                 .style.format("{:.3f}"), key="walk_out")
+
+
+# One part at a time, like the Attention page's views: only the open tab runs and is drawn, so a long sentence
+# opens in well under the seven figures' time; the tab is kept in the URL (`part=`).
+PARTS = {"Masks": masks, "Scores → softmax": scores_to_softmax, "Positions": positions,
+         "Q, K, V walkthrough": walkthrough}
+url_state.kept("internals_part", "part", list(PARTS))
+tabs = st.tabs(list(PARTS), key="internals_part", on_change="rerun")
+url_state.keep("part", st.session_state.get("internals_part") or next(iter(PARTS)))
+for tab, draw in zip(tabs, PARTS.values()):
+    if tab.open:
+        with tab:
+            draw()

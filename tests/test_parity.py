@@ -15,7 +15,7 @@ from explorer.cli import main as cli
 from explorer.head_table import most_important
 from explorer.trace import trace_sentence
 from models.loader import open_model
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, open_part
 from tests.hugging_face_models import SENTENCE, TEXT, saved_model
 
 
@@ -116,7 +116,8 @@ def test_t5s_internals_show_each_heads_relative_bias_and_unscaled_scores(tmp_pat
     model = open_model(folder)
     assert model.positional == "relative" and model.attention_scaling("encoder", 0) == 1.0
     at = open_page("internals.py", SENTENCE, model="Your own checkpoint folder…", own_model=str(folder))
-    at.radio(key="internals_kind").set_value("encoder").run()
+    at.radio(key="internals_kind").set_value("encoder")
+    open_part(at, "Positions")
     charts = {json.loads(c.proto.spec)["layout"]["title"]["text"]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     title = next(t for t in charts if "bias by relative offset" in t)
     trace = trace_sentence(model, SENTENCE)
@@ -127,6 +128,7 @@ def test_t5s_internals_show_each_heads_relative_bias_and_unscaled_scores(tmp_pat
     # the bias at offset o is the bias of every (query, query + o) pair: read it back off the full matrix
     full = model.position_bias("encoder", length, length).numpy()
     np.testing.assert_allclose(values[:, list(offsets).index(1)], full[:, 0, 1], atol=1e-7)
+    open_part(at, "Q, K, V walkthrough")
     assert any("not divided by √d_k" in c.value for c in at.caption)
     walk = qkv_walkthrough(trace, model, "encoder", 1, 2, 3)      # q·k + bias → softmax = the captured pattern
     np.testing.assert_allclose(walk.weights, trace.pattern("encoder")[1, 2, 3], atol=1e-5)

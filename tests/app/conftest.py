@@ -24,3 +24,12 @@ def open_page(page: str, sentence: str | None = None, **state) -> AppTest:
 @pytest.fixture
 def page():
     return open_page
+
+
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Open one tab of a page drawn a tab at a time (Internals: "Masks", "Scores → softmax", "Positions",
+    "Q, K, V walkthrough"); only the open tab's figures are drawn."""
+    at.session_state["internals_part"] = part
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -13,7 +13,7 @@ from explorer.positional import bias_by_offset
 from explorer.trace import trace_sentence
 from models.interface import FILL_MASK
 from models.loader import open_model
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, open_part
 from tests.app.test_pages import traces_of
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 from pages.session import OWN
@@ -43,13 +43,15 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
 
 def test_internals_and_decoding_draw_every_family(folder):
     model = open_model(folder)
-    at = open_page("internals.py", SENTENCE, model=OWN, own_model=str(folder))
-    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    titles = [spec["layout"]["title"]["text"] for spec in specs]
-    assert any("scores over the keys" in t for t in titles)
+    at = open_part(open_page("internals.py", SENTENCE, model=OWN, own_model=str(folder)), "Q, K, V walkthrough")
+    assert any("scores over the keys" in json.loads(chart.proto.spec)["layout"]["title"]["text"]
+               for chart in at.get("plotly_chart"))
     # the heads' z concatenated: heads × d_k numbers (T5's need not be d_model), then W_O makes d_model of them
     assert any(f"= {model.heads * model.d_k} numbers) times W_O" in m.value and f"({model.d_model} numbers)" in m.value
                for m in at.markdown)
+    open_part(at, "Positions")
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    titles = [spec["layout"]["title"]["text"] for spec in specs]
     if model.positional == "relative":        # no position table: each head's bias by offset, the model's own
         spec, stack = next((spec, title.split()[0]) for spec, title in zip(specs, titles)
                            if "bias by relative offset" in title)           # "decoder self-attention: each head's…"

@@ -13,7 +13,7 @@ from explorer.trace import trace_sentence
 from explorer.translation import translate
 from models.checkpoint import load_checkpoint
 from pages.session import BUNDLED
-from tests.app.conftest import PAGES, open_page
+from tests.app.conftest import PAGES, open_page, open_part
 from tests.conftest import ROOT, SHIPPED
 
 SENTENCE = "Two dogs play in the snow."
@@ -122,7 +122,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
 
 
 def test_internals_page(h8):
-    at = open_page(PAGES[2], SENTENCE)
+    at = open_part(open_page(PAGES[2], SENTENCE), "Scores → softmax")
     trace = trace_sentence(h8, SENTENCE)
     # Default: decoder self-attention; panel 4 of the scores → softmax figure is the pattern itself.
     panels = chart_titled(at, "the model's real numbers")
@@ -131,9 +131,11 @@ def test_internals_page(h8):
     masked = np.array(panels[2]["z"], dtype=float)
     assert np.isnan(masked[np.triu_indices(len(masked), 1)]).all()  # −∞ above the diagonal, drawn blank
     assert panels[1]["text"][0][-1] == "−∞"
+    open_part(at, "Masks")
     padding = np.array(chart_titled(at, "Padding mask")[0]["z"], dtype=float)
     assert padding[1].all() and not padding[0].all()  # the shorter sentence's pads are masked
     assert padding[0, : len(trace.source_tokens)].all() and not padding[0, len(trace.source_tokens):].any()
+    open_part(at, "Q, K, V walkthrough")
     at.selectbox(key="internals_query").select(3).run()
     assert not at.exception
     walkthrough = chart_titled(at, "scores over the keys")

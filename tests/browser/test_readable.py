@@ -3,7 +3,7 @@ token labelled, no figure squeezed or cut, nothing printed over anything else, t
 
 import pytest
 
-from tests.browser.harness import offline_context, open_view
+from tests.browser.harness import offline_context, open_view, settle
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -33,6 +33,11 @@ def internals_45(context, app_url):
     page = open_view(context, app_url, "internals", model="h8", sentence=WORDS_45)
     yield page
     page.close()
+
+
+def open_tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+    settle(page)
 
 
 def chart(page, title: str):
@@ -103,6 +108,7 @@ def test_bertviz_model_view_shows_every_layer_in_its_frame(attention_45):
 
 
 def test_scores_mask_softmax_labels_every_key_and_has_colour_bars(internals_45):
+    open_tab(internals_45, "Scores → softmax")
     figure = chart(internals_45, "the model's real numbers")
     keys = figure.locator(".xtick text").count()
     assert keys >= 30                                   # the decoder's tokens: the German output, 30-odd pieces
@@ -113,12 +119,14 @@ def test_scores_mask_softmax_labels_every_key_and_has_colour_bars(internals_45):
 
 
 def test_a_long_sentence_still_gets_its_padding_mask(internals_45):
+    open_tab(internals_45, "Masks")
     figure = chart(internals_45, "Padding mask of a batch")     # on main: gone above ~20 words
     assert "shorter sentence padded to your sentence" in figure.locator(".gtitle").text_content()
     assert figure.locator(".ytick text").count() == 2
 
 
 def test_the_walkthrough_opens_on_a_word_and_says_its_scaling_plainly(internals_45):
+    open_tab(internals_45, "Q, K, V walkthrough")
     query = internals_45.get_by_label("Query token").first.input_value()
     label = query.split(":", 1)[1].strip()
     assert any(character.isalnum() for character in label), query      # on main: "13: ▁"

@@ -36,7 +36,7 @@ def test_pruned_heads_survive_a_page_change(context, app_url):
 
 def test_the_head_and_the_tab_a_link_names_stay_across_pages(context, app_url):
     page = open_view(context, app_url, "attention", model="h8", sentence=SENTENCE, head="cross.2.5",
-                     view="Head average")
+                     view="Head average", part="Scores → softmax")
     page.locator(".gtitle", has_text="cross, layer 2, head 5").wait_for()           # on main: encoder, 0, 0
     page.locator(".gtitle", has_text="cross, layer 2: average of the 8 heads").wait_for()
     visit(page, "Internals")                        # the same head, looked at from inside
@@ -49,7 +49,7 @@ def test_the_head_and_the_tab_a_link_names_stay_across_pages(context, app_url):
 
 def test_the_query_and_the_focus_token_are_kept_by_the_url(context, app_url):
     page = open_view(context, app_url, "internals", model="h8", sentence=SENTENCE, head="encoder.1.3", query="5",
-                     focus="4")
+                     focus="4", part="Q, K, V walkthrough")
     page.locator(".gtitle", has_text="query ▁shirt: scores over the keys").wait_for()     # on main: the middle
     visit(page, "Compare models")
     assert page.get_by_label("Focus on the source token").first.input_value() == "4: ▁blue"

@@ -1,0 +1,160 @@
+"""The Heads page in Debian's Chromium, 1400 px wide, on the bundled 8-head model (72 heads): the table, the role
+maps, the numbers and the sentence notices read as they should, measured on what the browser draws."""
+
+import json
+import re
+from urllib.parse import quote
+
+import pytest
+
+from tests.browser.harness import offline_context, wait_idle
+
+pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and one Chromium for these tests, on one xdist worker
+
+SENTENCE = "Two dogs play in the snow."
+OUT_OF_DOMAIN = "The quarterly earnings report exceeded analyst expectations despite inflation."
+
+
+@pytest.fixture
+def context(browser):
+    context = offline_context(browser)
+    yield context
+    context.close()
+
+
+def open_heads(context, url: str, sentence: str = SENTENCE):
+    page = context.new_page()
+    page.goto(f"{url}/heads?model=h8&sentence={quote(sentence)}")
+    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=90_000)
+    wait_idle(page)
+    return page
+
+
+def radio(page, label: str, option: str) -> None:
+    page.locator('[data-testid="stRadio"]', has_text=label).get_by_text(option, exact=True).click()
+    wait_idle(page)
+
+
+# The grid of st.dataframe is drawn on a canvas: its column edges are read from the pixels (the vertical lines
+# that cross every row at the same x), its headers and texts from the accessible table glide renders inside the
+# canvas (one <th> per column in view, with its 1-based aria-colindex).
+GRID = """(longest) => {
+    const canvas = document.querySelector('[data-testid="stDataFrame"] canvas[data-testid="data-grid-canvas"]');
+    const context = canvas.getContext('2d');
+    const rows = [18, 52, 90, 130].map(y => context.getImageData(0, y, canvas.width, 1).data);
+    const colour = (row, x) => row[4 * x] + ',' + row[4 * x + 1] + ',' + row[4 * x + 2];
+    const counts = {};
+    for (let x = 0; x < canvas.width; x++) counts[colour(rows[0], x)] = (counts[colour(rows[0], x)] || 0) + 1;
+    const background = Object.keys(counts).reduce((a, b) => counts[a] > counts[b] ? a : b);
+    const edges = [];
+    for (let x = 1; x < canvas.width - 1; x++) {
+        const seen = rows.map(row => colour(row, x));
+        if (seen.every(c => c === seen[0]) && seen[0] !== background && edges.at(-1) !== x - 1) edges.push(x);
+    }
+    const headers = [...canvas.querySelectorAll('th')].map(th => [th.textContent, Number(th.getAttribute('aria-colindex'))]);
+    const measure = document.createElement('canvas').getContext('2d');
+    measure.font = '14px ' + getComputedStyle(canvas).fontFamily;
+    return {width: canvas.width, edges, headers, textWidth: measure.measureText(longest).width};
+}"""
+
+
+def grid(page, longest: str = "") -> dict:
+    page.locator('[data-testid="stDataFrame"] th').first.wait_for(state="attached", timeout=30_000)
+    page.wait_for_timeout(300)            # the canvas is painted after its accessible table
+    return page.evaluate(GRID, longest)
+
+
+def column_span(found: dict, header: str) -> tuple[int, int] | None:
+    """(left, right) x of the column headed `header` when the whole column is in view, else None."""
+    index = dict(found["headers"]).get(header)
+    if index is None or index > len(found["edges"]):
+        return None
+    return (found["edges"][index - 2] if index > 1 else 0), found["edges"][index - 1]
+
+
+def test_the_chosen_importance_and_the_roles_are_in_view_and_whole(context, app_url):
+    page = open_heads(context, app_url)
+    radio(page, "Importance shown", "BLEU change when masked alone")          # the measure shown in the table
+    wait_idle(page)
+    found = grid(page)
+    assert column_span(found, "Δ BLEU"), found     # wholly in the table's visible box, with no scrolling
+    # Low thresholds give heads two roles: "positional, rare-token" must fit its column, uncut.
+    page.get_by_text("Thresholds (change them").click()
+    for label, value in (("positional", "0.3"), ("rare rate", "0.1"), ("rare over chance", "1")):
+        box = page.get_by_label(label, exact=True)
+        box.fill(value)
+        box.press("Enter")
+        wait_idle(page)
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stDataFrame\"] td')]"
+                           ".some(td => td.textContent === 'positional, rare-token')", timeout=30_000)
+    found = grid(page, "positional, rare-token")
+    roles = column_span(found, "roles")
+    assert roles and column_span(found, "Δ BLEU"), found
+    assert found["textWidth"] + 16 <= roles[1] - roles[0], found          # the text and glide's padding of 8 px a side
+
+
+# What plotly drew of a role map: its layout and trace as plotly completed them, its cells' texts as drawn.
+ROLE_MAP = """plot => {
+    const layout = plot._fullLayout, trace = plot._fullData[0];
+    const heads = layout.xaxis._categories.length;
+    return {title: layout.title.text.replace(/<[^>]*>/g, ''), heads, cell: layout.xaxis._length / heads - trace.xgap,
+            colourbar: plot.querySelectorAll('.colorbar').length > 0 && trace.showscale,
+            colourbarTitle: trace.colorbar.title.text,
+            texts: [...plot.querySelectorAll('.heatmaplayer text')].map(t => ({
+                text: t.textContent, size: parseFloat(getComputedStyle(t).fontSize),
+                width: t.getBoundingClientRect().width}))};
+}"""
+
+
+def role_maps(page) -> list[dict]:
+    """The three role maps (the first three charts), each scrolled into view so that plotly draws it."""
+    maps = []
+    for index in range(3):
+        chart = page.locator('[data-testid="stPlotlyChart"]').nth(index)
+        chart.scroll_into_view_if_needed()
+        plot = chart.locator(".js-plotly-plot")
+        plot.locator(".heatmaplayer").wait_for(state="attached", timeout=30_000)
+        maps.append(plot.evaluate(ROLE_MAP))
+    return maps
+
+
+def test_the_role_maps_are_coloured_by_importance_with_short_readable_cells(context, app_url):
+    page = open_heads(context, app_url)
+    maps = role_maps(page)
+    assert [m["title"] for m in maps] == ["Encoder self-attention", "Decoder self-attention (masked)",
+                                          "Encoder–decoder cross-attention"], json.dumps(maps)[:500]
+    for shown in maps:
+        assert shown["heads"] == 8 and len(shown["texts"]) == 3 * 8
+        assert shown["colourbar"] and shown["colourbarTitle"] == "importance"      # by default: importance
+        for text in shown["texts"]:
+            assert re.fullmatch(r"-?\d+(\.\d+)?", text["text"]), text                # one short value
+            assert text["size"] >= 10 and text["width"] <= shown["cell"], (text, shown["cell"])
+    # Coloured by role instead: a role abbreviation or nothing in each cell, a colour bar naming the roles.
+    radio(page, "Colour the maps by", "role")
+    assert [shown["colourbarTitle"] for shown in role_maps(page)] == ["role"] * 3
+
+
+def test_importance_in_significant_digits_and_chance_without_an_arrow(context, app_url, h8):
+    importance = json.loads((h8.path / "head_importance.json").read_text())
+    first = next(h for h in importance["heads"] if h["spec"] == "enc.0.0")
+    page = open_heads(context, app_url)
+    page.get_by_text("One head", exact=True).scroll_into_view_if_needed()
+    metrics = {m.locator('[data-testid="stMetricLabel"]').inner_text().strip(): m
+               for m in page.locator('[data-testid="stMetric"]').all()}
+    rare = metrics["Peaks on the rarest token"]
+    assert "chance" in rare.locator('[data-testid="stMetricDelta"]').inner_text()
+    arrows = rare.locator('[data-testid="stMetricDelta"] svg, [data-testid^="stMetricDeltaIcon"]')
+    assert arrows.count() == 0                                  # chance is no rise: no arrow
+    value = metrics["Gradient importance"].locator('[data-testid="stMetricValue"]').inner_text()
+    assert value == f"{first['gradient_importance']:.3g}"       # 0.0159, not 0.016 (nor 0.000 for tiny scores)
+
+
+def test_what_happened_to_the_sentence_is_said_under_the_title(context, app_url):
+    page = open_heads(context, app_url, OUT_OF_DOMAIN)
+    notice = page.locator('[data-testid="stAlert"]', has_text="far from what the model was trained on")
+    notice.wait_for(timeout=30_000)
+    first_chart = page.locator('[data-testid="stPlotlyChart"]').first
+    order = notice.evaluate("(notice, chart) => notice.compareDocumentPosition(chart)", first_chart.element_handle())
+    assert order & 4, "the notice should come before the first chart"        # Node.DOCUMENT_POSITION_FOLLOWING
+    title = page.get_by_role("heading", name="Heads", exact=True)
+    assert title.evaluate("(title, notice) => title.compareDocumentPosition(notice)", notice.element_handle()) & 4

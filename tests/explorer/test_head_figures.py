@@ -1,0 +1,112 @@
+"""The Heads page's map and table: what colours the map, short cell texts at a readable size, importance in
+significant digits, and the page reading its corpora from paths (AppTest for the page itself)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from explorer.figures.head_roles import COLOUR_BY, cell_font, decimals, role_map, role_short, short_number
+from explorer.head_table import MEASURE_HEADERS, head_table, shown_columns
+from explorer.roles import Thresholds, reclassified
+from tests.app.conftest import open_page
+from tests.conftest import MULTI30K
+
+SENTENCE = "Two dogs play in the snow."
+
+
+def shipped(checkpoint, name):
+    return json.loads((checkpoint.path / name).read_text())
+
+
+def encoder_entries(checkpoint, thresholds=Thresholds()):
+    return [e for e in reclassified(shipped(checkpoint, "head_roles.json"), thresholds) if e["kind"] == "encoder"]
+
+
+def scores_of(checkpoint, measure):
+    return {h["spec"]: h[measure] for h in shipped(checkpoint, "head_importance.json")["heads"] if h["kind"] == "encoder"}
+
+
+def test_the_map_is_coloured_by_what_is_chosen_with_a_colour_bar(h8):
+    entries = encoder_entries(h8, Thresholds(positional=0.3, rare_rate=0.1, rare_over_chance=1.0))
+    scores = scores_of(h8, "gradient_importance")
+    for colour_by in COLOUR_BY:
+        trace = role_map(entries, 3, 8, scores, "Encoder self-attention", colour_by=colour_by,
+                         measure="gradient importance", measure_key="gradient_importance").data[0]
+        z = np.array(trace.z, dtype=float)
+        assert z.shape == (3, 8) and trace.colorbar.title.text == {"importance": "importance", "role": "role",
+                                                                    "confidence": "confidence"}[colour_by]
+        texts = np.array(trace.text).ravel()
+        assert all(len(text) <= 5 for text in texts) and trace.textfont.size >= 10
+        if colour_by == "importance":
+            np.testing.assert_allclose(z[0, 3], scores["enc.0.3"])
+            assert texts[3] == f"{scores['enc.0.3']:.3f}"        # 0.018: the largest (0.025) has two digits
+        elif colour_by == "confidence":
+            assert texts[0] == f"{entries[0]['confidence']:.2f}"
+        else:
+            assert set(texts) <= {"", "pos", "syn", "rare", "P+S", "P+R", "S+R", "P+S+R"} and "P+R" in set(texts)
+    # Without importance the map falls back to the roles.
+    assert role_map(entries, 3, 8, {}, "t", colour_by="importance").data[0].colorbar.title.text == "role"
+
+
+def test_a_change_on_masking_is_red_where_masking_hurts(h8):
+    entries = encoder_entries(h8)
+    bleu, loss = (role_map(entries, 3, 8, scores_of(h8, key), "t", "importance", key.replace("_", " "), key).data[0]
+                  for key in ("bleu_change", "loss_change"))
+    assert bleu.zmid == 0 and not bleu.reversescale          # a BLEU drop (negative) at the red end
+    assert loss.zmid == 0 and loss.reversescale              # a loss rise (positive) at the red end
+
+
+def test_tiny_scores_never_read_zero():
+    tiny = [0.00041234, 0.00009, 0.00038]
+    places = decimals(tiny)
+    assert [short_number(v, places) for v in tiny] == ["0.00041", "0.00009", "0.00038"]
+    assert short_number(0.0004) == "0.00040" and short_number(-0.37) == "-0.37" and short_number(1234.5) == "1234"
+    assert cell_font(8) >= 10 and cell_font(8, 7) >= 10 and cell_font(40, 7) >= 10
+    assert role_short([]) == "" and role_short(["rare-token"]) == "rare" and role_short(["positional", "syntactic"]) == "P+S"
+
+
+def test_the_table_shows_the_chosen_importance_and_the_roles_first(h8):
+    table = head_table(shipped(h8, "head_roles.json"), shipped(h8, "head_importance.json"))
+    for measure, header in MEASURE_HEADERS.items():
+        shown = shown_columns(table, measure)
+        if measure in table:
+            assert list(shown.columns[:3]) == [header, "roles", "confidence"]
+            assert shown[header].equals(table[measure])
+        else:                                   # perplexity change: not measured on a translation model
+            assert list(shown.columns[:2]) == ["roles", "confidence"]
+    assert list(shown_columns(table, None).index) == list(table.index)
+    assert "kind" not in shown_columns(table, "bleu_change")     # the spec says it
+
+
+def test_the_page_prints_tiny_importance_in_significant_digits(h8):
+    importance = shipped(h8, "head_importance.json")
+    for head in importance["heads"]:
+        head["gradient_importance"] = head["gradient_importance"] / 40          # ~0.0004, as on Hugging Face models
+    at = open_page("heads.py", SENTENCE, **{f"importance:{h8.path}|{h8.target_language}": importance})
+    first = next(h for h in importance["heads"] if h["spec"] == "enc.0.0")
+    [metric] = [m for m in at.metric if m.label == "Gradient importance"]
+    assert metric.value == f"{first['gradient_importance']:.3g}" != "0.000"
+    config = json.loads(next(f for f in at.dataframe if "roles" in f.value.columns).proto.columns)
+    assert config["importance"]["type_config"]["format"] == "%.3g"
+    assert any(c.value.startswith("Of 72 heads:") or "1014 pairs" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("path_key, button", [("heads_text_path", "heads_compute_roles"),
+                                              ("heads_src_path", "heads_compute_importance"),
+                                              ("heads_ref_path", "heads_compute_importance")])
+def test_a_missing_corpus_path_is_named(path_key, button, tmp_path):
+    at = open_page("heads.py", SENTENCE)
+    missing = tmp_path / "nowhere" / "val.en.gz"
+    at.text_input(key=path_key).set_value(str(missing)).run()
+    at.button(key=button).click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [f"Cannot use these files: {missing}: no such file"]
+
+
+def test_the_corpus_paths_are_prefilled_with_the_multi30k_defaults():
+    at = open_page("heads.py", SENTENCE)
+    assert at.text_input(key="heads_text_path").value == str(MULTI30K / "val.en.gz")
+    assert at.text_input(key="heads_src_path").value == str(MULTI30K / "val.en.gz")
+    assert at.text_input(key="heads_ref_path").value == str(MULTI30K / "val.de.gz")
+    assert not at.button(key="heads_compute_importance").disabled and not at.button(key="heads_compute_roles").disabled
