@@ -23,6 +23,7 @@ from explorer.corpus_scoring import scorer_for
 from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
 from models.interface import CONTINUE, TRANSLATE
 from pages.session import ROOT, current_checkpoint, current_trace, warn_if_truncated
+from pages import url_state
 from pages.widgets import ray_settings, show_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
@@ -118,15 +119,19 @@ else:
 unmeasured = {"perplexity_change"} if translates else {"bleu_change"}
 offered = [m for m in MEASURES if (checkpoint.heads > 1 or MEASURES[m] != "gradient_importance_normalised")
            and MEASURES[m] not in unmeasured]
+url_state.kept("heads_measure", "measure", offered)
 measure_label = st.radio("Importance shown", offered, key="heads_measure", horizontal=True)
+url_state.keep("measure", measure_label)
 measure = MEASURES[measure_label]
 scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
 if entries:
     # Importance colours the maps when the model has it; otherwise the role does.
-    colour_by = st.radio("Colour the maps by", [c for c in COLOUR_BY if c != "importance" or scores],
-                         key="heads_colour_by", horizontal=True,
+    colourings = [c for c in COLOUR_BY if c != "importance" or scores]
+    url_state.kept("heads_colour_by", "colour_by", colourings)
+    colour_by = st.radio("Colour the maps by", colourings, key="heads_colour_by", horizontal=True,
                          help="importance: the measure shown above; each cell shows the value that colours it, "
                               "its head's every number on hover.")
+    url_state.keep("colour_by", colour_by)
     if colour_by == "role":
         st.caption("pos: positional, syn: syntactic, rare: rare-token; several roles by their initials (P+R).")
     if checkpoint.heads <= SIDE_BY_SIDE_HEADS:
@@ -156,9 +161,15 @@ if entries:
 
     st.header("One head")
     by_spec = {e["spec"]: e for e in entries}
+    # The head the other pages look at (`head=kind.layer.head`), when Streamlit has forgotten this page's choice.
+    by_head = {f"{e['kind']}.{e['layer']}.{e['head']}": e["spec"] for e in entries}
+    url_state.valid("heads_head", list(by_spec))
+    if "heads_head" not in st.session_state and url_state.saved("head") in by_head:
+        st.session_state["heads_head"] = by_head[url_state.saved("head")]
     spec = st.selectbox("Head", list(by_spec), key="heads_head",
                         format_func=lambda s: f"{s} ({', '.join(by_spec[s]['roles']) or 'no role'})")
     entry = by_spec[spec]
+    url_state.keep("head", f"{entry['kind']}.{entry['layer']}.{entry['head']}")
     facts = st.columns(4)
     facts[0].metric("Confidence", f"{entry['confidence']:.2f}")
     if entry.get("rare_token"):

@@ -23,6 +23,7 @@ from explorer.figures.common import plural
 from pages.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
 from pages.widgets import ray_settings, show_figure
 
+KEEP = "session"      # a choice made here is still there when the person comes back from another page
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 
 checkpoint = current_checkpoint()
@@ -60,7 +61,7 @@ NORMALISATION_LABELS = {"raw": "raw gradient importance", "layer": "importance n
 
 st.title("Prune heads")
 normalisation = st.radio("Order heads by", list(NORMALISATIONS), index=list(NORMALISATIONS).index(DEFAULT_NORMALISATION),
-                         format_func=NORMALISATION_LABELS.get, key="prune_normalisation", horizontal=True,
+                         format_func=NORMALISATION_LABELS.get, key="prune_normalisation", persist_state=KEEP, horizontal=True,
                          disabled=importance is None)
 if importance:
     st.caption(f"Importance measured on {importance['corpus'].get('name') or 'a corpus'} "
@@ -69,7 +70,7 @@ else:
     st.caption("This model has no head importance yet: compute it on the Heads page (“Recompute on your own "
                "corpus”) to prune the least important heads and draw the pruning curve.")
 presets = st.columns([3, 1, 2, 1])   # wide enough for "Keep only heads with a role"
-fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction",
+fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction", persist_state=KEEP,
                              disabled=importance is None)
 presets[1].button("Prune them", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
     set(least_important(importance_scores(importance, normalisation), fraction / 100, heads))))
@@ -136,7 +137,7 @@ elif has_output:
     measures = ["the example sentences: pruned vs unpruned output", "perplexity of a text"]
 else:
     measures = ["perplexity of a text"]
-corpus_choice = st.radio("Measure", measures, key="prune_corpus", horizontal=True)
+corpus_choice = st.radio("Measure", measures, key="prune_corpus", persist_state=KEEP, horizontal=True)
 
 
 if corpus_choice.startswith("the example"):
@@ -147,13 +148,13 @@ if corpus_choice.startswith("the example"):
 else:
     paths = st.columns(3)
     if translates:
-        src_path = paths[0].text_input("Source file", str(DEFAULT_CORPUS / "val.en.gz"), key="prune_src")
-        ref_path = paths[1].text_input("References", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref")
+        src_path = paths[0].text_input("Source file", str(DEFAULT_CORPUS / "val.en.gz"), key="prune_src", persist_state=KEEP)
+        ref_path = paths[1].text_input("References", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref", persist_state=KEEP)
     else:
         src_path = paths[0].text_input("Text file, one example per line", str(DEFAULT_CORPUS / "val.en.gz"),
-                                       key="prune_src")
+                                       key="prune_src", persist_state=KEEP)
         ref_path = ""
-    limit = paths[2].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="prune_limit")
+    limit = paths[2].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="prune_limit", persist_state=KEEP)
     # Scoring a corpus translates it twice: only when asked, never on every head toggle.
     request = (src_path, ref_path, limit, pruned)
     if st.button("Score the corpus", key="prune_score"):
@@ -184,13 +185,13 @@ curve = shipped(checkpoint, "head_pruning_curve.json")
 with st.form("prune_curve"):
     settings = st.columns(4)
     offered = [kind for kind in CURVE_KINDS if curve_heads(kind, heads)]
-    curve_kinds = settings[0].multiselect("Kinds", offered, default=offered, key="curve_kinds")
-    curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps")
-    seeds = settings[2].number_input("Random seeds", 0, 10, 3, key="curve_seeds")
-    pairs = settings[3].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="curve_pairs")
+    curve_kinds = settings[0].multiselect("Kinds", offered, default=offered, key="curve_kinds", persist_state=KEEP)
+    curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps", persist_state=KEEP)
+    seeds = settings[2].number_input("Random seeds", 0, 10, 3, key="curve_seeds", persist_state=KEEP)
+    pairs = settings[3].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="curve_pairs", persist_state=KEEP)
     src_file = st.text_input("Source file" if translates else "Text file, one example per line",
-                             str(DEFAULT_CORPUS / "test_2016_flickr.en.gz"), key="curve_src")
-    ref_file = st.text_input("References", str(DEFAULT_CORPUS / "test_2016_flickr.de.gz"), key="curve_ref",
+                             str(DEFAULT_CORPUS / "test_2016_flickr.en.gz"), key="curve_src", persist_state=KEEP)
+    ref_file = st.text_input("References", str(DEFAULT_CORPUS / "test_2016_flickr.de.gz"), key="curve_ref", persist_state=KEEP,
                              disabled=not translates)
     workers, address = ray_settings("curve")
     compute = st.form_submit_button("Compute the curve", disabled=importance is None)

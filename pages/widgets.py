@@ -43,10 +43,10 @@ def show_figure(figure, name: str, numbers=None, width: str = "stretch") -> None
 def ray_settings(prefix: str) -> tuple[int, str]:
     """Where a long recompute runs: this process (1 worker), N local worker processes, or a Ray cluster."""
     left, right = st.columns([1, 3])
-    workers = left.number_input("Workers", 1, 256, 1, key=f"{prefix}_workers",
+    workers = left.number_input("Workers", 1, 256, 1, key=f"{prefix}_workers", persist_state="session",
                                 help="More than 1 splits the corpus over worker processes on Ray (a local Ray "
                                      "starts when no address is given).")
-    address = right.text_input("Ray cluster address (optional)", key=f"{prefix}_ray_address",
+    address = right.text_input("Ray cluster address (optional)", key=f"{prefix}_ray_address", persist_state="session",
                                placeholder="HOST:6379, as `ray start --head` prints",
                                help="The model's folder must be readable at the same path on the cluster's nodes.")
     return int(workers), address.strip()
