@@ -393,3 +393,22 @@ def test_heads_page_draws_how_every_head_formed_from_the_shipped_evolution(h8):
     at.radio(key="heads_evolution_measure").set_value("confidence (mean largest weight)").run()
     lines = {t["name"]: t for t in chart_titled(at, "confidence") if t.get("name", "").startswith("cross.")}
     assert len(lines) == 3 * 8                     # every cross-attention head has a confidence line
+
+
+def test_counts_are_worded_for_one_head():
+    """The 1-head model: "1 head", never "1 heads" (titles, captions)."""
+    at = open_page("translation.py", SENTENCE, model="1 head (en-de-h1)")
+    caption = " ".join(c.value for c in at.caption)
+    assert "1 head × 3 encoder" in caption and "1 heads" not in caption
+    at.switch_page("attention.py").run()
+    at.session_state["attention_view"] = "Head average"
+    at.run()
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    assert any("average of the 1 head" in t for t in titles) and not any("1 heads" in t for t in titles)
+
+
+def test_the_sentence_is_one_line():
+    at = open_page("translation.py", "A dog runs\non the beach.")
+    at.text_area(key="sentence").input("A dog runs\non the\r\nbeach.").run()
+    assert at.session_state["sentence"] == "A dog runs on the beach."
+    assert at.query_params["sentence"] in ("A dog runs on the beach.", ["A dog runs on the beach."])
