@@ -57,7 +57,8 @@ def stopping_reason(trace: Trace, model: ExplorerModel) -> str:
 
 
 def beam_tree(model: ExplorerModel, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:
-    """Every live beam at every step of a beam search (GNMT length penalty α) for one sentence."""
+    """Every live beam at every step of a beam search (GNMT length penalty α) for one sentence; no beam continues
+    with a special token other than the end token, whichever family the model is."""
     return model.beam_search(prepare_source(text, model).ids, beam_size, alpha)
 
 

@@ -6,7 +6,7 @@ Both return the model's output distribution at every step, so a view can show wh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 import torch
 
@@ -25,6 +25,8 @@ def steps_source_mask(src_mask: torch.Tensor) -> torch.Tensor | None:
 # 1.06× the English pieces on average (99.9th percentile 2.1×), and only 2 pairs are longer than
 # 1.5 × source + 10 tokens (source and target counted with </s>). Past that, output is a runaway repetition.
 LENGTH_RATIO, LENGTH_SLACK = 1.5, 10
+# What our models never output: an untrained one would otherwise continue with BOS (its decoder's first input).
+NEVER_OUTPUT = torch.tensor([BOS, PAD])
 
 
 def step_limit(model: Transformer, source_length: int) -> int:
@@ -42,7 +44,8 @@ def greedy(model: Transformer, src: torch.Tensor, max_steps: int | None = None) 
     """Translate a padded batch src [B, S], always picking the most probable next token.
 
     Each sentence stops at EOS or at its own step limit (from its own length, not the batch's padded
-    length), so a sentence's translation never depends on what else is in the batch.
+    length), so a sentence's translation never depends on what else is in the batch. It never continues with BOS
+    or padding.
     """
     memory, src_mask = model.encode(src)
     src_mask = steps_source_mask(src_mask)
@@ -56,8 +59,9 @@ def greedy(model: Transformer, src: torch.Tensor, max_steps: int | None = None) 
     steps_taken: list[int | None] = [None] * batch
     for step in range(max(limits)):
         logits = model.decode(last, memory, src_mask, cache, start=step)[:, -1]
-        # argmax of the logits is argmax of the log-probabilities: no softmax needed.
-        next_token = logits.argmax(-1)
+        # argmax of the logits is argmax of the log-probabilities: no softmax needed. Never BOS or padding, as in
+        # beam search (a beam of one is greedy).
+        next_token = logits.index_fill(-1, NEVER_OUTPUT.to(logits.device), float("-inf")).argmax(-1)
         # The bookkeeping runs on Python ints: one tensor→list conversion per step instead of ~10 tiny
         # tensor ops, which cost more than the arithmetic itself for a single sentence.
         for i, token in enumerate(next_token.tolist()):
@@ -108,10 +112,21 @@ NextLogProbs = Callable[[torch.Tensor, list[list[int]]], torch.Tensor]
 Reorder = Callable[[torch.Tensor], None]
 
 
+def excluded_tokens(start: int | None, end: int | None, exclude: Iterable[int | None] = ()) -> list[int]:
+    """The ids a hypothesis never continues with: the start token (a decoder's first input is never its output)
+    and `exclude` (padding, [CLS], language tags…); never the end token, which finishes one (BART and GPT-2
+    start from their end token: for them it stays a candidate)."""
+    return sorted(({start} | set(exclude)) - {end, None})
+
+
 def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end: int, beam_size: int, alpha: float,
-                 max_steps: int) -> BeamResult:
+                 max_steps: int, exclude: Iterable[int | None] = ()) -> BeamResult:
     """Beam search over any model that gives next-token log-probabilities for a batch of beams. start: the token
-    every beam begins from; end: the token that finishes a hypothesis. Ranked by GNMT's length penalty."""
+    every beam begins from; end: the token that finishes a hypothesis. Ranked by GNMT's length penalty.
+
+    No hypothesis continues with the start token or the ids in `exclude` (excluded_tokens): their candidates are dropped, the others keep the model's own
+    log-probabilities (not renormalised), so scores stay the model's."""
+    banned = excluded_tokens(start, end, exclude)
     # Every beam starts as `start`; only the first is live so the first expansion is not counted k times.
     scores = torch.full((beam_size,), float("-inf"))
     scores[0] = 0.0
@@ -123,6 +138,9 @@ def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end
     for step in range(max_steps):
         log_probs = next_log_probs(last, histories).float()
         vocab = log_probs.shape[-1]
+        if banned:
+            never = torch.tensor([i for i in banned if 0 <= i < vocab], dtype=torch.long, device=log_probs.device)
+            log_probs = log_probs.index_fill(-1, never, float("-inf"))
         candidates = (scores[:, None] + log_probs).view(-1)
         top_scores, top_index = candidates.topk(min(2 * beam_size, candidates.numel()))
         new_beams: list[tuple[int, int, float]] = []  # (parent, token, cumulative log-prob)
@@ -154,7 +172,7 @@ def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end
 def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha: float = 0.6,
                 max_steps: int | None = None) -> BeamResult:
     """Beam search for one sentence src [1, S]; the beams run as one batch through the decoder, each step
-    reusing the keys and values of the steps before."""
+    reusing the keys and values of the steps before. No hypothesis continues with BOS or padding."""
     if src.shape[0] != 1:
         raise ValueError("beam_search translates one sentence at a time")
     memory, src_mask = model.encode(src)
@@ -177,7 +195,7 @@ def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha
             layer_cache["cross"]["v"] = layer_cache["cross"]["v"][:alive]
 
     return search_beams(next_log_probs, reorder, BOS, EOS, beam_size, alpha,
-                        max_steps or step_limit(model, src.shape[1]))
+                        max_steps or step_limit(model, src.shape[1]), exclude=NEVER_OUTPUT.tolist())
 
 
 def translate_ids(model: Transformer, sources: list[list[int]], beam_size: int = 1,

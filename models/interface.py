@@ -168,8 +168,9 @@ class ExplorerModel(ABC):
                 encoder = Batch(source.ids.expand(len(rows), -1), source.present.expand(len(rows), -1))
             return torch.log_softmax(self.forward(encoder, self.pad(rows))[:, -1].float(), -1)
 
+        # No hypothesis continues with padding, [CLS], a language tag… (the end token stays: it finishes one).
         return search_beams(next_log_probs, lambda parents: None, self.start_id, self.end_id, beam_size, alpha,
-                            self.step_limit(len(source_ids)))
+                            self.step_limit(len(source_ids)), exclude=self.special_ids | {self.pad_id})
 
     def position_bias(self, kind: str, queries: int, keys: int) -> torch.Tensor | None:
         """[heads, queries, keys] added to the scores before softmax (T5's relative bias); None for most."""

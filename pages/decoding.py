@@ -6,16 +6,22 @@ import streamlit as st
 
 from explorer.decoding_steps import (beam_steps_table, finished_table, maskable_positions, step_attention_row,
                                      steps_table, stopping_reason, teacher_forcing, teacher_forcing_table)
-from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, step_figure, steps_overview,
-                                       teacher_forcing_figure)
-from explorer.figures.internals import matrix_heatmap
+from explorer.figures.common import display_tokens
+from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, fixed_width, head_effect_figure,
+                                       step_figure, steps_overview, teacher_forcing_figure)
 from explorer.inputs import InputError
 from models.interface import FILL_MASK
 from pages.session import cached_beam_tree, cached_masked_word, current_trace, selection, weights_mtime
+from pages import url_state
 from pages.widgets import show_figure
 
 st.title("Decoding")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
+
+
+def side_by_side(left_figure, right_figure) -> bool:
+    """Two figures fit beside each other unless one needs the page's width (a bar for each of many tokens)."""
+    return not (left_figure.layout.width or right_figure.layout.width)
 
 
 def masked_token_view() -> None:
@@ -27,29 +33,33 @@ def masked_token_view() -> None:
     if not positions:
         st.info("This sentence has no token to mask.")
         return
-    position = st.selectbox("Token to mask", positions, index=len(positions) // 2, key="decoding_mask_position",
-                            format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
+    left, right = st.columns(2)
+    url_state.kept("decoding_mask_position", "mask", positions, default=positions[len(positions) // 2])
+    position = left.selectbox("Token to mask", positions, key="decoding_mask_position", persist_state="session",
+                              format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
+    url_state.keep("mask", position)
+    encoder_layers = range(checkpoint.layers("encoder"))
+    url_state.kept("decoding_mask_layer", None, encoder_layers, default=encoder_layers[-1])
+    layer = right.selectbox("Layer", encoder_layers, key="decoding_mask_layer", persist_state="session")
     masked = cached_masked_word(str(checkpoint.path), weights_mtime(str(checkpoint.path)), selection().sentence,
                                 position, selection().fix_casing)
-    left, right = st.columns(2)
+    row = masked.attention[layer].mean(0)
+    predictions = step_figure(masked.prediction, position, "masked")
+    looked = attention_row_figure(row, masked.tokens, f"where the mask looked: layer {layer}, head average")
+    left, right = st.columns(2) if side_by_side(predictions, looked) else (st.container(), st.container())
     with left:
-        show_figure(step_figure(masked.prediction, position, "masked"), f"mask-{position}-predictions",
+        show_figure(predictions, f"mask-{position}-predictions",
                     pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}))
     with right:
-        layer = st.selectbox("Layer", range(checkpoint.layers("encoder")), index=checkpoint.layers("encoder") - 1,
-                             key="decoding_mask_layer")
-        row = masked.attention[layer].mean(0)
-        show_figure(attention_row_figure(row, masked.tokens, f"where the mask looked: layer {layer}, head average"),
-                    f"mask-{position}-attention", pd.DataFrame({"token": masked.tokens, "weight": row}))
+        show_figure(looked, f"mask-{position}-attention", pd.DataFrame({"token": masked.tokens, "weight": row}),
+                    width=fixed_width(looked))
     layers = [f"layer {i}" for i in range(masked.head_effect.shape[0])]
     heads = [f"head {i}" for i in range(masked.head_effect.shape[1])]
     st.caption("Which heads carried the prediction: |∂ log p(hidden token) / ∂ gate| of each head (Michel et al. "
                "2019's importance, for this one example). Large = the prediction moves most when that head is "
                "turned down.")
-    title = f"Heads behind predicting “{masked.prediction.chosen}”"
-    show_figure(matrix_heatmap(masked.head_effect, layers, heads, title,
-                               "|gradient|", row_title="layer", column_title="head", diverging=False,
-                               show_text=masked.head_effect.size <= 64),
+    title = f"Heads behind predicting “{display_tokens([masked.prediction.chosen])[0]}”"
+    show_figure(head_effect_figure(masked.head_effect, title),
                 f"mask-{position}-heads", pd.DataFrame(masked.head_effect, index=layers, columns=heads))
 
 
@@ -58,37 +68,54 @@ if checkpoint.task == FILL_MASK:
     st.stop()
 
 st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}")
-show_figure(steps_overview(trace.steps), "decoding-steps", steps_table(trace))
+overview = steps_overview(trace.steps)
+show_figure(overview, "decoding-steps", steps_table(trace), width=fixed_width(overview))
 
 st.header("One step")
-step_index = st.slider("Step", 0, len(trace.steps) - 1, 0, key="decoding_step") if len(trace.steps) > 1 else 0
-step = trace.steps[step_index]
 looked_at = "cross" if "cross" in trace.attention else "decoder"
 keys = trace.source_tokens if looked_at == "cross" else trace.target_tokens
-left, right = st.columns(2)
+picker, layer_picker, head_picker = st.columns([2, 1, 1])
+if len(trace.steps) > 1:
+    url_state.kept("decoding_step", "step", range(len(trace.steps)), default=0)
+    step_index = picker.slider("Step", 0, len(trace.steps) - 1, key="decoding_step", persist_state="session")
+    url_state.keep("step", step_index)
+else:
+    step_index = 0
+step = trace.steps[step_index]
+layers = range(checkpoint.layers("decoder"))
+url_state.kept("decoding_layer", None, layers, default=layers[-1])
+layer = layer_picker.selectbox("Cross-attention layer" if looked_at == "cross" else "Self-attention layer", layers,
+                               key="decoding_layer", persist_state="session")
+head_choices = ["average"] + list(range(checkpoint.heads))
+url_state.kept("decoding_head", None, head_choices, default="average")
+head_choice = head_picker.selectbox("Head", head_choices, key="decoding_head", persist_state="session")
+row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
+what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
+top_k = step_figure(step, step_index)
+looked = attention_row_figure(row, keys, f"step {step_index}: {what}, layer {layer}, head {head_choice}")
+# Beside each other while the bars fit half the page; a bar for each of many tokens takes the page's width.
+left, right = st.columns(2) if side_by_side(top_k, looked) else (st.container(), st.container())
 with left:
-    show_figure(step_figure(step, step_index), f"step-{step_index}-top-k",
+    show_figure(top_k, f"step-{step_index}-top-k",
                 pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}))
 with right:
-    layer = st.selectbox("Cross-attention layer" if looked_at == "cross" else "Self-attention layer",
-                         range(checkpoint.layers("decoder")), index=checkpoint.layers("decoder") - 1, key="decoding_layer")
-    head_choice = st.selectbox("Head", ["average"] + list(range(checkpoint.heads)), key="decoding_head")
-    row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
-    what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
-    show_figure(attention_row_figure(row, keys, f"step {step_index}: {what}, layer {layer}, head {head_choice}"),
-                f"step-{step_index}-attention", pd.DataFrame({"token": keys, "weight": row}))
+    show_figure(looked, f"step-{step_index}-attention", pd.DataFrame({"token": keys, "weight": row}),
+                width=fixed_width(looked))
 
 st.header("Greedy versus beam search")
-beam_size = st.slider("Beam size", 2, 10, max(2, selection().beam_size if selection().beam_size > 1 else 5),
-                      key="decoding_beam")
-alpha = st.slider("Length penalty α", 0.0, 2.0, 0.6, 0.1, key="decoding_alpha",
+url_state.kept("decoding_beam", None, range(2, 11), default=max(2, selection().beam_size if selection().beam_size > 1 else 5))
+beam_size = st.slider("Beam size", 2, 10, key="decoding_beam", persist_state="session")
+if not 0.0 <= st.session_state.get("decoding_alpha", -1) <= 2.0:        # a slider's float: a range, not a list
+    st.session_state["decoding_alpha"] = 0.6
+alpha = st.slider("Length penalty α", 0.0, 2.0, step=0.1, key="decoding_alpha", persist_state="session",
                   help="Hypotheses are ranked by log-probability ÷ ((5 + length) / 6)^α (GNMT).")
 st.caption("The tree is the explorer's beam search over this model's next-token probabilities, so every live beam "
            "can be drawn; the output on the other pages comes from the model's own decoding.")
 result = cached_beam_tree(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, beam_size, alpha,
                           checkpoint.target_language)
+# At its own width: every rank a column as wide as its labels need.
 show_figure(beam_tree_figure(result, checkpoint.pieces), f"beam-{beam_size}-tree",
-            beam_steps_table(result, checkpoint.pieces))
+            beam_steps_table(result, checkpoint.pieces), width="content")
 st.markdown("**Finished hypotheses** (best first)")
 st.table(finished_table(result, checkpoint.detokenize).style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))   # a table wraps long hypotheses
 st.caption(f"The output shown on the other pages ({trace.decoding}):")
@@ -97,7 +124,7 @@ st.text(trace.output_text)
 st.header("Teacher forcing")
 continuation = looked_at == "decoder"
 reference = st.text_input("A continuation of your text" if continuation else "A reference translation",
-                          key="decoding_reference",
+                          key="decoding_reference", persist_state="session",
                           placeholder="Type the words you expect next" if continuation
                           else "Type the translation you expect")
 if reference.strip():
@@ -106,5 +133,6 @@ if reference.strip():
     except InputError as error:
         st.info(str(error))
     else:
-        show_figure(teacher_forcing_figure(forced), "teacher-forcing", teacher_forcing_table(forced))
+        forcing = teacher_forcing_figure(forced)
+        show_figure(forcing, "teacher-forcing", teacher_forcing_table(forced), width=fixed_width(forcing))
         st.metric("Loss (mean negative log-likelihood per token)", f"{forced.loss:.3f} nats")

@@ -56,15 +56,18 @@ def restore(bundled: dict, own: str, max_chars: int) -> None:
     state[VIEW] = {name: query[name] for name in query if name not in SIDEBAR_PARAMETERS}
 
 
-def kept(key: str, parameter: str, options: list, encode: Callable[[Any], str] = str) -> None:
+def kept(key: str, parameter: str | None, options, encode: Callable[[Any], str] = str, default: Any = None) -> None:
     """Before a page draws the widget `key`: give it back the value kept under `parameter` (from this session's
-    last visit, or from the link), when that value is one of `options`. After drawing it, call keep()."""
+    last visit, or from the link), when that value is one of `options`; else `default` (when given) if the
+    widget holds nothing valid. After drawing it, call keep()."""
     state = st.session_state
     if key in state and state[key] in options:
         return
     by_text = {encode(option): option for option in options}
-    if saved(parameter) in by_text:
+    if parameter and saved(parameter) in by_text:
         state[key] = by_text[saved(parameter)]
+    elif default is not None:
+        state[key] = default
     else:
         valid(key, options)
 

@@ -1,14 +1,62 @@
-"""Figures of decoding: each step's top-k, the beam tree, and teacher forcing of a reference."""
+"""Figures of decoding: each step's top-k, the beam tree, teacher forcing of a reference, and the heads behind a
+masked language model's prediction.
+
+Every token axis labels every token, rotated upright where they would crowd, on a figure sized from the number of
+tokens (common.every_label, cell_size); a probability too small for three decimals is printed with significant
+digits, never as 0.000.
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import plotly.graph_objects as go
 
 from explorer.decoding_steps import TeacherForcing
-from explorer.figures.common import display_tokens, position_labels
+from explorer.figures.common import cell_size, display_tokens, every_label, label_font, label_room, position_labels
 from explorer.trace import StepDistribution
 from models.decoding import BeamResult
+
+# d3 formats of hover text: three significant digits, so a probability of 0.0004 reads 0.0004, not 0.000
+PROBABILITY_HOVER, WEIGHT_HOVER = ".3g", ".3g"
+
+
+def probability_text(p: float) -> str:
+    """A probability in three decimals from 0.01 on, below in two significant digits (0.0058, 0.00029): never
+    0.000 for a probability that is not 0."""
+    return f"{p:.3f}" if p >= 0.01 or p == 0 else f"{p:.2g}"
+
+
+def significant(value: float) -> str:
+    """A value in two significant digits (0.0012, 0.25, 3.1), whole numbers from 100 on."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.2g}"
+
+
+# -- token axes --
+
+# A figure wider than this lays out at its own width (the page shows it at that width and scrolls where the
+# column is narrower); below it, the figure stretches over the column, where its labels have room at any width.
+FIXED_WIDTH_FROM = 560
+PLOT_SIDES = 110           # left and right of the bars: tick numbers and axis titles on both sides
+
+
+def token_bars(figure: go.Figure, labels: list[str], plot_height: int, top: int = 60) -> go.Figure:
+    """Token labels along the x axis, every one of them: horizontal where they fit, upright where they would crowd
+    (never at a slant, where neighbours overlap), in the font for their count; the figure is a cell per token wide
+    (once that is wider than a column needs) and tall enough for its upright labels under the bars."""
+    count = len(labels)
+    figure.update_xaxes(**every_label(count, autotickangles=[0, -90]))
+    room = label_room(labels, count, angle=90)
+    bars_width = cell_size(count) * count
+    figure.update_layout(height=top + plot_height + room + 20, margin=dict(l=10, r=10, t=top, b=10),
+                         width=bars_width + PLOT_SIDES if bars_width > FIXED_WIDTH_FROM else None)
+    return figure
+
+
+def fixed_width(figure: go.Figure) -> str:
+    """How a page shows the figure (pages.widgets.show_figure's width): at its own width when it has one."""
+    return "content" if figure.layout.width else "stretch"
 
 
 def step_figure(step: StepDistribution, index: int, what: str = "step") -> go.Figure:
@@ -16,13 +64,13 @@ def step_figure(step: StepDistribution, index: int, what: str = "step") -> go.Fi
     tokens = display_tokens(step.top_tokens)
     colours = ["crimson" if token_id == step.chosen_id else "#1f77b4" for token_id in step.top_ids]
     figure = go.Figure(go.Bar(x=step.top_probs, y=tokens, orientation="h", marker_color=colours,
-                              text=[f"{p:.3f}" for p in step.top_probs], textposition="auto",
-                              hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>"))
+                              text=[probability_text(p) for p in step.top_probs], textposition="auto",
+                              hovertemplate=f"%{{y}}<br>p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"))
     verb = "hid" if what == "masked" else "chose"
     figure.update_layout(title=f"{what} {index}: {verb} {display_tokens([step.chosen])[0]} "
-                               f"(p = {step.chosen_prob:.3f}, entropy {step.entropy:.2f} nats)",
+                               f"(p = {probability_text(step.chosen_prob)}, entropy {step.entropy:.2f} nats)",
                          height=60 + 28 * len(tokens), margin=dict(l=10, r=10, t=50, b=10), xaxis=dict(range=[0, 1]))
-    figure.update_yaxes(autorange="reversed", type="category")
+    figure.update_yaxes(**every_label(len(tokens), autorange="reversed"))
     return figure
 
 
@@ -30,70 +78,154 @@ def steps_overview(steps: list[StepDistribution]) -> go.Figure:
     """Per step: the chosen token's probability and the distribution's entropy."""
     labels = position_labels([s.chosen for s in steps])
     figure = go.Figure([
-        go.Bar(x=labels, y=[s.chosen_prob for s in steps], name="p(chosen)", hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"),
+        go.Bar(x=labels, y=[s.chosen_prob for s in steps], name="p(chosen)",
+               hovertemplate=f"%{{x}}<br>p = %{{y:{PROBABILITY_HOVER}}}<extra></extra>"),
         go.Scatter(x=labels, y=[s.entropy for s in steps], name="entropy (nats)", yaxis="y2", mode="lines+markers",
-                   hovertemplate="%{x}<br>entropy %{y:.2f}<extra></extra>"),
+                   hovertemplate="%{x}<br>entropy %{y:.2f} nats<extra></extra>"),
     ])
-    figure.update_layout(title="Every step: probability of the chosen token, and entropy", height=340,
+    figure.update_layout(title="Every step: probability of the chosen token, and entropy",
                          yaxis=dict(title="probability", range=[0, 1]),
-                         yaxis2=dict(title="entropy (nats)", overlaying="y", side="right", rangemode="tozero"),
-                         margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
-    figure.update_xaxes(type="category", tickangle=-45)
-    return figure
+                         yaxis2=dict(title="entropy (nats)", overlaying="y", side="right", rangemode="tozero",
+                                     tickformat=".2~f"),
+                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
+    return token_bars(figure, labels, 240, top=70)
 
 
 def attention_row_figure(weights: np.ndarray, keys: list[str], title: str) -> go.Figure:
+    """One query's weights over the keys, a bar per key."""
     labels = position_labels(keys)
-    figure = go.Figure(go.Bar(x=labels, y=weights, hovertemplate="%{x}<br>weight %{y:.3f}<extra></extra>"))
-    figure.update_layout(title=title, height=300, yaxis=dict(range=[0, 1], title="weight"),
-                         margin=dict(l=10, r=10, t=50, b=10))
-    figure.update_xaxes(type="category", tickangle=-45)
-    return figure
-
-
-def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
-    """The live beams of every step, each linked to the beam it extends: steps run down the page (one row
-    each, so a 30-word sentence stays readable), beam ranks across, token labels written horizontally.
-
-    pieces: a function from token ids to piece strings (the tokenizer's).
-    """
-    figure = go.Figure()
-    xs, ys, labels, hovers = [0], [0], ["<s>"], ["start"]
-    previous = [(0, 0)]
-    edge_x, edge_y = [], []
-    beam = 1
-    for step_index, step in enumerate(result.steps, start=1):
-        tokens = display_tokens(pieces(step.tokens))
-        beam = max(beam, len(tokens))
-        positions = []
-        for rank, (token, parent, log_prob) in enumerate(zip(tokens, step.parents, step.log_probs)):
-            px, py = previous[parent]
-            edge_x += [px, rank, None]
-            edge_y += [py, step_index, None]
-            xs.append(rank), ys.append(step_index), labels.append(token)
-            hovers.append(f"step {step_index}, rank {rank}: {token}<br>cumulative log-prob {log_prob:.3f}")
-            positions.append((rank, step_index))
-        previous = positions
-    figure.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#bbbbbb"), hoverinfo="skip"))
-    figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers+text", text=labels, textposition="middle right",
-                                hovertext=hovers, hoverinfo="text", marker=dict(size=8, color="#1f77b4"),
-                                textfont=dict(size=11)))
-    steps = len(result.steps)
-    figure.update_layout(title="Beam search: live beams per step, ranks 0 (best) to the right "
-                               "(hover for cumulative log-probability)",
-                         showlegend=False, height=140 + 26 * (steps + 1), margin=dict(l=10, r=10, t=80, b=10))
-    figure.update_xaxes(side="top", dtick=1, range=[-0.3, beam - 0.2], zeroline=False)
-    figure.update_yaxes(title="step", dtick=1, range=[steps + 0.5, -0.5], zeroline=False)
-    return figure
+    figure = go.Figure(go.Bar(x=labels, y=weights,
+                              hovertemplate=f"%{{x}}<br>weight %{{y:{WEIGHT_HOVER}}}<extra></extra>"))
+    figure.update_layout(title=title, yaxis=dict(range=[0, 1], title="weight"))
+    return token_bars(figure, labels, 200)
 
 
 def teacher_forcing_figure(forced: TeacherForcing) -> go.Figure:
     labels = position_labels(forced.tokens)
     figure = go.Figure(go.Bar(x=labels, y=forced.probabilities, customdata=forced.ranks,
                               marker_color=["#1f77b4" if r == 1 else "darkorange" for r in forced.ranks],
-                              hovertemplate="%{x}<br>p = %{y:.4f}<br>rank %{customdata}<extra></extra>"))
+                              hovertemplate=f"%{{x}}<br>p = %{{y:{PROBABILITY_HOVER}}}<br>rank %{{customdata}}"
+                                            "<extra></extra>"))
     figure.update_layout(title=f"Reference tokens under the model: loss {forced.loss:.3f} nats/token, "
-                               f"perplexity {forced.perplexity:.2f} (orange: not the model's first choice)",
-                         height=340, yaxis=dict(range=[0, 1], title="probability"), margin=dict(l=10, r=10, t=50, b=10))
-    figure.update_xaxes(type="category", tickangle=-45)
+                               f"perplexity {forced.perplexity:.2f}<br><sup>orange: not the model's first choice"
+                               "</sup>",
+                         yaxis=dict(range=[0, 1], title="probability"))
+    return token_bars(figure, labels, 240, top=70)
+
+
+# -- the beam tree --
+
+BEAM_MARKER = 8            # px, a beam's dot
+BEAM_ROW = 30              # px a step: a line of labels and a band under it where the links run
+BEAM_ROOM = 880            # px the ranks share on a wide page (a 1400 px window's main column holds ~940)
+CHAR_WIDTH = 0.62          # a character's width in em, generously (common.label_room's measure)
+TEXT_OFFSET = 14           # px from a dot's centre to its label's start
+COLUMN_GAP = 16            # px between a label's end and the next rank's dot
+AXIS_ROOM = 60             # px left of the first rank: step numbers and the axis title
+
+
+def beam_font(beam: int) -> int:
+    return 11 if beam <= 5 else 10
+
+
+def label_chars(beam: int, font: int) -> int:
+    """The most characters a beam-tree label keeps (its last one an ellipsis when cut): what fits in a rank's
+    share of the page at this font, 6 to 24."""
+    share = BEAM_ROOM / max(beam, 1)
+    return int(np.clip((share - TEXT_OFFSET - COLUMN_GAP) // (CHAR_WIDTH * font), 6, 24))
+
+
+def cut(piece: str, chars: int) -> str:
+    """A piece cut to `chars` characters, the last an ellipsis ("▁Schwimmb…")."""
+    return piece if len(piece) <= chars else piece[: chars - 1] + "…"
+
+
+def beam_paths(result: BeamResult) -> list[list[tuple[int, ...]]]:
+    """Per step, each live beam's tokens so far (following its parents), to find a hypothesis in the tree."""
+    paths: list[list[tuple[int, ...]]] = []
+    previous: list[tuple[int, ...]] = [()]
+    for step in result.steps:
+        previous = [previous[parent] + (token,) for token, parent in zip(step.tokens, step.parents)]
+        paths.append(previous)
+    return paths
+
+
+def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
+    """The live beams of every step, each linked to the beam it extends: steps run down the page (a row each),
+    ranks across, each rank a column wide enough for its labels at the font chosen for the beam size, so labels
+    never run into the next column (a long piece is cut with "…"; hover shows it whole). The links run in the band
+    between two rows, never through a label; the best finished hypothesis is drawn in red.
+
+    pieces: a function from token ids to piece strings (the tokenizer's).
+    """
+    beam = max([len(step.tokens) for step in result.steps], default=1)
+    font = beam_font(beam)
+    chars = label_chars(beam, font)
+    best = tuple(result.best.tokens)
+    # The root is the decoder's start, named as such: its token (<s>, <pad>…) is no step's choice.
+    xs, ys, labels, hovers, on_best = [0], [0], ["start"], ["the decoder's start: every beam extends it"], [True]
+    edges_x, edges_y, best_x, best_y = [], [], [], []
+    longest = 3
+    clear = 9 / BEAM_ROW             # of a row, between its labels' middle and the band where links cross
+    for step_index, (step, paths) in enumerate(zip(result.steps, beam_paths(result)), start=1):
+        whole = pieces(step.tokens)
+        for rank, (piece, parent, log_prob, path) in enumerate(zip(whole, step.parents, step.log_probs, paths)):
+            label = cut(piece, chars)
+            longest = max(longest, len(label))
+            xs.append(rank), ys.append(step_index), labels.append(display_tokens([label])[0])
+            hovers.append(f"step {step_index}, rank {rank}: {display_tokens([piece])[0]}<br>"
+                          f"cumulative log-prob {log_prob:.3f}<br>extends rank {parent} of step {step_index - 1}")
+            on_best.append(path == best[: len(path)])
+            # down from the parent's dot, across the band under its row, down into this dot: never over a label
+            link_x = [parent, parent, rank, rank, None]
+            link_y = [step_index - 1, step_index - 1 + clear, step_index - clear, step_index, None]
+            if on_best[-1]:
+                best_x += link_x
+                best_y += link_y
+            else:
+                edges_x += link_x
+                edges_y += link_y
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(x=edges_x, y=edges_y, mode="lines", line=dict(color="#c8c8c8", width=1),
+                                hoverinfo="skip"))
+    figure.add_trace(go.Scatter(x=best_x, y=best_y, mode="lines", line=dict(color="crimson", width=2),
+                                hoverinfo="skip"))
+    figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers+text", text=labels, textposition="middle right",
+                                hovertext=hovers, hoverinfo="text",
+                                marker=dict(size=BEAM_MARKER, color=["crimson" if b else "#1f77b4" for b in on_best]),
+                                textfont=dict(size=font, color="#222222", shadow="auto")))
+    steps = len(result.steps)
+    column = TEXT_OFFSET + math.ceil(CHAR_WIDTH * font * longest) + COLUMN_GAP
+    plot_width = max(column * beam, 520)
+    column = plot_width / beam
+    lead = (BEAM_MARKER + 4) / column            # room left of the first dot, in ranks
+    top = 96
+    figure.update_layout(title=dict(text="Beam search: the live beams of every step, rank 0 (best) on the left"
+                                         "<br><sup>red: the best finished hypothesis; hover a token for its whole "
+                                         "text and cumulative log-probability</sup>",
+                                    y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
+                         showlegend=False, plot_bgcolor="white", width=plot_width + AXIS_ROOM + 10,
+                         height=top + BEAM_ROW * (steps + 1) + 10, margin=dict(l=AXIS_ROOM, r=10, t=top, b=10))
+    figure.update_xaxes(side="top", tickmode="array", tickvals=list(range(beam)), range=[-lead, beam - lead],
+                        title=dict(text="rank", standoff=4), zeroline=False, showgrid=False)
+    figure.update_yaxes(title="step", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=label_font(steps + 1)),
+                        range=[steps + 0.5, -0.5], zeroline=False, showgrid=False)
+    return figure
+
+
+# -- a masked language model's heads --
+
+def head_effect_figure(effect: np.ndarray, title: str) -> go.Figure:
+    """|∂ log p / ∂ gate| of every head [layers, heads], each cell's value printed in two significant digits
+    (0.0012, not 0.00) while the cells are wide enough for it."""
+    layers, heads = effect.shape
+    columns, rows = [f"head {h}" for h in range(heads)], [f"layer {layer}" for layer in range(layers)]
+    text = [[significant(float(v)) for v in row] for row in effect]
+    figure = go.Figure(go.Heatmap(z=effect, x=columns, y=rows, text=text, colorscale="Blues", zmin=0,
+                                  texttemplate="%{text}" if heads <= 16 else None, textfont=dict(size=11),
+                                  colorbar=dict(title="|gradient|", thickness=12, tickformat=".2~g"),
+                                  hovertemplate="%{y}, %{x}<br>|gradient| %{text}<extra></extra>"))
+    figure.update_xaxes(**every_label(heads, side="top"))
+    figure.update_yaxes(**every_label(layers, autorange="reversed"))
+    figure.update_layout(title=title, height=110 + 34 * layers, margin=dict(l=10, r=10, t=80, b=10))
     return figure

@@ -1,0 +1,117 @@
+"""The Decoding page in Debian's Chromium, opened by URL: the beam tree offers no special token and its labels never
+run into each other, and at 45 words every step and every source token has its own tick label, none on another."""
+
+from urllib.parse import quote
+
+import pytest
+
+from tests.browser.harness import offline_context, wait_idle
+
+pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and one Chromium for the browser tests
+
+SHORT = "A dog runs."
+THIRTY_WORDS = ("A man in a blue shirt and a woman with a red umbrella walk past a small shop while two children "
+                "play with a brown dog on the wet street.")
+FORTY_FIVE_WORDS = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side "
+                    "and an old man with a grey hat sits on a wooden bench reading a newspaper under a large green "
+                    "umbrella near the water.")
+
+# The texts (or labels) and boxes of one chart, found by the start of its title.
+CHART_BOXES = """([title, selector]) => {
+    const plot = [...document.querySelectorAll('.js-plotly-plot')]
+        .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith(title));
+    if (!plot) return null;
+    return {
+        x: plot.data[0].x ? plot.data[0].x.length : 0,
+        items: [...plot.querySelectorAll(selector)].map(e => {
+            const r = e.getBoundingClientRect();
+            return {text: e.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+        }),
+    };
+}"""
+
+
+@pytest.fixture
+def context(browser):
+    context = offline_context(browser)
+    yield context
+    context.close()
+
+
+def open_decoding(context, app_url, sentence: str, model: str = "h8", beam: int | None = None):
+    """The Decoding page of a link, once every chart on it is drawn."""
+    page = context.new_page()
+    page.goto(f"{app_url}/decoding?model={model}&sentence={quote(sentence)}" + (f"&beam={beam}" if beam else ""))
+    page.locator(".js-plotly-plot .gtitle", has_text="Beam search").wait_for(timeout=120_000)
+    wait_idle(page, timeout=120_000)
+    return page
+
+
+def chart(page, title: str, selector: str) -> dict:
+    found = page.evaluate(CHART_BOXES, [title, selector])
+    assert found is not None, f"no chart titled {title!r}"
+    return found
+
+
+def overlapping(boxes: list[dict], slack: float = 0.5) -> list[tuple[str, str]]:
+    """The pairs of boxes that overlap (by more than `slack` px both ways)."""
+    pairs = []
+    ordered = sorted(boxes, key=lambda b: b["left"])
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            if b["left"] >= a["right"] - slack:
+                break
+            if min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > slack:
+                pairs.append((a["text"], b["text"]))
+    return pairs
+
+
+def test_the_beam_tree_offers_no_start_token_or_padding(context, app_url):
+    """At beam 10 the 2-head model's beams once continued with <s> (step 1, rank 8): no beam takes a special token
+    now, and the root is named as the decoder's start."""
+    for model, sentence in (("h2", FORTY_FIVE_WORDS), ("h8", FORTY_FIVE_WORDS)):
+        page = open_decoding(context, app_url, sentence, model, beam=10)
+        labels = [item["text"] for item in chart(page, "Beam search", ".textpoint text")["items"]]
+        assert len(labels) > 100                                        # 10 beams, many steps
+        assert not {"<s>", "<pad>", "<unk>"} & set(labels[1:]), (model, sorted(set(labels[1:]))[:20])
+        assert "<s>" not in labels
+        assert context.blocked == []
+        page.close()
+
+
+def test_beam_tree_labels_never_overlap(context, app_url):
+    """A 30-word sentence at beam 10: no label runs into another (the next rank's column) or onto a beam's dot."""
+    page = open_decoding(context, app_url, THIRTY_WORDS, "h2", beam=10)
+    tree = chart(page, "Beam search", ".textpoint text")
+    labels = tree["items"]
+    assert len(labels) > 150
+    assert [label["text"] for label in labels if label["right"] <= label["left"]] == []    # each one drawn
+    assert overlapping(labels) == []
+    dots = chart(page, "Beam search", ".scatterlayer .point")["items"]
+    assert len(dots) == len(labels)
+    assert overlapping(labels + dots) == []                             # nor onto a dot, its own or another's
+    # Every label stays inside the figure (the last rank's too).
+    box = page.locator(".js-plotly-plot", has=page.locator(".gtitle", has_text="Beam search")).bounding_box()
+    assert max(label["right"] for label in labels) <= box["x"] + box["width"]
+
+
+@pytest.mark.parametrize("title, what", [("Every step", "steps"), ("step 0: cross-attention", "source tokens")])
+def test_every_token_has_its_own_tick_label_at_45_words(context, app_url, title, what):
+    """The steps overview and the cross-attention bars of a 45-word sentence: a tick label for each step / source
+    token (none skipped), no two on each other."""
+    page = open_decoding(context, app_url, FORTY_FIVE_WORDS)
+    ticks = chart(page, title, ".xtick text")
+    assert ticks["x"] >= 35, what                                       # 49 source tokens, ~40 steps
+    assert len(ticks["items"]) == ticks["x"], f"{len(ticks['items'])} of {ticks['x']} {what} labelled"
+    assert overlapping(ticks["items"]) == []
+    assert all(tick["bottom"] - tick["top"] >= 8 for tick in ticks["items"])    # upright, in a readable font
+    page.close()
+
+
+def test_a_short_sentence_keeps_its_labels_too(context, app_url):
+    page = open_decoding(context, app_url, SHORT)
+    for title in ("Every step", "step 0: cross-attention"):
+        ticks = chart(page, title, ".xtick text")
+        assert len(ticks["items"]) == ticks["x"] and overlapping(ticks["items"]) == []
+    assert overlapping(chart(page, "Beam search", ".textpoint text")["items"]) == []
+    page.close()

@@ -1,0 +1,216 @@
+"""The Decoding page's numbers and figures: no beam (and no greedy step of ours) continues with a special token
+other than the end token, for every family; the beam tree's labels fit their columns; every token axis labels
+every token; small probabilities and head effects are printed with significant digits, never as 0.000."""
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from explorer.decoding_steps import TeacherForcing, beam_tree
+from explorer.figures.common import label_font
+from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, TEXT_OFFSET, attention_row_figure, beam_font,
+                                       beam_tree_figure, head_effect_figure, label_chars, probability_text,
+                                       step_figure, steps_overview, teacher_forcing_figure)
+from explorer.trace import StepDistribution
+from models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
+from models.loader import open_model
+from models.tokenizer import BOS, PAD
+from tests.conftest import SENTENCES
+from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, saved_model
+
+FORTY_FIVE_WORDS = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side "
+                    "and an old man with a grey hat sits on a wooden bench reading a newspaper under a large green "
+                    "umbrella near the water.")
+
+
+# -- the search --
+
+def favouring(*ids: int, vocab: int = 6):
+    """next_log_probs of a model that likes `ids` best, in that order, at every step."""
+    def next_log_probs(last: torch.Tensor, histories: list[list[int]]) -> torch.Tensor:
+        logits = torch.zeros(len(histories), vocab)
+        for rank, token in enumerate(ids):
+            logits[:, token] = 10.0 - rank
+        return torch.log_softmax(logits, -1)
+    return next_log_probs
+
+
+def never_next(model) -> set[int]:
+    """The ids no hypothesis may continue with: every special token but the end token."""
+    return {i for i in model.special_ids | {model.pad_id, model.start_id} if i is not None} - {model.end_id}
+
+
+def tokens_of(result: BeamResult) -> set[int]:
+    return {t for step in result.steps for t in step.tokens} | {t for h in result.finished for t in h.tokens}
+
+
+def test_no_hypothesis_continues_with_the_start_token_or_the_excluded_ones():
+    start, end, pad = 0, 1, 2
+    model = favouring(start, pad, 3, 4, end)
+    result = search_beams(model, lambda parents: None, start, end, beam_size=3, alpha=0.0, max_steps=4,
+                          exclude=[pad])
+    assert tokens_of(result) and not tokens_of(result) & {start, pad}
+    # Scores stay the model's own log-probabilities: not renormalised over what is left.
+    first = model(torch.tensor([[start]]), [[]])[0]
+    assert result.steps[0].log_probs[0] == pytest.approx(float(first[3]))
+    assert 3 in tokens_of(search_beams(model, lambda parents: None, start, end, 3, 0.0, 4))
+
+
+def test_the_end_token_stays_a_candidate_when_a_model_starts_from_it():
+    """BART and GPT-2 start their decoder from their end token: it still finishes hypotheses."""
+    result = search_beams(favouring(1, 2, 3), lambda parents: None, 1, 1, beam_size=2, alpha=0.0, max_steps=5,
+                          exclude=[1, 2])
+    assert result.best.ended and result.best.tokens == []
+
+
+def test_our_beam_search_and_greedy_never_take_bos_or_padding(tiny_checkpoint):
+    """An untrained model would choose BOS over and over; a beam of one is still greedy."""
+    for sentence in SENTENCES:
+        ids = tiny_checkpoint.tokenizer.encode(sentence).ids
+        result = tiny_checkpoint.beam_search(ids, 4, 0.6)
+        assert not tokens_of(result) & {BOS, PAD}
+        greedy = tiny_checkpoint.generate([ids])[0]
+        assert greedy and not set(greedy) & {BOS, PAD}
+        assert tiny_checkpoint.beam_search(ids, 1, 0.6).best.tokens == greedy
+
+
+@pytest.mark.parametrize("beam", [4, 10])
+def test_the_bundled_models_beam_tree_has_no_special_token(h8, beam):
+    result = beam_tree(h8, FORTY_FIVE_WORDS, beam, 0.6)          # h8 once continued with <s> here at beam 10
+    assert result.steps and not tokens_of(result) & never_next(h8)
+
+
+@pytest.fixture(scope="module", params=[family for family in FAMILIES if family != "bert"])
+def hugging_face_model(request, tmp_path_factory):
+    return open_model(saved_model(request.param, tmp_path_factory))
+
+
+def test_no_family_s_beam_tree_takes_a_special_token(hugging_face_model):
+    """Tiny random models choose padding, <s>, <unk> or a language tag often (T5 its padding, its start token): the
+    tree never does, and each step's kept log-probabilities are still the model's own, best first."""
+    model = hugging_face_model
+    banned = never_next(model)
+    assert model.end_id not in banned
+    assert {model.start_id, model.pad_id} - {model.end_id} <= banned     # T5: padding is its start token
+    for sentence in [SENTENCE] + TEXT[:3]:
+        result = beam_tree(model, sentence, 5, 0.6)
+        assert result.finished and not tokens_of(result) & banned
+        for step in result.steps:
+            assert step.log_probs == sorted(step.log_probs, reverse=True)
+
+
+# -- the figures --
+
+def distribution(probs: list[float], chosen: int = 0) -> StepDistribution:
+    tokens = [f"▁t{i}" for i in range(len(probs))]
+    entropy = float(-sum(p * math.log(p) for p in probs if p > 0))
+    return StepDistribution(tokens[chosen], chosen, probs[chosen], entropy, list(range(len(probs))), tokens, probs)
+
+
+def test_a_small_probability_never_reads_zero():
+    assert [probability_text(p) for p in (0.932, 0.0123, 0.006, 0.00035, 0.0, 1.0)] == \
+        ["0.932", "0.012", "0.006", "0.00035", "0.000", "1.000"]
+    for p in (0.0004, 0.00049, 1e-6, 0.0009):
+        assert float(probability_text(p)) != 0 and probability_text(p) != "0.000"
+    figure = step_figure(distribution([0.99, 0.0096, 0.0004]), 3)
+    assert list(figure.data[0].text) == ["0.990", "0.0096", "0.0004"]
+    assert "p = 0.990" in figure.layout.title.text
+
+
+def test_the_head_effect_map_prints_significant_digits():
+    effect = np.array([[0.0005, 0.0012, 0.002, 0.25], [1.5, 0.0, 0.00071, 0.03]])
+    figure = head_effect_figure(effect, "Heads behind predicting “dog”")
+    text = [cell for row in figure.data[0].text for cell in row]
+    assert text == ["0.0005", "0.0012", "0.002", "0.25", "1.5", "0", "0.00071", "0.03"]
+    assert all(cell != "0.00" for cell in text) and figure.data[0].texttemplate == "%{text}"
+    assert list(figure.data[0].x) == [f"head {h}" for h in range(4)]
+    assert list(figure.data[0].y) == ["layer 0", "layer 1"]
+
+
+def tick_axis(figure: go.Figure) -> dict:
+    axis = figure.layout.xaxis
+    return dict(tickmode=axis.tickmode, dtick=axis.dtick, size=axis.tickfont.size, angle=axis.tickangle)
+
+
+@pytest.mark.parametrize("count", [5, 20, 45, 83])
+def test_token_bars_label_every_token_in_room_made_for_them(count):
+    tokens = [f"▁Wort{i}" for i in range(count)]
+    steps = [distribution([0.6, 0.3, 0.1]) for _ in range(count)]
+    forced = TeacherForcing(tokens, [0.5] * count, [1] * count, 0.7)
+    for figure in (steps_overview(steps), attention_row_figure(np.full(count, 1 / count), tokens, "t"),
+                   teacher_forcing_figure(forced)):
+        axis = tick_axis(figure)
+        assert axis["tickmode"] == "linear" and axis["dtick"] == 1 and axis["size"] == label_font(count)
+        assert axis["angle"] is None                # horizontal where they fit, upright where not: never slanted
+        assert list(figure.layout.xaxis.autotickangles) == [0, -90]
+        if figure.layout.width:                     # a cell per token, at least a line of the font apart
+            assert figure.layout.width >= count * (label_font(count) + 8)
+        else:
+            assert count * (label_font(count) + 8) <= 560
+        assert figure.layout.height >= 300
+
+
+def fake_tree(steps: int, beam: int, piece: str) -> tuple[BeamResult, callable]:
+    """A beam result with `beam` live beams a step, every token spelled `piece` + its id."""
+    tokens = [[100 * s + r for r in range(beam)] for s in range(steps)]
+    # Step 0's beams all extend the root; later, each rank extends the same rank: rank 0 is the best hypothesis.
+    tree = [BeamStep(row, [0] * beam if s == 0 else list(range(beam)), [-0.1 * (r + 1) * (s + 1) for r in range(beam)])
+            for s, row in enumerate(tokens)]
+    best = Hypothesis([row[0] for row in tokens], -1.0, -1.0)
+    return BeamResult(best, [best], tree), lambda ids: [f"{piece}{i}" for i in ids]
+
+
+@pytest.mark.parametrize("beam", [2, 5, 10])
+def test_beam_tree_labels_fit_their_columns(beam):
+    result, pieces = fake_tree(30, beam, "▁Donaudampfschifffahrtsgesellschaft")
+    figure = beam_tree_figure(result, pieces)
+    nodes = figure.data[-1]
+    chars = label_chars(beam, beam_font(beam))
+    assert all(len(label) <= chars for label in nodes.text)
+    assert any(label.endswith("…") for label in nodes.text)              # cut, and the hover has it whole
+    assert all("▁Donaudampfschifffahrtsgesellschaft" in hover for hover in nodes.hovertext[1:])
+    assert "<s>" not in nodes.text
+    # A rank's column holds its longest label at the font, with a gap before the next rank's dot.
+    plot_width = figure.layout.width - figure.layout.margin.l - figure.layout.margin.r
+    longest = max(len(label) for label in nodes.text)
+    assert plot_width / beam >= TEXT_OFFSET + CHAR_WIDTH * beam_font(beam) * longest + COLUMN_GAP - 1
+    assert figure.layout.width <= 940                                       # a 1400 px window's main column
+    # A row per step, a band under each for the links.
+    assert figure.layout.height >= 30 * 31
+    # The best hypothesis is drawn in red from the root down.
+    assert nodes.marker.color[0] == "crimson" and nodes.marker.color[1] == "crimson"
+
+
+def test_beam_tree_links_stay_out_of_the_label_rows(h8):
+    result = beam_tree(h8, FORTY_FIVE_WORDS, 10, 0.6)
+    figure = beam_tree_figure(result, h8.pieces)
+    for trace in figure.data[:2]:
+        ys = [y for y in trace.y if y is not None]
+        # a link's turning points lie at least 9 px (of a 30 px row) from a row's labels
+        for y in ys:
+            offset = abs(y - round(y))
+            assert offset == 0 or offset >= 0.29
+
+
+# -- the page --
+
+def test_the_page_opens_on_the_choices_the_session_holds():
+    """The step, layer, head, beam size and α come from st.session_state when it holds them (a link, the last
+    visit); a choice the sentence or model no longer offers falls back to the default."""
+    from tests.app.conftest import open_page
+
+    at = open_page("decoding.py", "Two dogs play in the snow.", decoding_step=2, decoding_layer=0, decoding_head=1,
+                   decoding_beam=3, decoding_alpha=1.2)
+    assert at.slider(key="decoding_step").value == 2
+    assert (at.selectbox(key="decoding_layer").value, at.selectbox(key="decoding_head").value) == (0, 1)
+    assert (at.slider(key="decoding_beam").value, at.slider(key="decoding_alpha").value) == (3, 1.2)
+    assert any("step 2: cross-attention, layer 0, head 1" in chart.proto.spec for chart in at.get("plotly_chart"))
+    assert not at.warning or all("Session State" not in w.value for w in at.warning)
+    stale = open_page("decoding.py", "Two dogs play in the snow.", decoding_step=400, decoding_layer=99,
+                      decoding_beam=40)
+    layer = stale.selectbox(key="decoding_layer")
+    assert stale.slider(key="decoding_step").value == 0 and layer.value == int(layer.options[-1])    # the last
+    assert stale.slider(key="decoding_beam").value == 5
