@@ -335,7 +335,7 @@ def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, trai
         print(f"scores: {scores}", flush=True)
     info = {
         "name": args.out.name,
-        "description": f"English→German Transformer, {config.heads} head(s), trained on Multi30k task 1",
+        "description": f"English→German Transformer, {config.heads} head{'' if config.heads == 1 else 's'}, trained on Multi30k task 1",
         "data": {"train": str(args.data / "train.{en,de}.gz"), "train_pairs": len(train_src),
                  "validation": str(args.data / "val.{en,de}.gz"), "validation_pairs": len(val_src)},
         "training": {"epochs": meta["epoch"], "steps": meta["step"], "steps_per_epoch": steps_per_epoch,

@@ -104,8 +104,8 @@ else:
         ("positional", "most positional"), ("rare-token", "most rare-token"), ("syntactic", "most syntactic"))
         if summary[key])
     if not any(summary[role] for role in ("positional", "syntactic", "rare-token")):
-        st.info(f"No head reaches a role at these thresholds: coloured by role, every cell below is grey. The "
-                f"strongest candidates — {candidates}. Lower the thresholds (above) to see them get one.")
+        st.info(f"No head reaches a role at these thresholds (coloured by role, the maps below would be all grey). "
+                f"The strongest candidates — {candidates}. Lower the thresholds (above) to see them get one.")
     else:
         st.caption(f"Of {plural(summary['heads'], 'head')}: {summary['positional']} positional, "
                    f"{summary['syntactic']} syntactic, {summary['rare-token']} rare-token; strongest candidates — "

@@ -34,17 +34,16 @@ def masks() -> None:
     if partner is not None:
         padding, pieces = batch_padding_mask(checkpoint, [trace.text, partner])
         yours_padded = not padding[0].all()
-        padded = 0 if yours_padded else 1             # the row that gets the pads; the columns are its pieces
+        padded = 0 if yours_padded else 1             # the row that gets the pads
         names = ["your sentence", "a longer sentence" if yours_padded else "a shorter sentence"]
         title = ("Padding mask of a batch: your sentence padded to a longer one's length" if yours_padded
                  else "Padding mask of a batch: a shorter sentence padded to your sentence's length")
-        show_figure(mask_heatmap(padding, names, pieces[padded], title, row_title="sentence",
-                                 column_title=f"key position ({'your' if yours_padded else 'the shorter'} sentence's "
-                                              "pieces, then the pads)"),
+        show_figure(mask_heatmap(padding, names, [], title, row_title="sentence",
+                                 column_title="key position (hover: each sentence's own piece)", row_pieces=pieces),
                     "padding-mask", pd.DataFrame(padding.astype(int), index=names))
-        st.caption(f"In {names[padded]}, the padded positions (" + ", ".join(
-            str(i) for i, ok in enumerate(padding[padded]) if not ok) + ") get mask 0: every query's attention to "
-            "them is exactly 0.")
+        pads = [i for i, ok in enumerate(padding[padded]) if not ok]       # the end of the row
+        where = f"position {pads[0]}" if len(pads) == 1 else f"positions {pads[0]}–{pads[-1]}"
+        st.caption(f"In {names[padded]}, the pads ({where}) get mask 0: every query's attention to them is exactly 0.")
 
 
 def scores_to_softmax() -> None:

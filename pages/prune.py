@@ -72,7 +72,7 @@ else:
 presets = st.columns([3, 1, 2, 1])   # wide enough for "Keep only heads with a role"
 fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction", persist_state=KEEP,
                              disabled=importance is None)
-presets[1].button("Prune them", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
+presets[1].button(f"Prune these {fraction}%", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
     set(least_important(importance_scores(importance, normalisation), fraction / 100, heads))))
 # "Keep only heads with a role" at the thresholds set on the Heads page (or the defaults), said before it is done.
 thresholds = Thresholds(**st.session_state.get("role_thresholds", asdict(Thresholds())))

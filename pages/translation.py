@@ -21,7 +21,7 @@ else:
 st.subheader("Tokens")
 columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.target_tokens,
            "decoder output": trace.output_tokens}
-table = pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens})
+table = pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens}).fillna("")
 # Every token row shown (no 10-row scroll box): 35 px a row plus the header, up to 80 rows.
 st.dataframe(table, key="tokens", height=35 * (min(len(table), 80) + 1) + 3)
 scores = checkpoint.info.get("scores", {}).get("test_2016_flickr")

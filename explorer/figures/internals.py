@@ -56,16 +56,29 @@ def relative_bias_figure(offsets: np.ndarray, values: np.ndarray, title: str) ->
 
 
 def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: str = "", row_title: str = "query",
-                 column_title: str = "key") -> go.Figure:
-    """A yes/no mask in two colours with a two-entry key (not a continuous 0–1 scale)."""
-    rows, columns = position_labels(rows), position_labels(columns)
+                 column_title: str = "key", row_pieces: list[list[str]] | None = None) -> go.Figure:
+    """A yes/no mask in two colours with a two-entry key (not a continuous 0–1 scale).
+
+    row_pieces: for a batch of sentences, each row's own pieces: the columns are then numbered positions, and
+    each cell names its own sentence's piece (printed while they fit, else on hover)."""
     allowed = mask.astype(bool)
+    state = np.where(allowed, "may attend (1)", "blocked (0)")
+    if row_pieces is not None:
+        columns = [str(i) for i in range(mask.shape[1])]
+        pieces = np.array([[display_tokens([p])[0] for p in row] for row in row_pieces], dtype=object)
+        text, printed = pieces, mask.shape[1] <= 24
+        hover = f"{row_title} %{{y}}<br>position %{{x}}: %{{text}}<br>%{{customdata}}<extra></extra>"
+        rows = [f"{name}" for name in rows]
+    else:
+        rows, columns = position_labels(rows), position_labels(columns)
+        text, printed = state, False
+        hover = f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>%{{customdata}}<extra></extra>"
     figure = go.Figure(go.Heatmap(
         z=allowed.astype(float), x=columns, y=rows, zmin=0, zmax=1, xgap=1, ygap=1,
         colorscale=[[0, "#3b3b3b"], [0.5, "#3b3b3b"], [0.5, "#9ecae1"], [1, "#9ecae1"]],
-        text=np.where(allowed, "may attend (1)", "blocked (0)"),
+        text=text, customdata=state, texttemplate="%{text}" if printed else None, textfont=dict(size=10),
         colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked (0)", "may attend (1)"], thickness=14, len=0.5),
-        hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>%{{text}}<extra></extra>"))
+        hovertemplate=hover))
     figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
     token_axes(figure, row_title, column_title)
     return figure

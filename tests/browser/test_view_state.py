@@ -5,7 +5,7 @@ import pytest
 
 from tests.browser.harness import go_to, offline_context, open_view, query_parameters, settle, submit_sentence
 
-pytestmark = pytest.mark.xdist_group("browser")
+pytestmark = pytest.mark.xdist_group("browser-views")    # a second Streamlit server and Chromium, on the other xdist worker
 
 SENTENCE = "A man in a blue shirt is riding a bicycle down the street."
 
