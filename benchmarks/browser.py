@@ -13,6 +13,13 @@ new sentences ≤ 2 s, cached ≤ 0.5 s (medians printed).
 
 Then, on the Prune page, the time from ticking one head's box to the new translation and its diff drawn
 (target ≤ 1 s), over several heads that each change the translation.
+
+    .venv/bin/python benchmarks/browser.py --cold-links
+
+Cold deep links: every page opened in a new tab from a link with a 45-word sentence no page has seen, the 2-head
+model and beam 4, timed to every figure of the page drawn (target ≤ 2 s); and, for scale, the same for a
+one-line Streamlit app with no chart and with a single 2 × 2 plotly heatmap (what any page with a chart costs
+this browser before the explorer does anything).
 """
 
 from __future__ import annotations
@@ -128,6 +135,42 @@ EVERY_FIGURE = """
 COUNT = "() => [document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length, document.querySelectorAll('iframe').length]"
 
 
+FLOOR_APP = """
+import plotly.graph_objects as go
+import streamlit as st
+
+st.sidebar.text_area("English sentence", "x")
+if st.query_params.get("chart"):
+    st.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])))
+else:
+    st.text("no chart")
+"""
+
+
+def time_floor(context, folder: Path, rounds: int = 3) -> dict[str, float]:
+    """Median seconds for a new tab of a one-line Streamlit app to show its text, or its one small chart."""
+    script = folder / "floor.py"
+    script.write_text(FLOOR_APP)
+    times = {"text": [], "chart": []}
+    with streamlit_server(folder / "floor.log", script=script) as url:
+        warm = context.new_page()
+        warm.goto(url + "/?chart=1")
+        warm.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        warm.close()
+        for _ in range(rounds):
+            for name, query in (("text", ""), ("chart", "chart=1")):
+                page = context.new_page()
+                start = time.perf_counter()
+                page.goto(f"{url}/?{query}")
+                if query:
+                    page.locator(".js-plotly-plot .main-svg .cartesianlayer").first.wait_for(timeout=60_000)
+                else:
+                    page.get_by_text("no chart").wait_for(timeout=60_000)
+                times[name].append(time.perf_counter() - start)
+                page.close()
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 def time_cold_links(context, url: str, model: str = "h2", beam: int = 4) -> dict[str, float]:
     """Per page: open a deep link with a new 45-word sentence; seconds until every figure is drawn."""
     from urllib.parse import quote
@@ -172,6 +215,9 @@ def main() -> None:
             for name, seconds in time_cold_links(context, url).items():
                 print(f"  cold deep link, 45 words, h2, beam 4: {name + ':':12s} {seconds:.2f} s  target ≤ 2.0 s "
                       f"{'ok' if seconds <= 2.0 else 'MISSED'}")
+            floor = time_floor(context, Path(folder))
+            print(f"  for scale, a new tab of a one-line Streamlit app: text only {floor['text']:.2f} s, "
+                  f"one 2 × 2 plotly heatmap {floor['chart']:.2f} s (medians of 3)")
             browser.close()
         return
     with tempfile.TemporaryDirectory() as folder, streamlit_server(Path(folder) / "server.log") as url, \

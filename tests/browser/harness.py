@@ -31,12 +31,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(log_path: Path):
-    """Start `streamlit run pages/app.py` on a free port; yield its URL once healthy."""
+def streamlit_server(log_path: Path, script: Path = Path("pages/app.py")):
+    """Start `streamlit run pages/app.py` (or another script) on a free port; yield its URL once healthy."""
     port = free_port()
     with open(log_path, "w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "pages/app.py", "--server.headless", "true", "--server.port", str(port),
+            [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true", "--server.port", str(port),
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
         url = f"http://localhost:{port}"
