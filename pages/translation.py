@@ -19,6 +19,8 @@ if checkpoint.task == FILL_MASK:
 else:
     st.text(trace.output_text)
 st.subheader("Tokens")
+if any(token.startswith("▁") for token in trace.source_tokens):
+    st.caption("▁ marks a piece that starts a word (SentencePiece); a piece without it continues the word before.")
 columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.target_tokens,
            "decoder output": trace.output_tokens}
 table = pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens}).fillna("")

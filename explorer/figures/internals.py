@@ -66,7 +66,7 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: s
     if row_pieces is not None:
         columns = [str(i) for i in range(mask.shape[1])]
         pieces = np.array([[display_tokens([p])[0] for p in row] for row in row_pieces], dtype=object)
-        text, printed = pieces, mask.shape[1] <= 24
+        text, printed = pieces, mask.shape[1] <= 12      # wider, the pieces run into each other: on hover
         hover = f"{row_title} %{{y}}<br>position %{{x}}: %{{text}}<br>%{{customdata}}<extra></extra>"
         rows = [f"{name}" for name in rows]
     else:
