@@ -5,8 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
-from explorer.figures.attention import layer_heads
-from explorer.figures.common import CONTENT_WIDTH, PANEL_LABELS, cell_size, panels_per_row, plural
+from explorer.figures.attention import focus_rows, layer_heads
+from explorer.figures.common import CONTENT_WIDTH, display_tokens, PANEL_LABELS, cell_size, panels_per_row, plural
 from explorer.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
@@ -93,6 +93,19 @@ else:
     right.caption("These models split the sentence into different tokens, so there is no shared token to focus on.")
 
 
+if focus is not None and kind == "encoder":
+    # The focus token's row in every head of every model, one figure: short rows, shared keys, so the models
+    # compare at a glance however long the sentence (the panels below give each head's whole pattern).
+    rows = {models[label].name if [models[other].name for other in labels].count(models[label].name) == 1 else label:
+            traces[label].pattern("encoder")[min(layer, models[label].layers("encoder") - 1), :,
+                                                                    focus]
+            for label in labels}
+    show_figure(focus_rows(rows, tokens[0], display_tokens([tokens[0][focus]])[0],
+                           f"What “{display_tokens([tokens[0][focus]])[0]}” attends to: every head of every model, "
+                           f"encoder layer {layer} (a model with fewer layers: its last)", colour_scale()),
+                "compare-focus-rows", {name: weights for name, weights in rows.items()})
+
+
 def draw(label: str, width: int) -> None:
     """One model's heads of the chosen layer, as many a row as fit `width` px with every token labelled."""
     trace, model = traces[label], models[label]
@@ -102,7 +115,8 @@ def draw(label: str, width: int) -> None:
     shown_layer = min(layer, model.layers(kind) - 1)
     pattern = trace.pattern(kind)[shown_layer]
     queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
-    show_figure(layer_heads(pattern, queries, keys, f"{label}: {plural(model.heads, 'head')}, {kind} layer {shown_layer}",
+    show_figure(layer_heads(pattern, queries, keys, f"{label}{'' if 'head' in label else ': ' + plural(model.heads, 'head')}, "
+                            f"{kind} layer {shown_layer}",
                             focus_row=focus if kind == "encoder" else None,
                             focus_column=focus if kind in ("encoder", "cross") else None,
                             per_row=panels_per_row(max(len(queries), len(keys)), model.heads, width),

@@ -57,6 +57,7 @@ def main() -> None:
                 page.goto(link)
                 page.get_by_label("English sentence").first.wait_for()
                 settle(page)
+                page.wait_for_timeout(1500)       # charts below the first screen finish drawing
                 target = out / f"{name}-{size}.png"
                 page.screenshot(path=str(target))
                 print(target, flush=True)

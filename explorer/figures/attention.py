@@ -122,3 +122,19 @@ def layer_heads(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[s
                          height=height, width=columns * (panel_width + 40) + 160,
                          margin=dict(l=10, r=10, t=60 + key_room, b=10))
     return figure
+
+
+def focus_rows(rows: dict[str, np.ndarray], key_tokens: list[str], focus: str, title: str,
+               scale: str = ABSOLUTE) -> go.Figure:
+    """One query's attention in every head of several models, one row a head: rows {model: [heads, keys]}. The
+    rows are short and the keys shared, so models compare side by side at any sentence length."""
+    labels = [f"{model} · head {head}" for model, weights in rows.items() for head in range(len(weights))]
+    z = np.concatenate(list(rows.values()))
+    keys = position_labels(key_tokens)
+    low, high = weight_range(z, scale)
+    figure = go.Figure(go.Heatmap(z=z, x=keys, y=labels, zmin=low, zmax=high, colorscale="Blues", ygap=1,
+                                  colorbar=dict(title=scale_note(z, scale), thickness=12),
+                                  hovertemplate="%{y}<br>" + focus + " → %{x}<br>weight %{z:.3f}<extra></extra>"))
+    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
+    token_axes(figure, row_title="model · head", column_title="key")
+    return figure

@@ -216,11 +216,17 @@ def test_compare_page_draws_every_head_of_every_model():
     shown = [t.value for t in at.text]
     for checkpoint in models.values():
         assert translate(checkpoint, [SENTENCE])[0] in shown
-    grids = [chart_data(at, i) for i in range(len(models))]
+    grids = [chart_data(at, i) for i in range(1, len(models) + 1)]          # after the focus token's rows
     assert sorted(len(g) for g in grids) == sorted(models)  # one heatmap per head: 1, 2, 8
     h8_grid = next(g for g in grids if len(g) == 8)
     expected = trace_sentence(models[8], SENTENCE).pattern("encoder")[0, 6]
     np.testing.assert_allclose(np.array(h8_grid[6]["z"], dtype=float), expected, atol=1e-6)
+    # The focus token's row (token 0 by default) in every head of every model, one row a head, model by model.
+    [rows] = chart_titled(at, "every head of every model")
+    assert len(rows["y"]) == sum(models) and rows["y"][0].endswith("· head 0")
+    order = [int(label.split("-h")[1].split(" ")[0]) for label in dict.fromkeys(y.split(" · ")[0] for y in rows["y"])]
+    expected = np.concatenate([trace_sentence(models[heads], SENTENCE).pattern("encoder")[0, :, 0] for heads in order])
+    np.testing.assert_allclose(np.array(rows["z"], dtype=float), expected, atol=1e-6)
     [summaries] = [t.value for t in at.table]                 # one column per model, one row per measure
     for heads, checkpoint in models.items():
         column = summaries[next(c for c in summaries.columns if checkpoint.name in c)]

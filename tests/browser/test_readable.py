@@ -140,7 +140,7 @@ def test_compare_keeps_every_heatmap_cell_readable_at_45_tokens(context, app_url
     try:
         images = page.locator('[data-testid="stPlotlyChart"] .heatmaplayer image')
         page.wait_for_function("n => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .heatmaplayer image')"
-                               ".length === n", arg=8 + 1 + 2)      # every head of the three models
+                               ".length === n", arg=1 + 8 + 1 + 2)  # the focus rows, every head of the three models
         widths = [box["right"] - box["left"] for box in boxes(images)]
         assert min(widths) / 49 >= 12                   # ≥ 12 px a key (on main: 40–70 px for all 49 keys)
         titles = boxes(page.locator('[data-testid="stPlotlyChart"] .annotation-text'))
