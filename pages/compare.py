@@ -115,8 +115,8 @@ def draw(label: str, width: int) -> None:
     shown_layer = min(layer, model.layers(kind) - 1)
     pattern = trace.pattern(kind)[shown_layer]
     queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
-    show_figure(layer_heads(pattern, queries, keys, f"{label}{'' if 'head' in label else ': ' + plural(model.heads, 'head')}, "
-                            f"{kind} layer {shown_layer}",
+    heads = "" if "head" in label else f": {plural(model.heads, 'head')}"     # bundled labels say it already
+    show_figure(layer_heads(pattern, queries, keys, f"{label}{heads}, {kind} layer {shown_layer}",
                             focus_row=focus if kind == "encoder" else None,
                             focus_column=focus if kind in ("encoder", "cross") else None,
                             per_row=panels_per_row(max(len(queries), len(keys)), model.heads, width),
