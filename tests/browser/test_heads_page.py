@@ -6,8 +6,9 @@ import re
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
-from tests.browser.harness import offline_context, wait_idle
+from tests.browser.harness import offline_context, settle, wait_idle
 
 pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and one Chromium for these tests, on one xdist worker
 
@@ -32,7 +33,7 @@ def open_heads(context, url: str, sentence: str = SENTENCE):
 
 def radio(page, label: str, option: str) -> None:
     page.locator('[data-testid="stRadio"]', has_text=label).get_by_text(option, exact=True).click()
-    wait_idle(page)
+    settle(page)            # the rerun has redrawn every chart (not only finished: charts are replaced after it)
 
 
 # The grid of st.dataframe is drawn on a canvas: its column edges are read from the pixels (the vertical lines
@@ -108,14 +109,21 @@ ROLE_MAP = """plot => {
 
 def role_maps(page) -> list[dict]:
     """The three role maps (the first three charts), each scrolled into view so that plotly draws it."""
-    maps = []
-    for index in range(3):
-        chart = page.locator('[data-testid="stPlotlyChart"]').nth(index)
-        chart.scroll_into_view_if_needed()
-        plot = chart.locator(".js-plotly-plot")
-        plot.locator(".heatmaplayer").wait_for(state="attached", timeout=30_000)
-        maps.append(plot.evaluate(ROLE_MAP))
-    return maps
+    for attempt in range(5):
+        try:
+            maps = []
+            for index in range(3):
+                chart = page.locator('[data-testid="stPlotlyChart"]').nth(index)
+                chart.scroll_into_view_if_needed()
+                plot = chart.locator(".js-plotly-plot")
+                plot.locator(".heatmaplayer").wait_for(state="attached", timeout=30_000)
+                maps.append(plot.evaluate(ROLE_MAP))
+            return maps
+        except PlaywrightError as error:        # a chart replaced by a late redraw: read the new one
+            if "attached" not in str(error) or attempt == 4:
+                raise
+            settle(page)
+    return []
 
 
 def test_the_role_maps_are_coloured_by_importance_with_short_readable_cells(context, app_url):
