@@ -27,7 +27,7 @@ def open_heads(context, url: str, sentence: str = SENTENCE):
     page = context.new_page()
     page.goto(f"{url}/heads?model=h8&sentence={quote(sentence)}")
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=90_000)
-    wait_idle(page)
+    settle(page)
     return page
 
 
