@@ -96,14 +96,14 @@ else:
 if focus is not None and kind == "encoder":
     # The focus token's row in every head of every model, one figure: short rows, shared keys, so the models
     # compare at a glance however long the sentence (the panels below give each head's whole pattern).
-    rows = {models[label].name if [models[other].name for other in labels].count(models[label].name) == 1 else label:
-            traces[label].pattern("encoder")[min(layer, models[label].layers("encoder") - 1), :,
-                                                                    focus]
-            for label in labels}
-    show_figure(focus_rows(rows, tokens[0], display_tokens([tokens[0][focus]])[0],
-                           f"What “{display_tokens([tokens[0][focus]])[0]}” attends to: every head of every model, "
-                           f"encoder layer {layer} (a model with fewer layers: its last)", colour_scale()),
-                "compare-focus-rows", {name: weights for name, weights in rows.items()})
+    names = [models[label].name for label in labels]          # short row names, unless two models share one
+    rows = {(name if names.count(name) == 1 else label):
+            traces[label].pattern("encoder")[min(layer, models[label].layers("encoder") - 1), :, focus]
+            for name, label in zip(names, labels)}
+    token = display_tokens([tokens[0][focus]])[0]
+    show_figure(focus_rows(rows, tokens[0], token, f"What “{token}” attends to: every head of every model, encoder "
+                           f"layer {layer} (a model with fewer layers: its last)", colour_scale()),
+                "compare-focus-rows", rows)
 
 
 def draw(label: str, width: int) -> None:

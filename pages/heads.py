@@ -9,7 +9,7 @@ import streamlit as st
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.attention import attention_heatmap
 from explorer.figures.common import plural
-from explorer.figures.head_roles import (COLOUR_BY, EVOLUTION_MEASURES, evolution_figure, offset_histogram, role_map,
+from explorer.figures.head_roles import (COLOUR_BY, EVOLUTION_MEASURES, offset_histogram, role_map,
                                          syntactic_evidence)
 from explorer.exports import table_csv
 from explorer.head_evolution import EVOLUTION_FILE
@@ -22,7 +22,8 @@ from models.vocabulary import KIND_TITLES
 from explorer.corpus_scoring import scorer_for
 from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
 from models.interface import CONTINUE, TRANSLATE
-from pages.session import ROOT, cached_checkpoint, current_checkpoint, current_trace, warn_if_truncated, weights_mtime
+from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
+                           warn_if_truncated, weights_mtime)
 from pages import url_state
 from pages.widgets import ray_settings, show_figure
 
@@ -30,9 +31,6 @@ MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
             "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change",
             "perplexity change when masked alone": "perplexity_change"}
-# The corpora the shipped analyses were measured on (as the Prune page's defaults), when this checkout has them.
-DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
-DEFAULT_TREEBANK = ROOT.parent / "shared" / "data" / "ud" / "en_ewt-ud-dev.conllu.gz"
 # Role maps and table side by side up to this many heads; wider maps take the page's width, the table under them.
 SIDE_BY_SIDE_HEADS = 8
 
@@ -198,13 +196,6 @@ if entries:
                 f"{((roles or {}).get('corpus', {}).get('text') or {}).get('name') or 'the corpus'})")
     for example in entry.get("examples", []):
         st.text(example)
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def evolution_chart(path: str, modified: float, measure: str, thresholds: tuple):
-    """The evolution figure depends on the shipped file, the measure and the thresholds only, not the sentence:
-    built once (72 heads' lines took 0.24 s a run)."""
-    return evolution_figure(shipped(cached_checkpoint(path, modified), EVOLUTION_FILE), measure, dict(thresholds))
-
 
 st.header("How the heads formed during training")
 evolution = shipped(checkpoint, EVOLUTION_FILE)

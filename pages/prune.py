@@ -20,11 +20,11 @@ from models.data import CorpusError, read_lines, read_parallel
 from models.interface import FILL_MASK, TRANSLATE
 from models.vocabulary import KIND_TITLES
 from explorer.figures.common import plural
-from pages.session import ROOT, corpus_score, current_checkpoint, current_trace, example_translations, weights_mtime
+from pages.session import (DEFAULT_CORPUS, corpus_score, current_checkpoint, current_trace, example_translations,
+                           weights_mtime)
 from pages.widgets import ray_settings, show_figure
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
-DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 
 checkpoint = current_checkpoint()
 path = str(checkpoint.path)

@@ -17,7 +17,10 @@ from explorer.decoding_steps import beam_tree, masked_word
 from explorer.domain import familiarity
 from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
+from explorer.figures.head_roles import evolution_figure
+from explorer.head_evolution import EVOLUTION_FILE
 from explorer.head_sets import HeadSet, head_mask
+from explorer.shipped_analyses import shipped
 from explorer.corpus_scoring import scorer_for
 from explorer.inputs import InputError, prepare_source
 from explorer.trace import Trace, trace_sentence
@@ -35,6 +38,9 @@ OWN = "Your own checkpoint folder…"
 EXAMPLES = [example.english for example in CAPTION_EXAMPLES]
 EXAMPLE_LABELS = {example.english: label(example) for example in CAPTION_EXAMPLES}
 MAX_SENTENCE_CHARS = 5000
+# The corpora the shipped analyses were measured on: the Heads and Prune pages' defaults.
+DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
+DEFAULT_TREEBANK = ROOT.parent / "shared" / "data" / "ud" / "en_ewt-ud-dev.conllu.gz"
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,13 @@ def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pru
     else:
         sources, references = read_lines(Path(src).expanduser()), None
     return scorer_for(checkpoint, sources[:limit], references).quality(head_mask(pruned, checkpoint))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def evolution_chart(path: str, modified: float, measure: str, thresholds: tuple):
+    """How the heads formed: the figure depends on the shipped file, the measure and the thresholds only, not the
+    sentence, so it is built once (72 heads' lines took 0.24 s a run)."""
+    return evolution_figure(shipped(cached_checkpoint(path, modified), EVOLUTION_FILE), measure, dict(thresholds))
 
 
 def weights_mtime(path: str) -> float:

@@ -35,8 +35,8 @@ def significant(value: float) -> str:
 
 # -- token axes --
 
-# A figure wider than this lays out at its own width (the page shows it at that width and scrolls where the
-# column is narrower); below it, the figure stretches over the column, where its labels have room at any width.
+# A figure wider than this lays out at its own width (a cell per token; Streamlit still caps it at the column's
+# width); below it, the figure stretches over the column, where its labels have room at any width.
 FIXED_WIDTH_FROM = 560
 PLOT_SIDES = 110           # left and right of the bars: tick numbers and axis titles on both sides
 

@@ -1,7 +1,7 @@
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.browser.harness import launch, streamlit_server
+from tests.browser.harness import launch, offline_context, streamlit_server
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +16,11 @@ def browser():
         browser = launch(playwright)
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def context(browser):
+    """A fresh offline browser context (its own session and cookies) for one test."""
+    context = offline_context(browser)
+    yield context
+    context.close()

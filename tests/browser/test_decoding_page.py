@@ -5,7 +5,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.harness import offline_context, wait_idle
+from tests.browser.harness import wait_idle
 
 pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and one Chromium for the browser tests
 
@@ -29,13 +29,6 @@ CHART_BOXES = """([title, selector]) => {
         }),
     };
 }"""
-
-
-@pytest.fixture
-def context(browser):
-    context = offline_context(browser)
-    yield context
-    context.close()
 
 
 def open_decoding(context, app_url, sentence: str, model: str = "h8", beam: int | None = None):

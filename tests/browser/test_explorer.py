@@ -11,13 +11,6 @@ pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and on
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
 
 
-@pytest.fixture
-def context(browser):
-    context = offline_context(browser)
-    yield context
-    context.close()
-
-
 def open_app(context, url):
     page = context.new_page()
     dialogs = []

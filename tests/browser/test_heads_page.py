@@ -8,19 +8,12 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.browser.harness import offline_context, settle, wait_idle
+from tests.browser.harness import settle, wait_idle
 
 pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and one Chromium for these tests, on one xdist worker
 
 SENTENCE = "Two dogs play in the snow."
 OUT_OF_DOMAIN = "The quarterly earnings report exceeded analyst expectations despite inflation."
-
-
-@pytest.fixture
-def context(browser):
-    context = offline_context(browser)
-    yield context
-    context.close()
 
 
 def open_heads(context, url: str, sentence: str = SENTENCE):

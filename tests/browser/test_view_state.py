@@ -3,19 +3,11 @@ brings back the page's own choices (the head looked at, the query, the focus tok
 
 import pytest
 
-from tests.browser.harness import go_to, offline_context, open_view, query_parameters, settle, submit_sentence
+from tests.browser.harness import go_to, open_view, query_parameters, settle, submit_sentence
 
 pytestmark = pytest.mark.xdist_group("browser-views")    # a second Streamlit server and Chromium, on the other xdist worker
 
 SENTENCE = "A man in a blue shirt is riding a bicycle down the street."
-
-
-@pytest.fixture
-def context(browser):
-    context = offline_context(browser)
-    yield context
-    assert context.blocked == []
-    context.close()
 
 
 def visit(page, title: str) -> None:
@@ -32,6 +24,7 @@ def test_pruned_heads_survive_a_page_change(context, app_url):
     page.get_by_text("8 of 72 heads pruned").wait_for(timeout=10_000)       # on main: "0 of 72 heads pruned"
     assert "cross.2" in query_parameters(page).get("pruned", "")
     assert page.get_by_role("checkbox", name="cross.2.5").is_checked()
+    assert context.blocked == []
 
 
 def test_the_head_and_the_tab_a_link_names_stay_across_pages(context, app_url):
@@ -45,6 +38,7 @@ def test_the_head_and_the_tab_a_link_names_stay_across_pages(context, app_url):
     visit(page, "Attention")
     page.locator(".gtitle", has_text="cross, layer 2: average of the 8 heads").wait_for()
     assert query_parameters(page)["head"] == "cross.2.5" and query_parameters(page)["view"] == "Head average"
+    assert context.blocked == []
 
 
 def test_the_query_and_the_focus_token_are_kept_by_the_url(context, app_url):
@@ -56,6 +50,7 @@ def test_the_query_and_the_focus_token_are_kept_by_the_url(context, app_url):
     visit(page, "Internals")
     page.locator(".gtitle", has_text="query ▁shirt: scores over the keys").wait_for()
     assert query_parameters(page)["query"] == "5" and query_parameters(page)["focus"] == "4"
+    assert context.blocked == []
 
 
 def test_a_newline_in_the_sentence_becomes_a_space(context, app_url):
@@ -64,3 +59,4 @@ def test_a_newline_in_the_sentence_becomes_a_space(context, app_url):
     settle(page)
     assert query_parameters(page)["sentence"] == "A dog runs on the beach."           # on main: "%0A" in the URL
     assert page.get_by_label("English sentence").first.input_value() == "A dog runs on the beach."
+    assert context.blocked == []
