@@ -18,6 +18,7 @@ if str(ROOT) not in sys.path:          # Streamlit puts the entry's folder on th
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
+from pages.access import ask_token, granted  # noqa: E402
 from pages.sidebar import render_sidebar  # noqa: E402
 
 # One torch thread per computation. Streamlit runs every browser session in a thread of one process; with
@@ -31,6 +32,8 @@ torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
 # would show as empty boxes in a browser without an emoji font.
 st.set_page_config(page_title="Attention Explorer", page_icon=str(Path(__file__).parent / "favicon.png"),
                    layout="wide")
+# A shared server started with a token (pages/launch.py) shows nothing, not even the pages' names, without it.
+allowed = granted()
 navigation = st.navigation([
     st.Page("translation.py", title="Translation", icon=":material/translate:", default=True),
     st.Page("attention.py", title="Attention", icon=":material/grid_on:"),
@@ -39,6 +42,9 @@ navigation = st.navigation([
     st.Page("heads.py", title="Heads", icon=":material/hub:"),
     st.Page("compare.py", title="Compare models", icon=":material/compare:"),
     st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
-])
+], position="sidebar" if allowed else "hidden")
+if not allowed:
+    ask_token()
+    st.stop()
 render_sidebar()
 navigation.run()

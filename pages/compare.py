@@ -10,7 +10,8 @@ from explorer.figures.common import CONTENT_WIDTH, display_tokens, PANEL_LABELS,
 from explorer.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
-from pages.session import (BUNDLED, cached_checkpoint, cached_trace, selection, warn_if_truncated,
+from pages.access import policy, quoted, refuse
+from pages.session import (cached_checkpoint, cached_trace, offered_models, selection, warn_if_truncated,
                            weights_mtime)
 from pages import url_state
 from pages.widgets import colour_scale, show_figure
@@ -18,26 +19,31 @@ from pages.widgets import colour_scale, show_figure
 MOST = 3
 
 st.title("Compare models")
-bundled = {label: str(path) for label, path in sorted(BUNDLED.items(), key=lambda item: item[1].name)
-           if (path / "config.json").is_file()}
-# Compare starts from the model that is open: it comes first, then the bundled models it is not.
+offered = offered_models()
+# Compare starts from the model that is open: it comes first, then the other offered models.
 opened = selection().model_path
-candidates = {label: path for label, path in bundled.items() if path == opened}
+candidates = {label: path for label, path in offered.items() if path == opened}
 if not candidates and opened:
     candidates[f"open model ({opened})"] = opened
-candidates.update(bundled)
-url_state.kept_text("compare_others", "compare_others")
-others = st.text_area("More models to offer: folders (ours or Hugging Face) or cached hub ids, one per line",
-                      key="compare_others", height=68, placeholder="/path/to/opus-mt-en-de")
-url_state.keep("compare_others", others.strip())
-candidates.update({line.strip(): line.strip() for line in others.splitlines() if line.strip()})
+candidates.update(offered)
+if policy().serving:        # a shared server opens only the models its host offered
+    if url_state.saved("compare_others"):
+        refuse(f"This server compares only its own models, not {quoted(url_state.saved('compare_others'))}.",
+               f"compare models {quoted(url_state.saved('compare_others'))}")
+        url_state.keep("compare_others", "")
+else:
+    url_state.kept_text("compare_others", "compare_others")
+    others = st.text_area("More models to offer: folders (ours or Hugging Face) or cached hub ids, one per line",
+                          key="compare_others", height=68, placeholder="/path/to/opus-mt-en-de")
+    url_state.keep("compare_others", others.strip())
+    candidates.update({line.strip(): line.strip() for line in others.splitlines() if line.strip()})
 url_state.kept_list("compare_models", "compare", list(candidates))
 labels = st.multiselect("Models (two or three)", list(candidates), default=list(candidates)[:MOST], key="compare_models",
                         max_selections=MOST)
 url_state.keep("compare", "|".join(labels))
 if len(labels) < 2:
-    st.info("Choose at least two models to compare (the bundled models are models/en-de-h1, -h2 and -h8; add "
-            "folders or hub ids above).")
+    st.info("Choose at least two models to compare (the bundled models are models/en-de-h1, -h2 and -h8"
+            + ("" if policy().serving else "; add folders or hub ids above") + ").")
     st.stop()
 
 chosen = selection()

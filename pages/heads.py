@@ -1,7 +1,6 @@
 """Heads: which are positional, syntactic, rare-token (Voita et al. 2019), how confident, and which matter."""
 
 from dataclasses import asdict, fields
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -25,7 +24,8 @@ from models.interface import CONTINUE, TRANSLATE
 from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
                            warn_if_truncated, weights_mtime)
 from pages import url_state
-from pages.widgets import ray_settings, show_figure
+from pages.jobs import corpus_job
+from pages.widgets import corpus_file, ray_settings, remember_retries, show_figure, show_retries
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -33,26 +33,6 @@ MEASURES = {"gradient importance": "gradient_importance",
             "perplexity change when masked alone": "perplexity_change"}
 # Role maps and table side by side up to this many heads; wider maps take the page's width, the table under them.
 SIDE_BY_SIDE_HEADS = 8
-
-
-def upload_or_path(label: str, key: str, default: Path | str = ""):
-    """A file to upload (key) and, beside it, a file's path on the server (key_path, pre-filled with `default`,
-    as the Prune page's corpus paths are); the upload wins."""
-    upload_column, path_column = st.columns(2)
-    upload = upload_column.file_uploader(label, key=key)
-    path = path_column.text_input("… or its path on the server", str(default), key=f"{key}_path",
-                                  help="Used when nothing is uploaded beside it; empty: none.")
-    return upload, path.strip()
-
-
-def read_choice(upload, path: str) -> tuple[bytes, str, str]:
-    """(bytes, name for messages, name to show) of the upload, else of the file at `path` (a CorpusError that
-    names the path when it is missing or unreadable); (b"", "", "") for neither."""
-    if upload is not None:
-        return upload.getvalue(), upload.name, upload.name
-    if path:
-        return file_bytes(path), path, Path(path).name
-    return b"", "", ""
 
 
 def table_config(shown: pd.DataFrame, measure_label: str) -> dict:
@@ -223,63 +203,62 @@ with st.expander("Recompute on your own corpus"):
                "Positional, rare-token and confidence statistics mean most on sentences like the training data; "
                "syntactic roles need gold trees.")
     workers, address = ray_settings("heads")
-    text_file, text_path = upload_or_path("Plain sentences, one per line (plain or .gz)", "heads_text",
-                                          DEFAULT_CORPUS / "val.en.gz")
-    treebank, treebank_path = upload_or_path("Treebank (CoNLL-U, plain or .gz) for syntactic roles", "heads_treebank",
-                                             DEFAULT_TREEBANK)
-    if st.button("Compute roles", key="heads_compute_roles",
-                 disabled=not (text_file or text_path or treebank or treebank_path)):
+    show_retries("heads")
+    text_file = corpus_file("Plain sentences, one per line (plain or .gz)", "heads_text", DEFAULT_CORPUS / "val.en.gz")
+    treebank = corpus_file("Treebank (CoNLL-U, plain or .gz) for syntactic roles", "heads_treebank", DEFAULT_TREEBANK)
+    if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank)):
         try:
-            text_data, text_source, text_name = read_choice(text_file, text_path)
-            tree_data, tree_source, tree_name = read_choice(treebank, treebank_path)
+            text_data, text_source, text_name = text_file.read()
+            tree_data, tree_source, tree_name = treebank.read()
             sentences = lines_of(text_data, text_source) if text_data else None
             trees = trees_of(tree_data, tree_source) if tree_data else None
             if not sentences and not trees:
                 raise CorpusError(f"{text_source or tree_source}: holds no sentences")
-            bar = st.progress(0.0, text="Computing head roles…")
-            with workers_for(key, workers, address) as runner:
+            with corpus_job("computing head roles"), workers_for(key, workers, address) as runner:
+                bar = st.progress(0.0, text="Computing head roles…")
                 st.session_state[f"roles:{key}"] = cached_analysis(
                     "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
                         checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name,
                         progress=lambda f: bar.progress(f), tallies_of=tallies_on(runner)).to_json())
+                remember_retries(runner, "heads")
             st.rerun()
         except DistributedError as error:
             st.error(f"Could not compute on Ray: {error}")
         except (OSError, CorpusError, ValueError) as error:
             st.error(f"Cannot use these files: {error}")
     if translates:
-        source, source_path = upload_or_path("Source sentences for importance", "heads_src", DEFAULT_CORPUS / "val.en.gz")
-        reference, reference_path = upload_or_path("Their reference translations (aligned)", "heads_ref",
-                                                   DEFAULT_CORPUS / "val.de.gz")
+        source = corpus_file("Source sentences for importance", "heads_src", DEFAULT_CORPUS / "val.en.gz")
+        reference = corpus_file("Their reference translations (aligned)", "heads_ref", DEFAULT_CORPUS / "val.de.gz")
     else:
-        source, source_path = upload_or_path("Text for importance, one example per line (scored by its "
-                                             + ("next-token" if checkpoint.task == CONTINUE else "masked-token")
-                                             + " loss)", "heads_src", DEFAULT_CORPUS / "val.en.gz")
-        reference, reference_path = None, ""
+        source = corpus_file("Text for importance, one example per line (scored by its "
+                             + ("next-token" if checkpoint.task == CONTINUE else "masked-token") + " loss)",
+                             "heads_src", DEFAULT_CORPUS / "val.en.gz")
+        reference = None
     limit = st.number_input("Sentence pairs (at most)" if translates else "Lines (at most)", 10, 5000, 500,
                             key="heads_limit")
     if st.button("Compute importance", key="heads_compute_importance",
-                 disabled=not ((source or source_path) and (reference or reference_path or not translates))):
+                 disabled=not (source and (reference or not translates))):
         try:
-            source_data, source_name, corpus_name = read_choice(source, source_path)
+            source_data, source_name, corpus_name = source.read()
             sources = lines_of(source_data, source_name)
             reference_data, references = b"", None
             if translates:
-                reference_data, reference_name, _ = read_choice(reference, reference_path)
+                reference_data, reference_name, _ = reference.read()
                 sources, references = aligned(sources, lines_of(reference_data, reference_name), source_name,
                                               reference_name)
                 references = references[:limit]
             sources = sources[:limit]
             if not sources:
                 raise CorpusError(f"{source_name}: holds no lines")
-            bar = st.progress(0.0, text="Computing head importance…")
             corpus_key = corpus_hash(source_data, reference_data, str(limit).encode())
             scorer = scorer_for(checkpoint, sources, references)
-            with workers_for(key, workers, address) as runner:
+            with corpus_job("computing head importance"), workers_for(key, workers, address) as runner:
+                bar = st.progress(0.0, text="Computing head importance…")
                 st.session_state[f"importance:{key}"] = cached_analysis(
                     "importance", checkpoint, corpus_key,
                     lambda: importance_report(scorer, corpus_name=corpus_name, progress=lambda f: bar.progress(f),
                                               engine=engine_for(runner, scorer, sources, references)))
+                remember_retries(runner, "heads")
             st.rerun()
         except DistributedError as error:
             st.error(f"Could not compute on Ray: {error}")

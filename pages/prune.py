@@ -1,7 +1,6 @@
 """Prune heads and watch the output change (Michel et al. 2019; Voita et al. 2019). Per browser session."""
 
 from dataclasses import asdict
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -16,13 +15,14 @@ from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS
 from explorer.head_table import head_table, heads_without_role
 from explorer.roles import Thresholds
 from explorer.translation import bleu
-from models.data import CorpusError, read_lines, read_parallel
+from models.data import CorpusError, aligned, lines_of
 from models.interface import FILL_MASK, TRANSLATE
 from models.vocabulary import KIND_TITLES
 from explorer.figures.common import plural
 from pages.session import (DEFAULT_CORPUS, corpus_score, current_checkpoint, current_trace, example_translations,
                            weights_mtime)
-from pages.widgets import ray_settings, show_figure
+from pages.jobs import corpus_job
+from pages.widgets import CorpusChoice, corpus_file, ray_settings, remember_retries, show_figure, show_retries
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 
@@ -55,6 +55,20 @@ if any(toggle_key[spec] not in st.session_state for spec in heads):
         kept_pruned = set()
     for spec in heads:
         st.session_state.setdefault(toggle_key[spec], spec in kept_pruned)
+
+
+def corpus_lines(source: CorpusChoice, reference: CorpusChoice | None, limit: int):
+    """The first `limit` lines of a corpus (and of its aligned references, for a translation model), and its
+    name to show; a CorpusError naming the visitor's own file when it cannot be used."""
+    data, source_name, shown = source.read()
+    sources, references = lines_of(data, source_name), None
+    if reference is not None:
+        reference_data, reference_name, _ = reference.read()
+        sources, references = aligned(sources, lines_of(reference_data, reference_name), source_name, reference_name)
+        references = references[:limit]
+    if not sources:
+        raise CorpusError(f"{source_name}: holds no lines")
+    return sources[:limit], references, shown
 
 
 NORMALISATION_LABELS = {"raw": "raw gradient importance", "layer": "importance normalised per layer (Michel et al.)"}
@@ -146,34 +160,33 @@ if corpus_choice.startswith("the example"):
     output = example_translations(path, modified, pruned, checkpoint.target_language)
     st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}")
 else:
-    paths = st.columns(3)
     if translates:
-        src_path = paths[0].text_input("Source file", str(DEFAULT_CORPUS / "val.en.gz"), key="prune_src", persist_state=KEEP)
-        ref_path = paths[1].text_input("References", str(DEFAULT_CORPUS / "val.de.gz"), key="prune_ref", persist_state=KEEP)
+        source = corpus_file("Source file", "prune_src", DEFAULT_CORPUS / "val.en.gz")
+        reference = corpus_file("References", "prune_ref", DEFAULT_CORPUS / "val.de.gz")
     else:
-        src_path = paths[0].text_input("Text file, one example per line", str(DEFAULT_CORPUS / "val.en.gz"),
-                                       key="prune_src", persist_state=KEEP)
-        ref_path = ""
-    limit = paths[2].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="prune_limit", persist_state=KEEP)
+        source, reference = corpus_file("Text file, one example per line", "prune_src", DEFAULT_CORPUS / "val.en.gz"), None
+    limit = st.number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="prune_limit",
+                            persist_state=KEEP)
     # Scoring a corpus translates it twice: only when asked, never on every head toggle.
-    request = (src_path, ref_path, limit, pruned)
-    if st.button("Score the corpus", key="prune_score"):
+    if st.button("Score the corpus", key="prune_score", disabled=not (source and (reference or not translates))):
         try:
-            with st.spinner(f"Scoring {limit} lines with and without the pruned heads…"):
-                scores = [corpus_score(path, weights_mtime(path), src_path, ref_path, limit, heads,
-                                       checkpoint.target_language)
-                          for heads in (request[3], ())]
-            st.session_state["prune_corpus_score"] = (request, *scores)
+            sources, references, name = corpus_lines(source, reference, limit)
+            with corpus_job("scoring the corpus"):
+                with st.spinner(f"Scoring {len(sources)} lines with and without the pruned heads…"):
+                    scores = [corpus_score(path, weights_mtime(path), tuple(sources),
+                                           tuple(references) if references else None, heads, checkpoint.target_language)
+                              for heads in (pruned, ())]
+            st.session_state["prune_corpus_score"] = ((name, limit, pruned), *scores)
         except CorpusError as error:
             st.error(str(error))
     scored = st.session_state.get("prune_corpus_score")
-    if scored and scored[0][:3] == request[:3]:
-        scored_heads = scored[0][3]
+    if scored:
+        (name, scored_limit, scored_heads), after_score, before_score = scored
         metric = "BLEU" if translates else "Perplexity"
-        st.metric(f"{metric} on the first {limit} {'pairs' if translates else 'lines'}"
-                  + (", pruned" if scored_heads else ""), f"{scored[1]:.2f}", f"{scored[1] - scored[2]:+.2f} vs unpruned",
+        st.metric(f"{metric} on the first {scored_limit} {'pairs' if translates else 'lines'} of {name}"
+                  + (", pruned" if scored_heads else ""), f"{after_score:.2f}", f"{after_score - before_score:+.2f} vs unpruned",
                   delta_color="normal" if translates else "inverse")
-        if scored_heads != request[3]:
+        if scored_heads != pruned:
             st.caption("The pruned heads have changed since: score again to update.")
 
 st.header("Pruning curve")
@@ -189,35 +202,32 @@ with st.form("prune_curve"):
     curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps", persist_state=KEEP)
     seeds = settings[2].number_input("Random seeds", 0, 10, 3, key="curve_seeds", persist_state=KEEP)
     pairs = settings[3].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="curve_pairs", persist_state=KEEP)
-    src_file = st.text_input("Source file" if translates else "Text file, one example per line",
-                             str(DEFAULT_CORPUS / "test_2016_flickr.en.gz"), key="curve_src", persist_state=KEEP)
-    ref_file = st.text_input("References", str(DEFAULT_CORPUS / "test_2016_flickr.de.gz"), key="curve_ref", persist_state=KEEP,
-                             disabled=not translates)
+    curve_source = corpus_file("Source file" if translates else "Text file, one example per line", "curve_src",
+                               DEFAULT_CORPUS / "test_2016_flickr.en.gz")
+    curve_reference = (corpus_file("References", "curve_ref", DEFAULT_CORPUS / "test_2016_flickr.de.gz")
+                       if translates else None)
     workers, address = ray_settings("curve")
     compute = st.form_submit_button("Compute the curve", disabled=importance is None)
 if compute and curve_kinds:
     try:
-        if translates:
-            sources, references = read_parallel(Path(src_file).expanduser(), Path(ref_file).expanduser())
-            references = references[:pairs]
-        else:
-            sources, references = read_lines(Path(src_file).expanduser()), None
-        sources = sources[:pairs]
-        bar = st.progress(0.0, text="Pruning and scoring…")
+        sources, references, corpus_name = corpus_lines(curve_source, curve_reference, pairs)
         key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
                           f"{sorted(curve_kinds)}-{curve_steps}-{seeds}-{normalisation}".encode())
         scorer = scorer_for(checkpoint, sources, references)
-        with workers_for(path, workers, address) as runner:
+        with corpus_job("the pruning curve"), workers_for(path, workers, address) as runner:
+            bar = st.progress(0.0, text="Pruning and scoring…")
             engine = engine_for(runner, scorer, sources, references)
 
             def compute_curve() -> dict:
                 return pruning_curve(scorer, importance_scores(importance, normalisation), tuple(curve_kinds),
                                      curve_steps, seeds, progress=lambda f: bar.progress(f),
-                                     corpus_name=Path(src_file).name,
+                                     corpus_name=corpus_name,
                                      importance_corpus=importance["corpus"].get("name", ""), measure=normalisation,
                                      set_scores=engine.set_scores if engine else None)
 
             st.session_state[f"curve:{analyses}"] = cached_analysis("curve", checkpoint, key, compute_curve)
+            remember_retries(runner, "curve")
+        show_retries("curve")
     except (CorpusError, ValueError, DistributedError) as error:
         st.error(str(error))
 curve = st.session_state.get(f"curve:{analyses}", curve)

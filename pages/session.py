@@ -8,6 +8,7 @@ pruned heads, casing), so one person's choices never reach another's results.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,18 +24,20 @@ from explorer.head_sets import HeadSet, head_mask
 from explorer.shipped_analyses import shipped
 from explorer.corpus_scoring import scorer_for
 from explorer.inputs import InputError, prepare_source
+from explorer.memo import BoundedCache
 from explorer.trace import Trace, trace_sentence
 from explorer.translation import translate
 from models.checkpoint import CheckpointError
-from models.data import read_lines, read_parallel
 from models.decoding import BeamResult
 from models.interface import ExplorerModel
 from models.loader import open_model
+from pages.access import policy
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
            "1 head (en-de-h1)": ROOT / "models" / "en-de-h1"}
-OWN = "Your own checkpoint folder…"
+OWN = "Your own checkpoint folder…"      # a free-text folder box: on one's own machine only, never when served
+DEFAULT_MODEL = "8 heads (en-de-h8)"
 EXAMPLES = [example.english for example in CAPTION_EXAMPLES]
 EXAMPLE_LABELS = {example.english: label(example) for example in CAPTION_EXAMPLES}
 MAX_SENTENCE_CHARS = 5000
@@ -65,19 +68,36 @@ def cached_checkpoint(path: str, modified: float, target_language: str = "") -> 
     return model.for_target_language(target_language) if target_language in model.target_languages else model
 
 
-@st.cache_data(show_spinner="Translating…", max_entries=256)
+# Traces and beam trees are the big results (a 250-token sentence's trace is ~70 MB): bounded by bytes as well as
+# entries, shared read-only by every session (explorer/memo.py).
+TRACES = BoundedCache(int(os.environ.get("ATTENTION_EXPLORER_TRACE_CACHE_MB", "512")) * 2**20, max_entries=256)
+BEAM_TREES = BoundedCache(64 * 2**20, max_entries=64)
+
+
+def memoised(cache: BoundedCache, key: tuple, compute, spinner: str):
+    """cache.get with a spinner on the page while a new result is computed."""
+    if key in cache:
+        return cache.get(key, compute)
+    with st.spinner(spinner):
+        return cache.get(key, compute)
+
+
 def cached_trace(path: str, modified: float, sentence: str, beam_size: int, pruned: HeadSet = (),
                  fix_casing: bool = True, target_language: str = "") -> Trace:
-    """pruned: the masked heads (a HeadSet, hashable), so each pruning has its own cache entry."""
-    return trace_sentence(cached_checkpoint(path, modified, target_language), sentence, beam_size=beam_size,
-                          pruned=pruned, fix_casing=fix_casing)
+    """pruned: the masked heads (a HeadSet, hashable), so each pruning has its own cache entry. `modified` (the
+    weights' mtime) keys it too: a retrained folder is never stale."""
+    return memoised(TRACES, (path, modified, sentence, beam_size, tuple(pruned), fix_casing, target_language),
+                    lambda: trace_sentence(cached_checkpoint(path, modified, target_language), sentence,
+                                           beam_size=beam_size, pruned=pruned, fix_casing=fix_casing),
+                    "Translating…")
 
 
-@st.cache_data(max_entries=64, show_spinner="Beam search…")
 def cached_beam_tree(path: str, modified: float, text: str, beam_size: int, alpha: float,
                      target_language: str = "") -> BeamResult:
     """The beam search tree depends only on these: moving the step slider must not search again."""
-    return beam_tree(cached_checkpoint(path, modified, target_language), text, beam_size, alpha)
+    return memoised(BEAM_TREES, (path, modified, text, beam_size, alpha, target_language),
+                    lambda: beam_tree(cached_checkpoint(path, modified, target_language), text, beam_size, alpha),
+                    "Beam search…")
 
 
 @st.cache_data(max_entries=64, show_spinner="Filling in the mask…")
@@ -95,17 +115,13 @@ def example_translations(path: str, modified: float, pruned: HeadSet, target_lan
 
 
 @st.cache_data(max_entries=64, show_spinner="Scoring the corpus…")
-def corpus_score(path: str, modified: float, src: str, ref: str, limit: int, pruned: HeadSet,
-                 target_language: str = "") -> float:
-    """The model's quality with these heads pruned on the first `limit` lines of a corpus: BLEU against the
-    references (ref) for a translation model, perplexity of the text (ref "") for a language model."""
+def corpus_score(path: str, modified: float, sources: tuple[str, ...], references: tuple[str, ...] | None,
+                 pruned: HeadSet, target_language: str = "") -> float:
+    """The model's quality with these heads pruned on a corpus: BLEU against the references for a translation
+    model, perplexity of the text (references None) for a language model."""
     checkpoint = cached_checkpoint(path, modified, target_language)
-    if ref:
-        sources, references = read_parallel(Path(src).expanduser(), Path(ref).expanduser())
-        references = references[:limit]
-    else:
-        sources, references = read_lines(Path(src).expanduser()), None
-    return scorer_for(checkpoint, sources[:limit], references).quality(head_mask(pruned, checkpoint))
+    return scorer_for(checkpoint, list(sources), list(references) if references else None).quality(
+        head_mask(pruned, checkpoint))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -120,12 +136,27 @@ def weights_mtime(path: str) -> float:
     return weights.stat().st_mtime if weights.is_file() else 0.0
 
 
+def offered_models() -> dict[str, str]:
+    """label → folder or hub id: the bundled models that are present, then those the host named at start
+    (`start.sh --models …`, each by its folder's name or its hub id)."""
+    offered = {label: str(path) for label, path in BUNDLED.items() if (path / "config.json").is_file()}
+    for named in policy().models:
+        offered.setdefault(Path(named).name if Path(named).is_dir() else named, named)
+    return offered
+
+
+def model_links() -> dict[str, str]:
+    """label → its name in a link's `?model=`: 'h8' for the bundled 8-head model, the label for a host's model."""
+    return {label: BUNDLED[label].name.rsplit("-", 1)[-1] if label in BUNDLED else label for label in offered_models()}
+
+
 def selection() -> Selection:
     state = st.session_state
-    if state.get("model") == OWN:
+    if state.get("model") == OWN and not policy().serving:
         path = str(Path(state.get("own_model", "") or ".").expanduser())
-    else:
-        path = str(BUNDLED.get(state.get("model"), BUNDLED["8 heads (en-de-h8)"]))
+    else:   # never anything but an offered model, whatever the session state holds
+        offered = offered_models()
+        path = offered.get(state.get("model"), offered.get(DEFAULT_MODEL) or next(iter(offered.values()), ""))
     beam = state.get("beam_size", 5) if state.get("decoding") == "beam search" else 1
     return Selection(path, state.get("sentence", "")[:MAX_SENTENCE_CHARS], beam, state.get("fix_casing", True),
                      state.get("target_language", ""))

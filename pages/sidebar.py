@@ -8,7 +8,8 @@ from explorer.domain import training_description
 from explorer.figures.common import COLOUR_SCALES
 from models.checkpoint import CheckpointError
 from pages import url_state
-from pages.session import (BUNDLED, EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, selection,
+from pages.access import policy
+from pages.session import (EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
                            weights_mtime)
 
 
@@ -22,11 +23,13 @@ def _one_line() -> None:
 
 def render_sidebar() -> None:
     """The model, the sentence and the decoding choice: every page reads them."""
-    available = [label for label, path in BUNDLED.items() if (path / "config.json").is_file()]
-    url_state.restore(BUNDLED, OWN, MAX_SENTENCE_CHARS)
+    links = model_links()
+    own = None if policy().serving else OWN         # a shared server opens no folder a visitor names
+    url_state.restore(links, own, MAX_SENTENCE_CHARS)
+    url_state.valid("model", list(links) + [own])
     with st.sidebar:
         st.header("Attention Explorer")
-        choice = st.selectbox("Model", available + [OWN], key="model")
+        choice = st.selectbox("Model", list(links) + ([own] if own else []), key="model")
         if choice == OWN:
             st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
         describe_model(selection().model_path)
@@ -49,8 +52,7 @@ def render_sidebar() -> None:
                               "weight is darkest, so a diffuse head's pattern shows; its colour bar says the range.")
         url_state.keep("scale", scale)
     chosen = selection()
-    model = (url_state.short_name(st.session_state["model"], BUNDLED) if st.session_state.get("model") in BUNDLED
-             else chosen.model_path)
+    model = links.get(st.session_state.get("model"), chosen.model_path)
     url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing, chosen.target_language)
 
 

@@ -13,15 +13,12 @@ from typing import Any, Callable
 
 import streamlit as st
 
+from pages.access import quoted, refuse
+
 RESTORED = "_url_restored"
 VIEW = "_view"           # URL parameter → value (text), for the pages' own choices
 AS_TYPED = "as-typed"    # ?casing=as-typed: the sentence is fed to the model as typed, not recased
 SIDEBAR_PARAMETERS = ("model", "sentence", "beam", "casing", "lang", "pruned")
-
-
-def short_name(label: str, bundled: dict) -> str:
-    """'8 heads (en-de-h8)' → 'h8': the bundled models by their short names in the URL."""
-    return bundled[label].name.rsplit("-", 1)[-1]
 
 
 def one_line(text: str) -> str:
@@ -29,19 +26,25 @@ def one_line(text: str) -> str:
     return " ".join(text.split()) if "\n" in text or "\r" in text else text
 
 
-def restore(bundled: dict, own: str, max_chars: int) -> None:
-    """Put the URL's view into the session state, the first time this session runs."""
+def restore(links: dict[str, str], own: str | None, max_chars: int) -> None:
+    """Put the URL's view into the session state, the first time this session runs. links: each offered
+    model's label → its name in `?model=`; own: the free-text folder choice, None when the server must not open
+    a folder a link names (a served explorer: it says so and opens the default model)."""
     state = st.session_state
     if state.get(RESTORED):
         return
     state[RESTORED] = True
     query = st.query_params
     if "model" in query:
-        by_short = {short_name(label, bundled): label for label in bundled if (bundled[label] / "config.json").is_file()}
-        if query["model"] in by_short:
-            state["model"] = by_short[query["model"]]
-        else:
+        by_link = {link: label for label, link in links.items()}
+        if query["model"] in by_link:
+            state["model"] = by_link[query["model"]]
+        elif own is not None:
             state["model"], state["own_model"] = own, query["model"]
+        else:
+            refuse(f"This server offers only its own models, not {quoted(query['model'])}: showing the default "
+                   "model.", f"model {quoted(query['model'])}")
+            del st.query_params["model"]
     if query.get("sentence"):
         state["sentence"] = one_line(query["sentence"][:max_chars])
     beam = query.get("beam", "")

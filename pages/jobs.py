@@ -1,0 +1,83 @@
+"""Corpus jobs (scoring a corpus, a pruning curve, recomputing roles or importance) take a core for seconds to
+minutes. On a shared server, 30 students pressing "Compute" at once must not start 30 of them on 2 cores: each
+session runs one job at a time, the server runs at most `jobs` at once (the host's `--jobs`), and the rest wait
+in a queue whose place is shown on the waiting page."""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from itertools import count
+
+import streamlit as st
+
+from pages.access import policy, refuse, session_tag
+
+POLL_SECONDS = 0.5      # how often a waiting page redraws its place (each redraw also lets the visitor leave)
+
+
+class JobQueue:
+    """First come, first served: a job runs once fewer than `slots` run and every job queued before it has
+    started. Thread-safe: Streamlit runs each session's script in its own thread."""
+
+    def __init__(self, slots: int):
+        self.slots = slots
+        self._lock = threading.Lock()
+        self._tickets = count()
+        self._waiting: list[tuple[int, str]] = []       # (ticket, session), in arrival order
+        self._running: dict[int, str] = {}
+
+    def busy(self, session: str) -> bool:
+        with self._lock:
+            return session in self._running.values() or any(s == session for _, s in self._waiting)
+
+    def join(self, session: str) -> int:
+        with self._lock:
+            ticket = next(self._tickets)
+            self._waiting.append((ticket, session))
+            return ticket
+
+    def ahead(self, ticket: int) -> int | None:
+        """Jobs that run or wait before this one; None once it may start (it is then counted as running)."""
+        with self._lock:
+            place = next(i for i, (t, _) in enumerate(self._waiting) if t == ticket)
+            if place == 0 and len(self._running) < self.slots:
+                self._running[ticket] = self._waiting.pop(0)[1]
+                return None
+            return place + len(self._running)
+
+    def leave(self, ticket: int) -> None:
+        with self._lock:
+            self._running.pop(ticket, None)
+            self._waiting = [(t, s) for t, s in self._waiting if t != ticket]
+
+
+@st.cache_resource
+def server_queue(slots: int) -> JobQueue:
+    """One queue for every session of this server process."""
+    return JobQueue(slots)
+
+
+@contextmanager
+def corpus_job(what: str):
+    """Run the body as this session's one corpus job, after those queued before it. On one's own machine
+    (not served) jobs are not queued."""
+    if not policy().serving:
+        yield
+        return
+    queue, session = server_queue(policy().jobs), session_tag()
+    if queue.busy(session):
+        refuse(f"You already have a corpus job running or queued; {what} can start once it ends.", what)
+        st.stop()
+    ticket = queue.join(session)
+    try:
+        place = st.empty()
+        while (ahead := queue.ahead(ticket)) is not None:
+            place.info(f"Queued: {ahead} corpus {'job' if ahead == 1 else 'jobs'} ahead of yours on this server "
+                       f"(it runs {policy().jobs} at a time). {what[0].upper() + what[1:]} starts by itself.")
+            time.sleep(POLL_SECONDS)
+        place.empty()
+        yield
+    finally:
+        queue.leave(ticket)

@@ -1,0 +1,93 @@
+"""Start the explorer (scripts/start.sh runs this once the packages are installed).
+
+    bash scripts/start.sh                      # this machine only: http://localhost:8501
+    bash scripts/start.sh --serve [--port N] [--models DIR_OR_HUB_ID ...] [--workers N] [--ray-address HOST:PORT]
+                          [--jobs N] [--upload-mb N] [--token TEXT | --no-token]
+
+--serve listens on every interface and makes the explorer read-only for visitors (pages/access.py): the bundled
+models and those named here, bundled corpora or uploads, Ray as set here, corpus jobs queued, and a link with an
+access token (printed below; a fresh one each start unless --token gives one). Any other option (e.g.
+--server.port, --theme.base) goes on to `streamlit run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import socket
+import sys
+from pathlib import Path
+
+from pages import access
+
+APP = Path(__file__).with_name("app.py")
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(prog="start.sh", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--serve", action="store_true", help="share it: listen on every interface, read-only visitors")
+    parser.add_argument("--port", type=int, default=8501)
+    parser.add_argument("--models", nargs="+", default=[], metavar="DIR_OR_HUB_ID",
+                        help="models offered beside the bundled ones (folders, or hub ids already in the cache)")
+    parser.add_argument("--workers", type=int, default=1, help="Ray workers for corpus jobs (served: visitors cannot)")
+    parser.add_argument("--ray-address", default="", help="a Ray cluster for corpus jobs (default: a local Ray)")
+    parser.add_argument("--jobs", type=int, default=1, help="corpus jobs running at once when served; the rest queue")
+    parser.add_argument("--upload-mb", type=int, default=20, help="largest corpus upload when served, in MB")
+    tokens = parser.add_mutually_exclusive_group()
+    tokens.add_argument("--token", default="", help="the access token (default when served: a fresh random one)")
+    tokens.add_argument("--no-token", action="store_true", help="served without a token: anyone who reaches it")
+    options, passed_on = parser.parse_known_args(argv)
+    for number in ("workers", "jobs", "upload_mb"):
+        if getattr(options, number) < 1:
+            parser.error(f"--{number.replace('_', '-')} {getattr(options, number)}: must be at least 1")
+    for model in options.models:
+        if not (Path(model).expanduser().is_dir() or looks_like_hub_id(model)):
+            parser.error(f"--models {model}: no such folder (nor a hub id such as Helsinki-NLP/opus-mt-en-de)")
+    return options, passed_on
+
+
+def looks_like_hub_id(name: str) -> bool:
+    return name.count("/") <= 1 and not name.startswith((".", "/", "~")) and not Path(name).exists()
+
+
+def environment(options: argparse.Namespace) -> dict[str, str]:
+    """What every session of the server reads (pages/access.py)."""
+    models = "\n".join(str(Path(m).expanduser().resolve()) if Path(m).expanduser().is_dir() else m
+                       for m in options.models)
+    if not options.serve:
+        return {access.SERVE: "0", access.MODELS: models}
+    token = "" if options.no_token else (options.token or secrets.token_urlsafe(16))
+    return {access.SERVE: "1", access.MODELS: models, access.TOKEN: token, access.WORKERS: str(options.workers),
+            access.RAY_ADDRESS: options.ray_address, access.JOBS: str(options.jobs),
+            access.UPLOAD_MB: str(options.upload_mb)}
+
+
+def streamlit_command(options: argparse.Namespace, passed_on: list[str]) -> list[str]:
+    address = "0.0.0.0" if options.serve else "127.0.0.1"      # by default nobody else on the network reaches it
+    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.address", address,
+               "--server.port", str(options.port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    if options.serve:       # Streamlit refuses larger uploads itself too, before they reach the app
+        command += ["--server.maxUploadSize", str(options.upload_mb)]
+    return command + passed_on
+
+
+def link(options: argparse.Namespace, token: str) -> str:
+    host = socket.gethostname() if options.serve else "localhost"
+    return f"http://{host}:{options.port}/" + (f"?token={token}" if token else "")
+
+
+def main(argv: list[str] | None = None) -> None:
+    options, passed_on = parse(sys.argv[1:] if argv is None else argv)
+    settings = environment(options)
+    os.environ.update(settings)
+    if options.serve:
+        token = settings[access.TOKEN]
+        print(f"Serving the explorer to this network, read-only for visitors. Share this link:\n\n    "
+              f"{link(options, token)}\n\n" + ("" if token else "No access token: anyone who reaches this machine "
+                                                "can use it.\n"), flush=True)
+    os.execv(sys.executable, streamlit_command(options, passed_on))
+
+
+if __name__ == "__main__":
+    main()
