@@ -1,0 +1,184 @@
+"""A served explorer (`start.sh --serve`) is read-only for visitors: every way in that would make the server open a
+folder, read a file, or reach a Ray address a visitor names is refused in one line, and nothing is opened."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pages import access
+from tests.app.conftest import open_page
+from tests.conftest import MULTI30K, ROOT
+
+SENTENCE = "Two dogs play in the snow."
+TOKEN = "class-token-42"
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """Serve mode as `start.sh --serve --token TOKEN` sets it; files opened by the app are recorded."""
+    monkeypatch.setenv(access.SERVE, "1")
+    monkeypatch.setenv(access.TOKEN, TOKEN)
+    access.policy.cache_clear()
+    opened = []
+    import models.data
+    import pages.session
+    import pages.widgets
+    real_open, real_bytes = pages.session.open_model, models.data.file_bytes
+    monkeypatch.setattr(pages.session, "open_model", lambda path: opened.append(str(path)) or real_open(path))
+    monkeypatch.setattr(pages.widgets, "file_bytes", lambda path: opened.append(str(path)) or real_bytes(path))
+    yield opened
+    monkeypatch.undo()
+    access.policy.cache_clear()
+
+
+def visit(page: str = "translation.py", token: str | None = TOKEN, **query) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
+    at.query_params.update({"sentence": SENTENCE, **query} | ({"token": token} if token else {}))
+    at.run()
+    if page != "translation.py" and not at.exception:
+        at.switch_page(page)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_link_naming_a_server_folder_is_refused_and_never_opened(served, caplog):
+    access.log.addHandler(caplog.handler)
+    at = visit(model="/etc")
+    assert any("not “/etc”" in w.value and "default model" in w.value for w in at.warning)
+    assert at.selectbox(key="model").value == "8 heads (en-de-h8)"
+    assert "/etc" not in served and not any(path.startswith("/etc") for path in served)
+    assert "Your own checkpoint folder…" not in at.selectbox(key="model").options     # no free-text folder box
+    assert "own_model" not in [box.key for box in at.text_input]
+    access.log.removeHandler(caplog.handler)
+    refusals = [r for r in caplog.records if r.name == access.log.name]
+    assert len(refusals) == 1 and "“/etc”" in refusals[0].getMessage() and "\n" not in refusals[0].getMessage()
+    assert refusals[0].exc_info is None and refusals[0].stack_info is None        # one line, no traceback
+
+
+def test_a_bundled_model_by_its_short_name_still_opens(served):
+    at = visit(model="h2")
+    assert at.selectbox(key="model").value == "2 heads (en-de-h2)" and not at.warning
+
+
+def test_a_visitor_cannot_name_corpus_files_or_a_ray_address(served):
+    at = visit("heads.py")
+    labels = [box.label for box in at.text_input]
+    assert "… or its path on the server" not in labels and "Ray cluster address (optional)" not in labels
+    assert not [box for box in at.number_input if box.label == "Workers"]
+    assert any("as this server's host set it" in c.value for c in at.caption)
+    assert any("the bundled val.en.gz is used" in c.value for c in at.caption)
+    at = visit("prune.py")
+    assert "… or its path on the server" not in [box.label for box in at.text_input]
+
+
+def test_a_forged_corpus_path_in_the_session_is_never_read(served):
+    """Even a session state holding a path (as the path box would on one's own machine) is not read when served:
+    the bundled corpus is scored instead."""
+    at = visit("prune.py")
+    at.session_state["prune_src_path"] = "/etc/passwd"
+    at.radio(key="prune_corpus").set_value("BLEU against references").run()
+    at.number_input(key="prune_limit").set_value(10).run()
+    at.button(key="prune_score").click().run()
+    assert not at.exception
+    assert "/etc/passwd" not in served
+    assert {p for p in served if p.endswith(".gz")} == {str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")}
+    assert [m for m in at.metric if "first 10 pairs of val.en.gz" in m.label]
+
+
+def test_more_models_from_a_link_are_refused_on_compare(served):
+    at = visit("compare.py", compare_others="/etc\n/root")
+    assert any("compares only its own models" in w.value and "/etc" in w.value for w in at.warning)
+    assert not [a for a in at.text_area if a.key == "compare_others"]
+    assert not any(path.startswith(("/etc", "/root")) for path in served)
+
+
+@pytest.mark.parametrize("token, message", [(None, "shared with an access token"), ("wrong", "not this server's")])
+def test_without_the_token_nothing_but_the_token_box_is_shown(served, token, message):
+    at = visit(token=token)
+    assert any(message in m.value for m in list(at.info) + list(at.warning))
+    assert [box.label for box in at.text_input] == ["Access token"]
+    assert not at.text_area and not at.selectbox            # no sidebar, no page
+    at.text_input[0].input("also wrong").run()
+    assert any("not this server's access token" in w.value for w in at.warning) and not at.selectbox
+    at.text_input[0].input(TOKEN).run()
+    assert at.selectbox(key="model").value == "8 heads (en-de-h8)"
+    assert at.query_params["token"] in (TOKEN, [TOKEN])      # kept in the link: a reload opens the same view
+
+
+def test_on_ones_own_machine_the_folder_box_is_offered(monkeypatch):
+    monkeypatch.delenv(access.SERVE, raising=False)
+    access.policy.cache_clear()
+    at = open_page("translation.py", SENTENCE)
+    assert "Your own checkpoint folder…" in at.selectbox(key="model").options
+    at = open_page("prune.py", SENTENCE)
+    at.radio(key="prune_corpus").set_value("BLEU against references").run()
+    assert "… or its path on the server" in [box.label for box in at.text_input]
+
+
+def test_the_default_start_listens_on_this_machine_only_and_serve_on_every_interface(tmp_path):
+    from pages.launch import environment, parse, streamlit_command
+
+    options, passed_on = parse(["--server.fileWatcherType", "none"])
+    command = streamlit_command(options, passed_on)
+    assert command[command.index("--server.address") + 1] == "127.0.0.1" and command[-2:] == passed_on
+    assert environment(options)[access.SERVE] == "0"
+    options, passed_on = parse(["--serve", "--port", "9000", "--models", str(tmp_path), "--workers", "3"])
+    command = streamlit_command(options, passed_on)
+    assert command[command.index("--server.address") + 1] == "0.0.0.0"
+    assert command[command.index("--server.port") + 1] == "9000"
+    settings = environment(options)
+    assert settings[access.SERVE] == "1" and settings[access.WORKERS] == "3" and len(settings[access.TOKEN]) >= 20
+    assert settings[access.MODELS] == str(tmp_path.resolve())
+    assert environment(parse(["--serve", "--no-token"])[0])[access.TOKEN] == ""
+
+
+@pytest.mark.parametrize("argv, message", [(["--models", "/no/such/folder"], "/no/such/folder: no such folder"),
+                                           (["--jobs", "0"], "--jobs 0: must be at least 1")])
+def test_a_bad_start_option_is_named(argv, message, capsys):
+    from pages.launch import parse
+
+    with pytest.raises(SystemExit):
+        parse(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_corpus_jobs_queue_first_come_first_served():
+    from pages.jobs import JobQueue
+
+    queue = JobQueue(slots=1)
+    first, second, third = queue.join("a"), queue.join("b"), queue.join("c")
+    assert queue.ahead(second) == 1 and queue.ahead(third) == 2     # the first has not started yet: it waits first
+    assert queue.ahead(first) is None                               # it starts
+    assert queue.ahead(second) == 1 and queue.ahead(third) == 2 and queue.busy("a") and not queue.busy("d")
+    queue.leave(first)
+    assert queue.ahead(third) == 1 and queue.ahead(second) is None and queue.ahead(third) == 1
+    queue.leave(second)
+    assert queue.ahead(third) is None and not queue.busy("a")
+
+
+def test_many_threads_never_run_more_jobs_than_the_slots():
+    import threading
+    import time
+
+    from pages.jobs import JobQueue
+
+    queue, lock, running, most = JobQueue(slots=2), threading.Lock(), [0], [0]
+
+    def job(name):
+        ticket = queue.join(name)
+        while queue.ahead(ticket) is not None:
+            time.sleep(0.001)
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.01)
+        with lock:
+            running[0] -= 1
+        queue.leave(ticket)
+
+    threads = [threading.Thread(target=job, args=(f"s{i}",)) for i in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 2 and running[0] == 0
