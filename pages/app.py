@@ -47,4 +47,21 @@ if not allowed:
     ask_token()
     st.stop()
 render_sidebar()
+
+
+# After a lost connection comes back (a server restart), Streamlit's page reconnects to a new session but runs
+# nothing until the next click, which then loses the view (a page change clears the URL; a widget's change is
+# overridden by it). Reloading the tab the moment it reconnects opens the view its URL holds, token included.
+# The sign is the sentence box: Streamlit disables every widget while disconnected, and we never disable this one.
+st.sidebar.html("""<script>
+if (!window.explorerReloadsOnReconnect) {
+  window.explorerReloadsOnReconnect = true;
+  let lost = false;
+  setInterval(() => {
+    const box = document.querySelector('textarea[aria-label="English sentence"]');
+    if (box && box.disabled) lost = true;
+    else if (box && lost) location.reload();
+  }, 500);
+}
+</script>""", unsafe_allow_javascript=True)
 navigation.run()

@@ -31,13 +31,19 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(log_path: Path, script: Path = Path("pages/app.py")):
-    """Start `streamlit run pages/app.py` (or another script) on a free port; yield its URL once healthy."""
-    port = free_port()
+def streamlit_server(log_path: Path, script: Path = Path("pages/app.py"), launch_options: list[str] | None = None,
+                     port: int | None = None):
+    """Start `streamlit run pages/app.py` (or another script) on a free port; yield its URL once healthy.
+    launch_options: start it as `start.sh` does instead (pages/launch.py), with these options (e.g. --serve)."""
+    port = port or free_port()
+    if launch_options is None:
+        command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+                   "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    else:
+        command = [sys.executable, "-m", "pages.launch", *launch_options, "--port", str(port)]
     with open(log_path, "w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true", "--server.port", str(port),
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            command + ["--server.fileWatcherType", "none"],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
         url = f"http://localhost:{port}"
         try:

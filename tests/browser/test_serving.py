@@ -1,0 +1,106 @@
+"""A served explorer (`start.sh --serve`), in a real browser against the real launcher: each way a visitor could
+make the server open a folder, read a file or reach a Ray cluster is refused on the page and in the log; the
+default start listens on 127.0.0.1 only."""
+
+from urllib.parse import quote, urlparse
+
+import pytest
+
+from tests.browser.harness import free_port, go_to, open_view, query_parameters, settle, streamlit_server
+
+pytestmark = pytest.mark.xdist_group("browser-views")    # the second Chromium's worker
+
+TOKEN = "a-class-token-1234"
+SENTENCE = "Two dogs play in the snow."
+ANY_ADDRESS, LOOPBACK = "0.0.0.0", "127.0.0.1"
+
+
+def listening(port: int) -> set[str]:
+    """The IPv4/IPv6 addresses a TCP port listens on, from the kernel's own table."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                local, state = row.split()[1], row.split()[3]
+                address, port_hex = local.split(":")
+                if state == "0A" and int(port_hex, 16) == port:       # 0A: LISTEN
+                    if len(address) == 8:
+                        found.add(".".join(str(int(address[i:i + 2], 16)) for i in (6, 4, 2, 0)))
+                    else:
+                        found.add("::" if set(address) == {"0"} else address)
+    return found
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    log = tmp_path_factory.mktemp("served") / "server.log"
+    with streamlit_server(log, launch_options=["--serve", "--token", TOKEN]) as url:
+        yield url, log
+
+
+def test_a_served_explorer_refuses_every_way_in(served, context, h8):
+    from explorer.translation import translate
+
+    url, log = served
+    assert listening(urlparse(url).port) == {ANY_ADDRESS}
+    page = context.new_page()
+
+    page.goto(f"{url}/?sentence={quote(SENTENCE)}")                         # no token
+    page.get_by_text("shared with an access token").wait_for(timeout=60_000)
+    assert page.get_by_label("English sentence").count() == 0
+    page.goto(f"{url}/?token=not-it")                                       # a wrong one
+    page.get_by_text("The access token in this link is not this server's").wait_for(timeout=60_000)
+    page.get_by_label("Access token").fill("guess")
+    page.get_by_label("Access token").press("Enter")
+    page.get_by_text("That is not this server's access token.").wait_for(timeout=60_000)
+
+    page.goto(f"{url}/?token={TOKEN}&model=/etc&sentence={quote(SENTENCE)}")  # a server folder in the link
+    page.get_by_text("This server offers only its own models, not “/etc”").wait_for(timeout=60_000)
+    settle(page)
+    page.get_by_text(translate(h8, [SENTENCE])[0], exact=True).wait_for(timeout=10_000)     # the default model's
+    assert page.get_by_label("Checkpoint folder").count() == 0
+
+    go_to(page, "Heads")
+    settle(page)
+    page.get_by_text("Recompute on your own corpus").click()
+    page.get_by_text("as this server's host set it").wait_for(timeout=30_000)
+    assert page.get_by_label("… or its path on the server").count() == 0        # no corpus path to type
+    assert page.get_by_label("Ray cluster address (optional)").count() == 0     # no Ray address either
+    assert page.get_by_text("the bundled val.en.gz is used").count() >= 1
+
+    page.goto(f"{url}/compare?token={TOKEN}&compare_others=/root&sentence={quote(SENTENCE)}")
+    page.get_by_text("This server compares only its own models, not “/root”").wait_for(timeout=60_000)
+
+    lines = log.read_text().splitlines()
+    refused = [line for line in lines if " refused " in line]
+    assert any("/etc" in line for line in refused) and any("/root" in line for line in refused)
+    assert sum("token" in line for line in refused) >= 2 and TOKEN not in "\n".join(refused)
+    assert not [line for line in lines if "Traceback" in line]
+    assert context.blocked == []
+
+
+def test_the_default_start_listens_on_this_machine_only(tmp_path):
+    with streamlit_server(tmp_path / "server.log", launch_options=[]) as url:
+        assert listening(urlparse(url).port) == {LOOPBACK}
+
+
+def test_a_restarted_server_reopens_the_same_view(tmp_path, context):
+    """The tab stays open while the server restarts (same port, same token): it reconnects to the view the URL
+    holds — the model, the sentence and the head — without asking for the token again."""
+    port = free_port()
+    options = ["--serve", "--token", TOKEN]
+    with streamlit_server(tmp_path / "first.log", launch_options=options, port=port) as url:
+        page = open_view(context, url, "attention", token=TOKEN, model="h2", sentence=SENTENCE, head="cross.1.1",
+                         view="Head average")
+        page.locator(".gtitle", has_text="cross, layer 1, head 1").wait_for()
+    with streamlit_server(tmp_path / "second.log", launch_options=options, port=port):
+        page.get_by_label("English sentence").wait_for(timeout=60_000)
+        page.wait_for_function("() => !document.querySelector('textarea[disabled]')", timeout=60_000)   # reconnected
+        go_to(page, "Internals")            # the visitor goes on: a new session, opened on the URL's view
+        settle(page)
+        assert page.get_by_role("radio", name="Encoder–decoder cross-attention").is_checked()
+        assert query_parameters(page)["head"] == "cross.1.1"
+        assert page.get_by_label("Model").input_value() == "2 heads (en-de-h2)"
+        assert page.get_by_label("English sentence").input_value() == SENTENCE
+        assert query_parameters(page)["model"] == "h2" and query_parameters(page)["token"] == TOKEN
+    assert context.blocked == []
