@@ -72,7 +72,11 @@ def corpus_hash(*parts: bytes) -> str:
 
 
 def cached_analysis(analysis: str, checkpoint: Checkpoint, corpus_key: str, compute: Callable[[], dict],
-                    folder: Path = CACHE) -> dict:
+                    folder: Path | None = CACHE) -> dict:
+    """The analysis of a corpus, read from `folder` when computed before, else computed and kept there
+    (folder None: computed, never written — a shared server's visitor uploads leave nothing on its disk)."""
+    if folder is None:
+        return compute()
     # A multilingual model's analyses differ by its target language: part of the key.
     language = f"-{checkpoint.target_language}" if checkpoint.target_languages else ""
     path = folder / f"{analysis}-{checkpoint_hash(checkpoint)[:16]}{language}-{corpus_key[:16]}.json"

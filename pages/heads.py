@@ -25,7 +25,7 @@ from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint,
                            warn_if_truncated, weights_mtime)
 from pages import url_state
 from pages.jobs import corpus_job
-from pages.widgets import corpus_file, ray_settings, remember_retries, show_figure, show_retries
+from pages.widgets import analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -219,7 +219,8 @@ with st.expander("Recompute on your own corpus"):
                 st.session_state[f"roles:{key}"] = cached_analysis(
                     "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
                         checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name,
-                        progress=lambda f: bar.progress(f), tallies_of=tallies_on(runner)).to_json())
+                        progress=lambda f: bar.progress(f), tallies_of=tallies_on(runner)).to_json(),
+                    analysis_folder(text_file, treebank))
                 remember_retries(runner, "heads")
             st.rerun()
         except DistributedError as error:
@@ -257,7 +258,8 @@ with st.expander("Recompute on your own corpus"):
                 st.session_state[f"importance:{key}"] = cached_analysis(
                     "importance", checkpoint, corpus_key,
                     lambda: importance_report(scorer, corpus_name=corpus_name, progress=lambda f: bar.progress(f),
-                                              engine=engine_for(runner, scorer, sources, references)))
+                                              engine=engine_for(runner, scorer, sources, references)),
+                    analysis_folder(source, reference))
                 remember_retries(runner, "heads")
             st.rerun()
         except DistributedError as error:

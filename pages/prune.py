@@ -22,7 +22,7 @@ from explorer.figures.common import plural
 from pages.session import (DEFAULT_CORPUS, corpus_score, current_checkpoint, current_trace, example_translations,
                            weights_mtime)
 from pages.jobs import corpus_job
-from pages.widgets import CorpusChoice, corpus_file, ray_settings, remember_retries, show_figure, show_retries
+from pages.widgets import CorpusChoice, analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 
@@ -225,7 +225,8 @@ if compute and curve_kinds:
                                      importance_corpus=importance["corpus"].get("name", ""), measure=normalisation,
                                      set_scores=engine.set_scores if engine else None)
 
-            st.session_state[f"curve:{analyses}"] = cached_analysis("curve", checkpoint, key, compute_curve)
+            st.session_state[f"curve:{analyses}"] = cached_analysis("curve", checkpoint, key, compute_curve,
+                                                                    analysis_folder(curve_source, curve_reference))
             remember_retries(runner, "curve")
         show_retries("curve")
     except (CorpusError, ValueError, DistributedError) as error:

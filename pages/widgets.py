@@ -10,6 +10,7 @@ import streamlit as st
 
 from explorer.exports import arrays_npz, table_csv
 from explorer.figures.common import ABSOLUTE, figure_html, plural
+from explorer import shipped_analyses
 from models.data import file_bytes
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from pages import url_state
@@ -96,6 +97,13 @@ class CorpusChoice:
         if self.path:
             return file_bytes(self.path), self.path, Path(self.path).name
         return b"", "", ""
+
+
+def analysis_folder(*choices: CorpusChoice | None) -> Path | None:
+    """Where a corpus analysis is cached on disk: the usual folder, except for a shared server's visitor uploads,
+    which are never written to its disk (their results stay in the visitor's session)."""
+    uploaded = any(choice is not None and choice.upload is not None for choice in choices)
+    return None if policy().serving and uploaded else shipped_analyses.CACHE
 
 
 def corpus_file(label: str, key: str, default: Path | str = "", where=st) -> CorpusChoice:

@@ -182,3 +182,32 @@ def test_many_threads_never_run_more_jobs_than_the_slots():
     for thread in threads:
         thread.join()
     assert most[0] == 2 and running[0] == 0
+
+
+def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp_path):
+    """The CLI notes shards retried after a Ray worker died (tests/explorer: a real worker killed); the page does
+    too. Here the runner reports two retried shards."""
+    from contextlib import contextmanager
+    from types import SimpleNamespace
+
+    import explorer.distributed
+    import explorer.shipped_analyses
+
+    @contextmanager
+    def workers_that_lost_one(path, workers=1, address=None):
+        yield SimpleNamespace(retried=2)
+
+    monkeypatch.setattr(explorer.distributed, "workers_for", workers_that_lost_one)
+    monkeypatch.setattr(explorer.distributed, "engine_for", lambda *arguments: None)
+    monkeypatch.setattr(explorer.shipped_analyses, "CACHE", tmp_path)
+    monkeypatch.delenv(access.SERVE, raising=False)
+    access.policy.cache_clear()
+    at = open_page("prune.py", SENTENCE)
+    at.number_input(key="curve_steps").set_value(2)
+    at.number_input(key="curve_seeds").set_value(0)
+    at.number_input(key="curve_pairs").set_value(10)
+    at.multiselect(key="curve_kinds").set_value(["enc"])
+    at.button[-1].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("2 shards were retried on a fresh Ray worker" in i.value for i in at.info)
+    assert list(tmp_path.glob("curve-*.json"))          # computed here, not read from an earlier run
