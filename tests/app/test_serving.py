@@ -211,3 +211,26 @@ def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp
     assert not at.exception, [e.value for e in at.exception]
     assert any("2 shards were retried on a fresh Ray worker" in i.value for i in at.info)
     assert list(tmp_path.glob("curve-*.json"))          # computed here, not read from an earlier run
+
+
+def test_a_visitors_corpus_job_waits_for_the_one_running(served):
+    """Served with --jobs 1: while another session's job runs, this one's waits its turn, then runs."""
+    import threading
+    import time
+
+    from pages.jobs import server_queue
+
+    at = visit("prune.py")
+    at.radio(key="prune_corpus").set_value("BLEU against references").run()
+    at.number_input(key="prune_limit").set_value(10).run()
+    queue = server_queue(1)
+    other = queue.join("another session")
+    assert queue.ahead(other) is None                       # it runs
+    threading.Timer(2.0, queue.leave, args=(other,)).start()
+    start = time.perf_counter()
+    at.button(key="prune_score").click().run()
+    assert time.perf_counter() - start >= 2.0               # waited for the other job to end
+    assert not at.exception and [m for m in at.metric if "first 10 pairs" in m.label]
+    following = queue.join("next")
+    assert queue.ahead(following) is None           # nothing left running: the next job starts at once
+    queue.leave(following)
