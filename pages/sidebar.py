@@ -37,6 +37,9 @@ def render_sidebar() -> None:
         # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
         # Ctrl+Enter applies it (Streamlit says so under the box); a newline typed or pasted becomes a space.
         st.text_area("English sentence", key="sentence", height=100, on_change=_one_line)
+        if policy().serving:        # a visitor learns the limits before meeting them
+            st.caption(f"At most {MAX_SENTENCE_CHARS:,} characters, of which the model reads as many tokens as it "
+                       "takes (256 for the bundled models); longer text is cut, with a notice.")
         st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
                      format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
         decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
