@@ -93,7 +93,8 @@ def page(name: str, params: dict, with_layer_select: bool) -> str:
     selects = ('Layer: <select id="layer"></select> ' if with_layer_select else "")
     if len(params["attention"]) > 1:
         selects += f'Attention: <select id="filter">{options}</select>'
-    script = view_script(name).replace("PYTHON_PARAMS", script_safe_json(params))
+    # Once: bertviz's own comment on that line names the marker again, and would carry a second copy of the data.
+    script = view_script(name).replace("PYTHON_PARAMS", script_safe_json(params), 1)
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8">{library_scripts()}</head><body>'
             f'<div id="{root}" style="font-family: Helvetica, Arial, sans-serif;">'
             f'<span style="user-select:none">{selects}</span><div id="vis"></div></div>'

@@ -5,9 +5,11 @@ import streamlit as st
 from explorer.rollout import attention_rollout, head_average
 from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.attention import attention_heatmap, heads_grid
+from explorer.figures.pooling import budget_factor
+from explorer.figures.windows import window_size, window_trace, window_words
 from explorer.exports import matrix_table
 from pages.session import current_trace
-from explorer.figures.common import plural
+from explorer.figures.common import ABSOLUTE, is_long, plural
 from pages import url_state
 from pages.widgets import choose_head, colour_scale, show_figure
 
@@ -23,13 +25,21 @@ pattern = trace.pattern(kind)
 show_figure(attention_heatmap(pattern[layer, head], queries, keys, f"{kind}, layer {layer}, head {head}",
                               scale=scale),
             f"{kind}-L{layer}-H{head}", matrix_table(pattern[layer, head], queries, keys))
+if is_long(max(len(queries), len(keys))):
+    pale = (" Spread over this many keys a head's weights are small, so on 0–1 most cells are pale: “0–max of each "
+            "figure” under Attention colours (sidebar) shows the pattern." if scale == ABSOLUTE else "")
+    drawn = ("every token is drawn; zoom in (drag over a region) to read each label" if budget_factor(
+        len(queries), len(keys)) == 1 else "drawn pooled, as its title says")
+    st.caption(f"{len(queries)} × {len(keys)} tokens: {drawn}; the CSV has every weight.{pale}")
 
 
 def every_head() -> None:
     st.caption("Rows are layers, columns heads; hover any cell for its head, tokens and weight.")
-    show_figure(heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
-                           f"{plural(checkpoint.heads, 'head')} (hover for tokens)", scale),
-                f"{kind}-all-heads", {f"{kind}.pattern": pattern})
+    grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
+                      f"{plural(checkpoint.heads, 'head')} (hover for tokens)", scale)
+    # A long sentence's pooled grid has its own width (square cells); a short one stretches over the page.
+    show_figure(grid, f"{kind}-all-heads", {f"{kind}.pattern": pattern},
+                width="content" if grid.layout.width else "stretch")
 
 
 def average() -> None:
@@ -53,10 +63,30 @@ def rollout() -> None:
                 "encoder-rollout", {"rollout": rolled})
 
 
+def bertviz_window() -> tuple:
+    """bertviz draws a line per token pair in every head: a long input gets a window of tokens on each long side
+    (windows.window_size: 40, fewer for many heads), chosen here (the figures above show every token)."""
+    longest = max(len(trace.source_tokens), len(trace.target_tokens))
+    size = window_size(trace)
+    if not window_words(trace, 0, size):
+        return trace, ""
+    url_state.kept("attention_window", "window", range(longest - size + 1), default=0)
+    start = st.slider(f"bertviz shows {size} tokens from position", 0, longest - size, key="attention_window",
+                      help="bertviz draws a line for every pair of tokens in every head: beyond a few dozen tokens "
+                           "they blur into one block (and the page grows to tens of megabytes).")
+    url_state.keep("window", start)
+    return window_trace(trace, start, size), window_words(trace, start, size)
+
+
 def bertviz_view(name: str) -> None:
+    shown, words = bertviz_window()
+    if words:
+        st.caption(f"bertviz on a window of the text: {words}; move the slider for others. Each line is a query's "
+                   "weight on a key inside the window (its weight on keys outside is not drawn); the heatmaps "
+                   "above show every token.")
     try:
         # Our own page (bertviz's scripts, escaped parameters): no user text reaches it unescaped.
-        html = head_view_html(trace, layer=layer) if name == "head" else model_view_html(trace)
+        html = head_view_html(shown, layer=layer) if name == "head" else model_view_html(shown)
     except OfflineScriptsMissing as error:
         st.error(str(error))
         return

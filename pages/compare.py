@@ -6,7 +6,8 @@ import streamlit as st
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
 from explorer.figures.attention import focus_rows, layer_heads
-from explorer.figures.common import CONTENT_WIDTH, display_tokens, PANEL_LABELS, cell_size, panels_per_row, plural
+from explorer.figures.common import (CONTENT_WIDTH, PANEL_LABELS, cell_size, display_tokens, is_long, panels_per_row,
+                                     plural)
 from explorer.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
@@ -135,7 +136,8 @@ def draw(label: str, width: int) -> None:
 longest = max(max(len(traces[label].query_tokens(kind)), len(traces[label].key_tokens(kind)))
               for label in labels if kind in traces[label].attention)
 share = CONTENT_WIDTH // len(labels)
-if cell_size(longest) * longest + 12 + PANEL_LABELS <= share:
+# A long sentence's panels are pooled, a few a row of the page's width: one model under the other.
+if not is_long(longest) and cell_size(longest) * longest + 12 + PANEL_LABELS <= share:
     for column, label in zip(st.columns(len(labels)), labels):
         with column:
             draw(label, share)

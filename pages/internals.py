@@ -131,7 +131,14 @@ def walkthrough() -> None:
                 pd.DataFrame({"key": keys, "q·k": walk.dots, "scaled": walk.scaled, "masked": walk.masked,
                               "softmax": walk.weights}))
     st.markdown("**k and v of every key, the weights, and weight × v** (rows: keys)")
-    st.dataframe(walkthrough_table(walk, keys).style.format("{:.3f}"), key="walk_kv")
+    table = walkthrough_table(walk, keys)
+    if table.size > 5_000:
+        # Formatted in the browser: pandas' Styler took 1.3 s to format 500 keys × 193 columns on the server
+        # (and as long for 36 keys × 769 columns of a 1-head model's d_k 256).
+        st.dataframe(table, key="walk_kv", column_config={column: st.column_config.NumberColumn(format="%.3f")
+                                                          for column in table.columns})
+    else:
+        st.dataframe(table.style.format("{:.3f}"), key="walk_kv")
     st.markdown(f"**z = Σ weight × v** for head {head}, then the {plural(checkpoint.heads, 'head')}' z concatenated "
                 f"({checkpoint.heads} × {checkpoint.d_k} = {len(walk.concatenated)} numbers) times W_O (+ bias): the block's "
                 f"output ({len(walk.output)} numbers).")

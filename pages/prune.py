@@ -148,7 +148,9 @@ st.header("On a corpus")
 if translates:
     measures = ["the example sentences: pruned vs unpruned output", "BLEU against references"]
 elif has_output:
-    measures = ["the example sentences: pruned vs unpruned output", "perplexity of a text"]
+    # Continuing the examples runs a language model to its length limit on each (no end token in sight): seconds
+    # for a GPT-2-sized model, so not on arrival; perplexity is scored when asked.
+    measures = ["perplexity of a text", "the example sentences: pruned vs unpruned output"]
 else:
     measures = ["perplexity of a text"]
 corpus_choice = st.radio("Measure", measures, key="prune_corpus", persist_state=KEEP, horizontal=True)

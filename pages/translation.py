@@ -4,7 +4,7 @@ model), its tokens, and what the model is."""
 import pandas as pd
 import streamlit as st
 
-from explorer.figures.common import plural
+from explorer.figures.common import is_long, plural
 from models.interface import FILL_MASK
 from pages.session import current_trace
 
@@ -19,6 +19,12 @@ if checkpoint.task == FILL_MASK:
 else:
     st.text(trace.output_text)
 st.subheader("Tokens")
+longest = max(len(trace.source_tokens), len(trace.target_tokens))
+if is_long(longest):
+    st.caption(f"A long text ({longest} tokens): the model's run over it is computed once, by the first page opened "
+               "after it is typed, and every page reuses it; for a model the size of BERT-base or GPT-2 small that "
+               "first run takes several seconds on one CPU thread. The figures show every token, zoomable, or small "
+               "multiples pooled to fit; each says which.")
 if any(token.startswith("▁") for token in trace.source_tokens):
     st.caption("▁ marks a piece that starts a word (SentencePiece); a piece without it continues the word before.")
 columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.target_tokens,

@@ -1,6 +1,7 @@
 """Screenshots of every page at 5, 20 and 45 tokens, in Debian's Chromium, for looking at what a user sees.
 
     .venv/bin/python scripts/screenshots.py [--out /tmp/shots] [--pages attention,internals] [--model h8]
+                                            [--sizes 5,20,45,250] [--wait 6000]
 
 Each page opens from a deep link (model, sentence) in a window 1400 px wide and tall enough for the whole page
 (Streamlit scrolls its main area inside the window, so a normal window shows one screen of it).
@@ -9,6 +10,7 @@ Each page opens from a deep link (model, sentence) in a window 1400 px wide and 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import tempfile
 from pathlib import Path
@@ -30,6 +32,19 @@ SENTENCES = {
 PAGES = ["", "attention", "internals", "decoding", "heads", "compare", "prune"]
 
 
+@functools.lru_cache(maxsize=None)
+def sentence(size: int, model: str) -> str:
+    """The sentence of `size` tokens: one of the above, or Multi30k validation captions joined until the model
+    reads that many pieces (a long input: --sizes 100,250)."""
+    if size in SENTENCES:
+        return SENTENCES[size]
+    from benchmarks.long_inputs import text_of
+    from models.loader import open_model
+
+    folder = Path(__file__).resolve().parents[1] / "models" / f"en-de-{model}"
+    return text_of(open_model(folder if folder.is_dir() else model), size)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="/tmp/shots")
@@ -38,6 +53,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="5,20,45")
     parser.add_argument("--extra", default="", help="more query parameters, e.g. 'pruned=cross.2.*'")
     parser.add_argument("--height", type=int, default=5000)
+    parser.add_argument("--wait", type=int, default=1500,
+                        help="ms to let charts below the first screen draw (long inputs: 6000)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -51,13 +68,13 @@ def main() -> None:
         for size in map(int, args.sizes.split(",")):
             for name in args.pages.split(","):
                 path = "" if name == "translation" else name
-                link = f"{url}/{path}?model={args.model}&sentence={quote(SENTENCES[size])}"
+                link = f"{url}/{path}?model={args.model}&sentence={quote(sentence(size, args.model))}"
                 if args.extra:
                     link += "&" + args.extra
                 page.goto(link)
                 page.get_by_label("English sentence").first.wait_for()
                 settle(page)
-                page.wait_for_timeout(1500)       # charts below the first screen finish drawing
+                page.wait_for_timeout(args.wait)      # charts below the first screen finish drawing
                 target = out / f"{name}-{size}.png"
                 page.screenshot(path=str(target))
                 print(target, flush=True)

@@ -6,8 +6,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.common import (ABSOLUTE, cell_size, every_label, label_room, position_labels, scale_note,
-                                     token_axes, weight_range)
+from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, PANEL_LABELS, POOLED_PANEL, cell_size, every_label,
+                                     is_long, label_room, position_labels, scale_note, token_axes, weight_range)
+from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
+                                      resolution_note)
 
 ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 
@@ -17,8 +19,17 @@ def attention_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: 
     """pattern [query, key] → heatmap, queries as rows; hover shows query token, key token and weight.
 
     highlight: a key position to outline (e.g. the token a user focuses on). scale: the colour range (common.py).
+    A long sentence is shown whole, zoomable (common.token_axes); a head past the cells budget (over 512 tokens)
+    is pooled, and the title says so.
     """
-    queries, keys = position_labels(query_tokens), position_labels(key_tokens)
+    factor = budget_factor(*pattern.shape)
+    if factor > 1:
+        pattern = pooled_attention(pattern, factor, factor)
+        title = f"{title}<br><sup>{resolution_note(factor, factor)}</sup>"
+        highlight = None if highlight is None else highlight // factor
+    queries, keys = block_labels(query_tokens, factor), block_labels(key_tokens, factor)
+    if is_long(max(pattern.shape)):
+        pattern = pattern.astype(np.float32)        # half the bytes of float64 (rollout's), as precise on screen
     low, high = weight_range(pattern, scale)
     figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
                                   hovertemplate=ATTENTION_HOVER, colorbar=dict(title=scale_note(pattern, scale))))
@@ -31,6 +42,8 @@ def attention_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: 
 
 
 GRID_HOVER = "%{y}<br>%{x}<br>weight %{z:.3f}<extra></extra>"
+POOLED_HOVER = "%{y}<br>%{x}<br>weight on these keys %{z:.3f} (the queries' mean)<extra></extra>"
+GRID_WIDTH = CONTENT_WIDTH - PANEL_LABELS       # px the heads of a layer share in the every-head grid
 
 
 def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
@@ -42,11 +55,25 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
     of category axes whose labels name layer/head and token ("L1 · 3 man", "H5 · 0 ▁A"), so hovering any cell
     says which head, query and key it is. (One subplot per head — 24 axes, 24 images — took the browser about
     0.4 s to redraw; one image takes a small fraction of that.)
+
+    A long sentence's heads are pooled to a cell every 2 px of their share of the page's width (at most 64
+    cells a side), and the title says so: 12 × 12 heads of 500 tokens would otherwise be 36 million cells.
     """
     layers, heads, n_queries, n_keys = pattern.shape
+    pooled = is_long(max(n_queries, n_keys))
+    if pooled:
+        tile = min(260, GRID_WIDTH // heads)          # px a head
+        cells = min(64, tile // 2)
+        row_factor, column_factor = pool_factor(n_queries, cells), pool_factor(n_keys, cells)
+        pattern = pooled_attention(pattern, row_factor, column_factor)
+        queries, keys = block_labels(query_tokens, row_factor), block_labels(key_tokens, column_factor)
+        n_queries, n_keys = pattern.shape[2:]
+        title = f"{title}<br><sup>{resolution_note(row_factor, column_factor)}</sup>"
+    else:
+        queries, keys = position_labels(query_tokens), position_labels(key_tokens)
     gap = 1 + max(n_queries, n_keys) // 8
-    queries, keys = position_labels(query_tokens), position_labels(key_tokens)
-    grid = np.full((layers * (n_queries + gap) - gap, heads * (n_keys + gap) - gap), np.nan)
+    grid = np.full((layers * (n_queries + gap) - gap, heads * (n_keys + gap) - gap), np.nan,
+                   dtype=np.float32 if pooled else float)      # 4 bytes a cell suffice for colours and hover
     for layer in range(layers):
         for head in range(heads):
             top, left = layer * (n_queries + gap), head * (n_keys + gap)
@@ -56,13 +83,21 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
     columns = tiled_labels(keys, heads, gap, "H")
     low, high = weight_range(pattern, scale)
     figure = go.Figure(go.Heatmap(z=grid, x=columns, y=rows, zmin=low, zmax=high, colorscale="Blues",
-                                  hoverongaps=False, hovertemplate=GRID_HOVER,
+                                  hoverongaps=False, hovertemplate=POOLED_HOVER if pooled else GRID_HOVER,
                                   colorbar=dict(title=scale_note(pattern, scale), thickness=12)))
     figure.update_xaxes(type="category", side="top", showgrid=False, tickvals=[columns[h * (n_keys + gap) + n_keys // 2]
                         for h in range(heads)], ticktext=[f"head {h}" for h in range(heads)])
     figure.update_yaxes(type="category", autorange="reversed", showgrid=False, tickvals=[
                         rows[layer * (n_queries + gap) + n_queries // 2] for layer in range(layers)],
                         ticktext=[f"layer {layer}" for layer in range(layers)])
+    if pooled:
+        # Square cells, each head `tile` px wide (its share of GRID_WIDTH, 260 at most): the figure has its own
+        # width, so one or two heads are not stretched over the page (and the layers with them down it).
+        cell = tile / n_keys
+        figure.update_layout(title=title, height=int(cell * len(rows)) + 100,
+                             width=int(cell * len(columns)) + PANEL_LABELS, margin=dict(l=10, r=10, t=90, b=10),
+                             plot_bgcolor="white")
+        return figure
     # Each head's square at least 150 px (260 for one or two heads a row), 4 px a token for long sentences.
     size = max(150 if heads > 2 else 260, 4 * n_queries)
     figure.update_layout(title=title, height=size * layers + 80, margin=dict(l=10, r=10, t=70, b=10),
@@ -86,15 +121,31 @@ def layer_heads(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[s
     """Every head of one layer, pattern [heads, query, key], with a focus token's row/column outlined in each.
 
     Panels keep the sizing rule's cells (every token labelled): the figure is as wide and tall as its panels
-    need, and the caller picks `per_row` for the room it has (panels_per_row)."""
+    need, and the caller picks `per_row` for the room it has (panels_per_row). A long sentence's panels are
+    pooled to POOLED_PANEL px (64 cells a side at most; the title says so), labelled every few blocks."""
     heads = pattern.shape[0]
     rows, columns = (heads + per_row - 1) // per_row, min(heads, per_row)
-    queries, keys = position_labels(query_tokens), position_labels(key_tokens)
+    pooled = is_long(max(pattern.shape[1:]))
+    if pooled:
+        cells = POOLED_PANEL // 4
+        row_factor, column_factor = pool_factor(pattern.shape[1], cells), pool_factor(pattern.shape[2], cells)
+        pattern = pooled_attention(pattern, row_factor, column_factor)
+        queries, keys = block_labels(query_tokens, row_factor), block_labels(key_tokens, column_factor)
+        focus_row = None if focus_row is None else focus_row // row_factor
+        focus_column = None if focus_column is None else focus_column // column_factor
+        title = f"{title}<br><sup>{resolution_note(row_factor, column_factor)}</sup>"
+    else:
+        queries, keys = position_labels(query_tokens), position_labels(key_tokens)
     n_queries, n_keys = len(queries), len(keys)
-    key_room = label_room(keys, n_keys)
-    panel_height, panel_width = cell_size(n_queries) * n_queries, cell_size(n_keys) * n_keys
+    key_room = label_room(keys, n_keys, thinned=pooled)
+    if pooled:
+        cell = POOLED_PANEL / max(n_queries, n_keys)
+        panel_height, panel_width = int(cell * n_queries), int(cell * n_keys)
+    else:
+        panel_height, panel_width = cell_size(n_queries) * n_queries, cell_size(n_keys) * n_keys
     row_height = panel_height + key_room + 30            # the panel, its key labels on top, its title
-    height = rows * row_height + 70
+    note = 16 if pooled else 0                            # the title's second line
+    height = rows * row_height + 70 + note
     figure = make_subplots(rows=rows, cols=columns, subplot_titles=[f"head {h}" for h in range(heads)],
                            horizontal_spacing=min(0.3, 40 / (columns * panel_width + 120)),
                            vertical_spacing=(key_room + 40) / height)
@@ -102,7 +153,7 @@ def layer_heads(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[s
     for head in range(heads):
         row, column = head // per_row + 1, head % per_row + 1
         figure.add_trace(go.Heatmap(z=pattern[head], x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
-                                    showscale=head == 0, hovertemplate=ATTENTION_HOVER,
+                                    showscale=head == 0, hovertemplate=POOLED_HOVER if pooled else ATTENTION_HOVER,
                                     colorbar=dict(title=scale_note(pattern, scale), thickness=10, len=min(1, 400 / height),
                                                   y=1, yanchor="top")),
                          row=row, col=column)
@@ -112,15 +163,16 @@ def layer_heads(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[s
         if focus_column is not None:
             figure.add_shape(x0=focus_column - 0.5, x1=focus_column + 0.5, y0=-0.5, y1=len(queries) - 0.5, **box)
     # Key labels on top of every panel, query labels beside the first column: every token of every head named.
-    figure.update_xaxes(**every_label(n_keys, side="top", tickangle=-60))
-    figure.update_yaxes(**every_label(n_queries, autorange="reversed", showticklabels=False))
+    figure.update_xaxes(**every_label(n_keys, panel_width if pooled else None, side="top", tickangle=-60))
+    figure.update_yaxes(**every_label(n_queries, panel_height if pooled else None, autorange="reversed",
+                                      showticklabels=False))
     figure.update_yaxes(showticklabels=True, col=1)
     # Subplot titles sit above the key labels, not on them.
     for annotation in figure.layout.annotations:
         annotation.update(yshift=key_room, font=dict(size=12))
     figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
                          height=height, width=columns * (panel_width + 40) + 160,
-                         margin=dict(l=10, r=10, t=60 + key_room, b=10))
+                         margin=dict(l=10, r=10, t=60 + key_room + note, b=10))
     return figure
 
 

@@ -25,6 +25,37 @@ def position_labels(tokens: list[str]) -> list[str]:
     return [f"{i} {token}" for i, token in enumerate(display_tokens(tokens))]
 
 
+# Long inputs. Up to LONG_FROM tokens an axis follows the sizing rule below: every token labelled, the figure a cell
+# per token (4,000 px for 250 tokens: unreadable as a whole, slow to draw). Beyond it a token axis is LONG_AXIS px
+# whatever the count, the whole matrix in view at once (a few px a token shows every pattern: diagonals, columns
+# to one token, blocks), labelled every few tokens and every token once zoomed in (drag over a region; a
+# double-click zooms out). Small multiples are pooled instead (pooling.py), and a figure never draws more than
+# MAX_CELLS cells (more is pooled too), so what a page sends stays bounded.
+# Chosen by looking at the Attention page at 45, 60 and 80 tokens: at 60 the heatmap's ~720 px wide plot gives each
+# key label 12 px for its 8 px font (rotated, just clear of its neighbours); at 80 they run into each other.
+LONG_FROM = 60          # tokens
+LONG_AXIS = 800         # px of a long token axis (the page's 1000 px column less its labels and colour bar)
+LABEL_SPACING = 16      # px between labels on a long axis: the sizing rule's cell at LONG_FROM tokens
+LONG_FONT = 10          # px: a thinned axis has a label's room every LABEL_SPACING px, so no need to shrink it
+MAX_CELLS = 300_000     # a figure's heatmap cells at most (a 512-token head: 262,144; ~1.6 MB as float32)
+
+
+def is_long(count: int) -> bool:
+    """Whether an axis of `count` tokens is past the sizing rule (LONG_FROM)."""
+    return count > LONG_FROM
+
+
+def axis_length(count: int) -> int:
+    """Pixels of a token axis: a cell per token (the sizing rule), or LONG_AXIS for a long one."""
+    return LONG_AXIS if is_long(count) else cell_size(count) * count
+
+
+def zoom_note(*counts: int, what: str = "cell") -> str:
+    """What a long figure's title says under it: how to read every label."""
+    return (f"<br><sup>{' × '.join(str(c) for c in counts)} tokens: a label every few tokens; drag over a region "
+            f"to zoom in and read every label, double-click to zoom out; hover names each {what}</sup>")
+
+
 # The one sizing rule: a token axis labels every token (plotly would skip labels once they crowd), in a font that
 # shrinks with the number of tokens, on cells that stay at least a line of that font tall.
 def label_font(count: int) -> int:
@@ -37,26 +68,39 @@ def cell_size(count: int) -> int:
     return label_font(count) + 8
 
 
-def every_label(count: int, **axis) -> dict:
-    """Axis settings that draw one label per category (token), sized for `count` of them."""
+def every_label(count: int, length: int | None = None, **axis) -> dict:
+    """Axis settings that draw one label per category (token), sized for `count` of them. A long axis (is_long),
+    or one given a `length` in px too short for its labels (a pooled panel), instead labels as many as fit, one
+    per LABEL_SPACING px, and every one once zoomed in: plotly picks the step (every 5th token of 250 on
+    LONG_AXIS) and refines it as the range shrinks."""
+    if is_long(count) or (length is not None and count * LABEL_SPACING > length):
+        return dict(type="category", tickmode="auto", nticks=max(2, (length or LONG_AXIS) // LABEL_SPACING),
+                    tickfont=dict(size=LONG_FONT), automargin=True, **axis)
     return dict(type="category", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=label_font(count)),
                 automargin=True, **axis)
 
 
-def label_room(labels, count: int, angle: float = 60) -> int:
-    """Pixels that rotated labels take across the axis: their longest label at the axis' font."""
+def label_room(labels, count: int, angle: float = 60, thinned: bool = False) -> int:
+    """Pixels that rotated labels take across the axis: their longest label at the axis' font (a long or
+    otherwise thinned axis: LONG_FONT)."""
     longest = max((len(str(label)) for label in labels), default=0)
-    return int(0.62 * label_font(count) * min(longest, 40) * np.sin(np.radians(angle))) + 12
+    font = LONG_FONT if thinned or is_long(count) else label_font(count)
+    return int(0.62 * font * min(longest, 40) * np.sin(np.radians(angle))) + 12
 
 
 CONTENT_WIDTH = 1000    # px of a page's main column in the wide layout (a 1400 px window with its sidebar)
 PANEL_LABELS = 130      # px beside a row of panels for the query labels and the colour bar
 
 
-def panels_per_row(n_tokens: int, panels: int, width: int = CONTENT_WIDTH) -> int:
+POOLED_PANEL = 256      # px a side of a pooled small multiple (a long input's head among others): 4 px a cell
+ZOOM_PANEL = 400        # px a side of a long input's panel shown whole at full resolution (scores → softmax)
+
+
+def panels_per_row(n_tokens: int, panels: int, width: int = CONTENT_WIDTH, long_panel: int = POOLED_PANEL) -> int:
     """How many token × token panels fit a row of `width` px with every cell at the sizing rule's size: side by
-    side while they fit, then fewer a row (the figure grows down) rather than smaller cells."""
-    panel = cell_size(n_tokens) * n_tokens + 12
+    side while they fit, then fewer a row (the figure grows down) rather than smaller cells. A long input's
+    panels are `long_panel` px a side."""
+    panel = (long_panel if is_long(n_tokens) else cell_size(n_tokens) * n_tokens) + 12
     return max(1, min(panels, (width - PANEL_LABELS) // panel))
 
 
@@ -71,8 +115,13 @@ def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = 
     labels_height = label_room(keys, n_keys) + 24             # rotated labels plus the axis title
     margin_top = (figure.layout.margin.t or 60) + labels_height
     figure.update_layout(margin=dict(t=margin_top),
-                         height=max(320, cell_size(n_queries) * n_queries + 80) + margin_top,
+                         height=max(320, axis_length(n_queries) + 80) + margin_top,
                          title=dict(y=1.0, yanchor="top", yref="container", pad=dict(t=12)))
+    if is_long(n_keys) or is_long(n_queries):
+        figure.update_layout(title_text=(figure.layout.title.text or "") + zoom_note(n_queries, n_keys),
+                             margin=dict(t=margin_top + 16))
+        if figure.layout.height:
+            figure.update_layout(height=figure.layout.height + 16)
 
 
 ABSOLUTE, PER_FIGURE = "absolute", "per-figure"

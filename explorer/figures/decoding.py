@@ -14,7 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.decoding_steps import TeacherForcing
-from explorer.figures.common import cell_size, display_tokens, every_label, label_font, label_room, position_labels
+from explorer.figures.common import (CONTENT_WIDTH, cell_size, display_tokens, every_label, is_long, label_font,
+                                     label_room, position_labels)
 from explorer.trace import StepDistribution
 from models.decoding import BeamResult
 
@@ -46,6 +47,15 @@ def token_bars(figure: go.Figure, labels: list[str], plot_height: int, top: int 
     (never at a slant, where neighbours overlap), in the font for their count; the figure is a cell per token wide
     (once that is wider than a column needs) and tall enough for its upright labels under the bars."""
     count = len(labels)
+    if is_long(count):
+        # The page's width, a label every few bars (upright), every one once zoomed in (drag along the bars).
+        figure.update_xaxes(**every_label(count, CONTENT_WIDTH - PLOT_SIDES, autotickangles=[0, -90]))
+        title = figure.layout.title.text or ""
+        figure.update_layout(title_text=title + f"<br><sup>{count} tokens: a label every few; drag along the bars "
+                                                "to zoom in and read every label, double-click to zoom out</sup>",
+                             height=top + 16 + plot_height + label_room(labels, count, angle=90) + 20,
+                             margin=dict(l=10, r=10, t=top + 16, b=10), width=CONTENT_WIDTH)
+        return figure
     figure.update_xaxes(**every_label(count, autotickangles=[0, -90]))
     room = label_room(labels, count, angle=90)
     bars_width = cell_size(count) * count

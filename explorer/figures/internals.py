@@ -7,8 +7,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.internals import Walkthrough
-from explorer.figures.common import (ABSOLUTE, cell_size, display_tokens, every_label, label_room, panels_per_row,
-                                     position_labels, scale_note, token_axes, weight_range)
+from explorer.figures.common import (ABSOLUTE, ZOOM_PANEL, axis_length, cell_size, display_tokens, every_label,
+                                     is_long, label_room, panels_per_row, position_labels, scale_note, token_axes,
+                                     weight_range, zoom_note)
+from explorer.figures.pooling import (block_labels, budget_factor, pooled_attention, pooled_mean,
+                                      resolution_note)
 
 NEG_INF_LABEL = "−∞"
 TEXT_CELLS = 10      # print values in the cells up to this many tokens a side
@@ -24,7 +27,23 @@ def _cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], title: str = "", value_name: str = "value",
                    row_title: str = "query", column_title: str = "key", diverging: bool = True,
                    show_text: bool = False) -> go.Figure:
-    """Any [rows, columns] matrix of numbers; rows and columns labelled by (raw) tokens or names."""
+    """Any [rows, columns] matrix of numbers; rows and columns labelled by (raw) tokens or names.
+
+    A long one (common.is_long) is drawn whole and zoomable, its values on hover from the cells themselves (no
+    text per cell: 62,500 strings at 250 tokens), −∞ blank; past the cells budget it is pooled (block means)."""
+    if is_long(max(values.shape)):
+        factor = budget_factor(*values.shape)
+        if factor > 1:
+            values = pooled_mean(values, factor, factor)
+            title = f"{title}<br><sup>{resolution_note(factor, factor)}</sup>"
+        z = np.where(np.isfinite(values), values, np.nan).astype(np.float32)
+        figure = go.Figure(go.Heatmap(
+            z=z, x=block_labels(columns, factor), y=block_labels(rows, factor), hoverongaps=False,
+            colorscale="RdBu_r" if diverging else "Blues", zmid=0 if diverging else None,
+            hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>{value_name} %{{z:.2f}}<extra></extra>"))
+        figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
+        token_axes(figure, row_title, column_title)
+        return figure
     rows, columns = position_labels(rows), position_labels(columns)
     z, text = _cells(values)
     figure = go.Figure(go.Heatmap(
@@ -73,8 +92,14 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: s
         rows, columns = position_labels(rows), position_labels(columns)
         text, printed = state, False
         hover = f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>%{{customdata}}<extra></extra>"
+    long = is_long(mask.shape[1])
+    if long and row_pieces is None:
+        # No words per cell (62,500 at 250 tokens): the hover reads the cell's own 1 or 0.
+        text = state = None
+        hover = f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>%{{z:.0f}} (1: may attend, 0: blocked)<extra></extra>"
+    gap = 0 if long else 1              # a gap a cell would hide a third of a long mask's few px a cell
     figure = go.Figure(go.Heatmap(
-        z=allowed.astype(float), x=columns, y=rows, zmin=0, zmax=1, xgap=1, ygap=1,
+        z=allowed.astype(np.uint8 if long else float), x=columns, y=rows, zmin=0, zmax=1, xgap=gap, ygap=gap,
         colorscale=[[0, "#3b3b3b"], [0.5, "#3b3b3b"], [0.5, "#9ecae1"], [1, "#9ecae1"]],
         text=text, customdata=state, texttemplate="%{text}" if printed else None, textfont=dict(size=10),
         colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked (0)", "may attend (1)"], thickness=14, len=0.5),
@@ -91,9 +116,11 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     third panels share it), one for the weights.
 
     Each cell's value is printed only while the cells are big enough to read it (≤ TEXT_CELLS tokens);
-    beyond that the colours carry the picture and hover gives the numbers.
+    beyond that the colours carry the picture and hover gives the numbers. A long sentence: long_scores_figure.
     """
     n_queries, n_keys = len(queries), len(keys)
+    if is_long(max(n_queries, n_keys)):
+        return long_scores_figure(scores, mask, pattern, queries, keys, title, scale)
     legible = max(n_queries, n_keys) <= TEXT_CELLS
     additive = np.where(mask, 0.0, -np.inf)
     masked = np.where(mask, scores, -np.inf)
@@ -140,6 +167,69 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     return figure
 
 
+def long_scores_figure(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray, queries: list[str],
+                       keys: list[str], title: str = "", scale: str = ABSOLUTE) -> go.Figure:
+    """scores_mask_softmax for a long sentence: two ZOOM_PANEL px panels a row, each the whole matrix, their axes
+    linked so a zoom into one zooms all four onto the same cells (where every label can be read); values on
+    hover. Past the cells budget (four 275-token panels) the panels are pooled: scores and masked scores by
+    block means of their finite values, the mask as the share of allowed cells, the weights as in every pooled
+    attention figure (pooling.pooled_attention); the title says so."""
+    factor = budget_factor(len(queries), len(keys), panels=4)
+    additive_mask = mask.astype(np.uint8)             # 1 byte a cell: sent as it is when not pooled
+    masked = np.where(mask, scores, -np.inf)
+    if factor > 1:
+        scores, masked = pooled_mean(scores, factor, factor), pooled_mean(masked, factor, factor)
+        additive_mask = pooled_mean(additive_mask, factor, factor)
+        pattern = pooled_attention(pattern, factor, factor)
+    rows, columns = block_labels(queries, factor), block_labels(keys, factor)
+    n_rows, n_columns = len(rows), len(columns)
+    allowed = "share allowed %{z:.2f}" if factor > 1 else "%{z:.0f} (1: +0, may attend; 0: −∞, blocked)"
+    panels = [("scaled scores", scores, "coloraxis", "score %{z:.3f}"),
+              ("+ mask", additive_mask, None, allowed),
+              ("= masked scores", masked, "coloraxis", "masked score %{z:.3f}"),
+              ("softmax → attention", pattern, "coloraxis2", "weight %{z:.3f}")]
+    longest = max(n_rows, n_columns)           # the longer side ZOOM_PANEL px, square cells
+    width, height_panel = ZOOM_PANEL * n_columns // longest, ZOOM_PANEL * n_rows // longest
+    key_room = label_room(columns, n_columns, thinned=True)
+    height = 2 * (height_panel + key_room + 40) + 110
+    figure = make_subplots(rows=2, cols=2, subplot_titles=[name for name, _, _, _ in panels],
+                           horizontal_spacing=0.03, vertical_spacing=(key_room + 50) / height)
+    for index, (name, values, axis, value) in enumerate(panels):
+        z = values if values.dtype == np.uint8 else np.where(np.isfinite(values), values, np.nan).astype(np.float32)
+        figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, coloraxis=axis, hoverongaps=False,
+                                    **({} if axis else dict(zmin=0, zmax=1, colorscale="Greys_r", showscale=False)),
+                                    hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value}<extra></extra>"),
+                         row=index // 2 + 1, col=index % 2 + 1)
+    # One zoom for the four panels: every axis follows the first panel's.
+    figure.update_xaxes(**every_label(n_columns, width, side="top", tickangle=-60))
+    figure.update_yaxes(**every_label(n_rows, height_panel, autorange="reversed", showticklabels=False))
+    figure.update_yaxes(showticklabels=True, col=1)
+    for panel in range(2, 5):
+        figure.layout[f"xaxis{panel}"].matches = "x"
+        figure.layout[f"yaxis{panel}"].matches = "y"
+    finite = scores[np.isfinite(scores)]
+    limit = float(np.abs(finite).max()) if finite.size else 1.0
+    low, high = weight_range(pattern, scale)
+    bar = dict(thickness=12, len=min(0.45, 300 / height), x=1.01, xanchor="left")
+    figure.update_layout(coloraxis=dict(colorscale="RdBu_r", cmid=0, cmin=-limit, cmax=limit,
+                                        colorbar=dict(title="score", y=1, yanchor="top", **bar)),
+                         coloraxis2=dict(colorscale="Blues", cmin=low, cmax=high,
+                                         colorbar=dict(title=scale_note(pattern, scale), y=0, yanchor="bottom",
+                                                       **bar)))
+    for annotation in figure.layout.annotations:        # panel titles above their key labels
+        annotation.update(yshift=key_room)
+    note = (f"<br><sup>{resolution_note(factor, factor)}; blank = −∞; the four panels zoom together</sup>"
+            if factor > 1 else zoom_note(len(queries), len(keys)).replace("</sup>", "; the four panels zoom "
+                                                                             "together, blank = −∞</sup>"))
+    figure.add_annotation(text="mask: white = may attend (+0), black = blocked (−∞)", xref="paper", yref="paper",
+                          x=0, y=1.0, yanchor="bottom", xanchor="left", yshift=key_room + 22, showarrow=False,
+                          font=dict(size=11))
+    figure.update_layout(title=dict(text=title + note, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
+                         height=height, width=2 * (width + 60) + 200,
+                         margin=dict(l=10, r=10, t=90 + key_room + 20, b=10))
+    return figure
+
+
 def positional_encoding_figure(halves: np.ndarray, tokens: list[str], title: str = "",
                                interleaved: bool = True) -> go.Figure:
     """PE for the sentence's positions, columns as [sin dims | cos dims] (positional.sin_cos_halves).
@@ -151,6 +241,9 @@ def positional_encoding_figure(halves: np.ndarray, tokens: list[str], title: str
     else:
         dims = [f"sin {i}" for i in range(half)] + [f"cos {half + i}" for i in range(half)]
         axis = f"dimension: sin (0…{half - 1}) | cos ({half}…{2 * half - 1})"
+    if is_long(len(tokens)):
+        return long_rows_figure([halves], tokens, title, [dims], [None], "PE", axis, zrange=(-1, 1),
+                                separator=half)
     rows = position_labels(tokens)
     figure = go.Figure(go.Heatmap(z=halves, x=dims, y=rows, colorscale="RdBu_r", zmid=0, zmin=-1, zmax=1,
                                   hovertemplate="position %{y}<br>%{x}<br>PE %{z:.3f}<extra></extra>"))
@@ -162,8 +255,57 @@ def positional_encoding_figure(halves: np.ndarray, tokens: list[str], title: str
     return figure
 
 
+def long_rows_figure(matrices: list[np.ndarray], tokens: list[str], title: str, columns: list[list[str] | None],
+                     panel_titles: list[str | None], value: str, axis_title: str = "",
+                     zrange: tuple[float, float] | None = None, separator: int | None = None) -> go.Figure:
+    """Matrices [positions, dimensions] side by side for a long sentence: LONG_AXIS px tall whatever the length,
+    positions labelled every few (every one once zoomed in; the panels zoom together), pooled by block means past
+    the cells budget (the title says so). columns: each panel's column names (None: numbered); separator: a
+    column index to draw a line before (PE's sin | cos halves, kept apart when pooled)."""
+    positions, dims = matrices[0].shape
+    factor = budget_factor(positions, dims, panels=len(matrices))
+    rows = block_labels(tokens, factor)
+    if zrange is None:
+        limit = float(max(np.abs(m).max() for m in matrices)) or 1.0
+        zrange = (-limit, limit)
+    figure = make_subplots(rows=1, cols=len(matrices), horizontal_spacing=0.03,
+                           subplot_titles=[t or "" for t in panel_titles])
+    for index, (values, names) in enumerate(zip(matrices, columns), start=1):
+        if factor > 1 and separator:            # the halves pooled apart: no block mixes a sine with a cosine
+            values = np.concatenate([pooled_mean(values[:, :separator], factor, factor),
+                                     pooled_mean(values[:, separator:], factor, factor)], axis=1)
+            names = None if names is None else (block_labels(names[:separator], factor)
+                                                + block_labels(names[separator:], factor))
+        elif factor > 1:
+            values = pooled_mean(values, factor, factor)
+            names = None if names is None else block_labels(names, factor)
+        x = names if names is not None else [f"{d}" if factor == 1 else f"{d}–{min(d + factor, dims) - 1}"
+                                             for d in range(0, dims, factor)]
+        figure.add_trace(go.Heatmap(z=values.astype(np.float32), x=x, y=rows, colorscale="RdBu_r", zmid=0,
+                                    zmin=zrange[0], zmax=zrange[1], showscale=index == len(matrices),
+                                    hovertemplate=f"position %{{y}}<br>dimension %{{x}}<br>{value} %{{z:.3f}}"
+                                                  "<extra></extra>"),
+                         row=1, col=index)
+        figure.update_xaxes(type="category", showticklabels=False, title=axis_title or "dimension", row=1, col=index)
+        figure.update_yaxes(**every_label(len(tokens), autorange="reversed", showticklabels=index == 1,
+                                          title="position" if index == 1 else None), row=1, col=index)
+        if index > 1:
+            figure.layout[f"yaxis{index}"].matches = "y"
+    if separator:
+        position = separator if factor == 1 else -(-separator // factor)
+        figure.add_vline(x=position - 0.5, line=dict(color="black", width=2))
+    note = (f"<br><sup>{resolution_note(factor, factor, ('positions', 'dimensions'))}; hover for its "
+            "positions</sup>" if factor > 1 else zoom_note(len(tokens)))
+    figure.update_layout(title=title + note, height=axis_length(len(tokens)) + 170,
+                         margin=dict(l=10, r=10, t=100, b=10))
+    return figure
+
+
 def learned_positions_figure(table: np.ndarray, tokens: list[str], title: str = "") -> go.Figure:
     """A learned position-embedding table, one row per position of the sentence."""
+    if is_long(len(tokens)):
+        return long_rows_figure([table], tokens, title, [None], [None], "value",
+                                f"dimension (0…{table.shape[1] - 1})")
     rows = position_labels(tokens)
     limit = float(np.abs(table).max()) or 1.0
     figure = go.Figure(go.Heatmap(z=table, y=rows, colorscale="RdBu_r", zmid=0, zmin=-limit, zmax=limit,
@@ -181,6 +323,10 @@ def embedding_sum_figure(embedding: np.ndarray, positional: np.ndarray, total: n
                          ) -> go.Figure:
     """token embedding × √d_model + positional encoding = the encoder's input, as the model sums them
     (titles: the panels' names, for models that combine them otherwise)."""
+    if is_long(len(tokens)):
+        limit = float(np.abs(total).max())
+        return long_rows_figure([embedding, positional, total], tokens, title, [None] * 3, list(titles), "value",
+                                zrange=(-limit, limit))
     figure = make_subplots(rows=1, cols=3, horizontal_spacing=0.03, subplot_titles=list(titles))
     rows = position_labels(tokens)
     limit = float(np.abs(total).max())
@@ -210,17 +356,22 @@ def walkthrough_figure(walk: Walkthrough, keys: list[str], query: str, d_k: int)
                                                          + (" + position bias" if walk.biased else ""), "softmax"],
                            horizontal_spacing=0.06)
     allowed = np.isfinite(walk.masked)
+    long = is_long(len(labels))         # the bars too thin to print on: values on hover, the panels zoom together
     for column, values in enumerate((walk.dots, walk.masked, walk.weights), start=1):
         shown = np.where(np.isfinite(values), values, 0.0)
         text = [f"{v:.3f}" if ok else NEG_INF_LABEL for v, ok in zip(values, np.isfinite(values))]
-        figure.add_trace(go.Bar(x=shown, y=labels, orientation="h", text=text, textposition="auto",
+        figure.add_trace(go.Bar(x=shown, y=labels, orientation="h", text=text,
+                                textposition="none" if long else "auto",
                                 marker_color=np.where(allowed, "#1f77b4", "#bbbbbb"),
                                 hovertemplate="key %{y}<br>%{text}<extra></extra>"), row=1, col=column)
         figure.update_yaxes(**every_label(len(labels), showticklabels=column == 1, autorange="reversed"),
                             row=1, col=column)
-    figure.update_layout(title=f"query {html_safe(query)}: scores over the keys", showlegend=False,
-                         height=max(300, cell_size(len(labels)) * len(labels) + 140),
-                         margin=dict(l=10, r=10, t=80, b=10))
+        if long and column > 1:
+            figure.layout[f"yaxis{column}"].matches = "y"
+    note = zoom_note(len(labels), what="bar") if long else ""
+    figure.update_layout(title=f"query {html_safe(query)}: scores over the keys{note}", showlegend=False,
+                         height=max(300, axis_length(len(labels)) + 140),
+                         margin=dict(l=10, r=10, t=100 if long else 80, b=10))
     return figure
 
 
