@@ -8,9 +8,10 @@
    tokens: the chosen head's heatmap and every head's grid), then switches to another page and back (each timed
    to that page's figures drawn). Prints p50/p95 of each, the errors (a timeout, an exception on the page), and
    the CPU share of the server and of Chromium over the run (of the machine's cores).
-2. Sessions: S sessions (Streamlit's AppTest, one thread each, in one process like a server's sessions) each
-   with its own sentence and model, each opening every page; then every session is checked to see its own
-   sentence, model and translation, and nobody else's. Prints resident memory before and after.
+2. Sessions: S sessions (Streamlit's AppTest, one thread each, in one process like a server's sessions, their
+   script runs taking turns: AppTest cannot run two at once) each with its own sentence and model, each opening
+   every page; then every session is checked to see its own sentence, model and translation, and nobody else's.
+   Prints resident memory before and after.
 3. Memory: D distinct sentences of 5 to 250 tokens, each opened on one page in turn (all seven pages), in one
    process; prints resident memory every 100 sentences and the trace cache's bytes: the curve the README quotes.
    Resident memory must stay under the stated cap (2 GB).
@@ -95,6 +96,12 @@ def cpu_seconds(processes: list[psutil.Process]) -> float:
     return total
 
 
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (every core, every process) since it started."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
 def server_process(port: int) -> psutil.Process:
     for process in psutil.process_iter(["cmdline"]):
         command = process.info["cmdline"] or []
@@ -166,35 +173,31 @@ def run_browsers(count: int, minutes: float, sentences: list) -> None:
     with streamlit_server(log, launch_options=["--serve", "--token", TOKEN]) as url:
         server = server_process(urlparse(url).port)
         results = {"submit": [], "switch": [], "errors": []}
-        chromium_before = {p.pid for p in psutil.process_iter() if "chrom" in p.name()}
-        cpu_server = cpu_seconds([server])
+        cpu_server, machine = cpu_seconds([server]), busy_seconds()
         started = time.time()
-        thread = threading.Thread(target=lambda: asyncio.run(browsers(count, minutes, url, sentences, results)))
-        thread.start()
-        chromium, chromium_cpu = {}, 0.0
-        while thread.is_alive():        # Chromium's processes come and go: add up each one's last reading
-            for process in psutil.process_iter():
-                if "chrom" in process.name() and process.pid not in chromium_before:
-                    chromium[process.pid] = process
-            for pid, process in list(chromium.items()):
-                try:
-                    chromium[pid].last = cpu_seconds([process])
-                except psutil.NoSuchProcess:
-                    pass
-            time.sleep(1)
-        thread.join()
-        chromium_cpu = sum(getattr(process, "last", 0.0) for process in chromium.values())
+        asyncio.run(browsers(count, minutes, url, sentences, results))
         elapsed = time.time() - started
-        server_cpu = cpu_seconds([server]) - cpu_server
+        server_cpu, machine_cpu = cpu_seconds([server]) - cpu_server, busy_seconds() - machine
         memory = server.memory_info().rss
     cores = psutil.cpu_count()
     print(figures("new 20-token sentence on Attention, submit → every figure drawn", results["submit"]))
     print(figures("page switch → every figure drawn", results["switch"]))
     print(f"errors: {len(results['errors'])}" + "".join(f"\n  {e}" for e in results["errors"][:10]))
-    print(f"CPU over {elapsed:.0f} s on {cores} cores: server {server_cpu / elapsed / cores:.0%}, "
-          f"Chromium {chromium_cpu / elapsed / cores:.0%}; server resident memory {memory / 2**20:.0f} MB")
+    print(f"CPU over {elapsed:.0f} s on {cores} cores: the machine {machine_cpu / elapsed / cores:.0%} busy, of which "
+          f"the server {server_cpu / elapsed / cores:.0%} and the rest (Chromium drawing, this driver) "
+          f"{(machine_cpu - server_cpu) / elapsed / cores:.0%}; server resident memory {memory / 2**20:.0f} MB")
     refused = [line for line in log.read_text().splitlines() if "Traceback" in line]
     print(f"tracebacks in the server log: {len(refused)}")
+
+
+# AppTest sets up and tears down Streamlit's runtime around each run, so two runs at once in one process break
+# each other ("Runtime hasn't been created"): the sessions live in threads side by side, their runs take turns.
+RUNS = threading.Lock()
+
+
+def run(app) -> None:
+    with RUNS:
+        app.run()
 
 
 def app_session(sentence: str, model: str, page: str):
@@ -202,10 +205,10 @@ def app_session(sentence: str, model: str, page: str):
 
     app = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=300)
     app.query_params.update({"sentence": sentence, "model": model})
-    app.run()
+    run(app)
     if page != "translation.py":
         app.switch_page(page)
-        app.run()
+        run(app)
     return app
 
 
@@ -231,7 +234,7 @@ def run_sessions(count: int, sentences: list) -> None:
             for page in order:              # every page, as a visitor would
                 if page != order[0]:
                     app.switch_page(page)
-                    app.run()
+                    run(app)
                 if app.exception:
                     errors.append(f"session {index} on {page}: {app.exception[0].value}")
                 if page == "translation.py" and app.text:
