@@ -24,6 +24,7 @@ from models.interface import CONTINUE, TRANSLATE
 from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
                            warn_if_truncated, weights_mtime)
 from pages import url_state
+from pages.access import policy
 from pages.jobs import corpus_job
 from pages.widgets import analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
 
@@ -199,7 +200,9 @@ else:
                "highest in each column.")
 
 with st.expander("Recompute on your own corpus"):
-    st.caption("Results are cached on disk by (checkpoint, corpus), and shown in this browser session only. "
+    st.caption(("Results of the bundled corpora are cached on disk; of an upload, kept in this browser session only "
+                "(this server writes nothing of yours to its disk). " if policy().serving else
+                "Results are cached on disk by (checkpoint, corpus), and shown in this browser session only. ") +
                "Positional, rare-token and confidence statistics mean most on sentences like the training data; "
                "syntactic roles need gold trees.")
     workers, address = ray_settings("heads")

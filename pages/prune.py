@@ -198,7 +198,7 @@ st.caption(f"{'BLEU' if translates else 'Perplexity'} as heads are masked, least
            "order has seen the answers.")
 curve = shipped(checkpoint, "head_pruning_curve.json")
 with st.form("prune_curve"):
-    settings = st.columns(4)
+    settings = st.columns([3, 2, 2, 2])     # the kinds box wide enough for its four chips
     offered = [kind for kind in CURVE_KINDS if curve_heads(kind, heads)]
     curve_kinds = settings[0].multiselect("Kinds", offered, default=offered, key="curve_kinds", persist_state=KEEP)
     curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps", persist_state=KEEP)

@@ -29,6 +29,7 @@ SENTENCES = {
          "old man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near "
          "the water."),
 }
+SERVED_TOKEN = "screenshots"
 PAGES = ["", "attention", "internals", "decoding", "heads", "compare", "prune"]
 
 
@@ -53,12 +54,15 @@ def main() -> None:
     parser.add_argument("--sizes", default="5,20,45")
     parser.add_argument("--extra", default="", help="more query parameters, e.g. 'pruned=cross.2.*'")
     parser.add_argument("--height", type=int, default=5000)
+    parser.add_argument("--serve", action="store_true",
+                        help="as a shared server shows it (start.sh --serve, with a token), corpus sections open")
     parser.add_argument("--wait", type=int, default=1500,
                         help="ms to let charts below the first screen draw (long inputs: 6000)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp, streamlit_server(Path(tmp) / "streamlit.log") as url, \
+    served = ["--serve", "--token", SERVED_TOKEN] if args.serve else None
+    with tempfile.TemporaryDirectory() as tmp, streamlit_server(Path(tmp) / "streamlit.log", launch_options=served) as url, \
             sync_playwright() as playwright:
         browser = launch(playwright)
         context = offline_context(browser)
@@ -71,9 +75,18 @@ def main() -> None:
                 link = f"{url}/{path}?model={args.model}&sentence={quote(sentence(size, args.model))}"
                 if args.extra:
                     link += "&" + args.extra
+                if args.serve:
+                    link += f"&token={SERVED_TOKEN}"
                 page.goto(link)
                 page.get_by_label("English sentence").first.wait_for()
                 settle(page)
+                if args.serve:          # the sections where a visitor's corpus and Ray settings would go
+                    for section in ("Recompute on your own corpus",):
+                        if page.get_by_text(section).count():
+                            page.get_by_text(section).click()
+                    if page.get_by_text("BLEU against references").count():
+                        page.get_by_text("BLEU against references").click()
+                    settle(page)
                 page.wait_for_timeout(args.wait)      # charts below the first screen finish drawing
                 target = out / f"{name}-{size}.png"
                 page.screenshot(path=str(target))
