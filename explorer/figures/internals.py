@@ -147,6 +147,20 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
         figure.update_yaxes(**every_label(n_queries, autorange="reversed", showticklabels=column == 1),
                             row=row, col=column)
     figure.update_xaxes(**every_label(n_keys, side="top", tickangle=-60))
+    score_and_weight_bars(figure, scores, pattern, scale, height, key_room)
+    note = "" if legible else "<br><sup>values on hover (too many tokens to print them in the cells)</sup>"
+    figure.add_annotation(text="mask: white = may attend (+0), black = blocked (−∞)", xref="paper", yref="paper",
+                          x=0, y=1.0, yanchor="bottom", xanchor="left", yshift=key_room + 22, showarrow=False,
+                          font=dict(size=11))
+    figure.update_layout(title=dict(text=title + note, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
+                         height=height, margin=dict(l=10, r=10, t=70 + key_room + 20, b=10))
+    return figure
+
+
+def score_and_weight_bars(figure: go.Figure, scores: np.ndarray, pattern: np.ndarray, scale: str, height: int,
+                          key_room: int) -> None:
+    """The scores → softmax panels' two colour bars (scores diverging around 0, weights on the chosen scale) and
+    the panel titles lifted above their key labels."""
     finite = scores[np.isfinite(scores)]
     limit = float(np.abs(finite).max()) if finite.size else 1.0
     low, high = weight_range(pattern, scale)
@@ -158,13 +172,6 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
                                                        **bar)))
     for annotation in figure.layout.annotations:        # panel titles above their key labels
         annotation.update(yshift=key_room)
-    note = "" if legible else "<br><sup>values on hover (too many tokens to print them in the cells)</sup>"
-    figure.add_annotation(text="mask: white = may attend (+0), black = blocked (−∞)", xref="paper", yref="paper",
-                          x=0, y=1.0, yanchor="bottom", xanchor="left", yshift=key_room + 22, showarrow=False,
-                          font=dict(size=11))
-    figure.update_layout(title=dict(text=title + note, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
-                         height=height, margin=dict(l=10, r=10, t=70 + key_room + 20, b=10))
-    return figure
 
 
 def long_scores_figure(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray, queries: list[str],
@@ -207,17 +214,7 @@ def long_scores_figure(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray
     for panel in range(2, 5):
         figure.layout[f"xaxis{panel}"].matches = "x"
         figure.layout[f"yaxis{panel}"].matches = "y"
-    finite = scores[np.isfinite(scores)]
-    limit = float(np.abs(finite).max()) if finite.size else 1.0
-    low, high = weight_range(pattern, scale)
-    bar = dict(thickness=12, len=min(0.45, 300 / height), x=1.01, xanchor="left")
-    figure.update_layout(coloraxis=dict(colorscale="RdBu_r", cmid=0, cmin=-limit, cmax=limit,
-                                        colorbar=dict(title="score", y=1, yanchor="top", **bar)),
-                         coloraxis2=dict(colorscale="Blues", cmin=low, cmax=high,
-                                         colorbar=dict(title=scale_note(pattern, scale), y=0, yanchor="bottom",
-                                                       **bar)))
-    for annotation in figure.layout.annotations:        # panel titles above their key labels
-        annotation.update(yshift=key_room)
+    score_and_weight_bars(figure, scores, pattern, scale, height, key_room)
     note = (f"<br><sup>{resolution_note(factor, factor)}; blank = −∞; the four panels zoom together</sup>"
             if factor > 1 else zoom_note(len(queries), len(keys)).replace("</sup>", "; the four panels zoom "
                                                                              "together, blank = −∞</sup>"))
