@@ -93,9 +93,12 @@ def test_a_restarted_server_reopens_the_same_view(tmp_path, context):
         page = open_view(context, url, "attention", token=TOKEN, model="h2", sentence=SENTENCE, head="cross.1.1",
                          view="Head average")
         page.locator(".gtitle", has_text="cross, layer 1, head 1").wait_for()
+        page.evaluate("window.beforeRestart = true")
     with streamlit_server(tmp_path / "second.log", launch_options=options, port=port):
-        page.get_by_label("English sentence").wait_for(timeout=60_000)
-        page.wait_for_function("() => !document.querySelector('textarea[disabled]')", timeout=60_000)   # reconnected
+        page.wait_for_function(     # the tab reloaded itself (the mark set before is gone) and is connected
+            "() => !window.beforeRestart && document.querySelector('textarea[aria-label=\"English sentence\"]')"
+            " && !document.querySelector('textarea[disabled]')", timeout=60_000)
+        settle(page)
         go_to(page, "Internals")            # the visitor goes on: a new session, opened on the URL's view
         settle(page)
         assert page.get_by_role("radio", name="Encoder–decoder cross-attention").is_checked()
