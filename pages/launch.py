@@ -67,8 +67,8 @@ def streamlit_command(options: argparse.Namespace, passed_on: list[str]) -> list
     address = "0.0.0.0" if options.serve else "127.0.0.1"      # by default nobody else on the network reaches it
     command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.address", address,
                "--server.port", str(options.port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    if options.serve:       # Streamlit refuses larger uploads itself too, before they reach the app
-        command += ["--server.maxUploadSize", str(options.upload_mb)]
+    if options.serve:       # Streamlit refuses larger uploads itself too; no visitor gets "Clear cache" or "Rerun"
+        command += ["--server.maxUploadSize", str(options.upload_mb), "--client.toolbarMode", "viewer"]
     return command + passed_on
 
 

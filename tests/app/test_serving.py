@@ -126,6 +126,7 @@ def test_the_default_start_listens_on_this_machine_only_and_serve_on_every_inter
     command = streamlit_command(options, passed_on)
     assert command[command.index("--server.address") + 1] == "0.0.0.0"
     assert command[command.index("--server.port") + 1] == "9000"
+    assert command[command.index("--client.toolbarMode") + 1] == "viewer"       # no visitor clears the caches
     settings = environment(options)
     assert settings[access.SERVE] == "1" and settings[access.WORKERS] == "3" and len(settings[access.TOKEN]) >= 20
     assert settings[access.MODELS] == str(tmp_path.resolve())
