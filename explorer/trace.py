@@ -21,6 +21,9 @@ from models.interface import ExplorerModel
 from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, attention_hook, stack_hook
 from explorer.head_sets import HeadSpec, format_heads, head_mask
 from explorer.inputs import prepare_source
+from explorer.norms import norm_attention
+
+DERIVED_VALUES = ("norm",)      # per head, computed from the captured ones: {kind}.norm (Kobayashi et al. 2020)
 
 
 @dataclass
@@ -49,7 +52,8 @@ class Trace:
     decoding: str                   # "greedy" or "beam N"
     pruned: str                     # HeadSpec text of the masked heads, "" when none
     d_k: int
-    # kind -> [layers, heads, query, key] (pattern, scores) or [layers, heads, positions, d_k] (q, k, v, z)
+    # kind -> [layers, heads, query, key] (pattern, scores, norm: ‖α f(x)‖, explorer/norms.py) or
+    # [layers, heads, positions, d_k] (q, k, v, z)
     attention: dict[str, dict[str, np.ndarray]]
     masks: dict[str, np.ndarray]    # kind -> [query, key] bool, True = may attend
     positional: dict[str, np.ndarray]   # "source"/"target" -> [positions, d_model]
@@ -124,7 +128,8 @@ class Trace:
         def per_side(name: str) -> dict[str, np.ndarray]:
             return {side: arrays[f"{side}.{name}"] for side in ("source", "target") if f"{side}.{name}" in arrays}
 
-        attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES if f"{kind}.{name}" in arrays}
+        attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES + DERIVED_VALUES
+                            if f"{kind}.{name}" in arrays}
                      for kind in kinds}
         steps = [StepDistribution(**s) for s in meta.pop("steps")]
         if "translation" in meta:                     # a trace saved before 2026-11-23
@@ -190,6 +195,9 @@ def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: 
     logits, cache = model.run_with_cache(encoder, decoder, "*", head_mask=gates)
     attention = {kind: {value: cache.layers(kind, value)[0].float().numpy() for value in PER_HEAD_VALUES}
                  for kind in model.kinds}
+    for kind, values in attention.items():      # Kobayashi et al.'s ‖α f(x)‖ beside the weights
+        gate = gates[kind].numpy() if kind in gates else None
+        values["norm"] = norm_attention(model, kind, values["pattern"], values["v"], gate)
     steps = []
     if chosen:
         log_probs = torch.log_softmax(logits[0, first: first + len(chosen)].float(), -1)

@@ -9,36 +9,54 @@ from explorer.figures.pooling import budget_factor
 from explorer.figures.windows import window_size, window_trace, window_words
 from explorer.exports import matrix_table
 from pages.session import current_trace
-from explorer.figures.common import ABSOLUTE, is_long, plural
+from explorer.figures.common import ABSOLUTE, NORMS, is_long, plural
+from explorer.norms import weight_and_norm_shares
 from pages import url_state
 from pages.widgets import choose_head, colour_scale, show_figure
 
+VALUES = {"pattern": "weights α", "norm": "norms ‖α·f(x)‖ (Kobayashi et al. 2020)"}
 VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]
 
 st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
 kind, layer, head = choose_head(checkpoint, "attention", first_kind="encoder", kinds=tuple(trace.attention))
-scale = colour_scale()
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
-pattern = trace.pattern(kind)
+# Weights, or Kobayashi et al.'s norms ‖α·f(x)‖: how far each key actually moves the query (explorer/norms.py).
+url_state.kept("attention_values", "values", list(VALUES))
+shown = st.radio("Show", list(VALUES), format_func=VALUES.get, key="attention_values", horizontal=True,
+                 help="Kobayashi et al. 2020, “Attention is not only a weight”: what a head adds to query i from key "
+                      "j is α_ij · f(x_j), f(x_j) = v_j W_O (the head's slice, no bias); its length shows how much "
+                      "key j moves the query. A high weight on a key with a short f(x) moves it little.")
+url_state.keep("values", shown)
+pattern = trace.attention[kind][shown]
+scale = NORMS if shown == "norm" else colour_scale()
+value_name = "norm" if shown == "norm" else "weight"
+if shown == "norm":
+    by_weight, by_norm, frequent = weight_and_norm_shares(trace, checkpoint, kind)
+    if frequent:
+        named = ", ".join(dict.fromkeys(keys[position] for position in frequent))
+        st.caption(f"Special tokens and punctuation ({named}) get {by_weight:.0%} of this kind's attention by weight "
+                   f"and {by_norm:.0%} by norm (every layer, head and query; each row scaled to sum 1). Kobayashi et "
+                   "al. found such frequent tokens get high weights but small f(x): much less by norm.")
 
-show_figure(attention_heatmap(pattern[layer, head], queries, keys, f"{kind}, layer {layer}, head {head}",
-                              scale=scale),
-            f"{kind}-L{layer}-H{head}", matrix_table(pattern[layer, head], queries, keys))
+show_figure(attention_heatmap(pattern[layer, head], queries, keys, f"{kind}, layer {layer}, head {head}"
+                              + (": ‖α·f(x)‖" if shown == "norm" else ""), scale=scale),
+            f"{kind}-L{layer}-H{head}" + ("-norm" if shown == "norm" else ""),
+            matrix_table(pattern[layer, head], queries, keys))
 if is_long(max(len(queries), len(keys))):
     pale = (" Spread over this many keys a head's weights are small, so on 0–1 most cells are pale: “0–max of each "
             "figure” under Attention colours (sidebar) shows the pattern." if scale == ABSOLUTE else "")
     drawn = ("every token is drawn; zoom in (drag over a region) to read each label" if budget_factor(
         len(queries), len(keys)) == 1 else "drawn pooled, as its title says")
-    st.caption(f"{len(queries)} × {len(keys)} tokens: {drawn}; the CSV has every weight.{pale}")
+    st.caption(f"{len(queries)} × {len(keys)} tokens: {drawn}; the CSV has every {value_name}.{pale}")
 
 
 def every_head() -> None:
-    st.caption("Rows are layers, columns heads; hover any cell for its head, tokens and weight.")
+    st.caption(f"Rows are layers, columns heads; hover any cell for its head, tokens and {value_name}.")
     grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
                       f"{plural(checkpoint.heads, 'head')} (hover for tokens)", scale)
     # A long sentence's pooled grid has its own width (square cells); a short one stretches over the page.
-    show_figure(grid, f"{kind}-all-heads", {f"{kind}.pattern": pattern},
+    show_figure(grid, f"{kind}-all-heads", {f"{kind}.{shown}": pattern},
                 width="content" if grid.layout.width else "stretch")
 
 
@@ -56,7 +74,9 @@ def rollout() -> None:
     if kind != "encoder":
         st.info("Rollout follows the encoder's self-attention from the input tokens; choose encoder self-attention.")
         return
-    rolled = attention_rollout(pattern)
+    if shown == "norm":
+        st.caption("Rollout is defined on the weights (each row sums to 1): it is drawn from them.")
+    rolled = attention_rollout(trace.pattern(kind))
     last = checkpoint.layers("encoder") - 1
     show_figure(attention_heatmap(rolled[last], queries, keys, f"Encoder rollout through layer {last}",
                                   scale=scale),
@@ -79,14 +99,16 @@ def bertviz_window() -> tuple:
 
 
 def bertviz_view(name: str) -> None:
-    shown, words = bertviz_window()
+    if shown == "norm":
+        st.caption("bertviz's views draw the weights α (their lines are a row's shares of 1), not the norms.")
+    windowed, words = bertviz_window()
     if words:
         st.caption(f"bertviz on a window of the text: {words}; move the slider for others. Each line is a query's "
                    "weight on a key inside the window (its weight on keys outside is not drawn); the heatmaps "
                    "above show every token.")
     try:
         # Our own page (bertviz's scripts, escaped parameters): no user text reaches it unescaped.
-        html = head_view_html(shown, layer=layer) if name == "head" else model_view_html(shown)
+        html = head_view_html(windowed, layer=layer) if name == "head" else model_view_html(windowed)
     except OfflineScriptsMissing as error:
         st.error(str(error))
         return

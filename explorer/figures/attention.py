@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, PANEL_LABELS, POOLED_PANEL, cell_size, every_label,
-                                     is_long, label_room, position_labels, scale_note, token_axes, weight_range)
+                                     hover_text, is_long, label_room, position_labels, scale_note, token_axes,
+                                     weight_range)
 from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
                                       resolution_note)
 
@@ -32,7 +33,8 @@ def attention_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: 
         pattern = pattern.astype(np.float32)        # half the bytes of float64 (rollout's), as precise on screen
     low, high = weight_range(pattern, scale)
     figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
-                                  hovertemplate=ATTENTION_HOVER, colorbar=dict(title=scale_note(pattern, scale))))
+                                  hovertemplate=hover_text(ATTENTION_HOVER, scale),
+                                  colorbar=dict(title=scale_note(pattern, scale))))
     figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
     token_axes(figure)
     if highlight is not None:
@@ -83,7 +85,7 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
     columns = tiled_labels(keys, heads, gap, "H")
     low, high = weight_range(pattern, scale)
     figure = go.Figure(go.Heatmap(z=grid, x=columns, y=rows, zmin=low, zmax=high, colorscale="Blues",
-                                  hoverongaps=False, hovertemplate=POOLED_HOVER if pooled else GRID_HOVER,
+                                  hoverongaps=False, hovertemplate=hover_text(POOLED_HOVER if pooled else GRID_HOVER, scale),
                                   colorbar=dict(title=scale_note(pattern, scale), thickness=12)))
     figure.update_xaxes(type="category", side="top", showgrid=False, tickvals=[columns[h * (n_keys + gap) + n_keys // 2]
                         for h in range(heads)], ticktext=[f"head {h}" for h in range(heads)])
@@ -153,7 +155,8 @@ def layer_heads(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[s
     for head in range(heads):
         row, column = head // per_row + 1, head % per_row + 1
         figure.add_trace(go.Heatmap(z=pattern[head], x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
-                                    showscale=head == 0, hovertemplate=POOLED_HOVER if pooled else ATTENTION_HOVER,
+                                    showscale=head == 0,
+                                    hovertemplate=hover_text(POOLED_HOVER if pooled else ATTENTION_HOVER, scale),
                                     colorbar=dict(title=scale_note(pattern, scale), thickness=10, len=min(1, 400 / height),
                                                   y=1, yanchor="top")),
                          row=row, col=column)

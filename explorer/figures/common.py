@@ -126,12 +126,15 @@ def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = 
 
 ABSOLUTE, PER_FIGURE = "absolute", "per-figure"
 COLOUR_SCALES = {ABSOLUTE: "0–1 (absolute)", PER_FIGURE: "0–max of each figure"}
+# Not a sidebar choice: the figure shows norm-based attention ‖α·f(x)‖ (explorer/norms.py), which has no fixed
+# top, so each figure runs from 0 to its own largest norm and says so.
+NORMS = "norms"
 
 
 def weight_range(values: np.ndarray, scale: str = ABSOLUTE) -> tuple[float, float]:
     """The colour range of attention weights: 0–1 always (absolute: figures compare), or 0 to this figure's
     largest weight (per-figure: a diffuse head's pattern becomes visible)."""
-    if scale == PER_FIGURE:
+    if scale in (PER_FIGURE, NORMS):
         largest = float(np.nanmax(values)) if np.size(values) else 1.0
         return 0.0, largest if largest > 0 else 1.0
     return 0.0, 1.0
@@ -140,7 +143,14 @@ def weight_range(values: np.ndarray, scale: str = ABSOLUTE) -> tuple[float, floa
 def scale_note(values: np.ndarray, scale: str = ABSOLUTE) -> str:
     """What the colours mean, for the colour bar's title."""
     low, high = weight_range(values, scale)
+    if scale == NORMS:
+        return f"‖α·f(x)‖<br>(0–{high:.2g},<br>this figure)"
     return "weight<br>(0–1)" if scale == ABSOLUTE else f"weight<br>(0–{high:.2g},<br>this figure)"
+
+
+def hover_text(template: str, scale: str) -> str:
+    """A hover template naming what the cells hold: the weight, or the norm ‖α·f(x)‖."""
+    return template.replace("weight", "‖α·f(x)‖") if scale == NORMS else template
 
 
 def figure_html(figure: go.Figure) -> str:

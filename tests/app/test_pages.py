@@ -418,3 +418,21 @@ def test_the_sentence_is_one_line():
     at.text_area(key="sentence").input("A dog runs\non the\r\nbeach.").run()
     assert at.session_state["sentence"] == "A dog runs on the beach."
     assert at.query_params["sentence"] in ("A dog runs on the beach.", ["A dog runs on the beach."])
+
+
+def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get(h8):
+    from explorer.norms import weight_and_norm_shares
+
+    sentence = "A man in a blue shirt, with a dog, is riding a bicycle down the street."
+    at = open_page(PAGES[1], sentence)
+    at.radio(key="attention_values").set_value("norm").run()
+    assert not at.exception
+    trace = trace_sentence(h8, sentence)
+    norm = trace.attention["encoder"]["norm"]
+    np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), norm[0, 0], atol=1e-5)
+    [grid] = chart_data(at, 1)
+    np.testing.assert_allclose(grid_tile(grid, 2, 5), norm[2, 5], atol=1e-5)
+    by_weight, by_norm, _ = weight_and_norm_shares(trace, h8, "encoder")
+    assert any(f"get {by_weight:.0%} of this kind's attention by weight and {by_norm:.0%} by norm" in c.value
+               and "</s>" in c.value for c in at.caption)          # the special token is named
+    assert at.query_params["values"] in ("norm", ["norm"])
