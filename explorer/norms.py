@@ -10,14 +10,10 @@ Written once on the model interface (the captured v and `attention_output_weight
 from __future__ import annotations
 
 import string
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from models.interface import ExplorerModel
-
-if TYPE_CHECKING:          # the trace computes norms with this module: a type only, no import cycle
-    from explorer.trace import Trace
 
 
 def transformed_value_norms(model: ExplorerModel, kind: str, values: np.ndarray) -> np.ndarray:
@@ -50,9 +46,10 @@ def share_on(matrix: np.ndarray, keys: list[int]) -> float:
     return float(rows[..., keys].sum(axis=-1).mean()) if keys else 0.0
 
 
-def frequent_keys(trace: "Trace", model: ExplorerModel, kind: str) -> list[int]:
-    """Key positions holding a special token (start, end, [CLS], [SEP] …) or punctuation: where Kobayashi et
-    al. found weights high and norms low."""
+def frequent_keys(trace, model: ExplorerModel, kind: str) -> list[int]:
+    """Key positions of a trace holding a special token (start, end, [CLS], [SEP] …) or punctuation: where
+    Kobayashi et al. found weights high and norms low. (trace: an explorer.trace.Trace, not imported: that
+    module imports this one.)"""
     ids = trace.target_ids if kind == "decoder" else (trace.source_ids or trace.target_ids)
     pieces = trace.key_tokens(kind)
     return [position for position, (token_id, piece) in enumerate(zip(ids, pieces))
@@ -60,7 +57,7 @@ def frequent_keys(trace: "Trace", model: ExplorerModel, kind: str) -> list[int]:
                 character in string.punctuation for character in piece.strip("▁Ġ ")))]
 
 
-def weight_and_norm_shares(trace: "Trace", model: ExplorerModel, kind: str) -> tuple[float, float, list[int]]:
+def weight_and_norm_shares(trace, model: ExplorerModel, kind: str) -> tuple[float, float, list[int]]:
     """(share by weight, share by norm, the positions) of one kind's attention, over all its layers, heads and
     queries, that lands on special tokens and punctuation: the paper's headline, on this sentence."""
     keys = frequent_keys(trace, model, kind)
