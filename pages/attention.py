@@ -12,22 +12,15 @@ from pages.session import current_trace
 from explorer.figures.common import ABSOLUTE, NORMS, is_long, plural
 from explorer.norms import weight_and_norm_shares
 from pages import url_state
-from pages.widgets import choose_head, colour_scale, show_figure
+from pages.widgets import attention_values, choose_head, colour_scale, show_figure
 
-VALUES = {"pattern": "weights α", "norm": "norms ‖α·f(x)‖ (Kobayashi et al. 2020)"}
 VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]
 
 st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
 kind, layer, head = choose_head(checkpoint, "attention", first_kind="encoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
-# Weights, or Kobayashi et al.'s norms ‖α·f(x)‖: how far each key actually moves the query (explorer/norms.py).
-url_state.kept("attention_values", "values", list(VALUES))
-shown = st.radio("Show", list(VALUES), format_func=VALUES.get, key="attention_values", horizontal=True,
-                 help="Kobayashi et al. 2020, “Attention is not only a weight”: what a head adds to query i from key "
-                      "j is α_ij · f(x_j), f(x_j) = v_j W_O (the head's slice, no bias); its length shows how much "
-                      "key j moves the query. A high weight on a key with a short f(x) moves it little.")
-url_state.keep("values", shown)
+shown = attention_values("attention_values")       # weights, or Kobayashi et al.'s norms
 pattern = trace.attention[kind][shown]
 scale = NORMS if shown == "norm" else colour_scale()
 value_name = "norm" if shown == "norm" else "weight"

@@ -6,8 +6,8 @@ import streamlit as st
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
 from explorer.figures.attention import focus_rows, layer_heads
-from explorer.figures.common import (CONTENT_WIDTH, PANEL_LABELS, cell_size, display_tokens, is_long, panels_per_row,
-                                     plural)
+from explorer.figures.common import (CONTENT_WIDTH, NORMS, PANEL_LABELS, cell_size, display_tokens, is_long,
+                                     panels_per_row, plural)
 from explorer.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
@@ -15,7 +15,7 @@ from pages.access import policy, quoted, refuse
 from pages.session import (cached_checkpoint, cached_trace, offered_models, selection, warn_if_truncated,
                            weights_mtime)
 from pages import url_state
-from pages.widgets import colour_scale, show_figure
+from pages.widgets import attention_values, colour_scale, show_figure
 
 MOST = 3
 
@@ -76,6 +76,11 @@ for column, label in zip(st.columns(len(labels)), labels):
             st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}")
 
 kinds = [kind for kind in ATTENTION_KINDS if any(kind in trace.attention for trace in traces.values())]
+shown = attention_values("compare_values")          # weights, or Kobayashi et al.'s norms, as on Attention
+scale = NORMS if shown == "norm" else colour_scale()
+if shown == "norm":
+    st.caption("Norms ‖α·f(x)‖ have no common top: each figure is coloured from 0 to its own largest norm (its colour "
+               "bar says it), so compare the models' patterns, not their shades.")
 left, middle, right = st.columns([2, 1, 2])
 url_state.kept("compare_kind", "compare_kind", kinds)
 kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="compare_kind", horizontal=True)
@@ -105,11 +110,11 @@ if focus is not None and kind == "encoder":
     # compare at a glance however long the sentence (the panels below give each head's whole pattern).
     names = [models[label].name for label in labels]          # short row names, unless two models share one
     rows = {(name if names.count(name) == 1 else label):
-            traces[label].pattern("encoder")[min(layer, models[label].layers("encoder") - 1), :, focus]
+            traces[label].attention["encoder"][shown][min(layer, models[label].layers("encoder") - 1), :, focus]
             for name, label in zip(names, labels)}
     token = display_tokens([tokens[0][focus]])[0]
     show_figure(focus_rows(rows, tokens[0], token, f"What “{token}” attends to: every head of every model, encoder "
-                           f"layer {layer} (a model with fewer layers: its last)", colour_scale()),
+                           f"layer {layer} (a model with fewer layers: its last)", scale),
                 "compare-focus-rows", rows)
 
 
@@ -120,15 +125,15 @@ def draw(label: str, width: int) -> None:
         st.caption(f"{label} has no {KIND_TITLES[kind].lower()}.")
         return
     shown_layer = min(layer, model.layers(kind) - 1)
-    pattern = trace.pattern(kind)[shown_layer]
+    pattern = trace.attention[kind][shown][shown_layer]
     queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
     heads = "" if "head" in label else f": {plural(model.heads, 'head')}"     # bundled labels say it already
     show_figure(layer_heads(pattern, queries, keys, f"{label}{heads}, {kind} layer {shown_layer}",
                             focus_row=focus if kind == "encoder" else None,
                             focus_column=focus if kind in ("encoder", "cross") else None,
                             per_row=panels_per_row(max(len(queries), len(keys)), model.heads, width),
-                            scale=colour_scale()),
-                f"compare-{model.name}-{kind}-L{shown_layer}", {"pattern": pattern}, width="content")
+                            scale=scale),
+                f"compare-{model.name}-{kind}-L{shown_layer}", {shown: pattern}, width="content")
 
 
 # Side by side while one head's panel of every model fits its share of the width at the sizing rule's cells (a

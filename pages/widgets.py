@@ -46,6 +46,22 @@ def show_figure(figure, name: str, numbers=None, width: str = "stretch") -> None
                             mime="application/octet-stream", key=f"npz_{name}")
 
 
+ATTENTION_VALUES = {"pattern": "weights α", "norm": "norms ‖α·f(x)‖ (Kobayashi et al. 2020)"}
+
+
+def attention_values(key: str, where=st) -> str:
+    """Weights, or Kobayashi et al.'s norms ‖α·f(x)‖ (explorer/norms.py): "pattern" or "norm", the trace's own
+    names; shared by the pages through the URL's `values=`."""
+    url_state.kept(key, "values", list(ATTENTION_VALUES))
+    shown = where.radio("Show", list(ATTENTION_VALUES), format_func=ATTENTION_VALUES.get, key=key, horizontal=True,
+                        help="Kobayashi et al. 2020, “Attention is not only a weight”: what a head adds to query i "
+                             "from key j is α_ij · f(x_j), f(x_j) = v_j W_O (the head's slice, no bias); its length "
+                             "shows how much key j moves the query. A high weight on a key with a short f(x) moves "
+                             "it little.")
+    url_state.keep("values", shown)
+    return shown
+
+
 def ray_settings(prefix: str) -> tuple[int, str]:
     """Where a long recompute runs: this process (1 worker), N local worker processes, or a Ray cluster. On a
     shared server, where the host set it at start (visitors choose neither)."""

@@ -189,7 +189,8 @@ def focus_rows(rows: dict[str, np.ndarray], key_tokens: list[str], focus: str, t
     low, high = weight_range(z, scale)
     figure = go.Figure(go.Heatmap(z=z, x=keys, y=labels, zmin=low, zmax=high, colorscale="Blues", ygap=1,
                                   colorbar=dict(title=scale_note(z, scale), thickness=12),
-                                  hovertemplate="%{y}<br>" + focus + " → %{x}<br>weight %{z:.3f}<extra></extra>"))
+                                  hovertemplate=hover_text("%{y}<br>" + focus + " → %{x}<br>weight %{z:.3f}"
+                                                           "<extra></extra>", scale)))
     figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
     token_axes(figure, row_title="model · head", column_title="key")
     return figure

@@ -436,3 +436,16 @@ def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get
     assert any(f"get {by_weight:.0%} of this kind's attention by weight and {by_norm:.0%} by norm" in c.value
                and "</s>" in c.value for c in at.caption)          # the special token is named
     assert at.query_params["values"] in ("norm", ["norm"])
+
+
+def test_compare_shows_each_models_norms_when_asked():
+    from models.loader import open_model
+
+    at = open_page("compare.py", SENTENCE)
+    at.radio(key="compare_values").set_value("norm").run()
+    assert not at.exception
+    [rows] = chart_data(at, 0)                  # the focus rows: every head of every model
+    expected = np.concatenate([trace_sentence(open_model(str(ROOT / "models" / f"en-de-{name}")), SENTENCE)
+                               .attention["encoder"]["norm"][0, :, 0] for name in ("h8", "h2", "h1")])
+    np.testing.assert_allclose(np.array(rows["z"], dtype=float), expected, atol=1e-5)
+    assert at.query_params["values"] in ("norm", ["norm"])
