@@ -34,8 +34,8 @@ def norm_attention(model: ExplorerModel, kind: str, pattern: np.ndarray, values:
     nothing, so its norms are 0, as its output is in the model."""
     norms = pattern * transformed_value_norms(model, kind, values)[:, :, None, :]
     if gates is not None:
-        norms = norms * gates[:, :, None, None]
-    return norms.astype(np.float32)
+        norms *= gates[:, :, None, None]
+    return norms.astype(np.float32, copy=False)       # no second copy: at 500 tokens × 144 heads it is 137 MB
 
 
 def share_on(matrix: np.ndarray, keys: list[int]) -> float:

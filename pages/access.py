@@ -59,10 +59,6 @@ def _named_models() -> list[str]:
     return [line for line in os.environ.get(MODELS, "").splitlines() if line.strip()]
 
 
-def serving() -> bool:
-    return policy().serving
-
-
 def session_tag() -> str:
     """A short tag of this browser session for the log (never the whole id)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
