@@ -31,7 +31,7 @@ from models.checkpoint import CheckpointError
 from models.hooks import apply_hooks, current_head_gate, is_hooked
 from models.interface import Aligned, Encoded, ExplorerModel
 from models.tokenizer import clean_text
-from models.vocabulary import attention_hook, stack_hook
+from models.vocabulary import attention_hook, layer_hook, stack_hook
 
 ATTENTION_NAME = "attention_explorer"
 TOKENIZER_LOCK = threading.RLock()
@@ -245,6 +245,12 @@ class HuggingFaceModel(ExplorerModel):
             self.model.get_submodule(first_layer).register_forward_pre_hook(
                 _first_layer_hook(stack_hook(stack, "input")), with_kwargs=True)
             names.append(stack_hook(stack, "input"))
+            # Each layer's output (the residual stream after it), named as our own models name it.
+            layers = first_layer.rsplit(".", 1)[0]
+            for layer in range(self.layers("encoder" if stack == "encoder" else "decoder")):
+                self.model.get_submodule(f"{layers}.{layer}").register_forward_hook(
+                    _block_output_hook(layer_hook(stack, layer)))
+                names.append(layer_hook(stack, layer))
         self.hook_names = names
 
     def stack_paths(self) -> dict[str, tuple[str, str | None, str]]:

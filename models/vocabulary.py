@@ -45,6 +45,14 @@ def attention_hook(kind: str, layer: int | str, value: str) -> str:
     return f"{attention_block(kind, layer)}.{value}"
 
 
+def layer_hook(stack: str, layer: int | str) -> str:
+    """The residual stream after one layer of a stack (attention + feed-forward), e.g. ("decoder", 2) →
+    decoder.layers.2.resid_post: what the logit lens reads and activation patching replaces."""
+    if stack not in ("encoder", "decoder"):
+        raise ValueError(f"no stack {stack!r}; stacks are encoder and decoder")
+    return f"{stack}.layers.{layer}.resid_post"
+
+
 def stack_hook(stack: str, value: str) -> str:
     """The hook name of a value of the encoder or decoder stack, e.g. ("decoder", "pos_encoding")."""
     if stack not in ("encoder", "decoder") or value not in STACK_VALUES:

@@ -15,7 +15,7 @@ from explorer.cli import main as cli
 from models.hooks import model_run
 from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, Encoded, ExplorerModel
 from models.loader import open_model
-from models.vocabulary import ATTENTION_KINDS, attention_hook
+from models.vocabulary import ATTENTION_KINDS, attention_hook, layer_hook
 from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, eager_attentions, saved_model
 
 OTHER = "two men play football on a field"
@@ -91,6 +91,38 @@ def test_block_output_is_every_heads_z_through_w_o(opened):
         merged = z.transpose(1, 2).reshape(z.shape[0], z.shape[2], -1)
         w_o, bias = model.attention_output_weights(kind, 0)
         torch.testing.assert_close(merged @ w_o.T + bias, cache.attention(kind, 0, "out"), atol=1e-5, rtol=1e-4)
+
+
+def test_layer_outputs_are_the_models_own_hidden_states(opened):
+    """{stack}.layers.L.resid_post is the residual stream after layer L: for a Hugging Face model, transformers'
+    own hidden_states[L + 1] (before any final norm, so the last layer is left out where a family norms it);
+    for ours, the input to layer L + 1 as its pre-norm block reads it."""
+    folder, model = opened
+    source, target = batches(model)
+    stacks = [stack for stack in ("encoder", "decoder") if model.has(stack)]
+    _, cache = model.run_with_cache(source, target, [layer_hook(stack, "*") for stack in stacks])
+    for stack in stacks:
+        layers = model.layers(stack)
+        assert all(layer_hook(stack, layer) in model.hook_names for layer in range(layers))
+        if not hasattr(model.model, "from_pretrained"):
+            continue
+        rows = source if stack == "encoder" else target
+        with torch.no_grad():
+            if stack == "encoder" and model.has("decoder"):
+                theirs = model.model.get_encoder()(input_ids=rows.ids, attention_mask=rows.present.long(),
+                                                   output_hidden_states=True).hidden_states
+            elif stack == "encoder":
+                theirs = model.model(input_ids=rows.ids, attention_mask=rows.present.long(),
+                                     output_hidden_states=True).hidden_states
+            elif model.has("encoder"):
+                theirs = model.model(input_ids=source.ids, attention_mask=source.present.long(),
+                                     decoder_input_ids=rows.ids, decoder_attention_mask=rows.present.long(),
+                                     output_hidden_states=True).decoder_hidden_states
+            else:
+                theirs = model.model(input_ids=rows.ids, attention_mask=rows.present.long(),
+                                     output_hidden_states=True).hidden_states
+        for layer in range(layers - 1):
+            torch.testing.assert_close(cache[layer_hook(stack, layer)], theirs[layer + 1], atol=1e-5, rtol=1e-4)
 
 
 def test_patterns_are_the_models_own_attention(opened):
