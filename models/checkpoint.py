@@ -123,6 +123,13 @@ class Checkpoint(ExplorerModel):
     def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         return self.model.attention_output_weights(kind, layer)
 
+    def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:
+        """The decoder's final LayerNorm (pre-norm layers leave the stream un-normed), then the output projection
+        (the embedding, tied)."""
+        if stack != "decoder":
+            raise ValueError(f"{self.name} predicts from its decoder; the {stack!r} stream has no output projection")
+        return self.model.output_projection(self.model.decoder.norm(hidden))
+
 
 def _read_json(path: Path) -> dict:
     if not path.is_file():

@@ -56,6 +56,11 @@ class DecoderOnly(HuggingFaceModel):
             scaling /= layer + 1
         return scaling
 
+    def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:
+        """GPT-2's final LayerNorm ln_f, then the output projection."""
+        self.output_stack(stack)
+        return self.model.lm_head(self.model.transformer.ln_f(hidden))
+
     def output_projection(self, kind: str, layer: int):
         return self.block(kind, layer).c_proj
 

@@ -28,6 +28,13 @@ class EncoderOnly(HuggingFaceModel):
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
         return self.model(input_ids=source.ids, attention_mask=source.present.long()).logits
 
+    def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:
+        """The masked-language-model head (BERT's cls: dense, activation, LayerNorm, decoder; RoBERTa's lm_head):
+        the encoder itself ends with its last layer."""
+        self.output_stack(stack)
+        head = self.model.cls if hasattr(self.model, "cls") else self.model.lm_head
+        return head(hidden)
+
     def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
         raise HuggingFaceError(f"{self.name}: fills in masked tokens; it does not generate text")
 

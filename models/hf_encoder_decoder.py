@@ -76,6 +76,15 @@ class EncoderDecoder(HuggingFaceModel):
                 outputs[i] = self.output_of(row[1 + forced:])
         return outputs
 
+    def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:
+        """The decoder's final LayerNorm where it has one (M2M100, mBART: pre-norm; Marian and BART norm inside
+        each layer), the output projection, and Marian's and BART's final_logits_bias."""
+        self.output_stack(stack)
+        norm = getattr(self.model.get_decoder(), "layer_norm", None)
+        logits = self.model.lm_head(hidden if norm is None else norm(hidden))
+        bias = getattr(self.model, "final_logits_bias", None)
+        return logits if bias is None else logits + bias
+
     def output_of(self, generated: list[int]) -> list[int]:
         """The output ids of one generated row (after the start token): up to the end token."""
         return generated[: generated.index(self.end_id)] if self.end_id in generated else generated

@@ -344,3 +344,9 @@ class HuggingFaceModel(ExplorerModel):
     def generation_options(self) -> dict:
         """Extra arguments of `generate` (a multilingual model's target language)."""
         return {}
+
+    def output_stack(self, stack: str) -> None:
+        """unembed's check: only the stack the model predicts from has an output projection."""
+        own = "decoder" if self.has("decoder") else "encoder"
+        if stack != own:
+            raise ValueError(f"{self.name} predicts from its {own}; the {stack!r} stream has no output projection")

@@ -18,6 +18,7 @@ import torch
 
 from models.decoding import BeamResult, search_beams
 from models.hooks import ActivationCache, capture
+from models.sampling import Sampling, never_sampled, sample_sequence
 from models.tokenizer import Encoded     # encode()'s answer, for every family
 
 TRANSLATE, CONTINUE, FILL_MASK = "translate", "continue", "fill-mask"
@@ -106,6 +107,13 @@ class ExplorerModel(ABC):
     def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """W_O [d_model, heads × d_k] (stored [out, in], as nn.Linear) and its bias, of one attention block."""
 
+    @abstractmethod
+    def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:
+        """Logits [..., vocab] from a residual stream [..., d_model] of the stack whose output the model predicts
+        from (the decoder; an encoder-only model's encoder): what forward applies after its last layer (final norm,
+        output projection, and whatever the family adds). The logit lens (nostalgebraist 2020) reads every layer
+        through it. ValueError for the other stack."""
+
     def has(self, kind: str) -> bool:
         return kind in self.kinds
 
@@ -130,6 +138,19 @@ class ExplorerModel(ABC):
     def unknown_characters(self, text: str) -> list[str]:
         """The text the vocabulary has no piece for; [] when it cannot tell."""
         return []
+
+    def word_starts(self, ids: list[int]) -> list[bool]:
+        """True where a piece begins a new whitespace-separated word. SentencePiece and byte-level BPE mark a
+        piece after a space with ▁ in their labels (pieces()); WordPiece marks a piece inside a word with ##
+        instead. A special token is a word of its own, so the piece after it begins one too."""
+        marks_spaces = any(label.startswith("▁") for label in self.pieces(self.encode("a a").ids))
+        starts, after_special = [], True
+        for token, label in zip(ids, self.pieces(ids)):
+            special = token in self.special_ids
+            marked = label.startswith("▁") if marks_spaces else not label.startswith("##")
+            starts.append(special or after_special or marked)
+            after_special = special
+        return starts
 
     def pad(self, rows: list[list[int]]) -> Batch:
         return Batch.of(rows, self.pad_id)
@@ -171,6 +192,22 @@ class ExplorerModel(ABC):
         # No hypothesis continues with padding, [CLS], a language tag… (the end token stays: it finishes one).
         return search_beams(next_log_probs, lambda parents: None, self.start_id, self.end_id, beam_size, alpha,
                             self.step_limit(len(source_ids)), exclude=self.special_ids | {self.pad_id})
+
+    def sample(self, source_ids: list[int], temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
+               seed: int = 0) -> list[int]:
+        """Output ids (no prefix, no end token) drawn token by token at this temperature, from the top-k / top-p
+        (nucleus) of each step's distribution (models/sampling.py), with a generator seeded by `seed`: the same
+        arguments give the same output. Temperature 0 is greedy. Never continues with a special token but the end
+        token. Each step runs forward over the whole history again, as beam_search does."""
+        sampling = Sampling(temperature, top_k, top_p, seed)
+        source = self.pad([source_ids]) if self.has("encoder") else None
+
+        @torch.no_grad()
+        def next_logits(output: list[int]) -> torch.Tensor:
+            return self.forward(source, self.pad([self.decoder_input(source_ids, output)[0]]))[0, -1]
+
+        return sample_sequence(next_logits, sampling, self.end_id, self.step_limit(len(source_ids)),
+                               never_sampled(self.start_id, self.end_id, self.special_ids | {self.pad_id}))
 
     def position_bias(self, kind: str, queries: int, keys: int) -> torch.Tensor | None:
         """[heads, queries, keys] added to the scores before softmax (T5's relative bias); None for most."""

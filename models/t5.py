@@ -38,6 +38,16 @@ class T5(EncoderDecoder):
     def encode(self, text: str) -> Encoded:
         return super().encode(self.prefix + text) if self.prefix else super().encode(text)
 
+    def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:
+        """The decoder's final RMS norm, then × d_model^-0.5 when the output projection is the tied embedding (as
+        T5's forward does), then the projection."""
+        self.output_stack(stack)
+        hidden = self.model.get_decoder().final_layer_norm(hidden)
+        config = self.model.config
+        if getattr(config, "scale_decoder_outputs", getattr(config, "tie_word_embeddings", True)):
+            hidden = hidden * (self.d_model ** -0.5)
+        return self.model.lm_head(hidden)
+
     def output_projection(self, kind: str, layer: int):
         return self.block(kind, layer).o
 
