@@ -53,8 +53,13 @@ def frequent_keys(trace, model: ExplorerModel, kind: str) -> list[int]:
     ids = trace.target_ids if kind == "decoder" else (trace.source_ids or trace.target_ids)
     pieces = trace.key_tokens(kind)
     return [position for position, (token_id, piece) in enumerate(zip(ids, pieces))
-            if token_id in model.special_ids or (piece.strip("▁Ġ ") and all(
-                character in string.punctuation for character in piece.strip("▁Ġ ")))]
+            if token_id in model.special_ids or punctuation(piece)]
+
+
+def punctuation(piece: str) -> bool:
+    """A piece of punctuation only ("▁.", ",", "##-"), its word-boundary marks aside."""
+    text = piece.strip("▁Ġ ").removeprefix("##")
+    return bool(text) and all(character in string.punctuation for character in text)
 
 
 def weight_and_norm_shares(trace, model: ExplorerModel, kind: str) -> tuple[float, float, list[int]]:
