@@ -8,8 +8,8 @@ after the last layer is the maximum flow from that output node to that input nod
 then divided by their sum, as the authors do, so that a row sums to 1. Returns [query, key].
 
 Cost: one max-flow per (query, key) pair, n² of them, each on a graph of (layers+1)·n nodes and layers·n² edges.
-scipy's Dinic (C) needs integer capacities, so capacities are scaled by CAPACITY_SCALE = 10⁶ and rounded: each edge
-is off by at most 5·10⁻⁷, a flow by at most that times the edges of a cut. tests/explorer/test_flow.py compares with
+scipy's Dinic (C) needs integer capacities, so capacities are scaled by CAPACITY_SCALE = 10⁶ and rounded: each
+edge is off by at most 5·10⁻⁷, a flow by at most that times the edges of a cut. tests/explorer/test_flow.py compares with
 networkx on the unrounded floats. Pairs that no path joins (a causal decoder's future) are skipped: their flow is 0.
 MAX_FLOW_TOKENS is chosen from measured times (README, "Attention flow and rollout").
 """
@@ -23,7 +23,8 @@ from scipy.sparse.csgraph import maximum_flow
 from explorer.inputs import InputError
 
 CAPACITY_SCALE = 10**6
-MAX_FLOW_TOKENS = 60     # h8, 3 layers, this machine: 0.05 s at 5 tokens, 0.1–0.6 s at 20, 0.7–3.5 s at 45, ≈ 5 s at 60 (README)
+# h8, 3 layers, on this 2-core machine: 0.05 s at 5 tokens, 0.1–0.6 s at 20, 0.7–3.5 s at 45, ≈ 5 s at 60 (README)
+MAX_FLOW_TOKENS = 60
 
 
 def residual_attention(pattern: np.ndarray) -> np.ndarray:
