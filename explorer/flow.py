@@ -10,7 +10,8 @@ then divided by their sum, as the authors do, so that a row sums to 1. Returns [
 Cost: one max-flow per (query, key) pair, n² of them, each on a graph of (layers+1)·n nodes and layers·n² edges.
 scipy's Dinic (C) needs integer capacities, so capacities are scaled by CAPACITY_SCALE = 10⁶ and rounded: each
 edge is off by at most 5·10⁻⁷, a flow by at most that times the edges of a cut. tests/explorer/test_flow.py
-compares with networkx on the unrounded floats. Pairs that no path joins (a causal decoder's future) are skipped: their flow is 0.
+compares with networkx on the unrounded floats. Pairs that no path joins (a causal decoder's future) are skipped:
+their flow is 0.
 MAX_FLOW_TOKENS is chosen from measured times (README, "Attention flow and rollout").
 """
 
