@@ -23,7 +23,9 @@ from explorer.distributed import DistributedError, engine_for, tallies_on, worke
 from explorer.head_sets import HeadSpecError, parse_heads
 from explorer.inputs import InputError
 from explorer.roles import Thresholds
+from explorer.sampling_options import add_sampling_arguments, sampling_from_arguments
 from explorer.wording import plural
+from explorer import cli_detect, cli_patch
 
 USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError, DistributedError)
 
@@ -107,10 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     translate = commands.add_parser("translate", help="print one translation per sentence")
     with_model(translate)
+    add_sampling_arguments(translate)
     translate.add_argument("text", nargs="+", metavar="TEXT", help="English sentences")
     generate = commands.add_parser("generate", help="print the continuation of each text (GPT-2; for a translation "
                                                     "model the same as translate)")
     with_model(generate)
+    add_sampling_arguments(generate)
     generate.add_argument("text", nargs="+", metavar="TEXT", help="prompts")
 
     evaluate = commands.add_parser("evaluate", help="BLEU and chrF on a parallel corpus (loss and perplexity on a text "
@@ -180,6 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     curve.add_argument("--compare-normalisations", action="store_true",
                        help="also draw the order of the other normalisation")
     curve.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    cli_detect.add_command(commands)        # head detectors (explorer/cli_detect.py)
+    cli_patch.add_command(commands)         # activation patching (explorer/cli_patch.py)
     return parser
 
 
@@ -241,6 +247,7 @@ def run_translate(args: argparse.Namespace) -> None:
         raise InputError(f"{args.model}: fills in masked tokens; it does not translate or continue text (use trace to "
                          "see its attention, or the app's Decoding page to fill in a masked word)")
     pruned = pruned_heads(args, model)
+    sampling = sampling_from_arguments(args)            # None: greedy or beam search
     for number, text in enumerate(args.text, start=1):   # say what the model will not see, on stderr
         source = prepare_source(text, model)
         if source.truncated:
@@ -254,7 +261,13 @@ def run_translate(args: argparse.Namespace) -> None:
         if recased:
             print(f"note: sentence {number} is all capitals or all lower case; fed as “{recased}” "
                   "(--keep-casing feeds it as typed)", file=sys.stderr)
-    for line in translate(model, args.text, args.beam, pruned, args.length_penalty, not args.keep_casing):
+    if sampling is not None:
+        from explorer.sampling import sample
+
+        lines = [sample(model, text, sampling, pruned, not args.keep_casing).text for text in args.text]
+    else:
+        lines = translate(model, args.text, args.beam, pruned, args.length_penalty, not args.keep_casing)
+    for line in lines:
         print(line)
 
 
@@ -507,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
                 "roles": run_roles,
                 "evolution": run_evolution, "heads": run_heads,
                 "importance": run_importance, "prune-curve": run_prune_curve}
+    handlers.update({"detect": cli_detect.run, "patch": cli_patch.run})
     try:
         handlers[args.command](args)
     except USER_ERRORS as error:
