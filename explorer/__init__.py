@@ -24,6 +24,7 @@ if TYPE_CHECKING:                      # for readers and type checkers only; not
 
 __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
            "HtmlView"]
+__all__ += ["detect_heads", "patch"]       # head detectors (explorer/detectors.py), patching (explorer/patching.py)
 
 
 def load(path: str) -> "ExplorerModel":
@@ -99,3 +100,21 @@ def model_view(trace: "Trace") -> HtmlView:
 
     layers = trace.pattern(next(iter(trace.attention))).shape[0]
     return HtmlView(model_view_html(trace), height=160 + 120 * layers)
+
+
+def detect_heads(model: "ExplorerModel", seeds: int = 8, length: int = 20):
+    """Previous-token, duplicate-token, induction and prefix-matching scores of every self-attention head on
+    repeated random tokens (Olsson et al. 2022; TransformerLens's definitions), with chance: a HeadDetection
+    (.scores[kind][detector] is [layers, heads], .chance, .ceiling, .top(kind, detector))."""
+    from explorer.detectors import detect_heads as detect
+
+    return detect(model, seeds=seeds, length=length)
+
+
+def patch(model: "ExplorerModel", clean: str, corrupt: str, metric: str = "total"):
+    """Activation patching (Meng et al. 2022): the share of the clean output's log-probability that each head's z
+    and each layer's output, patched from the clean run into the corrupted one, restores. A PatchingResult
+    (.heads[kind] [layers, heads], .layer_outputs[stack] [layers], .all_layers ≈ 1, .nothing = 0)."""
+    from explorer.patching import patch as patch_heads
+
+    return patch_heads(model, clean, corrupt, metric)
