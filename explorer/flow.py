@@ -17,6 +17,8 @@ MAX_FLOW_TOKENS is chosen from measured times (README, "Attention flow and rollo
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_flow
@@ -57,9 +59,10 @@ def check_length(length: int) -> None:
                          f"of the length. Rollout shows the same layers at any length.")
 
 
-def attention_flow(pattern: np.ndarray) -> np.ndarray:
+def attention_flow(pattern: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
     """[layers, heads, q, k] of one self-attention kind → [query, key]: each input token's share of the maximum
-    flow into each position after the last layer (rows sum to 1)."""
+    flow into each position after the last layer (rows sum to 1). rows: only these queries' rows, [len(rows), key]
+    (a row costs n max-flows, so asking for fewer saves time)."""
     if pattern.ndim != 4 or pattern.shape[-1] != pattern.shape[-2]:
         raise ValueError(f"attention flow needs self-attention [layers, heads, q, q], got shape {pattern.shape}")
     layers, _, length, _ = pattern.shape
@@ -69,10 +72,11 @@ def attention_flow(pattern: np.ndarray) -> np.ndarray:
     reachable = np.eye(length, dtype=bool)            # which inputs any path reaches from each output
     for layer in range(layers):
         reachable = (mixed[layer] > 0).astype(np.int64) @ reachable.astype(np.int64) > 0
-    flows = np.zeros((length, length))
-    for query in range(length):
+    queries = list(range(length)) if rows is None else [int(row) for row in rows]
+    flows = np.zeros((len(queries), length))
+    for number, query in enumerate(queries):
         source = layers * length + query
         for key in np.flatnonzero(reachable[query]):
-            flows[query, key] = maximum_flow(graph, source, int(key)).flow_value
+            flows[number, key] = maximum_flow(graph, source, int(key)).flow_value
     flows /= CAPACITY_SCALE
     return flows / flows.sum(axis=-1, keepdims=True)

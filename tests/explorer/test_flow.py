@@ -67,3 +67,8 @@ def test_beyond_the_cap_a_clear_message():
     pattern = np.full((1, 1, MAX_FLOW_TOKENS + 1, MAX_FLOW_TOKENS + 1), 1 / (MAX_FLOW_TOKENS + 1))
     with pytest.raises(InputError, match=f"at most {MAX_FLOW_TOKENS} tokens"):
         attention_flow(pattern)
+
+
+def test_chosen_rows_equal_those_rows_of_the_whole_flow():
+    pattern = random_pattern(layers=3, heads=2, length=6, seed=5)
+    np.testing.assert_allclose(attention_flow(pattern, [4, 1]), attention_flow(pattern)[[4, 1]])
