@@ -25,6 +25,7 @@ if TYPE_CHECKING:                      # for readers and type checkers only; not
 __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
            "HtmlView"]
 __all__ += ["detect_heads", "patch"]       # head detectors (explorer/detectors.py), patching (explorer/patching.py)
+__all__ += ["logit_lens", "sample"]         # the logit lens (explorer/logit_lens.py), sampling (explorer/sampling.py)
 
 
 def load(path: str) -> "ExplorerModel":
@@ -118,3 +119,32 @@ def patch(model: "ExplorerModel", clean: str, corrupt: str, metric: str = "total
     from explorer.patching import patch as patch_heads
 
     return patch_heads(model, clean, corrupt, metric)
+
+
+def logit_lens(model: "ExplorerModel", sentence: "str | Trace", top_k: int = 5, position: int | None = None):
+    """The logit lens (nostalgebraist 2020) over a sentence's output (or a trace's), teacher-forced: per decoding
+    step and decoder layer, the top-k tokens and the chosen token's probability and rank (.chosen_probs,
+    .chosen_ranks [layers, steps], .settles_at()). A masked language model: over its encoder layers at the masked
+    `position` (default: a token near the middle). Draw it with
+    explorer.figures.logit_lens.logit_lens_figure(lens)."""
+    from explorer.decoding_steps import maskable_positions
+    from explorer.logit_lens import logit_lens as lens_over_steps, masked_logit_lens
+    from explorer.trace import trace_sentence as trace
+
+    traced = trace(model, sentence) if isinstance(sentence, str) else sentence
+    if model.has("decoder"):
+        return lens_over_steps(model, traced, top_k)
+    positions = maskable_positions(traced, model)
+    return masked_logit_lens(model, traced, positions[len(positions) // 2] if position is None else position, top_k)
+
+
+def sample(model: "ExplorerModel", sentence: str, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
+           seed: int = 0, pruned: str = "") -> str:
+    """A sampled output (translation or continuation): each token drawn at this temperature from the top-k / top-p
+    (nucleus) of its step's distribution; the same arguments (seed included) give the same text. Temperature 0 is
+    greedy decoding."""
+    from explorer.head_sets import parse_heads
+    from explorer.sampling import sample as sample_output, settings_from
+
+    settings = settings_from(temperature, top_k, top_p, seed)
+    return sample_output(model, sentence, settings, parse_heads(pruned, model)).text
