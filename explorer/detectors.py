@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 
 from models.interface import ExplorerModel
@@ -203,3 +204,24 @@ def detect_heads(model: ExplorerModel, seeds: int = DEFAULT_SEEDS, length: int =
                                "source) are different sequences, so there is no previous or repeated token to find")
     return HeadDetection(model.name, seeds, length, scores, chance, ceiling, positions,
                          FIXED_SOURCE if model.has("encoder") and model.has("decoder") else "", not_scored)
+
+
+def detection_table(detection: HeadDetection) -> pd.DataFrame:
+    """A row per self-attention head: its score for every detector."""
+    rows = []
+    for kind, by_name in detection.scores.items():
+        layers, heads = next(iter(by_name.values())).shape
+        short = {"encoder": "enc", "decoder": "dec"}[kind]
+        rows += [{"head": f"{short}.{layer}.{head}", **{DETECTOR_TITLES[name]: float(values[layer, head])
+                                                       for name, values in by_name.items()}}
+                 for layer in range(layers) for head in range(heads)]
+    return pd.DataFrame(rows).set_index("head")
+
+
+def reference_table(detection: HeadDetection) -> pd.DataFrame:
+    """Chance (a uniform head) and the best possible score (a perfect head) per kind and detector."""
+    return pd.DataFrame([{"attention": kind, "score of": what, **{DETECTOR_TITLES[name]: value
+                                                                 for name, value in values[kind].items()}}
+                         for kind in detection.scores
+                         for what, values in (("chance (uniform head)", detection.chance),
+                                              ("best (perfect head)", detection.ceiling))]).set_index(["attention", "score of"])

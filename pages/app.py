@@ -40,6 +40,7 @@ navigation = st.navigation([
     st.Page("internals.py", title="Internals", icon=":material/calculate:"),
     st.Page("decoding.py", title="Decoding", icon=":material/account_tree:"),
     st.Page("heads.py", title="Heads", icon=":material/hub:"),
+    st.Page("patching.py", title="Patching", icon=":material/healing:"),
     st.Page("compare.py", title="Compare models", icon=":material/compare:"),
     st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
 ], position="sidebar" if allowed else "hidden")

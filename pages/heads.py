@@ -27,6 +27,7 @@ from pages import url_state
 from pages.access import policy
 from pages.jobs import corpus_job
 from pages.widgets import analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
+from pages.detector_section import show_head_detectors
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -177,6 +178,8 @@ if entries:
                 f"{((roles or {}).get('corpus', {}).get('text') or {}).get('name') or 'the corpus'})")
     for example in entry.get("examples", []):
         st.text(example)
+
+show_head_detectors(checkpoint)         # Olsson et al.'s detectors beside the roles (pages/detector_section.py)
 
 st.header("How the heads formed during training")
 evolution = shipped(checkpoint, EVOLUTION_FILE)

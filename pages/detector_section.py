@@ -1,0 +1,54 @@
+"""The Heads page's "Head detectors (Olsson et al. 2022)" section: previous-token, duplicate-token, induction and
+prefix-matching scores of every self-attention head, beside Voita et al.'s roles (explorer/detectors.py)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.detectors import (DEFAULT_LENGTH, DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table,
+                                reference_table)
+from explorer.exports import table_csv
+from explorer.figures.detectors import detector_maps
+from models.interface import ExplorerModel
+from pages.session import cached_checkpoint, weights_mtime
+from pages.widgets import show_figure
+
+
+@st.cache_data(max_entries=16, show_spinner="Running the head detectors…")
+def cached_detection(path: str, modified: float, target_language: str) -> HeadDetection:
+    """Per model (its weights' mtime keys it, so a retrained folder is measured again) and output language (an
+    M2M100 decoder reads its language token first)."""
+    return detect_heads(cached_checkpoint(path, modified, target_language))
+
+
+def show_head_detectors(checkpoint: ExplorerModel) -> None:
+    st.header("Head detectors (Olsson et al. 2022)")
+    path = str(checkpoint.path)
+    detection = cached_detection(path, weights_mtime(path), checkpoint.target_language)
+    source = f" (while translating the fixed source “{detection.fixed_source}”)" if detection.fixed_source else ""
+    st.caption(
+        f"Each self-attention head reads {DEFAULT_SEEDS} sequences of {detection.length} random ordinary tokens, each "
+        f"repeated once (Olsson et al. 2022, “In-context learning and induction heads”): the encoder as its source, "
+        f"with the model's special tokens, the decoder as its input after its start token{source}. A score is the "
+        "share of the head's attention, over every query, that lands where a **previous-token** head (the token "
+        "before), a **duplicate-token** head (an earlier copy of the query's token) or an **induction** head (the "
+        "token after that earlier copy) would put it: TransformerLens's `head_detector` with its 'mul' measure and "
+        "its defaults (attention to the first token and to the query itself stays in the total; only earlier keys "
+        "count, in the encoder too). Queries of the first repeat have no earlier copy, so a perfect duplicate or "
+        "induction head scores about 0.5 (“best”); **prefix matching** is Olsson et al.'s own score, the induction "
+        "pattern over the second repeat's queries only (a perfect head: 1). Chance: a head attending uniformly to "
+        "every key it may see.")
+    for kind in detection.scores:
+        show_figure(detector_maps(detection, kind), f"{checkpoint.name}-detectors-{kind}",
+                    detection_table(detection).filter(like={"encoder": "enc.", "decoder": "dec."}[kind], axis=0))
+    for kind, why in detection.not_scored.items():
+        st.caption(f"{kind.capitalize()} heads are not scored: {why}.")
+    table, references = detection_table(detection), reference_table(detection)
+    left, right = st.columns([3, 2])
+    left.dataframe(table, key="detectors_table", height=min(500, 35 * (len(table) + 1) + 3),
+                   column_config={column: st.column_config.NumberColumn(format="%.3f") for column in table.columns})
+    right.dataframe(references, key="detectors_chance",
+                    column_config={column: st.column_config.NumberColumn(format="%.3f") for column in references.columns})
+    right.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-head-detectors.csv",
+                          mime="text/csv", key="detectors_csv")
+    right.caption(f"The same from the command line: `python -m explorer detect --model {checkpoint.path} [--json]`.")

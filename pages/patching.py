@@ -1,0 +1,100 @@
+"""Patching: activation patching, or causal tracing (Meng et al. 2022; Vig et al. 2020), of the sidebar's sentence
+against a corrupted copy with one word changed (explorer/patching.py)."""
+
+import pandas as pd
+import streamlit as st
+
+from explorer.figures.detectors import patching_maps
+from explorer.inputs import InputError
+from explorer.patching import METRICS, PatchingResult, patch, suggest_corruption
+from pages import url_state
+from pages.session import cached_checkpoint, current_trace, selection, weights_mtime
+from pages.widgets import show_figure
+
+METRIC_LABELS = {"total": "the whole output", "first": "its first token"}
+
+
+@st.cache_data(max_entries=32, show_spinner="Patching every head and layer…")
+def cached_patching(path: str, modified: float, target_language: str, clean: str, corrupt: str, metric: str,
+                    fix_casing: bool) -> PatchingResult:
+    return patch(cached_checkpoint(path, modified, target_language), clean, corrupt, metric, fix_casing)
+
+
+def result_table(result: PatchingResult) -> pd.DataFrame:
+    """Every patched value and the share it restores, for the CSV download."""
+    rows = [{"patched": f"{kind}.{layer}.{head} z", "restored": value}
+            for kind, values in result.heads.items() for (layer, head), value in pd.DataFrame(values).stack().items()]
+    rows += [{"patched": f"{stack} layer {layer} output", "restored": value}
+             for stack, values in result.layer_outputs.items() for layer, value in enumerate(values)]
+    rows += [{"patched": "every layer's output", "restored": result.all_layers},
+             {"patched": "nothing", "restored": result.nothing}]
+    return pd.DataFrame(rows).set_index("patched")
+
+
+st.title("Patching")
+checkpoint, trace = current_trace()        # the sidebar's sentence: the notices about it, and a stop when empty
+chosen = selection()
+clean = trace.text
+st.caption("Activation patching, or causal tracing (Meng et al. 2022, “Locating and editing factual associations "
+           "in GPT”; Vig et al. 2020, causal mediation analysis): run the model on your sentence (clean) and on a copy "
+           "with one word changed (corrupted), then rerun the corrupted copy with one value — one head's output z, or "
+           "one layer's whole output — taken from the clean run, and measure how much of the clean output's "
+           "log-probability that one value brings back.")
+
+# The corrupted box belongs to one clean sentence: a new sentence in the sidebar gets a new suggestion.
+state = st.session_state
+if state.get("_patching_clean") != clean:
+    url_state.kept_text("patching_corrupt", "corrupt")
+    if state.get("_patching_clean") is not None or "patching_corrupt" not in state:
+        state["patching_corrupt"] = suggest_corruption(checkpoint, clean) or clean
+    state["_patching_clean"] = clean
+elif "patching_corrupt" not in state:
+    url_state.kept_text("patching_corrupt", "corrupt")
+corrupt = st.text_input("Corrupted sentence (change one word for another of as many pieces)", key="patching_corrupt",
+                        help="Pre-filled with one word of your sentence replaced. Clean and corrupted sentences must "
+                             "have the same number of pieces, so each position has its counterpart.")
+url_state.keep("corrupt", corrupt)
+metric = "total"
+if checkpoint.has("decoder"):
+    url_state.kept("patching_metric", "metric", list(METRICS))
+    metric = st.radio("Log-probability of the clean output", list(METRICS), format_func=METRIC_LABELS.get,
+                      key="patching_metric", horizontal=True)
+    url_state.keep("metric", metric)
+
+try:
+    result = cached_patching(chosen.model_path, weights_mtime(chosen.model_path), checkpoint.target_language,
+                             chosen.sentence, corrupt, metric, chosen.fix_casing)
+except InputError as error:
+    st.error(str(error))
+    st.stop()
+
+clean_side, corrupt_side = st.columns(2)
+clean_side.markdown("**Clean**")
+clean_side.text(result.clean)
+clean_side.text(f"→ {result.clean_output}")
+clean_side.caption(f"log-probability of its output: {result.lp_clean:.3f}")
+corrupt_side.markdown("**Corrupted**")
+corrupt_side.text(result.corrupt)
+corrupt_side.text(f"→ {result.corrupt_output}")
+corrupt_side.caption(f"log-probability of the clean output: {result.lp_corrupt:.3f}")
+st.caption(f"Scored: {''.join(result.target_tokens) if len(result.target_tokens) > 1 else result.target_tokens[0]} "
+           f"— read at {result.read_at}. restored = (lp_patched − lp_corrupt) / (lp_clean − lp_corrupt): 1 brings "
+           "the clean output's log-probability back, 0 changes nothing, below 0 or above 1 overshoots.")
+if result.nothing_to_restore:
+    st.info("The clean and corrupted sentences give the clean output the same log-probability "
+            f"({result.lp_clean:.4f}): there is nothing to restore. Change another word.")
+    st.stop()
+
+checks = st.columns(2)
+checks[0].metric("Every layer's output patched", f"{result.all_layers:.1%}",
+                 help="Computed: the corrupted run with every layer's output taken from the clean run. The last "
+                      "layer's output decides the logits, so it restores 100%.")
+checks[1].metric("Nothing patched", f"{result.nothing:.1%}", help="Computed: the corrupted run itself: 0%.")
+show_figure(patching_maps(result), f"{checkpoint.name}-patching", result_table(result))
+st.caption("Each cell: one head's z (its output before W_O) patched alone, for every kind, layer and head; the last "
+           "panel: one layer's whole output (the residual stream after it, every position). Red restores, blue moves "
+           "further from the clean output. Patching every layer's output restores 100% and patching nothing 0%, "
+           "as the two numbers above show. An encoder layer's output carries everything the decoder learns of the "
+           "source, so each restores ~100%; a decoder layer's output leaves the later layers reading the corrupted "
+           "source. The same from the command line: "
+           f"`python -m explorer patch --model {checkpoint.path} --clean … --corrupt … [--json]`.")
