@@ -1,0 +1,102 @@
+"""Attention sinks: shares on a planted pattern computed by hand, a corpus as the mean of its sentences, every
+family, and the CLI."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from explorer import cli
+from explorer.sinks import SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
+from explorer.trace import trace_sentence
+from models.loader import open_model
+from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
+
+
+def planted(trace, weights: np.ndarray, lengths: np.ndarray):
+    """The trace with encoder layer 0 replaced: head 0's rows are `weights`, every other head uniform; norms are
+    α·‖f(x)‖ with the given ‖f(x)‖ per key."""
+    pattern = np.array(trace.attention["encoder"]["pattern"])
+    keys = pattern.shape[-1]
+    pattern[0] = 1.0 / keys
+    pattern[0, 0] = weights
+    attention = dict(trace.attention, encoder={"pattern": pattern, "norm": pattern * lengths})
+    return replace(trace, attention=attention)
+
+
+def test_planted_sink_shares_equal_a_hand_computation(tiny_checkpoint):
+    trace = trace_sentence(tiny_checkpoint, "Dogs run, fast.")
+    tokens = trace.source_tokens
+    comma, stop, end = tokens.index(","), tokens.index("."), len(tokens) - 1
+    assert tokens[end] == "</s>" and 0 not in (comma, stop)
+    n = len(tokens)
+    content = [p for p in range(n) if p not in (0, comma, stop, end)]
+    row = np.zeros(n)
+    row[0], row[end], row[stop], row[comma] = 0.4, 0.2, 0.1, 0.1
+    row[content] = 0.2 / len(content)
+    lengths = np.ones(n)
+    lengths[[0, end, stop, comma]] = 0.1              # sinks' f(x) short, as Kobayashi et al. found
+    rows = {r["head"]: r for r in sinks(planted(trace, np.tile(row, (n, 1)), lengths), tiny_checkpoint)}
+
+    head = rows["enc.0.0"]
+    assert head["weight_first"] == pytest.approx(0.4) and head["weight_special"] == pytest.approx(0.2)
+    assert head["weight_punctuation"] == pytest.approx(0.2) and head["weight"] == pytest.approx(0.8)
+    # by norm: the row is 0.04, 0.02, 0.01, 0.01 on the sinks and 0.2 on the content, total 0.28
+    assert head["norm_first"] == pytest.approx(0.04 / 0.28) and head["norm"] == pytest.approx(0.08 / 0.28)
+    assert head["sink"] and head["token"] == tokens[0]
+    uniform = rows["enc.0.1"]
+    assert uniform["weight"] == pytest.approx(4 / n) == pytest.approx(uniform["chance"])
+    assert not uniform["sink"] and head["chance"] == pytest.approx(4 / n)
+
+
+def test_sink_keys_split_first_special_and_punctuation(tiny_checkpoint):
+    trace = trace_sentence(tiny_checkpoint, "Dogs run, fast.")
+    keys = sink_keys(trace, tiny_checkpoint, "encoder")
+    tokens = trace.source_tokens
+    assert keys == {"first": [0], "special": [len(tokens) - 1],
+                    "punctuation": [tokens.index(","), tokens.index(".")]}
+    decoder = sink_keys(trace, tiny_checkpoint, "decoder")
+    assert decoder["first"] == [0] and trace.target_tokens[0] == "<s>"
+    assert 0 not in decoder["special"]
+
+
+def test_a_corpus_is_the_mean_of_its_sentences(tiny_checkpoint):
+    sentences = ["Two dogs play in the snow.", "", "A man, a plan."]
+    report = corpus_sinks(tiny_checkpoint, sentences)
+    assert report["sentences"] == 2
+    each = [sinks(trace_sentence(tiny_checkpoint, s), tiny_checkpoint) for s in sentences if s]
+    for position, row in enumerate(report["heads"]):
+        for field in ("weight", "norm", "weight_first", "norm_punctuation", "chance"):
+            assert row[field] == pytest.approx((each[0][position][field] + each[1][position][field]) / 2)
+        assert row["sink"] == (row["weight"] >= SINK_THRESHOLD)
+    assert report["sink_heads"] == [row["head"] for row in report["heads"] if row["sink"]]
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_every_family(family, tmp_path_factory):
+    model = open_model(str(saved_model(family, tmp_path_factory)))
+    trace = trace_sentence(model, SENTENCE)
+    rows = sinks(trace, model)
+    assert {row["kind"] for row in rows} == set(model.kinds)
+    assert len(rows) == sum(model.layers(kind) for kind in model.kinds) * model.heads
+    for row in rows:
+        assert 0 <= row["norm"] <= 1 + 1e-6 and 0 <= row["weight"] <= 1 + 1e-6
+        assert row["weight"] == pytest.approx(row["weight_first"] + row["weight_special"] + row["weight_punctuation"])
+    kind = model.kinds[0]
+    ids = trace.source_ids or trace.target_ids
+    specials = [p for p, token in enumerate(ids) if token in model.special_ids and p > 0]
+    assert sink_keys(trace, model, kind)["special"] == specials      # BERT's [SEP], </s>, none for GPT-2
+
+
+def test_cli_prints_one_json_object_and_one_line_errors(tiny_checkpoint, tmp_path, capsys):
+    text = tmp_path / "sentences.txt"
+    text.write_text("Two dogs play in the snow.\nA man runs.\n")
+    assert cli.main(["sinks", "--model", str(tiny_checkpoint.path), "--src", str(text), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sentences"] == 2 and report["corpus"] == "sentences.txt" and report["threshold"] == 0.5
+    assert cli.main(["sinks", "--model", str(tiny_checkpoint.path), "--src", str(tmp_path / "missing.txt")]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and "missing.txt" in error and error.count("\n") == 1
+    assert cli.main(["sinks", "--model", str(tiny_checkpoint.path), "--src", str(text), "--threshold", "2"]) == 1
+    assert "--threshold 2" in capsys.readouterr().err
