@@ -26,6 +26,8 @@ from explorer.roles import Thresholds
 from explorer.sampling_options import add_sampling_arguments, sampling_from_arguments
 from explorer.wording import plural
 from explorer import cli_detect, cli_patch
+from explorer import cli_faithfulness
+from explorer import cli_sinks
 
 USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError, DistributedError)
 
@@ -186,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     curve.add_argument("--json", action="store_true", help="print exactly one JSON object")
     cli_detect.add_command(commands)        # head detectors (explorer/cli_detect.py)
     cli_patch.add_command(commands)         # activation patching (explorer/cli_patch.py)
+    cli_faithfulness.add_command(commands)  # attention against leave-one-out (explorer/cli_faithfulness.py)
+    cli_sinks.add_command(commands)         # attention sinks (explorer/cli_sinks.py)
     return parser
 
 
@@ -521,6 +525,8 @@ def main(argv: list[str] | None = None) -> int:
                 "evolution": run_evolution, "heads": run_heads,
                 "importance": run_importance, "prune-curve": run_prune_curve}
     handlers.update({"detect": cli_detect.run, "patch": cli_patch.run})
+    handlers["faithfulness"] = cli_faithfulness.run
+    handlers["sinks"] = cli_sinks.run
     try:
         handlers[args.command](args)
     except USER_ERRORS as error:

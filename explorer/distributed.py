@@ -62,6 +62,9 @@ class ShardWorker:
 
         time.sleep(self.job_delay)
         checkpoint = self.checkpoint.for_target_language(job.get("target_language") or self.checkpoint.target_language)
+        if job["job"] == "faithfulness":
+            from explorer.faithfulness import faithfulness_tallies
+            return faithfulness_tallies(checkpoint, job["sentences"])
         if job["job"] == "roles":
             return role_tallies(checkpoint, job["sentences"], job["trees"], tuple(job["kinds"]))
         if job["job"] == "evaluate":
