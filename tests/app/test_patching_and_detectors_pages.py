@@ -2,8 +2,6 @@
 numbers, the corrupted sentence is pre-filled and kept in the URL, bad input gets a message, and a tiny Hugging Face
 model's pages run too."""
 
-import json
-
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
