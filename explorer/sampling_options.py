@@ -44,7 +44,8 @@ def sampling_from_arguments(args: argparse.Namespace) -> Sampling | None:
     shaping = [name for name, value in (("--top-k", top_k), ("--top-p", top_p), ("--seed", seed)) if value is not None]
     if settings.greedy:
         if shaping:
-            raise InputError(f"{', '.join(shaping)} shape sampling: add --temperature T (> 0) to sample")
+            raise InputError(f"{' and '.join(shaping)} {'applies' if len(shaping) == 1 else 'apply'} only when "
+                             "sampling: add --temperature T (> 0)")
         return None
     if getattr(args, "beam", 1) > 1:
         raise InputError(f"--temperature {args.temperature} samples one output token by token; it does not combine "
