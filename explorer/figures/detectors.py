@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from explorer.figures.common import cell_size, every_label
 from explorer.figures.head_roles import MOST_HEADS_WITH_TEXT, cell_font
@@ -24,29 +23,36 @@ def cell_text(value: float) -> str:
 
 
 def _panels(values: list[np.ndarray], titles: list[str], hovers: list[np.ndarray], columns: list[list[str]],
-            title: str, colour: dict, rows_label: str = "layer", columns_label: str = "head") -> go.Figure:
-    """Heatmaps side by side, one colour axis; values [layers, columns] each."""
-    figure = make_subplots(rows=1, cols=len(values), subplot_titles=titles, horizontal_spacing=PANEL_GAP,
-                           column_widths=[max(1, v.shape[1]) for v in values])
+            title: str, colour: dict, rows_label: str = "layer") -> go.Figure:
+    """Heatmaps side by side, one colour axis; values [layers, columns] each. Built in one go (domains computed
+    here, not by make_subplots and per-axis updates: plotly's checks made that 0.2 s a figure)."""
     widest = max(v.shape[1] for v in values)
     layers = max(v.shape[0] for v in values)
-    for i, (z, hover, labels) in enumerate(zip(values, hovers, columns), start=1):
+    widths = np.array([max(1, v.shape[1]) for v in values], dtype=float)
+    room = 1 - PANEL_GAP * (len(values) - 1)
+    starts = np.concatenate([[0], np.cumsum(widths / widths.sum() * room + PANEL_GAP)[:-1]])
+    data, layout, annotations = [], {}, []
+    for i, (z, hover, labels, start, width) in enumerate(zip(values, hovers, columns, starts, widths), start=1):
+        start, end = float(start), min(1.0, float(start + width / widths.sum() * room))
+        suffix = "" if i == 1 else str(i)
         text = np.vectorize(cell_text, otypes=[object])(z) if z.size else z
-        figure.add_trace(go.Heatmap(
+        data.append(go.Heatmap(
             z=z, x=labels, y=list(range(z.shape[0])), text=text, customdata=hover, coloraxis="coloraxis",
-            texttemplate="%{text}" if widest <= MOST_HEADS_WITH_TEXT else "", xgap=2, ygap=2,
-            textfont=dict(size=cell_font(widest, 5)), hovertemplate="%{customdata}<extra></extra>", hoverongaps=False),
-            row=1, col=i)
-        figure.update_xaxes(**every_label(len(labels), side="top"), showgrid=False, row=1, col=i,
-                            title=dict(text=columns_label, standoff=4) if i == 1 else None)
-        figure.update_yaxes(**every_label(z.shape[0], autorange="reversed"), showgrid=False, row=1, col=i,
-                            title=dict(text=rows_label, standoff=4) if i == 1 else None)
-    # Subplot titles sit above the head labels, which stand on top of each panel.
-    figure.update_annotations(yshift=28, font=dict(size=12))
-    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
-                         height=150 + 2 * cell_size(widest) * layers, margin=dict(l=10, r=10, t=135, b=10),
-                         coloraxis=dict(colorbar=dict(thickness=12), **colour), plot_bgcolor="rgba(0,0,0,0)")
-    return figure
+            texttemplate="%{text}" if widest <= MOST_HEADS_WITH_TEXT else "", xgap=2, ygap=2, xaxis=f"x{suffix}",
+            yaxis=f"y{suffix}", textfont=dict(size=cell_font(widest, 5)), hoverongaps=False,
+            hovertemplate="%{customdata}<extra></extra>"))
+        layout[f"xaxis{suffix}"] = dict(every_label(len(labels), side="top"), domain=[start, end], anchor=f"y{suffix}",
+                                        showgrid=False)
+        layout[f"yaxis{suffix}"] = dict(every_label(z.shape[0], autorange="reversed"), anchor=f"x{suffix}",
+                                        showgrid=False, title=dict(text=rows_label, standoff=4) if i == 1 else None)
+        # Panel titles stand above the head labels, which sit on top of each panel.
+        annotations.append(dict(text=titles[i - 1], x=(start + end) / 2, y=1, xref="paper", yref="paper",
+                                xanchor="center", yanchor="bottom", yshift=28, showarrow=False, font=dict(size=12)))
+    return go.Figure(data=data, layout=dict(
+        layout, annotations=annotations, plot_bgcolor="rgba(0,0,0,0)",
+        title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
+        height=130 + 2 * cell_size(widest) * layers, margin=dict(l=10, r=10, t=115, b=10),
+        coloraxis=dict(colorbar=dict(thickness=12), **colour)))
 
 
 def detector_maps(detection, kind: str) -> go.Figure:
@@ -65,7 +71,7 @@ def detector_maps(detection, kind: str) -> go.Figure:
                                  f"<br>chance {chance:.3f}, a perfect head {best:.3f}" for head in range(heads)]
                                 for layer in range(layers)], dtype=object))
     return _panels(values, titles, hovers, [[str(h) for h in range(heads)]] * len(values),
-                   f"{KIND_TITLES[kind]}: head detector scores", dict(cmin=0, cmax=1, colorscale="YlOrRd",
+                   f"{KIND_TITLES[kind]}: head detector scores (rows: layers, columns: heads)", dict(cmin=0, cmax=1, colorscale="YlOrRd",
                                                                        colorbar_title=dict(text="score", side="right")))
 
 
@@ -91,6 +97,6 @@ def patching_maps(result, title: str = "") -> go.Figure:
     columns.append([STACK_LABELS[stack] for stack in stacks])
     hovers.append(np.array([[f"{stack} layer {layer} output<br>restored {outputs[layer, i]:.3f}"
                              for i, stack in enumerate(stacks)] for layer in range(layers)], dtype=object))
-    return _panels(values, titles, hovers, columns, title or "Share of the clean output's log-probability restored",
+    return _panels(values, titles, hovers, columns, title or "Share of the clean output's log-probability restored (rows: layers, columns: heads)",
                    dict(cmin=-1, cmax=1, cmid=0, colorscale="RdBu", reversescale=True,
                         colorbar_title=dict(text="restored", side="right")))
