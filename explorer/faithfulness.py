@@ -136,14 +136,19 @@ def setup_for(model: ExplorerModel, text: str, fix_casing: bool = True, output: 
     return Setup(ids, output, positions, scored, model.pieces(ids))
 
 
+def widened(values: torch.Tensor) -> torch.Tensor:
+    """float32 at least (a half-precision model's logits), float64 kept."""
+    return values.to(torch.promote_types(values.dtype, torch.float32))
+
+
 def output_log_probs(model: ExplorerModel, setup: Setup, rows: list[list[int]]) -> torch.Tensor:
     """log p(setup's output | each source row), summed over the output tokens: [rows]."""
     if not model.has("decoder"):
-        logits = model.forward(model.pad(rows))[:, setup.positions].float()
+        logits = widened(model.forward(model.pad(rows))[:, setup.positions])
         chosen = torch.tensor(setup.output_ids)[None, :, None].expand(len(rows), -1, 1)
         return torch.log_softmax(logits, -1).gather(-1, chosen)[..., 0].sum(-1)
     source, target, labels = forced_batch(model, [(row, setup.output_ids) for row in rows])
-    log_probs = torch.log_softmax(model.forward(source, target).float(), -1)
+    log_probs = torch.log_softmax(widened(model.forward(source, target)), -1)
     picked = log_probs.gather(-1, labels.clamp_min(0)[..., None])[..., 0]
     return (picked * (labels != IGNORED)).sum(-1)
 
@@ -162,19 +167,26 @@ def leave_one_out(model: ExplorerModel, setup: Setup) -> np.ndarray:
     return (totals[0] - totals[1:]).numpy()
 
 
-def gradient_x_input(model: ExplorerModel, setup: Setup) -> np.ndarray:
-    """‖∂ log p(output)/∂x_i ⊙ x_i‖₂ at each scored position i, x the stack's input vectors."""
+def input_gradient(model: ExplorerModel, setup: Setup) -> tuple[torch.Tensor, torch.Tensor]:
+    """(∂ log p(output)/∂x, x) for the stack's input vectors x [1, positions, d_model]: the `encoder.input` (or
+    `decoder.input`) hook point replaced by a leaf that requires grad."""
     name = stack_hook("encoder" if model.has("encoder") else "decoder", "input")
     leaf = {}
 
     def as_leaf(value: torch.Tensor, _: str) -> torch.Tensor:
-        leaf["x"] = value.detach().float().requires_grad_(True)
+        leaf["x"] = widened(value.detach()).requires_grad_(True)
         return leaf["x"].to(value.dtype)
 
     with torch.enable_grad(), model_run(hooks={name: as_leaf}, hook_names=model.hook_names):
         total = output_log_probs(model, setup, [setup.source_ids])[0]
         (gradient,) = torch.autograd.grad(total, leaf["x"])
-    return torch.linalg.vector_norm(gradient * leaf["x"].detach(), dim=-1)[0, setup.scored].numpy()
+    return gradient, leaf["x"].detach()
+
+
+def gradient_x_input(model: ExplorerModel, setup: Setup) -> np.ndarray:
+    """‖∂ log p(output)/∂x_i ⊙ x_i‖₂ at each scored position i, x the stack's input vectors."""
+    gradient, inputs = input_gradient(model, setup)
+    return torch.linalg.vector_norm(gradient * inputs, dim=-1)[0, setup.scored].numpy()
 
 
 @torch.no_grad()
