@@ -38,6 +38,7 @@ navigation = st.navigation([
     st.Page("translation.py", title="Translation", icon=":material/translate:", default=True),
     st.Page("attention.py", title="Attention", icon=":material/grid_on:"),
     st.Page("internals.py", title="Internals", icon=":material/calculate:"),
+    st.Page("faithfulness.py", title="Faithfulness", icon=":material/fact_check:"),
     st.Page("decoding.py", title="Decoding", icon=":material/account_tree:"),
     st.Page("heads.py", title="Heads", icon=":material/hub:"),
     st.Page("patching.py", title="Patching", icon=":material/healing:"),

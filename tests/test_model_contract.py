@@ -182,6 +182,7 @@ def test_gates_of_ones_change_nothing_and_a_zero_gate_changes_the_output(opened)
 
 PAGES = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py", "compare.py", "prune.py"]
 PAGES.append("patching.py")         # activation patching (pages/patching.py)
+PAGES.append("faithfulness.py")     # attention against leave-one-out (pages/faithfulness.py)
 
 
 def test_every_page_runs(opened):

@@ -1,0 +1,80 @@
+"""Faithfulness: does attention point where the output depends? Leave-one-out and gradient × input beside the
+attention-derived scores of each source token, and their rank correlations (Abnar & Zuidema 2020)."""
+
+import pandas as pd
+import streamlit as st
+
+from explorer.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
+from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
+from explorer.flow import MAX_FLOW_TOKENS
+from pages import url_state
+from pages.session import cached_checkpoint, current_trace, selection, weights_mtime
+from pages.widgets import show_figure
+
+
+@st.cache_data(max_entries=32, show_spinner="Blanking out each token, taking gradients and attention flow…")
+def cached_faithfulness(path: str, modified: float, sentence: str, fix_casing: bool,
+                        target_language: str) -> Faithfulness | str:
+    """The analysis of one sentence, or the sentence saying why it cannot be scored."""
+    try:
+        return faithfulness(cached_checkpoint(path, modified, target_language), sentence, fix_casing)
+    except Unscorable as reason:
+        return str(reason)
+
+
+st.title("Faithfulness")   # first: the notices about the sentence go under it
+checkpoint, trace = current_trace()
+chosen = selection()
+result = cached_faithfulness(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.fix_casing,
+                             checkpoint.target_language)
+if isinstance(result, str):
+    st.info(f"This sentence cannot be scored: {result}.")
+    st.stop()
+
+if checkpoint.has("cross"):
+    explained = (f"the translation “{result.output}” (greedy, with its end token)", "cross-attention of the last "
+                 "layer, averaged over heads and output steps; rollout and flow carry it back through the encoder's "
+                 "self-attention to the input tokens")
+elif checkpoint.has("decoder"):
+    explained = (f"the continuation “{result.output}” (greedy)", "the decoder's self-attention from the positions "
+                 "that predict the continuation to the prompt's tokens, last layer, averaged over heads and steps")
+else:
+    explained = (f"the token it fills in for [MASK]: “{result.output}” (the sentence's [MASK], or else its middle "
+                 "token hidden behind [MASK])", "the masked position's row of the last layer's self-attention, "
+                 "averaged over heads")
+st.caption(
+    f"What the output depends on, token by token, for {explained[0]}. **Leave-one-out**: log p(output | sentence) − "
+    "log p(output | sentence with the token replaced by the unknown token), under teacher forcing; how much the "
+    "output loses without the token. **Gradient × input**: ‖∂ log p(output)/∂x ⊙ x‖₂ over the token's input vector. "
+    f"**Attention scores**: {explained[1]}; **norm** uses Kobayashi et al.'s ‖α f(x)‖ instead of the weights α. "
+    "Special tokens are not scored. Pruned heads are not applied here.")
+
+url_state.kept("faithfulness_scale", "faith", list(SCALES), default=VALUES)
+scale = st.radio("Colour by", list(SCALES), format_func=SCALES.get, key="faithfulness_scale", horizontal=True)
+url_state.keep("faith", scale)
+scores = result.scores()
+show_figure(faithfulness_figure(scores, METHOD_TITLES, result.tokens, scale,
+                                f"What the output depends on and where attention goes: {len(result.tokens)} tokens"),
+            "faithfulness", scores_table(scores, METHOD_TITLES, result.tokens))
+for note in result.notes:
+    st.caption(f"{note} This sentence has {len(trace.source_tokens) or len(trace.target_tokens)} tokens; flow "
+               f"solves a max-flow problem per pair of tokens, so it is capped at {MAX_FLOW_TOKENS}.")
+
+st.subheader("Rank correlation with the references")
+rows = []
+for method in ("last_layer", "rollout", "flow", "norm", "gradient_x_input"):
+    if method not in result.spearman:
+        continue
+    rows.append({"score": METHOD_TITLES[method], "ρ with leave-one-out": result.spearman[method],
+                 "ρ with gradient × input": result.spearman_gradient.get(method),
+                 "Abnar & Zuidema (BERT, layer 6)": ABNAR_ZUIDEMA.get(method)})
+st.dataframe(pd.DataFrame(rows).set_index("score"), width="content",
+             column_config={name: st.column_config.NumberColumn(format="%.2f") for name in
+                            ("ρ with leave-one-out", "ρ with gradient × input", "Abnar & Zuidema (BERT, layer 6)")})
+st.caption(
+    "Spearman's ρ between each score and the reference over this sentence's tokens: 1 = the same order, 0 = "
+    "unrelated, −1 = reversed; empty where one side is constant. One sentence gives a noisy ρ; "
+    "`python -m explorer faithfulness --model M --src FILE` averages it over a corpus (README, “Faithfulness”). "
+    "Abnar & Zuidema 2020, “Quantifying Attention Flow in Transformers” (ACL), Table 1: on a BERT model for "
+    "subject–verb agreement, raw attention of layer 6 correlated 0.29 with blank-out importance, rollout 0.71 and "
+    "flow 0.70; their model, task and layer differ from this one, so compare the pattern, not the digits.")
