@@ -65,7 +65,7 @@ DRAWN = """
 }
 """
 # The Attention page's tabs: what each draws besides the chosen head's heatmap (plotly charts, iframes).
-TABS = {"Every head": (2, 0), "Head average": (2, 0), "Rollout": (2, 0), "bertviz head view": (1, 1),
+TABS = {"Every head": (2, 0), "Head average": (2, 0), "Rollout & flow": (3, 0), "bertviz head view": (1, 1),
         "bertviz model view": (1, 1)}
 
 

@@ -46,7 +46,7 @@ BUNDLED_LABELS = {"h8": "8 heads (en-de-h8)", "h2": "2 heads (en-de-h2)", "h1": 
 PAGES = {
     "translation": ("translation.py", None, [None]),
     "attention": ("attention.py", "attention_view",
-                  ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]),
+                  ["Every head", "Head average", "Rollout & flow", "bertviz head view", "bertviz model view"]),
     "internals": ("internals.py", "internals_part",
                   ["Masks", "Scores → softmax", "Positions", "Q, K, V walkthrough"]),
     # Internals opens on decoder self-attention, a translation's few tokens: the long source's encoder too

@@ -25,8 +25,8 @@ def add_command(commands) -> None:
     sinks.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                        help="only the first N sentences (default %(default)s; 0: all)")
     sinks.add_argument("--threshold", type=float, default=SINK_THRESHOLD,
-                       help="a sink head puts at least this share of its attention on those tokens "
-                            "(default %(default)s)")
+                       help="a sink head puts at least this share of its attention on those tokens, and at least "
+                            "twice what uniform attention would (default %(default)s)")
     sinks.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 

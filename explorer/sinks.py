@@ -10,9 +10,11 @@ queries: norms.share_on) on three disjoint sets of keys: the first token; end-of
 tokens ([SEP], </s>); punctuation (norms.frequent_keys' rule). Beside it, the share uniform attention would give
 (`chance`: a short sentence's full stop is a large share of it), and the same share by norm.
 
-A head is a **sink head** when its share by weight on the three together is at least SINK_THRESHOLD = 0.5: then
-most of what its queries attend to, on average, is a token that carries nothing; on Multi30k captions uniform
-attention gives these tokens about 0.2 (README, "Attention sinks").
+A head is a **sink head** when its share by weight on the three together is at least SINK_THRESHOLD = 0.5 and at
+least OVER_CHANCE = 2 times what uniform attention would give: then most of what its queries attend to, on average,
+is a token that carries nothing, far more than chance. On Multi30k captions uniform attention gives these tokens
+about 0.2 (README, "Attention sinks"), so 0.5 decides; in a four-token sentence ("A dog." + </s>) three tokens are
+sinks and uniform attention alone gives 0.75, so no head there can be told from chance.
 
 Tallies are additive (sums and counts per head), so a corpus is a sum over its sentences.
 """
@@ -32,6 +34,7 @@ from explorer.trace import Trace, trace_sentence
 from models.interface import ExplorerModel
 
 SINK_THRESHOLD = 0.5
+OVER_CHANCE = 2.0
 CATEGORIES = {"first": "first token", "special": "end of sentence, [SEP] and other special tokens",
               "punctuation": "punctuation"}
 VALUES = {"weight": "pattern", "norm": "norm"}     # the shares' names → the trace's arrays
@@ -79,10 +82,12 @@ class SinkTally:
         return SinkTally(self.sentences + other.sentences, shares, chance, tops)
 
 
-def sentence_sinks(trace: Trace, model: ExplorerModel) -> SinkTally:
-    """One sentence's tally, every attention kind of the trace."""
+def sentence_sinks(trace: Trace, model: ExplorerModel, kinds: tuple[str, ...] | None = None) -> SinkTally:
+    """One sentence's tally, every attention kind of the trace (or those given)."""
     shares, chance, tops = {}, {}, {}
     for kind, values in trace.attention.items():
+        if kinds is not None and kind not in kinds:
+            continue
         keys = sink_keys(trace, model, kind)
         shares[kind] = {value: {category: head_shares(values[array], keys[category]) for category in CATEGORIES}
                         for value, array in VALUES.items()}
@@ -99,7 +104,7 @@ def sentence_sinks(trace: Trace, model: ExplorerModel) -> SinkTally:
 
 def sink_rows(tally: SinkTally, threshold: float = SINK_THRESHOLD) -> list[dict]:
     """One row per head, means over the tally's sentences: its shares by weight and by norm (total and per
-    category), chance, the most frequent largest sink, and whether it is a sink head."""
+    category), chance, the most frequent largest sink, and whether it is a sink head by weight and by norm."""
     rows = []
     count = max(tally.sentences, 1)
     for kind, by_value in tally.shares.items():
@@ -115,14 +120,22 @@ def sink_rows(tally: SinkTally, threshold: float = SINK_THRESHOLD) -> list[dict]
                 row["chance"] = sum(chance.values())
                 top = tally.tops.get((kind, layer, head))
                 row["token"] = top.most_common(1)[0][0] if top else ""
-                row["sink"] = row["weight"] >= threshold
+                bar = max(threshold, OVER_CHANCE * row["chance"])
+                row["sink"], row["sink_by_norm"] = row["weight"] >= bar, row["norm"] >= bar
                 rows.append(row)
     return rows
 
 
-def sinks(trace: Trace, model: ExplorerModel, threshold: float = SINK_THRESHOLD) -> list[dict]:
+def sinks(trace: Trace, model: ExplorerModel, threshold: float = SINK_THRESHOLD,
+          kinds: tuple[str, ...] | None = None) -> list[dict]:
     """Every head's sink shares on one traced sentence (sink_rows)."""
-    return sink_rows(sentence_sinks(trace, model), threshold)
+    return sink_rows(sentence_sinks(trace, model, kinds), threshold)
+
+
+def sink_notes(trace: Trace, model: ExplorerModel, kind: str) -> dict[tuple[int, int], str]:
+    """(layer, head) → "sink 0.83 · norm 0.12" for the sink heads of one kind: the every-head grid's flags."""
+    return {(row["layer"], row["index"]): f"sink {row['weight']:.2f} · norm {row['norm']:.2f}"
+            for row in sinks(trace, model, kinds=(kind,)) if row["sink"]}
 
 
 def corpus_sinks(model: ExplorerModel, sentences: list[str], threshold: float = SINK_THRESHOLD,
@@ -139,5 +152,5 @@ def corpus_sinks(model: ExplorerModel, sentences: list[str], threshold: float = 
     rows = sink_rows(tally, threshold)
     return {"model": model.name, "sentences": tally.sentences, "threshold": threshold, "heads": rows,
             "sink_heads": [row["head"] for row in rows if row["sink"]],
-            "sink_heads_by_norm": [row["head"] for row in rows if row["norm"] >= threshold],
+            "sink_heads_by_norm": [row["head"] for row in rows if row["sink_by_norm"]],
             "seconds": round(time.perf_counter() - started, 2)}

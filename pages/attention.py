@@ -1,26 +1,45 @@
-"""Attention: one head, then (one tab at a time) every head, the head average, rollout, and bertviz's views."""
+"""Attention: one head, then (one tab at a time) every head, the head average, rollout and flow, and bertviz's
+views; over the model's pieces or over words (Clark et al. 2019)."""
 
 import streamlit as st
 
+from explorer.flow import MAX_FLOW_TOKENS, attention_flow
+from explorer.inputs import InputError
 from explorer.rollout import attention_rollout, head_average
+from explorer.sinks import SINK_THRESHOLD, sink_notes
 from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.attention import attention_heatmap, heads_grid
 from explorer.figures.pooling import budget_factor
 from explorer.figures.windows import window_size, window_trace, window_words
 from explorer.exports import matrix_table
 from pages.session import current_trace
-from explorer.figures.common import ABSOLUTE, NORMS, is_long, plural
+from explorer.figures.common import ABSOLUTE, CONTENT_WIDTH, NORMS, PANEL_LABELS, cell_size, is_long, plural
 from explorer.norms import weight_and_norm_shares
 from pages import url_state
+from pages.units import attention_units, in_units
 from pages.widgets import attention_values, choose_head, colour_scale, show_figure
 
-VIEWS = ["Every head", "Head average", "Rollout", "bertviz head view", "bertviz model view"]
+VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "bertviz model view"]
+SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
+# Measured: explorer.flow.attention_flow on the 8-head model's encoder, this 2-core machine (README, "Attention flow
+# and rollout"); its time grows with the fourth power of the length.
+FLOW_COST = "on the bundled 8-head model it takes 0.02 s at 5 tokens, 0.4 s at 20 and 2.8 s at 45"
 
 st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()
 kind, layer, head = choose_head(checkpoint, "attention", first_kind="encoder", kinds=tuple(trace.attention))
+values_column, units_column = st.columns(2)
+shown = attention_values("attention_values", values_column)       # weights, or Kobayashi et al.'s norms
+units = attention_units("attention_units", units_column)           # pieces, or Clark et al.'s words
+pieces = len(trace.query_tokens(kind)), len(trace.key_tokens(kind))
+trace = in_units(trace, checkpoint, units)
+in_words = " (words)" if units == "words" else ""
+if units == "words":
+    st.caption(f"Words (Clark et al. 2019): attention to a word is the sum over its pieces, from a word the mean of "
+               f"its pieces' rows, so each row still sums to 1; punctuation and special tokens are words of their own "
+               f"({pieces[0]} × {pieces[1]} pieces → {len(trace.query_tokens(kind))} × {len(trace.key_tokens(kind))} "
+               "words). Every view below is drawn over words.")
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
-shown = attention_values("attention_values")       # weights, or Kobayashi et al.'s norms
 pattern = trace.attention[kind][shown]
 scale = NORMS if shown == "norm" else colour_scale()
 value_name = "norm" if shown == "norm" else "weight"
@@ -33,7 +52,7 @@ if shown == "norm":
                    "al. found such frequent tokens get high weights but small f(x): much less by norm.")
 
 show_figure(attention_heatmap(pattern[layer, head], queries, keys, f"{kind}, layer {layer}, head {head}"
-                              + (": ‖α·f(x)‖" if shown == "norm" else ""), scale=scale),
+                              + (": ‖α·f(x)‖" if shown == "norm" else "") + in_words, scale=scale),
             f"{kind}-L{layer}-H{head}" + ("-norm" if shown == "norm" else ""),
             matrix_table(pattern[layer, head], queries, keys))
 if is_long(max(len(queries), len(keys))):
@@ -45,9 +64,13 @@ if is_long(max(len(queries), len(keys))):
 
 
 def every_head() -> None:
-    st.caption(f"Rows are layers, columns heads; hover any cell for its head, tokens and {value_name}.")
+    st.caption(f"Rows are layers, columns heads; hover any cell for its head, tokens and {value_name}. Outlined: "
+               f"attention sinks, heads with ≥ {SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) on the "
+               "first token, special tokens and punctuation on this sentence, with that share by weight and by norm (Clark et al. 2019, Xiao et "
+               "al. 2023; the Heads page lists them).")
     grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
-                      f"{plural(checkpoint.heads, 'head')} (hover for tokens)", scale)
+                      f"{plural(checkpoint.heads, 'head')} (hover for tokens){in_words}", scale,
+                      flags=sink_notes(trace, checkpoint, kind))
     # A long sentence's pooled grid has its own width (square cells); a short one stretches over the page.
     show_figure(grid, f"{kind}-all-heads", {f"{kind}.{shown}": pattern},
                 width="content" if grid.layout.width else "stretch")
@@ -56,24 +79,53 @@ def every_head() -> None:
 def average() -> None:
     averaged = head_average(pattern)
     show_figure(attention_heatmap(averaged[layer], queries, keys,
-                                  f"{kind}, layer {layer}: average of the {plural(checkpoint.heads, 'head')}",
+                                  f"{kind}, layer {layer}: average of the {plural(checkpoint.heads, 'head')}"
+                                  + in_words,
                                   scale=scale),
                 f"{kind}-L{layer}-average", matrix_table(averaged[layer], queries, keys))
 
 
-def rollout() -> None:
-    st.caption("Abnar & Zuidema 2020: head-averaged attention plus the residual (0.5·A + 0.5·I), multiplied "
-               "through the layers — how much each input token flows into each position by the last layer.")
-    if kind != "encoder":
-        st.info("Rollout follows the encoder's self-attention from the input tokens; choose encoder self-attention.")
+@st.cache_data(max_entries=64, show_spinner="Solving the max-flow problems…")
+def cached_flow(pattern) -> object:
+    """Flow takes a max-flow problem per pair of tokens (seconds at 45): computed once per pattern."""
+    return attention_flow(pattern)
+
+
+def rollout_and_flow() -> None:
+    st.caption("Abnar & Zuidema 2020, “Quantifying attention flow in Transformers”: both follow the head-averaged "
+               "attention plus the residual (0.5·A + 0.5·I) through the layers. **Rollout** multiplies the layers' "
+               "matrices (every path, its weights multiplied); **flow** treats them as capacities of a network and "
+               "takes the maximum flow from each input token to each position (the narrowest layer limits it), rows "
+               "scaled to sum 1. Each row: how much each input token feeds that position by the last layer.")
+    if kind not in SELF_ATTENTION:
+        st.info("Rollout and flow follow self-attention through the layers of one stack: choose encoder or decoder "
+                "self-attention.")
         return
     if shown == "norm":
-        st.caption("Rollout is defined on the weights (each row sums to 1): it is drawn from them.")
-    rolled = attention_rollout(trace.pattern(kind))
-    last = checkpoint.layers("encoder") - 1
-    show_figure(attention_heatmap(rolled[last], queries, keys, f"Encoder rollout through layer {last}",
-                                  scale=scale),
-                "encoder-rollout", {"rollout": rolled})
+        st.caption("Rollout and flow are defined on the weights (each row sums to 1): they are drawn from them.")
+    weights = trace.pattern(kind)
+    last = checkpoint.layers(kind) - 1
+    stack = kind.capitalize()
+    rolled = attention_rollout(weights)
+    tokens = len(queries)
+    st.caption(f"Flow's cost: one max-flow problem per pair of tokens, on a graph of {last + 2} × {tokens} nodes; "
+               f"{FLOW_COST}. It runs up to {MAX_FLOW_TOKENS} tokens; rollout at any length.")
+    # Side by side while both fit half the page with every token labelled; else one under the other.
+    halves = not is_long(tokens) and cell_size(tokens) * tokens + PANEL_LABELS <= CONTENT_WIDTH // 2
+    places = st.columns(2) if halves else (st.container(), st.container())
+    with places[0]:
+        show_figure(attention_heatmap(rolled[last], queries, keys, f"{stack} rollout through layer {last}{in_words}",
+                                      scale=scale),
+                    f"{kind}-rollout", {"rollout": rolled})
+    with places[1]:
+        try:
+            flowed = cached_flow(weights)
+        except InputError as error:
+            st.info(str(error))
+            return
+        show_figure(attention_heatmap(flowed, queries, keys, f"{stack} attention flow through layer {last}{in_words}",
+                                      scale=scale),
+                    f"{kind}-flow", {"flow": flowed})
 
 
 def bertviz_window() -> tuple:
@@ -114,7 +166,7 @@ def bertviz_view(name: str) -> None:
 
 # Only the open tab runs and is drawn: five views at once took the browser 1.4 s to redraw on every new
 # sentence; one at a time keeps a resubmitted sentence under half a second.
-drawers = [every_head, average, rollout, lambda: bertviz_view("head"), lambda: bertviz_view("model")]
+drawers = [every_head, average, rollout_and_flow, lambda: bertviz_view("head"), lambda: bertviz_view("model")]
 url_state.kept("attention_view", "view", VIEWS)
 tabs = st.tabs(VIEWS, key="attention_view", on_change="rerun")
 url_state.keep("view", st.session_state.get("attention_view") or VIEWS[0])

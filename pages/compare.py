@@ -15,6 +15,7 @@ from pages.access import policy, quoted, refuse
 from pages.session import (cached_checkpoint, cached_trace, offered_models, selection, warn_if_truncated,
                            weights_mtime)
 from pages import url_state
+from pages.units import attention_units, in_units
 from pages.widgets import attention_values, colour_scale, show_figure
 
 MOST = 3
@@ -76,7 +77,13 @@ for column, label in zip(st.columns(len(labels)), labels):
             st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}")
 
 kinds = [kind for kind in ATTENTION_KINDS if any(kind in trace.attention for trace in traces.values())]
-shown = attention_values("compare_values")          # weights, or Kobayashi et al.'s norms, as on Attention
+values_column, units_column = st.columns(2)
+shown = attention_values("compare_values", values_column)   # weights, or Kobayashi et al.'s norms, as on Attention
+units = attention_units("compare_units", units_column)      # pieces, or Clark et al.'s words, as on Attention
+traces = {label: in_units(trace, models[label], units) for label, trace in traces.items()}
+if units == "words":
+    st.caption("Words (Clark et al. 2019): attention to a word is the sum over its pieces, from a word the mean of its "
+               "pieces' rows, so each row still sums to 1; punctuation and special tokens are words of their own.")
 scale = NORMS if shown == "norm" else colour_scale()
 if shown == "norm":
     st.caption("Norms ‖α·f(x)‖ have no common top: each figure is coloured from 0 to its own largest norm (its colour "

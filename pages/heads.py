@@ -26,6 +26,7 @@ from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint,
 from pages import url_state
 from pages.access import policy
 from pages.jobs import corpus_job
+from pages.sinks_section import show_sinks
 from pages.widgets import analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
 from pages.detector_section import show_head_detectors
 
@@ -281,3 +282,5 @@ if entries:
     kind, layer, head = entry["kind"], entry["layer"], entry["head"]
     show_figure(attention_heatmap(trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind),
                                   f"{spec} on the current sentence"), f"{spec}-current", None)
+
+show_sinks(checkpoint, current_trace(notices=False)[1])       # attention sinks on the sentence (pages/sinks_section.py)

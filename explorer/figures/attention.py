@@ -49,7 +49,7 @@ GRID_WIDTH = CONTENT_WIDTH - PANEL_LABELS       # px the heads of a layer share 
 
 
 def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
-               scale: str = ABSOLUTE) -> go.Figure:
+               scale: str = ABSOLUTE, flags: dict[tuple[int, int], str] | None = None) -> go.Figure:
     """All heads of all layers, pattern [layers, heads, query, key], as a layers × heads grid of heatmaps: an
     overview whose tokens are named on hover (one head's heatmap above labels every token).
 
@@ -60,6 +60,8 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
 
     A long sentence's heads are pooled to a cell every 2 px of their share of the page's width (at most 64
     cells a side), and the title says so: 12 × 12 heads of 500 tokens would otherwise be 36 million cells.
+
+    flags: (layer, head) → a short note ("sink 0.83"): that head is outlined and the note written on its top.
     """
     layers, heads, n_queries, n_keys = pattern.shape
     pooled = is_long(max(n_queries, n_keys))
@@ -92,6 +94,12 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
     figure.update_yaxes(type="category", autorange="reversed", showgrid=False, tickvals=[
                         rows[layer * (n_queries + gap) + n_queries // 2] for layer in range(layers)],
                         ticktext=[f"layer {layer}" for layer in range(layers)])
+    for (layer, head), note in (flags or {}).items():
+        left, top = head * (n_keys + gap) - 0.5, layer * (n_queries + gap) - 0.5      # category indices
+        figure.add_shape(type="rect", x0=left, x1=left + n_keys, y0=top, y1=top + n_queries,
+                         line=dict(color="darkorange", width=2))
+        figure.add_annotation(x=left + n_keys / 2, y=top, text=note, showarrow=False, yanchor="top",
+                              font=dict(size=11, color="black"), bgcolor="rgba(255, 200, 120, 0.85)")
     if pooled:
         # Square cells, each head `tile` px wide (its share of GRID_WIDTH, 260 at most): the figure has its own
         # width, so one or two heads are not stretched over the page (and the layers with them down it).

@@ -102,7 +102,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     at.run()
     average = chart_titled(at, "average of the 8 heads")[0]["z"]
     np.testing.assert_allclose(np.array(average, dtype=float), pattern[0].mean(axis=0), atol=1e-6)
-    at.session_state["attention_view"] = "Rollout"
+    at.session_state["attention_view"] = "Rollout & flow"
     at.run()
     rollout = chart_titled(at, "Encoder rollout")[0]["z"]
     np.testing.assert_allclose(np.array(rollout, dtype=float), attention_rollout(pattern)[-1], atol=1e-6)
@@ -112,7 +112,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
         assert not at.exception
         assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) == 1
 
-    at.session_state["attention_view"] = "Rollout"
+    at.session_state["attention_view"] = "Rollout & flow"
     at.radio(key="attention_kind").set_value("cross").run()
     at.selectbox(key="attention_layer").select(2).run()
     at.selectbox(key="attention_head").select(7).run()

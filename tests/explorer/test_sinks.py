@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from explorer import cli
-from explorer.sinks import SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
+from explorer.sinks import OVER_CHANCE, SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
 from explorer.trace import trace_sentence
 from models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
@@ -26,7 +26,7 @@ def planted(trace, weights: np.ndarray, lengths: np.ndarray):
 
 
 def test_planted_sink_shares_equal_a_hand_computation(tiny_checkpoint):
-    trace = trace_sentence(tiny_checkpoint, "Dogs run, fast.")
+    trace = trace_sentence(tiny_checkpoint, "Two big dogs run in the deep white snow, very fast.")
     tokens = trace.source_tokens
     comma, stop, end = tokens.index(","), tokens.index("."), len(tokens) - 1
     assert tokens[end] == "</s>" and 0 not in (comma, stop)
@@ -47,7 +47,30 @@ def test_planted_sink_shares_equal_a_hand_computation(tiny_checkpoint):
     assert head["sink"] and head["token"] == tokens[0]
     uniform = rows["enc.0.1"]
     assert uniform["weight"] == pytest.approx(4 / n) == pytest.approx(uniform["chance"])
-    assert not uniform["sink"] and head["chance"] == pytest.approx(4 / n)
+    assert not uniform["sink"] and head["chance"] == pytest.approx(4 / n) and 2 * 4 / n < 0.8
+
+
+def test_no_head_is_a_sink_where_chance_alone_gives_the_share(tiny_checkpoint):
+    """Three of four tokens are sinks in "A dog." + </s>: uniform attention gives 0.75, so 0.8 is not a sink."""
+    trace = trace_sentence(tiny_checkpoint, "A dog.")
+    assert trace.source_tokens == ["▁A", "▁dog", ".", "</s>"]
+    row = np.array([0.6, 0.2, 0.1, 0.1])
+    head = next(r for r in sinks(planted(trace, np.tile(row, (4, 1)), np.ones(4)), tiny_checkpoint)
+                if r["head"] == "enc.0.0")
+    assert head["weight"] == pytest.approx(0.8) and head["chance"] == pytest.approx(0.75) and not head["sink"]
+
+
+def test_the_every_head_grid_outlines_flagged_heads():
+    from explorer.figures.attention import heads_grid
+
+    pattern = np.full((2, 3, 4, 4), 0.25)
+    figure = heads_grid(pattern, list("abcd"), list("abcd"), flags={(1, 2): "sink 0.83 · norm 0.10"})
+    [note] = figure.layout.annotations
+    assert note.text == "sink 0.83 · norm 0.10"
+    [box] = figure.layout.shapes
+    gap = 1 + 4 // 8
+    assert (box.x0, box.x1, box.y0, box.y1) == (2 * (4 + gap) - 0.5, 2 * (4 + gap) + 3.5, 1 * (4 + gap) - 0.5,
+                                                1 * (4 + gap) + 3.5)
 
 
 def test_sink_keys_split_first_special_and_punctuation(tiny_checkpoint):
@@ -69,7 +92,7 @@ def test_a_corpus_is_the_mean_of_its_sentences(tiny_checkpoint):
     for position, row in enumerate(report["heads"]):
         for field in ("weight", "norm", "weight_first", "norm_punctuation", "chance"):
             assert row[field] == pytest.approx((each[0][position][field] + each[1][position][field]) / 2)
-        assert row["sink"] == (row["weight"] >= SINK_THRESHOLD)
+        assert row["sink"] == (row["weight"] >= max(SINK_THRESHOLD, OVER_CHANCE * row["chance"]))
     assert report["sink_heads"] == [row["head"] for row in report["heads"] if row["sink"]]
 
 

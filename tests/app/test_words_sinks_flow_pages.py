@@ -1,0 +1,123 @@
+"""AppTest of issue 22's word-level views, attention sinks and attention flow: what the pages draw is the explorer's
+own numbers (words, rollout, flow, sink shares), on the bundled model and on tiny Hugging Face models."""
+
+import json
+
+import numpy as np
+import pytest
+
+from explorer.flow import attention_flow
+from explorer.rollout import attention_rollout
+from explorer.sinks import sinks
+from explorer.trace import trace_sentence
+from explorer.words import word_trace
+from models.loader import open_model
+from pages.session import OWN
+from tests.app.conftest import open_page
+from tests.app.test_pages import chart_data, chart_titled, grid_tile, table_with, traces_of
+from tests.hugging_face_models import SENTENCE, saved_model
+
+WORDY = "A skateboarder's kickflip, near Nuremberg."    # 17 pieces, 10 words
+SINKING = "Three men are walking on a road in the mountains."     # h8's dec.2.6 is a sink on it
+
+
+def z(chart) -> np.ndarray:
+    return np.array(chart[0]["z"], dtype=float)
+
+
+def test_words_toggle_redraws_every_attention_view_over_words(h8):
+    at = open_page("attention.py", WORDY)
+    at.session_state["attention_units"] = "words"
+    at.run()
+    assert not at.exception and at.query_params["units"] == "words"
+    words = word_trace(trace_sentence(h8, WORDY), h8)
+    assert words.source_tokens == ["▁A", "▁skateboarder", "'", "s", "▁kickflip", ",", "▁near", "▁Nuremberg", ".",
+                                   "</s>"]
+    pattern = words.pattern("encoder")
+    np.testing.assert_allclose(z(chart_data(at, 0)), pattern[0, 0], atol=1e-6)
+    assert [label.split(" ", 1)[1] for label in chart_data(at, 0)[0]["x"]][4:8] == words.source_tokens[4:8]
+    grid = chart_data(at, 1)[0]
+    np.testing.assert_allclose(grid_tile(grid, 2, 5), pattern[2, 5], atol=1e-6)
+
+    at.session_state["attention_view"] = "Rollout & flow"
+    at.run()
+    np.testing.assert_allclose(z(chart_titled(at, "Encoder rollout")), attention_rollout(pattern)[-1], atol=1e-6)
+    np.testing.assert_allclose(z(chart_titled(at, "Encoder attention flow")), attention_flow(pattern), atol=1e-6)
+    at.session_state["attention_units"] = "pieces"
+    at.run()
+    assert "units" not in at.query_params                   # the default stays out of the link
+    pieces = trace_sentence(h8, WORDY).pattern("encoder")
+    np.testing.assert_allclose(z(chart_titled(at, "Encoder attention flow")), attention_flow(pieces), atol=1e-6)
+
+
+def test_rollout_and_flow_follow_decoder_self_attention_and_refuse_cross(h8):
+    at = open_page("attention.py", SENTENCE.capitalize() + ".")
+    at.session_state["attention_view"] = "Rollout & flow"
+    at.radio(key="attention_kind").set_value("decoder").run()
+    decoder = trace_sentence(h8, SENTENCE.capitalize() + ".").pattern("decoder")
+    np.testing.assert_allclose(z(chart_titled(at, "Decoder rollout")), attention_rollout(decoder)[-1], atol=1e-6)
+    flow = z(chart_titled(at, "Decoder attention flow"))
+    np.testing.assert_allclose(flow, attention_flow(decoder), atol=1e-6)
+    assert np.all(np.triu(flow, 1) == 0)                       # nothing flows from a later token
+    assert any("0.4 s at 20" in caption.value for caption in at.caption)      # flow's cost, said on the page
+    at.radio(key="attention_kind").set_value("cross").run()
+    assert any("choose encoder or decoder" in info.value for info in at.info)
+
+
+def test_flow_beyond_its_cap_says_so_and_rollout_still_draws():
+    from explorer.flow import MAX_FLOW_TOKENS
+
+    long = " ".join(["A dog runs in the park."] * 12)
+    at = open_page("attention.py", long)
+    at.session_state["attention_view"] = "Rollout & flow"
+    at.run()
+    assert not at.exception
+    assert chart_titled(at, "Encoder rollout")
+    assert any(f"at most {MAX_FLOW_TOKENS} tokens" in info.value for info in at.info)
+
+
+def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
+    at = open_page("attention.py", SINKING)
+    at.radio(key="attention_kind").set_value("decoder").run()
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    rows = [row for row in sinks(trace_sentence(h8, SINKING), h8) if row["sink"]]
+    decoder = [row for row in rows if row["kind"] == "decoder"]
+    assert decoder and [a["text"] for a in spec["layout"]["annotations"]] == [
+        f"sink {row['weight']:.2f} · norm {row['norm']:.2f}" for row in decoder]
+    assert len(spec["layout"]["shapes"]) == len(decoder)
+
+    heads = open_page("heads.py", SINKING)
+    assert any(header.value == "Attention sinks on your sentence" for header in heads.header)
+    table = table_with(heads, "share by weight")
+    assert list(table["head"]) == [row["head"] for row in sorted(rows, key=lambda row: -row["weight"])]
+    np.testing.assert_allclose(table["share by weight"], [row["weight"] for row in sorted(rows, key=lambda r: -r["weight"])])
+    np.testing.assert_allclose(table["share by norm"], [row["norm"] for row in sorted(rows, key=lambda r: -r["weight"])])
+
+
+def test_compare_draws_words_for_every_model(h8):
+    at = open_page("compare.py", WORDY)
+    at.session_state["compare_units"] = "words"
+    at.run()
+    assert not at.exception
+    words = word_trace(trace_sentence(h8, WORDY), h8)
+    panels = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    eight = next(spec for spec in panels if "en-de-h8" in spec["layout"]["title"]["text"]
+                 and "encoder layer 0" in spec["layout"]["title"]["text"])
+    np.testing.assert_allclose(z(traces_of(eight)[3:]), words.pattern("encoder")[0, 3], atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2", "marian"])
+def test_hugging_face_models_draw_words_flow_and_sinks(family, tmp_path_factory):
+    folder = saved_model(family, tmp_path_factory)
+    model = open_model(str(folder))
+    at = open_page("attention.py", SENTENCE, model=OWN, own_model=str(folder))
+    at.session_state["attention_units"] = "words"
+    at.session_state["attention_view"] = "Rollout & flow"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    kind = model.kinds[0]
+    words = word_trace(trace_sentence(model, SENTENCE), model).pattern(kind)
+    stack = kind.capitalize()
+    np.testing.assert_allclose(z(chart_titled(at, f"{stack} attention flow")), attention_flow(words), atol=1e-6)
+    heads = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    assert any(header.value == "Attention sinks on your sentence" for header in heads.header)
