@@ -26,6 +26,8 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            "HtmlView"]
 __all__ += ["detect_heads", "patch"]       # head detectors (explorer/detectors.py), patching (explorer/patching.py)
 __all__ += ["logit_lens", "sample"]         # the logit lens (explorer/logit_lens.py), sampling (explorer/sampling.py)
+__all__ += ["word_trace", "sinks"]          # word-level views (explorer/words.py), attention sinks (explorer/sinks.py)
+__all__ += ["faithfulness", "attention_flow"]   # explorer/faithfulness.py, explorer/flow.py
 
 
 def load(path: str) -> "ExplorerModel":
@@ -148,3 +150,45 @@ def sample(model: "ExplorerModel", sentence: str, temperature: float = 1.0, top_
 
     settings = settings_from(temperature, top_k, top_p, seed)
     return sample_output(model, sentence, settings, parse_heads(pruned, model)).text
+
+
+def faithfulness(model: "ExplorerModel", sentence: str, fix_casing: bool = True):
+    """Does attention point where the output depends? Per source token: leave-one-out (the output's log-probability
+    lost when the token is blanked to the unknown token), gradient × input, and the last layer's attention, rollout,
+    flow and norms, with Spearman's ρ of each against leave-one-out (.spearman) and gradient × input
+    (.spearman_gradient); .scores() gives every row. Abnar & Zuidema 2020; the choices are in explorer/faithfulness.py."""
+    from explorer.faithfulness import faithfulness as scored
+
+    return scored(model, sentence, fix_casing)
+
+
+def attention_flow(trace: "Trace | np.ndarray", kind: str = "encoder"):
+    """Attention flow (Abnar & Zuidema 2020) [query, key] of a trace's encoder or decoder self-attention, or of a
+    pattern array [layers, heads, q, q]; at most explorer.flow.MAX_FLOW_TOKENS tokens."""
+    from explorer.flow import attention_flow as flow
+    from models.vocabulary import check_kind
+
+    if hasattr(trace, "pattern"):
+        if check_kind(kind) == "cross":
+            raise ValueError("attention flow follows one stack's self-attention: kind is \"encoder\" or \"decoder\"")
+        return flow(trace.pattern(kind))
+    return flow(trace)
+
+
+def word_trace(trace: "Trace", model: "ExplorerModel") -> "Trace":
+    """The trace over words (Clark et al. 2019): attention to a word sums its pieces, from a word averages them, so
+    rows still sum to 1; every figure above draws it (explorer.attention_figure(explorer.word_trace(trace, model)))."""
+    from explorer.words import word_trace as over_words
+
+    return over_words(trace, model)
+
+
+def sinks(trace: "Trace", model: "ExplorerModel"):
+    """Attention sinks on a traced sentence: a pandas table, one row per head, of its share of attention on the first
+    token, special tokens and punctuation, by weight and by norm, uniform attention's share, and whether it is a sink
+    (explorer/sinks.py; `python -m explorer sinks` averages over a corpus)."""
+    import pandas as pd
+
+    from explorer.sinks import sinks as shares
+
+    return pd.DataFrame(shares(trace, model)).set_index("head")

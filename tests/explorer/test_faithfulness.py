@@ -162,3 +162,18 @@ def test_cli_bad_corpus_is_one_line(tiny_checkpoint, capsys, tmp_path):
     empty.write_text("\n\n")
     assert main(["faithfulness", "--model", str(tiny_checkpoint.path), "--src", str(empty)]) == 1
     assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_notebook_api(tiny_checkpoint):
+    import explorer
+    from explorer.flow import attention_flow
+    from explorer.trace import trace_sentence
+
+    text = "Two dogs play in the snow."
+    first = explorer.faithfulness(tiny_checkpoint, text)
+    again = explorer.faithfulness(tiny_checkpoint, text)      # once the module is imported, the name still calls
+    assert first.spearman == again.spearman == faithfulness(tiny_checkpoint, text).spearman
+    trace = trace_sentence(tiny_checkpoint, text)
+    np.testing.assert_array_equal(explorer.attention_flow(trace, "decoder"), attention_flow(trace.pattern("decoder")))
+    with pytest.raises(ValueError, match="self-attention"):
+        explorer.attention_flow(trace, "cross")
