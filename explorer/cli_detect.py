@@ -7,8 +7,14 @@ import argparse
 import json
 
 
+def positive_int(text: str) -> int:
+    """As explorer.cli's (which imports this module, so it cannot be imported from here)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
 def add_command(commands) -> None:
-    from explorer.cli import positive_int
     from explorer.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS
 
     detect = commands.add_parser("detect", help="head detectors: previous-token, duplicate-token, induction and "

@@ -27,7 +27,6 @@ import torch
 
 from explorer.forcing import IGNORED, forced_batch
 from explorer.inputs import InputError, PreparedSource, prepare_source
-from explorer.trace import decoded
 from explorer.wording import plural
 from models.hooks import model_run
 from models.interface import Batch, ExplorerModel
@@ -126,30 +125,32 @@ class Scorer:
     def __init__(self, model: ExplorerModel, clean_ids: list[int], corrupt_ids: list[int], metric: str) -> None:
         self.model, self.metric = model, metric
         if model.has("decoder"):
-            output, chosen = decoded(model, clean_ids)
-            self.chosen = chosen or [model.end_id]
-            self.output_text = model.detokenize(output)
+            # Both sentences decoded in one batch (as many pieces: no padding, so each as if alone).
+            generated = model.generate([clean_ids, corrupt_ids])
+            clean_output, corrupt_output = (ids[: model.max_positions - 1] for ids in generated)
+            ended = len(clean_output) < model.step_limit(len(clean_ids))
+            self.chosen = clean_output + [model.end_id] if ended or not clean_output else clean_output
+            self.output_text, self.corrupt_text = model.detokenize(clean_output), model.detokenize(corrupt_output)
             source, target, labels = forced_batch(model, [(clean_ids, self.chosen), (corrupt_ids, self.chosen)])
             self.inputs = (source, target)
-            self.positions = (labels[0] != IGNORED).nonzero()[:, 0]
-            if metric == "first":
-                self.positions = self.positions[:1]
-            self.tokens = labels[0, self.positions]
+            first = int((labels[0] != IGNORED).nonzero()[0, 0])
+            scored = len(self.chosen) if metric == "total" else 1
             self.read_at = ("every output token, teacher forced" if metric == "total"
                             else "the first output token, teacher forced")
         else:
             self.inputs = (model.pad([clean_ids, corrupt_ids]), None)
             masks = [i for i, token in enumerate(clean_ids) if token == model.mask_id]
             ordinary = [i for i, token in enumerate(clean_ids) if token not in model.special_ids]
-            position = masks[0] if masks else (ordinary or [len(clean_ids) - 1])[-1]
+            first, scored = masks[0] if masks else (ordinary or [len(clean_ids) - 1])[-1], 1
             with torch.no_grad():
-                logits = model.forward(model.pad([clean_ids]))[0, position]
-            self.positions = torch.tensor([position])
-            self.tokens = logits.argmax(-1, keepdim=True)
-            self.chosen = self.tokens.tolist()
-            self.output_text = model.pieces(self.chosen)[0]
+                predicted = model.forward(self.inputs[0])[:, first].argmax(-1).tolist()
+            self.chosen = predicted[:1]
+            self.output_text, self.corrupt_text = model.pieces(predicted)
             where = "the mask token" if masks else "the last ordinary token"
-            self.read_at = f"{where} (position {position}), the clean run's top prediction there"
+            self.read_at = f"{where} (position {first}), the clean run's top prediction there"
+        # the scored positions are consecutive: a slice, not an index list (which would copy the logits)
+        self.positions = slice(first, first + scored)
+        self.tokens = torch.tensor(self.chosen[:scored])
 
     def row(self, index: int) -> tuple[Batch | None, Batch | None]:
         """One row of the (clean, corrupt) inputs as a batch of one."""
@@ -162,7 +163,7 @@ class Scorer:
 
     def log_probs(self, logits: torch.Tensor) -> torch.Tensor:
         """[rows] the target's total log-probability in each row of logits [rows, positions, vocab]."""
-        scored = logits[:, self.positions].float()
+        scored = logits[:, self.positions]
         chosen = scored.gather(-1, self.tokens[None, :, None].expand(len(logits), -1, 1))[..., 0]
         return (chosen - torch.logsumexp(scored, -1)).double().sum(1)
 
@@ -225,12 +226,10 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total",
                              for layer in range(model.layers(kind))]) for kind in model.kinds}
     outputs = {stack: np.array([restored(layer_hook(stack, layer)) for layer in range(model.layers(stack))])
                for stack in ("encoder", "decoder") if model.has(stack)}
-    corrupt_output = (model.detokenize(decoded(model, corrupt_ids)[0]) if model.has("decoder") else
-                      model.pieces([int(model.forward(model.pad([corrupt_ids]))[0, scorer.positions[0]].argmax())])[0])
     return PatchingResult(
         clean=clean_source.text, corrupt=corrupt_source.text,
         source_tokens=clean_source.pieces, corrupt_tokens=corrupt_source.pieces, target_tokens=model.pieces(scorer.chosen),
-        clean_output=scorer.output_text, corrupt_output=corrupt_output, metric=metric, read_at=scorer.read_at,
+        clean_output=scorer.output_text, corrupt_output=scorer.corrupt_text, metric=metric, read_at=scorer.read_at,
         lp_clean=lp_clean, lp_corrupt=lp_corrupt, heads=heads, layer_outputs=outputs,
         all_layers=restored("all layers"), nothing=restored("nothing"))
 

@@ -71,8 +71,8 @@ def detector_maps(detection, kind: str) -> go.Figure:
                                  f"<br>chance {chance:.3f}, a perfect head {best:.3f}" for head in range(heads)]
                                 for layer in range(layers)], dtype=object))
     return _panels(values, titles, hovers, [[str(h) for h in range(heads)]] * len(values),
-                   f"{KIND_TITLES[kind]}: head detector scores (rows: layers, columns: heads)", dict(cmin=0, cmax=1, colorscale="YlOrRd",
-                                                                       colorbar_title=dict(text="score", side="right")))
+                   f"{KIND_TITLES[kind]}: head detector scores (rows: layers, columns: heads)",
+                   dict(cmin=0, cmax=1, colorscale="YlOrRd", colorbar_title=dict(text="score", side="right")))
 
 
 def patching_maps(result, title: str = "") -> go.Figure:
@@ -97,6 +97,7 @@ def patching_maps(result, title: str = "") -> go.Figure:
     columns.append([STACK_LABELS[stack] for stack in stacks])
     hovers.append(np.array([[f"{stack} layer {layer} output<br>restored {outputs[layer, i]:.3f}"
                              for i, stack in enumerate(stacks)] for layer in range(layers)], dtype=object))
-    return _panels(values, titles, hovers, columns, title or "Share of the clean output's log-probability restored (rows: layers, columns: heads)",
+    return _panels(values, titles, hovers, columns,
+                   title or "Share of the clean output's log-probability restored (rows: layers, columns: heads)",
                    dict(cmin=-1, cmax=1, cmid=0, colorscale="RdBu", reversescale=True,
                         colorbar_title=dict(text="restored", side="right")))
