@@ -26,7 +26,7 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            "HtmlView"]
 __all__ += ["detect_heads", "patch"]       # head detectors (explorer/detectors.py), patching (explorer/patching.py)
 __all__ += ["logit_lens", "sample"]         # the logit lens (explorer/logit_lens.py), sampling (explorer/sampling.py)
-__all__ += ["word_trace", "sinks"]          # word-level views (explorer/words.py), attention sinks (explorer/sinks.py)
+__all__ += ["word_trace", "attention_sinks"]   # explorer/words.py (Clark et al. 2019), explorer/sinks.py
 __all__ += ["faithfulness", "attention_flow"]   # explorer/faithfulness.py, explorer/flow.py
 
 
@@ -183,7 +183,7 @@ def word_trace(trace: "Trace", model: "ExplorerModel") -> "Trace":
     return over_words(trace, model)
 
 
-def sinks(trace: "Trace", model: "ExplorerModel"):
+def attention_sinks(trace: "Trace", model: "ExplorerModel"):
     """Attention sinks on a traced sentence: a pandas table, one row per head, of its share of attention on the first
     token, special tokens and punctuation, by weight and by norm, uniform attention's share, and whether it is a sink
     (explorer/sinks.py; `python -m explorer sinks` averages over a corpus)."""

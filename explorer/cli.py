@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--text", required=True, help="the English sentence")
     trace.add_argument("--out", required=True, type=Path, help="FILE.npz or FILE.json")
     trace.add_argument("--top-k", type=positive_int, default=10, help="probabilities kept per decoding step")
+    trace.add_argument("--words", action="store_true",
+                       help="save attention over words, not pieces (Clark et al. 2019: to a word the sum over its "
+                            "pieces, from a word the mean; explorer/words.py)")
     roles = commands.add_parser("roles", help="classify heads as positional / syntactic / rare-token")
     with_model(roles, decoding=False)
     roles.add_argument("--text", type=Path,
@@ -343,6 +346,10 @@ def run_trace(args: argparse.Namespace) -> None:
     model = model_for(args)
     trace = trace_sentence(model, args.text, args.beam, pruned_heads(args, model), top_k=args.top_k,
                            alpha=args.length_penalty, fix_casing=not args.keep_casing)
+    if args.words:
+        from explorer.words import word_trace
+
+        trace = word_trace(trace, model)
     trace.save(args.out)
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
           f"{trace.output_title.lower()}: {trace.output_text}")

@@ -65,9 +65,9 @@ if is_long(max(len(queries), len(keys))):
 
 def every_head() -> None:
     st.caption(f"Rows are layers, columns heads; hover any cell for its head, tokens and {value_name}. Outlined: "
-               f"attention sinks, heads with ≥ {SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) on the "
-               "first token, special tokens and punctuation on this sentence, with that share by weight and by norm (Clark et al. 2019, Xiao et "
-               "al. 2023; the Heads page lists them).")
+               f"attention sinks, heads with ≥ {SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) "
+               "on the first token, special tokens and punctuation on this sentence, with that share by weight and "
+               "by norm (Clark et al. 2019, Xiao et al. 2023; the Heads page lists them).")
     grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
                       f"{plural(checkpoint.heads, 'head')} (hover for tokens){in_words}", scale,
                       flags=sink_notes(trace, checkpoint, kind))

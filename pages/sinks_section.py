@@ -28,11 +28,10 @@ def show_sinks(checkpoint, trace) -> None:
     st.caption(f"Share of a head's attention (each query's row, averaged over the queries) on the first token, on "
                f"end-of-sentence and other special tokens ([SEP], </s>) and on punctuation: Clark et al. 2019 found "
                f"BERT's heads parking attention on [SEP] and punctuation, Xiao et al. 2023 on the first token. A head "
-               f"is a sink at ≥ {SINK_THRESHOLD:.0%} by weight and ≥ {OVER_CHANCE:.0f}× uniform attention: most of what it "
-               f"attends to carries no content, far beyond chance. "
-               f"“Share by norm” is the same share of Kobayashi et al.'s ‖α·f(x)‖ (what the keys add to the query), "
-               f"“uniform attention” what equal weights on every visible key would give. `python -m explorer sinks` "
-               f"averages it over a corpus.")
+               f"is a sink at ≥ {SINK_THRESHOLD:.0%} by weight and ≥ {OVER_CHANCE:.0f}× uniform attention: most of "
+               "what it attends to carries no content, far beyond chance. “Share by norm” is the same share of "
+               "Kobayashi et al.'s ‖α·f(x)‖ (what the keys add to the query), “uniform attention” what equal weights "
+               "on every visible key would give. `python -m explorer sinks` averages it over a corpus.")
     rows = sorted(sinks(trace, checkpoint), key=lambda row: -row["weight"])
     flagged = [row for row in rows if row["sink"]]
     if flagged:
@@ -40,8 +39,8 @@ def show_sinks(checkpoint, trace) -> None:
         st.write(f"**{len(flagged)} of {len(rows)} heads** are sinks on this sentence by weight; {by_norm} of them "
                  "by norm too.")
     else:
-        st.info(f"No head puts {SINK_THRESHOLD:.0%} or more (and {OVER_CHANCE:.0f}× uniform attention) of its attention "
-                f"on these tokens in this sentence; the {SHOWN_WITHOUT_SINKS} largest shares:")
+        st.info(f"No head puts {SINK_THRESHOLD:.0%} or more (and {OVER_CHANCE:.0f}× uniform attention) of its "
+                f"attention on these tokens in this sentence; the {SHOWN_WITHOUT_SINKS} largest shares:")
     st.dataframe(sinks_table(flagged or rows[:SHOWN_WITHOUT_SINKS]), hide_index=True, key="sinks_table",
                  column_config={column: st.column_config.NumberColumn(format="%.2f") for column in (
                      "share by weight", "first token", "special tokens", "punctuation", "share by norm",

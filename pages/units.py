@@ -19,10 +19,10 @@ def attention_units(key: str, where=st) -> str:
 
     url_state.kept(key, "units", list(UNITS), encode)
     units = where.radio("Units", list(UNITS), format_func=UNITS.get, key=key, horizontal=True,
-                        help="Clark et al. 2019, “What does BERT look at?”: a word's pieces as one token. Attention "
-                             "to a word is the sum over its pieces, from a word the mean of its pieces' rows, so "
-                             "each row still sums to 1 (norms are summed the same way). Punctuation and special "
-                             "tokens are words of their own.")
+                        help="Clark et al. 2019, “What does BERT look at?”: a word's pieces as one token. "
+                             "Attention to a word is the sum over its pieces, from a word the mean of its pieces' "
+                             "rows, so each row still sums to 1 (norms are summed the same way). Punctuation and "
+                             "special tokens are words of their own.")
     url_state.keep("units", units, encode)
     return units
 

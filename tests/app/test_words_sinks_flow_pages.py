@@ -89,9 +89,10 @@ def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
     heads = open_page("heads.py", SINKING)
     assert any(header.value == "Attention sinks on your sentence" for header in heads.header)
     table = table_with(heads, "share by weight")
-    assert list(table["head"]) == [row["head"] for row in sorted(rows, key=lambda row: -row["weight"])]
-    np.testing.assert_allclose(table["share by weight"], [row["weight"] for row in sorted(rows, key=lambda r: -r["weight"])])
-    np.testing.assert_allclose(table["share by norm"], [row["norm"] for row in sorted(rows, key=lambda r: -r["weight"])])
+    rows.sort(key=lambda row: -row["weight"])
+    assert list(table["head"]) == [row["head"] for row in rows]
+    np.testing.assert_allclose(table["share by weight"], [row["weight"] for row in rows])
+    np.testing.assert_allclose(table["share by norm"], [row["norm"] for row in rows])
 
 
 def test_compare_draws_words_for_every_model(h8):

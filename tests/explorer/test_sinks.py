@@ -123,3 +123,13 @@ def test_cli_prints_one_json_object_and_one_line_errors(tiny_checkpoint, tmp_pat
     assert error.startswith("error: ") and "missing.txt" in error and error.count("\n") == 1
     assert cli.main(["sinks", "--model", str(tiny_checkpoint.path), "--src", str(text), "--threshold", "2"]) == 1
     assert "--threshold 2" in capsys.readouterr().err
+
+
+def test_notebook_sinks_table(tiny_checkpoint):
+    import explorer
+
+    trace = trace_sentence(tiny_checkpoint, "Two dogs play in the snow.")
+    table = explorer.attention_sinks(trace, tiny_checkpoint)
+    rows = sinks(trace, tiny_checkpoint)
+    assert list(table.index) == [row["head"] for row in rows]
+    np.testing.assert_allclose(table["norm"], [row["norm"] for row in rows])

@@ -126,3 +126,18 @@ def test_a_word_trace_saves_and_loads(tiny_checkpoint, tmp_path):
     loaded = Trace.load(words.save(tmp_path / "words.npz"))
     assert loaded.source_tokens == words.source_tokens
     np.testing.assert_allclose(loaded.attention["cross"]["pattern"], words.attention["cross"]["pattern"])
+
+
+def test_cli_and_notebook_give_the_word_trace(tiny_checkpoint, tmp_path):
+    import explorer
+    from explorer import cli
+
+    sentence = "A dog's ball, in the snow."
+    expected = word_trace(trace_sentence(tiny_checkpoint, sentence), tiny_checkpoint)
+    assert cli.main(["trace", "--model", str(tiny_checkpoint.path), "--text", sentence, "--out",
+                     str(tmp_path / "words.npz"), "--words"]) == 0
+    saved = Trace.load(tmp_path / "words.npz")
+    notebook = explorer.word_trace(explorer.trace_sentence(tiny_checkpoint, sentence), tiny_checkpoint)
+    for trace in (saved, notebook):
+        assert trace.source_tokens == expected.source_tokens and trace.target_tokens == expected.target_tokens
+        np.testing.assert_allclose(trace.attention["encoder"]["norm"], expected.attention["encoder"]["norm"], atol=1e-6)
