@@ -35,6 +35,7 @@ from models.vocabulary import attention_hook, layer_hook
 METRICS = {"total": "log-probability of the whole clean output", "first": "log-probability of its first token"}
 NOTHING_TO_RESTORE = 1e-4       # nats: clean and corrupted runs closer than this leave nothing to restore
 CHUNK_TOKENS = 16_384           # patched rows × positions in one forward pass
+LOGIT_BUDGET = 64 * 2**20       # and logits (rows × positions × vocabulary) in one pass: 256 MB of float32
 
 
 @dataclass
@@ -209,7 +210,8 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total",
     clean_logits, clean_values = model.run_with_cache(*scorer.row(0), names=names)
     lp_clean = float(scorer.log_probs(clean_logits)[0])
     positions = max(part.ids.shape[1] for part in scorer.inputs if part is not None)
-    chunk = max(1, CHUNK_TOKENS // positions)
+    # h8 on 20 tokens: all 80 rows at once; GPT-2 small (50,257 logits a position): ~25 rows a pass
+    chunk = max(1, min(CHUNK_TOKENS // positions, LOGIT_BUDGET // (clean_logits[0].numel())))
     lps = []
     for start in range(0, len(patches), chunk):
         part = patches[start: start + chunk]

@@ -77,9 +77,9 @@ corrupt_side.markdown("**Corrupted**")
 corrupt_side.text(result.corrupt)
 corrupt_side.text(f"→ {result.corrupt_output}")
 corrupt_side.caption(f"log-probability of the clean output: {result.lp_corrupt:.3f}")
-st.caption(f"Scored: {''.join(result.target_tokens) if len(result.target_tokens) > 1 else result.target_tokens[0]} "
-           f"— read at {result.read_at}. restored = (lp_patched − lp_corrupt) / (lp_clean − lp_corrupt): 1 brings "
-           "the clean output's log-probability back, 0 changes nothing, below 0 or above 1 overshoots.")
+st.caption(f"Scored: “{result.clean_output}”, read at {result.read_at}. restored = (lp_patched − lp_corrupt) / "
+           "(lp_clean − lp_corrupt): 1 brings the clean output's log-probability back, 0 changes nothing, below 0 or "
+           "above 1 overshoots.")
 if result.nothing_to_restore:
     st.info("The clean and corrupted sentences give the clean output the same log-probability "
             f"({result.lp_clean:.4f}): there is nothing to restore. Change another word.")
