@@ -23,7 +23,8 @@ VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "b
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
 # Measured: explorer.flow.attention_flow on the 8-head model's encoder, this 2-core machine (README, "Attention flow
 # and rollout"); its time grows with the fourth power of the length.
-FLOW_COST = "on the bundled 8-head model it takes 0.02 s at 5 tokens, 0.4 s at 20 and 2.8 s at 45"
+FLOW_COST = ("on the bundled 8-head model it took 0.01 s at 5 tokens, 0.15 s at 20 and 2.0 s at 45 on a 2-core "
+             "machine (0.4 s and 2.8 s while it was busy)")
 
 st.title("Attention")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()

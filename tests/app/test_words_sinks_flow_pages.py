@@ -43,6 +43,11 @@ def test_words_toggle_redraws_every_attention_view_over_words(h8):
     at.run()
     np.testing.assert_allclose(z(chart_titled(at, "Encoder rollout")), attention_rollout(pattern)[-1], atol=1e-6)
     np.testing.assert_allclose(z(chart_titled(at, "Encoder attention flow")), attention_flow(pattern), atol=1e-6)
+    at.session_state["attention_view"] = "bertviz head view"
+    at.run()
+    [frame] = at.get("iframe")
+    assert "▁kickflip" in frame.proto.srcdoc and "▁kick" + '"' not in frame.proto.srcdoc    # words, not pieces
+    at.session_state["attention_view"] = "Rollout & flow"
     at.session_state["attention_units"] = "pieces"
     at.run()
     assert "units" not in at.query_params                   # the default stays out of the link
@@ -59,7 +64,7 @@ def test_rollout_and_flow_follow_decoder_self_attention_and_refuse_cross(h8):
     flow = z(chart_titled(at, "Decoder attention flow"))
     np.testing.assert_allclose(flow, attention_flow(decoder), atol=1e-6)
     assert np.all(np.triu(flow, 1) == 0)                       # nothing flows from a later token
-    assert any("0.4 s at 20" in caption.value for caption in at.caption)      # flow's cost, said on the page
+    assert any("s at 20 and" in caption.value for caption in at.caption)      # flow's cost, said on the page
     at.radio(key="attention_kind").set_value("cross").run()
     assert any("choose encoder or decoder" in info.value for info in at.info)
 
