@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from pathlib import Path
 
 from models.data import CorpusError, read_lines
@@ -31,7 +33,9 @@ def add_command(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.cli import progress_bar
+    import torch
+    from tqdm import tqdm
+
     from explorer.inputs import InputError
     from explorer.sinks import corpus_sinks
     from models.loader import open_model
@@ -39,13 +43,17 @@ def run(args: argparse.Namespace) -> None:
     if args.limit < 0 or not 0 < args.threshold <= 1:
         raise InputError(f"--limit {args.limit} --threshold {args.threshold}: the limit must be 0 or more and the "
                          "threshold a share above 0 and at most 1")
+    # One torch thread, as the app runs (ATTENTION_EXPLORER_THREADS): on this 2-core machine while busy, 20 sentences
+    # took 93.6 s with torch's default of two threads and 2.5 s with one.
+    torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
     model = open_model(args.model)
     sentences = [line for line in read_lines(args.src)[: args.limit or None] if line.strip()]
     if not sentences:
         raise CorpusError(f"{args.src}: no sentences")
-    bar, progress = progress_bar("sinks")
-    report = corpus_sinks(model, sentences, args.threshold, progress)
-    bar.close()
+    # A bar on stderr, a sentence a step (explorer.cli imports this module, so its progress_bar cannot be used).
+    with tqdm(total=len(sentences), desc="sinks", file=sys.stderr, leave=False, disable=None) as bar:
+        report = corpus_sinks(model, sentences, args.threshold,
+                              lambda done: bar.update(round(done * len(sentences)) - bar.n))
     report["corpus"] = args.src.name
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
@@ -57,6 +65,7 @@ def run(args: argparse.Namespace) -> None:
               f"{row['weight_punctuation']:6.2f} {row['norm']:6.2f} {row['chance']:6.2f}  {row['token']:<14} "
               f"{'sink' if row['sink'] else ''}")
     by_weight, by_norm = report["sink_heads"], report["sink_heads_by_norm"]
-    print(f"{len(by_weight)} sink heads by weight (share ≥ {args.threshold}): {', '.join(by_weight) or 'none'}; "
+    print(f"{len(by_weight)} sink heads by weight (share ≥ {args.threshold} and ≥ twice uniform attention): "
+          f"{', '.join(by_weight) or 'none'}; "
           f"by norm: {', '.join(by_norm) or 'none'}. {report['sentences']} sentences of {args.src.name}, "
           f"{report['seconds']:.1f} s")
