@@ -16,8 +16,7 @@ from explorer.rollout import attention_rollout
 from models.checkpoint import load_checkpoint
 from models.hooks import model_run
 from models.loader import open_model
-from tests.conftest import MULTI30K
-from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
+from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, saved_model
 
 
 def test_the_one_token_the_output_depends_on_ranks_first(tiny_checkpoint):
@@ -140,18 +139,23 @@ def run(capsys, *args) -> dict:
 
 
 @pytest.mark.xdist_group("ray")
-def test_cli_gives_the_same_means_on_two_ray_workers(tiny_checkpoint, capsys):
+def test_cli_gives_the_same_means_on_two_ray_workers(tiny_checkpoint, capsys, tmp_path):
     import ray
 
-    command = ["faithfulness", "--model", str(tiny_checkpoint.path), "--src", str(MULTI30K / "val.en.gz"),
-               "--limit", "70", "--json"]                 # 64 + 6: two generation batches, one shard each
+    # 64 + 6 lines: two generation batches, one shard each; two scored sentences in each, the rest too short to
+    # score (cheap: no gradient, no flow), and a blank line, which is no sentence
+    lines = ["A."] * 70
+    lines[0:2], lines[64:66] = TEXT[0:2], TEXT[2:4]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n\n")
+    command = ["faithfulness", "--model", str(tiny_checkpoint.path), "--src", str(corpus), "--json"]
     alone = run(capsys, *command)
     try:
         shared = run(capsys, *command, "--workers", "2")
     finally:
         ray.shutdown()
     assert shared["distributed"]["workers"] == 2
-    assert alone["sentences"] + sum(alone["skipped"].values()) == 70
+    assert alone["sentences"] == 4 and alone["skipped"] == {"fewer than 3 scorable tokens": 66}
     assert set(alone["methods"]) == {*ATTENTION_METHODS, "gradient_x_input"}
     for name in ("sentences", "skipped", "methods"):
         assert shared[name] == alone[name]
