@@ -52,6 +52,13 @@ class LogitLens:
         return settled
 
 
+def mean_settling_layer(lens: LogitLens) -> tuple[float | None, int]:
+    """(the layer, embeddings = −1, from which the chosen token is the lens's top token to the end, averaged over
+    the steps where it is at the end; how many steps those are)."""
+    settled = [row - 1 for row in lens.settles_at() if row is not None]
+    return (sum(settled) / len(settled) if settled else None), len(settled)
+
+
 def lens_rows(model: ExplorerModel, stack: str, source, target, positions: list[int], chosen: list[int],
               gates: dict, top_k: int) -> tuple[list[str], torch.Tensor]:
     """(row labels, log-probabilities [rows, positions, vocab]) of the embeddings and every layer of `stack`."""

@@ -84,7 +84,7 @@ class StepSampling:
 def step_sampling(log_probs: np.ndarray, settings: Sampling, model: ExplorerModel, shown: int = SHOWN) -> StepSampling:
     """A step's distribution reshaped by the settings (banned: every special token but the end token, as sample()
     does); only softmaxes over one row of log-probabilities."""
-    row = torch.from_numpy(np.asarray(log_probs, dtype=np.float32))
+    row = torch.tensor(np.asarray(log_probs, dtype=np.float32))       # a copy: cached arrays are read-only
     own = row.exp()
     banned = never_sampled(model.start_id, model.end_id, model.special_ids | {model.pad_id})
     drawn = sampling_probabilities(row, settings, banned)

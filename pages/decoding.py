@@ -1,4 +1,5 @@
-"""Decoding step by step: top-k, entropy and what each step looked at; greedy vs beam; teacher forcing.
+"""Decoding step by step: top-k, entropy and what each step looked at; sampling; the logit lens; greedy vs beam;
+teacher forcing.
 For an encoder-only model (BERT): the masked-token view instead."""
 
 import pandas as pd
@@ -11,6 +12,7 @@ from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, f
                                        step_figure, steps_overview, teacher_forcing_figure)
 from explorer.inputs import InputError
 from models.interface import FILL_MASK
+from pages.lens_and_sampling import logit_lens_section, masked_lens_section, sampling_section
 from pages.session import cached_beam_tree, cached_masked_word, current_trace, selection, weights_mtime
 from pages import url_state
 from pages.widgets import show_figure
@@ -66,6 +68,7 @@ def masked_token_view() -> None:
     title = f"Heads behind predicting “{display_tokens([masked.prediction.chosen])[0]}”"
     show_figure(head_effect_figure(masked.head_effect, title),
                 f"mask-{position}-heads", pd.DataFrame(masked.head_effect, index=layers, columns=heads))
+    masked_lens_section(checkpoint, trace, position)
 
 
 if checkpoint.task == FILL_MASK:
@@ -106,6 +109,9 @@ with left:
 with right:
     show_figure(looked, f"step-{step_index}-attention", pd.DataFrame({"token": keys, "weight": row}),
                 width=fixed_width(looked))
+
+sampling_section(checkpoint, trace, step_index)
+logit_lens_section(checkpoint, trace)
 
 st.header("Greedy versus beam search")
 url_state.kept("decoding_beam", None, range(2, 11), default=max(2, selection().beam_size if selection().beam_size > 1 else 5))

@@ -1,0 +1,50 @@
+"""One decoding step's distribution under the sampling settings, beside the model's own: a pair of bars per token
+(its most probable ones), grey for the model at T = 1, blue for what a token is drawn from with this temperature,
+top-k and top-p (filtered and renormalised). Redrawn on every change of a setting, from log-probabilities computed
+once (explorer/sampling.py)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from explorer.figures.common import display_tokens, every_label
+from explorer.figures.decoding import PROBABILITY_HOVER, probability_text
+from explorer.sampling import StepSampling
+
+MODEL_COLOUR, SAMPLED_COLOUR = "#b0b0b0", "#1f77b4"
+
+
+def settings_text(step: StepSampling) -> str:
+    settings = step.settings
+    if settings.greedy:
+        return "T = 0 (greedy)"
+    parts = [f"T = {settings.temperature:g}"]
+    if settings.top_k:
+        parts.append(f"top-k {settings.top_k}")
+    if settings.top_p < 1:
+        parts.append(f"top-p {settings.top_p:g}")
+    return ", ".join(parts)
+
+
+def sampling_figure(step: StepSampling, index: int, chosen_id: int | None = None) -> go.Figure:
+    """The step's SHOWN most probable tokens (the model's order), both distributions; the token the output chose
+    at this step in red on the axis."""
+    labels = [f"{'▶ ' if token_id == chosen_id else ''}{token}"
+              for token_id, token in zip(step.ids, display_tokens(step.tokens))]
+    figure = go.Figure([
+        go.Bar(x=step.model_probs, y=labels, orientation="h", name="model (T = 1)", marker_color=MODEL_COLOUR,
+               hovertemplate=f"%{{y}}<br>model: p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"),
+        go.Bar(x=step.sampled_probs, y=labels, orientation="h", name="sampled from", marker_color=SAMPLED_COLOUR,
+               text=[probability_text(p) for p in step.sampled_probs], textposition="outside", cliponaxis=False,
+               hovertemplate=f"%{{y}}<br>sampled from: p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"),
+    ])
+    kept = "1 token" if step.kept == 1 else f"{step.kept:,} tokens"
+    figure.update_layout(
+        title=dict(text=f"step {index} under {settings_text(step)}<br><sup>{kept} can be drawn, holding "
+                        f"{step.kept_mass:.1%} of the model's probability; entropy {step.entropy:.2f} nats; ▶ the "
+                        "token the output chose</sup>", y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
+        barmode="group", bargap=0.25, bargroupgap=0.05, height=110 + 34 * len(labels),
+        margin=dict(l=10, r=40, t=90, b=10), xaxis=dict(range=[0, 1.08], title="probability"),
+        legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right"))
+    figure.update_yaxes(**every_label(len(labels), autorange="reversed"))
+    return figure
