@@ -67,14 +67,15 @@ for method in ("last_layer", "rollout", "flow", "norm", "gradient_x_input"):
         continue
     rows.append({"score": METHOD_TITLES[method], "ρ with leave-one-out": result.spearman[method],
                  "ρ with gradient × input": result.spearman_gradient.get(method),
-                 "Abnar & Zuidema (BERT, layer 6)": ABNAR_ZUIDEMA.get(method)})
+                 "Abnar & Zuidema (layer 6)": ABNAR_ZUIDEMA.get(method)})
 st.dataframe(pd.DataFrame(rows).set_index("score"), width="content",
              column_config={name: st.column_config.NumberColumn(format="%.2f") for name in
-                            ("ρ with leave-one-out", "ρ with gradient × input", "Abnar & Zuidema (BERT, layer 6)")})
+                            ("ρ with leave-one-out", "ρ with gradient × input", "Abnar & Zuidema (layer 6)")})
 st.caption(
     "Spearman's ρ between each score and the reference over this sentence's tokens: 1 = the same order, 0 = "
     "unrelated, −1 = reversed; empty where one side is constant. One sentence gives a noisy ρ; "
     "`python -m explorer faithfulness --model M --src FILE` averages it over a corpus (README, “Faithfulness”). "
-    "Abnar & Zuidema 2020, “Quantifying Attention Flow in Transformers” (ACL), Table 1: on a BERT model for "
-    "subject–verb agreement, raw attention of layer 6 correlated 0.29 with blank-out importance, rollout 0.71 and "
-    "flow 0.70; their model, task and layer differ from this one, so compare the pattern, not the digits.")
+    "Abnar & Zuidema 2020, “Quantifying Attention Flow in Transformers” (ACL), Table 1: in their 6-layer Transformer "
+    "encoder predicting verb number (subject–verb agreement), raw attention of layer 6 correlated 0.29 with "
+    "blank-out importance, rollout 0.71 and flow 0.70. Their model, task and output (one class, from a classifier "
+    "token) differ from this one: compare the pattern, not the digits.")

@@ -30,7 +30,7 @@ def test_page_draws_the_scores_and_their_correlations(h8):
     np.testing.assert_allclose(raw[2], expected.attention["last_layer"], rtol=1e-4, atol=1e-6)
     (table,) = at.dataframe
     assert table.value.loc["rollout", "ρ with leave-one-out"] == pytest.approx(expected.spearman["rollout"])
-    assert table.value.loc["flow", "Abnar & Zuidema (BERT, layer 6)"] == ABNAR_ZUIDEMA["flow"]
+    assert table.value.loc["flow", "Abnar & Zuidema (layer 6)"] == ABNAR_ZUIDEMA["flow"]
 
     at.radio(key="faithfulness_scale").set_value("ranks").run()
     assert not at.exception and at.query_params["faith"] == "ranks"

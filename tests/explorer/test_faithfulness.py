@@ -181,3 +181,12 @@ def test_notebook_api(tiny_checkpoint):
     np.testing.assert_array_equal(explorer.attention_flow(trace, "decoder"), attention_flow(trace.pattern("decoder")))
     with pytest.raises(ValueError, match="self-attention"):
         explorer.attention_flow(trace, "cross")
+
+
+def test_flow_beyond_its_cap_is_left_out_with_a_note(tiny_checkpoint, monkeypatch):
+    import explorer.faithfulness as module
+
+    monkeypatch.setattr(module, "MAX_FLOW_TOKENS", 5)
+    result = faithfulness(tiny_checkpoint, "Two dogs play in the snow.")
+    assert "flow" not in result.attention and "flow" not in result.spearman
+    assert result.notes == ["Attention flow is left out: it takes at most 5 tokens (explorer/flow.py)."]
