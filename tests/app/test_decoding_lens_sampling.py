@@ -1,7 +1,7 @@
 """The Decoding page's Sampling and Logit lens sections (AppTest): what they draw is the explorer's own computation,
 the four sampling settings live in the URL so that a link reproduces the sample, temperature 0 gives the greedy
-output, and the sections run on tiny Hugging Face models (GPT-2's lens over its decoder, BERT's at the masked
-token)."""
+output, and the sections run on a tiny Hugging Face model of every family (GPT-2's lens over its decoder, BERT's at
+the masked token)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pages.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
 from tests.conftest import ROOT
-from tests.hugging_face_models import SENTENCE as TINY_SENTENCE, saved_model
+from tests.hugging_face_models import FAMILIES, SENTENCE as TINY_SENTENCE, saved_model
 
 SENTENCE = "A little girl is climbing the stairs of a wooden playhouse."   # not sure of itself: samples differ
 
@@ -93,7 +93,7 @@ def test_temperature_zero_is_the_greedy_output(h8):
     assert any("temperature 0: greedy decoding" in c.value for c in at.caption)
 
 
-@pytest.mark.parametrize("family", ["gpt2", "bert", "t5"])
+@pytest.mark.parametrize("family", list(FAMILIES))
 def test_the_sections_run_on_hugging_face_models(family, tmp_path_factory):
     folder = saved_model(family, tmp_path_factory)
     model = open_model(folder)
