@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -60,4 +59,4 @@ def run(args: argparse.Namespace) -> None:
         print(f"{METHOD_TITLES[method]:<22} {entry['spearman']:21.3f} "
               f"{'' if gradient is None else f'{gradient:.3f}':>24} {entry['sentences']:9d}")
     skipped = sum(result["skipped"].values())
-    print(f"{result['sentences']} sentences scored, {skipped} skipped, {result['seconds']:.1f} s", file=sys.stdout)
+    print(f"{result['sentences']} sentences scored, {skipped} skipped, {result['seconds']:.1f} s")
