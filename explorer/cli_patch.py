@@ -39,7 +39,9 @@ def run(args: argparse.Namespace) -> None:
     if result.nothing_to_restore:
         print("The clean and corrupted runs give the clean output the same log-probability: nothing to restore.")
         return
-    print(f"checks: every layer's output patched {result.all_layers:.3f}, nothing patched {result.nothing:.3f}")
+    # rounded first, so that a rounding error of −1e−7 reads 0.000, not −0.000 (−0.0 + 0.0 is 0.0)
+    print(f"checks: every layer's output patched {round(result.all_layers, 3) + 0.0:.3f}, nothing patched "
+          f"{round(result.nothing, 3) + 0.0:.3f}")
     for stack, values in result.layer_outputs.items():
         print(f"{stack} layer outputs: " + "  ".join(f"{layer}: {value:.3f}" for layer, value in enumerate(values)))
     for kind, values in result.heads.items():

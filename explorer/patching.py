@@ -12,8 +12,9 @@ taken from the clean run, and measure how much of the clean output that one valu
   probability; 0: it changes nothing; below 0 or above 1: it overshoots either way.
 - Patched values: each head's z (its output before W_O; one head's slice replaced), for every kind, layer and head;
   and each layer's output (the residual stream after it, `layer_hook`). Patching every layer's output at once
-  gives the clean run's logits (the last layer's output decides them), so it restores 1; patching nothing gives
-  the corrupted run, 0: both are computed in the same batch, as checks.
+  gives the clean run's logits (the last layer's output decides them), so it restores 1; a row patching nothing
+  gives the corrupted run, 0: both are computed in the batch and measured against the clean and corrupted runs
+  made alone, as checks that the hooks reach their rows and no others.
 Clean and corrupted sources must have the same number of pieces, so that each position has a counterpart.
 All patched runs of a sentence go through the model as one batch (in chunks for a long sentence).
 """
@@ -60,8 +61,8 @@ class PatchingResult:
     lp_corrupt: float
     heads: dict[str, np.ndarray] = field(default_factory=dict)          # kind → restored share [layers, heads]
     layer_outputs: dict[str, np.ndarray] = field(default_factory=dict)  # stack → restored share [layers]
-    all_layers: float = float("nan")    # every layer's output patched at once: 1 by construction
-    nothing: float = float("nan")       # nothing patched: 0 by construction
+    all_layers: float = float("nan")    # every layer's output patched at once: 1 (checked, not assumed)
+    nothing: float = float("nan")       # the batch's unpatched row against the corrupted run alone: 0
 
     @property
     def nothing_to_restore(self) -> bool:
@@ -209,6 +210,8 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total",
     names = sorted({name for p in patches for name, _ in p.values})
     clean_logits, clean_values = model.run_with_cache(*scorer.row(0), names=names)
     lp_clean = float(scorer.log_probs(clean_logits)[0])
+    # The corrupted run alone: the batch's unpatched row must match it (restored 0), a check on the hooks.
+    lp_corrupt = float(scorer.log_probs(model.forward(*scorer.row(1)))[0])
     positions = max(part.ids.shape[1] for part in scorer.inputs if part is not None)
     # h8 on 20 tokens: all 80 rows at once; GPT-2 small (50,257 logits a position): ~25 rows a pass
     chunk = max(1, min(CHUNK_TOKENS // positions, LOGIT_BUDGET // (clean_logits[0].numel())))
@@ -218,7 +221,6 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total",
         with model_run(patched_hooks(part, clean_values), hook_names=model.hook_names):
             lps.append(scorer.log_probs(model.forward(*scorer.repeated(1, len(part)))))
     lp = dict(zip((p.label for p in patches), torch.cat(lps).tolist()))
-    lp_corrupt = lp["nothing"]
     spread = lp_clean - lp_corrupt
 
     def restored(label: str) -> float:

@@ -86,10 +86,12 @@ if result.nothing_to_restore:
     st.stop()
 
 checks = st.columns(2)
-checks[0].metric("Every layer's output patched", f"{result.all_layers:.1%}",
+checks[0].metric("Every layer's output patched", f"{round(result.all_layers, 3) + 0.0:.1%}",
                  help="Computed: the corrupted run with every layer's output taken from the clean run. The last "
                       "layer's output decides the logits, so it restores 100%.")
-checks[1].metric("Nothing patched", f"{result.nothing:.1%}", help="Computed: the corrupted run itself: 0%.")
+checks[1].metric("Nothing patched", f"{round(result.nothing, 3) + 0.0:.1%}",
+                 help="Computed: a row of the batch with nothing patched, against the corrupted run made alone: 0% "
+                      "(the hooks reach their own rows only).")
 show_figure(patching_maps(result), f"{checkpoint.name}-patching", result_table(result))
 st.caption("Each cell: one head's z (its output before W_O) patched alone, for every kind, layer and head; the last "
            "panel: one layer's whole output (the residual stream after it, every position). Red restores, blue moves "
