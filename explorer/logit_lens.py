@@ -59,8 +59,8 @@ def mean_settling_layer(lens: LogitLens) -> tuple[float | None, int]:
     return (sum(settled) / len(settled) if settled else None), len(settled)
 
 
-def lens_rows(model: ExplorerModel, stack: str, source, target, positions: list[int], chosen: list[int],
-              gates: dict, top_k: int) -> tuple[list[str], torch.Tensor]:
+def lens_rows(model: ExplorerModel, stack: str, source, target, positions: list[int],
+              gates: dict) -> tuple[list[str], torch.Tensor]:
     """(row labels, log-probabilities [rows, positions, vocab]) of the embeddings and every layer of `stack`."""
     layers = model.layers(stack)
     names = [stack_hook(stack, "input")] + [layer_hook(stack, layer) for layer in range(layers)]
@@ -97,8 +97,7 @@ def logit_lens(model: ExplorerModel, trace: Trace, top_k: int = 5) -> LogitLens:
     positions = [trace.first_step_position + i for i in range(len(chosen))]
     source = model.pad([trace.source_ids]) if model.has("encoder") else None
     gates = head_mask(parse_heads(trace.pruned, model), model)
-    labels, log_probs = lens_rows(model, "decoder", source, model.pad([trace.target_ids]), positions, chosen, gates,
-                                  top_k)
+    labels, log_probs = lens_rows(model, "decoder", source, model.pad([trace.target_ids]), positions, gates)
     return read_lens(model, labels, log_probs, chosen, "decoder", top_k, "step")
 
 
@@ -111,7 +110,7 @@ def masked_logit_lens(model: ExplorerModel, trace: Trace, position: int, top_k: 
     hidden = ids[position]
     ids[position] = model.mask_id
     gates = head_mask(parse_heads(trace.pruned, model), model)
-    labels, log_probs = lens_rows(model, "encoder", model.pad([ids]), None, [position], [hidden], gates, top_k)
+    labels, log_probs = lens_rows(model, "encoder", model.pad([ids]), None, [position], gates)
     return read_lens(model, labels, log_probs, [hidden], "encoder", top_k, "masked")
 
 
