@@ -26,7 +26,8 @@ from scipy.sparse.csgraph import maximum_flow
 from explorer.inputs import InputError
 
 CAPACITY_SCALE = 10**6
-# h8, 3 layers, on this 2-core machine: 0.05 s at 5 tokens, 0.1–0.6 s at 20, 0.7–3.5 s at 45, ≈ 5 s at 60 (README)
+# h8, 3 layers, this 2-core machine quiet: 0.005 s at 5 tokens, 0.08 s at 20, 1.0 s at 45, 2.0 s at 60 (≈ 7 s when
+# shared with other runs; README, "Attention flow and rollout")
 MAX_FLOW_TOKENS = 60
 
 
