@@ -129,15 +129,9 @@ def logit_lens(model: "ExplorerModel", sentence: "str | Trace", top_k: int = 5, 
     .chosen_ranks [layers, steps], .settles_at()). A masked language model: over its encoder layers at the masked
     `position` (default: a token near the middle). Draw it with
     explorer.figures.logit_lens.logit_lens_figure(lens)."""
-    from explorer.decoding_steps import maskable_positions
-    from explorer.logit_lens import logit_lens as lens_over_steps, masked_logit_lens
-    from explorer.trace import trace_sentence as trace
+    from explorer.logit_lens import lens_of
 
-    traced = trace(model, sentence) if isinstance(sentence, str) else sentence
-    if model.has("decoder"):
-        return lens_over_steps(model, traced, top_k)
-    positions = maskable_positions(traced, model)
-    return masked_logit_lens(model, traced, positions[len(positions) // 2] if position is None else position, top_k)
+    return lens_of(model, sentence, top_k, position)
 
 
 def sample(model: "ExplorerModel", sentence: str, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,

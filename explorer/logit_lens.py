@@ -10,15 +10,18 @@ not decode, gets the lens over its encoder layers at one masked position. Writte
 
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
+from explorer.decoding_steps import maskable_positions
 from explorer.head_sets import head_mask, parse_heads
 from explorer.inputs import InputError
-from explorer.trace import Trace
+from explorer.trace import Trace, trace_sentence
 from models.interface import ExplorerModel
 from models.vocabulary import layer_hook, stack_hook
 
@@ -125,3 +128,28 @@ def lens_table(lens: LogitLens) -> pd.DataFrame:
                 row[f"top {i + 1}"], row[f"p{i + 1}"] = top, float(p)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def lens_of(model: ExplorerModel, sentence: str | Trace, top_k: int = 5, position: int | None = None) -> LogitLens:
+    """The notebook's lens (explorer.logit_lens): over a sentence's output (traced here) or a trace's; a masked
+    language model's at the masked `position` (default: a token near the middle)."""
+    trace = trace_sentence(model, sentence) if isinstance(sentence, str) else sentence
+    if model.has("decoder"):
+        return logit_lens(model, trace, top_k)
+    positions = maskable_positions(trace, model)
+    if not positions:
+        raise InputError("The sentence has no token to mask.")
+    return masked_logit_lens(model, trace, positions[len(positions) // 2] if position is None else position, top_k)
+
+
+class CallableModule(types.ModuleType):
+    """`explorer.logit_lens(model, sentence)` is the notebook API (explorer/__init__.py), but importing this module
+    anywhere makes the package's attribute `logit_lens` this module (Python sets a package's attribute to each
+    submodule it loads): so the module answers the same call (as explorer/faithfulness.py does)."""
+
+    def __call__(self, model: ExplorerModel, sentence: str | Trace, top_k: int = 5,
+                 position: int | None = None) -> LogitLens:
+        return lens_of(model, sentence, top_k, position)
+
+
+sys.modules[__name__].__class__ = CallableModule

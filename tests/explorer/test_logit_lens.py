@@ -159,3 +159,18 @@ def test_the_figure_labels_every_step_and_writes_each_layers_top_token(h8, words
     assert heatmap.texttemplate == "%{text}"
     hover = heatmap.hovertext[2][1]
     assert all(token in hover for token in lens.top_tokens[1][2]) and f"rank {lens.chosen_ranks[1, 2]}" in hover
+
+
+def test_the_notebook_api_answers_every_call(h8, tmp_path_factory):
+    """explorer.logit_lens stays callable after its module has been imported (which makes the package's attribute
+    the module), for a sentence, a trace, and a masked language model."""
+    import explorer
+    import explorer.logit_lens  # noqa: F401  (what a page or a notebook's own import does)
+
+    first = explorer.logit_lens(h8, SENTENCE)
+    again = explorer.logit_lens(h8, trace_sentence(h8, SENTENCE), top_k=3)
+    np.testing.assert_allclose(first.chosen_probs, again.chosen_probs)
+    assert len(again.top_tokens[0][0]) == 3
+    bert = open_model(saved_model("bert", tmp_path_factory))
+    lens = explorer.logit_lens(bert, SENTENCE, position=2)
+    assert lens.what == "masked" and lens.steps == bert.pieces([bert.encode(SENTENCE).ids[2]])
