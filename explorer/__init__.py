@@ -17,17 +17,18 @@ import html
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:                      # for readers and type checkers only; nothing heavy is imported at run time
+    import numpy as np
     import plotly.graph_objects as go
 
     from explorer.trace import Trace
     from models.interface import ExplorerModel
 
 __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
-           "HtmlView"]
-__all__ += ["detect_heads", "patch"]       # head detectors (explorer/detectors.py), patching (explorer/patching.py)
-__all__ += ["logit_lens", "sample"]         # the logit lens (explorer/logit_lens.py), sampling (explorer/sampling.py)
-__all__ += ["word_trace", "attention_sinks"]   # explorer/words.py (Clark et al. 2019), explorer/sinks.py
-__all__ += ["faithfulness", "attention_flow"]   # explorer/faithfulness.py, explorer/flow.py
+           "HtmlView",
+           # what attention does and does not explain (README): each function named apart from its module, since
+           # importing explorer/logit_lens.py would otherwise replace a function explorer.logit_lens
+           "word_trace", "attention_sinks", "attention_flow", "faithfulness_of", "logit_lens_of", "patch",
+           "detect_heads", "sample"]
 
 
 def load(path: str) -> "ExplorerModel":
@@ -123,7 +124,7 @@ def patch(model: "ExplorerModel", clean: str, corrupt: str, metric: str = "total
     return patch_heads(model, clean, corrupt, metric)
 
 
-def logit_lens(model: "ExplorerModel", sentence: "str | Trace", top_k: int = 5, position: int | None = None):
+def logit_lens_of(model: "ExplorerModel", sentence: "str | Trace", top_k: int = 5, position: int | None = None):
     """The logit lens (nostalgebraist 2020) over a sentence's output (or a trace's), teacher-forced: per decoding
     step and decoder layer, the top-k tokens and the chosen token's probability and rank (.chosen_probs,
     .chosen_ranks [layers, steps], .settles_at()). A masked language model: over its encoder layers at the masked
@@ -146,7 +147,7 @@ def sample(model: "ExplorerModel", sentence: str, temperature: float = 1.0, top_
     return sample_output(model, sentence, settings, parse_heads(pruned, model)).text
 
 
-def faithfulness(model: "ExplorerModel", sentence: str, fix_casing: bool = True):
+def faithfulness_of(model: "ExplorerModel", sentence: str, fix_casing: bool = True):
     """Does attention point where the output depends? Per source token: leave-one-out (the output's log-probability
     lost when the token is blanked to the unknown token), gradient × input, and the last layer's attention, rollout,
     flow and norms, with Spearman's ρ of each against leave-one-out (.spearman) and gradient × input

@@ -25,27 +25,12 @@ from explorer.inputs import InputError
 from explorer.roles import Thresholds
 from explorer.sampling_options import add_sampling_arguments, sampling_from_arguments
 from explorer.wording import plural
-from explorer import cli_detect, cli_patch
-from explorer import cli_faithfulness
-from explorer import cli_sinks
+from explorer.cli_arguments import (distribution_note, fraction, positive_int, progress_bar, with_model_path,
+                                    with_workers)
+# The analyses' subcommands, each in a module of its own (add_command, run)
+from explorer import cli_detect, cli_faithfulness, cli_patch, cli_sinks
 
 USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError, DistributedError)
-
-
-def positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return int(text)
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}")
-    return value
 
 
 def with_normalisation(sub: argparse.ArgumentParser) -> None:
@@ -54,26 +39,6 @@ def with_normalisation(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--normalisation", choices=list(NORMALISATIONS), default=DEFAULT_NORMALISATION,
                      help="order heads by raw gradient importance or by importance normalised per layer "
                           "(Michel et al.); default %(default)s, which pruned better on held-out data")
-
-
-def with_workers(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--workers", type=positive_int, default=1,
-                     help="split the corpus over this many worker processes on Ray (default 1: this process, "
-                          "without Ray)")
-    sub.add_argument("--ray-address", metavar="ADDR",
-                     help="run the workers on the Ray cluster at ADDR (HOST:PORT as `ray start --head` prints, or "
-                          "ray://HOST:10001); the model path must be readable on its nodes")
-
-
-def distribution_note(runner, result: dict) -> None:
-    """Say in the result (and on stderr, when jobs were retried) how the work was spread."""
-    if runner is None:
-        return
-    result["distributed"] = {"workers": runner.workers, "retried_jobs": runner.retried,
-                             "ray_startup_seconds": round(runner.startup_seconds, 2)}
-    if runner.retried:
-        print(f"note: {runner.retried} job(s) retried on a fresh worker after a worker died; every shard was "
-              "counted once", file=sys.stderr)
 
 
 def with_corpus(sub: argparse.ArgumentParser) -> None:
@@ -90,9 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_model(sub: argparse.ArgumentParser, decoding: bool = True) -> None:
-        sub.add_argument("--model", required=True, type=Path,
-                         help="checkpoint folder (e.g. models/en-de-h8), a Hugging Face folder, or a hub id already in "
-                              "the local Hugging Face cache (e.g. Helsinki-NLP/opus-mt-en-de)")
+        with_model_path(sub)
         if decoding:
             sub.add_argument("--beam", type=positive_int, default=1, help="beam size (1: greedy, the default)")
             sub.add_argument("--length-penalty", type=float, default=0.6, metavar="ALPHA",
@@ -234,15 +197,6 @@ def shipped_importance(model) -> dict:
         raise HeadSpecError(f"{model.path / IMPORTANCE_FILE}: missing; create it with "
                             f"`python -m explorer importance --model {model.path} --src ... --ref ... --json`")
     return report
-
-
-def progress_bar(description: str):
-    """A tqdm bar on stderr driven by a 0..1 progress callback."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=100, desc=description, file=sys.stderr, leave=False, disable=None,
-               bar_format="{l_bar}{bar}| {elapsed}")
-    return bar, lambda fraction: bar.update(round(100 * fraction) - bar.n)
 
 
 def run_translate(args: argparse.Namespace) -> None:
@@ -531,9 +485,8 @@ def main(argv: list[str] | None = None) -> int:
                 "roles": run_roles,
                 "evolution": run_evolution, "heads": run_heads,
                 "importance": run_importance, "prune-curve": run_prune_curve}
-    handlers.update({"detect": cli_detect.run, "patch": cli_patch.run})
-    handlers["faithfulness"] = cli_faithfulness.run
-    handlers["sinks"] = cli_sinks.run
+    handlers.update({"detect": cli_detect.run, "patch": cli_patch.run, "faithfulness": cli_faithfulness.run,
+                     "sinks": cli_sinks.run})
     try:
         handlers[args.command](args)
     except USER_ERRORS as error:

@@ -6,12 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-
-def positive_int(text: str) -> int:
-    """As explorer.cli's (which imports this module, so it cannot be imported from here)."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return int(text)
+from explorer.cli_arguments import positive_int, with_model_path
 
 
 def add_command(commands) -> None:
@@ -19,7 +14,7 @@ def add_command(commands) -> None:
 
     detect = commands.add_parser("detect", help="head detectors: previous-token, duplicate-token, induction and "
                                                 "prefix-matching scores on repeated random tokens, with chance")
-    detect.add_argument("--model", required=True, help="checkpoint folder, Hugging Face folder or cached hub id")
+    with_model_path(detect)
     detect.add_argument("--seeds", type=positive_int, default=DEFAULT_SEEDS,
                         help="random sequences averaged (default %(default)s)")
     detect.add_argument("--length", type=positive_int, default=DEFAULT_LENGTH,

@@ -9,13 +9,13 @@ import json
 import time
 from pathlib import Path
 
+from explorer.cli_arguments import distribution_note, positive_int, progress_bar, with_model_path, with_workers
+
 
 def add_command(commands) -> None:
-    from explorer.cli import positive_int, with_workers
-
     sub = commands.add_parser("faithfulness", help="Spearman correlation of attention, rollout, flow and norms with "
                                                    "leave-one-out importance, over a corpus")
-    sub.add_argument("--model", required=True, type=Path, help="checkpoint folder or Hugging Face folder")
+    with_model_path(sub)
     sub.add_argument("--src", required=True, type=Path, help="source sentences (prompts), one per line (plain or .gz)")
     sub.add_argument("--limit", type=positive_int, help="only the first N lines")
     sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -23,7 +23,6 @@ def add_command(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.cli import distribution_note, progress_bar
     from explorer.distributed import SHARDS_PER_WORKER, shards_of, workers_for
     from explorer.faithfulness import METHOD_TITLES, faithfulness_tallies, merge_tallies, summary
     from models.data import CorpusError, read_lines

@@ -8,13 +8,15 @@ import json
 
 import numpy as np
 
+from explorer.cli_arguments import with_model_path
+
 
 def add_command(commands) -> None:
     from explorer.patching import METRICS
 
     patch = commands.add_parser("patch", help="activation patching: the share of the clean output's log-probability "
                                               "each head and each layer's output restores in a corrupted run")
-    patch.add_argument("--model", required=True, help="checkpoint folder, Hugging Face folder or cached hub id")
+    with_model_path(patch)
     patch.add_argument("--clean", required=True, help="the sentence whose output is the target")
     patch.add_argument("--corrupt", required=True, help="the same sentence with a word changed (as many pieces)")
     patch.add_argument("--metric", choices=list(METRICS), default="total",

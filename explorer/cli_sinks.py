@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
+from explorer.cli_arguments import progress_bar, with_model_path
 from models.data import CorpusError, read_lines
 
 DEFAULT_TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k" / "val.en.gz"
@@ -20,8 +20,7 @@ def add_command(commands) -> None:
 
     sinks = commands.add_parser("sinks", help="attention sinks: each head's share of attention on the first token, "
                                               "special tokens and punctuation, by weight and by norm")
-    sinks.add_argument("--model", required=True, type=Path,
-                       help="checkpoint folder (e.g. models/en-de-h8), a Hugging Face folder, or a cached hub id")
+    with_model_path(sinks)
     sinks.add_argument("--src", type=Path, default=DEFAULT_TEXT,
                        help="sentences, one per line (plain or .gz); default Multi30k val (English)")
     sinks.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
@@ -34,7 +33,6 @@ def add_command(commands) -> None:
 
 def run(args: argparse.Namespace) -> None:
     import torch
-    from tqdm import tqdm
 
     from explorer.inputs import InputError
     from explorer.sinks import corpus_sinks
@@ -50,10 +48,9 @@ def run(args: argparse.Namespace) -> None:
     sentences = [line for line in read_lines(args.src)[: args.limit or None] if line.strip()]
     if not sentences:
         raise CorpusError(f"{args.src}: no sentences")
-    # A bar on stderr, a sentence a step (explorer.cli imports this module, so its progress_bar cannot be used).
-    with tqdm(total=len(sentences), desc="sinks", file=sys.stderr, leave=False, disable=None) as bar:
-        report = corpus_sinks(model, sentences, args.threshold,
-                              lambda done: bar.update(round(done * len(sentences)) - bar.n))
+    bar, progress = progress_bar("sinks")
+    report = corpus_sinks(model, sentences, args.threshold, progress)
+    bar.close()
     report["corpus"] = args.src.name
     if args.json:
         print(json.dumps(report, ensure_ascii=False))

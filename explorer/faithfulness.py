@@ -28,8 +28,6 @@ Choices, stated once (the Faithfulness page and README repeat them):
 
 from __future__ import annotations
 
-import sys
-import types
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -334,15 +332,3 @@ def summary(tallies: dict) -> dict:
         methods[method] = entry
     return {"sentences": tallies["sentences"], "skipped": dict(sorted(tallies["skipped"].items())),
             "methods": methods}
-
-
-class CallableModule(types.ModuleType):
-    """`explorer.faithfulness(model, sentence)` is the notebook API (explorer/__init__.py); importing this module
-    anywhere makes the package's attribute `faithfulness` this module (Python sets a package's attribute to each
-    submodule it loads), so the module answers the same call."""
-
-    def __call__(self, model: ExplorerModel, sentence: str, fix_casing: bool = True) -> Faithfulness:
-        return faithfulness(model, sentence, fix_casing)
-
-
-sys.modules[__name__].__class__ = CallableModule

@@ -10,8 +10,6 @@ not decode, gets the lens over its encoder layers at one masked position. Writte
 
 from __future__ import annotations
 
-import sys
-import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,16 +138,3 @@ def lens_of(model: ExplorerModel, sentence: str | Trace, top_k: int = 5, positio
     if not positions:
         raise InputError("The sentence has no token to mask.")
     return masked_logit_lens(model, trace, positions[len(positions) // 2] if position is None else position, top_k)
-
-
-class CallableModule(types.ModuleType):
-    """`explorer.logit_lens(model, sentence)` is the notebook API (explorer/__init__.py), but importing this module
-    anywhere makes the package's attribute `logit_lens` this module (Python sets a package's attribute to each
-    submodule it loads): so the module answers the same call (as explorer/faithfulness.py does)."""
-
-    def __call__(self, model: ExplorerModel, sentence: str | Trace, top_k: int = 5,
-                 position: int | None = None) -> LogitLens:
-        return lens_of(model, sentence, top_k, position)
-
-
-sys.modules[__name__].__class__ = CallableModule

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.detectors import (DEFAULT_LENGTH, DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table,
+from explorer.detectors import (DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table,
                                 reference_table)
 from explorer.exports import table_csv
 from explorer.figures.detectors import detector_maps

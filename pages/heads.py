@@ -16,7 +16,7 @@ from explorer.head_table import MEASURE_HEADERS, head_table, shown_columns
 from explorer.importance import importance_report
 from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
 from explorer.treebank import trees_of
-from models.data import CorpusError, aligned, file_bytes, lines_of
+from models.data import CorpusError, aligned, lines_of
 from models.vocabulary import KIND_TITLES
 from explorer.corpus_scoring import scorer_for
 from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for

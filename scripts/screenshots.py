@@ -30,7 +30,7 @@ SENTENCES = {
          "the water."),
 }
 SERVED_TOKEN = "screenshots"
-PAGES = ["", "attention", "internals", "decoding", "heads", "compare", "prune"]
+PAGES = ["", "attention", "internals", "faithfulness", "decoding", "heads", "patching", "compare", "prune"]
 
 
 @functools.lru_cache(maxsize=None)

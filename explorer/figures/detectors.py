@@ -71,7 +71,7 @@ def detector_maps(detection, kind: str) -> go.Figure:
                                  f"<br>chance {chance:.3f}, a perfect head {best:.3f}" for head in range(heads)]
                                 for layer in range(layers)], dtype=object))
     return _panels(values, titles, hovers, [[str(h) for h in range(heads)]] * len(values),
-                   f"{KIND_TITLES[kind]}: head detector scores (rows: layers, columns: heads)",
+                   f"Head detector scores, {KIND_TITLES[kind][0].lower() + KIND_TITLES[kind][1:]} (rows: layers, columns: heads)",
                    dict(cmin=0, cmax=1, colorscale="YlOrRd", colorbar_title=dict(text="score", side="right")))
 
 

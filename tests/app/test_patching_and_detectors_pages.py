@@ -72,8 +72,8 @@ def test_heads_page_shows_the_detector_scores(h8):
     at = opened("heads.py", SENTENCE)
     assert "Head detectors (Olsson et al. 2022)" in [header.value for header in at.header]
     expected = detect_heads(h8)
-    for kind, title in (("encoder", "Encoder self-attention: head detector"),
-                        ("decoder", "Decoder self-attention (masked): head detector")):
+    for kind, title in (("encoder", "Head detector scores, encoder self-attention"),
+                        ("decoder", "Head detector scores, decoder self-attention (masked)")):
         panels = chart_titled(at, title)
         for panel, name in zip(panels, expected.scores[kind]):
             np.testing.assert_allclose(np.array(panel["z"], dtype=float), expected.scores[kind][name], atol=1e-9)

@@ -135,8 +135,9 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
     assert page.dialogs == [] and context.blocked == []
 
 
-PAGE_URLS = {"translation": "Translation", "attention": "Attention", "internals": "Internals", "decoding": "Decoding",
-             "heads": "Heads", "compare": "Compare models", "prune": "Prune heads"}
+PAGE_URLS = {"translation": "Translation", "attention": "Attention", "internals": "Internals",
+             "faithfulness": "Faithfulness", "decoding": "Decoding", "heads": "Heads", "patching": "Patching",
+             "compare": "Compare models", "prune": "Prune heads"}
 
 
 def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
@@ -156,7 +157,8 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
             assert "Prune" in navigation and "common" not in navigation and "url state" not in navigation
             # Material icons from the font inside Streamlit (no emoji boxes); the tab icon is ours, served locally.
             icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]').all_inner_texts()
-            assert icons == ["translate", "grid_on", "calculate", "account_tree", "hub", "compare", "content_cut"]
+            assert icons == ["translate", "grid_on", "calculate", "fact_check", "account_tree", "hub", "healing", "compare",
+                             "content_cut"]
             # The font loads asynchronously (a busy machine can take a moment): waits for it, fails if it never comes.
             page.wait_for_function("document.fonts.check('24px \"Material Symbols Rounded\"')", timeout=15_000)
             favicon = page.locator("link[rel='shortcut icon']").get_attribute("href")

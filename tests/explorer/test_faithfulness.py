@@ -174,8 +174,8 @@ def test_notebook_api(tiny_checkpoint):
     from explorer.trace import trace_sentence
 
     text = "Two dogs play in the snow."
-    first = explorer.faithfulness(tiny_checkpoint, text)
-    again = explorer.faithfulness(tiny_checkpoint, text)      # once the module is imported, the name still calls
+    first = explorer.faithfulness_of(tiny_checkpoint, text)
+    again = explorer.faithfulness_of(tiny_checkpoint, text)      # a second call, once the module is imported
     assert first.spearman == again.spearman == faithfulness(tiny_checkpoint, text).spearman
     trace = trace_sentence(tiny_checkpoint, text)
     np.testing.assert_array_equal(explorer.attention_flow(trace, "decoder"), attention_flow(trace.pattern("decoder")))

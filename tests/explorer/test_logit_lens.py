@@ -167,10 +167,10 @@ def test_the_notebook_api_answers_every_call(h8, tmp_path_factory):
     import explorer
     import explorer.logit_lens  # noqa: F401  (what a page or a notebook's own import does)
 
-    first = explorer.logit_lens(h8, SENTENCE)
-    again = explorer.logit_lens(h8, trace_sentence(h8, SENTENCE), top_k=3)
+    first = explorer.logit_lens_of(h8, SENTENCE)
+    again = explorer.logit_lens_of(h8, trace_sentence(h8, SENTENCE), top_k=3)
     np.testing.assert_allclose(first.chosen_probs, again.chosen_probs)
     assert len(again.top_tokens[0][0]) == 3
     bert = open_model(saved_model("bert", tmp_path_factory))
-    lens = explorer.logit_lens(bert, SENTENCE, position=2)
+    lens = explorer.logit_lens_of(bert, SENTENCE, position=2)
     assert lens.what == "masked" and lens.steps == bert.pieces([bert.encode(SENTENCE).ids[2]])
