@@ -38,6 +38,20 @@ def norm_attention(model: ExplorerModel, kind: str, pattern: np.ndarray, values:
     return norms.astype(np.float32, copy=False)       # no second copy: at 500 tokens × 144 heads it is 137 MB
 
 
+def norm_shares(trace):
+    """A copy of a trace whose patterns are its norms ‖α·f(x)‖ with each query's row scaled to sum 1: what a view
+    that draws a row's shares of 1 (bertviz's lines) can show of norm-based attention. (trace: an
+    explorer.trace.Trace, not imported: that module imports this one.)"""
+    from dataclasses import replace
+
+    attention = {}
+    for kind, values in trace.attention.items():
+        totals = values["norm"].sum(axis=-1, keepdims=True)
+        shares = np.divide(values["norm"], totals, out=np.zeros_like(values["norm"]), where=totals > 0)
+        attention[kind] = dict(values, pattern=shares.astype(np.float32, copy=False))
+    return replace(trace, attention=attention)
+
+
 def share_on(matrix: np.ndarray, keys: list[int]) -> float:
     """The share of a [..., queries, keys] matrix's total that lands on the given key positions, each query's row
     normalised to sum 1 first (so weights and norms compare on one footing)."""

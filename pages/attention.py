@@ -14,7 +14,7 @@ from explorer.figures.windows import window_size, window_trace, window_words
 from explorer.exports import matrix_table
 from pages.session import current_trace
 from explorer.figures.common import ABSOLUTE, CONTENT_WIDTH, NORMS, PANEL_LABELS, cell_size, is_long, plural
-from explorer.norms import weight_and_norm_shares
+from explorer.norms import norm_shares, weight_and_norm_shares
 from pages import url_state
 from pages.units import attention_units, in_units
 from pages.widgets import attention_values, choose_head, colour_scale, show_figure
@@ -129,25 +129,28 @@ def rollout_and_flow() -> None:
                     f"{kind}-flow", {"flow": flowed})
 
 
-def bertviz_window() -> tuple:
+def bertviz_window(drawn) -> tuple:
     """bertviz draws a line per token pair in every head: a long input gets a window of tokens on each long side
     (windows.window_size: 40, fewer for many heads), chosen here (the figures above show every token)."""
-    longest = max(len(trace.source_tokens), len(trace.target_tokens))
-    size = window_size(trace)
-    if not window_words(trace, 0, size):
-        return trace, ""
+    longest = max(len(drawn.source_tokens), len(drawn.target_tokens))
+    size = window_size(drawn)
+    if not window_words(drawn, 0, size):
+        return drawn, ""
     url_state.kept("attention_window", "window", range(longest - size + 1), default=0)
     start = st.slider(f"bertviz shows {size} tokens from position", 0, longest - size, key="attention_window",
                       help="bertviz draws a line for every pair of tokens in every head: beyond a few dozen tokens "
                            "they blur into one block (and the page grows to tens of megabytes).")
     url_state.keep("window", start)
-    return window_trace(trace, start, size), window_words(trace, start, size)
+    return window_trace(drawn, start, size), window_words(drawn, start, size)
 
 
 def bertviz_view(name: str) -> None:
-    if shown == "norm":
-        st.caption("bertviz's views draw the weights α (their lines are a row's shares of 1), not the norms.")
-    windowed, words = bertviz_window()
+    drawn = trace
+    if shown == "norm":     # bertviz's lines are a row's shares of 1: each row's norms scaled to sum 1
+        st.caption("Norms ‖α·f(x)‖ in bertviz: each query's norms scaled to sum 1, so a line's strength is the key's "
+                   "share of what moves that query.")
+        drawn = norm_shares(trace)
+    windowed, words = bertviz_window(drawn)
     if words:
         st.caption(f"bertviz on a window of the text: {words}; move the slider for others. Each line is a query's "
                    "weight on a key inside the window (its weight on keys outside is not drawn); the heatmaps "

@@ -436,6 +436,10 @@ def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get
     assert any(f"get {by_weight:.0%} of this kind's attention by weight and {by_norm:.0%} by norm" in c.value
                and "</s>" in c.value for c in at.caption)          # the special token is named
     assert at.query_params["values"] in ("norm", ["norm"])
+    at.session_state["attention_view"] = "bertviz head view"        # bertviz draws each row's norms as shares of 1
+    at.run()
+    assert not at.exception and len(at.get("iframe")) == 1
+    assert any("Norms ‖α·f(x)‖ in bertviz" in c.value for c in at.caption)
 
 
 def test_compare_shows_each_models_norms_when_asked():

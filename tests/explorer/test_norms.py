@@ -82,3 +82,18 @@ def test_the_norms_travel_with_a_saved_trace(h8, tmp_path):
     for suffix in (".npz", ".json"):
         loaded = Trace.load(trace.save(tmp_path / f"trace{suffix}"))
         np.testing.assert_allclose(loaded.attention["cross"]["norm"], trace.attention["cross"]["norm"], atol=1e-5)
+
+
+def test_bertviz_gets_each_rows_norms_as_shares_of_one(h8):
+    """What bertviz draws for norms: each query's ‖α·f(x)‖ divided by that row's sum (recomputed here in float64)."""
+    from explorer.bertviz_views import head_view_html
+    from explorer.norms import norm_shares
+
+    trace = trace_sentence(h8, "Two dogs play in the snow.")
+    drawn = norm_shares(trace)
+    for kind, values in trace.attention.items():
+        norms = values["norm"].astype(np.float64)
+        np.testing.assert_allclose(drawn.pattern(kind), norms / norms.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(drawn.pattern(kind).sum(-1), 1.0, atol=1e-5)
+        assert not np.allclose(drawn.pattern(kind), trace.pattern(kind), atol=1e-3)   # not the weights again
+    assert head_view_html(drawn) != head_view_html(trace)
