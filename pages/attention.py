@@ -13,7 +13,8 @@ from explorer.figures.pooling import budget_factor
 from explorer.figures.windows import window_size, window_trace, window_words
 from explorer.exports import matrix_table
 from pages.session import current_trace
-from explorer.figures.common import ABSOLUTE, CONTENT_WIDTH, NORMS, PANEL_LABELS, cell_size, is_long, plural
+from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, NORMS, PANEL_LABELS, PER_FIGURE, cell_size, is_long,
+                                    plural)
 from explorer.norms import norm_shares, weight_and_norm_shares
 from pages import url_state
 from pages.units import attention_units, in_units
@@ -104,6 +105,9 @@ def rollout_and_flow() -> None:
         return
     if shown == "norm":
         st.caption("Rollout and flow are defined on the weights (each row sums to 1): they are drawn from them.")
+    # Flow spreads each row over many tokens (~0.04 each at 20 tokens): on 0–1 both figures would be near white.
+    st.caption("Both are coloured from 0 to their own largest value (the colour bar says it), whatever the "
+               "sidebar's colour scale: their rows spread over every token.")
     weights = trace.pattern(kind)
     last = checkpoint.layers(kind) - 1
     stack = kind.capitalize()
@@ -116,7 +120,7 @@ def rollout_and_flow() -> None:
     places = st.columns(2) if halves else (st.container(), st.container())
     with places[0]:
         show_figure(attention_heatmap(rolled[last], queries, keys, f"{stack} rollout through layer {last}{in_words}",
-                                      scale=scale),
+                                      scale=PER_FIGURE),
                     f"{kind}-rollout", {"rollout": rolled})
     with places[1]:
         try:
@@ -125,7 +129,7 @@ def rollout_and_flow() -> None:
             st.info(str(error))
             return
         show_figure(attention_heatmap(flowed, queries, keys, f"{stack} attention flow through layer {last}{in_words}",
-                                      scale=scale),
+                                      scale=PER_FIGURE),
                     f"{kind}-flow", {"flow": flowed})
 
 
