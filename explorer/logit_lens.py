@@ -10,7 +10,8 @@ not decode, gets the lens over its encoder layers at one masked position. Writte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ class LogitLens:
     top_probs: np.ndarray           # [layers, steps, k]
     stack: str                      # "decoder", or "encoder" for a masked language model
     what: str = "step"              # what a column is: a decoding "step", or the "masked" position
+    input_ids: list[int] = field(default_factory=list)     # the token each step reads (a decoding lens's only)
 
     def settles_at(self) -> list[int | None]:
         """Per step, the row from which the chosen token is the lens's top token at every later layer (None when
@@ -58,6 +60,43 @@ def mean_settling_layer(lens: LogitLens) -> tuple[float | None, int]:
     the steps where it is at the end; how many steps those are)."""
     settled = [row - 1 for row in lens.settles_at() if row is not None]
     return (sum(settled) / len(settled) if settled else None), len(settled)
+
+
+def settling_counts(lens: LogitLens) -> list[tuple[str, int]]:
+    """(row label, how many steps' chosen token becomes the lens's top token there and stays it to the output),
+    first to last, the rows no step settles at left out."""
+    counts = Counter(row for row in lens.settles_at() if row is not None)
+    return [(lens.layers[row], counts[row]) for row in sorted(counts)]
+
+
+def reads_input(lens: LogitLens, row: int) -> int:
+    """How many steps' top token through the lens at `row` is the token the step reads (its input)."""
+    return sum(int(top) == token for top, token in zip(lens.top_ids[row, :, 0], lens.input_ids))
+
+
+def lens_note(lens: LogitLens) -> str:
+    """The figure's reading in plain words: at which layer each step's choice becomes the top prediction for
+    good (counts per layer), and why the first columns show each step's input token when they do."""
+    steps = len(lens.steps)
+    counts = settling_counts(lens)
+    if not counts:
+        return "At no step is the chosen token the top prediction at the output (the last layer)."
+    where = [f"at {'the ' if name == EMBEDDINGS else ''}{name} for {count}{f' of {steps}' if i == 0 else ''} "
+             f"step{'' if (steps if i == 0 else count) == 1 else 's'}" for i, (name, count) in enumerate(counts)]
+    settled = sum(count for _, count in counts)
+    note = ("The chosen token becomes the top prediction, and stays it up to the output, " + ", ".join(where)
+            + (f"; at the other {steps - settled} it is not the output's top token (a beam search may choose "
+               "another)" if settled < steps else "") + ".")
+    if lens.input_ids:
+        echoed = [(name, reads_input(lens, row)) for row, name in enumerate(lens.layers[:2])]
+        shown = [f"{name} ({count} of {steps} steps)" for name, count in echoed if count * 2 > steps]
+        if echoed[0][1] * 2 > steps:
+            note += (f" The {' and '.join(shown)} column{'s' if len(shown) > 1 else ''} mostly show"
+                     f"{'' if len(shown) > 1 else 's'} each step's input token (the one chosen at the step before) "
+                     "rather than its prediction: the output projection is the embedding matrix itself (tied "
+                     "weights), so the lens on a residual stream that is still mostly the input's embedding reads "
+                     "that token back.")
+    return note
 
 
 def lens_rows(model: ExplorerModel, stack: str, source, target, positions: list[int],
@@ -99,7 +138,9 @@ def logit_lens(model: ExplorerModel, trace: Trace, top_k: int = 5) -> LogitLens:
     source = model.pad([trace.source_ids]) if model.has("encoder") else None
     gates = head_mask(parse_heads(trace.pruned, model), model)
     labels, log_probs = lens_rows(model, "decoder", source, model.pad([trace.target_ids]), positions, gates)
-    return read_lens(model, labels, log_probs, chosen, "decoder", top_k, "step")
+    lens = read_lens(model, labels, log_probs, chosen, "decoder", top_k, "step")
+    lens.input_ids = [trace.target_ids[position] for position in positions]
+    return lens
 
 
 def masked_logit_lens(model: ExplorerModel, trace: Trace, position: int, top_k: int = 5) -> LogitLens:

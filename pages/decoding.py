@@ -110,7 +110,7 @@ with right:
     show_figure(looked, f"step-{step_index}-attention", pd.DataFrame({"token": keys, "weight": row}),
                 width=fixed_width(looked))
 
-sampling_section(checkpoint, trace, step_index)
+sampling_section(checkpoint, trace)
 logit_lens_section(checkpoint, trace)
 
 st.header("Greedy versus beam search")

@@ -1,6 +1,7 @@
 """The Decoding page's Sampling and Logit lens sections (and the lens of a masked language model's masked token):
 read the settings, call explorer/, draw. Results are cached by what they depend on, shared read-only by the
-sessions; a sampling setting's change only re-softmaxes one step's cached log-probabilities."""
+sessions; a sampling setting's change draws a new sample, whose steps' log-probabilities are computed once (cached)
+and then only re-softmaxed."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from explorer.figures.decoding import fixed_width
 from explorer.figures.logit_lens import logit_lens_figure
 from explorer.figures.sampling import sampling_figure
 from explorer.head_sets import parse_heads
-from explorer.logit_lens import lens_table, logit_lens, masked_logit_lens, mean_settling_layer
+from explorer.logit_lens import lens_note, lens_table, logit_lens, masked_logit_lens
 from explorer.memo import BoundedCache
-from explorer.sampling import sample, step_log_probs, step_sampling, step_sampling_table
+from explorer.sampling import sample, sample_log_probs, step_sampling, step_sampling_table, vocabulary_size
 from explorer.trace import Trace
 from models.interface import ExplorerModel
 from models.sampling import Sampling
@@ -23,7 +24,8 @@ from pages.widgets import show_figure
 TEMPERATURES = [round(i * 0.05, 2) for i in range(41)]          # 0 … 2
 TOP_PS = [round(i * 0.05, 2) for i in range(1, 21)]             # 0.05 … 1
 MAX_SEED = 2 ** 31 - 1
-LOG_PROBS = BoundedCache(128 * 2**20, max_entries=64)           # [steps, vocab] per trace
+LOG_PROBS = BoundedCache(128 * 2**20, max_entries=64)           # [steps, vocab] per sample
+VOCABULARIES = BoundedCache(2**20, max_entries=64)
 LENSES = BoundedCache(32 * 2**20, max_entries=64)
 SAMPLES = BoundedCache(4 * 2**20, max_entries=512)
 
@@ -74,37 +76,44 @@ def sampling_settings(vocabulary: int) -> Sampling:
     return Sampling(float(temperature), int(top_k), float(top_p), int(seed))
 
 
-def sampling_section(checkpoint: ExplorerModel, trace: Trace, step_index: int) -> None:
+def sample_step(steps: int) -> int:
+    """The step of the sample the section shows: its own slider (a sample's length is its own), in the URL."""
+    if steps < 2:
+        return 0
+    url_state.kept("sampling_step", "sample_step", range(steps), default=0)
+    index = st.slider("Step of the sample", 0, steps - 1, key="sampling_step", persist_state="session")
+    url_state.keep("sample_step", index)
+    return index
+
+
+def sampling_section(checkpoint: ExplorerModel, trace: Trace) -> None:
     st.header("Sampling")
     st.caption("Instead of the most probable token, each token is drawn at random from its step's distribution, "
                "reshaped by the temperature (logits ÷ T), top-k and top-p (nucleus sampling, Holtzman et al. 2020); "
                "no special token but the end token is ever drawn. The seed makes a sample reproducible: this page's "
                "link keeps all four settings.")
     key = trace_key(checkpoint, trace)
-    log_probs = memoised(LOG_PROBS, key, lambda: step_log_probs(checkpoint, trace), "Reading the distributions…")
-    settings = sampling_settings(log_probs.shape[-1])
+    vocabulary = memoised(VOCABULARIES, key[:3], lambda: vocabulary_size(checkpoint), "Reading the vocabulary…")
+    settings = sampling_settings(vocabulary)
     fix_casing = selection().fix_casing
-    sampled = memoised(SAMPLES, key + (trace.text, fix_casing, settings),
-                       lambda: sample(checkpoint, trace.text, settings, list(parse_heads(trace.pruned, checkpoint)),
-                                      fix_casing), "Sampling…")
+    pruned = list(parse_heads(trace.pruned, checkpoint))
+    sample_key = key + (trace.text, fix_casing, settings)
+    sampled = memoised(SAMPLES, sample_key, lambda: sample(checkpoint, trace.text, settings, pruned, fix_casing),
+                       "Sampling…")
     st.caption("Sampled output" + (" (temperature 0: greedy decoding)" if settings.greedy else "") + ":")
     st.text(sampled.text)
-    view = step_sampling(log_probs[step_index], settings, checkpoint)
-    figure = sampling_figure(view, step_index, trace.steps[step_index].chosen_id)
-    st.caption(f"Step {step_index} of the output above (the Step slider under “One step”), given the tokens before "
-               "it: the model's own distribution and the one a token is drawn from with these settings.")
-    show_figure(figure, f"sampling-step-{step_index}", step_sampling_table(view), width=fixed_width(figure))
-
-
-def lens_note(lens) -> str:
-    layer, settled = mean_settling_layer(lens)
-    steps = len(lens.steps)
-    if layer is None:
-        return "The chosen token is not the top token at the output for any step."
-    layers = ", ".join(f"{name}: {int((lens.chosen_ranks[row] == 1).sum())}" for row, name in enumerate(lens.layers))
-    return (f"The chosen token becomes the lens's top token, and stays so, from layer {layer:.2f} on average "
-            f"(embeddings = −1; over the {settled} of {steps} steps whose choice is the output's top token). Steps "
-            f"whose top token is already the chosen one: {layers}.")
+    if not sampled.step_ids:
+        return
+    log_probs = memoised(LOG_PROBS, sample_key, lambda: sample_log_probs(checkpoint, sampled, pruned),
+                         "Reading the sample's distributions…")
+    index = sample_step(len(sampled.step_ids))
+    view = step_sampling(log_probs[index], settings, checkpoint, drawn_id=sampled.step_ids[index])
+    figure = sampling_figure(view, index)
+    st.caption(f"Step {index} of the sampled output above, where it drew `{sampled.step_tokens[index]}` (▶), "
+               "given the tokens it drew before: the "
+               "model's own distribution there (grey) and the one the token was drawn from with these settings "
+               "(blue).")
+    show_figure(figure, f"sampling-step-{index}", step_sampling_table(view), width=fixed_width(figure))
 
 
 def logit_lens_section(checkpoint: ExplorerModel, trace: Trace) -> None:

@@ -1,17 +1,34 @@
-"""One decoding step's distribution under the sampling settings, beside the model's own: a pair of bars per token
-(its most probable ones), grey for the model at T = 1, blue for what a token is drawn from with this temperature,
-top-k and top-p (filtered and renormalised). Redrawn on every change of a setting, from log-probabilities computed
-once (explorer/sampling.py)."""
+"""One step of a sample: its distribution under the sampling settings, beside the model's own: a pair of bars per
+token (its most probable ones that can be drawn), grey for the model at T = 1, blue for what a token is drawn from
+with this temperature, top-k and top-p (filtered and renormalised); ▶ marks the token the sample drew. Redrawn on
+every change of a setting, from log-probabilities computed once per sample (explorer/sampling.py)."""
 
 from __future__ import annotations
+
+import math
 
 import plotly.graph_objects as go
 
 from explorer.figures.common import display_tokens, every_label
-from explorer.figures.decoding import PROBABILITY_HOVER, probability_text
+from explorer.figures.decoding import PROBABILITY_HOVER
 from explorer.sampling import StepSampling
 
 MODEL_COLOUR, SAMPLED_COLOUR = "#b0b0b0", "#1f77b4"
+VALUE_FONT = dict(size=11, color="#333333")     # the bars' values: readable beside an axis label
+
+
+SMALLEST = 1e-5        # a bar's value below this reads "< 0.00001" (two digits of 1e-9 would be 12 characters)
+
+
+def two_digits(p: float) -> str:
+    """Every bar's value in one format: two significant digits, written out, their trailing zero kept (0.50,
+    0.0010, 0.00098, 1.0); 0 for a token the settings filter out."""
+    if p == 0:
+        return "0"
+    if p < SMALLEST:
+        return f"< {SMALLEST:.5f}"
+    decimals = max(0, 1 - math.floor(math.log10(float(f"{p:.2g}"))))
+    return f"{p:.{decimals}f}"
 
 
 def settings_text(step: StepSampling) -> str:
@@ -26,25 +43,29 @@ def settings_text(step: StepSampling) -> str:
     return ", ".join(parts)
 
 
-def sampling_figure(step: StepSampling, index: int, chosen_id: int | None = None) -> go.Figure:
-    """The step's SHOWN most probable tokens (the model's order), both distributions; the token the output chose
-    at this step in red on the axis."""
-    labels = [f"{'▶ ' if token_id == chosen_id else ''}{token}"
+def sampling_figure(step: StepSampling, index: int) -> go.Figure:
+    """The step's SHOWN most probable tokens that can be drawn (the model's order), both distributions; ▶ the
+    token the sample drew at this step (step.drawn_id)."""
+    labels = [f"{'▶ ' if token_id == step.drawn_id else ''}{token}"
               for token_id, token in zip(step.ids, display_tokens(step.tokens))]
     figure = go.Figure([
         go.Bar(x=step.model_probs, y=labels, orientation="h", name="model (T = 1)", marker_color=MODEL_COLOUR,
                hovertemplate=f"%{{y}}<br>model: p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"),
         go.Bar(x=step.sampled_probs, y=labels, orientation="h", name="sampled from", marker_color=SAMPLED_COLOUR,
-               text=[probability_text(p) for p in step.sampled_probs], textposition="outside", cliponaxis=False,
+               text=[two_digits(p) for p in step.sampled_probs], textposition="outside", cliponaxis=False,
+               textfont=VALUE_FONT, constraintext="none",
                hovertemplate=f"%{{y}}<br>sampled from: p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"),
     ])
     kept = "1 token" if step.kept == 1 else f"{step.kept:,} tokens"
+    left_out = (f"; never drawn, so not listed: {', '.join(display_tokens(step.never_drawn))}"
+                if step.never_drawn else "")
     figure.update_layout(
         title=dict(text=f"step {index} under {settings_text(step)}<br><sup>{kept} can be drawn, holding "
                         f"{step.kept_mass:.1%} of the model's probability; entropy {step.entropy:.2f} nats; ▶ the "
-                        "token the output chose</sup>", y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
-        barmode="group", bargap=0.25, bargroupgap=0.05, height=110 + 34 * len(labels),
-        margin=dict(l=10, r=40, t=90, b=10), xaxis=dict(range=[0, 1.08], title="probability"),
+                        f"token the sample drew{left_out}</sup>", y=1.0, yanchor="top", yref="container",
+                   pad=dict(t=12)),
+        barmode="group", bargap=0.25, bargroupgap=0.05, height=80 + 34 * len(labels),
+        margin=dict(l=10, r=50, t=64, b=10), xaxis=dict(range=[0, 1.08], title="probability"),
         legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right"))
     figure.update_yaxes(**every_label(len(labels), autorange="reversed"))
     return figure

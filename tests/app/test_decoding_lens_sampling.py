@@ -13,8 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.decoding_steps import maskable_positions
-from explorer.logit_lens import logit_lens, masked_logit_lens
-from explorer.sampling import sample, step_log_probs, step_sampling
+from explorer.logit_lens import lens_note, logit_lens, masked_logit_lens
+from explorer.sampling import sample, sample_log_probs, step_sampling
 from explorer.trace import trace_sentence
 from models.loader import open_model
 from models.sampling import Sampling
@@ -49,31 +49,37 @@ def test_the_sections_draw_the_explorers_numbers_and_the_url_keeps_the_settings(
     drawn = chart(at, "Logit lens")["data"][0]
     np.testing.assert_allclose(np.array(drawn["z"], dtype=float), lens.chosen_probs.T, atol=1e-6)
     assert [html.unescape(row[-1]) for row in drawn["text"]] == [top[0] for top in lens.top_tokens[-1]]
-    assert any("becomes the lens's top token" in c.value for c in at.caption)
-    # sampling at the defaults: T = 1, no filter, seed 0
-    log_probs = step_log_probs(h8, trace)
-    view = step_sampling(log_probs[0], Sampling(1.0), h8)
+    assert lens_note(lens) in [c.value for c in at.caption]
+    # sampling at the defaults: T = 1, no filter, seed 0; the step view follows the sample, its drawn token marked
+    drawn = sample(h8, SENTENCE, Sampling(1.0))
+    log_probs = sample_log_probs(h8, drawn)
+    view = step_sampling(log_probs[0], Sampling(1.0), h8, drawn_id=drawn.step_ids[0])
     bars = chart(at, "step 0 under T = 1")["data"]
     np.testing.assert_allclose(np.array(bars[0]["x"], dtype=float), view.model_probs, atol=1e-6)
     np.testing.assert_allclose(np.array(bars[1]["x"], dtype=float), view.sampled_probs, atol=1e-6)
-    assert sampled_text(at) == sample(h8, SENTENCE, Sampling(1.0)).text
-    # new settings: the distribution is redrawn, the sample drawn again, all four in the URL
+    assert [html.unescape(label) for label in bars[0]["y"] if label.startswith("▶ ")] == [f"▶ {drawn.tokens[0]}"]
+    assert sampled_text(at) == drawn.text
+    assert any(f"where it drew `{drawn.tokens[0]}`" in c.value for c in at.caption)
+    # new settings: the distribution is redrawn, the sample drawn again, all five in the URL
     default = sampled_text(at)
     at.select_slider(key="sampling_temperature").set_value(1.5)
     at.number_input(key="sampling_top_k").set_value(20)
     at.select_slider(key="sampling_top_p").set_value(0.9)
     at.number_input(key="sampling_seed").set_value(7)
-    at.slider(key="decoding_step").set_value(2)
+    at.run()
+    at.slider(key="sampling_step").set_value(2)
     at.run()
     assert not at.exception
     settings = Sampling(1.5, 20, 0.9, 7)
-    view = step_sampling(log_probs[2], settings, h8)
+    drawn = sample(h8, SENTENCE, settings)
+    view = step_sampling(sample_log_probs(h8, drawn)[2], settings, h8, drawn_id=drawn.step_ids[2])
     bars = chart(at, "step 2 under T = 1.5, top-k 20, top-p 0.9")["data"]
     np.testing.assert_allclose(np.array(bars[1]["x"], dtype=float), view.sampled_probs, atol=1e-6)
+    assert [html.unescape(label) for label in bars[0]["y"] if label.startswith("▶ ")] == [f"▶ {drawn.tokens[2]}"]
     expected = sample(h8, SENTENCE, settings).text
     assert sampled_text(at) == expected != default
-    assert {name: at.query_params[name] for name in ("temperature", "top_k", "top_p", "seed")} == \
-        {"temperature": "1.5", "top_k": "20", "top_p": "0.9", "seed": "7"}
+    assert {name: at.query_params[name] for name in ("temperature", "top_k", "top_p", "seed", "sample_step")} == \
+        {"temperature": "1.5", "top_k": "20", "top_p": "0.9", "seed": "7", "sample_step": "2"}
     # the link opens the same sample in a fresh session
     link = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
     link.query_params.update({"sentence": SENTENCE, "temperature": "1.5", "top_k": "20", "top_p": "0.9", "seed": "7"})

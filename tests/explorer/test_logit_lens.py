@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from explorer.decoding_steps import maskable_positions
 from explorer.figures.logit_lens import logit_lens_figure
 from explorer.inputs import InputError
-from explorer.logit_lens import EMBEDDINGS, LogitLens, lens_table, logit_lens, masked_logit_lens
+from explorer.logit_lens import EMBEDDINGS, LogitLens, lens_note, lens_table, logit_lens, masked_logit_lens
 from explorer.trace import trace_sentence
 from models.interface import ExplorerModel
 from models.loader import open_model
@@ -136,9 +136,39 @@ def test_settling_layer_and_table():
     lens = LogitLens(["embeddings", "layer 0", "layer 1"], list("abcd"), [1, 2, 3, 4], np.full((3, 4), 0.5), ranks,
                      np.zeros((3, 4, 2), dtype=int), [[["x", "y"]] * 4] * 3, np.full((3, 4, 2), 0.25), "decoder")
     assert lens.settles_at() == [1, 0, 1, None]
+    # the note counts the steps settling at each row, in plain words (no fractional layer)
+    assert lens_note(lens).startswith("The chosen token becomes the top prediction, and stays it up to the output, "
+                                      "at the embeddings for 1 of 4 steps, at layer 0 for 2 steps; at the other 1 "
+                                      "it is not the output's top token")
     table = lens_table(lens)
     assert len(table) == 12 and list(table.columns[:5]) == ["layer", "step", "chosen", "p(chosen)", "rank"]
     assert table.loc[(table.layer == "embeddings") & (table.step == 0), "rank"].item() == 3
+
+
+def test_the_note_counts_steps_per_layer_and_says_why_the_first_columns_echo_the_input(h8):
+    trace = trace_sentence(h8, "The animal didn't cross the street because it was too tired.")
+    lens = logit_lens(h8, trace)
+    steps = len(trace.steps)
+    note = lens_note(lens)
+    counts = {}
+    for step in range(steps):          # the first row from which the chosen token is top at every later row
+        ranks = lens.chosen_ranks[:, step]
+        if ranks[-1] == 1:
+            row = len(ranks) - 1
+            while row > 0 and ranks[row - 1] == 1:
+                row -= 1
+            counts[lens.layers[row]] = counts.get(lens.layers[row], 0) + 1
+    first = True
+    for name, count in sorted(counts.items(), key=lambda item: lens.layers.index(item[0])):
+        where = f"at {'the ' if name == EMBEDDINGS else ''}{name} for {count}{f' of {steps}' if first else ''} step"
+        assert where in note, (where, note)
+        first = False
+    assert not any(character.isdigit() and following == "." and after.isdigit()
+                   for character, following, after in zip(note, note[1:], note[2:]))     # no 1.48
+    # the embeddings' top token is the token each step reads: the one before it in the decoder's input
+    inputs = trace.target_ids[trace.first_step_position: trace.first_step_position + steps]
+    echoed = int((lens.top_ids[0, :, 0] == np.array(inputs)).sum())
+    assert echoed * 2 > steps and f"The embeddings ({echoed} of {steps} steps)" in note and "tied" in note
 
 
 @pytest.mark.parametrize("words", [5, 20, 45])

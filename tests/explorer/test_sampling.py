@@ -4,6 +4,8 @@ the same from the notebook API, the library and the CLI; bad values are one line
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 import torch
@@ -11,7 +13,9 @@ import torch
 import explorer
 from explorer.cli import main as cli
 from explorer.inputs import InputError
-from explorer.sampling import sample, settings_from, step_log_probs, step_sampling, step_sampling_table
+from explorer.figures.sampling import sampling_figure
+from explorer.sampling import (sample, sample_log_probs, sample_text, settings_from, step_log_probs, step_sampling,
+                               step_sampling_table)
 from explorer.trace import trace_sentence
 from models.sampling import Sampling
 from tests.hugging_face_models import saved_model
@@ -65,9 +69,65 @@ def test_a_steps_distribution_under_the_settings_is_the_softmax_of_the_logits(h8
     own = np.exp(logits - np.logaddexp.reduce(own_logits(h8, traced)[step].double().numpy()))
     np.testing.assert_allclose(view.model_probs, own[view.ids], rtol=1e-4)
     assert view.kept == int((expected > 0).sum())
-    assert view.ids == list(np.argsort(-own_logits(h8, traced)[step].numpy())[: len(view.ids)])
+    ranked = [int(i) for i in np.argsort(-own_logits(h8, traced)[step].numpy()) if i not in banned]
+    assert view.ids == ranked[: len(view.ids)]
     table = step_sampling_table(view)
     assert list(table.columns) == ["token", "model (T = 1)", "sampled from"] and len(table) == 15
+
+
+@pytest.mark.parametrize("settings", [Sampling(1.0), Sampling(1.5, top_k=20, top_p=0.9, seed=7)])
+def test_a_samples_steps_are_the_distributions_its_tokens_were_drawn_from(h8, settings):
+    """Each step of a sample: the model's distribution given the tokens the sample drew before (computed here one
+    prefix at a time, as the sampling loop does), its drawn token marked and drawable, no token that can never be
+    drawn listed."""
+    sentence = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
+    drawn = sample(h8, sentence, settings)
+    assert drawn.ended and drawn.step_ids == drawn.ids + [h8.end_id]
+    log_probs = sample_log_probs(h8, drawn)
+    source = h8.encode(sentence).ids
+    never = (h8.special_ids | {h8.pad_id}) - {h8.end_id}
+    for step, token in enumerate(drawn.step_ids):
+        with torch.no_grad():
+            logits = h8.forward(h8.pad([source]), h8.pad([[h8.start_id] + drawn.ids[:step]]))[0, -1].double()
+        np.testing.assert_allclose(log_probs[step], torch.log_softmax(logits, -1).numpy(), atol=1e-4)
+        view = step_sampling(log_probs[step], settings, h8, drawn_id=token)
+        assert view.drawn_id == token and token in view.ids
+        assert view.sampled_probs[view.ids.index(token)] > 0           # what the sample drew could be drawn
+        assert not never & set(view.ids)
+        order = [int(i) for i in np.argsort(-logits.numpy())]
+        last_shown = [i for i in order if i not in never][:15][-1]
+        assert view.never_drawn == h8.pieces([i for i in order[: order.index(last_shown)] if i in never])
+        marked = [label for label in sampling_figure(view, step).data[0].y if label.startswith("▶ ")]
+        assert len(marked) == 1 and html.unescape(marked[0]) == "▶ " + h8.pieces([token])[0]
+    assert any(step_sampling(row, settings, h8).never_drawn == ["<s>"] for row in log_probs)   # <s> left out
+
+
+def test_every_value_label_has_two_significant_digits_in_a_readable_font(h8, traced):
+    view = step_sampling(step_log_probs(h8, traced)[0], Sampling(1.0), h8)
+    bars = sampling_figure(view, 0).data[1]
+    assert bars.textfont.size >= 11
+    hot = sampling_figure(step_sampling(step_log_probs(h8, traced)[0], Sampling(2.0), h8), 0).data[1]
+    cold = sampling_figure(step_sampling(step_log_probs(h8, traced)[0], Sampling(0.3), h8), 0).data[1]
+    for text, p in zip(bars.text + hot.text + cold.text, bars.x + hot.x + cold.x):
+        if p < 1e-5:
+            assert text == ("0" if p == 0 else "< 0.00001")
+            continue
+        digits = text.lstrip("0.").replace(".", "")
+        assert len(digits) == 2 and "e" not in text and float(text) == pytest.approx(p, rel=0.05), (text, p)
+
+
+def test_an_empty_word_drawn_adds_no_second_space(h8):
+    """The word-start mark ▁ alone, then a piece that starts a word: detokenized as is, two spaces."""
+    ids = h8.tokenizer.encode_ids("Tieres win")
+    lone = h8.tokenizer.sp.piece_to_id("▁")
+    pieces = h8.pieces(ids)
+    at = next(i for i, piece in enumerate(pieces) if i > 0 and piece.startswith("▁"))
+    drawn = ids[:at] + [lone] + ids[at:]
+    assert "  " in h8.detokenize(drawn)
+    assert sample_text(h8, drawn, h8.pieces(drawn)) == h8.detokenize(ids) == "Tieres win"
+    # a lone ▁ before punctuation is a space the sample did draw
+    comma = [h8.tokenizer.sp.piece_to_id(",")]
+    assert sample_text(h8, [lone] + comma, h8.pieces([lone] + comma)) == h8.detokenize([lone] + comma)
 
 
 def test_a_sample_is_the_same_from_the_library_the_notebook_and_the_cli(h8, capsys):
