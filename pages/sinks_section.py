@@ -6,15 +6,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.sinks import OVER_CHANCE, SINK_THRESHOLD, sinks
-from models.vocabulary import KIND_TITLES
+from explorer.figures.common import display_tokens
+from explorer.sinks import OVER_CHANCE, SINK_THRESHOLD, key_ids, sinks
+from models.vocabulary import KIND_TITLES, SHORT_NAMES
 
 SHOWN_WITHOUT_SINKS = 5     # heads listed when none reaches the threshold: the strongest candidates
 
 
 def sinks_table(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame({
-        "head": [row["head"] for row in rows], "kind": [KIND_TITLES[row["kind"]] for row in rows],
+        "head": [row["head"] for row in rows], "kind": [SHORT_NAMES[row["kind"]] for row in rows],
         "share by weight": [row["weight"] for row in rows], "first token": [row["weight_first"] for row in rows],
         "special tokens": [row["weight_special"] for row in rows],
         "punctuation": [row["weight_punctuation"] for row in rows],
@@ -41,7 +42,38 @@ def show_sinks(checkpoint, trace) -> None:
     else:
         st.info(f"No head puts {SINK_THRESHOLD:.0%} or more (and {OVER_CHANCE:.0f}× uniform attention) of its "
                 f"attention on these tokens in this sentence; the {SHOWN_WITHOUT_SINKS} largest shares:")
+    kinds, first = special_first_tokens(checkpoint, trace)
     st.dataframe(sinks_table(flagged or rows[:SHOWN_WITHOUT_SINKS]), hide_index=True, key="sinks_table",
-                 column_config={column: st.column_config.NumberColumn(format="%.2f") for column in (
-                     "share by weight", "first token", "special tokens", "punctuation", "share by norm",
-                     "uniform attention")})
+                 column_config=column_config(first))
+    if first:
+        st.caption(f"The first key of the {kinds} heads ({first}) is a special token, but it counts under "
+                   "“first token”, not under “special tokens”: a head that parks its attention on it has its "
+                   f"share there, and “largest sink” may name {first} while “special tokens” reads 0.")
+
+
+def special_first_tokens(checkpoint, trace) -> tuple[str, str]:
+    """(the kinds, as in the table, whose first key is a special token (<s> of a decoder's input); those tokens,
+    as shown): the first-token column holds them."""
+    special = [kind for kind in trace.attention
+               if key_ids(trace, kind)[:1] and key_ids(trace, kind)[0] in checkpoint.special_ids]
+    tokens = dict.fromkeys(trace.key_tokens(kind)[0] for kind in special)
+    return "/".join(SHORT_NAMES[kind] for kind in special), ", ".join(display_tokens(list(tokens)))
+
+
+def column_config(first: str) -> dict:
+    """Two decimals; every column explained (its header is short so that all of them fit the page)."""
+    counted = f" ({first} here)" if first else ""
+    helps = {
+        "head": "kind layer.head", "kind": ", ".join(f"{short}: {KIND_TITLES[kind]}"
+                                                      for kind, short in SHORT_NAMES.items()),
+        "share by weight": "Attention on the first token, special tokens and punctuation together",
+        "first token": f"Attention on the first key, whatever it is, special tokens included{counted}",
+        "special tokens": "Attention on special tokens other than the first key ([SEP], </s>)",
+        "punctuation": "Attention on punctuation (other than the first key)",
+        "share by norm": "The same share of ‖α·f(x)‖ (Kobayashi et al. 2020)",
+        "uniform attention": "The share equal weights on every visible key would give",
+        "largest sink": "The key with the largest share (the first token counts as itself, special or not)"}
+    config = {column: st.column_config.Column(help=text) for column, text in helps.items()}
+    config.update({column: st.column_config.NumberColumn(format="%.2f", help=helps[column]) for column in (
+        "share by weight", "first token", "special tokens", "punctuation", "share by norm", "uniform attention")})
+    return config

@@ -1,6 +1,7 @@
 """AppTest of issue 22's word-level views, attention sinks and attention flow: what the pages draw is the explorer's
 own numbers (words, rollout, flow, sink shares), on the bundled model and on tiny Hugging Face models."""
 
+import html
 import json
 
 import numpy as np
@@ -98,6 +99,11 @@ def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
     assert list(table["head"]) == [row["head"] for row in rows]
     np.testing.assert_allclose(table["share by weight"], [row["weight"] for row in rows])
     np.testing.assert_allclose(table["share by norm"], [row["norm"] for row in rows])
+    # short kind names, so that every column fits the page; <s>, the decoder's first key, is counted as the first
+    # token, and the page says so
+    assert list(table["kind"]) == [{"encoder": "enc", "decoder": "dec", "cross": "cross"}[row["kind"]] for row in rows]
+    assert any("The first key of the dec heads (<s>)" in html.unescape(caption.value)
+               and "not under “special tokens”" in caption.value for caption in heads.caption)
 
 
 def test_compare_draws_words_for_every_model(h8):
