@@ -21,6 +21,9 @@ All patched runs of a sentence go through the model as one batch (in chunks for 
 
 from __future__ import annotations
 
+import difflib
+import html
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -265,3 +268,14 @@ def suggest_corruption(model: ExplorerModel, text: str) -> str | None:
         if candidate != text and len(model.encode(candidate).ids) == length:
             return candidate
     return None
+
+
+def marked_changes(text: str, other: str) -> str:
+    """text as HTML, escaped (a sentence may hold markup), the words that differ from other's in bold."""
+    words, others = re.split(r"(\s+)", text), re.split(r"(\s+)", other)
+    changed = set()
+    for tag, start, end, _, _ in difflib.SequenceMatcher(None, words, others, autojunk=False).get_opcodes():
+        if tag != "equal":
+            changed.update(range(start, end))
+    return "".join(f"<b>{html.escape(word)}</b>" if i in changed and word.strip() else html.escape(word)
+                   for i, word in enumerate(words))

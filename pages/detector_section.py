@@ -3,6 +3,8 @@ prefix-matching scores of every self-attention head, beside Voita et al.'s roles
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from explorer.detectors import (DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table,
@@ -12,6 +14,8 @@ from explorer.figures.detectors import detector_maps
 from models.interface import ExplorerModel
 from pages.session import cached_checkpoint, weights_mtime
 from pages.widgets import show_figure
+
+PROJECT = Path(__file__).resolve().parents[1]
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the head detectors…")
@@ -44,11 +48,34 @@ def show_head_detectors(checkpoint: ExplorerModel) -> None:
     for kind, why in detection.not_scored.items():
         st.caption(f"{kind.capitalize()} heads are not scored: {why}.")
     table, references = detection_table(detection), reference_table(detection)
-    left, right = st.columns([3, 2])
-    left.dataframe(table, key="detectors_table", height=min(500, 35 * (len(table) + 1) + 3),
-                   column_config={column: st.column_config.NumberColumn(format="%.3f") for column in table.columns})
-    right.dataframe(references, key="detectors_chance",
-                    column_config={column: st.column_config.NumberColumn(format="%.3f") for column in references.columns})
-    right.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-head-detectors.csv",
-                          mime="text/csv", key="detectors_csv")
-    right.caption(f"The same from the command line: `python -m explorer detect --model {checkpoint.path} [--json]`.")
+    # One under the other at the page's width, every column in view; the per-head table tall enough for every
+    # row up to SHOWN_ROWS (beyond, it scrolls, and says so).
+    number_format = {column: st.column_config.NumberColumn(format="%.3f") for column in table.columns}
+    st.dataframe(table, key="detectors_table", height=table_height(len(table)), column_config=number_format)
+    if len(table) > SHOWN_ROWS:
+        st.caption(f"{len(table)} heads: scroll the table for the rest, or download them all (⬇ CSV).")
+    st.dataframe(references, key="detectors_chance", column_config={
+        column: st.column_config.NumberColumn(format="%.3f") for column in references.columns})
+    st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-head-detectors.csv",
+                       mime="text/csv", key="detectors_csv")
+    st.caption(f"The same from the command line: `python -m explorer detect --model {model_argument(checkpoint.path)} "
+               "[--json]`.")
+
+
+SHOWN_ROWS = 50         # rows of the per-head table in view without scrolling
+ROW_PX = 35             # px of a row of st.dataframe (the header's too), plus 3 px of border
+
+
+def table_height(rows: int) -> int:
+    """Px of a table showing its header and every row, up to SHOWN_ROWS."""
+    return ROW_PX * (min(rows, SHOWN_ROWS) + 1) + 3
+
+
+def model_argument(path) -> str:
+    """The model's folder as a command-line hint names it: relative to the project when it is inside it
+    (models/en-de-h8), else its own name: a shared server's pages never show its file system."""
+    folder = Path(path)
+    try:
+        return folder.resolve().relative_to(PROJECT).as_posix()
+    except (ValueError, OSError):
+        return folder.name or str(path)

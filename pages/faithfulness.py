@@ -11,6 +11,24 @@ from pages import url_state
 from pages.session import cached_checkpoint, current_trace, selection, weights_mtime
 from pages.widgets import show_figure
 
+PUBLISHED = "Abnar & Zuidema 2020, their model (published)"
+CORRELATIONS = ("ρ with leave-one-out", "ρ with gradient × input", PUBLISHED)
+
+
+def correlation_table(result: Faithfulness) -> pd.DataFrame:
+    """Spearman's ρ of each score with the two references on this sentence, beside the numbers Abnar & Zuidema
+    published for their own model (not computed here), as the table shows them: two decimals, and a blank where
+    there is no number (ρ undefined, or nothing published). Text, since a number column shows a missing value as
+    "None"."""
+    rows = []
+    for method in ("last_layer", "rollout", "flow", "norm", "gradient_x_input"):
+        if method not in result.spearman:
+            continue
+        rows.append({"score": METHOD_TITLES[method], CORRELATIONS[0]: result.spearman[method],
+                     CORRELATIONS[1]: result.spearman_gradient.get(method), PUBLISHED: ABNAR_ZUIDEMA.get(method)})
+    table = pd.DataFrame(rows, columns=["score", *CORRELATIONS]).set_index("score").astype(float)
+    return table.map(lambda value: "" if pd.isna(value) else f"{value:.2f}")
+
 
 @st.cache_data(max_entries=32, show_spinner="Blanking out each token, taking gradients and attention flow…")
 def cached_faithfulness(path: str, modified: float, sentence: str, fix_casing: bool,
@@ -53,29 +71,24 @@ url_state.kept("faithfulness_scale", "faith", list(SCALES), default=VALUES)
 scale = st.radio("Colour by", list(SCALES), format_func=SCALES.get, key="faithfulness_scale", horizontal=True)
 url_state.keep("faith", scale)
 scores = result.scores()
-show_figure(faithfulness_figure(scores, METHOD_TITLES, result.tokens, scale,
-                                f"What the output depends on and where attention goes: {len(result.tokens)} tokens"),
-            "faithfulness", scores_table(scores, METHOD_TITLES, result.tokens))
+figure = faithfulness_figure(scores, METHOD_TITLES, result.tokens, scale,
+                             f"What the output depends on and where attention goes: {len(result.tokens)} tokens")
+# A long sentence's figure has its own width (a cell per token at the sizing rule's size): shown at it, scrolling.
+show_figure(figure, "faithfulness", scores_table(scores, METHOD_TITLES, result.tokens),
+            width="content" if figure.layout.width else "stretch")
 for note in result.notes:
     st.caption(f"{note} This sentence has {len(trace.source_tokens) or len(trace.target_tokens)} tokens; flow "
                f"solves a max-flow problem per pair of tokens, so it is capped at {MAX_FLOW_TOKENS}.")
 
 st.subheader("Rank correlation with the references")
-rows = []
-for method in ("last_layer", "rollout", "flow", "norm", "gradient_x_input"):
-    if method not in result.spearman:
-        continue
-    rows.append({"score": METHOD_TITLES[method], "ρ with leave-one-out": result.spearman[method],
-                 "ρ with gradient × input": result.spearman_gradient.get(method),
-                 "Abnar & Zuidema (layer 6)": ABNAR_ZUIDEMA.get(method)})
-st.dataframe(pd.DataFrame(rows).set_index("score"), width="content",
-             column_config={name: st.column_config.NumberColumn(format="%.2f") for name in
-                            ("ρ with leave-one-out", "ρ with gradient × input", "Abnar & Zuidema (layer 6)")})
+st.dataframe(correlation_table(result), width="content",
+             column_config={name: st.column_config.TextColumn(alignment="right") for name in CORRELATIONS})
 st.caption(
     "Spearman's ρ between each score and the reference over this sentence's tokens: 1 = the same order, 0 = "
-    "unrelated, −1 = reversed; empty where one side is constant. One sentence gives a noisy ρ; "
+    "unrelated, −1 = reversed; blank where one side is constant. One sentence gives a noisy ρ; "
     "`python -m explorer faithfulness --model M --src FILE` averages it over a corpus (README, “Faithfulness”). "
-    "Abnar & Zuidema 2020, “Quantifying Attention Flow in Transformers” (ACL), Table 1: in their 6-layer Transformer "
+    "The last column is not computed on this sentence: it holds the numbers Abnar & Zuidema 2020, “Quantifying "
+    "Attention Flow in Transformers” (ACL), published in Table 1: in their 6-layer Transformer "
     "encoder predicting verb number (subject–verb agreement), raw attention of layer 6 correlated 0.29 with "
     "blank-out importance, rollout 0.71 and flow 0.70. Their model, task and output (one class, from a classifier "
     "token) differ from this one: compare the pattern, not the digits.")

@@ -6,9 +6,10 @@ import streamlit as st
 
 from explorer.figures.detectors import patching_maps
 from explorer.inputs import InputError
-from explorer.patching import METRICS, PatchingResult, patch, suggest_corruption
+from explorer.patching import METRICS, PatchingResult, marked_changes, patch, suggest_corruption
 from pages import url_state
 from pages.session import cached_checkpoint, current_trace, selection, weights_mtime
+from pages.detector_section import model_argument
 from pages.widgets import show_figure
 
 METRIC_LABELS = {"total": "the whole output", "first": "its first token"}
@@ -31,6 +32,11 @@ def result_table(result: PatchingResult) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("patched")
 
 
+def sentence_block(where, text: str, other: str) -> None:
+    """A sentence in the page's font, its words that differ from other's in bold."""
+    where.html(f'<p style="margin:0 0 0.5rem 0">{marked_changes(text, other)}</p>')
+
+
 st.title("Patching")
 checkpoint, trace = current_trace()        # the sidebar's sentence: the notices about it, and a stop when empty
 chosen = selection()
@@ -50,9 +56,10 @@ if state.get("_patching_clean") != clean:
     state["_patching_clean"] = clean
 elif "patching_corrupt" not in state:
     url_state.kept_text("patching_corrupt", "corrupt")
-corrupt = st.text_input("Corrupted sentence (change one word for another of as many pieces)", key="patching_corrupt",
+corrupt = st.text_area("Corrupted sentence (change one word for another of as many pieces)", key="patching_corrupt",
                         help="Pre-filled with one word of your sentence replaced. Clean and corrupted sentences must "
-                             "have the same number of pieces, so each position has its counterpart.")
+                             "have the same number of pieces, so each position has its counterpart.",
+                       height="content")
 url_state.keep("corrupt", corrupt)
 metric = "total"
 if checkpoint.has("decoder"):
@@ -70,14 +77,14 @@ except InputError as error:
 
 clean_side, corrupt_side = st.columns(2)
 clean_side.markdown("**Clean**")
-clean_side.text(result.clean)
+sentence_block(clean_side, result.clean, result.corrupt)
 clean_side.text(f"→ {result.clean_output}")
 clean_side.caption(f"log-probability of its output: {result.lp_clean:.3f}")
 corrupt_side.markdown("**Corrupted**")
-corrupt_side.text(result.corrupt)
+sentence_block(corrupt_side, result.corrupt, result.clean)
 corrupt_side.text(f"→ {result.corrupt_output}")
 corrupt_side.caption(f"log-probability of the clean output: {result.lp_corrupt:.3f}")
-st.caption(f"Scored: “{result.clean_output}”, read at {result.read_at}. restored = (lp_patched − lp_corrupt) / "
+st.caption(f"In bold: the words that differ. Scored: “{result.clean_output}”, read at {result.read_at}. restored = (lp_patched − lp_corrupt) / "
            "(lp_clean − lp_corrupt): 1 brings the clean output's log-probability back, 0 changes nothing, below 0 or "
            "above 1 overshoots.")
 if result.nothing_to_restore:
@@ -99,4 +106,4 @@ st.caption("Each cell: one head's z (its output before W_O) patched alone, for e
            "as the two numbers above show. An encoder layer's output carries everything the decoder learns of the "
            "source, so each restores ~100%; a decoder layer's output leaves the later layers reading the corrupted "
            "source. The same from the command line: "
-           f"`python -m explorer patch --model {checkpoint.path} --clean … --corrupt … [--json]`.")
+           f"`python -m explorer patch --model {model_argument(checkpoint.path)} --clean … --corrupt … [--json]`.")

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.figures.common import position_labels, token_axes
+from explorer.figures.common import CONTENT_WIDTH, axis_length, label_room, position_labels, token_axes
 
 VALUES, RANKS = "values", "ranks"
-SCALES = {VALUES: "values (each row ÷ its largest magnitude)", RANKS: "ranks (1 = highest; what Spearman compares)"}
+SCALES = {VALUES: "values (each row as a share of its largest magnitude)", RANKS: "ranks (1 = highest; what Spearman compares)"}
 
 
 def rank_of(values: np.ndarray) -> np.ndarray:
@@ -41,11 +41,39 @@ def faithfulness_figure(scores: dict[str, np.ndarray], titles: dict[str, str], t
         largest = np.abs(raw).max(axis=1, keepdims=True)
         shown = raw / np.where(largest > 0, largest, 1)
         colour = dict(colorscale="RdBu", reversescale=True, zmin=-1, zmax=1, zmid=0,
-                      colorbar=dict(title="÷ row's<br>largest"))
+                      colorbar=dict(title="share of<br>the row's<br>largest<br>magnitude"))
     labels = position_labels(tokens)
+    if across(names, len(tokens)):
+        figure = go.Figure(go.Heatmap(
+            z=shown, x=labels, y=names, customdata=np.dstack([raw, ranks]), xgap=1, ygap=1, **colour,
+            hovertemplate="%{y}<br>token %{x}<br>score %{customdata[0]:.4g}<br>rank %{customdata[1]}<extra></extra>"))
+        figure.update_layout(title=title, margin=dict(l=10, r=10, b=10))
+        token_axes(figure, row_title="", column_title="source token")
+        return figure
+    # Too many tokens for the sizing rule's cells across the page's column (plotly figures never grow wider than
+    # it): a row per token instead, the figure growing down with the sentence, every token labelled level.
     figure = go.Figure(go.Heatmap(
-        z=shown, x=labels, y=names, customdata=np.dstack([raw, ranks]), xgap=1, ygap=1, **colour,
-        hovertemplate="%{y}<br>token %{x}<br>score %{customdata[0]:.4g}<br>rank %{customdata[1]}<extra></extra>"))
+        z=shown.T, x=names, y=labels, customdata=np.dstack([raw, ranks]).transpose(1, 0, 2), xgap=1, ygap=1,
+        **colour, hovertemplate="%{x}<br>token %{y}<br>score %{customdata[0]:.4g}<br>rank %{customdata[1]}"
+                                "<extra></extra>"))
     figure.update_layout(title=title, margin=dict(l=10, r=10, b=10))
-    token_axes(figure, row_title="", column_title="source token")
+    token_axes(figure, row_title="source token", column_title="")
+    # The names at 30° (not token_axes' 60°), untitled, take less room above the cells: the margin shrinks by that.
+    saved = label_room(names, len(names)) - label_room(names, len(names), angle=30) + 24     # 24: no axis title
+    figure.update_xaxes(tickangle=-30)
+    figure.update_layout(margin=dict(t=figure.layout.margin.t - saved), height=figure.layout.height - saved)
     return figure
+
+
+def across(names: list[str], count: int) -> bool:
+    """Whether tokens go across (a column each): while the sizing rule's cells fit the page's column beside the
+    rows' names and the colour bar."""
+    return names_width(names) + axis_length(count) + COLOUR_BAR <= CONTENT_WIDTH
+
+
+COLOUR_BAR = 130        # px right of the cells: the colour bar, its ticks and its title
+
+
+def names_width(names: list[str]) -> int:
+    """Px left of the cells: the rows' names at plotly's 12 px font, and the margin."""
+    return int(7 * max((len(name) for name in names), default=0)) + 30

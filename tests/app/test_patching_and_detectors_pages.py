@@ -33,7 +33,7 @@ def opened(page: str, sentence: str, query: dict | None = None, **state) -> AppT
 def test_patching_page_draws_the_explorers_numbers(h8):
     at = opened("patching.py", SENTENCE)
     corrupt = suggest_corruption(h8, SENTENCE)
-    assert at.text_input(key="patching_corrupt").value == corrupt
+    assert at.text_area(key="patching_corrupt").value == corrupt
     expected = patch(h8, SENTENCE, corrupt, fix_casing=True)
     assert expected.all_layers == pytest.approx(1.0, abs=1e-4) and expected.nothing == pytest.approx(0.0, abs=1e-4)
     assert [metric.value for metric in at.metric] == ["100.0%", "0.0%"]
@@ -47,12 +47,35 @@ def test_patching_page_draws_the_explorers_numbers(h8):
     np.testing.assert_allclose(outputs[:, 1], expected.layer_outputs["decoder"], atol=1e-6)
     assert at.query_params["corrupt"] == corrupt
     assert any("Meng et al. 2022" in caption.value for caption in at.caption)
+    # The command-line hint names the bundled model inside the project, not the server's absolute path.
+    hint = next(caption.value for caption in at.caption if "python -m explorer patch" in caption.value)
+    assert "--model models/en-de-h8 " in hint and str(ROOT) not in hint
+    # Each side's changed word in bold: the words where the two sentences differ, worked out here by hand.
+    changed = [(a, b) for a, b in zip(SENTENCE.split(), corrupt.split()) if a != b]
+    blocks = [element.proto.body for element in at.get("html")]
+    assert any(f"<b>{changed[0][0]}</b>" in block for block in blocks)
+    assert any(f"<b>{changed[0][1]}</b>" in block for block in blocks)
+
+
+def test_the_sentences_are_escaped_and_their_changed_word_bold():
+    from explorer.patching import marked_changes
+
+    clean, corrupt = "A <script>alert(1)</script> dog runs.", "A <script>alert(1)</script> cat runs."
+    assert marked_changes(clean, corrupt) == "A &lt;script&gt;alert(1)&lt;/script&gt; <b>dog</b> runs."
+    assert marked_changes(corrupt, clean) == "A &lt;script&gt;alert(1)&lt;/script&gt; <b>cat</b> runs."
+
+
+def test_a_model_outside_the_project_is_named_by_its_folder(tmp_path):
+    from pages.detector_section import model_argument
+
+    assert model_argument(ROOT / "models" / "en-de-h8") == "models/en-de-h8"
+    assert model_argument(tmp_path / "my-model") == "my-model"
 
 
 def test_a_corrupted_sentence_from_the_url_and_one_of_another_length(h8):
     at = opened("patching.py", SENTENCE, query={"corrupt": "Two cats play in the snow."})
-    assert at.text_input(key="patching_corrupt").value == "Two cats play in the snow."
-    at.text_input(key="patching_corrupt").set_value("Two elephants play in the snow.").run()
+    assert at.text_area(key="patching_corrupt").value == "Two cats play in the snow."
+    at.text_area(key="patching_corrupt").set_value("Two elephants play in the snow.").run()
     assert not at.exception
     message = at.error[0].value
     assert SENTENCE in message and "Two elephants play in the snow." in message and "8 pieces" in message
@@ -65,7 +88,7 @@ def test_a_new_sentence_gets_a_new_suggestion(h8):
     other = "A little girl is climbing the stairs of a wooden playhouse."
     at.session_state["sentence"] = other
     at.run()
-    assert at.text_input(key="patching_corrupt").value == suggest_corruption(h8, other)
+    assert at.text_area(key="patching_corrupt").value == suggest_corruption(h8, other)
 
 
 def test_heads_page_shows_the_detector_scores(h8):
@@ -76,11 +99,22 @@ def test_heads_page_shows_the_detector_scores(h8):
                         ("decoder", "Head detector scores, decoder self-attention (masked)")):
         panels = chart_titled(at, title)
         for panel, name in zip(panels, expected.scores[kind]):
-            np.testing.assert_allclose(np.array(panel["z"], dtype=float), expected.scores[kind][name], atol=1e-9)
-    table = [frame.value for frame in at.dataframe if "prefix matching" in frame.value.columns]
-    assert len(table[0]) == 48 and table[1].loc[("encoder", "chance (uniform head)"), "previous token"] == \
+            scores = expected.scores[kind][name]
+            # The score written in each cell; the colour: log(score / chance) / log(best / chance), 0 to 1.
+            assert np.array(panel["text"]).tolist() == [[f"{v:.2f}".replace("-0.00", "0.00") for v in row]
+                                                        for row in scores]
+            chance, best = expected.chance[kind][name], expected.ceiling[kind][name]
+            colour = np.clip(np.log(np.maximum(scores, chance) / chance) / np.log(best / chance), 0, 1)
+            np.testing.assert_allclose(np.array(panel["z"], dtype=float), colour, atol=1e-9)
+    table = [frame for frame in at.dataframe if "prefix matching" in frame.value.columns]
+    assert len(table[0].value) == 48 and table[1].value.loc[("encoder", "chance (uniform head)"), "previous token"] == \
         pytest.approx(expected.chance["encoder"]["previous_token"])
+    # Every head's row in view (st.dataframe's rows and header are 35 px, its border 3), up to 50 rows.
+    from pages.detector_section import table_height
+    assert table_height(len(table[0].value)) == 35 * 49 + 3 and table_height(200) == 35 * 51 + 3
     assert any("not scored" in caption.value for caption in at.caption)
+    hint = next(caption.value for caption in at.caption if "python -m explorer detect" in caption.value)
+    assert "--model models/en-de-h8 " in hint and str(ROOT) not in hint
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bert", "marian"])

@@ -180,3 +180,24 @@ def test_cli_detect(tiny_checkpoint, capsys):
     assert "previous token" in text and "chance" in text and "not scored" in text
     assert main(["detect", "--model", "no/such/folder"]) == 1
     assert capsys.readouterr().err.startswith("error:")
+
+
+def test_the_detector_maps_colour_by_distance_above_chance_with_readable_subtitles(tiny_checkpoint):
+    """Each cell's colour: log(score / chance) / log(best / chance), 0 at or below chance, 1 for a perfect head
+    (recomputed here); the score written in it; each panel's chance and best in a subtitle of 12 px."""
+    from explorer.figures.detectors import detector_maps
+
+    detection = detect_heads(tiny_checkpoint)
+    for kind in detection.scores:
+        figure = detector_maps(detection, kind)
+        for trace, name in zip(figure.data, detection.scores[kind]):
+            scores = detection.scores[kind][name]
+            chance, best = detection.chance[kind][name], detection.ceiling[kind][name]
+            expected = [[min(1.0, max(0.0, np.log(max(v, chance) / chance) / np.log(best / chance))) for v in row] for row in scores]
+            np.testing.assert_allclose(np.array(trace.z, dtype=float), expected, atol=1e-9)
+            assert np.array(trace.text).tolist() == [[f"{v:.2f}".replace("-0.00", "0.00") for v in row]
+                                                     for row in scores]
+            subtitle = f"chance {chance:.3f} · best {best:.3f}"
+            notes = [a for a in figure.layout.annotations if a.text == subtitle]
+            assert notes and all(note.font.size >= 12 for note in notes)
+        assert "chance" in figure.layout.coloraxis.colorbar.ticktext[0]

@@ -235,3 +235,35 @@ def test_cli_patch_and_the_notebook_call(tiny_checkpoint, capsys):
     assert capsys.readouterr().err.startswith("error: The clean sentence")
     notebook = explorer.patch(tiny_checkpoint, clean, corrupt)
     np.testing.assert_allclose(notebook.heads["encoder"], result.heads["encoder"], atol=1e-9)
+
+
+def test_the_patching_map_is_legible_at_8_heads():
+    """The h8 model's four panels (3 × 8 heads, 2 layer outputs) on the page's column: in rows of panels whose
+    cells are wide enough for their values in a 14 px font, rows of cells at least 40 px, the colour bar as tall
+    as the cells (at least 170 px), and each panel's cells the same width."""
+    from explorer.figures.common import CONTENT_WIDTH
+    from explorer.figures.detectors import PANELS_WIDTH, panel_rows, patching_maps
+
+    rng = np.random.default_rng(0)
+    heads = {kind: rng.uniform(-0.2, 1, (3, 8)) for kind in ("encoder", "decoder", "cross")}
+    outputs = {"encoder": rng.uniform(0, 1, 3), "decoder": rng.uniform(0, 1, 3)}
+    result = PatchingResult(clean="a", corrupt="b", source_tokens=[], corrupt_tokens=[], target_tokens=[],
+                            clean_output="x", corrupt_output="y", metric="total", read_at="", lp_clean=0.0,
+                            lp_corrupt=-1.0, heads=heads, layer_outputs=outputs, all_layers=1.0, nothing=0.0)
+    figure = patching_maps(result)
+    assert panel_rows([8, 8, 8, 2]) == [[0, 1], [2, 3]]          # 26 columns of 40 px do not fit 850 px
+    assert all(trace.textfont.size == 14 for trace in figure.data)
+    for trace, z in zip(figure.data, [*heads.values()]):
+        np.testing.assert_allclose(trace.z, z)
+        assert trace.text[1][2] == f"{z[1, 2]:.2f}".replace("-0.00", "0.00")
+    layout = figure.layout
+    plot = layout.height - layout.margin.t - layout.margin.b
+    assert plot >= 170
+    for i in range(4):                                             # 3 layers a panel, each at least 40 px tall
+        start, end = layout[f"yaxis{'' if i == 0 else i + 1}"].domain
+        assert (end - start) * plot / 3 >= 40 - 1e-9
+    widths = [layout[f"xaxis{'' if i == 0 else i + 1}"].domain for i in range(4)]
+    per_cell = [(end - start) / count for (start, end), count in zip(widths, (8, 8, 8, 2))]
+    np.testing.assert_allclose(per_cell, per_cell[0])
+    assert per_cell[0] * PANELS_WIDTH >= 40 and CONTENT_WIDTH - PANELS_WIDTH >= 120
+    assert layout.yaxis.title.standoff >= 10                       # "layer" clear of its tick labels
