@@ -28,7 +28,7 @@ from explorer.wording import plural
 from explorer.cli_arguments import (distribution_note, fraction, positive_int, progress_bar, with_model_path,
                                     with_workers)
 # The analyses' subcommands, each in a module of its own (add_command, run)
-from explorer import cli_detect, cli_faithfulness, cli_patch, cli_sinks
+from explorer import cli_detect, cli_faithfulness, cli_patch, cli_replicate, cli_sinks
 
 USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError, DistributedError)
 
@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_patch.add_command(commands)         # activation patching (explorer/cli_patch.py)
     cli_faithfulness.add_command(commands)  # attention against leave-one-out (explorer/cli_faithfulness.py)
     cli_sinks.add_command(commands)         # attention sinks (explorer/cli_sinks.py)
+    cli_replicate.add_command(commands)     # the replication bench (explorer/cli_replicate.py)
     return parser
 
 
@@ -486,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
                 "evolution": run_evolution, "heads": run_heads,
                 "importance": run_importance, "prune-curve": run_prune_curve}
     handlers.update({"detect": cli_detect.run, "patch": cli_patch.run, "faithfulness": cli_faithfulness.run,
-                     "sinks": cli_sinks.run})
+                     "sinks": cli_sinks.run, "replicate": cli_replicate.run})
     try:
         handlers[args.command](args)
     except USER_ERRORS as error:

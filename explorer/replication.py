@@ -23,4 +23,4 @@ def replicate(model: ExplorerModel, names: list[str] | None = None, budget: Budg
         cards.append(dict(asdict(PAPERS[name](model, budget)), name=name))
         if budget.progress:
             budget.progress((number + 1) / len(chosen))
-    return {"model": model.name, "papers": cards}
+    return {"model": model.name, "sentences": budget.sentences, "papers": cards}

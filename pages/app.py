@@ -44,6 +44,7 @@ navigation = st.navigation([
     st.Page("patching.py", title="Patching", icon=":material/healing:"),
     st.Page("compare.py", title="Compare models", icon=":material/compare:"),
     st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
+    st.Page("papers.py", title="Papers", icon=":material/menu_book:"),
 ], position="sidebar" if allowed else "hidden")
 if not allowed:
     ask_token()

@@ -180,9 +180,8 @@ def test_gates_of_ones_change_nothing_and_a_zero_gate_changes_the_output(opened)
         assert not torch.allclose(model.forward(source, target), plain)
 
 
-PAGES = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py", "compare.py", "prune.py"]
-PAGES.append("patching.py")         # activation patching (pages/patching.py)
-PAGES.append("faithfulness.py")     # attention against leave-one-out (pages/faithfulness.py)
+PAGES = ["translation.py", "attention.py", "internals.py", "faithfulness.py", "decoding.py", "heads.py", "patching.py",
+         "compare.py", "prune.py", "papers.py"]
 
 
 def test_every_page_runs(opened):

@@ -137,7 +137,7 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
 
 PAGE_URLS = {"translation": "Translation", "attention": "Attention", "internals": "Internals",
              "faithfulness": "Faithfulness", "decoding": "Decoding", "heads": "Heads", "patching": "Patching",
-             "compare": "Compare models", "prune": "Prune heads"}
+             "compare": "Compare models", "prune": "Prune heads", "papers": "Papers"}
 
 
 def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
@@ -158,7 +158,7 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
             # Material icons from the font inside Streamlit (no emoji boxes); the tab icon is ours, served locally.
             icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]').all_inner_texts()
             assert icons == ["translate", "grid_on", "calculate", "fact_check", "account_tree", "hub", "healing", "compare",
-                             "content_cut"]
+                             "content_cut", "menu_book"]
             # The font loads asynchronously (a busy machine can take a moment): waits for it, fails if it never comes.
             page.wait_for_function("document.fonts.check('24px \"Material Symbols Rounded\"')", timeout=15_000)
             favicon = page.locator("link[rel='shortcut icon']").get_attribute("href")

@@ -1,0 +1,68 @@
+"""Papers: the replication bench. Each paper's claim, its setting and number (with the table or figure it comes
+from), the same measurement on the open model, and a verdict by a stated rule (explorer/papers.py)."""
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from explorer.papers import NOT_MEASURABLE, REPLICATION_FILE, Budget
+from explorer.shipped_analyses import shipped
+from pages.jobs import corpus_job
+from pages.session import current_checkpoint
+
+VERDICT_MARKS = {"holds": "✅ holds", "partly": "🟡 partly", "does not": "❌ does not", NOT_MEASURABLE: "— not measurable"}
+
+st.title("Papers")
+checkpoint = current_checkpoint()
+key = f"replication:{checkpoint.path}|{checkpoint.target_language}"     # this session's run, per model
+st.caption("The papers this explorer's lectures teach from, each claim beside the same measurement on the open model. "
+           "A verdict follows the rule its card states: **holds** (the effect is there, of the paper's size), **partly** "
+           "(same direction, smaller or only some of it), **does not**, or **not measurable** (the model lacks what the "
+           "claim needs: cross-attention, a decoder, two layers). The bundled models are 3 + 3-layer translators of "
+           "29,000 image captions; the papers studied WMT systems, BERT, LSTMs and language models, so a small caption "
+           "model may differ for reasons each card names.")
+
+report = st.session_state.get(key) or shipped(checkpoint, REPLICATION_FILE)
+if report is None:
+    st.info("This model ships no replication.json: run the bench on it (it measures each paper on a few hundred "
+            "sentences; minutes on a laptop CPU).")
+sentences = st.number_input("Sentences per heavy measurement", 20, 1000, 200, step=20, key="papers_sentences",
+                            help="Faithfulness, sinks, permutation and pruning measure on this many corpus sentences.")
+if st.button("Run the bench on this model" if report is None else "Run it again on this model", key="papers_run"):
+    from explorer.replication import replicate
+
+    with corpus_job("running the replication bench"):
+        bar = st.progress(0.0, text="Measuring each paper…")
+        st.session_state[key] = replicate(checkpoint, budget=Budget(sentences=int(sentences),
+                                                                    progress=lambda f: bar.progress(f)))
+    st.rerun()
+if report is None:
+    st.stop()
+
+cards = report["papers"]
+summary = pd.DataFrame([{"paper": card["paper"], "claim": card["claim"], "paper's number": card["paper_value"],
+                         "ours": card["ours"] or "—", "verdict": VERDICT_MARKS.get(card["verdict"], card["verdict"])}
+                        for card in cards])
+st.dataframe(summary, hide_index=True, width="stretch", row_height=60,
+             column_config={"claim": st.column_config.TextColumn(width="large"),
+                            "paper's number": st.column_config.TextColumn(width="medium"),
+                            "ours": st.column_config.TextColumn(width="large")})
+st.download_button("⬇ JSON", json.dumps(report, ensure_ascii=False, indent=1), file_name=f"replication-{checkpoint.name}.json",
+                   mime="application/json", key="papers_json",
+                   help="The object `python -m explorer replicate --model M --json` prints (replication.json).")
+
+for card in cards:
+    with st.expander(f"{card['paper']}: {VERDICT_MARKS.get(card['verdict'], card['verdict'])}"):
+        st.markdown(f"**Claim.** {card['claim']}")
+        st.markdown(f"**The paper.** {card['setting']} — {card['paper_value']} ({card['source']}).")
+        st.markdown(f"**Ours.** {card['ours'] or '—'}")
+        st.markdown(f"**Verdict: {card['verdict']}.** {card['rule']}")
+        if card["command"]:
+            st.code(card["command"], language="bash")
+        if card.get("numbers"):
+            st.json(card["numbers"], expanded=False)
+        if card.get("name") == "olsson":
+            from pages.induction_section import show_induction_demo
+
+            show_induction_demo()

@@ -1,0 +1,41 @@
+"""The Papers page: a bundled model's shipped bench shown at once (a row per paper, the verdict marked, the
+numbers those of replication.json); a model without one offers the run, and the run's cards are the library's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer.papers import Budget
+from explorer.replication import replicate
+from pages.session import OWN
+from tests.app.conftest import open_page
+from tests.conftest import ROOT
+
+SENTENCE = "Two dogs play in the snow."
+
+
+def test_a_bundled_models_shipped_bench_is_shown_at_once():
+    shipped = ROOT / "models" / "en-de-h8" / "replication.json"
+    if not shipped.is_file():
+        pytest.skip("replication.json not shipped yet")
+    report = json.loads(shipped.read_text(encoding="utf-8"))
+    at = open_page("papers.py", SENTENCE)
+    [table] = [frame.value for frame in at.dataframe if "verdict" in frame.value.columns]
+    assert table["paper"].tolist() == [card["paper"] for card in report["papers"]]
+    assert [mark.split(" ", 1)[1] for mark in table["verdict"]] == [card["verdict"] for card in report["papers"]]
+    assert table["ours"].tolist() == [card["ours"] or "—" for card in report["papers"]]
+    assert len(at.expander) >= len(report["papers"])
+
+
+def test_a_model_without_a_bench_offers_the_run_and_shows_the_librarys_cards(tiny_checkpoint):
+    at = open_page("papers.py", SENTENCE, model=OWN, own_model=str(tiny_checkpoint.path))
+    assert any("ships no replication.json" in info.value for info in at.info)
+    at.number_input(key="papers_sentences").set_value(20)
+    at.button(key="papers_run").click()
+    at.run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    [table] = [frame.value for frame in at.dataframe if "verdict" in frame.value.columns]
+    expected = replicate(tiny_checkpoint, budget=Budget(sentences=20))
+    assert table["ours"].tolist() == [card["ours"] or "—" for card in expected["papers"]]

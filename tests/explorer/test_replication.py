@@ -1,0 +1,65 @@
+"""The replication bench as one object: every paper in the bench's order, each card complete with a verdict by its
+rule; `replicate --json` prints exactly what the library returns; the shipped replication.json files hold the same
+schema and, for a card read from the model's own files, the same numbers a fresh run gives."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer.cli import main
+from explorer.papers import VERDICTS, Budget
+from explorer.replication import replicate
+from tests.conftest import SHIPPED
+
+PAPERS_IN_ORDER = ["vaswani", "voita", "michel", "clark", "abnar_zuidema", "kobayashi", "xiao", "jain_wallace",
+                   "olsson"]
+KEYS = {"paper", "claim", "paper_value", "ours", "verdict", "command"}
+
+
+def check_report(report: dict, model_name: str) -> None:
+    assert report["model"] == model_name
+    assert [card["name"] for card in report["papers"]] == PAPERS_IN_ORDER
+    for card in report["papers"]:
+        assert KEYS <= set(card), card["name"]
+        assert card["verdict"] in VERDICTS and card["claim"] and card["paper_value"] and card["rule"], card["name"]
+        if card["verdict"] == "not measurable":
+            assert not card["ours"], card["name"]          # a reason instead of a number
+        else:
+            assert card["ours"] and card["command"].startswith("python -m explorer"), card["name"]
+
+
+def test_every_paper_gives_a_complete_card_on_our_tiny_model(tiny_checkpoint):
+    report = replicate(tiny_checkpoint, budget=Budget(sentences=6))
+    check_report(report, tiny_checkpoint.name)
+    json.dumps(report)                                      # JSON-ready as it is
+
+
+def test_the_cli_prints_what_the_library_returns(tiny_checkpoint, capsys):
+    budget = ["--sentences", "6"]
+    for name in ("kobayashi", "xiao"):
+        assert main(["replicate", "--model", str(tiny_checkpoint.path), "--paper", name, *budget, "--json"]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert printed == json.loads(json.dumps(replicate(tiny_checkpoint, [name], Budget(sentences=6))))
+
+
+def test_an_unknown_paper_is_one_line(tiny_checkpoint, capsys):
+    assert main(["replicate", "--model", str(tiny_checkpoint.path), "--paper", "vaswani2", "--json"]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("error: --paper vaswani2: no such paper") and "jain_wallace" in error
+    assert len(error.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("heads", sorted(SHIPPED))
+def test_the_shipped_bench_has_every_paper_and_its_cheap_cards_match_a_fresh_run(heads):
+    from models.loader import open_model
+
+    path = SHIPPED[heads] / "replication.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not shipped")
+    shipped = json.loads(path.read_text(encoding="utf-8"))
+    model = open_model(SHIPPED[heads])
+    check_report(shipped, model.name)
+    fresh = replicate(model, ["vaswani"], Budget(sentences=6))["papers"][0]   # read from the models' own files
+    assert fresh["numbers"] == next(card for card in shipped["papers"] if card["name"] == "vaswani")["numbers"]
