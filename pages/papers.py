@@ -11,7 +11,8 @@ from explorer.shipped_analyses import shipped
 from pages.jobs import corpus_job
 from pages.session import current_checkpoint
 
-VERDICT_MARKS = {"holds": "✅ holds", "partly": "🟡 partly", "does not": "❌ does not", NOT_MEASURABLE: "— not measurable"}
+# Words, not emoji: a browser without an emoji font would draw empty boxes.
+VERDICT_MARKS = {"holds": "HOLDS", "partly": "PARTLY", "does not": "DOES NOT", NOT_MEASURABLE: "NOT MEASURABLE"}
 
 st.title("Papers")
 checkpoint = current_checkpoint()
@@ -27,7 +28,8 @@ report = st.session_state.get(key) or shipped(checkpoint, REPLICATION_FILE)
 if report is None:
     st.info("This model ships no replication.json: run the bench on it (it measures each paper on a few hundred "
             "sentences; minutes on a laptop CPU).")
-sentences = st.number_input("Sentences per heavy measurement", 20, 1000, 200, step=20, key="papers_sentences",
+shown_budget = int((report or {}).get("sentences", 200))       # a rerun starts from the shipped run's budget
+sentences = st.number_input("Sentences per heavy measurement", 20, 1000, shown_budget, step=20, key="papers_sentences",
                             help="Faithfulness, sinks, permutation and pruning measure on this many corpus sentences.")
 if st.button("Run the bench on this model" if report is None else "Run it again on this model", key="papers_run"):
     from explorer.replication import replicate
@@ -41,13 +43,12 @@ if report is None:
     st.stop()
 
 cards = report["papers"]
-summary = pd.DataFrame([{"paper": card["paper"], "claim": card["claim"], "paper's number": card["paper_value"],
-                         "ours": card["ours"] or "—", "verdict": VERDICT_MARKS.get(card["verdict"], card["verdict"])}
-                        for card in cards])
-st.dataframe(summary, hide_index=True, width="stretch", row_height=60,
-             column_config={"claim": st.column_config.TextColumn(width="large"),
-                            "paper's number": st.column_config.TextColumn(width="medium"),
-                            "ours": st.column_config.TextColumn(width="large")})
+# A static table: every row and every word in view (a scrolling grid cut the long texts and hid the last rows).
+summary = pd.DataFrame([{"paper": card["paper"], "verdict": VERDICT_MARKS.get(card["verdict"], card["verdict"]),
+                         "claim": card["claim"], "the paper's number": card["paper_value"]} for card in cards])
+st.table(summary.set_index("paper"))
+st.caption("Each card below gives our measurement, the rule behind its verdict, the command that reproduces it and "
+           "the raw numbers.")
 st.download_button("⬇ JSON", json.dumps(report, ensure_ascii=False, indent=1), file_name=f"replication-{checkpoint.name}.json",
                    mime="application/json", key="papers_json",
                    help="The object `python -m explorer replicate --model M --json` prints (replication.json).")

@@ -22,11 +22,11 @@ def test_a_bundled_models_shipped_bench_is_shown_at_once():
         pytest.skip("replication.json not shipped yet")
     report = json.loads(shipped.read_text(encoding="utf-8"))
     at = open_page("papers.py", SENTENCE)
-    [table] = [frame.value for frame in at.dataframe if "verdict" in frame.value.columns]
-    assert table["paper"].tolist() == [card["paper"] for card in report["papers"]]
-    assert [mark.split(" ", 1)[1] for mark in table["verdict"]] == [card["verdict"] for card in report["papers"]]
-    assert table["ours"].tolist() == [card["ours"] or "—" for card in report["papers"]]
-    assert len(at.expander) >= len(report["papers"])
+    [table] = [frame.value for frame in at.table if "verdict" in frame.value.columns]
+    assert table.index.tolist() == [card["paper"] for card in report["papers"]]
+    assert [mark.lower() for mark in table["verdict"]] == [card["verdict"] for card in report["papers"]]
+    ours = [block.value for block in at.markdown if block.value.startswith("**Ours.**")]
+    assert ours == [f"**Ours.** {card['ours'] or '—'}" for card in report["papers"]]
 
 
 def test_a_model_without_a_bench_offers_the_run_and_shows_the_librarys_cards(tiny_checkpoint):
@@ -36,6 +36,6 @@ def test_a_model_without_a_bench_offers_the_run_and_shows_the_librarys_cards(tin
     at.button(key="papers_run").click()
     at.run(timeout=300)
     assert not at.exception, [e.value for e in at.exception]
-    [table] = [frame.value for frame in at.dataframe if "verdict" in frame.value.columns]
     expected = replicate(tiny_checkpoint, budget=Budget(sentences=20))
-    assert table["ours"].tolist() == [card["ours"] or "—" for card in expected["papers"]]
+    ours = [block.value for block in at.markdown if block.value.startswith("**Ours.**")]
+    assert ours == [f"**Ours.** {card['ours'] or '—'}" for card in expected["papers"]]
