@@ -10,15 +10,15 @@ from explorer.cli_arguments import positive_int, with_model_path
 
 
 def add_command(commands) -> None:
-    from explorer.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS
-
+    # Defaults are the analysis module's, read when the command runs: building the parser must not import it
+    # (every CLI call, --help included, builds it).
     detect = commands.add_parser("detect", help="head detectors: previous-token, duplicate-token, induction and "
                                                 "prefix-matching scores on repeated random tokens, with chance")
     with_model_path(detect)
-    detect.add_argument("--seeds", type=positive_int, default=DEFAULT_SEEDS,
-                        help="random sequences averaged (default %(default)s)")
-    detect.add_argument("--length", type=positive_int, default=DEFAULT_LENGTH,
-                        help="random tokens per sequence, repeated once (default %(default)s)")
+    detect.add_argument("--seeds", type=positive_int,
+                        help="random sequences averaged (default 8)")
+    detect.add_argument("--length", type=positive_int,
+                        help="random tokens per sequence, repeated once (default 20)")
     detect.add_argument("--top", type=positive_int, default=3, help="heads listed per detector (default %(default)s)")
     detect.add_argument("--json", action="store_true", help="print exactly one JSON object (every head's scores)")
 
@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> None:
     from models.loader import open_model
     from models.vocabulary import KIND_TITLES
 
-    result = detect_heads(open_model(str(args.model)), seeds=args.seeds, length=args.length)
+    defaults = {"seeds": args.seeds, "length": args.length}
+    result = detect_heads(open_model(str(args.model)), **{name: value for name, value in defaults.items() if value})
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return

@@ -12,14 +12,14 @@ from explorer.cli_arguments import with_model_path
 
 
 def add_command(commands) -> None:
-    from explorer.patching import METRICS
-
+    # The metrics are the analysis module's (it checks them), read when the command runs: building the parser must not import it
+    # (every CLI call, --help included, builds it).
     patch = commands.add_parser("patch", help="activation patching: the share of the clean output's log-probability "
                                               "each head and each layer's output restores in a corrupted run")
     with_model_path(patch)
     patch.add_argument("--clean", required=True, help="the sentence whose output is the target")
     patch.add_argument("--corrupt", required=True, help="the same sentence with a word changed (as many pieces)")
-    patch.add_argument("--metric", choices=list(METRICS), default="total",
+    patch.add_argument("--metric", default="total", metavar="{total,first}",
                        help="log-probability of the whole clean output (total, the default) or of its first token")
     patch.add_argument("--keep-casing", action="store_true", help="feed all-caps or all-lower-case sentences as typed")
     patch.add_argument("--json", action="store_true", help="print exactly one JSON object")

@@ -16,8 +16,8 @@ DEFAULT_LIMIT = 200
 
 
 def add_command(commands) -> None:
-    from explorer.sinks import SINK_THRESHOLD
-
+    # Defaults are the analysis module's, read when the command runs: building the parser must not import it
+    # (every CLI call, --help included, builds it).
     sinks = commands.add_parser("sinks", help="attention sinks: each head's share of attention on the first token, "
                                               "special tokens and punctuation, by weight and by norm")
     with_model_path(sinks)
@@ -25,9 +25,9 @@ def add_command(commands) -> None:
                        help="sentences, one per line (plain or .gz); default Multi30k val (English)")
     sinks.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                        help="only the first N sentences (default %(default)s; 0: all)")
-    sinks.add_argument("--threshold", type=float, default=SINK_THRESHOLD,
+    sinks.add_argument("--threshold", type=float,
                        help="a sink head puts at least this share of its attention on those tokens, and at least "
-                            "twice what uniform attention would (default %(default)s)")
+                            "twice what uniform attention would (default 0.5)")
     sinks.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
@@ -35,9 +35,11 @@ def run(args: argparse.Namespace) -> None:
     import torch
 
     from explorer.inputs import InputError
-    from explorer.sinks import corpus_sinks
+    from explorer.sinks import SINK_THRESHOLD, corpus_sinks
     from models.loader import open_model
 
+    if args.threshold is None:
+        args.threshold = SINK_THRESHOLD
     if args.limit < 0 or not 0 < args.threshold <= 1:
         raise InputError(f"--limit {args.limit} --threshold {args.threshold}: the limit must be 0 or more and the "
                          "threshold a share above 0 and at most 1")
