@@ -10,7 +10,7 @@ models ship it as replication.json (explorer/shipped_analyses.py's conventions).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
 from models.interface import ExplorerModel
