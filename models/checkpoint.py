@@ -44,6 +44,7 @@ class Checkpoint(ExplorerModel):
     positional = "sinusoidal"
     generation_batch = 64                       # translate_ids' batches
     embedding_steps = ("token embedding × √d_model", "+ positional encoding", "= input to layer 0")
+    norm_placement = "pre"                      # models/transformer.py: LayerNorm before each sublayer
 
     def __post_init__(self) -> None:
         config = self.model.config

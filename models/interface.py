@@ -69,6 +69,9 @@ class ExplorerModel(ABC):
     positional: str                     # "sinusoidal", "sinusoidal-halves", "learned" or "relative"
     embedding_steps: tuple[str, str, str] = ("token embedding", "+ position", "= input to layer 0")
     takes_snapshots: bool = False       # with_weights() loads the explorer's per-epoch training snapshots
+    # Where each block's layer norm sits: "pre" (before the sublayer, inside the residual branch), "post" (after the
+    # residual sum, as in Vaswani et al.), "" when the family does not say. The Lesson names the difference.
+    norm_placement: str = ""
 
     @abstractmethod
     def layers(self, kind: str) -> int: """Layers of one attention kind; 0 for a kind it does not have."""

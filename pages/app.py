@@ -34,18 +34,24 @@ st.set_page_config(page_title="Attention Explorer", page_icon=str(Path(__file__)
                    layout="wide")
 # A shared server started with a token (pages/launch.py) shows nothing, not even the pages' names, without it.
 allowed = granted()
-navigation = st.navigation([
-    st.Page("translation.py", title="Translation", icon=":material/translate:", default=True),
-    st.Page("attention.py", title="Attention", icon=":material/grid_on:"),
-    st.Page("internals.py", title="Internals", icon=":material/calculate:"),
-    st.Page("faithfulness.py", title="Faithfulness", icon=":material/fact_check:"),
-    st.Page("decoding.py", title="Decoding", icon=":material/account_tree:"),
-    st.Page("heads.py", title="Heads", icon=":material/hub:"),
-    st.Page("patching.py", title="Patching", icon=":material/healing:"),
-    st.Page("compare.py", title="Compare models", icon=":material/compare:"),
-    st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
-    st.Page("papers.py", title="Papers", icon=":material/menu_book:"),
-], position="sidebar" if allowed else "hidden")
+# Two groups: the pages a student needs, in the order of a first visit, and the instruments of research.
+navigation = st.navigation({
+    "Learn": [
+        st.Page("lesson.py", title="Lesson", icon=":material/school:", default=True),
+        st.Page("translation.py", title="Translation", icon=":material/translate:"),
+        st.Page("attention.py", title="Attention", icon=":material/grid_on:"),
+        st.Page("compare.py", title="Compare models", icon=":material/compare:"),
+        st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
+    ],
+    "Research": [
+        st.Page("internals.py", title="Internals", icon=":material/calculate:"),
+        st.Page("decoding.py", title="Decoding", icon=":material/account_tree:"),
+        st.Page("heads.py", title="Heads", icon=":material/hub:"),
+        st.Page("faithfulness.py", title="Faithfulness", icon=":material/fact_check:"),
+        st.Page("patching.py", title="Patching", icon=":material/healing:"),
+        st.Page("papers.py", title="Papers", icon=":material/menu_book:"),
+    ],
+}, position="sidebar" if allowed else "hidden")
 if not allowed:
     ask_token()
     st.stop()

@@ -17,6 +17,7 @@ from pages.access import quoted, refuse
 
 RESTORED = "_url_restored"
 VIEW = "_view"           # URL parameter → value (text), for the pages' own choices
+BOUND = "_bound"         # URL parameter → the widget keys that show it (so a link to a page can reset them)
 AS_TYPED = "as-typed"    # ?casing=as-typed: the sentence is fed to the model as typed, not recased
 SIDEBAR_PARAMETERS = ("model", "sentence", "beam", "casing", "lang", "pruned")
 
@@ -64,6 +65,8 @@ def kept(key: str, parameter: str | None, options, encode: Callable[[Any], str] 
     last visit, or from the link), when that value is one of `options`; else `default` (when given) if the
     widget holds nothing valid. After drawing it, call keep()."""
     state = st.session_state
+    if parameter:
+        bind(parameter, key)
     if key in state and state[key] in options:
         return
     by_text = {encode(option): option for option in options}
@@ -85,6 +88,21 @@ def kept_list(key: str, parameter: str, options: list, separator: str = "|") -> 
     """kept() for a multiselect: the kept choices that are still options."""
     if key not in st.session_state and saved(parameter):
         st.session_state[key] = [choice for choice in saved(parameter).split(separator) if choice in options]
+
+
+def bind(parameter: str, *keys: str) -> None:
+    """Record that these widgets show `parameter`, so follow() can make them read a new value."""
+    st.session_state.setdefault(BOUND, {}).setdefault(parameter, set()).update(keys)
+
+
+def follow(parameters: dict[str, str]) -> None:
+    """Before switching to another page on a link (the Lesson's "see it in depth"): keep these choices in the view
+    and forget the widgets that show them, so the page opens on exactly these, whatever it showed before."""
+    view = st.session_state.setdefault(VIEW, {})
+    for parameter, value in parameters.items():
+        view[parameter] = value
+        for key in st.session_state.get(BOUND, {}).get(parameter, ()):
+            st.session_state.pop(key, None)
 
 
 def saved(parameter: str) -> str:

@@ -149,6 +149,7 @@ def choose_head(checkpoint, prefix: str, first_kind: str = "encoder", kinds=ATTE
     prefix) start from it whenever Streamlit has forgotten them. kinds: those the model has."""
     kinds = sorted(kinds, key=lambda kind: kind != first_kind)
     keys = [f"{prefix}_kind", f"{prefix}_layer", f"{prefix}_head"]
+    url_state.bind("head", *keys)
     chosen = url_state.saved("head").split(".")
     if (any(key not in st.session_state for key in keys) and len(chosen) == 3 and chosen[0] in kinds
             and chosen[1].isdigit() and int(chosen[1]) < checkpoint.layers(chosen[0])

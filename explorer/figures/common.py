@@ -4,11 +4,24 @@ the colour scale of attention weights, and offline HTML export."""
 from __future__ import annotations
 
 import html
+from contextvars import ContextVar
 
 import numpy as np
 import plotly.graph_objects as go
 
 from explorer.wording import plural  # noqa: F401  (figures and pages word their counts with it)
+
+
+# Projector mode (the sidebar's toggle, `projector=1` in the URL): every figure's type and cells scaled up for a
+# class. A context variable, set by each run of a page: Streamlit runs every browser session in its own thread, so
+# one session's choice never reaches another's figures.
+FIGURE_SCALE: ContextVar[float] = ContextVar("figure_scale", default=1.0)
+PROJECTOR_SCALE = 1.3
+
+
+def font(size: float) -> int:
+    """A font size (or a row's height) in px, scaled up in projector mode."""
+    return int(round(size * FIGURE_SCALE.get()))
 
 
 def display_tokens(tokens: list[str]) -> list[str]:
@@ -60,7 +73,7 @@ def zoom_note(*counts: int, what: str = "cell") -> str:
 # shrinks with the number of tokens, on cells that stay at least a line of that font tall.
 def label_font(count: int) -> int:
     """The label font (px) for an axis of `count` tokens: 12 up to 20 tokens, down to 9 at 45 and 8 beyond."""
-    return int(np.clip(12 - (count - 20) / 10, 8, 12))
+    return font(int(np.clip(12 - (count - 20) / 10, 8, 12)))
 
 
 def cell_size(count: int) -> int:

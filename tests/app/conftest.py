@@ -4,6 +4,7 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import ROOT
 
 PAGES = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py"]
+LANDING = "lesson.py"       # the page the app opens on
 
 
 def open_page(page: str, sentence: str | None = None, **state) -> AppTest:
@@ -14,7 +15,7 @@ def open_page(page: str, sentence: str | None = None, **state) -> AppTest:
     for key, value in state.items():
         at.session_state[key] = value
     at.run()
-    if page != PAGES[0]:
+    if page != LANDING:
         at.switch_page(page)
         at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -1,0 +1,187 @@
+"""The Lesson's small figures: one per step, each narrow enough for a 1024-pixel projector's column at any
+sentence length. Keys run down the side (a row per key, never a crowded axis across), and a long sentence shows
+the keys that matter (the largest values and the chosen one), saying so in the title; the deep views show every
+key. Every text is at least 12 px (projector mode scales it up, common.font)."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.figures.common import display_tokens, font
+
+MOST_KEYS = 16          # rows a figure shows at most; the rest are named in its title
+ROW = 22                # px a row (a 12 px label and its spacing)
+SHOWN_DIMENSIONS = 32   # a vector's first values drawn
+CHOSEN, OTHER = "#d62728", "#1f77b4"
+
+
+def shown_keys(values: np.ndarray, chosen: int | None) -> np.ndarray:
+    """Positions of the keys drawn, in sentence order: all when few, else the largest MOST_KEYS (the chosen key
+    always among them)."""
+    if len(values) <= MOST_KEYS:
+        return np.arange(len(values))
+    order = [int(i) for i in np.argsort(-np.asarray(values))]
+    picked = ([chosen] if chosen is not None else []) + [i for i in order if i != chosen]
+    return np.array(sorted(picked[:MOST_KEYS]))
+
+
+def labels_at(tokens: list[str], positions) -> list[str]:
+    shown = display_tokens(tokens)
+    return [f"{i} {shown[i]}" for i in positions]
+
+
+def which(shown: int, total: int) -> str:
+    return "" if shown == total else f"<br><sup>the {shown} largest of {total} keys; the deep view shows all</sup>"
+
+
+def sized(figure: go.Figure, rows: int, title: str, top: int = 70, bottom: int = 40) -> go.Figure:
+    figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=top + bottom + rows * font(ROW),
+                         margin=dict(l=10, r=10, t=top, b=bottom), font=dict(size=font(12)), showlegend=False)
+    figure.update_yaxes(autorange="reversed", automargin=True, tickfont=dict(size=font(12)), type="category")
+    figure.update_xaxes(tickfont=dict(size=font(12)), automargin=True)
+    return figure
+
+
+def key_bars(values: np.ndarray, keys: list[str], chosen: int, title: str, percent: bool = False) -> go.Figure:
+    """One bar per key (horizontal), the chosen key in red, each bar's value written beside it."""
+    positions = shown_keys(np.abs(values) if not percent else values, chosen)
+    shown = np.asarray(values)[positions]
+    text = [f"{v:.1%}" if percent else f"{v:.3f}" for v in shown]
+    figure = go.Figure(go.Bar(x=shown, y=labels_at(keys, positions), orientation="h", text=text,
+                              textposition="outside", cliponaxis=False, textfont=dict(size=font(12)),
+                              marker_color=[CHOSEN if p == chosen else OTHER for p in positions],
+                              hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    low, high = float(min(shown.min(), 0)), float(max(shown.max(), 0))
+    room = (high - low) * 0.25 or 1.0           # the values written outside the bars stay inside the plot
+    figure.update_xaxes(range=[low - (room if low < 0 else 0), high + room],
+                        tickformat=".0%" if percent else None)
+    return sized(figure, len(positions), title + which(len(positions), len(keys)))
+
+
+def vector_rows(rows: dict[str, np.ndarray], title: str) -> go.Figure:
+    """Vectors as coloured rows (their first SHOWN_DIMENSIONS values; blue negative, red positive, hover: value)."""
+    labels = list(rows)
+    matrix = np.array([np.asarray(row, dtype=float)[:SHOWN_DIMENSIONS] for row in rows.values()])
+    limit = float(np.abs(matrix).max()) or 1.0
+    figure = go.Figure(go.Heatmap(z=matrix, y=labels, x=[str(d) for d in range(matrix.shape[1])],
+                                  colorscale="RdBu_r", zmin=-limit, zmax=limit, xgap=1, ygap=2,
+                                  colorbar=dict(thickness=12, len=1.0, tickfont=dict(size=font(12))),
+                                  hovertemplate="%{y}<br>value %{x}: %{z:.4f}<extra></extra>"))
+    figure.update_xaxes(title=dict(text="value number", font=dict(size=font(12))), dtick=4)
+    return sized(figure, max(len(labels), 2) * 2, title, bottom=60)
+
+
+def keys_by_columns(matrix: np.ndarray, keys: list[str], columns: list[str], title: str,
+                    marked: int | None = None) -> go.Figure:
+    """[columns, keys] weights as a heatmap with a row per key and a column per head (or layer), each cell's
+    percentage written in it."""
+    positions = shown_keys(matrix.max(axis=0), None)
+    values = matrix[:, positions].T
+    figure = go.Figure(go.Heatmap(z=values, x=columns, y=labels_at(keys, positions), colorscale="Blues",
+                                  zmin=0, zmax=1, xgap=2, ygap=2, text=[[f"{v:.0%}" for v in row] for row in values],
+                                  texttemplate="%{text}", textfont=dict(size=font(12)),
+                                  colorbar=dict(thickness=12, tickformat=".0%", tickfont=dict(size=font(12))),
+                                  hovertemplate="%{x}, key %{y}: %{z:.1%}<extra></extra>"))
+    figure.update_xaxes(side="top", type="category")
+    if marked is not None:
+        figure.add_shape(type="rect", xref="x", yref="paper", x0=marked - 0.5, x1=marked + 0.5, y0=0, y1=1,
+                         line=dict(color=CHOSEN, width=2))
+    return sized(figure, len(positions), title + which(len(positions), len(keys)), top=100)
+
+
+def heads_by_key(rows: np.ndarray, keys: list[str], title: str, head: int) -> go.Figure:
+    return keys_by_columns(rows, keys, [f"head {h}" for h in range(len(rows))], title, head)
+
+
+def layers_by_key(rows: np.ndarray, keys: list[str], title: str) -> go.Figure:
+    return keys_by_columns(rows, keys, [f"layer {layer}" for layer in range(len(rows))], title)
+
+
+WINDOW = 12             # decoder positions the masked-attention figure shows around the chosen one
+
+
+def masked_window(pattern: np.ndarray, mask: np.ndarray, tokens: list[str], position: int, title: str) -> go.Figure:
+    """The decoder's self-attention over a window of positions ending after the chosen one: weights as colour and
+    percentages, masked cells (the future) grey and marked ✕."""
+    end = min(len(tokens), max(position + 2, WINDOW))
+    start = max(0, end - WINDOW)
+    window = range(start, end)
+    labels = labels_at(tokens, window)
+    weights = pattern[start:end, start:end]
+    allowed = mask[start:end, start:end]
+    shown = np.where(allowed, weights, np.nan)
+    text = [[f"{w:.0%}" if ok else "✕" for w, ok in zip(row, oks)] for row, oks in zip(weights, allowed)]
+    figure = go.Figure([
+        go.Heatmap(z=np.where(allowed, np.nan, 1.0), x=labels, y=labels, colorscale=[[0, "#dddddd"], [1, "#dddddd"]],
+                   showscale=False, hoverinfo="skip", xgap=2, ygap=2),
+        go.Heatmap(z=shown, x=labels, y=labels, colorscale="Blues", zmin=0, zmax=1, xgap=2, ygap=2, text=text,
+                   texttemplate="%{text}", textfont=dict(size=font(11)),
+                   colorbar=dict(thickness=12, tickformat=".0%", tickfont=dict(size=font(12))),
+                   hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.1%}<extra></extra>"),
+    ])
+    row = position - start
+    figure.add_shape(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=row - 0.5, y1=row + 0.5,
+                     line=dict(color=CHOSEN, width=2))
+    figure.update_xaxes(side="top", tickangle=-60, type="category", title=dict(text="key", font=dict(size=font(12))))
+    figure.update_yaxes(title=dict(text="query", font=dict(size=font(12))))
+    part = "" if (start, end) == (0, len(tokens)) else f"<br><sup>positions {start}–{end - 1} of {len(tokens)}</sup>"
+    return sized(figure, len(labels), title + part, top=160, bottom=20)
+
+
+def probability_bars(tokens: list[str], probabilities: list[float], chosen: str, title: str) -> go.Figure:
+    """The top of the output distribution, a bar per piece, the chosen one in red."""
+    labels = [f"{i + 1}. {token}" for i, token in enumerate(display_tokens(tokens))]
+    figure = go.Figure(go.Bar(x=probabilities, y=labels, orientation="h",
+                              text=[f"{p:.1%}" if p >= 0.001 else f"{p:.2g}" for p in probabilities],
+                              textposition="outside", cliponaxis=False, textfont=dict(size=font(12)),
+                              marker_color=[CHOSEN if t == chosen else OTHER for t in tokens],
+                              hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    figure.update_xaxes(range=[0, max(probabilities) * 1.3 or 1], tickformat=".0%")
+    return sized(figure, len(labels), title)
+
+
+# -- the step's numbers and token chips, as HTML (the page shows them; each number carries its full value) --
+
+def number_text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}" if abs(value) < 1000 else f"{value:,.1f}"
+    if isinstance(value, list):
+        return "[" + ", ".join(f"{v:.3f}" for v in value) + ", …]"
+    return str(value)
+
+
+def numbers_html(numbers) -> str:
+    """A step's numbers as a wrapping row of labelled boxes. data-name and data-value hold each number's name and
+    full value (JSON), so a test reads exactly what the page states."""
+    boxes = "".join(
+        f'<div class="lesson-number" data-name="{html.escape(number.name)}" '
+        f"data-value='{html.escape(json.dumps(number.value, ensure_ascii=False), quote=True)}'>"
+        f'<div class="lesson-label">{html.escape(number.label)}</div>'
+        f'<div class="lesson-value">{html.escape(number_text(number.value))}</div></div>'
+        for number in numbers)
+    return f'<div class="lesson-numbers">{boxes}</div>'
+
+
+def chips_html(tokens: list[str], marked: int | None) -> str:
+    """Tokens as numbered chips that wrap to the column's width, the marked one highlighted."""
+    chips = "".join(f'<span class="lesson-chip{" lesson-marked" if i == marked else ""}">'
+                    f'<sub>{i}</sub> {html.escape(token)}</span>' for i, token in enumerate(tokens))
+    return f'<div class="lesson-chips lesson-figure">{chips}</div>'
+
+
+LESSON_CSS = """<style>
+.lesson-numbers { display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.25rem 0 0.75rem; }
+.lesson-number { border: 1px solid #ccd; border-radius: 0.4rem; padding: 0.3rem 0.6rem; max-width: 100%; }
+.lesson-label { font-size: 0.8rem; color: #555; overflow-wrap: anywhere; }
+.lesson-value { font-family: monospace; font-size: 0.95rem; overflow-wrap: anywhere; }
+.lesson-chips { display: flex; flex-wrap: wrap; gap: 0.3rem; margin-bottom: 0.75rem; }
+.lesson-chip { border: 1px solid #99b; border-radius: 0.3rem; padding: 0.1rem 0.4rem; font-family: monospace;
+               font-size: 0.95rem; }
+.lesson-chip sub { color: #777; font-size: 0.7rem; }
+.lesson-marked { background: #d62728; color: white; border-color: #d62728; }
+.lesson-marked sub { color: #fdd; }
+</style>"""

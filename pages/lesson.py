@@ -1,0 +1,96 @@
+"""Lesson: the person's own sentence through the Transformer, one step of the lecture at a time (explorer/lesson.py
+has the steps and their numbers; this page draws them, keeps the step in the URL and links each to its deep view)."""
+
+import streamlit as st
+
+from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
+from explorer.lesson import SHORT_TITLES, Focus, Lesson
+from pages import url_state
+from pages.session import current_trace
+from pages.widgets import show_figure
+
+st.title("Lesson: your sentence through the Transformer")
+st.caption("Follow your sentence through the model in a lecture's order. Each step says what happens in plain words, "
+           "shows this model's real numbers and one small figure, and links to the page that shows it in full. "
+           "Move with ◀ Previous / Next ▶, or jump with the list of steps; type your own sentence in the sidebar.")
+checkpoint, trace = current_trace()
+if trace.output_text:
+    st.markdown(f"**The model's {trace.output_title.lower() if trace.output_title != 'German' else 'German'}:**")
+    st.text(trace.output_text)
+lesson = Lesson(checkpoint, trace)
+slugs = lesson.slugs
+default = lesson.default_focus()
+st.html(LESSON_CSS)
+
+
+def head_choice() -> tuple[int, int]:
+    """The layer and head the steps follow: the URL's `head=kind.layer.head` (any kind: the numbers carry over)."""
+    parts = url_state.saved("head").split(".")
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return int(parts[1]), int(parts[2])
+    return default.layer, default.head
+
+
+# -- what the steps follow: a word, a layer and head, an output step (all kept in the URL) --
+layer, head = head_choice()
+word_column, layer_column, head_column, step_column = st.columns([3, 2, 2, 3])
+url_state.kept("lesson_word", "query", range(len(lesson.words)), default=default.word)
+word = word_column.selectbox("Word to follow", range(len(lesson.words)), key="lesson_word",
+                             format_func=lambda i: f"{i}: {lesson.words[i]}",
+                             help="The piece whose query the attention steps follow (a query asks: which other "
+                                  "pieces matter to me?).")
+url_state.keep("query", word)
+url_state.kept("lesson_layer", None, range(lesson.layers()), default=min(layer, lesson.layers() - 1))
+layer = layer_column.selectbox("Layer", range(lesson.layers()), key="lesson_layer",
+                               help=f"Which of the {lesson.reader}'s {lesson.layers()} layers the attention steps "
+                                    "look into (the decoder's steps use the same number).")
+url_state.kept("lesson_head", None, range(checkpoint.heads), default=min(head, checkpoint.heads - 1))
+head = head_column.selectbox("Head", range(checkpoint.heads), key="lesson_head",
+                             help="Each layer has several heads: attention computed in parallel with different "
+                                  "learned matrices.")
+url_state.keep("head", f"{lesson.reader}.{layer}.{head}")
+step = 0
+if trace.steps:
+    outputs = trace.output_tokens
+    url_state.kept("lesson_output_step", "step", range(len(outputs)), default=default.step)
+    step = step_column.selectbox("Output step", range(len(outputs)), key="lesson_output_step",
+                                 format_func=lambda i: f"{i}: {outputs[i]}",
+                                 help=f"The decoder's steps follow the step that chose this piece of the "
+                                      f"{trace.output_title}.")
+    url_state.keep("step", step)
+
+# -- the list of steps, and where we are --
+url_state.kept("lesson_step", "lesson", slugs, default=slugs[0])
+
+
+def move(by: int) -> None:
+    here = slugs.index(st.session_state.get("lesson_step") or url_state.saved("lesson") or slugs[0])
+    st.session_state["lesson_step"] = slugs[min(max(here + by, 0), len(slugs) - 1)]
+
+
+chosen = st.pills("Steps", slugs, key="lesson_step", format_func=lambda s: f"{slugs.index(s) + 1}. {SHORT_TITLES[s]}",
+                  help="Jump to any step; the step is kept in the address, so a link opens on it.")
+slug = chosen or url_state.saved("lesson") or slugs[0]      # clicking the open step again keeps it open
+url_state.keep("lesson", slug)
+number = slugs.index(slug)
+shown = lesson.step(slug, Focus(word, -1, layer, head, step))
+
+st.subheader(f"Step {number + 1} of {len(slugs)}: {shown.title}")
+st.markdown(shown.text)
+st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
+if shown.figure is not None:
+    show_figure(shown.figure, f"lesson-{slug}")
+elif shown.tokens is not None:
+    st.markdown(chips_html(shown.tokens, shown.marked), unsafe_allow_html=True)
+if shown.differs:
+    st.info(f"**Unlike the paper:** {shown.differs}")
+
+previous_column, link_column, next_column = st.columns([1, 3, 1])
+previous_column.button("◀ Previous", key="lesson_previous", on_click=move, args=(-1,), disabled=number == 0,
+                       width="stretch")
+next_column.button("Next ▶", key="lesson_next", on_click=move, args=(1,), disabled=number == len(slugs) - 1,
+                   width="stretch")
+if shown.link is not None and link_column.button(f"See it in depth: {shown.link.title} →", key="lesson_link",
+                                                 width="stretch"):
+    url_state.follow(shown.link.parameters)
+    st.switch_page(shown.link.page)
