@@ -320,7 +320,7 @@ class Lesson:
                     link=self.walkthrough_link(focus), differs=self.norm_difference())
 
     def _layers(self, focus: Focus) -> Step:
-        model, layers = self.model, self.layers()
+        layers = self.layers()
         keys, word = self.trace.key_tokens(self.reader), self.words[focus.word]
         averaged = self.trace.pattern(self.reader)[:, :, focus.word].mean(axis=1)       # [layers, keys]
         favourites = [int(np.argmax(row)) for row in averaged]

@@ -62,7 +62,23 @@ render_sidebar()
 # nothing until the next click, which then loses the view (a page change clears the URL; a widget's change is
 # overridden by it). Reloading the tab the moment it reconnects opens the view its URL holds, token included.
 # The sign is the sentence box: Streamlit disables every widget while disconnected, and we never disable this one.
+#
+# Enter in the sentence box applies the sentence: the box is left (blur), which commits its text to Streamlit as
+# Ctrl+Enter does; Shift+Enter is left alone. A student expects Enter to work, and a hint shown only while typing
+# (Streamlit's own) was missed.
 st.sidebar.html("""<script>
+if (!window.explorerAppliesOnEnter) {
+  window.explorerAppliesOnEnter = true;
+  document.addEventListener('keydown', (event) => {
+    const box = event.target;
+    if (event.key === 'Enter' && !event.shiftKey && !event.ctrlKey && !event.metaKey && box.matches
+        && box.matches('textarea[aria-label="English sentence"]')) {
+      event.preventDefault();
+      event.stopPropagation();
+      box.blur();
+    }
+  }, true);
+}
 if (!window.explorerReloadsOnReconnect) {
   window.explorerReloadsOnReconnect = true;
   let lost = false;

@@ -5,12 +5,19 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.domain import training_description
-from explorer.figures.common import COLOUR_SCALES
+from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
 from models.checkpoint import CheckpointError
 from pages import url_state
 from pages.access import policy
 from pages.session import (EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
                            weights_mtime)
+
+
+# Projector mode's type: every rem-sized text (Streamlit sizes text in rem) 25% larger, widgets included.
+PROJECTOR_CSS = """<style>
+html { font-size: 20px; }
+[data-testid="stSidebar"] { font-size: 0.9rem; }
+</style>"""
 
 
 def _use_example() -> None:
@@ -35,8 +42,12 @@ def render_sidebar() -> None:
         describe_model(selection().model_path)
         st.session_state.setdefault("sentence", EXAMPLES[0])
         # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
-        # Ctrl+Enter applies it (Streamlit says so under the box); a newline typed or pasted becomes a space.
+        # Enter applies it (pages/app.py's script: Enter leaves the box, which commits it), so does Ctrl+Enter, and
+        # so does the button (a click leaves the box too); a newline pasted becomes a space.
         st.text_area("English sentence", key="sentence", height=100, on_change=_one_line)
+        st.button("Translate", key="apply_sentence", type="primary",
+                  help="Applies the sentence typed above (so does Enter): every page then shows it.")
+        st.caption("Type or paste a sentence, then press Enter or Translate.")
         if policy().serving:        # a visitor learns the limits before meeting them
             st.caption(f"At most {MAX_SENTENCE_CHARS:,} characters, of which the model reads as many tokens as it "
                        "takes (256 for the bundled models); longer text is cut, with a notice.")
@@ -54,6 +65,15 @@ def render_sidebar() -> None:
                          help="0–1: every figure on one scale, so figures compare. 0–max: each figure's own largest "
                               "weight is darkest, so a diffuse head's pattern shows; its colour bar says the range.")
         url_state.keep("scale", scale)
+        url_state.kept("projector", "projector", [True, False], encode=lambda on: "on" if on else "", default=False)
+        projector = st.toggle("Projector mode", key="projector",
+                              help="For a class: larger type and figure cells, one figure per row. Kept in the "
+                                   "address, so a link opens a class's view.")
+        url_state.keep("projector", "on" if projector else "")
+    # Per run and per session (a context variable, explorer/figures/common.py): this session's figures only.
+    FIGURE_SCALE.set(PROJECTOR_SCALE if projector else 1.0)
+    if projector:
+        st.html(PROJECTOR_CSS)
     chosen = selection()
     model = links.get(st.session_state.get("model"), chosen.model_path)
     url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing, chosen.target_language)

@@ -1,0 +1,135 @@
+"""The Lesson in a real browser: opened cold, walked forward at 1400×900 and back at 1024×768 (a classroom
+projector), every step showing its figure and numbers, nothing wider than the window, no label cut, no figure text
+under 11 px, and the numbers each step states equal to the trace's, recomputed here from its captured arrays."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+import numpy as np
+import pytest
+
+from explorer.trace import trace_sentence
+from tests.browser.harness import query_parameters, settle
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
+TWENTY_WORDS = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
+SIZES = {"wide": (1400, 900), "projector": (1024, 768)}
+
+# What the page must not do at the window's size: an element wider than the window, a label cut with an
+# ellipsis, figure text under 11 px.
+LAYOUT = """() => {
+  const width = window.innerWidth;
+  const main = document.querySelector('[data-testid="stMain"]');
+  const wide = [...main.querySelectorAll('*')].filter(e => {
+    const box = e.getBoundingClientRect();
+    return box.width > 0 && box.right > width + 1 && !e.closest('.js-plotly-plot .main-svg defs');
+  }).map(e => (e.getAttribute('data-testid') || e.tagName) + ' ' + Math.round(e.getBoundingClientRect().right));
+  const cut = [...main.querySelectorAll('*')].filter(e => e.offsetParent && e.children.length === 0
+      && getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent);
+  const small = [...main.querySelectorAll('.js-plotly-plot text')].filter(t => t.textContent.trim()
+      && parseFloat(getComputedStyle(t).fontSize) < 11).map(t => t.textContent);
+  return {wide: wide.slice(0, 5), cut: cut.slice(0, 5), small: small.slice(0, 5)};
+}"""
+NUMBERS = """() => Object.fromEntries([...document.querySelectorAll('.lesson-number')]
+    .map(e => [e.dataset.name, e.dataset.value]))"""
+
+
+def heading(page) -> str:
+    return page.locator('[data-testid="stHeading"]', has_text="Step ").first.inner_text()
+
+
+def check_step(page, size: str) -> dict:
+    """The open step: its figure and numbers are there and the layout holds; its numbers, as the page states them."""
+    main = page.locator('[data-testid="stMain"]')
+    assert main.locator('[data-testid="stPlotlyChart"], .lesson-figure').count() >= 1, heading(page)
+    numbers = {name: json.loads(value) for name, value in page.evaluate(NUMBERS).items()}
+    assert numbers, heading(page)
+    layout = page.evaluate(LAYOUT)
+    assert layout == {"wide": [], "cut": [], "small": []}, (size, heading(page), layout)
+    return numbers
+
+
+def expected(trace, slug: str, word: int, layer: int, head: int, step: int) -> dict:
+    """The step's numbers from the trace's arrays, computed here (not by explorer.lesson)."""
+    values = trace.attention["encoder"]
+    q, k = values["q"][layer, head, word], values["k"][layer, head]
+    weights = values["pattern"][layer, head, word]
+    key = int(np.argmax(weights))
+    return {"qkv": {"q": q[:4]},
+            "scores": {"score": [q @ k[key]]},
+            "scale": {"score": [q @ k[key]], "scaled": [values["scores"][layer, head, word, key]]},
+            "softmax": {"weight": [weights[key]], "sum": [1.0]},
+            "values": {"z": values["z"][layer, head, word, :4]},
+            "probabilities": {"probability": [trace.steps[step].chosen_prob]},
+            }.get(slug, {})
+
+
+def assert_numbers(stated: dict, wanted: dict, where: str) -> None:
+    for name, value in wanted.items():
+        got = np.atleast_1d(np.asarray(stated[name], dtype=float))
+        assert np.allclose(got, np.asarray(value, dtype=float), rtol=1e-4, atol=1e-5), (where, name, got, value)
+
+
+def walk(page, trace, size: str, direction: str, checked: set) -> None:
+    """Every step once, from where the page is, by its Next or Previous button."""
+    button = "Next ▶" if direction == "forward" else "◀ Previous"
+    while True:
+        view = query_parameters(page)
+        numbers = check_step(page, size)
+        layer, head = (int(part) for part in view["head"].split(".")[1:])
+        slug = view["lesson"]
+        assert_numbers(numbers, expected(trace, slug, int(view["query"]), layer, head, int(view["step"])),
+                       f"{size} {slug}")
+        checked.add(slug)
+        move = page.get_by_role("button", name=button)
+        if move.is_disabled():
+            return
+        before = heading(page)
+        move.click()
+        page.wait_for_function(f"() => !document.body.innerText.includes({json.dumps(before)})", timeout=60_000)
+        settle(page)
+
+
+def test_the_lesson_walks_forward_and_back_at_both_sizes(app_url, context, h8):
+    page = context.new_page()
+    page.set_viewport_size(dict(zip(("width", "height"), SIZES["wide"])))
+    page.goto(app_url)                                  # cold: the landing page, the default sentence
+    page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
+    settle(page)
+    sentence = query_parameters(page)["sentence"]
+    trace = trace_sentence(h8, sentence)
+    forward, back = set(), set()
+    walk(page, trace, "wide", "forward", forward)
+    assert heading(page).startswith("Step 14 of 14")
+    page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
+    settle(page)
+    walk(page, trace, "projector", "back", back)
+    assert heading(page).startswith("Step 1 of 14")
+    assert forward == back and len(forward) == 14
+
+
+def test_another_word_of_a_twenty_word_sentence(app_url, context, h8):
+    """A deep link to a step on another word, layer and head, then the step list: the numbers follow that choice."""
+    word, layer, head, step = 7, 1, 3, 4
+    parameters = {"sentence": TWENTY_WORDS, "lesson": "scores", "query": word, "head": f"encoder.{layer}.{head}",
+                  "step": step}
+    page = context.new_page()
+    page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
+    page.goto(f"{app_url}/?{urlencode(parameters)}")
+    page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
+    settle(page)
+    trace = trace_sentence(h8, TWENTY_WORDS)
+    assert len(TWENTY_WORDS.split()) == 20
+    for slug, label in [("scores", None), ("softmax", "6. Softmax"), ("values", "7. z = Σ weight × v"),
+                        ("probabilities", "13. Linear + softmax")]:
+        if label:
+            page.locator('[data-testid="stButtonGroup"]').get_by_text(label, exact=True).click()
+            page.wait_for_function(f"() => new URLSearchParams(location.search).get('lesson') === '{slug}'",
+                                   timeout=60_000)
+            settle(page)
+        assert_numbers(check_step(page, "projector"), expected(trace, slug, word, layer, head, step), slug)
+    assert query_parameters(page)["query"] == str(word)
