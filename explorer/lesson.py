@@ -120,7 +120,8 @@ class Lesson:
     @property
     def slugs(self) -> list[str]:
         has = self.trace.attention
-        slugs = ["sentence"] + (["embedding"] if self.side in self.trace.inputs else [])
+        embedded = self.side in self.trace.embeddings and self.side in self.trace.inputs
+        slugs = ["sentence"] + (["embedding"] if embedded else [])
         slugs += ["qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers"]
         if self.reader == "encoder" and "decoder" in has and self.trace.steps:
             slugs.append("masked")

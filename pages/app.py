@@ -42,6 +42,7 @@ navigation = st.navigation({
         st.Page("attention.py", title="Attention", icon=":material/grid_on:"),
         st.Page("compare.py", title="Compare models", icon=":material/compare:"),
         st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
+        st.Page("glossary.py", title="Glossary", icon=":material/dictionary:"),
     ],
     "Research": [
         st.Page("internals.py", title="Internals", icon=":material/calculate:"),

@@ -15,12 +15,16 @@ from pages.access import policy, quoted, refuse
 from pages.session import (cached_checkpoint, cached_trace, offered_models, selection, warn_if_truncated,
                            weights_mtime)
 from pages import url_state
+from pages.glossary_links import term_help
 from pages.units import attention_units, in_units
-from pages.widgets import attention_values, colour_scale, show_figure
+from pages.widgets import attention_values, colour_scale, figure_places, show_figure
 
 MOST = 3
 
 st.title("Compare models")
+st.caption("The same sentence through two or three models side by side, to see how differently their heads attend: in "
+           "each heatmap a row is a query token and its colours are the weights it puts on each key.",
+           help=term_help("attention weight", "head"))
 offered = offered_models()
 # Compare starts from the model that is open: it comes first, then the other offered models.
 opened = selection().model_path
@@ -74,7 +78,8 @@ for column, label in zip(st.columns(len(labels)), labels):
         st.caption(traces[label].output_title)
         st.text(traces[label].output_text or "(a masked language model: no output text)")
         if info:
-            st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}")
+            st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}",
+                       help=term_help("BLEU", "greedy decoding", "beam search"))
 
 kinds = [kind for kind in ATTENTION_KINDS if any(kind in trace.attention for trace in traces.values())]
 values_column, units_column = st.columns(2)
@@ -90,7 +95,8 @@ if shown == "norm":
                "bar says it), so compare the models' patterns, not their shades.")
 left, middle, right = st.columns([2, 1, 2])
 url_state.kept("compare_kind", "compare_kind", kinds)
-kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="compare_kind", horizontal=True)
+kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="compare_kind", horizontal=True,
+                  help=term_help("self-attention", "cross-attention"))
 url_state.keep("compare_kind", kind)
 deepest = max(m.layers(kind) for m in models.values())
 url_state.kept("compare_layer", "compare_layer", range(deepest))
@@ -150,14 +156,15 @@ longest = max(max(len(traces[label].query_tokens(kind)), len(traces[label].key_t
 share = CONTENT_WIDTH // len(labels)
 # A long sentence's panels are pooled, a few a row of the page's width: one model under the other.
 if not is_long(longest) and cell_size(longest) * longest + 12 + PANEL_LABELS <= share:
-    for column, label in zip(st.columns(len(labels)), labels):
+    for column, label in zip(figure_places(len(labels)), labels):
         with column:
             draw(label, share)
 else:
     for label in labels:
         draw(label, CONTENT_WIDTH)
 
-st.header("Head roles and importance")
+st.header("Head roles and importance",
+          help=term_help("positional head", "syntactic head", "rare-token head", "head importance"))
 st.caption("Shipped results (or those computed in this session on the Heads page) at the default thresholds. "
            "\"Most …\" names each model's strongest candidate for a role, whether or not it passes the threshold.")
 summaries = {}

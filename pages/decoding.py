@@ -15,7 +15,8 @@ from models.interface import FILL_MASK
 from pages.lens_and_sampling import logit_lens_section, masked_lens_section, sampling_section
 from pages.session import cached_beam_tree, cached_masked_word, current_trace, selection, weights_mtime
 from pages import url_state
-from pages.widgets import show_figure
+from pages.glossary_links import linked, term_help
+from pages.widgets import figure_places, show_figure
 
 # The beam tree's work (beams × steps × decoder tokens × decoder layers × d_model², ∝ its multiply-adds) drawn
 # without asking: the bundled models' 45-token caption with 10 beams ~4e9, their 250-token text ~1.3e9 (they
@@ -23,6 +24,8 @@ from pages.widgets import show_figure
 BEAM_WORK = 10e9
 
 st.title("Decoding")   # first: the notices about the sentence go under it
+st.caption("How the model picks each token it writes: the probabilities it gave the candidates at every step, where "
+           "it looked while choosing, and how other ways of choosing (sampling, beam search) change the output.")
 checkpoint, trace = current_trace()
 
 
@@ -34,7 +37,7 @@ def side_by_side(left_figure, right_figure) -> bool:
 def masked_token_view() -> None:
     """A masked language model does not decode: hide one token behind the mask token and see what it fills in,
     and which heads carried it."""
-    st.caption("A masked language model does not generate text: it fills in masked tokens. Pick a token to hide "
+    st.caption(f"A {linked('masked language model')} does not generate text: it fills in masked tokens. Pick a token to hide "
                "behind the mask token; the model predicts it from the rest of the sentence.")
     positions = maskable_positions(trace, checkpoint)
     if not positions:
@@ -53,7 +56,7 @@ def masked_token_view() -> None:
     row = masked.attention[layer].mean(0)
     predictions = step_figure(masked.prediction, position, "masked")
     looked = attention_row_figure(row, masked.tokens, f"where the mask looked: layer {layer}, head average")
-    left, right = st.columns(2) if side_by_side(predictions, looked) else (st.container(), st.container())
+    left, right = figure_places(2, side_by_side(predictions, looked))
     with left:
         show_figure(predictions, f"mask-{position}-predictions",
                     pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}))
@@ -63,7 +66,7 @@ def masked_token_view() -> None:
     layers = [f"layer {i}" for i in range(masked.head_effect.shape[0])]
     heads = [f"head {i}" for i in range(masked.head_effect.shape[1])]
     st.caption("Which heads carried the prediction: |∂ log p(hidden token) / ∂ gate| of each head (Michel et al. "
-               "2019's importance, for this one example). Large = the prediction moves most when that head is "
+               f"2019's {linked('head importance', 'importance')}, for this one example). Large = the prediction moves most when that head is "
                "turned down.")
     title = f"Heads behind predicting “{display_tokens([masked.prediction.chosen])[0]}”"
     show_figure(head_effect_figure(masked.head_effect, title),
@@ -75,11 +78,12 @@ if checkpoint.task == FILL_MASK:
     masked_token_view()
     st.stop()
 
-st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}")
+st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}",
+           help=term_help("greedy decoding", "beam search", "entropy", "nats"))
 overview = steps_overview(trace.steps)
 show_figure(overview, "decoding-steps", steps_table(trace), width=fixed_width(overview))
 
-st.header("One step")
+st.header("One step", help=term_help("logits", "softmax", "entropy"))
 looked_at = "cross" if "cross" in trace.attention else "decoder"
 keys = trace.source_tokens if looked_at == "cross" else trace.target_tokens
 picker, layer_picker, head_picker = st.columns([2, 1, 1])
@@ -93,16 +97,18 @@ step = trace.steps[step_index]
 layers = range(checkpoint.layers("decoder"))
 url_state.kept("decoding_layer", None, layers, default=layers[-1])
 layer = layer_picker.selectbox("Cross-attention layer" if looked_at == "cross" else "Self-attention layer", layers,
-                               key="decoding_layer", persist_state="session")
+                               key="decoding_layer", persist_state="session",
+                               help=term_help("cross-attention" if looked_at == "cross" else "self-attention"))
 head_choices = ["average"] + list(range(checkpoint.heads))
 url_state.kept("decoding_head", None, head_choices, default="average")
-head_choice = head_picker.selectbox("Head", head_choices, key="decoding_head", persist_state="session")
+head_choice = head_picker.selectbox("Head", head_choices, key="decoding_head", persist_state="session",
+                                    help=term_help("head", "head average"))
 row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
 what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
 top_k = step_figure(step, step_index)
 looked = attention_row_figure(row, keys, f"step {step_index}: {what}, layer {layer}, head {head_choice}")
 # Beside each other while the bars fit half the page; a bar for each of many tokens takes the page's width.
-left, right = st.columns(2) if side_by_side(top_k, looked) else (st.container(), st.container())
+left, right = figure_places(2, side_by_side(top_k, looked))
 with left:
     show_figure(top_k, f"step-{step_index}-top-k",
                 pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}))
@@ -113,13 +119,15 @@ with right:
 sampling_section(checkpoint, trace)
 logit_lens_section(checkpoint, trace)
 
-st.header("Greedy versus beam search")
+st.header("Greedy versus beam search", help=term_help("greedy decoding", "beam search"))
 url_state.kept("decoding_beam", None, range(2, 11), default=max(2, selection().beam_size if selection().beam_size > 1 else 5))
-beam_size = st.slider("Beam size", 2, 10, key="decoding_beam", persist_state="session")
+beam_size = st.slider("Beam size", 2, 10, key="decoding_beam", persist_state="session",
+                      help="How many partial outputs the search keeps at every step.")
 if not 0.0 <= st.session_state.get("decoding_alpha", -1) <= 2.0:        # a slider's float: a range, not a list
     st.session_state["decoding_alpha"] = 0.6
 alpha = st.slider("Length penalty α", 0.0, 2.0, step=0.1, key="decoding_alpha", persist_state="session",
-                  help="Hypotheses are ranked by log-probability ÷ ((5 + length) / 6)^α (GNMT).")
+                  help="Hypotheses are ranked by log-probability ÷ ((5 + length) / 6)^α (GNMT). "
+                       f"({linked('length penalty', 'glossary')})")
 st.caption("The tree is the explorer's beam search over this model's next-token probabilities, so every live beam "
            "can be drawn; the output on the other pages comes from the model's own decoding.")
 
@@ -154,7 +162,7 @@ if beam_tree_wanted():
 st.caption(f"The output shown on the other pages ({trace.decoding}):")
 st.text(trace.output_text)
 
-st.header("Teacher forcing")
+st.header("Teacher forcing", help=term_help("teacher forcing"))
 continuation = looked_at == "decoder"
 reference = st.text_input("A continuation of your text" if continuation else "A reference translation",
                           key="decoding_reference", persist_state="session",
@@ -168,4 +176,5 @@ if reference.strip():
     else:
         forcing = teacher_forcing_figure(forced)
         show_figure(forcing, "teacher-forcing", teacher_forcing_table(forced), width=fixed_width(forcing))
-        st.metric("Loss (mean negative log-likelihood per token)", f"{forced.loss:.3f} nats")
+        st.metric("Loss (mean negative log-likelihood per token)", f"{forced.loss:.3f} nats",
+                  help=term_help("log-probability", "nats"))

@@ -12,8 +12,9 @@ from explorer.detectors import (DEFAULT_SEEDS, HeadDetection, detect_heads, dete
 from explorer.exports import table_csv
 from explorer.figures.detectors import detector_maps
 from models.interface import ExplorerModel
+from pages.glossary_links import term_help
 from pages.session import cached_checkpoint, weights_mtime
-from pages.widgets import show_figure
+from pages.widgets import command_line, show_figure
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +27,8 @@ def cached_detection(path: str, modified: float, target_language: str) -> HeadDe
 
 
 def show_head_detectors(checkpoint: ExplorerModel) -> None:
-    st.header("Head detectors (Olsson et al. 2022)")
+    st.header("Head detectors (Olsson et al. 2022)",
+              help=term_help("previous-token head", "duplicate-token head", "induction head", "prefix matching"))
     path = str(checkpoint.path)
     detection = cached_detection(path, weights_mtime(path), checkpoint.target_language)
     source = f" (while translating the fixed source “{detection.fixed_source}”)" if detection.fixed_source else ""
@@ -58,8 +60,8 @@ def show_head_detectors(checkpoint: ExplorerModel) -> None:
         column: st.column_config.NumberColumn(format="%.3f") for column in references.columns})
     st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-head-detectors.csv",
                        mime="text/csv", key="detectors_csv")
-    st.caption(f"The same from the command line: `python -m explorer detect --model {model_argument(checkpoint.path)} "
-               "[--json]`.")
+    command_line("The same from the command line: "
+                 f"`python -m explorer detect --model {model_argument(checkpoint.path)} [--json]`.")
 
 
 SHOWN_ROWS = 50         # rows of the per-head table in view without scrolling

@@ -8,8 +8,9 @@ from explorer.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Un
 from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
 from explorer.flow import MAX_FLOW_TOKENS
 from pages import url_state
+from pages.glossary_links import linked, term_help
 from pages.session import cached_checkpoint, current_trace, selection, weights_mtime
-from pages.widgets import show_figure
+from pages.widgets import command_line, show_figure
 
 PUBLISHED = "Abnar & Zuidema 2020, their model (published)"
 CORRELATIONS = ("ρ with leave-one-out", "ρ with gradient × input", PUBLISHED)
@@ -41,6 +42,9 @@ def cached_faithfulness(path: str, modified: float, sentence: str, fix_casing: b
 
 
 st.title("Faithfulness")   # first: the notices about the sentence go under it
+st.caption("Each row of the figure scores every input token one way, the first two by how much the output depends on "
+           "it and the others by how much attention it gets, so where their colours agree attention points at what "
+           "matters.", help=term_help("faithfulness"))
 checkpoint, trace = current_trace()
 chosen = selection()
 result = cached_faithfulness(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.fix_casing,
@@ -61,10 +65,12 @@ else:
                  "token hidden behind [MASK])", "the masked position's row of the last layer's self-attention, "
                  "averaged over heads")
 st.caption(
-    f"What the output depends on, token by token, for {explained[0]}. **Leave-one-out**: log p(output | sentence) − "
-    "log p(output | sentence with the token replaced by the unknown token), under teacher forcing; how much the "
-    "output loses without the token. **Gradient × input**: ‖∂ log p(output)/∂x ⊙ x‖₂ over the token's input vector. "
-    f"**Attention scores**: {explained[1]}; **norm** uses Kobayashi et al.'s ‖α f(x)‖ instead of the weights α. "
+    f"What the output depends on, token by token, for {explained[0]}. **{linked('leave-one-out', 'Leave-one-out')}**: "
+    "log p(output | sentence) − log p(output | sentence with the token replaced by the unknown token), under "
+    f"{linked('teacher forcing')}; how much the output loses without the token. "
+    f"**{linked('gradient × input', 'Gradient × input')}**: ‖∂ log p(output)/∂x ⊙ x‖₂ over the token's input vector. "
+    f"**Attention scores**: {explained[1]}; **norm** uses Kobayashi et al.'s "
+    f"{linked('norm-based attention', '‖α f(x)‖')} instead of the weights α. "
     "Special tokens are not scored. Pruned heads are not applied here.")
 
 url_state.kept("faithfulness_scale", "faith", list(SCALES), default=VALUES)
@@ -80,15 +86,17 @@ for note in result.notes:
     st.caption(f"{note} This sentence has {len(trace.source_tokens) or len(trace.target_tokens)} tokens; flow "
                f"solves a max-flow problem per pair of tokens, so it is capped at {MAX_FLOW_TOKENS}.")
 
-st.subheader("Rank correlation with the references")
+st.subheader("Rank correlation with the references", help=term_help("Spearman ρ"))
 st.dataframe(correlation_table(result), width="content",
              column_config={name: st.column_config.TextColumn(alignment="right") for name in CORRELATIONS})
 st.caption(
-    "Spearman's ρ between each score and the reference over this sentence's tokens: 1 = the same order, 0 = "
-    "unrelated, −1 = reversed; blank where one side is constant. One sentence gives a noisy ρ; "
-    "`python -m explorer faithfulness --model M --src FILE` averages it over a corpus (README, “Faithfulness”). "
+    f"{linked('Spearman ρ')} between each score and the reference over this sentence's tokens: 1 = "
+    "the same order, 0 = unrelated, −1 = reversed; blank where one side is constant. One sentence gives a noisy ρ; "
+    "the command line averages it over a corpus (below). "
     "The last column is not computed on this sentence: it holds the numbers Abnar & Zuidema 2020, “Quantifying "
     "Attention Flow in Transformers” (ACL), published in Table 1: in their 6-layer Transformer "
     "encoder predicting verb number (subject–verb agreement), raw attention of layer 6 correlated 0.29 with "
     "blank-out importance, rollout 0.71 and flow 0.70. Their model, task and output (one class, from a classifier "
     "token) differ from this one: compare the pattern, not the digits.")
+command_line("`python -m explorer faithfulness --model M --src FILE` averages each ρ over a corpus (README, "
+             "“Faithfulness”).")

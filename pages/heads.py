@@ -25,9 +25,11 @@ from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint,
                            warn_if_truncated, weights_mtime)
 from pages import url_state
 from pages.access import policy
+from pages.glossary_links import term_help
 from pages.jobs import corpus_job
 from pages.sinks_section import show_sinks
-from pages.widgets import analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
+from pages.widgets import (analysis_folder, command_line, corpus_file, figure_places, ray_settings, remember_retries,
+                           show_figure, show_retries)
 from pages.detector_section import show_head_detectors
 
 MEASURES = {"gradient importance": "gradient_importance",
@@ -56,6 +58,9 @@ checkpoint = current_checkpoint()
 translates = checkpoint.task == TRANSLATE
 key = f"{checkpoint.path}|{checkpoint.target_language}"     # this session's results, per model and language
 st.title("Heads")
+st.caption("Which job each attention head seems to do (look at a fixed neighbour, follow the grammar, watch the rarest "
+           "word) and how much the model needs it; in the maps each square is one head and each row a layer.",
+           help=term_help("head", "layer"))
 # What happened to the current sentence (cut, recased, unfamiliar to the model) is said here, under the title,
 # though the sentence is traced only for the page's last section.
 sentence_notices = st.container()
@@ -93,7 +98,8 @@ else:
                    f"{candidates}.")
     st.caption(f"Roles measured: {corpus_description(roles)}."
                + (f" Importance on {importance['corpus'].get('name')} ("
-                  f"{plural(importance['corpus']['pairs'], 'pair' if translates else 'line')})." if importance else ""))
+                  f"{plural(importance['corpus']['pairs'], 'pair' if translates else 'line')})." if importance else ""),
+               help=term_help("positional head", "syntactic head", "rare-token head"))
 
 # With one head per layer, per-layer normalisation makes every score 1.00: not worth offering. The change on
 # masking is BLEU's for translation models, perplexity's for language models.
@@ -101,7 +107,8 @@ unmeasured = {"perplexity_change"} if translates else {"bleu_change"}
 offered = [m for m in MEASURES if (checkpoint.heads > 1 or MEASURES[m] != "gradient_importance_normalised")
            and MEASURES[m] not in unmeasured]
 url_state.kept("heads_measure", "measure", offered)
-measure_label = st.radio("Importance shown", offered, key="heads_measure", horizontal=True)
+measure_label = st.radio("Importance shown", offered, key="heads_measure", horizontal=True,
+                         help=term_help("head importance", "BLEU" if translates else "perplexity"))
 url_state.keep("measure", measure_label)
 measure = MEASURES[measure_label]
 scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
@@ -111,14 +118,11 @@ if entries:
     url_state.kept("heads_colour_by", "colour_by", colourings)
     colour_by = st.radio("Colour the maps by", colourings, key="heads_colour_by", horizontal=True,
                          help="importance: the measure shown above; each cell shows the value that colours it, "
-                              "its head's every number on hover.")
+                              "its head's every number on hover.\n\n" + term_help("confidence"))
     url_state.keep("colour_by", colour_by)
     if colour_by == "role":
         st.caption("pos: positional, syn: syntactic, rare: rare-token; several roles by their initials (P+R).")
-    if checkpoint.heads <= SIDE_BY_SIDE_HEADS:
-        maps_area, table_area = st.columns(2)
-    else:
-        maps_area = table_area = st.container()
+    maps_area, table_area = figure_places(2, checkpoint.heads <= SIDE_BY_SIDE_HEADS)
     with maps_area:
         for kind, title in KIND_TITLES.items():
             kind_entries = [e for e in entries if e["kind"] == kind]
@@ -152,7 +156,7 @@ if entries:
     entry = by_spec[spec]
     url_state.keep("head", f"{entry['kind']}.{entry['layer']}.{entry['head']}")
     facts = st.columns(4)
-    facts[0].metric("Confidence", f"{entry['confidence']:.2f}")
+    facts[0].metric("Confidence", f"{entry['confidence']:.2f}", help=term_help("confidence"))
     if entry.get("rare_token"):
         # Chance is a reference, not a change: no arrow.
         facts[1].metric("Peaks on the rarest token", f"{entry['rare_token']['rate']:.0%}",
@@ -169,7 +173,8 @@ if entries:
                         f"chance {entry['rare_token']['chance_top2']:.0%}", delta_color="off", delta_arrow="off")
     if entry.get("syntactic"):
         scope = st.radio("Treebank sentences", ["all", f"≤ {SHORT_PIECES} pieces"], key="heads_syntax_scope",
-                         horizontal=True, disabled="syntactic_short" not in entry)
+                         horizontal=True, disabled="syntactic_short" not in entry,
+                         help=term_help("treebank", "dependency relation"))
         scores_key = "syntactic" if scope == "all" else "syntactic_short"
         shown = dict(entry, syntactic=entry[scores_key])
         show_figure(syntactic_evidence(shown), f"{spec}-syntactic",
@@ -182,14 +187,16 @@ if entries:
 
 show_head_detectors(checkpoint)         # Olsson et al.'s detectors beside the roles (pages/detector_section.py)
 
-st.header("How the heads formed during training")
+st.header("How the heads formed during training", help=term_help("epoch"))
 evolution = shipped(checkpoint, EVOLUTION_FILE)
 if evolution is None and not checkpoint.takes_snapshots:
     st.caption("This model comes without the record of its training (per-epoch snapshots), so how its heads "
                "formed cannot be shown.")
 elif evolution is None:
-    st.caption("This checkpoint ships no head_evolution.json. It is made from a training run's per-epoch snapshots: "
-               "`python -m explorer evolution --model FOLDER --snapshots STATE_FOLDER --text SENTENCES`.")
+    st.caption("This checkpoint ships no record of how its heads formed; it is made from a training run's per-epoch "
+               "snapshots, from the command line (below).")
+    command_line("This checkpoint ships no head_evolution.json. It is made from a training run's per-epoch snapshots: "
+                 "`python -m explorer evolution --model FOLDER --snapshots STATE_FOLDER --text SENTENCES`.")
 else:
     measure_label = st.radio("Per head", list(EVOLUTION_MEASURES), key="heads_evolution_measure", horizontal=True)
     value_key = EVOLUTION_MEASURES[measure_label][0]

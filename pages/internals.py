@@ -11,19 +11,24 @@ from explorer.figures.internals import (embedding_sum_figure, learned_positions_
                                         scaling_words, walkthrough_figure)
 from explorer.exports import matrix_table
 from explorer.figures.common import plural
+from pages.glossary_links import linked, term_help
 from pages.session import EXAMPLES, current_trace
 from pages import url_state
 from pages.widgets import choose_head, colour_scale, show_figure
 
 st.title("Internals")   # first: the notices about the sentence go under it
+st.caption("How one head turns its input into attention weights, one step at a time: which keys the masks allow, how "
+           "scores become weights, how word order gets in, and the arithmetic for one query token.",
+           help=term_help("scaled dot-product attention"))
 checkpoint, trace = current_trace()
 kind, layer, head = choose_head(checkpoint, "internals", first_kind="decoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 
 
 def masks() -> None:
-    st.caption("True (1) = may attend. The padding mask hides padding keys when sentences of different lengths share a "
-               "batch; the look-ahead mask lets decoder position i see positions ≤ i only. A single sentence has no "
+    st.caption(f"True (1) = may attend. The {linked('padding mask')} hides padding keys when sentences of different "
+               f"lengths share a batch; the {linked('look-ahead mask')} lets decoder position i see positions ≤ i "
+               "only. A single sentence has no "
                "padding, so its padding mask is all ones; the look-ahead mask is lower-triangular.")
     mask = trace.masks[kind]
     show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
@@ -47,6 +52,9 @@ def masks() -> None:
 
 
 def scores_to_softmax() -> None:
+    st.caption(f"Left to right: each query's {linked('scaled dot-product attention', 'scaled scores')} q·k for every "
+               f"key, the {linked('mask')} (−∞ where a key is hidden), their sum, and the {linked('softmax')} that "
+               "turns each row into attention weights summing to 1.")
     scores = trace.attention[kind]["scores"][layer, head]
     pattern = trace.pattern(kind)[layer, head]
     show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, keys,
@@ -58,10 +66,10 @@ def scores_to_softmax() -> None:
 
 def relative_bias() -> None:
     """T5 adds no position to its input: every score gets a learned bias by the key's offset from the query."""
-    st.caption("This model adds no positional encoding to its input. Instead every attention score q·k gets a "
-               "learned bias that depends only on the key's offset from the query (bucketed: exact for small "
-               "offsets, logarithmic beyond), one value per head, learned in the first layer and shared by every "
-               "layer of the stack (Raffel et al. 2020). Cross-attention has none.")
+    st.caption(f"This model adds no {linked('positional encoding')} to its input. Instead every attention score q·k "
+               f"gets a {linked('relative position bias', 'learned bias')} that depends only on the key's offset from "
+               "the query (bucketed: exact for small offsets, logarithmic beyond), one value per head, learned in the "
+               "first layer and shared by every layer of the stack (Raffel et al. 2020). Cross-attention has none.")
     stack = "decoder" if kind == "decoder" else "encoder"
     length = len(trace.query_tokens(stack))
     bias = checkpoint.position_bias(stack, length, length)
@@ -108,7 +116,8 @@ def positions() -> None:
         relative_bias()
     else:
         side = st.radio("Side", list(trace.positional), key="internals_side", horizontal=True,
-                        format_func=lambda s: f"{s} ({'encoder' if s == 'source' else 'decoder'} input)")
+                        format_func=lambda s: f"{s} ({'encoder' if s == 'source' else 'decoder'} input)",
+                        help=term_help("positional encoding", "embedding"))
         position_table(side)
 
 
@@ -120,11 +129,11 @@ def walkthrough() -> None:
                          format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
     url_state.keep("query", query)
     walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
-    st.caption(f"d_k = {checkpoint.d_k}. q is the query token's vector for head {head}; each key token has a k and a v. "
+    st.caption(f"{linked('d_k')} = {checkpoint.d_k}. {linked('query, key, value', 'q')} is the query token's vector "
+               f"for head {head}; each key token has a k and a v. "
                f"Score = q·k {scaling_words(walk.scaling, checkpoint.d_k)}"
                f"{' + the relative position bias of its offset' if walk.biased else ''}; masked keys get −∞; softmax "
-               "gives the weights; "
-               "z = Σ weight × v.")
+               f"gives the weights; {linked('z')} = Σ weight × v.")
     st.markdown("**q** (query vector)")
     st.dataframe(pd.DataFrame([walk.q], index=["q"]).style.format("{:.3f}"), key="walk_q")
     show_figure(walkthrough_figure(walk, keys, queries[query], checkpoint.d_k), f"{kind}-L{layer}-H{head}-q{query}-walkthrough",
@@ -140,8 +149,8 @@ def walkthrough() -> None:
     else:
         st.dataframe(table.style.format("{:.3f}"), key="walk_kv")
     st.markdown(f"**z = Σ weight × v** for head {head}, then the {plural(checkpoint.heads, 'head')}' z concatenated "
-                f"({checkpoint.heads} × {checkpoint.d_k} = {len(walk.concatenated)} numbers) times W_O (+ bias): the block's "
-                f"output ({len(walk.output)} numbers).")
+                f"({checkpoint.heads} × {checkpoint.d_k} = {len(walk.concatenated)} numbers) times W_O (+ bias): the "
+                f"block's output ({len(walk.output)} numbers).", help=term_help("z", "W_O"))
     st.dataframe(pd.DataFrame([walk.z], index=["z"]).style.format("{:.3f}"), key="walk_z")
     # T5's heads × d_k need not be d_model: rows of two lengths, the shorter padded (Series align on their index)
     st.dataframe(pd.DataFrame([pd.Series(walk.concatenated), pd.Series(walk.output)], index=["concat(z_1…z_h)", "· W_Oᵀ + b"])

@@ -18,6 +18,7 @@ from explorer.trace import Trace
 from models.interface import ExplorerModel
 from models.sampling import Sampling
 from pages import url_state
+from pages.glossary_links import linked, term_help
 from pages.session import memoised, selection, weights_mtime
 from pages.widgets import show_figure
 
@@ -57,17 +58,19 @@ def sampling_settings(vocabulary: int) -> Sampling:
     url_state.kept("sampling_temperature", "temperature", TEMPERATURES, encode=number, default=1.0)
     temperature = temperature_column.select_slider(
         "Temperature", TEMPERATURES, key="sampling_temperature", persist_state="session", format_func=number,
-        help="Logits ÷ T before the softmax: below 1 sharpens the distribution, above 1 flattens it; 0 is greedy.")
+        help="Logits ÷ T before the softmax: below 1 sharpens the distribution, above 1 flattens it; 0 is greedy. "
+             f"({linked('temperature', 'glossary')})")
     url_state.keep("temperature", temperature, number)
     kept_whole("sampling_top_k", "top_k", vocabulary)
     top_k = top_k_column.number_input("Top-k (0: all)", 0, vocabulary, key="sampling_top_k", persist_state="session",
-                                      help="Draw only from the k most probable tokens.")
+                                      help="Draw only from the k most probable tokens. "
+                                           f"({linked('top-k', 'glossary')})")
     url_state.keep("top_k", top_k)
     url_state.kept("sampling_top_p", "top_p", TOP_PS, encode=number, default=1.0)
     top_p = top_p_column.select_slider(
         "Top-p", TOP_PS, key="sampling_top_p", persist_state="session", format_func=number,
         help="Nucleus sampling (Holtzman et al. 2020): draw only from the smallest set of most probable tokens "
-             "whose probability adds up to at least p.")
+             f"whose probability adds up to at least p. ({linked('top-p', 'glossary')})")
     url_state.keep("top_p", top_p, number)
     kept_whole("sampling_seed", "seed", MAX_SEED)
     seed = seed_column.number_input("Seed", 0, MAX_SEED, key="sampling_seed", persist_state="session",
@@ -87,7 +90,7 @@ def sample_step(steps: int) -> int:
 
 
 def sampling_section(checkpoint: ExplorerModel, trace: Trace) -> None:
-    st.header("Sampling")
+    st.header("Sampling", help=term_help("sampling"))
     st.caption("Instead of the most probable token, each token is drawn at random from its step's distribution, "
                "reshaped by the temperature (logits ÷ T), top-k and top-p (nucleus sampling, Holtzman et al. 2020); "
                "no special token but the end token is ever drawn. The seed makes a sample reproducible: this page's "
@@ -117,10 +120,10 @@ def sampling_section(checkpoint: ExplorerModel, trace: Trace) -> None:
 
 
 def logit_lens_section(checkpoint: ExplorerModel, trace: Trace) -> None:
-    st.header("Logit lens")
-    st.caption("nostalgebraist 2020, “interpreting GPT: the logit lens”: the residual stream after each decoder "
-               "layer, read through the model's own final norm and output projection, as if the model stopped "
-               "there. Teacher-forced over the output above: each cell is what that layer would predict at that "
+    st.header("Logit lens", help=term_help("logit lens"))
+    st.caption(f"nostalgebraist 2020, “interpreting GPT: the logit lens”: the {linked('residual stream')} after each "
+               f"decoder layer, read through the model's own final {linked('layer norm', 'norm')} and output "
+               "projection, as if the model stopped there. Teacher-forced over the output above: each cell is what that layer would predict at that "
                "step; colour: the probability of the token the step finally chose; the last layer is the model's "
                "own output.")
     lens = memoised(LENSES, trace_key(checkpoint, trace), lambda: logit_lens(checkpoint, trace), "Reading the layers…")
@@ -131,8 +134,8 @@ def logit_lens_section(checkpoint: ExplorerModel, trace: Trace) -> None:
 
 def masked_lens_section(checkpoint: ExplorerModel, trace: Trace, position: int) -> None:
     """The lens of a masked language model: what each encoder layer would fill in at the masked position."""
-    st.subheader("Logit lens")
-    st.caption("nostalgebraist 2020: the residual stream after each encoder layer at the masked position, read "
+    st.subheader("Logit lens", help=term_help("logit lens"))
+    st.caption(f"nostalgebraist 2020: the {linked('residual stream')} after each encoder layer at the masked position, read "
                "through the model's own masked-language-model head, as if the model stopped there.")
     lens = memoised(LENSES, trace_key(checkpoint, trace) + (position,),
                     lambda: masked_logit_lens(checkpoint, trace, position), "Reading the layers…")

@@ -31,33 +31,38 @@ def head_choice() -> tuple[int, int]:
     return default.layer, default.head
 
 
-# -- what the steps follow: a word, a layer and head, an output step (all kept in the URL) --
+# A choice the person made goes into the URL through its widget's on_change; a default is not published, since it
+# would move the other pages that share `query=`, `head=` and `step=`.
+# -- what the steps follow: a word, a layer and head, an output step (kept in the URL once chosen) --
 layer, head = head_choice()
 word_column, layer_column, head_column, step_column = st.columns([3, 2, 2, 3])
 url_state.kept("lesson_word", "query", range(len(lesson.words)), default=default.word)
 word = word_column.selectbox("Word to follow", range(len(lesson.words)), key="lesson_word",
                              format_func=lambda i: f"{i}: {lesson.words[i]}",
+                             on_change=lambda: url_state.keep("query", st.session_state["lesson_word"]),
                              help="The piece whose query the attention steps follow (a query asks: which other "
                                   "pieces matter to me?).")
-url_state.keep("query", word)
 url_state.kept("lesson_layer", None, range(lesson.layers()), default=min(layer, lesson.layers() - 1))
-layer = layer_column.selectbox("Layer", range(lesson.layers()), key="lesson_layer",
+def keep_head() -> None:
+    url_state.keep("head", f"{lesson.reader}.{st.session_state['lesson_layer']}.{st.session_state['lesson_head']}")
+
+
+layer = layer_column.selectbox("Layer", range(lesson.layers()), key="lesson_layer", on_change=keep_head,
                                help=f"Which of the {lesson.reader}'s {lesson.layers()} layers the attention steps "
                                     "look into (the decoder's steps use the same number).")
 url_state.kept("lesson_head", None, range(checkpoint.heads), default=min(head, checkpoint.heads - 1))
-head = head_column.selectbox("Head", range(checkpoint.heads), key="lesson_head",
+head = head_column.selectbox("Head", range(checkpoint.heads), key="lesson_head", on_change=keep_head,
                              help="Each layer has several heads: attention computed in parallel with different "
                                   "learned matrices.")
-url_state.keep("head", f"{lesson.reader}.{layer}.{head}")
 step = 0
 if trace.steps:
     outputs = trace.output_tokens
     url_state.kept("lesson_output_step", "step", range(len(outputs)), default=default.step)
     step = step_column.selectbox("Output step", range(len(outputs)), key="lesson_output_step",
                                  format_func=lambda i: f"{i}: {outputs[i]}",
+                                 on_change=lambda: url_state.keep("step", st.session_state["lesson_output_step"]),
                                  help=f"The decoder's steps follow the step that chose this piece of the "
                                       f"{trace.output_title}.")
-    url_state.keep("step", step)
 
 # -- the list of steps, and where we are --
 url_state.kept("lesson_step", "lesson", slugs, default=slugs[0])
@@ -85,12 +90,12 @@ elif shown.tokens is not None:
 if shown.differs:
     st.info(f"**Unlike the paper:** {shown.differs}")
 
-previous_column, link_column, next_column = st.columns([1, 3, 1])
+if shown.link is not None and st.button(f"See it in depth: {shown.link.title} →", key="lesson_link", width="stretch",
+                                       help="Opens that page on the same sentence, word, layer and head."):
+    url_state.follow(shown.link.parameters)
+    st.switch_page(shown.link.page)
+previous_column, next_column = st.columns(2)
 previous_column.button("◀ Previous", key="lesson_previous", on_click=move, args=(-1,), disabled=number == 0,
                        width="stretch")
 next_column.button("Next ▶", key="lesson_next", on_click=move, args=(1,), disabled=number == len(slugs) - 1,
                    width="stretch")
-if shown.link is not None and link_column.button(f"See it in depth: {shown.link.title} →", key="lesson_link",
-                                                 width="stretch"):
-    url_state.follow(shown.link.parameters)
-    st.switch_page(shown.link.page)

@@ -8,6 +8,7 @@ import streamlit as st
 
 from explorer.papers import NOT_MEASURABLE, REPLICATION_FILE, Budget
 from explorer.shipped_analyses import shipped
+from pages.glossary_links import linked
 from pages.jobs import corpus_job
 from pages.session import current_checkpoint
 
@@ -15,14 +16,15 @@ from pages.session import current_checkpoint
 VERDICT_MARKS = {"holds": "HOLDS", "partly": "PARTLY", "does not": "DOES NOT", NOT_MEASURABLE: "NOT MEASURABLE"}
 
 st.title("Papers")
+st.caption("Claims from well-known papers about attention, each measured again on the open model: the paper's number "
+           "beside ours, and a verdict on whether the claim holds here.")
 checkpoint = current_checkpoint()
 key = f"replication:{checkpoint.path}|{checkpoint.target_language}"     # this session's run, per model
-st.caption("The papers this explorer's lectures teach from, each claim beside the same measurement on the open model. "
-           "A verdict follows the rule its card states: **holds** (the effect is there, of the paper's size), **partly** "
+st.caption("A verdict follows the rule its card states: **holds** (the effect is there, of the paper's size), **partly** "
            "(same direction, smaller or only some of it), **does not**, or **not measurable** (the model lacks what the "
            "claim needs: cross-attention, a decoder, two layers). The bundled models are 3 + 3-layer translators of "
-           "29,000 image captions; the papers studied WMT systems, BERT, LSTMs and language models, so a small caption "
-           "model may differ for reasons each card names.")
+           f"29,000 image captions ({linked('Multi30k')}); the papers studied {linked('WMT')} systems, BERT, LSTMs and "
+           "language models, so a small caption model may differ for reasons each card names.")
 
 report = st.session_state.get(key) or shipped(checkpoint, REPLICATION_FILE)
 if report is None:

@@ -10,7 +10,8 @@ from explorer.patching import METRICS, PatchingResult, marked_changes, patch, su
 from pages import url_state
 from pages.session import cached_checkpoint, current_trace, selection, weights_mtime
 from pages.detector_section import model_argument
-from pages.widgets import show_figure
+from pages.glossary_links import linked, term_help
+from pages.widgets import command_line, show_figure
 
 METRIC_LABELS = {"total": "the whole output", "first": "its first token"}
 
@@ -38,14 +39,17 @@ def sentence_block(where, text: str, other: str) -> None:
 
 
 st.title("Patching")
+st.caption("Which heads and layers carry the difference between your sentence and a copy with one word changed: each "
+           "cell shows how much of your sentence's output comes back when that one part is copied from your "
+           "sentence's run into the changed one's.", help=term_help("activation patching"))
 checkpoint, trace = current_trace()        # the sidebar's sentence: the notices about it, and a stop when empty
 chosen = selection()
 clean = trace.text
-st.caption("Activation patching, or causal tracing (Meng et al. 2022, “Locating and editing factual associations "
+st.caption(f"{linked('activation patching', 'Activation patching')}, or causal tracing (Meng et al. 2022, “Locating and editing factual associations "
            "in GPT”; Vig et al. 2020, causal mediation analysis): run the model on your sentence (clean) and on a copy "
-           "with one word changed (corrupted), then rerun the corrupted copy with one value — one head's output z, or "
-           "one layer's whole output — taken from the clean run, and measure how much of the clean output's "
-           "log-probability that one value brings back.")
+           f"with one word changed (corrupted), then rerun the corrupted copy with one value — one head's output "
+           f"{linked('z')}, or one layer's whole output — taken from the clean run, and measure how much of the clean "
+           f"output's {linked('log-probability')} that one value brings back.")
 
 # The corrupted box belongs to one clean sentence: a new sentence in the sidebar gets a new suggestion.
 state = st.session_state
@@ -65,7 +69,7 @@ metric = "total"
 if checkpoint.has("decoder"):
     url_state.kept("patching_metric", "metric", list(METRICS))
     metric = st.radio("Log-probability of the clean output", list(METRICS), format_func=METRIC_LABELS.get,
-                      key="patching_metric", horizontal=True)
+                      key="patching_metric", horizontal=True, help=term_help("log-probability"))
     url_state.keep("metric", metric)
 
 try:
@@ -100,10 +104,12 @@ checks[1].metric("Nothing patched", f"{round(result.nothing, 3) + 0.0:.1%}",
                  help="Computed: a row of the batch with nothing patched, against the corrupted run made alone: 0% "
                       "(the hooks reach their own rows only).")
 show_figure(patching_maps(result), f"{checkpoint.name}-patching", result_table(result))
-st.caption("Each cell: one head's z (its output before W_O) patched alone, for every kind, layer and head; the last "
-           "panel: one layer's whole output (the residual stream after it, every position). Red restores, blue moves "
+st.caption(f"Each cell: one head's {linked('z')} (its output before {linked('W_O')}) patched alone, for every kind, "
+           f"layer and head; the last panel: one layer's whole output (the {linked('residual stream')} after it, every "
+           "position). Red restores, blue moves "
            "further from the clean output. Patching every layer's output restores 100% and patching nothing 0%, "
            "as the two numbers above show. An encoder layer's output carries everything the decoder learns of the "
            "source, so each restores ~100%; a decoder layer's output leaves the later layers reading the corrupted "
-           "source. The same from the command line: "
-           f"`python -m explorer patch --model {model_argument(checkpoint.path)} --clean … --corrupt … [--json]`.")
+           "source.")
+command_line("The same from the command line: "
+             f"`python -m explorer patch --model {model_argument(checkpoint.path)} --clean … --corrupt … [--json]`.")

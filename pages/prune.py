@@ -21,6 +21,7 @@ from models.vocabulary import KIND_TITLES
 from explorer.figures.common import plural
 from pages.session import (DEFAULT_CORPUS, corpus_score, current_checkpoint, current_trace, example_translations,
                            weights_mtime)
+from pages.glossary_links import linked, term_help
 from pages.jobs import corpus_job
 from pages.widgets import CorpusChoice, analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
 
@@ -74,9 +75,11 @@ def corpus_lines(source: CorpusChoice, reference: CorpusChoice | None, limit: in
 NORMALISATION_LABELS = {"raw": "raw gradient importance", "layer": "importance normalised per layer (Michel et al.)"}
 
 st.title("Prune heads")
+st.caption("Switch attention heads off and watch what the output loses: the output with and without them, the change "
+           "at every step, and a score over many sentences.", help=term_help("pruning"))
 normalisation = st.radio("Order heads by", list(NORMALISATIONS), index=list(NORMALISATIONS).index(DEFAULT_NORMALISATION),
                          format_func=NORMALISATION_LABELS.get, key="prune_normalisation", persist_state=KEEP, horizontal=True,
-                         disabled=importance is None)
+                         disabled=importance is None, help=term_help("head importance"))
 if importance:
     st.caption(f"Importance measured on {importance['corpus'].get('name') or 'a corpus'} "
                f"({importance['corpus']['pairs']} {'sentence pairs' if translates else 'lines'}).")
@@ -85,7 +88,7 @@ else:
                "corpus”) to prune the least important heads and draw the pruning curve.")
 presets = st.columns([3, 1, 2, 1])   # wide enough for "Keep only heads with a role"
 fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction", persist_state=KEEP,
-                             disabled=importance is None)
+                             disabled=importance is None, help=term_help("pruning"))
 presets[1].button(f"Prune these {fraction}%", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
     set(least_important(importance_scores(importance, normalisation), fraction / 100, heads))))
 # "Keep only heads with a role" at the thresholds set on the Heads page (or the defaults), said before it is done.
@@ -136,6 +139,8 @@ if has_output:
     st.html(diff_html(token_diff(base.output_tokens, after.output_tokens)))
 
     steps = compare_steps(checkpoint, base, pruned)
+    st.caption(f"Per step of the unpruned output: its token's probability with and without the pruned heads, and the "
+               f"{linked('KL divergence')} (in {linked('nats')}) between the two models' whole distributions there.")
     show_figure(step_comparison_figure(steps), "prune-step-probabilities",
                 pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned,
                               "KL": steps.kl}))
@@ -160,7 +165,8 @@ if corpus_choice.startswith("the example"):
     modified = weights_mtime(path)
     reference = example_translations(path, modified, (), checkpoint.target_language)
     output = example_translations(path, modified, pruned, checkpoint.target_language)
-    st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}")
+    st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}",
+              help=term_help("BLEU"))
 else:
     if translates:
         source = corpus_file("Source file", "prune_src", DEFAULT_CORPUS / "val.en.gz")
@@ -187,11 +193,11 @@ else:
         metric = "BLEU" if translates else "Perplexity"
         st.metric(f"{metric} on the first {scored_limit} {'pairs' if translates else 'lines'} of {name}"
                   + (", pruned" if scored_heads else ""), f"{after_score:.2f}", f"{after_score - before_score:+.2f} vs unpruned",
-                  delta_color="normal" if translates else "inverse")
+                  delta_color="normal" if translates else "inverse", help=term_help("BLEU" if translates else "perplexity"))
         if scored_heads != pruned:
             st.caption("The pruned heads have changed since: score again to update.")
 
-st.header("Pruning curve")
+st.header("Pruning curve", help=term_help("pruning", "head importance"))
 st.caption(f"{'BLEU' if translates else 'Perplexity'} as heads are masked, least important first (gradient "
            "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
            "the importance was measured on (the default: importance from val, curve on test_2016_flickr), or the "

@@ -9,6 +9,8 @@ import streamlit as st
 from explorer.figures.common import display_tokens
 from explorer.sinks import OVER_CHANCE, SINK_THRESHOLD, key_ids, sinks
 from models.vocabulary import KIND_TITLES, SHORT_NAMES
+from pages.glossary_links import linked, term_help
+from pages.widgets import command_line
 
 SHOWN_WITHOUT_SINKS = 5     # heads listed when none reaches the threshold: the strongest candidates
 
@@ -25,14 +27,15 @@ def sinks_table(rows: list[dict]) -> pd.DataFrame:
 
 def show_sinks(checkpoint, trace) -> None:
     """The section: the sink heads of the sentence, as a table, or the strongest candidates when there are none."""
-    st.header("Attention sinks on your sentence")
+    st.header("Attention sinks on your sentence", help=term_help("attention sink"))
     st.caption(f"Share of a head's attention (each query's row, averaged over the queries) on the first token, on "
                f"end-of-sentence and other special tokens ([SEP], </s>) and on punctuation: Clark et al. 2019 found "
                f"BERT's heads parking attention on [SEP] and punctuation, Xiao et al. 2023 on the first token. A head "
                f"is a sink at ≥ {SINK_THRESHOLD:.0%} by weight and ≥ {OVER_CHANCE:.0f}× uniform attention: most of "
                "what it attends to carries no content, far beyond chance. “Share by norm” is the same share of "
-               "Kobayashi et al.'s ‖α·f(x)‖ (what the keys add to the query), “uniform attention” what equal weights "
-               "on every visible key would give. `python -m explorer sinks` averages it over a corpus.")
+               f"Kobayashi et al.'s {linked('norm-based attention', '‖α·f(x)‖')} (what the keys add to the query), "
+               f"“{linked('uniform attention')}” what equal weights on every visible key would give.")
+    command_line("`python -m explorer sinks` averages it over a corpus.")
     rows = sorted(sinks(trace, checkpoint), key=lambda row: -row["weight"])
     flagged = [row for row in rows if row["sink"]]
     if flagged:

@@ -6,19 +6,23 @@ import streamlit as st
 
 from explorer.figures.common import is_long, plural
 from models.interface import FILL_MASK
+from pages.glossary_links import linked, term_help
 from pages.session import current_trace
 
 st.title("Translation")   # first: the notices about the sentence go under it
+st.caption("What the model makes of the sidebar's sentence, and the tokens it split the text into: every other page's "
+           "figures are labelled with these tokens.")
 checkpoint, trace = current_trace()
 decoding = "" if checkpoint.task == FILL_MASK else f" · decoding: {trace.decoding}"
-st.caption(f"{checkpoint.name}: {checkpoint.description}{decoding}")
+st.caption(f"{checkpoint.name}: {checkpoint.description}{decoding}",
+           help=None if checkpoint.task == FILL_MASK else term_help("greedy decoding", "beam search"))
 st.subheader(trace.output_title)
 if checkpoint.task == FILL_MASK:
     st.text("This model generates nothing: it fills in masked tokens. The Decoding page hides a token of your "
             "sentence behind the mask and shows what it predicts.")
 else:
     st.text(trace.output_text)
-st.subheader("Tokens")
+st.subheader("Tokens", help=term_help("token", "piece", "encoder", "decoder"))
 longest = max(len(trace.source_tokens), len(trace.target_tokens))
 if is_long(longest):
     st.caption(f"A long text ({longest} tokens): the model's run over it is computed once, by the first page opened "
@@ -26,7 +30,8 @@ if is_long(longest):
                "first run takes several seconds on one CPU thread. The figures show every token, zoomable, or small "
                "multiples pooled to fit; each says which.")
 if any(token.startswith("▁") for token in trace.source_tokens):
-    st.caption("▁ marks a piece that starts a word (SentencePiece); a piece without it continues the word before.")
+    st.caption(f"▁ marks a {linked('piece')} that starts a word (SentencePiece); a piece without it continues the "
+               "word before.")
 columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.target_tokens,
            "decoder output": trace.output_tokens}
 table = pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens}).fillna("")
@@ -36,4 +41,5 @@ scores = checkpoint.info.get("scores", {}).get("test_2016_flickr")
 stacks = " + ".join(f"{checkpoint.layers(kind)} {kind}" for kind in checkpoint.kinds if kind != "cross")
 heads = plural(checkpoint.heads, "head")
 st.caption(f"{heads} × {stacks} layers, d_model {checkpoint.d_model}, d_k {checkpoint.d_k}"
-           + (f" · test BLEU greedy {scores['bleu_greedy']}, beam 5 {scores['bleu_beam5']}" if scores else ""))
+           + (f" · test BLEU greedy {scores['bleu_greedy']}, beam 5 {scores['bleu_beam5']}" if scores else ""),
+           help=term_help("head", "layer", "d_model", "d_k", *(["BLEU"] if scores else [])))

@@ -15,6 +15,7 @@ from models.data import file_bytes
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from pages import url_state
 from pages.access import policy, quoted, refuse
+from pages.glossary_links import linked, term_help
 
 
 def figure_config(figure, name: str) -> dict:
@@ -23,6 +24,14 @@ def figure_config(figure, name: str) -> dict:
     return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": name, "height": height,
                                                            "width": figure.layout.width or max(900, int(height * 1.6)),
                                                            "scale": 1}}
+
+
+def figure_places(count: int, fits: bool = True) -> list:
+    """Places for `count` figures: columns side by side where they fit, else one under another; always one under
+    another in projector mode (a class reads one figure at a time, each at full width)."""
+    if fits and not st.session_state.get("projector"):
+        return list(st.columns(count))
+    return [st.container() for _ in range(count)]
 
 
 def colour_scale() -> str:
@@ -46,6 +55,15 @@ def show_figure(figure, name: str, numbers=None, width: str = "stretch") -> None
                             mime="application/octet-stream", key=f"npz_{name}")
 
 
+COMMAND_LINE = "For researchers: the command line"
+
+
+def command_line(text: str, where=st) -> None:
+    """A command-line hint (`python -m explorer …`), folded away: a student reads the page's own words first."""
+    with where.expander(COMMAND_LINE):
+        st.caption(text)
+
+
 ATTENTION_VALUES = {"pattern": "weights α", "norm": "norms ‖α·f(x)‖ (Kobayashi et al. 2020)"}
 
 
@@ -57,7 +75,7 @@ def attention_values(key: str, where=st) -> str:
                         help="Kobayashi et al. 2020, “Attention is not only a weight”: what a head adds to query i "
                              "from key j is α_ij · f(x_j), f(x_j) = v_j W_O (the head's slice, no bias); its length "
                              "shows how much key j moves the query. A high weight on a key with a short f(x) moves "
-                             "it little.")
+                             f"it little. ({linked('norm-based attention', 'glossary')})")
     url_state.keep("values", shown)
     return shown
 
@@ -158,10 +176,11 @@ def choose_head(checkpoint, prefix: str, first_kind: str = "encoder", kinds=ATTE
             st.session_state[key] = value
     left, middle, right = st.columns([2, 1, 1])
     url_state.valid(keys[0], kinds)
-    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=keys[0], horizontal=True)
+    kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=keys[0], horizontal=True,
+                      help=term_help("self-attention", "cross-attention"))
     url_state.valid(keys[1], range(checkpoint.layers(kind)))
-    layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key=keys[1])
+    layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key=keys[1], help=term_help("layer"))
     url_state.valid(keys[2], range(checkpoint.heads))
-    head = right.selectbox("Head", range(checkpoint.heads), key=keys[2])
+    head = right.selectbox("Head", range(checkpoint.heads), key=keys[2], help=term_help("head"))
     url_state.keep("head", f"{kind}.{layer}.{head}")
     return kind, layer, head

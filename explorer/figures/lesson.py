@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from explorer.figures.common import display_tokens, font
 
-MOST_KEYS = 16          # rows a figure shows at most; the rest are named in its title
+MOST_KEYS = 24          # rows a figure shows at most; the rest are named in its title
 ROW = 22                # px a row (a 12 px label and its spacing)
 SHOWN_DIMENSIONS = 32   # a vector's first values drawn
 CHOSEN, OTHER = "#d62728", "#1f77b4"
@@ -34,12 +34,20 @@ def labels_at(tokens: list[str], positions) -> list[str]:
     return [f"{i} {shown[i]}" for i in positions]
 
 
+def subtitle(text: str) -> str:
+    """A second title line at 12 px (plotly's <sup> would draw it at 70%: under 11 px)."""
+    return f"<br><span style='font-size:{font(12)}px'>{text}</span>"
+
+
 def which(shown: int, total: int) -> str:
-    return "" if shown == total else f"<br><sup>the {shown} largest of {total} keys; the deep view shows all</sup>"
+    return "" if shown == total else subtitle(f"the {shown} largest of {total} keys; the deep view shows all")
 
 
 def sized(figure: go.Figure, rows: int, title: str, top: int = 70, bottom: int = 40) -> go.Figure:
-    figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=top + bottom + rows * font(ROW),
+    # The title at the top of the figure, above anything drawn in the top margin (a heatmap's key labels).
+    figure.update_layout(title=dict(text=title, font=dict(size=font(14)), y=1.0, yanchor="top", yref="container",
+                                    pad=dict(t=10)),
+                         height=top + bottom + rows * font(ROW),
                          margin=dict(l=10, r=10, t=top, b=bottom), font=dict(size=font(12)), showlegend=False)
     figure.update_yaxes(autorange="reversed", automargin=True, tickfont=dict(size=font(12)), type="category")
     figure.update_xaxes(tickfont=dict(size=font(12)), automargin=True)
@@ -106,30 +114,34 @@ WINDOW = 12             # decoder positions the masked-attention figure shows ar
 
 def masked_window(pattern: np.ndarray, mask: np.ndarray, tokens: list[str], position: int, title: str) -> go.Figure:
     """The decoder's self-attention over a window of positions ending after the chosen one: weights as colour and
-    percentages, masked cells (the future) grey and marked ✕."""
+    percentages, masked cells (the future) grey and marked ✕; keys before the window summed in one first column, so
+    every row still adds up to 100%."""
     end = min(len(tokens), max(position + 2, WINDOW))
     start = max(0, end - WINDOW)
-    window = range(start, end)
-    labels = labels_at(tokens, window)
-    weights = pattern[start:end, start:end]
-    allowed = mask[start:end, start:end]
+    labels = labels_at(tokens, range(start, end))
+    weights, allowed = pattern[start:end, start:end], mask[start:end, start:end]
+    columns = labels
+    if start:       # the window's rows also weigh the keys before it
+        columns = [f"0–{start - 1} (before)"] + labels
+        weights = np.concatenate([pattern[start:end, :start].sum(axis=1, keepdims=True), weights], axis=1)
+        allowed = np.concatenate([mask[start:end, :start].any(axis=1, keepdims=True), allowed], axis=1)
     shown = np.where(allowed, weights, np.nan)
     text = [[f"{w:.0%}" if ok else "✕" for w, ok in zip(row, oks)] for row, oks in zip(weights, allowed)]
     figure = go.Figure([
-        go.Heatmap(z=np.where(allowed, np.nan, 1.0), x=labels, y=labels, colorscale=[[0, "#dddddd"], [1, "#dddddd"]],
+        go.Heatmap(z=np.where(allowed, np.nan, 1.0), x=columns, y=labels, colorscale=[[0, "#dddddd"], [1, "#dddddd"]],
                    showscale=False, hoverinfo="skip", xgap=2, ygap=2),
-        go.Heatmap(z=shown, x=labels, y=labels, colorscale="Blues", zmin=0, zmax=1, xgap=2, ygap=2, text=text,
+        go.Heatmap(z=shown, x=columns, y=labels, colorscale="Blues", zmin=0, zmax=1, xgap=2, ygap=2, text=text,
                    texttemplate="%{text}", textfont=dict(size=font(11)),
                    colorbar=dict(thickness=12, tickformat=".0%", tickfont=dict(size=font(12))),
                    hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.1%}<extra></extra>"),
     ])
     row = position - start
-    figure.add_shape(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=row - 0.5, y1=row + 0.5,
+    figure.add_shape(type="rect", x0=-0.5, x1=len(columns) - 0.5, y0=row - 0.5, y1=row + 0.5,
                      line=dict(color=CHOSEN, width=2))
     figure.update_xaxes(side="top", tickangle=-60, type="category", title=dict(text="key", font=dict(size=font(12))))
     figure.update_yaxes(title=dict(text="query", font=dict(size=font(12))))
-    part = "" if (start, end) == (0, len(tokens)) else f"<br><sup>positions {start}–{end - 1} of {len(tokens)}</sup>"
-    return sized(figure, len(labels), title + part, top=160, bottom=20)
+    part = "" if start == 0 and end == len(tokens) else subtitle(f"queries {start}–{end - 1} of {len(tokens)}")
+    return sized(figure, len(labels), title + part, top=190, bottom=20)
 
 
 def probability_bars(tokens: list[str], probabilities: list[float], chosen: str, title: str) -> go.Figure:

@@ -1,0 +1,131 @@
+"""The Lesson's steps: each number a step states equals the trace's, recomputed here from the captured arrays and
+the model's own weights; the steps a model gets follow from what it can do (every family); what differs from the
+paper is said for the bundled model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.lesson import TITLES, Focus, Lesson
+from explorer.trace import trace_sentence
+from models.loader import open_model
+from tests.hugging_face_models import saved_model
+
+SENTENCE = "The animal didn't cross the street because it was too tired."
+
+
+@pytest.fixture(scope="module")
+def lecture(h8):
+    trace = trace_sentence(h8, SENTENCE)
+    return Lesson(h8, trace), trace
+
+
+def numbers(step) -> dict:
+    return {number.name: number.value for number in step.numbers}
+
+
+def test_the_lesson_opens_on_the_pronoun_and_walks_every_step(lecture):
+    lesson, trace = lecture
+    focus = lesson.default_focus()
+    assert lesson.words[focus.word] == "▁it"                   # the lecture's question
+    assert lesson.slugs == list(TITLES)                        # an encoder–decoder translator: all 14 steps
+    for slug in lesson.slugs:
+        step = lesson.step(slug, focus)
+        assert step.text and step.numbers and (step.figure is not None or step.tokens), slug
+        assert step.link is not None and step.link.page.endswith(".py"), slug
+
+
+@pytest.mark.parametrize("word, layer, head, step", [(12, 2, 0, 13), (3, 0, 5, 2), (19, 1, 7, 0)])
+def test_every_number_equals_the_trace_recomputed(lecture, h8, word, layer, head, step):
+    lesson, trace = lecture
+    focus = Focus(word, -1, layer, head, step)
+    values = trace.attention["encoder"]
+    q, k, v = values["q"][layer, head, word], values["k"][layer, head], values["v"][layer, head]
+    scores = k @ q
+    weights = np.exp(scores / np.sqrt(h8.d_k) - (scores / np.sqrt(h8.d_k)).max())
+    weights /= weights.sum()
+    key = int(np.argmax(values["pattern"][layer, head, word]))
+
+    got = numbers(lesson.step("scores", focus))
+    assert got["key"] == trace.source_tokens[key] and np.isclose(got["score"], scores[key], rtol=1e-5)
+    got = numbers(lesson.step("scale", focus))
+    assert np.isclose(got["scaled"], values["scores"][layer, head, word, key], rtol=1e-4, atol=1e-5)
+    assert np.isclose(got["scaling"], 1 / np.sqrt(32))
+    got = numbers(lesson.step("softmax", focus))
+    assert np.isclose(got["weight"], values["pattern"][layer, head, word, key], atol=1e-5)
+    assert np.isclose(got["weight"], weights[key], atol=1e-4)          # softmax of the recomputed scores
+    got = numbers(lesson.step("values", focus))
+    assert np.allclose(got["z"], (weights @ v)[:4], atol=1e-4)
+    assert np.allclose(got["z"], values["z"][layer, head, word, :4], atol=1e-5)
+    got = numbers(lesson.step("output", focus))
+    w_o, b_o = (t.float().numpy() for t in h8.attention_output_weights("encoder", layer))
+    concatenated = values["z"][layer, :, word].reshape(-1)
+    assert np.allclose(got["output"], (concatenated @ w_o.T + b_o)[:4], atol=1e-4)
+    got = numbers(lesson.step("embedding", focus))
+    assert np.allclose(got["input"], np.add(got["embedding"], got["positional"]), atol=1e-5)
+    assert np.allclose(got["embedding"], (h8.model.embedding.weight[trace.source_ids[word]].float()
+                                          * np.sqrt(h8.d_model))[:4].detach().numpy(), atol=1e-2)   # fp16 weights
+    got = numbers(lesson.step("probabilities", focus))
+    assert got["chosen"] == trace.steps[step].chosen
+    assert np.isclose(got["probability"], trace.steps[step].chosen_prob)
+    got = numbers(lesson.step("masked", focus))
+    position = trace.first_step_position + step
+    assert got["visible"] == position + 1 and got["future"] == 0
+    got = numbers(lesson.step("cross", focus))
+    row = trace.pattern("cross")[layer, head, position]
+    assert got["source"] == trace.source_tokens[int(np.argmax(row))] and np.isclose(got["weight"], row.max())
+
+
+def test_a_chosen_key_is_followed(lecture):
+    lesson, trace = lecture
+    got = numbers(lesson.step("softmax", Focus(12, 1, 2, 0, 0)))          # "it" → "animal"
+    assert got["key"] == "▁animal"
+    assert np.isclose(got["weight"], trace.pattern("encoder")[2, 0, 12, 1])
+
+
+def test_the_differences_from_the_paper_are_the_models(lecture):
+    lesson, _ = lecture
+    focus = lesson.default_focus()
+    assert "÷ 5.66" in lesson.step("scale", focus).differs and "÷ 8" in lesson.step("scale", focus).differs
+    assert "6 layers; this model 3" in lesson.step("layers", focus).differs
+    assert "Pre-norm" in lesson.step("output", focus).differs
+
+
+def test_a_link_carries_the_same_word_layer_and_head(lecture):
+    lesson, _ = lecture
+    link = lesson.step("qkv", Focus(5, -1, 1, 3, 0)).link
+    assert link.page == "internals.py" and link.parameters == {"part": "Q, K, V walkthrough", "head": "encoder.1.3",
+                                                               "query": "5"}
+
+
+def test_a_focus_out_of_range_is_clamped(lecture):
+    lesson, trace = lecture
+    step = lesson.step("softmax", Focus(999, 999, 99, 99, 999))
+    assert numbers(step)["key"] in trace.source_tokens
+
+
+@pytest.mark.parametrize("family, expected", [
+    ("gpt2", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers",
+              "probabilities", "next"]),
+    ("bert", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers"]),
+    ("t5", ["sentence", "qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers", "masked", "cross",
+            "probabilities", "next"]),
+])
+def test_the_steps_follow_what_a_model_can_do(family, expected, tmp_path_factory):
+    """A decoder-only model walks its decoder and has no cross-attention; a masked language model has no decoding;
+    T5 adds no position to its input (a relative bias instead). Every step draws on every family."""
+    torch.manual_seed(0)
+    model = open_model(str(saved_model(family, tmp_path_factory)))
+    trace = trace_sentence(model, "a dog runs in the park")
+    lesson = Lesson(model, trace)
+    assert lesson.slugs == expected
+    focus = lesson.default_focus()
+    for slug in lesson.slugs:
+        step = lesson.step(slug, focus)
+        assert step.numbers and (step.figure is not None or step.tokens), (family, slug)
+    walk = lesson.walk(focus)
+    assert np.isclose(walk.weights.sum(), 1, atol=1e-5)
+    reader = lesson.reader
+    assert np.allclose(walk.weights, trace.pattern(reader)[focus.layer, focus.head, focus.word], atol=1e-5)
