@@ -17,8 +17,10 @@ from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, NORMS, PANEL_LABEL
                                     plural)
 from explorer.norms import norm_shares, weight_and_norm_shares
 from pages import url_state
+from pages.glossary_links import linked, term_help
 from pages.units import attention_units, in_units
-from pages.widgets import attention_values, choose_head, colour_scale, show_figure
+from pages.word_focus_section import word_focus_section
+from pages.widgets import attention_values, choose_head, colour_scale, figure_places, show_figure
 
 VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "bertviz model view"]
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
@@ -28,7 +30,10 @@ FLOW_COST = ("on the bundled 8-head model it took 0.01 s at 5 tokens, 0.15 s at 
              "machine (0.4 s and 2.8 s while it was busy)")
 
 st.title("Attention")   # first: the notices about the sentence go under it
+st.caption("Each row is a query token, each column a key it may look at; a row's colours are its attention weights "
+           "and sum to 1.", help=term_help("attention weight", "query, key, value"))
 checkpoint, trace = current_trace()
+read_trace = trace      # over pieces, as traced: the word-focus section below aggregates it itself
 kind, layer, head = choose_head(checkpoint, "attention", first_kind="encoder", kinds=tuple(trace.attention))
 values_column, units_column = st.columns(2)
 shown = attention_values("attention_values", values_column)       # weights, or Kobayashi et al.'s norms
@@ -67,7 +72,7 @@ if is_long(max(len(queries), len(keys))):
 
 def every_head() -> None:
     st.caption(f"Rows are layers, columns heads; hover any cell for its head, tokens and {value_name}. Outlined: "
-               f"attention sinks, heads with ≥ {SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) "
+               f"{linked('attention sink', 'attention sinks')}, heads with ≥ {SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) "
                "on the first token, special tokens and punctuation on this sentence, with that share by weight and "
                "by norm (Clark et al. 2019, Xiao et al. 2023; the Heads page lists them).")
     grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
@@ -79,6 +84,8 @@ def every_head() -> None:
 
 
 def average() -> None:
+    st.caption(f"The {linked('head average', 'average')} of the layer's heads: a summary of the layer that hides what "
+               "each head does on its own.")
     averaged = head_average(pattern)
     show_figure(attention_heatmap(averaged[layer], queries, keys,
                                   f"{kind}, layer {layer}: average of the {plural(checkpoint.heads, 'head')}"
@@ -95,8 +102,9 @@ def cached_flow(pattern) -> object:
 
 def rollout_and_flow() -> None:
     st.caption("Abnar & Zuidema 2020, “Quantifying attention flow in Transformers”: both follow the head-averaged "
-               "attention plus the residual (0.5·A + 0.5·I) through the layers. **Rollout** multiplies the layers' "
-               "matrices (every path, its weights multiplied); **flow** treats them as capacities of a network and "
+               f"attention plus the {linked('residual stream', 'residual')} (0.5·A + 0.5·I) through the layers. "
+               f"**{linked('rollout', 'Rollout')}** multiplies the layers' matrices (every path, its weights "
+               f"multiplied); **{linked('attention flow', 'flow')}** treats them as capacities of a network and "
                "takes the maximum flow from each input token to each position (the narrowest layer limits it), rows "
                "scaled to sum 1. Each row: how much each input token feeds that position by the last layer.")
     if kind not in SELF_ATTENTION:
@@ -117,7 +125,7 @@ def rollout_and_flow() -> None:
                f"{FLOW_COST}. It runs up to {MAX_FLOW_TOKENS} tokens; rollout at any length.")
     # Side by side while both fit half the page with every token labelled; else one under the other.
     halves = not is_long(tokens) and cell_size(tokens) * tokens + PANEL_LABELS <= CONTENT_WIDTH // 2
-    places = st.columns(2) if halves else (st.container(), st.container())
+    places = figure_places(2, halves)
     with places[0]:
         show_figure(attention_heatmap(rolled[last], queries, keys, f"{stack} rollout through layer {last}{in_words}",
                                       scale=PER_FIGURE),
@@ -169,7 +177,7 @@ def bertviz_view(name: str) -> None:
     st.download_button("⬇ HTML", html, file_name=f"bertviz-{name}-view.html", mime="text/html", key=f"bertviz_{name}",
                        help="A standalone page with bertviz's scripts and d3/jQuery inlined: it opens offline.")
     st.caption("⬇ HTML saves this view as one standalone file that works offline (for slides or a paper's "
-               "supplement).")
+               "supplement).", help=term_help("bertviz"))
 
 
 # Only the open tab runs and is drawn: five views at once took the browser 1.4 s to redraw on every new
@@ -182,3 +190,5 @@ for tab, draw in zip(tabs, drawers):
     if tab.open:
         with tab:
             draw()
+
+word_focus_section(checkpoint, read_trace)        # the lecture's question: which word does “it” look at?

@@ -1,0 +1,73 @@
+"""AppTest of the Attention page's “Which word does a word look at?” (pages/word_focus_section.py): the lecture's
+sentence answered with the trace's own numbers, the “Try a sentence” examples, and odd input."""
+
+import json
+import re
+
+import numpy as np
+
+from explorer.pronoun_examples import shipped_examples
+from explorer.trace import trace_sentence
+from tests.app.conftest import open_page
+from tests.conftest import BUNDLED
+from tests.explorer.test_word_focus import LECTURE_SENTENCE, by_hand, hand_focus, parsed_answer
+
+
+def answer_of(at) -> str:
+    found = [block.value for block in at.markdown if block.value.startswith("Where “")]
+    assert len(found) == 1, [block.value[:60] for block in at.markdown]
+    return found[0]
+
+
+def resolution_of(at) -> str:
+    found = [box.value for box in at.info if box.value.startswith("Here “")]
+    assert len(found) == 1, [box.value[:60] for box in at.info]
+    return found[0]
+
+
+def test_lecture_sentence_is_answered_with_the_traces_numbers(h8):
+    at = open_page("attention.py", LECTURE_SENTENCE)
+    assert at.selectbox(key="word_focus_word").value == "it" and at.query_params["word"] == "it"
+    labels, words, content = by_hand(trace_sentence(h8, LECTURE_SENTENCE))
+    it, animal = labels.index("it"), labels.index("animal")
+    target, weight = hand_focus(words, content, it)
+    stated = parsed_answer(answer_of(at))
+    assert len(stated) == 6
+    for (layer, head), (share, word) in stated.items():
+        assert word == labels[target[layer, head]] and abs(share - 100 * weight[layer, head]) <= 0.5 + 1e-6
+    # Whether a head resolves “it”: the heads named are exactly those whose top word is “animal”, at their weight.
+    said = resolution_of(at).split("\n\n")[0]
+    assert "“it” means “animal”" in said
+    named = {(int(l), int(h)): int(p) for l, h, p in re.findall(r"enc\.(\d+)\.(\d+) \((\d+)%\)", said)}
+    resolving = {(int(l), int(h)) for l, h in zip(*np.nonzero(target == animal))}
+    if resolving:
+        assert set(named) == resolving
+        for (layer, head), share in named.items():
+            assert abs(share - 100 * weight[layer, head]) <= 0.5 + 1e-6
+    else:
+        assert said.startswith("Here “it” means “animal”. No head resolves it")
+    # The grid: one cell per head, its word and percentage the trace's.
+    spec = next(json.loads(chart.proto.spec) for chart in at.get("plotly_chart")
+                if "Where “it” looks" in json.loads(chart.proto.spec)["layout"]["title"]["text"])
+    cells = [text for trace in spec["data"] for row in trace["text"] for text in row]
+    assert sorted(cells) == sorted(f"{labels[target[l, h]]}<br>{round(100 * weight[l, h])}%"
+                                   for l in range(3) for h in range(8))
+
+
+def test_try_a_sentence_sets_the_sidebar_sentence_and_its_pronoun():
+    example = shipped_examples(BUNDLED[8])["examples"][0]
+    at = open_page("attention.py", LECTURE_SENTENCE)
+    at.selectbox(key="word_focus_try").select(example["sentence"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["sentence"] == example["sentence"]
+    assert at.selectbox(key="word_focus_word").value == example["pronoun"]
+    said = resolution_of(at)
+    assert f"“{example['pronoun']}” means “{example['antecedent']}”" in said
+    assert f"{example['head']} ({round(100 * example['weight'])}%)" in said
+
+
+def test_empty_and_markup_sentences_do_not_raise():
+    open_page("attention.py", "")                       # the page says to type a sentence; nothing raises
+    at = open_page("attention.py", "<script>alert('it')</script>")
+    assert at.selectbox(key="word_focus_word").value == "it"
+    assert "<script>" not in answer_of(at)
