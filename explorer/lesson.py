@@ -194,8 +194,10 @@ class Lesson:
         embedded, summed = trace.embeddings[self.side][word], trace.inputs[self.side][word]
         positional = trace.positional.get(self.side)
         first, added, total = model.embedding_steps
+        scaled = (f" The table's values are small, so they are multiplied by √d_model = {np.sqrt(model.d_model):.0f}, "
+                  "as in the paper." if "√d_model" in first else "")
         text = (f"Each piece's id picks a row of a learned table: a vector of d_model = {model.d_model} numbers "
-                f"({first}). Attention itself ignores order, so the model adds where the piece stands ({added}); "
+                f"({first}).{scaled} Attention itself ignores order, so the model adds where the piece stands ({added}); "
                 f"the sum is what layer 0 reads ({total}). Shown: the first values for {quoted(self.words[word])}, "
                 f"position {word}.")
         numbers = [Number("embedding", first, vector(embedded))]

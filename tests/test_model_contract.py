@@ -180,8 +180,8 @@ def test_gates_of_ones_change_nothing_and_a_zero_gate_changes_the_output(opened)
         assert not torch.allclose(model.forward(source, target), plain)
 
 
-PAGES = ["translation.py", "attention.py", "internals.py", "faithfulness.py", "decoding.py", "heads.py", "patching.py",
-         "compare.py", "prune.py", "papers.py"]
+PAGES = ["lesson.py", "translation.py", "attention.py", "internals.py", "faithfulness.py", "decoding.py", "heads.py",
+         "patching.py", "compare.py", "prune.py", "papers.py", "glossary.py"]
 
 
 def test_every_page_runs(opened):
@@ -193,13 +193,15 @@ def test_every_page_runs(opened):
     folder, model = opened
     app = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=120)
     app.session_state["sentence"], app.session_state["model"], app.session_state["own_model"] = SENTENCE, OWN, folder
-    app.run()
-    assert [h.value for h in app.subheader][:1] == [model.output_title]      # the output is named by the task
+    app.run()                            # the landing page: the Lesson
+    assert app.title[0].value.startswith("Lesson") and not app.exception, [e.value for e in app.exception]
     for page in PAGES[1:]:
         app.switch_page(page)
         app.run()
         assert not app.exception, (page, [e.value for e in app.exception])
         assert not app.error, (page, [e.value for e in app.error])
+        if page == "translation.py":     # the output is named by the task
+            assert [h.value for h in app.subheader][:1] == [model.output_title]
 
 
 def test_every_cli_command_works_or_says_in_one_line_why_not(opened, tmp_path, capsys):

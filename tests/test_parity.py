@@ -5,6 +5,7 @@ by the task's own score, the target language of a multilingual model."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -61,8 +62,9 @@ def test_the_output_is_titled_by_the_task(family, title, tiny_checkpoint, tmp_pa
     folder = tiny_checkpoint.path if family == "ours" else saved_model(family, tmp_path_factory)
     model = open_model(folder)
     assert model.output_title == title == trace_sentence(model, SENTENCE).output_title
-    decoding = [c.value for c in open_page("translation.py", SENTENCE, model="Your own checkpoint folder…",
-                                           own_model=str(folder)).caption][0]
+    captions = [c.value for c in open_page("translation.py", SENTENCE, model="Your own checkpoint folder…",
+                                           own_model=str(folder)).caption]
+    decoding = next(c for c in captions if c.startswith(f"{Path(folder).name}:"))      # the model line
     assert ("decoding:" in decoding) == (family != "bert")        # a masked language model decodes nothing
 
 

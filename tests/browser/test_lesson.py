@@ -47,7 +47,8 @@ def heading(page) -> str:
 def check_step(page, size: str) -> dict:
     """The open step: its figure and numbers are there and the layout holds; its numbers, as the page states them."""
     main = page.locator('[data-testid="stMain"]')
-    assert main.locator('[data-testid="stPlotlyChart"], .lesson-figure').count() >= 1, heading(page)
+    # A busy machine may still be drawing: wait for the figure (a drawn plotly chart or the token chips).
+    main.locator('[data-testid="stPlotlyChart"] .main-svg, .lesson-figure').first.wait_for(timeout=60_000)
     numbers = {name: json.loads(value) for name, value in page.evaluate(NUMBERS).items()}
     assert numbers, heading(page)
     layout = page.evaluate(LAYOUT)
@@ -132,12 +133,35 @@ def test_another_word_of_a_twenty_word_sentence(app_url, context, h8):
     settle(page)
     trace = trace_sentence(h8, TWENTY_WORDS)
     assert len(TWENTY_WORDS.split()) == 20
-    for slug, label in [("scores", None), ("softmax", "6. Softmax"), ("values", "7. z = Σ weight × v"),
+    for slug, label in [("scores", "4. q · k"), ("softmax", "6. Softmax"), ("values", "7. z = Σ weight × v"),
                         ("probabilities", "13. Linear + softmax")]:
-        if label:
+        if slug != "scores":
             page.locator('[data-testid="stButtonGroup"]').get_by_text(label, exact=True).click()
             page.wait_for_function(f"() => new URLSearchParams(location.search).get('lesson') === '{slug}'",
                                    timeout=60_000)
-            settle(page)
+        page.get_by_text(f"Step {label.split('.')[0]} of 14:").wait_for(timeout=60_000)
+        settle(page)
         assert_numbers(check_step(page, "projector"), expected(trace, slug, word, layer, head, step), slug)
     assert query_parameters(page)["query"] == str(word)
+
+
+def test_the_sentence_applies_on_enter_and_with_the_button(app_url, context, h8):
+    """Enter in the sentence box applies it (no Ctrl needed), and so does the Translate button; the hint is there
+    before typing."""
+    from explorer.translation import translate
+
+    page = context.new_page()
+    page.goto(app_url)
+    page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
+    settle(page)
+    assert page.get_by_text("Type or paste a sentence, then press Enter or Translate.").is_visible()
+    for sentence, how in [("Two dogs play in the snow.", "Enter"), ("A girl rides a horse.", "button")]:
+        box = page.get_by_label("English sentence")
+        box.fill(sentence)
+        if how == "Enter":
+            box.press("Enter")
+        else:
+            page.get_by_role("button", name="Translate").click()
+        page.get_by_text(translate(h8, [sentence])[0], exact=True).wait_for(timeout=60_000)
+        assert query_parameters(page)["sentence"] == sentence
+        assert page.get_by_label("English sentence").input_value() == sentence      # no newline typed into it

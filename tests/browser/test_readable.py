@@ -164,7 +164,7 @@ def test_the_prune_diff_wraps_and_the_curve_legend_keeps_off_its_title(context, 
 
 
 def test_the_token_table_shows_every_token_without_a_scroll_box(context, app_url):
-    page = open_view(context, app_url, "", model="h8", sentence=WORDS_45)
+    page = open_view(context, app_url, "translation", model="h8", sentence=WORDS_45)
     try:
         table = page.locator('[data-testid="stDataFrame"]').first
         rows = 49                                       # the 45 words' pieces and </s>
