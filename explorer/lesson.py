@@ -20,13 +20,12 @@ import numpy as np
 from explorer.figures import lesson as figures
 from explorer.internals import Walkthrough, default_query, qkv_walkthrough
 from explorer.trace import Trace
+from explorer.word_focus import PRONOUNS          # the lecture's question is where a pronoun looks: open on it
 from models.interface import ExplorerModel
 
 # Vaswani et al. 2017, the base model: what each step compares this model with.
 PAPER = {"d_model": 512, "layers": 6, "heads": 8, "d_k": 64}
 SHOWN_VALUES = 4        # the first values of a vector written out in a step's numbers
-# The lecture's question is where a pronoun looks: a sentence with one opens on it.
-PRONOUNS = {"it", "its", "he", "him", "his", "she", "her", "they", "them", "their"}
 
 
 @dataclass(frozen=True)
@@ -90,6 +89,24 @@ TITLES = {
     "next": "The chosen word, and the loop",
 }
 
+
+# Each step's terms, as the glossary (explorer/glossary.py) names them: the page links them under the step.
+STEP_TERMS = {
+    "sentence": ("piece", "token", "special token"),
+    "embedding": ("embedding", "d_model", "positional encoding"),
+    "qkv": ("query, key, value", "head", "layer norm", "d_k"),
+    "scores": ("query, key, value", "scaled dot-product attention"),
+    "scale": ("d_k", "scaled dot-product attention", "softmax"),
+    "softmax": ("softmax", "attention weight", "mask"),
+    "values": ("z", "attention weight"),
+    "heads": ("multi-head attention", "head", "z"),
+    "output": ("W_O", "residual stream", "layer norm", "feed-forward layer"),
+    "layers": ("layer", "encoder", "self-attention", "head average"),
+    "masked": ("decoder", "look-ahead mask", "self-attention", "teacher forcing"),
+    "cross": ("cross-attention", "encoder", "decoder"),
+    "probabilities": ("logits", "softmax", "entropy"),
+    "next": ("greedy decoding", "beam search", "special token"),
+}
 
 # The step list's labels: short, so all of them fit a 1024-pixel projector's column in a few rows.
 SHORT_TITLES = {"sentence": "Pieces", "embedding": "Embedding + position", "qkv": "Q, K, V", "scores": "q · k",

@@ -4,8 +4,9 @@ has the steps and their numbers; this page draws them, keeps the step in the URL
 import streamlit as st
 
 from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
-from explorer.lesson import SHORT_TITLES, Focus, Lesson
+from explorer.lesson import SHORT_TITLES, STEP_TERMS, Focus, Lesson
 from pages import url_state
+from pages.glossary_links import linked
 from pages.session import current_trace
 from pages.widgets import show_figure
 
@@ -89,6 +90,7 @@ elif shown.tokens is not None:
     st.markdown(chips_html(shown.tokens, shown.marked), unsafe_allow_html=True)
 if shown.differs:
     st.info(f"**Unlike the paper:** {shown.differs}")
+st.caption("In the glossary: " + " · ".join(linked(term) for term in STEP_TERMS[slug]))
 
 if shown.link is not None and st.button(f"See it in depth: {shown.link.title} →", key="lesson_link", width="stretch",
                                        help="Opens that page on the same sentence, word, layer and head."):

@@ -9,6 +9,7 @@ from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
 from models.checkpoint import CheckpointError
 from pages import url_state
 from pages.access import policy
+from pages.glossary_links import term_help
 from pages.session import (EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
                            weights_mtime)
 
@@ -53,7 +54,8 @@ def render_sidebar() -> None:
                        "takes (256 for the bundled models); longer text is cut, with a notice.")
         st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
                      format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
-        decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True)
+        decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True,
+                            help=term_help("greedy decoding", "beam search"))
         if decoding == "beam search":
             st.session_state.setdefault("beam_size", 5)
             st.slider("Beam size", 2, 10, key="beam_size")

@@ -5,6 +5,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 
 from explorer.pronoun_examples import shipped_examples
 from explorer.trace import trace_sentence
@@ -54,8 +55,9 @@ def test_lecture_sentence_is_answered_with_the_traces_numbers(h8):
                                    for l in range(3) for h in range(8))
 
 
-def test_try_a_sentence_sets_the_sidebar_sentence_and_its_pronoun():
-    example = shipped_examples(BUNDLED[8])["examples"][0]
+@pytest.mark.parametrize("index", [0, 1])
+def test_try_a_sentence_sets_the_sidebar_sentence_and_its_pronoun(h8, index):
+    example = shipped_examples(BUNDLED[8])["examples"][index]
     at = open_page("attention.py", LECTURE_SENTENCE)
     at.selectbox(key="word_focus_try").select(example["sentence"]).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -64,6 +66,12 @@ def test_try_a_sentence_sets_the_sidebar_sentence_and_its_pronoun():
     said = resolution_of(at)
     assert f"“{example['pronoun']}” means “{example['antecedent']}”" in said
     assert f"{example['head']} ({round(100 * example['weight'])}%)" in said
+    # …and that percentage is the trace's, recomputed here: the head's top word is the antecedent, at that weight.
+    labels, words, content = by_hand(trace_sentence(h8, example["sentence"]))
+    target, weight = hand_focus(words, content, labels.index(example["pronoun"]))
+    layer, head = (int(part) for part in example["head"].split(".")[1:])
+    assert labels[target[layer, head]] == example["antecedent"]
+    assert abs(round(100 * weight[layer, head]) - round(100 * example["weight"])) <= 1
 
 
 def test_empty_and_markup_sentences_do_not_raise():

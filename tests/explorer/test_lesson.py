@@ -129,3 +129,13 @@ def test_the_steps_follow_what_a_model_can_do(family, expected, tmp_path_factory
     assert np.isclose(walk.weights.sum(), 1, atol=1e-5)
     reader = lesson.reader
     assert np.allclose(walk.weights, trace.pattern(reader)[focus.layer, focus.head, focus.word], atol=1e-5)
+
+
+def test_every_step_links_terms_the_glossary_has():
+    from explorer.glossary import entry
+    from explorer.lesson import STEP_TERMS
+
+    assert set(STEP_TERMS) == set(TITLES)
+    for terms in STEP_TERMS.values():
+        for term in terms:
+            assert entry(term).definition
