@@ -30,7 +30,8 @@ SENTENCES = {
          "the water."),
 }
 SERVED_TOKEN = "screenshots"
-PAGES = ["", "attention", "internals", "faithfulness", "decoding", "heads", "patching", "compare", "prune"]
+PAGES = ["lesson", "translation", "attention", "internals", "faithfulness", "decoding", "heads", "patching", "compare", "prune",
+         "papers", "glossary"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -49,11 +50,12 @@ def sentence(size: int, model: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="/tmp/shots")
-    parser.add_argument("--pages", default=",".join(p or "translation" for p in PAGES))
+    parser.add_argument("--pages", default=",".join(PAGES))
     parser.add_argument("--model", default="h8")
     parser.add_argument("--sizes", default="5,20,45")
     parser.add_argument("--extra", default="", help="more query parameters, e.g. 'pruned=cross.2.*'")
     parser.add_argument("--height", type=int, default=5000)
+    parser.add_argument("--width", type=int, default=1400, help="the window's width (a projector: 1024)")
     parser.add_argument("--serve", action="store_true",
                         help="as a shared server shows it (start.sh --serve, with a token), corpus sections open")
     parser.add_argument("--wait", type=int, default=1500,
@@ -68,11 +70,10 @@ def main() -> None:
         context = offline_context(browser)
         context.set_default_timeout(120_000)
         page = context.new_page()
-        page.set_viewport_size({"width": 1400, "height": args.height})
+        page.set_viewport_size({"width": args.width, "height": args.height})
         for size in map(int, args.sizes.split(",")):
             for name in args.pages.split(","):
-                path = "" if name == "translation" else name
-                link = f"{url}/{path}?model={args.model}&sentence={quote(sentence(size, args.model))}"
+                link = f"{url}/{name}?model={args.model}&sentence={quote(sentence(size, args.model))}"
                 if args.extra:
                     link += "&" + args.extra
                 if args.serve:
@@ -88,7 +89,7 @@ def main() -> None:
                         page.get_by_text("BLEU against references").click()
                     settle(page)
                 page.wait_for_timeout(args.wait)      # charts below the first screen finish drawing
-                target = out / f"{name}-{size}.png"
+                target = out / f"{name}-{size}-{args.width}.png"
                 page.screenshot(path=str(target))
                 print(target, flush=True)
         if context.blocked:
