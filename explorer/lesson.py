@@ -251,9 +251,11 @@ class Lesson:
         keys, word = self.trace.key_tokens(self.reader), self.words[focus.word]
         text = (f"How well does each piece's key match {quoted(word)}'s query? Multiply them number by number and "
                 f"add up: the dot product **q · k**, one score per key. A large score means a good match. "
-                f"{quoted(word)} · {quoted(keys[key])} = {walk.dots[key]:.3f}.")
-        numbers = [Number("key", "key", keys[key]), Number("score", f"q · k of {keys[key]}", float(walk.dots[key]))]
-        return Step("", "", text, numbers, figures.key_bars(walk.dots, keys, key, f"{word}: q · k for every key"),
+                f"q({quoted(word)}) · k({quoted(keys[key])}) = {walk.dots[key]:.4f}.")
+        numbers = [Number("key", "key", keys[key]),
+                   Number("score", f"q({word}) · k({keys[key]})", float(walk.dots[key]))]
+        return Step("", "", text, numbers, figures.key_bars(walk.dots, keys, key, f"{word}: q · k for every key",
+                                                            ranked_by=walk.weights),
                     link=self.walkthrough_link(focus))
 
     def _scale(self, focus: Focus) -> Step:
@@ -267,11 +269,12 @@ class Lesson:
         bias = " and adds a learned bias for the key's distance from the query" if walk.biased else ""
         text = (f"The model {how}{bias}. Why: a dot product of d_k numbers grows with d_k, and large scores would "
                 f"make softmax give almost all weight to one key, where learning stalls. "
-                f"{walk.dots[key]:.3f} → **{walk.scaled[key]:.3f}**.")
+                f"{walk.dots[key]:.4f} → **{walk.scaled[key]:.4f}**.")
         numbers = [Number("key", "key", keys[key]), Number("score", "q · k", float(walk.dots[key])),
-                   Number("scaling", "factor", float(walk.scaling)), Number("scaled", "scaled score", float(walk.scaled[key]))]
+                   Number("scaling", "factor (× 1/√d_k)" if scaled_by_root else "factor", float(walk.scaling)), Number("scaled", "scaled score", float(walk.scaled[key]))]
         return Step("", "", text, numbers,
-                    figures.key_bars(walk.scaled, keys, key, f"{self.words[focus.word]}: scaled scores"),
+                    figures.key_bars(walk.scaled, keys, key, f"{self.words[focus.word]}: scaled scores",
+                                     ranked_by=walk.weights),
                     link=self.walkthrough_link(focus, "Scores → softmax"), differs=self.scaling_difference(walk))
 
     def _softmax(self, focus: Focus) -> Step:
@@ -295,9 +298,10 @@ class Lesson:
         walk = self.walk(focus)
         keys, word = self.trace.key_tokens(self.reader), self.words[focus.word]
         top = np.argsort(walk.weights)[::-1][:3]
-        mix = ", ".join(f"{walk.weights[i]:.0%} of {quoted(keys[i])}'s v" for i in top)
-        text = (f"The head's output for {quoted(word)} is the values mixed by those weights: **z = Σ weight × v**, "
-                f"d_k = {self.model.d_k} numbers ({mix}, …). Keys with high weight shape z; the rest barely count.")
+        mix = " + ".join(f"{walk.weights[i]:.0%} of the v of {quoted(keys[i])}" for i in top)
+        text = (f"The head's output for {quoted(word)} is the values mixed by those weights: **z = Σ weight × v**. "
+                f"z has d_k = {self.model.d_k} numbers: {mix}, and so on. Keys with high weight shape z; the rest "
+                "barely count.")
         numbers = [Number("z", "z (first values)", vector(walk.z)), Number("size", "numbers in z", len(walk.z))]
         rows = {f"{walk.weights[i]:.0%} × v of {keys[i]}": walk.weighted_values[i] for i in top}
         rows["z = the sum over every key"] = walk.z
@@ -313,10 +317,10 @@ class Lesson:
                 f"else. Their z's are put side by side: {model.heads} × {model.d_k} = **{len(walk.concatenated)} "
                 f"numbers** for {quoted(word)}. Below, each column is one head's weights over the keys.")
         numbers = [Number(f"head_{h}", f"head {h} looks most at",
-                          f"{keys[favourites[h]]} ({rows[h, favourites[h]]:.0%})") for h in range(model.heads)]
+                          f"{keys[favourites[h]]} ({rows[h, favourites[h]]:.1%})") for h in range(model.heads)]
         numbers.append(Number("concatenated", "numbers concatenated", len(walk.concatenated)))
-        differs = (f"The paper has {PAPER['heads']} heads of d_k {PAPER['d_k']}; this model {model.heads} of "
-                   f"{model.d_k}." if (model.heads, model.d_k) != (PAPER["heads"], PAPER["d_k"]) else "")
+        differs = (f"The paper has {PAPER['heads']} heads of d_k {PAPER['d_k']}; this model has {model.heads} of "
+                   f"d_k {model.d_k}." if (model.heads, model.d_k) != (PAPER["heads"], PAPER["d_k"]) else "")
         return Step("", "", text, numbers, figures.heads_by_key(rows, keys, f"{word}: every head of {self.reader} "
                                                                             f"layer {focus.layer}", focus.head),
                     link=DeepLink("attention.py", "Attention → every head",
@@ -333,7 +337,7 @@ class Lesson:
         text = (f"One more learned matrix, **W_O**, turns the {len(walk.concatenated)} concatenated numbers back into "
                 f"d_model = {len(walk.output)} (+ a bias): the attention block's output for {quoted(word)}. "
                 f"{residual} Then a feed-forward network works on each piece alone.")
-        numbers = [Number("output", "concat · W_Oᵀ + b (first values)", vector(walk.output)),
+        numbers = [Number("output", "concat × W_O + bias (first values)", vector(walk.output)),
                    Number("size", "numbers out", len(walk.output))]
         return Step("", "", text, numbers, figures.vector_rows({"attention output": walk.output},
                                                               f"{word}: the block's output"),
@@ -345,14 +349,15 @@ class Lesson:
         averaged = self.trace.pattern(self.reader)[:, :, focus.word].mean(axis=1)       # [layers, keys]
         favourites = [int(np.argmax(row)) for row in averaged]
         text = (f"Attention + feed-forward make one layer; the {self.reader} stacks {layers} of them, each reading "
-                f"the one before. Each layer's heads look differently: below, {quoted(word)}'s attention averaged "
-                "over the heads, one row per layer. The last layer's vectors are what the decoder reads."
+                f"the one before (counted from 0: layers 0 to {layers - 1}). Each layer's heads look at different words: "
+                f"below, {quoted(word)}'s attention averaged over the heads, one column per layer. The last layer's "
+                "vectors are what the decoder reads."
                 if self.reader == "encoder" else
                 f"Attention + feed-forward make one layer; the model stacks {layers} of them.")
         numbers = [Number(f"layer_{layer}", f"layer {layer} looks most at",
-                          f"{keys[favourites[layer]]} ({averaged[layer, favourites[layer]]:.0%})")
+                          f"{keys[favourites[layer]]} ({averaged[layer, favourites[layer]]:.1%})")
                    for layer in range(layers)]
-        differs = (f"The paper stacks {PAPER['layers']} layers; this model {layers}."
+        differs = (f"The paper stacks {PAPER['layers']} layers; this model has {layers}."
                    if layers != PAPER["layers"] else "")
         return Step("", "", text, numbers, figures.layers_by_key(averaged, keys, f"{word}: the heads' average, "
                                                                                   "layer by layer"),
@@ -371,9 +376,10 @@ class Lesson:
         text = (f"The decoder writes the {trace.output_title} one piece at a time, reading what it wrote so far. "
                 f"Its self-attention is **masked**: position i may look at positions ≤ i only, never at a word not "
                 f"yet written (in training, where the whole target is fed at once, the mask keeps it from reading "
-                f"the answer). At step {focus.step} (choosing {quoted(chosen)}) position {position} "
-                f"({quoted(tokens[position])}) sees {visible} of {len(tokens)} positions; its weight on the future "
-                f"is {future:.0f}.")
+                f"the answer). The decoder's input is <s> and the pieces written so far, so output step "
+                f"{focus.step} ({quoted(chosen)}) is predicted at input position {position}, which holds the piece "
+                f"before it, {quoted(tokens[position])}: it sees {visible} of {len(tokens)} positions, and its weight "
+                f"on later positions is {future:.0f}.")
         numbers = [Number("position", "decoder position", position), Number("visible", "keys it may see", visible),
                    Number("future", "weight on later positions", future)]
         return Step("", "", text, numbers, figures.masked_window(pattern, trace.masks["decoder"], tokens, position,
@@ -393,7 +399,7 @@ class Lesson:
         text = (f"Now the decoder asks the encoder. In encoder–decoder (cross) attention the queries come from the "
                 f"decoder and the keys and values from the encoder's last layer: the same q · k, ÷ √d_k, softmax, "
                 f"Σ weight × v as before, over the English pieces. At step {focus.step}, before choosing "
-                f"{quoted(chosen)}, layer {layer}'s head {focus.head} gives **{row[top]:.0%}** to "
+                f"{quoted(chosen)}, layer {layer}'s head {focus.head} gives **{row[top]:.1%}** to "
                 f"{quoted(keys[top])}.")
         numbers = [Number("position", "decoder position", position), Number("source", "looks most at", keys[top]),
                    Number("weight", "its weight", float(row[top]))]
@@ -427,7 +433,7 @@ class Lesson:
         ends = (f" {quoted(step.chosen)} ends the output." if last and step.chosen_id == self.model.end_id else
                 " The loop goes on until the model chooses the end piece or reaches its step limit.")
         text = (f"{how}: {quoted(step.chosen)}. It is appended to the decoder's input, and the decoder runs "
-                f"again, with it as its newest input, for step {focus.step + 1}; the encoder's output is reused, unchanged.{ends}")
+                f"again, with it as its newest input, for output step {focus.step + 1}; the encoder's output is reused, unchanged.{ends}")
         numbers = [Number("step", "step", focus.step), Number("chosen", "chosen piece", step.chosen),
                    Number("steps", "steps in all", len(trace.steps)), Number("output", trace.output_title,
                                                                              trace.output_text)]

@@ -233,7 +233,8 @@ def resolution_text(reading: WordAttention, found: Focus, settled: Resolution) -
     if settled.resolving:
         named = ", ".join(f"{reading.head_name(*lh)} ({percent(found.weight[lh])})" for lh in settled.resolving[:4])
         more = f" and {len(settled.resolving) - 4} more" if len(settled.resolving) > 4 else ""
-        return (f"Here {word} means {antecedent}. {len(settled.resolving)} of {settled.heads} heads resolve it (give "
+        return (f"Here {word} means {antecedent}. {len(settled.resolving)} of {settled.heads} "
+                f"{'head resolves' if len(settled.resolving) == 1 else 'heads resolve'} it (give "
                 f"{antecedent} the most weight among the other words): {named}{more}.")
     best_target = found.target[settled.best]
     instead = (f", whose most-attended word is {quoted(reading.words[best_target])}"
@@ -260,7 +261,7 @@ def lecture_pair(model: ExplorerModel, pruned: Iterable[HeadSpec] = ()) -> tuple
              if (layer, head) not in first.pruned]
     following = [lh for lh in heads if found_a.target[lh] == a and found_b.target[lh] == b]
     ends = " and ".join(quoted(text.split()[-1].rstrip(".")) for text, _, _ in LECTURE)
-    opening = (f"The lecture's two sentences differ in one word ({ends}), and “it” changes with it, from "
+    opening = (f"The lecture's two sentences differ in one word ({ends}), and that word changes what “it” means, from "
                f"{quoted(first.words[a])} to {quoted(second.words[b])}. A head that follows the meaning changes "
                "its most-attended word too: ")
     if following:
@@ -287,7 +288,7 @@ def why_unresolved(model: ExplorerModel) -> str:
                 "image captions (Multi30k), where sentences like this one barely occur: a caption describes a picture "
                 "and rarely needs an “it” resolved. The lecture's figure comes from the paper's Transformer, trained "
                 "on millions of sentence pairs (WMT). To look at a large model, open a local Hugging Face folder (e.g. "
-                "a Marian or BART translation model) under “Your own checkpoint folder…” in the sidebar. The captions "
+                "a Marian or M2M100 translation model) under “Your own checkpoint folder…” in the sidebar. The captions "
                 "under “Try a sentence” are the few where one of this model's heads does find the antecedent.")
     return ("Attention weights need not point at the antecedent even where a model gets the pronoun right: they are "
             "one step of its computation (README, “What attention does and does not explain”).")

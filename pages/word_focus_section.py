@@ -63,12 +63,12 @@ def corpus_note(checkpoint: ExplorerModel) -> str:
     shipped = shipped_examples(checkpoint.path)
     if not shipped:
         return ""
-    return (f"The captions: Multi30k's with a pronoun that gender settles (“his” and one “man”, “her” and one "
-            f"“woman”…), {shipped['sentences_scanned']:,} of them. On this model the best head "
-            f"({shipped['best_head']}) gives the antecedent the most weight among the other words in "
-            f"{shipped['best_head_top_share']:.0%} of them (mean weight {shipped['best_head_mean_weight']:.0%}), a "
-            f"random pick among those words would in {shipped['chance_top_share']:.0%}, and some head does in "
-            f"{shipped['any_head_resolves_share']:.0%}: those offered here are the exception, not the rule.")
+    return (f"How rare this is: {shipped['sentences_scanned']:,} Multi30k captions have a pronoun whose meaning "
+            f"gender settles (“his” and one “man”, “her” and one “woman”…). On this model the head with the "
+            f"highest mean weight on the antecedent ({shipped['best_head']}, {shipped['best_head_mean_weight']:.0%}) "
+            f"makes it its top word in only {shipped['best_head_top_share']:.0%} of them, less often than a random "
+            f"pick among the other words would ({shipped['chance_top_share']:.0%}); at least one head does in "
+            f"{shipped['any_head_resolves_share']:.0%}. The sentences offered here are those exceptions.")
 
 
 def word_focus_section(checkpoint: ExplorerModel, trace: Trace) -> None:

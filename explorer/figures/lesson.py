@@ -11,7 +11,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import display_tokens, font
+from explorer.figures.common import FIGURE_SCALE, display_tokens, font
 
 MOST_KEYS = 24          # rows a figure shows at most; the rest are named in its title
 ROW = 22                # px a row (a 12 px label and its spacing)
@@ -40,7 +40,8 @@ def subtitle(text: str) -> str:
 
 
 def which(shown: int, total: int) -> str:
-    return "" if shown == total else subtitle(f"the {shown} largest of {total} keys; the deep view shows all")
+    return "" if shown == total else subtitle(f"{shown} of {total} keys: those with the most weight; "
+                                              "“See it in depth” shows all")
 
 
 def sized(figure: go.Figure, rows: int, title: str, top: int = 70, bottom: int = 40) -> go.Figure:
@@ -54,9 +55,11 @@ def sized(figure: go.Figure, rows: int, title: str, top: int = 70, bottom: int =
     return figure
 
 
-def key_bars(values: np.ndarray, keys: list[str], chosen: int, title: str, percent: bool = False) -> go.Figure:
-    """One bar per key (horizontal), the chosen key in red, each bar's value written beside it."""
-    positions = shown_keys(np.abs(values) if not percent else values, chosen)
+def key_bars(values: np.ndarray, keys: list[str], chosen: int, title: str, percent: bool = False,
+             ranked_by: np.ndarray | None = None) -> go.Figure:
+    """One bar per key (horizontal), the chosen key in red, each bar's value written beside it. A long sentence
+    shows the keys largest in `ranked_by` (default: the values' size), so steps ranked alike show the same keys."""
+    positions = shown_keys(np.abs(values) if ranked_by is None else ranked_by, chosen)
     shown = np.asarray(values)[positions]
     text = [f"{v:.1%}" if percent else f"{v:.3f}" for v in shown]
     figure = go.Figure(go.Bar(x=shown, y=labels_at(keys, positions), orientation="h", text=text,
@@ -77,7 +80,7 @@ def vector_rows(rows: dict[str, np.ndarray], title: str) -> go.Figure:
     limit = float(np.abs(matrix).max()) or 1.0
     figure = go.Figure(go.Heatmap(z=matrix, y=labels, x=[str(d) for d in range(matrix.shape[1])],
                                   colorscale="RdBu_r", zmin=-limit, zmax=limit, xgap=1, ygap=2,
-                                  colorbar=dict(thickness=12, len=1.0, tickfont=dict(size=font(12))),
+                                  colorbar=dict(thickness=12, len=1.0, tickfont=dict(size=font(12)), nticks=3),
                                   hovertemplate="%{y}<br>value %{x}: %{z:.4f}<extra></extra>"))
     figure.update_xaxes(title=dict(text="value number", font=dict(size=font(12))), dtick=4)
     return sized(figure, max(len(labels), 2) * 2, title, bottom=60)
@@ -116,8 +119,9 @@ def masked_window(pattern: np.ndarray, mask: np.ndarray, tokens: list[str], posi
     """The decoder's self-attention over a window of positions ending after the chosen one: weights as colour and
     percentages, masked cells (the future) grey and marked ✕; keys before the window summed in one first column, so
     every row still adds up to 100%."""
-    end = min(len(tokens), max(position + 2, WINDOW))
-    start = max(0, end - WINDOW)
+    window = int(WINDOW / FIGURE_SCALE.get())       # projector mode: larger cells, fewer of them
+    end = min(len(tokens), max(position + 2, window))
+    start = max(0, end - window)
     labels = labels_at(tokens, range(start, end))
     weights, allowed = pattern[start:end, start:end], mask[start:end, start:end]
     columns = labels
@@ -148,11 +152,12 @@ def probability_bars(tokens: list[str], probabilities: list[float], chosen: str,
     """The top of the output distribution, a bar per piece, the chosen one in red."""
     labels = [f"{i + 1}. {token}" for i, token in enumerate(display_tokens(tokens))]
     figure = go.Figure(go.Bar(x=probabilities, y=labels, orientation="h",
-                              text=[f"{p:.1%}" if p >= 0.001 else f"{p:.2g}" for p in probabilities],
+                              text=[f"{p:.1%}" if p >= 0.001 else "<0.1%" for p in probabilities],
                               textposition="outside", cliponaxis=False, textfont=dict(size=font(12)),
                               marker_color=[CHOSEN if t == chosen else OTHER for t in tokens],
                               hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
-    figure.update_xaxes(range=[0, max(probabilities) * 1.3 or 1], tickformat=".0%")
+    top = max(probabilities) * 1.3 or 1            # room for the values written beside the bars
+    figure.update_xaxes(range=[0, top], tickformat=".0%", tickvals=[v for v in (0, 0.25, 0.5, 0.75, 1) if v <= top])
     return sized(figure, len(labels), title)
 
 

@@ -49,6 +49,8 @@ def translation_text(page) -> str:
 def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     page = open_app(context, app_url)
     go_to(page, "Translation")
+    page.get_by_text("Tokens", exact=True).first.wait_for(timeout=60_000)     # the Translation page has drawn
+    wait_idle(page)
     sentence = "A little girl is climbing the stairs."
     submit_sentence(page, sentence)
     expected = translate(h8, [sentence])[0]
@@ -183,6 +185,8 @@ def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_fac
     page = open_app(context, f"{app_url}/?model={folder}")            # a link naming the folder, as people share
     assert page.get_by_label("Checkpoint folder", exact=True).input_value() == str(folder)   # the sidebar's box
     go_to(page, "Translation")
+    page.get_by_text("Tokens", exact=True).first.wait_for(timeout=60_000)     # the Translation page has drawn
+    wait_idle(page)
     submit_sentence(page, SENTENCE)
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
                            arg=expected.output_text, timeout=60_000)

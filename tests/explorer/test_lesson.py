@@ -89,7 +89,7 @@ def test_the_differences_from_the_paper_are_the_models(lecture):
     lesson, _ = lecture
     focus = lesson.default_focus()
     assert "÷ 5.66" in lesson.step("scale", focus).differs and "÷ 8" in lesson.step("scale", focus).differs
-    assert "6 layers; this model 3" in lesson.step("layers", focus).differs
+    assert "6 layers; this model has 3" in lesson.step("layers", focus).differs
     assert "Pre-norm" in lesson.step("output", focus).differs
 
 
