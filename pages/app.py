@@ -30,8 +30,10 @@ torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
 # icon the tab's icon, which the browser would fetch from Google's servers (offline, a failed request). The
 # navigation's icons themselves are drawn with the Material Symbols font that ships inside Streamlit; emoji
 # would show as empty boxes in a browser without an emoji font.
+# A link in projector mode (a class's view) opens with the sidebar folded: the figures get the projector's width.
 st.set_page_config(page_title="Attention Explorer", page_icon=str(Path(__file__).parent / "favicon.png"),
-                   layout="wide")
+                   layout="wide",
+                   initial_sidebar_state="collapsed" if st.query_params.get("projector") == "on" else "auto")
 # A shared server started with a token (pages/launch.py) shows nothing, not even the pages' names, without it.
 allowed = granted()
 # Two groups: the pages a student needs, in the order of a first visit, and the instruments of research.
