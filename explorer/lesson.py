@@ -13,6 +13,7 @@ cross-attention, the output steps need decoding steps. No streamlit here: pages/
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -120,7 +121,8 @@ def vector(values: np.ndarray) -> list[float]:
 
 
 def quoted(token: str) -> str:
-    return f"“{token}”"
+    """A piece in a step's markdown, taken literally: a sentence's `*`, `[`, `<` or `$` never becomes markup."""
+    return "“" + re.sub(r"([\\`*_\[\]$<>|~#])", r"\\\1", token) + "”"
 
 
 class Lesson:
