@@ -4,13 +4,14 @@ language model's fill-in view. Written once on the model interface."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 import torch
 
 from explorer.forcing import forced_log_probs
+from explorer.head_sets import HeadSpec, head_mask
 from explorer.inputs import InputError, prepare_source
 from explorer.trace import StepDistribution, Trace, step_distributions
 from models.decoding import BeamResult
@@ -56,10 +57,12 @@ def stopping_reason(trace: Trace, model: ExplorerModel) -> str:
     return f"It stopped at the length limit without choosing {end}: {model.step_limit_rule(source_length)}."
 
 
-def beam_tree(model: ExplorerModel, text: str, beam_size: int, alpha: float = 0.6) -> BeamResult:
+def beam_tree(model: ExplorerModel, text: str, beam_size: int, alpha: float = 0.6,
+              pruned: Iterable[HeadSpec] = ()) -> BeamResult:
     """Every live beam at every step of a beam search (GNMT length penalty α) for one sentence; no beam continues
-    with a special token other than the end token, whichever family the model is."""
-    return model.beam_search(prepare_source(text, model).ids, beam_size, alpha)
+    with a special token other than the end token, whichever family the model is. pruned: heads masked throughout."""
+    with model_run(head_mask=head_mask(pruned, model)):
+        return model.beam_search(prepare_source(text, model).ids, beam_size, alpha)
 
 
 @dataclass

@@ -21,6 +21,7 @@ RARE_COUNT = 5                  # the rare-piece word share, measured beside the
 OUT_OF_DOMAIN_MARGIN = 1.0
 WORD_MARGIN = 2.0
 WORD = re.compile(r"[^\W\d_][\w'’-]*")
+SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
 @dataclass
@@ -30,10 +31,15 @@ class Familiarity:
     log_perplexity: float       # mean −log p(piece) under the training corpus's piece unigram distribution
     entropy: float              # the training corpus's own unigram entropy: what an average caption scores
     unfamiliar_share: float     # share of words with a piece seen fewer than RARE_COUNT times (for comparison)
+    # The rarest of the text's sentences by the same score: a text of several sentences is as far from the
+    # captions as its farthest one (a familiar caption around a strange sentence must not hide it).
+    farthest_sentence: str = ""
+    farthest_log_perplexity: float = 0.0
 
     @property
     def out_of_domain(self) -> bool:
-        return bool(self.words) and self.log_perplexity >= self.entropy + OUT_OF_DOMAIN_MARGIN
+        score = max(self.log_perplexity, self.farthest_log_perplexity)
+        return bool(self.words) and score >= self.entropy + OUT_OF_DOMAIN_MARGIN
 
 
 def _piece_costs(counts: list[int]) -> tuple[list[float], float]:
@@ -60,9 +66,14 @@ def familiarity(text: str, model: ExplorerModel) -> Familiarity | None:
     word_cost = {w: sum(costs[i] for i in ids) / len(ids) for w, ids in word_ids.items() if ids}
     unfamiliar = sorted((w for w, cost in word_cost.items() if cost >= entropy + WORD_MARGIN), key=lambda w: -word_cost[w])
     rare = sum(min((counts[i] for i in word_ids[w]), default=0) < RARE_COUNT for w in words)
-    ids = piece_ids(cleaned)
-    log_perplexity = sum(costs[i] for i in ids) / len(ids) if ids else 0.0
-    return Familiarity(words, unfamiliar, log_perplexity, entropy, rare / len(words) if words else 0.0)
+    def mean_cost(part: str) -> float:
+        ids = piece_ids(part)
+        return sum(costs[i] for i in ids) / len(ids) if ids else 0.0
+
+    sentences = [part for part in SENTENCE_END.split(cleaned) if WORD.search(part)]
+    farthest = max(sentences, key=mean_cost) if len(sentences) > 1 else ""
+    return Familiarity(words, unfamiliar, mean_cost(cleaned), entropy, rare / len(words) if words else 0.0,
+                       farthest, mean_cost(farthest) if farthest else 0.0)
 
 
 def training_description(checkpoint: ExplorerModel) -> str:

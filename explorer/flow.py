@@ -24,6 +24,7 @@ from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_flow
 
 from explorer.inputs import InputError
+from explorer.rollout import head_average
 
 CAPACITY_SCALE = 10**6
 # h8, 3 layers, this 2-core machine quiet: 0.005 s at 5 tokens, 0.08 s at 20, 1.0 s at 45, 2.0 s at 60 (≈ 7 s when
@@ -31,10 +32,11 @@ CAPACITY_SCALE = 10**6
 MAX_FLOW_TOKENS = 60
 
 
-def residual_attention(pattern: np.ndarray) -> np.ndarray:
-    """[layers, heads, q, k] → [layers, q, k]: heads averaged, 0.5·A + 0.5·I, rows renormalised."""
+def residual_attention(pattern: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
+    """[layers, heads, q, k] → [layers, q, k]: heads averaged (live ones only, when given), 0.5·A + 0.5·I, rows
+    renormalised."""
     length = pattern.shape[-1]
-    mixed = 0.5 * pattern.mean(axis=1) + 0.5 * np.eye(length)
+    mixed = 0.5 * head_average(pattern, live) + 0.5 * np.eye(length)
     return mixed / mixed.sum(axis=-1, keepdims=True)
 
 
@@ -60,15 +62,15 @@ def check_length(length: int) -> None:
                          f"of the length. Rollout shows the same layers at any length.")
 
 
-def attention_flow(pattern: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
+def attention_flow(pattern: np.ndarray, rows: Sequence[int] | None = None, live: np.ndarray | None = None) -> np.ndarray:
     """[layers, heads, q, k] of one self-attention kind → [query, key]: each input token's share of the maximum
     flow into each position after the last layer (rows sum to 1). rows: only these queries' rows, [len(rows), key]
-    (a row costs n max-flows, so asking for fewer saves time)."""
+    (a row costs n max-flows, so asking for fewer saves time). live: [layers, heads], 0 for a pruned head."""
     if pattern.ndim != 4 or pattern.shape[-1] != pattern.shape[-2]:
         raise ValueError(f"attention flow needs self-attention [layers, heads, q, q], got shape {pattern.shape}")
     layers, _, length, _ = pattern.shape
     check_length(length)
-    mixed = residual_attention(np.asarray(pattern, dtype=np.float64))
+    mixed = residual_attention(np.asarray(pattern, dtype=np.float64), live)
     graph = flow_network(mixed)                       # built once; each pair changes only source and sink
     reachable = np.eye(length, dtype=bool)            # which inputs any path reaches from each output
     for layer in range(layers):

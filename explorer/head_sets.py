@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+import numpy as np
 import torch
 
 from models.interface import ExplorerModel
@@ -70,6 +71,12 @@ def format_heads(heads: Iterable[HeadSpec]) -> str:
 def all_heads(model: ExplorerModel) -> list[HeadSpec]:
     return [HeadSpec(kind, layer, head) for kind in ATTENTION_KINDS
             for layer in range(model.layers(kind)) for head in range(model.heads)]
+
+
+def live_heads(pruned: Iterable[HeadSpec], model: ExplorerModel, kind: str) -> np.ndarray | None:
+    """[layers, heads] of one kind: 1 for a head at work, 0 for a pruned one; None when none of this kind is pruned."""
+    gates = head_mask([spec for spec in pruned if spec.kind == kind], model)
+    return gates[kind].numpy() if kind in gates else None
 
 
 def head_mask(pruned: Iterable[HeadSpec], model: ExplorerModel) -> dict[str, torch.Tensor]:

@@ -9,7 +9,7 @@ from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, s
 from explorer.flow import MAX_FLOW_TOKENS
 from pages import url_state
 from pages.glossary_links import linked, term_help
-from pages.session import cached_checkpoint, current_trace, selection, weights_mtime
+from pages.session import cached_checkpoint, current_trace, pruning_notice, selection, weights_mtime
 from pages.widgets import command_line, show_figure
 
 PUBLISHED = "Abnar & Zuidema 2020, their model (published)"
@@ -45,7 +45,9 @@ st.title("Faithfulness")   # first: the notices about the sentence go under it
 st.caption("Each row of the figure scores every input token one way, the first two by how much the output depends on "
            "it and the others by how much attention it gets, so where their colours agree attention points at what "
            "matters.", help=term_help("faithfulness"))
-checkpoint, trace = current_trace()
+checkpoint, trace = current_trace(pruned=())      # scored on the whole model: the notices are about its output
+pruning_notice(checkpoint, "full", "faithfulness is scored on the model as trained (the gradients and erasures "
+               "of a pruned model would mix two questions).")
 chosen = selection()
 result = cached_faithfulness(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.fix_casing,
                              checkpoint.target_language)

@@ -7,14 +7,16 @@ from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
 from explorer.lesson import SHORT_TITLES, STEP_TERMS, Focus, Lesson
 from pages import url_state
 from pages.glossary_links import linked
-from pages.session import current_trace
+from pages.session import current_trace, pruning_notice
 from pages.widgets import show_figure
 
 st.title("Lesson: your sentence through the Transformer")
 st.caption("Follow your sentence through the model in a lecture's order. Each step says what happens in plain words, "
            "shows this model's real numbers and one small figure, and links to the page that shows it in full. "
            "Move with ◀ Previous / Next ▶, or jump with the list of steps; type your own sentence in the sidebar.")
-checkpoint, trace = current_trace()
+checkpoint, trace = current_trace(pruned=())      # the model as trained: a lecture explains every head at work
+pruning_notice(checkpoint, "full", "the Lesson walks the model as trained, every head at work. The Translation, "
+               "Attention and Prune pages show what pruning changes.")
 if trace.output_text:
     st.markdown(f"**The model's {trace.output_title.lower() if trace.output_title != 'German' else 'German'}:**")
     st.text(trace.output_text)

@@ -14,22 +14,23 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.decoding_steps import beam_tree, masked_word
+from explorer.decoding_steps import beam_tree, masked_word, stopping_reason
 from explorer.domain import familiarity
 from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.examples import label
 from explorer.figures.head_roles import evolution_figure
 from explorer.head_evolution import EVOLUTION_FILE
-from explorer.head_sets import HeadSet, head_mask
+from explorer.head_sets import HeadSet, HeadSpecError, format_heads, head_mask, head_set, parse_heads
 from explorer.shipped_analyses import shipped
 from explorer.corpus_scoring import scorer_for
 from explorer.inputs import InputError, prepare_source
 from explorer.memo import BoundedCache
+from explorer.wording import plural
 from explorer.trace import Trace, trace_sentence
 from explorer.translation import translate
 from models.checkpoint import CheckpointError
 from models.decoding import BeamResult
-from models.interface import ExplorerModel
+from models.interface import TRANSLATE, ExplorerModel
 from models.loader import open_model
 from pages.access import policy
 
@@ -93,10 +94,11 @@ def cached_trace(path: str, modified: float, sentence: str, beam_size: int, prun
 
 
 def cached_beam_tree(path: str, modified: float, text: str, beam_size: int, alpha: float,
-                     target_language: str = "") -> BeamResult:
+                     target_language: str = "", pruned: HeadSet = ()) -> BeamResult:
     """The beam search tree depends only on these: moving the step slider must not search again."""
-    return memoised(BEAM_TREES, (path, modified, text, beam_size, alpha, target_language),
-                    lambda: beam_tree(cached_checkpoint(path, modified, target_language), text, beam_size, alpha),
+    return memoised(BEAM_TREES, (path, modified, text, beam_size, alpha, target_language, tuple(pruned)),
+                    lambda: beam_tree(cached_checkpoint(path, modified, target_language), text, beam_size, alpha,
+                                      pruned),
                     "Beam search…")
 
 
@@ -172,11 +174,43 @@ def current_checkpoint() -> ExplorerModel:
         st.stop()
 
 
-def current_trace(pruned: HeadSet = (), notices: bool = True) -> tuple[ExplorerModel, Trace]:
+def view_pruned(checkpoint: ExplorerModel) -> HeadSet:
+    """The heads pruned in this view (chosen on the Prune page, or by a link's `pruned=`), as heads of this model;
+    none when they name heads it does not have (the Prune page says why)."""
+    try:
+        return head_set(parse_heads(st.session_state.get("url_pruned", ""), checkpoint))
+    except HeadSpecError:
+        return ()
+
+
+PRUNE_PAGE = "prune"
+
+
+def pruning_notice(checkpoint: ExplorerModel, shown: str = "pruned", why: str = "") -> None:
+    """Say at a page's top what it does with the heads pruned on the Prune page, so no page ignores them silently.
+    shown: "pruned" (this page shows the pruned model) or "full" (it shows the whole model, for the reason `why`)."""
+    pruned = view_pruned(checkpoint)
+    if not pruned:
+        return
+    heads = plural(len(pruned), "head")
+    named = format_heads(pruned)
+    if shown == "pruned":
+        st.info(f"✂ **{heads} pruned** ({named}): this page shows the model without them. "
+                f"Change or undo it on the [Prune]({PRUNE_PAGE}) page.")
+    else:
+        st.warning(f"✂ **{heads} pruned** on the [Prune]({PRUNE_PAGE}) page ({named}), but this page shows the "
+                   f"whole model: {why}")
+
+
+def current_trace(pruned: HeadSet | None = None, notices: bool = True) -> tuple[ExplorerModel, Trace]:
     """The chosen model and its trace of the current sentence; a message instead when there is none.
-    notices: say what happened to the sentence (cut, recased, unfamiliar); once per page."""
+    pruned: the heads masked; None for the view's (the Prune page's choice), () for the whole model.
+    notices: say what happened to the sentence (cut, recased, unfamiliar, stopped at the length limit); once
+    per page."""
     chosen = selection()
     checkpoint = current_checkpoint()
+    if pruned is None:
+        pruned = view_pruned(checkpoint)
     try:
         prepare_source(chosen.sentence, checkpoint)          # a clear message for empty input, before the cache
         trace = cached_trace(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.beam_size,
@@ -199,6 +233,10 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
         room = "" if checkpoint.has("encoder") else ", the continuation included"
         st.warning(f"The sentence is longer than the model takes (at most {checkpoint.max_positions} tokens{room}): "
                    f"it was cut to its first {read} tokens.")
+    # A translation that never chose its end token; a language model's continuation stops at its limit by design.
+    if checkpoint.task == TRANSLATE and trace.steps and trace.steps[-1].chosen_id != checkpoint.end_id:
+        st.warning(f"The output stops mid-sentence. {stopping_reason(trace, checkpoint)} A sentence this long or "
+                   "this far from the training data often makes the model repeat itself.")
     if trace.recased_from:
         st.info(f"You typed “{shorten(trace.recased_from)}” all in capitals or all in lower case; the model was "
                 f"given “{shorten(trace.text)}”, in sentence case like its training captions. Untick “Fix ALL-CAPS "
@@ -206,7 +244,9 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
     known = familiarity(trace.text, checkpoint)
     if known is not None and known.out_of_domain:
         named = ", ".join(f"“{w}”" for w in known.unfamiliar[:6]) or "most of its words"
-        st.info(f"This sentence is far from what the model was trained on (image captions). Unfamiliar to it: "
+        far = (f"Part of your text, “{shorten(known.farthest_sentence)}”, is" if known.farthest_sentence
+               and known.farthest_log_perplexity > known.log_perplexity else "This sentence is")
+        st.info(f"{far} far from what the model was trained on (image captions). Unfamiliar to it: "
                 f"{named}. Expect a poor translation; it does best when you describe a picture, e.g. "
                 f"“{EXAMPLES[0]}”")
     unknown = checkpoint.unknown_characters(trace.text)

@@ -5,14 +5,16 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import is_long, plural
+from explorer.head_sets import all_heads
 from models.interface import FILL_MASK
 from pages.glossary_links import linked, term_help
-from pages.session import current_trace
+from pages.session import current_trace, pruning_notice
 
 st.title("Translation")   # first: the notices about the sentence go under it
 st.caption("What the model makes of the sidebar's sentence, and the tokens it split the text into: every other page's "
            "figures are labelled with these tokens.")
 checkpoint, trace = current_trace()
+pruning_notice(checkpoint)
 decoding = "" if checkpoint.task == FILL_MASK else f" · decoding: {trace.decoding}"
 st.caption(f"{checkpoint.name}: {checkpoint.description}{decoding}",
            help=None if checkpoint.task == FILL_MASK else term_help("greedy decoding", "beam search"))
@@ -22,12 +24,13 @@ if checkpoint.task == FILL_MASK:
             "sentence behind the mask and shows what it predicts.")
 else:
     st.text(trace.output_text)
+    if trace.pruned:        # what the pruning changed, beside it
+        st.caption(f"Without pruning (all {plural(len(all_heads(checkpoint)), 'head')}):")
+        st.text(current_trace(pruned=(), notices=False)[1].output_text)
 st.subheader("Tokens", help=term_help("token", "piece", "encoder", "decoder"))
 longest = max(len(trace.source_tokens), len(trace.target_tokens))
 if is_long(longest):
-    st.caption(f"A long text ({longest} tokens): the model's run over it is computed once, by the first page opened "
-               "after it is typed, and every page reuses it; for a model the size of BERT-base or GPT-2 small that "
-               "first run takes several seconds on one CPU thread. The figures show every token, zoomable, or small "
+    st.caption(f"A long text ({longest} tokens): the figures show every token, zoomable, or a window of it, or small "
                "multiples pooled to fit; each says which.")
 if any(token.startswith("▁") for token in trace.source_tokens):
     st.caption(f"▁ marks a {linked('piece')} that starts a word (SentencePiece); a piece without it continues the "
