@@ -1,5 +1,6 @@
-"""The replication bench: for each paper the lectures teach from, its claim, the paper's setting and number (with the
-table or figure it comes from), the same measurement on the open model, and a verdict by a stated rule.
+"""The replication bench: for each paper behind this explorer's analyses, its claim, the paper's setting and number
+(with the table or figure it comes from), the same measurement rerun on the open model, and a verdict by a stated
+rule.
 
 A paper is a function `(model, budget) -> Card` registered with @paper; it measures by capability (the model's
 attention kinds, task, shipped analyses), never by family, and says what the model lacks instead of a number

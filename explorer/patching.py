@@ -241,33 +241,80 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total",
         all_layers=restored("all layers"), nothing=restored("nothing"))
 
 
-# A corrupted sentence to start from: one word swapped for its counterpart (Meng et al. corrupt the subject).
-SWAPS = {"dog": "cat", "cat": "dog", "dogs": "cats", "cats": "dogs", "man": "woman", "woman": "man", "men": "women",
-         "women": "men", "girl": "boy", "boy": "girl", "girls": "boys", "boys": "girls", "red": "blue", "blue": "red",
-         "black": "white", "white": "black", "two": "three", "three": "two", "snow": "sand", "park": "street",
-         "ball": "book", "child": "woman", "people": "children", "big": "small", "small": "big"}
-FALLBACKS = ("dog", "cat", "man", "woman", "car", "tree", "ball", "house", "water", "street", "red", "blue")
+# A corrupted sentence to start from (Meng et al. corrupt the subject): a noun of the sentence replaced by another
+# noun of the same kind, so the change is one of meaning, not of grammar ("The" → "Dog" would only break the
+# sentence). Singular and plural nouns are kinds apart, so the verb still agrees. Every word is one the bundled
+# Multi30k models know; the order is the order of preference, the named counterpart first.
+NOUN_KINDS = {
+    "a person for a person": ("man", "woman", "boy", "girl", "child", "person", "lady", "guy", "kid"),
+    "people for people": ("men", "women", "boys", "girls", "children", "people", "kids"),
+    "an animal for an animal": ("dog", "cat", "horse", "bird", "cow", "animal"),
+    "animals for animals": ("dogs", "cats", "horses", "birds", "cows", "animals"),
+    "a place for a place": ("street", "road", "beach", "park", "field", "river", "lake", "city"),
+    "a vehicle for a vehicle": ("bicycle", "bike", "car", "truck", "bus", "boat", "motorcycle"),
+    "a garment for a garment": ("shirt", "jacket", "dress", "coat", "hat"),
+    "a thing for a thing": ("ball", "book", "camera", "guitar"),
+}
+# Where a sentence names no noun of those kinds: a colour for a colour, a number for a number.
+OTHER_KINDS = {
+    "a colour for a colour": ("red", "blue", "green", "yellow", "black", "white", "brown", "orange", "pink"),
+    "a number for a number": ("two", "three", "four", "five"),
+}
+COUNTERPARTS = {"man": "woman", "woman": "man", "boy": "girl", "girl": "boy", "men": "women", "women": "men",
+                "boys": "girls", "girls": "boys", "dog": "cat", "cat": "dog", "dogs": "cats", "cats": "dogs",
+                "animal": "dog", "street": "road", "road": "street", "red": "blue", "blue": "red",
+                "black": "white", "white": "black", "two": "three", "three": "two"}
 
 
-def suggest_corruption(model: ExplorerModel, text: str) -> str | None:
-    """The sentence with one word replaced so that it keeps its number of pieces (a counterpart from SWAPS when
-    one fits, else a common word); None when no such replacement is found."""
+@dataclass(frozen=True)
+class Swap:
+    """A suggested corruption: the sentence with `original` replaced by `replacement`, a word of the same kind."""
+    text: str
+    original: str
+    replacement: str
+    kind: str           # "a person for a person"
+
+    def description(self) -> str:
+        return f"“{self.original}” → “{self.replacement}” ({self.kind})"
+
+
+def replacements(word: str) -> tuple[str, list[str]] | None:
+    """(the kind, the words of that kind to try in order) for a word of a known kind, else None."""
+    for kinds in (NOUN_KINDS, OTHER_KINDS):
+        for kind, words in kinds.items():
+            if word in words:
+                preferred = [COUNTERPARTS[word]] if word in COUNTERPARTS else []
+                return kind, list(dict.fromkeys(preferred + [other for other in words if other != word]))
+    return None
+
+
+def suggested_swap(model: ExplorerModel, text: str) -> Swap | None:
+    """One word of the sentence replaced by another of the same kind that keeps its number of pieces, so that each
+    position has its counterpart: the sentence's first noun of a known kind, else its first colour or number;
+    None when the sentence holds no such word or no replacement keeps the length."""
     words = text.split()
     try:
         length = len(model.encode(text).ids)
     except ValueError:
         return None
     cores = [word.strip(".,;:!?\"'()") for word in words]
-    swaps = [(i, SWAPS[core.lower()]) for i, core in enumerate(cores) if core.lower() in SWAPS]
-    others = [(i, option) for i, core in enumerate(cores) if core.isalpha() for option in FALLBACKS
-              if option != core.lower()]
-    for i, option in swaps + others:
+    found = [(i, replacements(core.lower())) for i, core in enumerate(cores)]
+    nouns = [(i, options) for i, options in found if options and options[0] in NOUN_KINDS]
+    others = [(i, options) for i, options in found if options and options[0] in OTHER_KINDS]
+    for i, (kind, options) in nouns + others:
         core = cores[i]
-        option = option.capitalize() if core[0].isupper() else option
-        candidate = " ".join(words[:i] + [words[i].replace(core, option, 1)] + words[i + 1:])
-        if candidate != text and len(model.encode(candidate).ids) == length:
-            return candidate
+        for option in options:
+            option = option.capitalize() if core[0].isupper() else option
+            candidate = " ".join(words[:i] + [words[i].replace(core, option, 1)] + words[i + 1:])
+            if len(model.encode(candidate).ids) == length:
+                return Swap(candidate, core, option, kind)
     return None
+
+
+def suggest_corruption(model: ExplorerModel, text: str) -> str | None:
+    """The sentence with one word replaced by another of its kind and as many pieces (suggested_swap), or None."""
+    swap = suggested_swap(model, text)
+    return swap.text if swap else None
 
 
 def marked_changes(text: str, other: str) -> str:

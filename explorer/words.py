@@ -5,8 +5,11 @@ Their rule turns a [query, key] matrix into one over words: attention **to** a w
 
 Words are what the tokenizer marks (models/interface.word_starts: SentencePiece's and byte-level BPE's ▁,
 WordPiece's ##), with each piece of punctuation a word of its own, as BERT's own pre-tokenizer splits them (the
-data Clark et al. worked on), and every special token a word of its own. Norm-based attention (explorer/norms.py) is
-aggregated the same way: the sum of a word's ‖α·f(x)‖ over its pieces, an upper bound of the norm of their sum.
+data Clark et al. worked on), and every special token a word of its own. An apostrophe inside a word ("didn't",
+"O'Neil", "it’s") is no punctuation mark of its own: a reader sees one word, so the apostrophe and the letters after
+it stay in the word, while a quotation mark ("'Yes'") stays a word of its own. Norm-based attention
+(explorer/norms.py) is aggregated the same way: the sum of a word's ‖α·f(x)‖ over its pieces, an upper bound of the
+norm of their sum.
 
 `word_trace(trace, model)` returns a Trace over words, so every view draws it unchanged.
 """
@@ -49,11 +52,15 @@ class Words:
 
 def words_of(model: ExplorerModel, ids: list[int]) -> Words:
     """The words of a sequence of piece ids: a word begins where the tokenizer starts one, at each piece of
-    punctuation and after it, and at each special token and after it."""
+    punctuation and after it, and at each special token and after it; an apostrophe inside a word joins it."""
     labels = model.pieces(ids)
     starts = model.word_starts(ids)
+    inside = word_internal_apostrophes(labels, starts, [token in model.special_ids for token in ids],
+                                       marks_spaces(model))
     spans, begin = [], 0
     for position in range(1, len(ids)):
+        if position in inside or position - 1 in inside:     # "didn" "'" "t": neither the ' nor the t begins a word
+            continue
         bare_space = all(label == "▁" for label in labels[begin:position])    # SentencePiece's "▁" then "("
         if starts[position] or (not bare_space and punctuation(labels[position])) or punctuation(labels[position - 1]):
             spans.append(range(begin, position))
@@ -61,6 +68,43 @@ def words_of(model: ExplorerModel, ids: list[int]) -> Words:
     if ids:
         spans.append(range(begin, len(ids)))
     return Words(spans, [word_label(labels[span.start:span.stop]) for span in spans])
+
+
+APOSTROPHES = ("'", "’", "ʼ")     # typewriter, typographic (U+2019) and modifier-letter apostrophes
+# What follows an apostrophe inside an English word (it's, didn't, I'd, I'm, we're, we've, we'll), and the elided
+# words before one (O'Neil, d'Artagnan, l'homme): all a rule can go by where the tokenizer forgets the spaces.
+CLITICS = frozenset({"s", "t", "d", "m", "re", "ve", "ll"})
+ELIDED = frozenset({"o", "d", "l"})
+
+
+def marks_spaces(model: ExplorerModel) -> bool:
+    """Whether the pieces show where the text had spaces (SentencePiece's and byte-level BPE's ▁). WordPiece's don't:
+    BERT's pre-tokenizer splits "didn't" into "didn", "'", "t", three word-initial pieces, as it splits "didn ' t"."""
+    return any(label.startswith("▁") for label in model.pieces(model.encode("a a").ids))
+
+
+def word_internal_apostrophes(labels: list[str], starts: list[bool], special: list[bool],
+                              spaces_marked: bool) -> set[int]:
+    """Positions of apostrophe pieces that sit inside a word: letters right before and right after, no space on
+    either side. Where the pieces mark spaces that settles it ("▁it", "'", "s" is one word, "▁'", "Yes" a quotation
+    mark then a word); where they don't (WordPiece), the apostrophe joins when a clitic follows it or an elided word
+    precedes it, so a quotation mark after a word ("said 'yes'") stays apart."""
+    def text(position: int) -> str:
+        return labels[position].strip("▁Ġ ").removeprefix("##")
+
+    inside = set()
+    for position in range(1, len(labels) - 1):
+        before, after = position - 1, position + 1
+        if (text(position) not in APOSTROPHES or labels[position].startswith("▁") or special[before] or special[after]
+                or not text(before)[-1:].isalpha() or not text(after)[:1].isalpha()):
+            continue
+        if spaces_marked:
+            joined = not starts[position] and not starts[after]
+        else:
+            joined = text(after).lower() in CLITICS or (starts[before] and text(before).lower() in ELIDED)
+        if joined:
+            inside.add(position)
+    return inside
 
 
 def word_label(pieces: list[str]) -> str:

@@ -5,19 +5,19 @@ import pandas as pd
 import streamlit as st
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
-from explorer.figures.attention import focus_rows, layer_heads
-from explorer.figures.common import (CONTENT_WIDTH, NORMS, PANEL_LABELS, cell_size, display_tokens, is_long,
-                                     panels_per_row, plural)
+from explorer.figures.attention import focus_rows, focus_strips, layer_heads, models_overview
+from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, NORMS, PANEL_LABELS, cell_size, display_tokens,
+                                     is_long, panels_per_row, plural)
 from explorer.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from pages.access import policy, quoted, refuse
-from pages.session import (cached_checkpoint, cached_trace, offered_models, selection, warn_if_truncated,
-                           weights_mtime)
+from pages.session import (cached_checkpoint, cached_trace, current_checkpoint, greedy_notice, offered_models,
+                           pruning_notice, selection, warn_if_truncated, weights_mtime)
 from pages import url_state
 from pages.glossary_links import term_help
 from pages.units import attention_units, in_units
-from pages.widgets import attention_values, colour_scale, figure_places, show_figure
+from pages.widgets import attention_values, colour_scale, show_figure
 
 MOST = 3
 
@@ -70,6 +70,9 @@ labels = list(models)
 if len(labels) < 2:
     st.stop()
 warn_if_truncated(traces[labels[0]], models[labels[0]])
+pruning_notice(current_checkpoint(), "full", "the models compared have different heads (8, 2, 1), so heads pruned in one "
+               "have no counterpart in the others; each is shown as trained.")
+greedy_notice("the models are compared on the same footing, each writing its most likely token at every step.")
 
 for column, label in zip(st.columns(len(labels)), labels):
     info = models[label].info.get("scores", {}).get("test_2016_flickr", {})
@@ -118,17 +121,14 @@ else:
     right.caption("These models split the sentence into different tokens, so there is no shared token to focus on.")
 
 
-if focus is not None and kind == "encoder":
-    # The focus token's row in every head of every model, one figure: short rows, shared keys, so the models
-    # compare at a glance however long the sentence (the panels below give each head's whole pattern).
-    names = [models[label].name for label in labels]          # short row names, unless two models share one
-    rows = {(name if names.count(name) == 1 else label):
-            traces[label].attention["encoder"][shown][min(layer, models[label].layers("encoder") - 1), :, focus]
-            for name, label in zip(names, labels)}
-    token = display_tokens([tokens[0][focus]])[0]
-    show_figure(focus_rows(rows, tokens[0], token, f"What “{token}” attends to: every head of every model, encoder "
-                           f"layer {layer} (a model with fewer layers: its last)", scale),
-                "compare-focus-rows", rows)
+names = [models[label].name for label in labels]          # short names, unless two models share one
+short = {label: name if names.count(name) == 1 else label for name, label in zip(names, labels)}
+having = [label for label in labels if kind in traces[label].attention]      # an encoder-only model: no cross
+token = display_tokens([tokens[0][focus]])[0] if focus is not None else ""
+
+
+def shown_layer(label: str) -> int:
+    return min(layer, models[label].layers(kind) - 1)        # a model with fewer layers: its last
 
 
 def draw(label: str, width: int) -> None:
@@ -137,31 +137,86 @@ def draw(label: str, width: int) -> None:
     if kind not in trace.attention:
         st.caption(f"{label} has no {KIND_TITLES[kind].lower()}.")
         return
-    shown_layer = min(layer, model.layers(kind) - 1)
-    pattern = trace.attention[kind][shown][shown_layer]
+    pattern = trace.attention[kind][shown][shown_layer(label)]
     queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
     heads = "" if "head" in label else f": {plural(model.heads, 'head')}"     # bundled labels say it already
-    show_figure(layer_heads(pattern, queries, keys, f"{label}{heads}, {kind} layer {shown_layer}",
+    show_figure(layer_heads(pattern, queries, keys, f"{label}{heads}, {kind} layer {shown_layer(label)}",
                             focus_row=focus if kind == "encoder" else None,
                             focus_column=focus if kind in ("encoder", "cross") else None,
                             per_row=panels_per_row(max(len(queries), len(keys)), model.heads, width),
                             scale=scale),
-                f"compare-{model.name}-{kind}-L{shown_layer}", {shown: pattern}, width="content")
+                f"compare-{model.name}-{kind}-L{shown_layer(label)}", {shown: pattern}, width="content")
 
 
-# Side by side while one head's panel of every model fits its share of the width at the sizing rule's cells (a
-# short sentence); otherwise one model under the other, each as wide as the page, so no heatmap shrinks to a strip.
+def focus_token_strips() -> None:
+    """The focus token in every head of every model, the models side by side with every token labelled at any
+    length: in encoder self-attention its row (what it attends to), in cross-attention its column (which of each
+    model's output tokens attend to it)."""
+    if focus is None or kind == "decoder" or not having:
+        st.caption("Decoder self-attention works on each model's own output: no token is shared to follow across "
+                   "the models. The patterns below show every head (hover names the tokens); the encoder and "
+                   "cross-attention views follow the focus token.")
+        return
+    if kind == "encoder":
+        strips = {short[label]: traces[label].attention[kind][shown][shown_layer(label), :, focus] for label in having}
+        rows = {short[label]: traces[label].key_tokens(kind) for label in having}
+        title = f"What “{token}” attends to, encoder layer {layer}"
+        hover = f"“{token}” attends to<br>%{{text}}"
+    else:
+        strips = {short[label]: traces[label].attention[kind][shown][shown_layer(label), :, :, focus]
+                  for label in having}
+        rows = {short[label]: traces[label].query_tokens(kind) for label in having}
+        title = f"Which output tokens attend to “{token}”, cross-attention layer {layer}"
+        hover = f"%{{text}}<br>attends to “{token}”"
+    subtitle = "a column a head (a model with fewer layers: its last)"
+    show_figure(focus_strips(strips, rows, f"{title}<br><sup>{subtitle}</sup>", hover, scale),
+                f"compare-focus-{kind}", strips, width="content")
+
+
+def every_head_overview() -> None:
+    """Every head of every model as whole patterns, small tiles without token labels, in a projector's column."""
+    if not having:
+        return
+    patterns = {short[label]: traces[label].attention[kind][shown][shown_layer(label)] for label in having}
+    outlined = f"; outlined: “{token}”" if focus is not None and kind != "decoder" else ""
+    show_figure(models_overview(patterns, {short[label]: traces[label].query_tokens(kind) for label in having},
+                                {short[label]: traces[label].key_tokens(kind) for label in having},
+                                f"Every head of every model, {kind} layer {layer}<br><sup>whole patterns, hover "
+                                f"names the tokens{outlined}</sup>",
+                                focus_row=focus if kind == "encoder" else None,
+                                focus_column=focus if kind in ("encoder", "cross") else None, scale=scale),
+                f"compare-{kind}-L{layer}-every-head", patterns, width="content")
+
+
+# A short sentence: every head of every model drawn whole with every token labelled (while one head's panel of
+# each model fits its share of the wide page's width at the sizing rule's cells). Longer, three models' labelled
+# panels no longer fit side by side (at 45 words they made an 11-heatmap, 14,000 px page, too wide for a
+# projector's column): the models compare side by side on the focus token's row or column, every token labelled,
+# with every head's whole pattern as small tiles under it (hover names the tokens; the NPZ has every number).
 longest = max(max(len(traces[label].query_tokens(kind)), len(traces[label].key_tokens(kind)))
-              for label in labels if kind in traces[label].attention)
+              for label in having) if having else 0
 share = CONTENT_WIDTH // len(labels)
-# A long sentence's panels are pooled, a few a row of the page's width: one model under the other.
 if not is_long(longest) and cell_size(longest) * longest + 12 + PANEL_LABELS <= share:
-    for column, label in zip(figure_places(len(labels)), labels):
-        with column:
-            draw(label, share)
-else:
+    if focus is not None and kind == "encoder":
+        # The focus token's row in every head of every model, one figure: short rows, shared keys, so the models
+        # compare at a glance (the panels below give each head's whole pattern).
+        rows = {short[label]: traces[label].attention["encoder"][shown][shown_layer(label), :, focus]
+                for label in labels}
+        show_figure(focus_rows(rows, tokens[0], token, f"What “{token}” attends to: every head of every model,<br>"
+                               f"encoder layer {layer} (a model with fewer layers: its last)", scale),
+                    "compare-focus-rows", rows)
+    # Each model's heads as many a row as fit a projector's column, the models side by side where the page is
+    # wide enough and one under the other where not: a figure is never squeezed into a third of 1024 px.
+    models_row = st.container(horizontal=True)
     for label in labels:
-        draw(label, CONTENT_WIDTH)
+        with models_row.container(width="content"):
+            draw(label, NARROW_WIDTH)
+else:
+    pair = st.container(horizontal=True)      # side by side in a wide column, one under the other at 1024 px
+    with pair.container(width="content"):
+        focus_token_strips()
+    with pair.container(width="content"):
+        every_head_overview()
 
 st.header("Head roles and importance",
           help=term_help("positional head", "syntactic head", "rare-token head", "head importance"))

@@ -8,12 +8,13 @@ import streamlit as st
 from explorer.decoding_steps import (beam_steps_table, finished_table, maskable_positions, step_attention_row,
                                      steps_table, stopping_reason, teacher_forcing, teacher_forcing_table)
 from explorer.figures.common import display_tokens
-from explorer.figures.decoding import (attention_row_figure, beam_tree_figure, fixed_width, head_effect_figure,
-                                       step_figure, steps_overview, teacher_forcing_figure)
+from explorer.figures.decoding import (attention_row_figure, bars_fit_half_column, beam_tree_figure, fixed_width,
+                                       head_effect_figure, step_figure, steps_overview, teacher_forcing_figure)
 from explorer.inputs import InputError
 from models.interface import FILL_MASK
 from pages.lens_and_sampling import logit_lens_section, masked_lens_section, sampling_section
-from pages.session import cached_beam_tree, cached_masked_word, current_trace, selection, weights_mtime
+from pages.session import (cached_beam_tree, cached_masked_word, current_trace, pruning_notice, selection, view_pruned,
+                           weights_mtime)
 from pages import url_state
 from pages.glossary_links import linked, term_help
 from pages.widgets import figure_places, show_figure
@@ -27,11 +28,17 @@ st.title("Decoding")   # first: the notices about the sentence go under it
 st.caption("How the model picks each token it writes: the probabilities it gave the candidates at every step, where "
            "it looked while choosing, and how other ways of choosing (sampling, beam search) change the output.")
 checkpoint, trace = current_trace()
+if checkpoint.task == FILL_MASK:
+    pruning_notice(checkpoint, "full", "the masked-token view fills the mask with the model as trained.")
+else:
+    pruning_notice(checkpoint)
+pruned = view_pruned(checkpoint)
 
 
-def side_by_side(left_figure, right_figure) -> bool:
-    """Two figures fit beside each other unless one needs the page's width (a bar for each of many tokens)."""
-    return not (left_figure.layout.width or right_figure.layout.width)
+def side_by_side(left_figure, right_figure, bars: int) -> bool:
+    """Two figures fit beside each other while neither needs a width of its own and the right one's bars (one a
+    token) keep their labels apart in half a projector's column."""
+    return not (left_figure.layout.width or right_figure.layout.width) and bars_fit_half_column(bars)
 
 
 def masked_token_view() -> None:
@@ -55,8 +62,8 @@ def masked_token_view() -> None:
                                 position, selection().fix_casing)
     row = masked.attention[layer].mean(0)
     predictions = step_figure(masked.prediction, position, "masked")
-    looked = attention_row_figure(row, masked.tokens, f"where the mask looked: layer {layer}, head average")
-    left, right = figure_places(2, side_by_side(predictions, looked))
+    looked = attention_row_figure(row, masked.tokens, "where the mask looked", [f"layer {layer}, head average"])
+    left, right = figure_places(2, side_by_side(predictions, looked, len(masked.tokens)))
     with left:
         show_figure(predictions, f"mask-{position}-predictions",
                     pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}))
@@ -106,9 +113,10 @@ head_choice = head_picker.selectbox("Head", head_choices, key="decoding_head", p
 row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
 what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
 top_k = step_figure(step, step_index)
-looked = attention_row_figure(row, keys, f"step {step_index}: {what}, layer {layer}, head {head_choice}")
+looked = attention_row_figure(row, keys, f"step {step_index}: where it looked",
+                              [what, f"layer {layer}, head {head_choice}"])
 # Beside each other while the bars fit half the page; a bar for each of many tokens takes the page's width.
-left, right = figure_places(2, side_by_side(top_k, looked))
+left, right = figure_places(2, side_by_side(top_k, looked, len(keys)))
 with left:
     show_figure(top_k, f"step-{step_index}-top-k",
                 pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}))
@@ -153,7 +161,7 @@ def beam_tree_wanted() -> bool:
 
 if beam_tree_wanted():
     result = cached_beam_tree(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, beam_size,
-                              alpha, checkpoint.target_language)
+                              alpha, checkpoint.target_language, pruned)
     # At its own width: every rank a column as wide as its labels need.
     show_figure(beam_tree_figure(result, checkpoint.pieces), f"beam-{beam_size}-tree",
                 beam_steps_table(result, checkpoint.pieces), width="content")

@@ -46,7 +46,8 @@ def show_head_detectors(checkpoint: ExplorerModel) -> None:
         "every key it may see.")
     for kind in detection.scores:
         show_figure(detector_maps(detection, kind), f"{checkpoint.name}-detectors-{kind}",
-                    detection_table(detection).filter(like={"encoder": "enc.", "decoder": "dec."}[kind], axis=0))
+                    detection_table(detection).filter(like={"encoder": "enc.", "decoder": "dec."}[kind], axis=0),
+                    width="content")      # the maps' own width: their cells sized to hold the values
     for kind, why in detection.not_scored.items():
         st.caption(f"{kind.capitalize()} heads are not scored: {why}.")
     table, references = detection_table(detection), reference_table(detection)

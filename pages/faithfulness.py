@@ -9,7 +9,8 @@ from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, s
 from explorer.flow import MAX_FLOW_TOKENS
 from pages import url_state
 from pages.glossary_links import linked, term_help
-from pages.session import cached_checkpoint, current_trace, pruning_notice, selection, weights_mtime
+from pages.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
+                           weights_mtime)
 from pages.widgets import command_line, show_figure
 
 PUBLISHED = "Abnar & Zuidema 2020, their model (published)"
@@ -48,6 +49,7 @@ st.caption("Each row of the figure scores every input token one way, the first t
 checkpoint, trace = current_trace(pruned=())      # scored on the whole model: the notices are about its output
 pruning_notice(checkpoint, "full", "faithfulness is scored on the model as trained (the gradients and erasures "
                "of a pruned model would mix two questions).")
+greedy_notice("each score explains the model's own most likely output, one token at a time.")
 chosen = selection()
 result = cached_faithfulness(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.fix_casing,
                              checkpoint.target_language)
@@ -89,8 +91,8 @@ for note in result.notes:
                f"solves a max-flow problem per pair of tokens, so it is capped at {MAX_FLOW_TOKENS}.")
 
 st.subheader("Rank correlation with the references", help=term_help("Spearman ρ"))
-st.dataframe(correlation_table(result), width="content",
-             column_config={name: st.column_config.TextColumn(alignment="right") for name in CORRELATIONS})
+# A static table: its long column names wrap (a scrolling grid cut the last one at a 1024 px window's width).
+st.table(correlation_table(result).style.set_properties(subset=list(CORRELATIONS), **{"text-align": "right"}))
 st.caption(
     f"{linked('Spearman ρ')} between each score and the reference over this sentence's tokens: 1 = "
     "the same order, 0 = unrelated, −1 = reversed; blank where one side is constant. One sentence gives a noisy ρ; "

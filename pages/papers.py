@@ -10,15 +10,17 @@ from explorer.papers import NOT_MEASURABLE, REPLICATION_FILE, Budget
 from explorer.shipped_analyses import shipped
 from pages.glossary_links import linked
 from pages.jobs import corpus_job
-from pages.session import current_checkpoint
+from pages.session import current_checkpoint, pruning_notice
 
 # Words, not emoji: a browser without an emoji font would draw empty boxes.
 VERDICT_MARKS = {"holds": "HOLDS", "partly": "PARTLY", "does not": "DOES NOT", NOT_MEASURABLE: "NOT MEASURABLE"}
 
 st.title("Papers")
-st.caption("Claims from well-known papers about attention, each measured again on the open model: the paper's number "
+st.caption("The papers behind this explorer's analyses, each claim rerun on the open model: the paper's number "
            "beside ours, and a verdict on whether the claim holds here.")
 checkpoint = current_checkpoint()
+pruning_notice(checkpoint, "full", "each paper's claim is measured on the model as trained; its own pruning "
+               "experiments (Michel et al., Voita et al.) choose which heads to prune themselves.")
 key = f"replication:{checkpoint.path}|{checkpoint.target_language}"     # this session's run, per model
 st.caption("A verdict follows the rule its card states: **holds** (the effect is there, of the paper's size), **partly** "
            "(same direction, smaller or only some of it), **does not**, or **not measurable** (the model lacks what the "

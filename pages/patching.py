@@ -6,9 +6,10 @@ import streamlit as st
 
 from explorer.figures.detectors import patching_maps
 from explorer.inputs import InputError
-from explorer.patching import METRICS, PatchingResult, marked_changes, patch, suggest_corruption
+from explorer.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
 from pages import url_state
-from pages.session import cached_checkpoint, current_trace, selection, weights_mtime
+from pages.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
+                           weights_mtime)
 from pages.detector_section import model_argument
 from pages.glossary_links import linked, term_help
 from pages.widgets import command_line, show_figure
@@ -42,7 +43,10 @@ st.title("Patching")
 st.caption("Which heads and layers carry the difference between your sentence and a copy with one word changed: each "
            "cell shows how much of your sentence's output comes back when that one part is copied from your "
            "sentence's run into the changed one's.", help=term_help("activation patching"))
-checkpoint, trace = current_trace()        # the sidebar's sentence: the notices about it, and a stop when empty
+checkpoint, trace = current_trace(pruned=())    # the sidebar's sentence: the notices about it, and a stop when empty
+pruning_notice(checkpoint, "full", "patching copies every head's output between two runs of the model as trained; "
+               "a pruned head would have nothing to copy.")
+greedy_notice("the clean run's greedy output is the target every patched run is scored on.")
 chosen = selection()
 clean = trace.text
 st.caption(f"{linked('activation patching', 'Activation patching')}, or causal tracing (Meng et al. 2022, “Locating and editing factual associations "
@@ -53,18 +57,26 @@ st.caption(f"{linked('activation patching', 'Activation patching')}, or causal t
 
 # The corrupted box belongs to one clean sentence: a new sentence in the sidebar gets a new suggestion.
 state = st.session_state
+swap = suggested_swap(checkpoint, clean)
 if state.get("_patching_clean") != clean:
     url_state.kept_text("patching_corrupt", "corrupt")
     if state.get("_patching_clean") is not None or "patching_corrupt" not in state:
-        state["patching_corrupt"] = suggest_corruption(checkpoint, clean) or clean
+        state["patching_corrupt"] = swap.text if swap else clean
     state["_patching_clean"] = clean
 elif "patching_corrupt" not in state:
     url_state.kept_text("patching_corrupt", "corrupt")
 corrupt = st.text_area("Corrupted sentence (change one word for another of as many pieces)", key="patching_corrupt",
-                        help="Pre-filled with one word of your sentence replaced. Clean and corrupted sentences must "
+                        help="Pre-filled with one noun of your sentence replaced by another of the same kind (a "
+                             "person for a person, an animal for an animal). Clean and corrupted sentences must "
                              "have the same number of pieces, so each position has its counterpart.",
                        height="content")
 url_state.keep("corrupt", corrupt)
+if swap and corrupt == swap.text:
+    st.caption(f"Suggested: {swap.description()}, with as many pieces. Edit the box to change another word.")
+elif corrupt == clean:
+    st.caption("No noun of a kind the explorer knows (a person, an animal, a place, a vehicle…) could be swapped "
+               "in this sentence keeping its number of pieces: change one word in the box, for another of the same "
+               "kind.")
 metric = "total"
 if checkpoint.has("decoder"):
     url_state.kept("patching_metric", "metric", list(METRICS))
@@ -103,7 +115,7 @@ checks[0].metric("Every layer's output patched", f"{round(result.all_layers, 3) 
 checks[1].metric("Nothing patched", f"{round(result.nothing, 3) + 0.0:.1%}",
                  help="Computed: a row of the batch with nothing patched, against the corrupted run made alone: 0% "
                       "(the hooks reach their own rows only).")
-show_figure(patching_maps(result), f"{checkpoint.name}-patching", result_table(result))
+show_figure(patching_maps(result), f"{checkpoint.name}-patching", result_table(result), width="content")
 st.caption(f"Each cell: one head's {linked('z')} (its output before {linked('W_O')}) patched alone, for every kind, "
            f"layer and head; the last panel: one layer's whole output (the {linked('residual stream')} after it, every "
            "position). Red restores, blue moves "

@@ -202,6 +202,13 @@ def pruning_notice(checkpoint: ExplorerModel, shown: str = "pruned", why: str = 
                    f"whole model: {why}")
 
 
+def greedy_notice(why: str) -> None:
+    """Say at a page's top that it decodes greedily whatever the sidebar's decoding (beam search), and why."""
+    beam = selection().beam_size
+    if beam > 1:
+        st.warning(f"The sidebar asks for beam search ({beam} beams), but this page decodes greedily: {why}")
+
+
 def current_trace(pruned: HeadSet | None = None, notices: bool = True) -> tuple[ExplorerModel, Trace]:
     """The chosen model and its trace of the current sentence; a message instead when there is none.
     pruned: the heads masked; None for the view's (the Prune page's choice), () for the whole model.

@@ -22,7 +22,8 @@ def attention_units(key: str, where=st) -> str:
                         help="Clark et al. 2019, “What does BERT look at?”: a word's pieces as one token. "
                              "Attention to a word is the sum over its pieces, from a word the mean of its pieces' "
                              "rows, so each row still sums to 1 (norms are summed the same way). Punctuation and "
-                             "special tokens are words of their own.")
+                             "special tokens are words of their own; an apostrophe inside a word (didn't, it's) "
+                             "stays in it.")
     url_state.keep("units", units, encode)
     return units
 

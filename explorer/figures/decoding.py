@@ -14,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.decoding_steps import TeacherForcing
-from explorer.figures.common import (CONTENT_WIDTH, cell_size, display_tokens, every_label, is_long, label_font,
-                                     label_room, position_labels)
+from explorer.figures.common import (CONTENT_WIDTH, cell_size, display_tokens, every_label, font, is_long,
+                                     label_font, label_room, position_labels)
 from explorer.trace import StepDistribution
 from models.decoding import BeamResult
 
@@ -64,6 +64,29 @@ def token_bars(figure: go.Figure, labels: list[str], plot_height: int, top: int 
     return figure
 
 
+# A title in two sizes: the title line (plotly's 16 px here) short enough for a figure half a 1024 px window's column
+# wide (~270 px), the details under it in <sup> lines (11 px), one a line, so no line runs past the figure's edge.
+TITLE_PAD, TITLE_LINE = 12, 21      # px above the title; px a line of it (plotly spaces lines by the title's font)
+
+
+def titled(figure: go.Figure, title: str, lines: list[str]) -> int:
+    """The title over its detail lines, anchored to the top of the figure; returns the top margin they need."""
+    text = "<br>".join([title] + [f"<sup>{line}</sup>" for line in lines if line])
+    figure.update_layout(title=dict(text=text, y=1.0, yanchor="top", yref="container", pad=dict(t=TITLE_PAD)))
+    return TITLE_PAD + TITLE_LINE * (1 + len([line for line in lines if line])) + 10
+
+
+# Two figures stand side by side in half the narrowest main column (a 1024 px window's, sidebar open: 564 px); a
+# bar chart's plot there has this much less than its figure for the weight axis, its ticks and the margins.
+HALF_COLUMN, WEIGHT_AXIS = 270, 70
+
+
+def bars_fit_half_column(count: int) -> bool:
+    """Whether `count` bars keep a label's cell each (cell_size) in a figure half the narrowest column wide: past
+    that, upright labels squeezed there run into each other (a 20-token sentence at 1024 px: 9.5 px apart)."""
+    return not is_long(count) and count * cell_size(count) + WEIGHT_AXIS <= HALF_COLUMN
+
+
 def fixed_width(figure: go.Figure) -> str:
     """How a page shows the figure (pages.widgets.show_figure's width): at its own width when it has one."""
     return "content" if figure.layout.width else "stretch"
@@ -75,11 +98,14 @@ def step_figure(step: StepDistribution, index: int, what: str = "step") -> go.Fi
     colours = ["crimson" if token_id == step.chosen_id else "#1f77b4" for token_id in step.top_ids]
     figure = go.Figure(go.Bar(x=step.top_probs, y=tokens, orientation="h", marker_color=colours,
                               text=[probability_text(p) for p in step.top_probs], textposition="auto",
+                              # plotly shrinks a value to fit inside its bar (10.8 px at 28 px rows): kept at its size
+                              textfont=dict(size=font(12)), constraintext="none",
                               hovertemplate=f"%{{y}}<br>p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"))
     verb = "hid" if what == "masked" else "chose"
-    figure.update_layout(title=f"{what} {index}: {verb} {display_tokens([step.chosen])[0]} "
-                               f"(p = {probability_text(step.chosen_prob)}, entropy {step.entropy:.2f} nats)",
-                         height=60 + 28 * len(tokens), margin=dict(l=10, r=10, t=50, b=10), xaxis=dict(range=[0, 1]))
+    top = titled(figure, f"{what} {index}: {verb} {display_tokens([step.chosen])[0]}",
+                 [f"p = {probability_text(step.chosen_prob)}, entropy {step.entropy:.2f} nats"])
+    figure.update_layout(height=top + 10 + 28 * len(tokens), margin=dict(l=10, r=10, t=top, b=10),
+                         xaxis=dict(range=[0, 1]))
     figure.update_yaxes(**every_label(len(tokens), autorange="reversed"))
     return figure
 
@@ -95,18 +121,33 @@ def steps_overview(steps: list[StepDistribution]) -> go.Figure:
     ])
     figure.update_layout(title="Every step: probability of the chosen token, and entropy",
                          yaxis=dict(title="probability", range=[0, 1]),
-                         yaxis2=dict(title="entropy (nats)", overlaying="y", side="right", rangemode="tozero",
-                                     tickformat=".2~f"),
+                         yaxis2=dict(title="entropy (nats)", overlaying="y", side="right",
+                                     **entropy_axis(max((s.entropy for s in steps), default=0.0))),
                          legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
     return token_bars(figure, labels, 240, top=70)
 
 
-def attention_row_figure(weights: np.ndarray, keys: list[str], title: str) -> go.Figure:
-    """One query's weights over the keys, a bar per key."""
+ENTROPY_STEPS = (0.5, 1.0, 2.0, 5.0)      # nats between ticks: round values, the smallest giving at most 7 ticks
+
+
+def entropy_axis(highest: float) -> dict:
+    """An entropy axis from 0 with ticks at round values (0, 1, 2 … nats). Plotly's default for an axis laid over
+    another is to sync its ticks to the other's grid (here probability's 0.2 steps, which put entropy ticks at
+    1.16, 2.32, 3.47 …); this axis keeps its own ticks and leaves the grid to the probability axis."""
+    step = next((step for step in ENTROPY_STEPS if highest / step <= 6), ENTROPY_STEPS[-1])
+    top = max(step, math.ceil(highest / step) * step)
+    return dict(range=[0, top], tickmode="linear", tick0=0, dtick=step, tickformat="~g", showgrid=False)
+
+
+def attention_row_figure(weights: np.ndarray, keys: list[str], title: str, details: list[str] = ()) -> go.Figure:
+    """One query's weights over the keys, a bar per key; details: lines under the title (titled())."""
     labels = position_labels(keys)
     figure = go.Figure(go.Bar(x=labels, y=weights,
                               hovertemplate=f"%{{x}}<br>weight %{{y:{WEIGHT_HOVER}}}<extra></extra>"))
-    figure.update_layout(title=title, yaxis=dict(range=[0, 1], title="weight"))
+    figure.update_layout(yaxis=dict(range=[0, 1], title="weight"))
+    if details:
+        return token_bars(figure, labels, 200, top=titled(figure, title, list(details)))
+    figure.update_layout(title=title)
     return token_bars(figure, labels, 200)
 
 

@@ -6,15 +6,19 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import CONTENT_WIDTH, cell_size, every_label
+from explorer.figures.common import cell_size, every_label
 from explorer.figures.head_roles import MOST_HEADS_WITH_TEXT, cell_font
 from models.vocabulary import KIND_TITLES, SHORT_NAMES
 
 PANEL_GAP = 0.04
 STACK_LABELS = {"encoder": "enc", "decoder": "dec"}
-# Px: the panels' share of the page's column (less the layer labels and the colour bar), the narrowest cell that
-# holds a value ("0.00", "-0.12") in TEXT_FONT, and the parts of a row of panels above its cells.
-PANELS_WIDTH = CONTENT_WIDTH - 150
+# Px: the figure's width, the narrowest main column it is read in (a projector's 1024 px window, sidebar open: 564
+# px measured in Chromium), the same at every window width: sized for the wide page's 1000 px column instead and
+# squeezed into that one, an 8-head panel's values ran into each other ("0.040.000.01"). The panels' share of it
+# (less the layer labels and the colour bar), the narrowest cell that holds a value ("0.00", "-0.12") in TEXT_FONT,
+# and the parts of a row of panels above its cells.
+FIGURE_WIDTH = 560
+PANELS_WIDTH = FIGURE_WIDTH - 150
 TEXT_FONT = 14                      # px of the values written in the cells
 TEXT_CELL = 40                      # px a cell at least, for a value in TEXT_FONT (~30 px) and the gaps around it
 HEAD_LABELS, TITLE_LINE, SUBTITLE_LINE, ROW_GAP = 28, 18, 16, 22
@@ -101,7 +105,7 @@ def _panels(values: list[np.ndarray], titles: list[str], hovers: list[np.ndarray
     return go.Figure(data=data, layout=dict(
         layout, annotations=annotations, plot_bgcolor="rgba(0,0,0,0)",
         title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10 + 14 * title.count("<br>"))),
-        height=margin_top + plot + 10, margin=dict(l=10, r=10, t=margin_top, b=10),
+        height=margin_top + plot + 10, width=FIGURE_WIDTH, margin=dict(l=10, r=10, t=margin_top, b=10),
         coloraxis=dict(colorbar=colorbar, **colour)))
 
 
@@ -134,9 +138,10 @@ def detector_maps(detection, kind: str) -> go.Figure:
                                  f"<br>chance {chance:.3f}, a perfect head {best:.3f}" for head in range(heads)]
                                 for layer in range(layers)], dtype=object))
     return _panels(values, titles, hovers, [[str(h) for h in range(heads)]] * len(values),
-                   f"Head detector scores, {KIND_TITLES[kind][0].lower() + KIND_TITLES[kind][1:]} (rows: layers, "
-                   "columns: heads)<br><sup>colour: how far above chance, from chance (pale) to a perfect head (dark "
-                   "red) on a log scale; the number: the score</sup>",
+                   # A line each: as one title and one subtitle they ran past the figure's edge at 1024 px.
+                   f"Head detector scores, {KIND_TITLES[kind][0].lower() + KIND_TITLES[kind][1:]}<br><sup>rows: "
+                   "layers, columns: heads; the number: the score</sup><br><sup>colour: how far above chance "
+                   "(pale) toward a perfect head (dark red), log scale</sup>",
                    dict(cmin=0, cmax=1, colorscale="YlOrRd",
                         colorbar=dict(title=dict(text="score: chance → a perfect head", side="right"), tickvals=[0, 0.5, 1],
                                       ticktext=["chance<br>or below", "halfway<br>(log)", "a perfect<br>head"])),
@@ -166,6 +171,8 @@ def patching_maps(result, title: str = "") -> go.Figure:
     hovers.append(np.array([[f"{stack} layer {layer} output<br>restored {outputs[layer, i]:.3f}"
                              for i, stack in enumerate(stacks)] for layer in range(layers)], dtype=object))
     return _panels(values, titles, hovers, columns,
-                   title or "Share of the clean output's log-probability restored (rows: layers, columns: heads)",
+                   # On one line it ran 18 px past the figure's edge in a 1024 px window: the axes' key under it.
+                   title or "Share of the clean output's log-probability restored<br><sup>one value patched at a "
+                            "time; rows: layers, columns: heads</sup>",
                    dict(cmin=-1, cmax=1, cmid=0, colorscale="RdBu", reversescale=True,
                         colorbar=dict(title=dict(text="restored", side="right"))))

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.figures.common import CONTENT_WIDTH, axis_length, label_room, position_labels, token_axes
+from explorer.figures.common import axis_length, label_room, position_labels, token_axes
 
 VALUES, RANKS = "values", "ranks"
 SCALES = {VALUES: "values (each row as a share of its largest magnitude)", RANKS: "ranks (1 = highest; what Spearman compares)"}
@@ -65,10 +65,16 @@ def faithfulness_figure(scores: dict[str, np.ndarray], titles: dict[str, str], t
     return figure
 
 
+# The narrowest main column the page is read in: a projector's 1024 px window with the sidebar open (564 px
+# measured in Chromium). Sized for the wide page's column (CONTENT_WIDTH) instead, a 19-token sentence's cells were
+# squeezed there until their labels ran into each other.
+NARROWEST_COLUMN = 560
+
+
 def across(names: list[str], count: int) -> bool:
-    """Whether tokens go across (a column each): while the sizing rule's cells fit the page's column beside the
-    rows' names and the colour bar."""
-    return names_width(names) + axis_length(count) + COLOUR_BAR <= CONTENT_WIDTH
+    """Whether tokens go across (a column each): while the sizing rule's cells fit the narrowest column the page
+    is read in beside the rows' names and the colour bar."""
+    return names_width(names) + axis_length(count) + COLOUR_BAR <= NARROWEST_COLUMN
 
 
 COLOUR_BAR = 130        # px right of the cells: the colour bar, its ticks and its title

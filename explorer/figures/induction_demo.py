@@ -6,6 +6,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.figures.common import font
+
 LOSS_COLOUR, SCORE_COLOUR, PREVIOUS_COLOUR, CHANCE_COLOUR = "#d62728", "#1f77b4", "#9467bd", "#7f7f7f"
 
 
@@ -28,16 +30,18 @@ def induction_demo_figure(result: dict) -> go.Figure:
                               (2, result["chance"]["induction_score"], "chance")):
         figure.add_hline(y=value, line=dict(color=CHANCE_COLOUR, dash="dash", width=1), row=row, col=1,
                          annotation_text=f"{label} {value:.3g}", annotation_position="top right",
-                         annotation_font=dict(size=12, color=CHANCE_COLOUR))
+                         annotation_font=dict(size=font(12), color=CHANCE_COLOUR))
     change = result.get("phase_change")
     if change:
         for row in (1, 2):
             figure.add_vrect(x0=change["onset_step"], x1=change["end_step"], fillcolor="#ffdd57", opacity=0.3,
                              line_width=0, row=row, col=1)
             figure.add_vline(x=change["step"], line=dict(color="black", width=1), row=row, col=1)
-        figure.add_annotation(x=change["step"], y=0.98, xref="x", yref="y domain", xanchor="left", yanchor="top",
-                              showarrow=False,
-                              text=f"phase change, step {change['step']}", font=dict(size=12))
+        # Left of the shaded change, halfway down the loss panel: before the change the loss stays near uniform
+        # guessing (the panel's top), so that corner is empty; at the top right it ran into the "uniform guess" label.
+        figure.add_annotation(x=change["onset_step"], y=0.45, xref="x", yref="y domain", xanchor="right",
+                              yanchor="middle", xshift=-4, showarrow=False,
+                              text=f"phase change, step {change['step']}", font=dict(size=font(12)))
     figure.update_yaxes(title_text="cross-entropy (nats)", rangemode="tozero", row=1, col=1)
     figure.update_yaxes(title_text="score", range=[0, 1.02], row=2, col=1)
     figure.update_xaxes(title_text="training step", row=2, col=1)

@@ -6,15 +6,18 @@ every change of a setting, from log-probabilities computed once per sample (expl
 from __future__ import annotations
 
 import math
+import textwrap
 
 import plotly.graph_objects as go
 
-from explorer.figures.common import display_tokens, every_label
-from explorer.figures.decoding import PROBABILITY_HOVER
+from explorer.figures.common import display_tokens, every_label, font
+from explorer.figures.decoding import PROBABILITY_HOVER, titled
 from explorer.sampling import StepSampling
 
 MODEL_COLOUR, SAMPLED_COLOUR = "#b0b0b0", "#1f77b4"
-VALUE_FONT = dict(size=11, color="#333333")     # the bars' values: readable beside an axis label
+VALUE_SIZE, VALUE_COLOUR = 11, "#333333"     # the bars' values: readable beside an axis label
+DETAIL_CHARACTERS = 70      # a title's detail line (11 px) at most: the figure is ~560 px wide in a 1024 px window
+LEGEND_ROOM = 24            # px between the title and the bars, where the legend sits
 
 
 SMALLEST = 1e-5        # a bar's value below this reads "< 0.00001" (two digits of 1e-9 would be 12 characters)
@@ -53,19 +56,20 @@ def sampling_figure(step: StepSampling, index: int) -> go.Figure:
                hovertemplate=f"%{{y}}<br>model: p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"),
         go.Bar(x=step.sampled_probs, y=labels, orientation="h", name="sampled from", marker_color=SAMPLED_COLOUR,
                text=[two_digits(p) for p in step.sampled_probs], textposition="outside", cliponaxis=False,
-               textfont=VALUE_FONT, constraintext="none",
+               textfont=dict(size=font(VALUE_SIZE), color=VALUE_COLOUR), constraintext="none",
                hovertemplate=f"%{{y}}<br>sampled from: p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"),
     ])
     kept = "1 token" if step.kept == 1 else f"{step.kept:,} tokens"
-    left_out = (f"; never drawn, so not listed: {', '.join(display_tokens(step.never_drawn))}"
-                if step.never_drawn else "")
+    # One fact a line: on one line they ran past the figure's right edge in a 1024 px window.
+    details = [f"{kept} can be drawn, holding {step.kept_mass:.1%} of the model's probability",
+               f"entropy {step.entropy:.2f} nats; ▶ the token the sample drew"]
+    if step.never_drawn:
+        details += textwrap.wrap(f"never drawn, so not listed: {', '.join(display_tokens(step.never_drawn))}",
+                                 DETAIL_CHARACTERS, break_long_words=False)
+    top = titled(figure, f"step {index} under {settings_text(step)}", details) + LEGEND_ROOM
     figure.update_layout(
-        title=dict(text=f"step {index} under {settings_text(step)}<br><sup>{kept} can be drawn, holding "
-                        f"{step.kept_mass:.1%} of the model's probability; entropy {step.entropy:.2f} nats; ▶ the "
-                        f"token the sample drew{left_out}</sup>", y=1.0, yanchor="top", yref="container",
-                   pad=dict(t=12)),
-        barmode="group", bargap=0.25, bargroupgap=0.05, height=80 + 34 * len(labels),
-        margin=dict(l=10, r=50, t=64, b=10), xaxis=dict(range=[0, 1.08], title="probability"),
+        barmode="group", bargap=0.25, bargroupgap=0.05, height=top + 16 + 34 * len(labels),
+        margin=dict(l=10, r=50, t=top, b=10), xaxis=dict(range=[0, 1.08], title="probability"),
         legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right"))
     figure.update_yaxes(**every_label(len(labels), autorange="reversed"))
     return figure

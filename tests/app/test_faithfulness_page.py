@@ -28,7 +28,7 @@ def test_page_draws_the_scores_and_their_correlations(h8):
     raw = np.array(drawn["customdata"], dtype=float)[..., 0]
     np.testing.assert_allclose(raw[0], expected.leave_one_out, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(raw[2], expected.attention["last_layer"], rtol=1e-4, atol=1e-6)
-    (table,) = at.dataframe
+    (table,) = at.table          # static: its long column names wrap, every one in view at 1024 px
     shown = table.value          # as the page shows it: two decimals, blank cells where there is no number
     assert shown.loc["rollout", "ρ with leave-one-out"] == f"{expected.spearman['rollout']:.2f}"
     assert shown.loc["flow", "Abnar & Zuidema 2020, their model (published)"] == f"{ABNAR_ZUIDEMA['flow']:.2f}"
@@ -43,31 +43,32 @@ def test_page_draws_the_scores_and_their_correlations(h8):
 
 
 def test_a_long_sentences_figure_keeps_the_sizing_rules_cell_per_token(h8):
-    """Every token keeps the sizing rule's cell: across the column while they fit it beside the names and the
-    colour bar; beyond, a row per token, the figure growing down with the sentence (plotly figures never grow
-    wider than the page's column), the same numbers transposed."""
+    """Every token keeps the sizing rule's cell: across the column while they fit a projector's column (a 1024 px
+    window's, the narrowest) beside the names and the colour bar; beyond, a row per token, the figure growing down
+    with the sentence (plotly figures never grow wider than the page's column), the same numbers transposed."""
     from explorer.faithfulness import METHOD_TITLES
-    from explorer.figures.common import CONTENT_WIDTH, cell_size
-    from explorer.figures.faithfulness import COLOUR_BAR, VALUES, faithfulness_figure, names_width
+    from explorer.figures.common import cell_size
+    from explorer.figures.faithfulness import COLOUR_BAR, NARROWEST_COLUMN, VALUES, faithfulness_figure, names_width
 
     methods = ("leave_one_out", "gradient_x_input", "last_layer", "rollout", "flow", "norm")
     names = [METHOD_TITLES[m] for m in methods]
     heights = {}
-    for count in (13, 23, 48, 55):
+    for count in (8, 13, 19, 23, 48, 55):
         tokens = [f"▁w{i}" for i in range(count)]
         scores = {name: np.linspace(1, 2, count) * (i + 1) for i, name in enumerate(methods)}
         figure = faithfulness_figure(scores, METHOD_TITLES, tokens, VALUES, "t")
         (trace,) = figure.data
         assert figure.layout.width is None
         if list(trace.x) == [f"{i} ▁w{i}" for i in range(count)]:             # tokens across
-            assert CONTENT_WIDTH - names_width(names) - COLOUR_BAR >= cell_size(count) * count
+            assert NARROWEST_COLUMN - names_width(names) - COLOUR_BAR >= cell_size(count) * count
         else:                                                                  # a row per token
             assert list(trace.y) == [f"{i} ▁w{i}" for i in range(count)] and list(trace.x) == names
             assert figure.layout.height - figure.layout.margin.t >= cell_size(count) * count
             np.testing.assert_allclose(np.array(trace.customdata)[5, :, 0], [scores[m][5] for m in methods])
             heights[count] = figure.layout.height
         assert trace.colorbar.title.text.startswith("share of")
-    assert list(heights) == [48, 55] and heights[55] > heights[48]
+    # 19 tokens (the lecture's sentence) squeezed their labels together across a 1024 px window's column.
+    assert NARROWEST_COLUMN <= 564 and list(heights) == [19, 23, 48, 55] and heights[55] > heights[48]
 
 
 def test_too_short_a_sentence_is_a_sentence_not_an_error():

@@ -91,6 +91,19 @@ def test_a_new_sentence_gets_a_new_suggestion(h8):
     assert at.text_area(key="patching_corrupt").value == suggest_corruption(h8, other)
 
 
+def test_the_lecture_sentence_opens_with_a_noun_swapped_and_says_which(h8):
+    at = opened("patching.py", "The animal didn't cross the street because it was too tired.")
+    assert at.text_area(key="patching_corrupt").value == "The dog didn't cross the street because it was too tired."
+    assert "Suggested: “animal” → “dog” (an animal for an animal), with as many pieces." in [
+        caption.value.split(" Edit")[0] for caption in at.caption]
+
+
+def test_a_sentence_without_a_known_noun_asks_for_a_change(h8):
+    at = opened("patching.py", "It was too tired.")
+    assert at.text_area(key="patching_corrupt").value == "It was too tired."
+    assert any(caption.value.startswith("No noun of a kind the explorer knows") for caption in at.caption)
+
+
 def test_heads_page_shows_the_detector_scores(h8):
     at = opened("heads.py", SENTENCE)
     assert "Head detectors (Olsson et al. 2022)" in [header.value for header in at.header]

@@ -81,3 +81,10 @@ def test_live_heads_marks_the_pruned_heads_of_one_kind(h8):
     assert live.shape == (3, 8) and live.sum() == 24 - 16
     assert live[:2].sum() == 0 and live[2].sum() == 8
     assert live_heads(parse_heads(PRUNED, h8), h8, "encoder") is None
+
+
+@pytest.mark.parametrize("page", ["compare.py", "faithfulness.py", "patching.py"])
+def test_a_page_that_decodes_greedily_says_so_when_the_sidebar_asks_for_beam_search(page):
+    at = open_page(page, SENTENCE, decoding="beam search", beam_size=4)
+    assert "asks for beam search (4 beams), but this page decodes greedily" in notices(at)
+    assert "beam search" not in notices(open_page(page, SENTENCE))

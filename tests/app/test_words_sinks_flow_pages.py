@@ -18,7 +18,7 @@ from tests.app.conftest import open_page
 from tests.app.test_pages import chart_data, chart_titled, grid_tile, table_with, traces_of
 from tests.hugging_face_models import SENTENCE, saved_model
 
-WORDY = "A skateboarder's kickflip, near Nuremberg."    # 17 pieces, 10 words
+WORDY = "A skateboarder's kickflip, near Nuremberg."    # 17 pieces, 8 words (the apostrophe's inside one)
 SINKING = "Three men are walking on a road in the mountains."     # h8's dec.2.6 is a sink on it
 
 
@@ -32,11 +32,10 @@ def test_words_toggle_redraws_every_attention_view_over_words(h8):
     at.run()
     assert not at.exception and at.query_params["units"] == "words"
     words = word_trace(trace_sentence(h8, WORDY), h8)
-    assert words.source_tokens == ["▁A", "▁skateboarder", "'", "s", "▁kickflip", ",", "▁near", "▁Nuremberg", ".",
-                                   "</s>"]
+    assert words.source_tokens == ["▁A", "▁skateboarder's", "▁kickflip", ",", "▁near", "▁Nuremberg", ".", "</s>"]
     pattern = words.pattern("encoder")
     np.testing.assert_allclose(z(chart_data(at, 0)), pattern[0, 0], atol=1e-6)
-    assert [label.split(" ", 1)[1] for label in chart_data(at, 0)[0]["x"]][4:8] == words.source_tokens[4:8]
+    assert [label.split(" ", 1)[1] for label in chart_data(at, 0)[0]["x"]][1:6] == words.source_tokens[1:6]
     grid = chart_data(at, 1)[0]
     np.testing.assert_allclose(grid_tile(grid, 2, 5), pattern[2, 5], atol=1e-6)
 

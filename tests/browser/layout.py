@@ -1,8 +1,9 @@
 """What a reader at a projector would call broken, found in the page itself: something wider than the window or
-than its column, a label cut by an ellipsis, figure text under 11 px, a figure with nothing in it.
+than its column, a label cut by an ellipsis, figure text under 11 px or past the figure's edge, axis labels or
+cell values printed over each other, a figure with nothing in it.
 
 `layout_problems(page)` returns one plain sentence per problem (empty when the page reads well); the browser test
-of every page and `scripts/screenshots.py --check` use it.
+of every page uses it, and any script that looks at a page can.
 """
 
 from __future__ import annotations
@@ -46,15 +47,76 @@ PROBLEMS = r"""(smallest) => {
     // 4. No figure text under the smallest size a room can read.
     for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
         if (!drawn(chart)) continue;
+        // The size as drawn: plotly shrinks a bar's text to fit inside it with a transform, not its font size.
+        const size = t => { const m = t.getScreenCTM(); const scale = m ? Math.hypot(m.a, m.b) : 1;
+                            return Math.round(parseFloat(getComputedStyle(t).fontSize) * scale * 10) / 10; };
         const small = [...chart.querySelectorAll('svg text')]
-            .filter(t => t.textContent.trim() && drawn(t) && parseFloat(getComputedStyle(t).fontSize) < smallest - 0.01);
+            .filter(t => t.textContent.trim() && drawn(t) && size(t) < smallest - 0.01);
         if (small.length) {
-            const sizes = [...new Set(small.map(t => parseFloat(getComputedStyle(t).fontSize)))].sort((a, b) => a - b);
+            const sizes = [...new Set(small.map(size))].sort((a, b) => a - b);
             problems.push(`figure “${title(chart)}” has ${small.length} texts under ${smallest} px `
                           + `(${sizes.join(', ')} px), e.g. “${small[0].textContent.slice(0, 30)}”`);
         }
     }
-    // 5. No empty figure: every chart has a trace with something in it.
+    // 5. No axis label printed over its neighbour. Rotated labels are parallel strokes: the gap between two
+    //    neighbours across their baselines (their spacing along the axis × sin of their angle) must hold a line.
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+        if (!drawn(chart)) continue;
+        const axes = {};
+        for (const t of chart.querySelectorAll('.xaxislayer-above text, .yaxislayer-above text')) {
+            if (!t.textContent.trim() || !drawn(t)) continue;
+            const tick = t.closest('g[class*="tick"]');
+            (axes[tick ? tick.getAttribute('class') : 'tick'] ||= []).push(t);
+        }
+        for (const [axis, texts] of Object.entries(axes)) {
+            const vertical = axis.startsWith('y');
+            const placed = texts.map(t => { const r = t.getBoundingClientRect();
+                const angle = /rotate\((-?[\d.]+)/.exec(t.getAttribute('transform') || '');
+                return {at: vertical ? (r.top + r.bottom) / 2 : (r.left + r.right) / 2,
+                        across: vertical ? 1 : (angle ? Math.abs(Math.sin(parseFloat(angle[1]) * Math.PI / 180)) : 0),
+                        extent: vertical ? r.height : r.width, size: parseFloat(getComputedStyle(t).fontSize), text: t.textContent}; })
+                .sort((a, b) => a.at - b.at);
+            for (let i = 1; i < placed.length; i++) {
+                const [a, b] = [placed[i - 1], placed[i]], spacing = b.at - a.at;
+                const room = b.across ? spacing * b.across : spacing;          // across the baselines, or along them
+                const needed = b.across ? 0.85 * b.size : (a.extent + b.extent) / 2;
+                if (room < needed - 0.5) {
+                    problems.push(`figure “${title(chart)}”: ${axis.split(' ')[0].replace('tick', '')}-axis labels `
+                                  + `“${a.text.slice(0, 20)}” and “${b.text.slice(0, 20)}” overlap `
+                                  + `(${room.toFixed(1)} px apart for ${b.size} px text)`);
+                    break;
+                }
+            }
+        }
+    }
+    // 6. No text running past its figure's edge (a title or label cut where the figure ends).
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+        const svg = chart.querySelector('.main-svg');
+        if (!svg || !drawn(chart)) continue;
+        const box = svg.getBoundingClientRect();
+        const past = [...chart.querySelectorAll('svg text')].filter(t => t.textContent.trim() && drawn(t))
+            .map(t => [t, t.getBoundingClientRect()])
+            .filter(([t, r]) => r.right > box.right + 1 || r.left < box.left - 1);
+        if (past.length)
+            problems.push(`figure “${title(chart)}”: “${past[0][0].textContent.slice(0, 30)}” runs `
+                          + `${Math.round(Math.max(past[0][1].right - box.right, box.left - past[0][1].left))} px past its edge`);
+    }
+    // 7. No numbers written into cells or bars that run into each other ("0.040.000.01").
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+        if (!drawn(chart)) continue;
+        const rows = {};
+        for (const t of chart.querySelectorAll('.heatmaplayer text, .barlayer text, .textpoint text')) {
+            if (!t.textContent.trim() || !drawn(t)) continue;
+            const r = t.getBoundingClientRect();
+            (rows[Math.round((r.top + r.bottom) / 2)] ||= []).push({r, text: t.textContent});
+        }
+        const crowded = Object.values(rows).flatMap(row => row.sort((a, b) => a.r.left - b.r.left)
+            .filter((b, i) => i > 0 && row[i - 1].r.right > b.r.left + 1).map(b => b.text));
+        if (crowded.length)
+            problems.push(`figure “${title(chart)}”: ${crowded.length} numbers in its cells run into their `
+                          + `neighbours, e.g. “${crowded[0].slice(0, 20)}”`);
+    }
+    // 8. No empty figure: every chart has a trace with something in it.
     const filled = trace => ['x', 'y', 'z', 'values', 'lat', 'a', 'cells']
         .some(key => trace[key] && (trace[key].length > 0 || (trace[key].values && trace[key].values.length > 0)));
     for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {

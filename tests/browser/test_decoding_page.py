@@ -88,7 +88,7 @@ def test_beam_tree_labels_never_overlap(context, app_url):
     assert max(label["right"] for label in labels) <= box["x"] + box["width"]
 
 
-@pytest.mark.parametrize("title, what", [("Every step", "steps"), ("step 0: cross-attention", "source tokens")])
+@pytest.mark.parametrize("title, what", [("Every step", "steps"), ("step 0: where it looked", "source tokens")])
 def test_every_token_has_its_own_tick_label_at_45_words(context, app_url, title, what):
     """The steps overview and the cross-attention bars of a 45-word sentence: a tick label for each step / source
     token (none skipped), no two on each other."""
@@ -103,8 +103,26 @@ def test_every_token_has_its_own_tick_label_at_45_words(context, app_url, title,
 
 def test_a_short_sentence_keeps_its_labels_too(context, app_url):
     page = open_decoding(context, app_url, SHORT)
-    for title in ("Every step", "step 0: cross-attention"):
+    for title in ("Every step", "step 0: where it looked"):
         ticks = chart(page, title, ".xtick text")
         assert len(ticks["items"]) == ticks["x"] and overlapping(ticks["items"]) == []
     assert overlapping(chart(page, "Beam search", ".textpoint text")["items"]) == []
+    page.close()
+
+
+def test_at_a_projectors_width_no_title_is_cut_and_entropy_ticks_are_round(context, app_url):
+    """At 1024×768 a step's title ("… (p = 0.502, entropy 1.22 nats)"), the sampling figure's subtitle and the
+    patching map's title ran past their figures' edges, and the entropy axis, synced to the probability axis's
+    grid, ticked at 1.16, 2.32, 3.47 …: every text inside its figure now, and entropy ticks at round values."""
+    from tests.browser.layout import layout_problems
+
+    page = open_decoding(context, app_url, "The animal didn't cross the street because it was too tired.")
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.wait_for_timeout(1500)                     # the figures follow the window's new width
+    assert layout_problems(page) == []
+    overview = chart(page, "Every step", ".y2tick text")["items"]
+    ticks = [float(item["text"]) for item in overview]
+    assert len(ticks) >= 3 and ticks[0] == 0
+    assert all(tick * 2 == round(tick * 2) for tick in ticks), ticks      # 0, 1, 2 … (or halves): round values
+    assert len({round(b - a, 6) for a, b in zip(ticks, ticks[1:])}) == 1
     page.close()

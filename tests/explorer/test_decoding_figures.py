@@ -2,6 +2,7 @@
 other than the end token, for every family; the beam tree's labels fit their columns; every token axis labels
 every token; small probabilities and head effects are printed with significant digits, never as 0.000."""
 
+import json
 import math
 
 import numpy as np
@@ -10,10 +11,10 @@ import pytest
 import torch
 
 from explorer.decoding_steps import TeacherForcing, beam_tree
-from explorer.figures.common import CONTENT_WIDTH, is_long, label_font
+from explorer.figures.common import CONTENT_WIDTH, cell_size, is_long, label_font
 from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, TEXT_OFFSET, attention_row_figure, beam_font,
-                                       beam_tree_figure, head_effect_figure, label_chars, probability_text,
-                                       step_figure, steps_overview, teacher_forcing_figure)
+                                       beam_tree_figure, entropy_axis, head_effect_figure, label_chars,
+                                       probability_text, step_figure, steps_overview, teacher_forcing_figure)
 from explorer.trace import StepDistribution
 from models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
 from models.loader import open_model
@@ -120,6 +121,44 @@ def test_a_small_probability_never_reads_zero():
     assert "p = 0.990" in figure.layout.title.text
 
 
+def entropy_ticks(axis) -> list[float]:
+    """The tick values an axis with tickmode "linear" draws over its range."""
+    low, high = axis.range
+    return [axis.tick0 + i * axis.dtick for i in range(int(round((high - axis.tick0) / axis.dtick)) + 1)
+            if low <= axis.tick0 + i * axis.dtick <= high]
+
+
+def test_the_entropy_axis_ticks_at_round_values():
+    """Laid over the probability axis, plotly synced the entropy ticks to its grid: 1.16, 2.32, 3.47 … for a top
+    entropy of 5.79. Its own ticks now: whole nats (halves for a low entropy, twos for a high one), from 0 to past
+    the highest step."""
+    highest = 5.4
+    steps = [distribution([0.6, 0.3, 0.1]) for _ in range(4)]
+    steps[2] = StepDistribution("a", 0, 0.1, highest, [0], ["a"], [0.1])
+    axis = steps_overview(steps).layout.yaxis2
+    assert axis.tickmode == "linear" and axis.overlaying == "y" and axis.showgrid is False
+    assert entropy_ticks(axis) == [0, 1, 2, 3, 4, 5, 6]
+    for top, ticks in ((0.9, [0, 0.5, 1.0]), (2.2, [0, 0.5, 1.0, 1.5, 2.0, 2.5]), (8.99, [0, 2, 4, 6, 8, 10]),
+                       (0.0, [0, 0.5])):
+        found = go.layout.YAxis(**entropy_axis(top))
+        assert entropy_ticks(found) == ticks and found.range[1] >= top, (top, entropy_ticks(found))
+
+
+def test_titles_keep_their_details_on_lines_of_their_own():
+    """A title line short enough for a figure half a 1024 px window's column wide, its numbers in lines under it:
+    on one line they ran past the figure's right edge."""
+    step = distribution([0.502, 0.393, 0.105])
+    figure = step_figure(step, 0)
+    assert figure.layout.title.text == f"step 0: chose ▁t0<br><sup>p = 0.502, entropy {step.entropy:.2f} nats</sup>"
+    assert figure.layout.title.yanchor == "top" and figure.layout.margin.t >= 12 + 2 * 21
+    row = attention_row_figure(np.full(3, 1 / 3), ["a", "b", "c"], "step 0: where it looked",
+                               ["self-attention over the text so far", "layer 2, head average"])
+    lines = row.layout.title.text.split("<br>")
+    assert lines == ["step 0: where it looked", "<sup>self-attention over the text so far</sup>",
+                     "<sup>layer 2, head average</sup>"]
+    assert all(len(line.removeprefix("<sup>").removesuffix("</sup>")) <= 40 for line in lines)
+
+
 def test_the_head_effect_map_prints_significant_digits():
     effect = np.array([[0.0005, 0.0012, 0.002, 0.25], [1.5, 0.0, 0.00071, 0.03]])
     figure = head_effect_figure(effect, "Heads behind predicting “dog”")
@@ -152,10 +191,11 @@ def test_token_bars_label_every_token_in_room_made_for_them(count):
         assert axis["tickmode"] == "linear" and axis["dtick"] == 1 and axis["size"] == label_font(count)
         assert axis["angle"] is None                # horizontal where they fit, upright where not: never slanted
         assert list(figure.layout.xaxis.autotickangles) == [0, -90]
+        assert cell_size(count) >= label_font(count) + 3 and label_font(count) >= 11
         if figure.layout.width:                     # a cell per token, at least a line of the font apart
-            assert figure.layout.width >= count * (label_font(count) + 8)
+            assert figure.layout.width >= count * cell_size(count)
         else:
-            assert count * (label_font(count) + 8) <= 560
+            assert count * cell_size(count) <= 560
         assert figure.layout.height >= 300
 
 
@@ -213,7 +253,8 @@ def test_the_page_opens_on_the_choices_the_session_holds():
     assert at.slider(key="decoding_step").value == 2
     assert (at.selectbox(key="decoding_layer").value, at.selectbox(key="decoding_head").value) == (0, 1)
     assert (at.slider(key="decoding_beam").value, at.slider(key="decoding_alpha").value) == (3, 1.2)
-    assert any("step 2: cross-attention, layer 0, head 1" in chart.proto.spec for chart in at.get("plotly_chart"))
+    titles = [json.loads(chart.proto.spec)["layout"].get("title", {}).get("text") for chart in at.get("plotly_chart")]
+    assert "step 2: where it looked<br><sup>cross-attention</sup><br><sup>layer 0, head 1</sup>" in titles
     assert not at.warning or all("Session State" not in w.value for w in at.warning)
     stale = open_page("decoding.py", "Two dogs play in the snow.", decoding_step=400, decoding_layer=99,
                       decoding_beam=40)

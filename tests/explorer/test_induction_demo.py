@@ -116,6 +116,13 @@ def test_the_figure_draws_both_curves_and_marks_the_phase_change():
     assert any(s.type == "rect" and s.x0 == result["phase_change"]["onset_step"] for s in shapes)
     assert any(s.type == "line" and s.x0 == result["phase_change"]["step"] for s in shapes)
     assert induction_demo_figure({**result, "phase_change": None}).layout.shapes[-1].type == "line"   # chance only
+    # The phase change's label ends where its shading starts, halfway down the loss panel; the uniform guess's
+    # sits at the panel's top right: on the Papers page the two once ran into each other.
+    (label,) = [a for a in figure.layout.annotations if a.text.startswith("phase change")]
+    (uniform,) = [a for a in figure.layout.annotations if a.text.startswith("uniform guess")]
+    assert (label.xanchor, label.x, label.yref, label.y) == ("right", result["phase_change"]["onset_step"],
+                                                             "y domain", 0.45)
+    assert uniform.xanchor == "right" and uniform.x == 1 and uniform.y == result["chance"]["loss"]
 
 
 def test_the_shipped_run_is_complete_and_its_summary_reads_its_numbers():

@@ -12,7 +12,7 @@ import transformers
 import explorer
 from explorer.cli import main
 from explorer.inputs import InputError
-from explorer.patching import PatchingResult, patch, suggest_corruption
+from explorer.patching import NOUN_KINDS, PatchingResult, patch, suggest_corruption, suggested_swap
 from explorer.trace import decoded
 from models.checkpoint import load_checkpoint
 from models.loader import open_model
@@ -221,6 +221,35 @@ def test_the_suggested_corruption_changes_one_word_and_keeps_the_length(h8):
         assert sum(a != b for a, b in zip(sentence.split(), suggested.split())) == 1
 
 
+def test_the_suggestion_swaps_a_noun_for_one_of_its_kind(h8):
+    """Never the first word because it is first ("The" → "Dog" only breaks the sentence): the sentence's first noun
+    of a known kind, for another of the same kind with as many pieces, and the swap named."""
+    lecture = "The animal didn't cross the street because it was too tired."
+    swap = suggested_swap(h8, lecture)
+    assert (swap.original, swap.replacement, swap.kind) == ("animal", "dog", "an animal for an animal")
+    assert swap.text == "The dog didn't cross the street because it was too tired."
+    assert swap.description() == "“animal” → “dog” (an animal for an animal)"
+    caption = "A man in a blue shirt is riding a bicycle down the street."
+    swap = suggested_swap(h8, caption)
+    assert swap.text == "A woman in a blue shirt is riding a bicycle down the street."
+    assert swap.kind == "a person for a person"
+    for sentence in (lecture, caption):
+        assert len(h8.encode(suggest_corruption(h8, sentence)).ids) == len(h8.encode(sentence).ids)
+
+
+def test_the_suggestion_keeps_the_pieces_and_the_number(h8):
+    # "cats" is two pieces ("▁cat", "s") where "dogs" is one: the next plural animal of one piece is taken.
+    assert h8.pieces(h8.encode("Two cats play in the snow.").ids)[1:3] == ["▁cat", "s"]
+    swap = suggested_swap(h8, "Two dogs play in the snow.")
+    assert swap.original == "dogs" and swap.replacement in NOUN_KINDS["animals for animals"]
+    assert swap.replacement != "cats" and swap.text == f"Two {swap.replacement} play in the snow."
+
+
+def test_without_a_known_noun_a_colour_then_nothing(h8):
+    assert suggested_swap(h8, "The sky is blue.").text == "The sky is red."
+    assert suggested_swap(h8, "It was too tired.") is None
+
+
 def test_cli_patch_and_the_notebook_call(tiny_checkpoint, capsys):
     clean = "A dog runs in the snow."
     corrupt, result = corrupted(tiny_checkpoint, clean)
@@ -238,11 +267,11 @@ def test_cli_patch_and_the_notebook_call(tiny_checkpoint, capsys):
 
 
 def test_the_patching_map_is_legible_at_8_heads():
-    """The h8 model's four panels (3 × 8 heads, 2 layer outputs) on the page's column: in rows of panels whose
-    cells are wide enough for their values in a 14 px font, rows of cells at least 40 px, the colour bar as tall
-    as the cells (at least 170 px), and each panel's cells the same width."""
-    from explorer.figures.common import CONTENT_WIDTH
-    from explorer.figures.detectors import PANELS_WIDTH, panel_rows, patching_maps
+    """The h8 model's four panels (3 × 8 heads, 2 layer outputs) in a projector's column (a 1024 px window's, the
+    figure's own width at every window size): in rows of panels whose cells are wide enough for their values in a
+    14 px font, rows of cells at least 40 px, the colour bar as tall as the cells (at least 170 px), and each
+    panel's cells the same width."""
+    from explorer.figures.detectors import FIGURE_WIDTH, PANELS_WIDTH, panel_rows, patching_maps
 
     rng = np.random.default_rng(0)
     heads = {kind: rng.uniform(-0.2, 1, (3, 8)) for kind in ("encoder", "decoder", "cross")}
@@ -251,7 +280,10 @@ def test_the_patching_map_is_legible_at_8_heads():
                             clean_output="x", corrupt_output="y", metric="total", read_at="", lp_clean=0.0,
                             lp_corrupt=-1.0, heads=heads, layer_outputs=outputs, all_layers=1.0, nothing=0.0)
     figure = patching_maps(result)
-    assert panel_rows([8, 8, 8, 2]) == [[0, 1], [2, 3]]          # 26 columns of 40 px do not fit 850 px
+    # Two 8-head panels (16 columns of 40 px) do not fit the 410 px a 564 px column leaves them: one a row. Sized
+    # for an 850 px room and squeezed into that column, the values ran into each other ("0.040.000.01").
+    assert figure.layout.width == FIGURE_WIDTH <= 564
+    assert panel_rows([8, 8, 8, 2]) == [[0], [1], [2], [3]] and panel_rows([4, 4, 4, 2]) == [[0, 1], [2, 3]]
     assert all(trace.textfont.size == 14 for trace in figure.data)
     for trace, z in zip(figure.data, [*heads.values()]):
         np.testing.assert_allclose(trace.z, z)
@@ -265,5 +297,5 @@ def test_the_patching_map_is_legible_at_8_heads():
     widths = [layout[f"xaxis{'' if i == 0 else i + 1}"].domain for i in range(4)]
     per_cell = [(end - start) / count for (start, end), count in zip(widths, (8, 8, 8, 2))]
     np.testing.assert_allclose(per_cell, per_cell[0])
-    assert per_cell[0] * PANELS_WIDTH >= 40 and CONTENT_WIDTH - PANELS_WIDTH >= 120
+    assert per_cell[0] * PANELS_WIDTH >= 40 and FIGURE_WIDTH - PANELS_WIDTH >= 120
     assert layout.yaxis.title.standoff >= 10                       # "layer" clear of its tick labels

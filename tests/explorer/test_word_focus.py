@@ -19,19 +19,25 @@ from explorer.word_focus import (LECTURE, WordAttention, answer_text, default_wo
 from tests.conftest import BUNDLED
 
 LECTURE_SENTENCE = LECTURE[0][0]
-LECTURE_WORDS = ["The", "animal", "didn", "'", "t", "cross", "the", "street", "because", "it", "was", "too", "tired",
-                 ".", "</s>"]
+LECTURE_WORDS = ["The", "animal", "didn't", "cross", "the", "street", "because", "it", "was", "too", "tired", ".",
+                 "</s>"]
 
 
 def hand_spans(pieces: list[str], special: set[str]) -> list[list[int]]:
-    """Words by hand: a word starts at a ▁ piece, at a special token or punctuation, and after either."""
+    """Words by hand: a word starts at a ▁ piece, at a special token or punctuation, and after either; an
+    apostrophe with letters right before and after it and no space after it ("didn", "'", "t") stays in its word."""
     def breaks(piece: str) -> bool:
         bare = piece.lstrip("▁")
         return piece in special or (bool(bare) and all(c in string.punctuation for c in bare))
 
+    def inside(position: int) -> bool:
+        return (pieces[position] == "'" and 0 < position < len(pieces) - 1 and pieces[position - 1][-1].isalpha()
+                and pieces[position + 1][0].isalpha())
+
     spans: list[list[int]] = []
     for position, piece in enumerate(pieces):
-        if not spans or piece.startswith("▁") or breaks(piece) or breaks(pieces[position - 1]):
+        joined = inside(position) or (position > 0 and inside(position - 1))
+        if not spans or piece.startswith("▁") or (not joined and (breaks(piece) or breaks(pieces[position - 1]))):
             spans.append([position])
         else:
             spans[-1].append(position)

@@ -141,3 +141,56 @@ def test_cli_and_notebook_give_the_word_trace(tiny_checkpoint, tmp_path):
     for trace in (saved, notebook):
         assert trace.source_tokens == expected.source_tokens and trace.target_tokens == expected.target_tokens
         np.testing.assert_allclose(trace.attention["encoder"]["norm"], expected.attention["encoder"]["norm"], atol=1e-6)
+
+
+LECTURE = "The animal didn't cross the street because it was too tired."
+
+
+def test_contractions_are_one_word_in_the_bundled_model(h8):
+    """The bundled SentencePiece splits "didn't" into "▁di", "d", "n", "'", "t": the apostrophe inside a word is no
+    punctuation mark of its own, while the final full stop still is."""
+    ids = h8.encode(LECTURE).ids
+    assert h8.pieces(ids)[2:7] == ["▁di", "d", "n", "'", "t"]        # the case this guards: an apostrophe piece
+    assert words_of(h8, ids).labels == ["▁The", "▁animal", "▁didn't", "▁cross", "▁the", "▁street", "▁because", "▁it",
+                                        "▁was", "▁too", "▁tired", ".", "</s>"]
+
+
+def test_apostrophes_inside_words_join_them_quotation_marks_do_not(h8):
+    ids = h8.encode("O'Neil said it’s fine, isn't it? 'Yes.'").ids
+    assert words_of(h8, ids).labels == ["▁O'Neil", "▁said", "▁it’s", "▁fine", ",", "▁isn't", "▁it", "?", "▁'", "Yes",
+                                        ".", "'", "</s>"]
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bart"])
+def test_byte_level_bpe_contractions_are_one_word(family, tmp_path_factory):
+    """Byte-level BPE writes the apostrophe as a piece of its own here (the tiny vocabulary has no "'t"); GPT-2's
+    pre-tokenizer even cuts "didn" from "'t", but a reader sees one word."""
+    model = open_model(str(saved_model(family, tmp_path_factory)))
+    ids = model.encode("a dog didn't run, it's o'neil 'yes'").ids
+    words = words_of(model, ids)
+    labels = [label for label, span in zip(words.labels, words.spans) if ids[span.start] not in model.special_ids]
+    assert "'" in model.pieces(ids)
+    assert labels == ["a", "▁dog", "▁didn't", "▁run", ",", "▁it's", "▁o'neil", "▁'", "yes", "'"]
+
+
+def test_wordpiece_contractions_are_one_word():
+    """BERT's pre-tokenizer splits "didn't" into "didn", "'", "t", each a word-initial piece, exactly as it splits
+    "didn ' t": a clitic after the apostrophe (or an elided "o'" before it) joins; a quotation mark stays apart."""
+    from models.interface import ExplorerModel
+
+    pieces = ["[CLS]", "she", "didn", "'", "t", "say", "'", "yes", "'", "to", "o", "'", "neil", "[SEP]"]
+    vocabulary = list(dict.fromkeys(pieces))
+
+    class WordPiece:
+        special_ids = frozenset({vocabulary.index("[CLS]"), vocabulary.index("[SEP]")})
+        word_starts = ExplorerModel.word_starts
+
+        def encode(self, text):
+            return type("Encoded", (), {"ids": [vocabulary.index(p) for p in ("[CLS]", "she", "she", "[SEP]")]})
+
+        def pieces(self, ids):
+            return [vocabulary[i] for i in ids]
+
+    words = words_of(WordPiece(), [vocabulary.index(piece) for piece in pieces])
+    assert words.labels == ["[CLS]", "she", "didn't", "say", "'", "yes", "'", "to", "o'neil", "[SEP]"]
+    assert words.spans[2] == range(2, 5)
