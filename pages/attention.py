@@ -5,14 +5,15 @@ import streamlit as st
 
 from explorer.flow import MAX_FLOW_TOKENS, attention_flow
 from explorer.inputs import InputError
+from explorer.head_sets import HeadSpec, live_heads, parse_heads
 from explorer.rollout import attention_rollout, head_average
 from explorer.sinks import SINK_THRESHOLD, sink_notes
 from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
-from explorer.figures.attention import attention_heatmap, heads_grid
+from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_size, heads_grid, overview_heatmap
 from explorer.figures.pooling import budget_factor
-from explorer.figures.windows import window_size, window_trace, window_words
+from explorer.figures.windows import focus_range, window_size, window_trace, window_words
 from explorer.exports import matrix_table
-from pages.session import current_trace
+from pages.session import current_trace, pruning_notice
 from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, NORMS, PANEL_LABELS, PER_FIGURE, cell_size, is_long,
                                     plural)
 from explorer.norms import norm_shares, weight_and_norm_shares
@@ -33,6 +34,7 @@ st.title("Attention")   # first: the notices about the sentence go under it
 st.caption("Each row is a query token, each column a key it may look at; a row's colours are its attention weights "
            "and sum to 1.", help=term_help("attention weight", "query, key, value"))
 checkpoint, trace = current_trace()
+pruning_notice(checkpoint)
 read_trace = trace      # over pieces, as traced: the word-focus section below aggregates it itself
 kind, layer, head = choose_head(checkpoint, "attention", first_kind="encoder", kinds=tuple(trace.attention))
 values_column, units_column = st.columns(2)
@@ -48,6 +50,12 @@ if units == "words":
                "words). Every view below is drawn over words.")
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 pattern = trace.attention[kind][shown]
+pruned_heads = parse_heads(trace.pruned, checkpoint)
+live = live_heads(pruned_heads, checkpoint, kind)          # None, or 0 for each pruned head of this kind
+if HeadSpec(kind, layer, head) in pruned_heads:
+    st.warning(f"{HeadSpec(kind, layer, head)} is pruned: it still computes the weights drawn here, but its output is "
+               "multiplied by 0, so nothing it reads reaches the next layer"
+               + (" (its norms below are 0)." if shown == "norm" else "."))
 scale = NORMS if shown == "norm" else colour_scale()
 value_name = "norm" if shown == "norm" else "weight"
 if shown == "norm":
@@ -58,13 +66,60 @@ if shown == "norm":
                    f"and {by_norm:.0%} by norm (every layer, head and query; each row scaled to sum 1). Kobayashi et "
                    "al. found such frequent tokens get high weights but small f(x): much less by norm.")
 
-show_figure(attention_heatmap(pattern[layer, head], queries, keys, f"{kind}, layer {layer}, head {head}"
-                              + (": ‖α·f(x)‖" if shown == "norm" else "") + in_words, scale=scale),
-            f"{kind}-L{layer}-H{head}" + ("-norm" if shown == "norm" else ""),
-            matrix_table(pattern[layer, head], queries, keys))
-if is_long(max(len(queries), len(keys))):
-    pale = (" Spread over this many keys a head's weights are small, so on 0–1 most cells are pale: “0–max of each "
-            "figure” under Attention colours (sidebar) shows the pattern." if scale == ABSOLUTE else "")
+
+def focus_window() -> tuple[range, range] | None:
+    """A sentence longer than a projector's column can label (explorer.figures.attention.focus_size: 24 of the
+    45-word caption's 49 pieces) gets a window of it, chosen here (URL `tokens=` its first position) and drawn with
+    every label by each heatmap below, the whole pattern beside it; None: the sentence is drawn whole."""
+    size = focus_size(queries)
+    longest = max(len(queries), len(keys))
+    if longest <= size:
+        return None
+    starts = list(range(longest - size + 1))
+
+    def encode(first: int) -> str:      # the window at the start: left out of the URL
+        return str(first) if first else ""
+
+    url_state.kept("attention_tokens", "tokens", starts, encode, default=0)
+    start = st.select_slider(f"Window drawn with every label: {size} of the {longest} {units_name}", starts,
+                             key="attention_tokens",
+                             format_func=lambda first: f"{units_name} {first}–{first + size - 1}",
+                             help="A projector's column labels about two dozen tokens a side at a readable size: "
+                                  "the heatmaps draw this part of the sentence with every label, and the whole "
+                                  "pattern beside it, the window outlined (hover names its tokens).")
+    url_state.keep("tokens", start, encode)
+    return focus_range(len(queries), start, size), focus_range(len(keys), start, size)
+
+
+def draw_heatmap(matrix, title: str, name: str, numbers, scale: str) -> None:
+    """A [query, key] heatmap: the whole sentence, or a long one's focus window with the whole pattern beside it
+    (a row that wraps: side by side in a wide column, the overview under the window at 1024 px)."""
+    if window is None:
+        show_figure(attention_heatmap(matrix, queries, keys, title, scale=scale), name, numbers)
+        return
+    rows, columns = window
+    pair = st.container(horizontal=True)
+    with pair.container(width="content"):
+        show_figure(focus_heatmap(matrix, queries, keys, title, rows, columns, scale, units_name), name, numbers,
+                    width="content")
+    with pair.container(width="content"):
+        show_figure(overview_heatmap(matrix, queries, keys, rows, columns, scale), f"{name}-whole", width="content")
+
+
+units_name = "words" if units == "words" else "tokens"
+window = focus_window()
+draw_heatmap(pattern[layer, head],
+             f"{kind}, layer {layer}, head {head}" + (": ‖α·f(x)‖" if shown == "norm" else "") + in_words,
+             f"{kind}-L{layer}-H{head}" + ("-norm" if shown == "norm" else ""),
+             matrix_table(pattern[layer, head], queries, keys), scale)
+pale = (" Spread over this many keys a head's weights are small, so on 0–1 most cells are pale: “0–max of each "
+        "figure” under Attention colours (sidebar) shows the pattern." if scale == ABSOLUTE else "")
+if window is not None:
+    st.caption(f"{len(queries)} × {len(keys)} {units_name}: the window chosen above is drawn with every label, the "
+               "whole pattern beside it (under it in a narrow window) with the window outlined; hover names any "
+               f"cell's tokens, each figure's ⬇ HTML zooms, and the CSV has every {value_name}."
+               + (pale if is_long(max(len(queries), len(keys))) else ""))
+elif is_long(max(len(queries), len(keys))):
     drawn = ("every token is drawn; zoom in (drag over a region) to read each label" if budget_factor(
         len(queries), len(keys)) == 1 else "drawn pooled, as its title says")
     st.caption(f"{len(queries)} × {len(keys)} tokens: {drawn}; the CSV has every {value_name}.{pale}")
@@ -77,7 +132,8 @@ def every_head() -> None:
                "by norm (Clark et al. 2019, Xiao et al. 2023; the Heads page lists them).")
     grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
                       f"{plural(checkpoint.heads, 'head')} (hover for tokens){in_words}", scale,
-                      flags=sink_notes(trace, checkpoint, kind))
+                      flags={**sink_notes(trace, checkpoint, kind),     # a pruned head is outlined and says so
+                             **{(spec.layer, spec.head): "pruned" for spec in pruned_heads if spec.kind == kind}})
     # A long sentence's pooled grid has its own width (square cells); a short one stretches over the page.
     show_figure(grid, f"{kind}-all-heads", {f"{kind}.{shown}": pattern},
                 width="content" if grid.layout.width else "stretch")
@@ -86,18 +142,17 @@ def every_head() -> None:
 def average() -> None:
     st.caption(f"The {linked('head average', 'average')} of the layer's heads: a summary of the layer that hides what "
                "each head does on its own.")
-    averaged = head_average(pattern)
-    show_figure(attention_heatmap(averaged[layer], queries, keys,
-                                  f"{kind}, layer {layer}: average of the {plural(checkpoint.heads, 'head')}"
-                                  + in_words,
-                                  scale=scale),
-                f"{kind}-L{layer}-average", matrix_table(averaged[layer], queries, keys))
+    averaged = head_average(pattern, live)
+    if live is not None:
+        st.caption("The pruned heads of this kind are left out: each layer averages the heads still at work.")
+    draw_heatmap(averaged[layer], f"{kind}, layer {layer}: average of the {plural(checkpoint.heads, 'head')}"
+                 + in_words, f"{kind}-L{layer}-average", matrix_table(averaged[layer], queries, keys), scale)
 
 
 @st.cache_data(max_entries=64, show_spinner="Solving the max-flow problems…")
-def cached_flow(pattern) -> object:
-    """Flow takes a max-flow problem per pair of tokens (seconds at 45): computed once per pattern."""
-    return attention_flow(pattern)
+def cached_flow(pattern, live=None) -> object:
+    """Flow takes a max-flow problem per pair of tokens (seconds at 45): computed once per pattern (and pruning)."""
+    return attention_flow(pattern, live=live)
 
 
 def rollout_and_flow() -> None:
@@ -119,7 +174,7 @@ def rollout_and_flow() -> None:
     weights = trace.pattern(kind)
     last = checkpoint.layers(kind) - 1
     stack = kind.capitalize()
-    rolled = attention_rollout(weights)
+    rolled = attention_rollout(weights, live)      # pruned heads left out of each layer's average
     tokens = len(queries)
     st.caption(f"Flow's cost: one max-flow problem per pair of tokens, on a graph of {last + 2} × {tokens} nodes; "
                f"{FLOW_COST}. It runs up to {MAX_FLOW_TOKENS} tokens; rollout at any length.")
@@ -127,18 +182,16 @@ def rollout_and_flow() -> None:
     halves = not is_long(tokens) and cell_size(tokens) * tokens + PANEL_LABELS <= CONTENT_WIDTH // 2
     places = figure_places(2, halves)
     with places[0]:
-        show_figure(attention_heatmap(rolled[last], queries, keys, f"{stack} rollout through layer {last}{in_words}",
-                                      scale=PER_FIGURE),
-                    f"{kind}-rollout", {"rollout": rolled})
+        draw_heatmap(rolled[last], f"{stack} rollout through layer {last}{in_words}", f"{kind}-rollout",
+                     {"rollout": rolled}, PER_FIGURE)
     with places[1]:
         try:
-            flowed = cached_flow(weights)
+            flowed = cached_flow(weights, live)
         except InputError as error:
             st.info(str(error))
             return
-        show_figure(attention_heatmap(flowed, queries, keys, f"{stack} attention flow through layer {last}{in_words}",
-                                      scale=PER_FIGURE),
-                    f"{kind}-flow", {"flow": flowed})
+        draw_heatmap(flowed, f"{stack} attention flow through layer {last}{in_words}", f"{kind}-flow",
+                     {"flow": flowed}, PER_FIGURE)
 
 
 def bertviz_window(drawn) -> tuple:

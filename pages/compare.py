@@ -152,11 +152,6 @@ def focus_token_strips() -> None:
     """The focus token in every head of every model, the models side by side with every token labelled at any
     length: in encoder self-attention its row (what it attends to), in cross-attention its column (which of each
     model's output tokens attend to it)."""
-    if focus is None or kind == "decoder" or not having:
-        st.caption("Decoder self-attention works on each model's own output: no token is shared to follow across "
-                   "the models. The patterns below show every head (hover names the tokens); the encoder and "
-                   "cross-attention views follow the focus token.")
-        return
     if kind == "encoder":
         strips = {short[label]: traces[label].attention[kind][shown][shown_layer(label), :, focus] for label in having}
         rows = {short[label]: traces[label].key_tokens(kind) for label in having}
@@ -190,7 +185,7 @@ def every_head_overview() -> None:
 
 # A short sentence: every head of every model drawn whole with every token labelled (while one head's panel of
 # each model fits its share of the wide page's width at the sizing rule's cells). Longer, three models' labelled
-# panels no longer fit side by side (at 45 words they made an 11-heatmap, 14,000 px page, too wide for a
+# panels no longer fit side by side (at 45 words they made an 11-heatmap, 13,500 px page, too wide for a
 # projector's column): the models compare side by side on the focus token's row or column, every token labelled,
 # with every head's whole pattern as small tiles under it (hover names the tokens; the NPZ has every number).
 longest = max(max(len(traces[label].query_tokens(kind)), len(traces[label].key_tokens(kind)))
@@ -211,12 +206,19 @@ if not is_long(longest) and cell_size(longest) * longest + 12 + PANEL_LABELS <= 
     for label in labels:
         with models_row.container(width="content"):
             draw(label, NARROW_WIDTH)
-else:
+elif focus is not None and kind != "decoder" and having:
     pair = st.container(horizontal=True)      # side by side in a wide column, one under the other at 1024 px
     with pair.container(width="content"):
         focus_token_strips()
     with pair.container(width="content"):
         every_head_overview()
+else:
+    st.caption("Decoder self-attention works on each model's own output, so no token is shared to follow across the "
+               "models (encoder self-attention and cross-attention follow the focus token): below, every head's "
+               "whole pattern; hover names the tokens." if kind == "decoder" else
+               "No token is shared to follow across these models: below, every head's whole pattern; hover names "
+               "the tokens.")
+    every_head_overview()
 
 st.header("Head roles and importance",
           help=term_help("positional head", "syntactic head", "rare-token head", "head importance"))

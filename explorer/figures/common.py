@@ -49,7 +49,8 @@ def position_labels(tokens: list[str]) -> list[str]:
 LONG_FROM = 60          # tokens
 LONG_AXIS = 800         # px of a long token axis (the page's 1000 px column less its labels and colour bar)
 LABEL_SPACING = 16      # px between labels on a long axis: the sizing rule's cell at LONG_FROM tokens
-LONG_FONT = 10          # px: a thinned axis has a label's room every LABEL_SPACING px, so no need to shrink it
+SMALLEST_FONT = 11      # px: the smallest text a room reads off a projector; no figure's text is smaller
+LONG_FONT = SMALLEST_FONT   # a thinned axis has a label's room every LABEL_SPACING px, so no need to shrink it
 MAX_CELLS = 300_000     # a figure's heatmap cells at most (a 512-token head: 262,144; ~1.6 MB as float32)
 
 
@@ -72,13 +73,14 @@ def zoom_note(*counts: int, what: str = "cell") -> str:
 # The one sizing rule: a token axis labels every token (plotly would skip labels once they crowd), in a font that
 # shrinks with the number of tokens, on cells that stay at least a line of that font tall.
 def label_font(count: int) -> int:
-    """The label font (px) for an axis of `count` tokens: 12 up to 20 tokens, down to 9 at 45 and 8 beyond."""
-    return font(int(np.clip(12 - (count - 20) / 10, 8, 12)))
+    """The label font (px) for an axis of `count` tokens: 12 up to 30 tokens, SMALLEST_FONT beyond."""
+    return font(12 if count <= 30 else SMALLEST_FONT)
 
 
 def cell_size(count: int) -> int:
-    """Pixels per token along an axis: a label's line height, so neighbours never touch."""
-    return label_font(count) + 8
+    """Pixels per token along an axis: a label's line height and some air, the air shrinking from 8 px at 20 tokens
+    to 3 px at 45 (rotated 60°, 14 px apart, 11 px labels are still 12 px apart across their baselines)."""
+    return label_font(count) + int(np.clip(8 - (count - 20) / 5, 3, 8))
 
 
 def every_label(count: int, length: int | None = None, **axis) -> dict:
@@ -103,6 +105,53 @@ def label_room(labels, count: int, angle: float = 60, thinned: bool = False) -> 
 
 CONTENT_WIDTH = 1000    # px of a page's main column in the wide layout (a 1400 px window with its sidebar)
 PANEL_LABELS = 130      # px beside a row of panels for the query labels and the colour bar
+# A classroom projector's 1024 px window with the sidebar open leaves the main column 564 px (measured in Chromium):
+# a figure that sets its own width and must stay readable there (a long sentence's focus window) is never wider.
+NARROW_WIDTH = 560
+
+
+def dense_cell() -> int:
+    """Pixels per token where a figure packs its labels closest: the smallest label font and 3 px of air, the
+    sizing rule's cell from 45 tokens on (rotated 60°, 11 px labels 14 px apart are 12 px apart across their
+    baselines); scaled with the font in projector mode."""
+    return font(SMALLEST_FONT) + 3
+
+
+def text_width(text: str, size: float) -> int:
+    """Pixels a line of text takes at font `size`, generously (0.62 em a character, as label_room reckons)."""
+    return int(0.62 * size * len(text)) + 1
+
+
+TITLE_FONT = 17         # px: plotly's title (1.4 × its 12 px base font); a <sup> line is about 0.7 of it
+
+
+def wrapped_title(title: str, width: int) -> str:
+    """A figure title broken into lines (<br>) that fit `width` px: plotly never wraps a title, and cuts what runs
+    past the figure's edge ("…encoder layer 0 (a model w" at 1024 px). Each line of the title (a <sup> line too)
+    is broken at spaces."""
+    lines = []
+    for line in title.split("<br>"):
+        small = line.startswith("<sup>") and line.endswith("</sup>")
+        text = line[5:-6] if small else line
+        size = TITLE_FONT * (0.7 if small else 1.0)
+        broken, current = [], ""
+        for word in text.split(" "):
+            trial = f"{current} {word}" if current else word
+            if current and text_width(html.unescape(trial), size) > width:
+                broken.append(current)
+                current = word
+            else:
+                current = trial
+        broken.append(current)
+        lines += [f"<sup>{part}</sup>" if small else part for part in broken]
+    return "<br>".join(lines)
+
+
+def title_height(title: str) -> int:
+    """Pixels a (wrapped) title takes from the figure's top: its lines, a <sup> line smaller, and the pad."""
+    lines = title.split("<br>")
+    small = sum(line.startswith("<sup>") for line in lines)
+    return 12 + 22 * (len(lines) - small) + 16 * small
 
 
 POOLED_PANEL = 256      # px a side of a pooled small multiple (a long input's head among others): 4 px a cell

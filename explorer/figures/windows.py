@@ -21,12 +21,39 @@ def window_size(trace: Trace) -> int:
     return int(np.clip(np.sqrt(VALUES / max(matrices, 1)), 16, WINDOW))
 
 
-def window_range(count: int, start: int, size: int = WINDOW) -> range:
-    """Positions start … start + size − 1, moved left to fit in `count` tokens; all of them when not long."""
-    if not is_long(count):
+def focus_range(count: int, start: int, size: int) -> range:
+    """Positions start … start + size − 1, moved left to fit in `count` tokens; all of them when `size` holds
+    them all."""
+    if count <= size:
         return range(count)
     start = max(0, min(start, count - size))
     return range(start, start + size)
+
+
+def window_range(count: int, start: int, size: int = WINDOW) -> range:
+    """focus_range for bertviz: a window only on a long side (is_long), all of its tokens otherwise."""
+    return focus_range(count, start, size) if is_long(count) else range(count)
+
+
+def window_text(tokens: list[str], shown: range, most: int = 44) -> str:
+    """The words of a window, to say which part of the sentence a figure shows: the pieces joined (a word-start
+    mark, SentencePiece's ▁ or byte-level BPE's Ġ, becomes a space; WordPiece's ## joins its word), its middle
+    left out past `most` characters (“in a red shirt … from the side”)."""
+    pieces = tokens[shown.start:shown.stop]
+    if any(piece.startswith(("▁", "Ġ")) for piece in pieces):
+        text = "".join(pieces).replace("▁", " ").replace("Ġ", " ")
+    else:
+        text = " ".join(pieces).replace(" ##", "")
+    text = " ".join(text.split())
+    if len(text) <= most:
+        return text
+    half = (most - 3) // 2
+    left, right = text[:half], text[-half:]
+    if " " in left.strip():              # whole words either side of the gap
+        left = left.rsplit(" ", 1)[0]
+    if " " in right.strip():
+        right = right.split(" ", 1)[1]
+    return f"{left.rstrip()} … {right.lstrip()}"
 
 
 def window_trace(trace: Trace, start: int, size: int = WINDOW) -> Trace:

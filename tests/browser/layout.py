@@ -72,7 +72,14 @@ PROBLEMS = r"""(smallest) => {
             const vertical = axis.startsWith('y');
             const placed = texts.map(t => { const r = t.getBoundingClientRect();
                 const angle = /rotate\((-?[\d.]+)/.exec(t.getAttribute('transform') || '');
-                return {at: vertical ? (r.top + r.bottom) / 2 : (r.left + r.right) / 2,
+                // A rotated label turns about its tick: measured from there, not from its box's centre (a long
+                // label's box reaches further from its tick than a short neighbour's, so box centres come closer
+                // together than the labels do).
+                const shift = /translate\((-?[\d.]+),\s*(-?[\d.]+)\)/.exec(t.getAttribute('transform') || '');
+                const frame = t.parentNode.getScreenCTM ? t.parentNode.getScreenCTM() : null;
+                const anchor = angle && shift && frame && !vertical
+                    ? frame.a * (parseFloat(shift[1]) + parseFloat(t.getAttribute('x') || '0')) + frame.e : null;
+                return {at: vertical ? (r.top + r.bottom) / 2 : (anchor ?? (r.left + r.right) / 2),
                         across: vertical ? 1 : (angle ? Math.abs(Math.sin(parseFloat(angle[1]) * Math.PI / 180)) : 0),
                         extent: vertical ? r.height : r.width, size: parseFloat(getComputedStyle(t).fontSize), text: t.textContent}; })
                 .sort((a, b) => a.at - b.at);

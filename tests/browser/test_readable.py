@@ -1,5 +1,8 @@
-"""What a teacher projecting the explorer sees, at 20 and 45 tokens, in Debian's Chromium 1400 px wide: every
-token labelled, no figure squeezed or cut, nothing printed over anything else, the colour scale said."""
+"""What a teacher projecting the explorer sees, at 20 and 45 tokens, in Debian's Chromium 1400 px wide (and 1024 px,
+a projector's): every token labelled (a long sentence's in a window of it), no figure squeezed or cut, nothing
+printed over anything else, the colour scale said."""
+
+from urllib.parse import urlencode
 
 import pytest
 
@@ -70,14 +73,30 @@ def token_count(page, kind: str = "encoder") -> int:
         return plot.data[0].x.length; }""")
 
 
-def test_the_heatmap_labels_every_key_and_query_at_45_tokens(attention_45):
-    heatmap = chart(attention_45, "encoder, layer 0, head 0")
-    count = token_count(attention_45)
-    assert count >= 45
-    keys, queries = tick_texts(heatmap, "x"), tick_texts(heatmap, "y")
-    assert len(keys) == count and len(queries) == count        # on main: every 2nd key only
-    assert {f"{count - 1} </s>", "44 ▁near"} <= set(keys) & set(queries)
-    assert overlapping(boxes(heatmap.locator(".ytick text"))) == []
+def anchors(chart, axis: str = "x") -> list[float]:
+    """Where each tick label of an axis is anchored (its tick), in px: a rotated label turns about it."""
+    return chart.locator(f".{axis}tick text").evaluate_all(
+        "texts => texts.map(t => { const m = /translate\\((-?[\\d.]+)/.exec(t.getAttribute('transform')); "
+        "return parseFloat(m[1]) + parseFloat(t.getAttribute('x') || '0'); }).sort((a, b) => a - b)")
+
+
+def test_a_long_sentence_gets_a_window_with_every_label_and_the_whole_pattern(attention_45):
+    window = chart(attention_45, "encoder, layer 0, head 0")
+    count = token_count(attention_45)                   # the window's keys
+    assert 20 <= count < 45                             # on main: all 49 keys, 9 px labels, rotated into each other
+    keys, queries = tick_texts(window, "x"), tick_texts(window, "y")
+    assert len(keys) == count and len(queries) == count and keys[0] == "0 ▁A"
+    sizes = window.locator(".xtick text, .ytick text").evaluate_all(
+        "texts => texts.map(t => parseFloat(getComputedStyle(t).fontSize))")
+    assert min(sizes) >= 11
+    ticks = anchors(window)
+    spacing = min(b - a for a, b in zip(ticks, ticks[1:]))
+    assert spacing * 0.866 >= 11                        # rotated 60°: a line of 11 px text between neighbours
+    assert overlapping(boxes(window.locator(".ytick text"))) == []
+    assert f"tokens 0–{count - 1} of 49" in window.locator(".gtitle").text_content()
+    whole = chart(attention_45, "The whole pattern: 49 × 49")
+    assert whole.evaluate("c => c.querySelector('.js-plotly-plot').data[0].x.length") == 49
+    assert whole.locator(".xtick text").all_text_contents()[:3] == ["0", "5", "10"]
 
 
 def test_the_colour_scale_says_which_it_is_and_can_follow_the_figure(context, app_url, attention_45):
@@ -86,11 +105,12 @@ def test_the_colour_scale_says_which_it_is_and_can_follow_the_figure(context, ap
     page = open_view(context, app_url, "attention", model="h8", sentence=WORDS_45, scale="per-figure")
     try:
         per_figure = chart(page, "encoder, layer 0, head 0")
-        assert "this figure" in per_figure.locator(".cbtitle").text_content()
-        # the darkest colour is the figure's own largest weight, not 1
-        top = page.evaluate("() => document.querySelector('.js-plotly-plot')._fullData[0].zmax")
-        largest = page.evaluate("() => Math.max(...document.querySelector('.js-plotly-plot').calcdata[0][0].z"
-                                ".map(row => Math.max(...row)))")
+        assert "whole pattern" in per_figure.locator(".cbtitle").text_content()
+        # the darkest colour is the head's own largest weight, not 1: the window is coloured as the whole pattern
+        top = per_figure.evaluate("c => c.querySelector('.js-plotly-plot')._fullData[0].zmax")
+        whole = chart(page, "The whole pattern")
+        largest = whole.evaluate("c => Math.max(...c.querySelector('.js-plotly-plot').calcdata[0][0].z"
+                                 ".map(row => Math.max(...row)))")
         assert top == pytest.approx(largest) and top < 1
     finally:
         page.close()
@@ -135,16 +155,42 @@ def test_the_walkthrough_opens_on_a_word_and_says_its_scaling_plainly(internals_
     assert "√d_k (√32 = 5.66)" in titles and "= ÷" not in titles
 
 
-def test_compare_keeps_every_heatmap_cell_readable_at_45_tokens(context, app_url):
+def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_tokens(context, app_url):
     page = open_view(context, app_url, "compare", model="h8", sentence=WORDS_45)
     try:
-        images = page.locator('[data-testid="stPlotlyChart"] .heatmaplayer image')
-        page.wait_for_function("n => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .heatmaplayer image')"
-                               ".length === n", arg=1 + 8 + 1 + 2)  # the focus rows, every head of the three models
-        widths = [box["right"] - box["left"] for box in boxes(images)]
-        assert min(widths) / 49 >= 12                   # ≥ 12 px a key (on main: 40–70 px for all 49 keys)
+        strips = chart(page, "attends to")
+        panels = boxes(strips.locator(".heatmaplayer image"))
+        assert len(panels) == 3                         # the three models, on main: 11 heatmaps one under another
+        assert len({round(panel["top"]) for panel in panels}) == 1                     # side by side
+        assert all(a["right"] <= b["left"] for a, b in zip(panels, panels[1:]))
+        assert min(panel["bottom"] - panel["top"] for panel in panels) / 49 >= 13      # a label's height a key
+        labels = strips.locator(".ytick text")
+        assert labels.count() == 49 and overlapping(boxes(labels)) == []
+        assert min(labels.evaluate_all("ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")) >= 11
+        tiles = chart(page, "Every head of every model")
+        assert tiles.locator(".heatmaplayer image").count() == 8 + 2 + 1
         titles = boxes(page.locator('[data-testid="stPlotlyChart"] .annotation-text'))
         assert overlapping(titles) == []                # on main: "head Bead 1"
+        height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+        assert height < 5000                            # on main: 13,082 px
+    finally:
+        page.close()
+
+
+def test_at_a_projectors_1024_px_the_long_sentence_figures_fit_and_read(context, app_url):
+    from tests.browser.layout import layout_problems
+
+    page = context.new_page()
+    page.set_viewport_size({"width": 1024, "height": 768})
+    try:
+        for name in ("attention", "compare"):
+            page.goto(f"{app_url}/{name}?" + urlencode({"model": "h8", "sentence": WORDS_45}))
+            page.get_by_label("English sentence").first.wait_for(timeout=120_000)
+            settle(page)
+            assert layout_problems(page) == [], name    # on main: 9 px labels, figures 469 px past their column
+            for figure in page.locator('[data-testid="stPlotlyChart"]').all():
+                svg, title = boxes(figure.locator(".main-svg").first)[0], boxes(figure.locator(".gtitle"))
+                assert all(svg["left"] - 1 <= box["left"] and box["right"] <= svg["right"] + 1 for box in title)
     finally:
         page.close()
 

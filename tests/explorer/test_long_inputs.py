@@ -117,7 +117,8 @@ def digest(figure) -> str:
 # sha256 (first 16 hex digits) of each figure's JSON, made by the figure code as it was before long inputs were
 # handled (commit d532292): up to LONG_FROM tokens every figure must stay what it was. (Re-made over rounded numbers
 # on 2026-11-24, from code whose raw JSON still matched the old digests but for three walkthroughs that differed in
-# np.exp's last bit on this CPU.) (A plotly
+# np.exp's last bit on this CPU. The steps overviews re-made when their entropy axis got round ticks of its
+# own, issue 30: nothing else in them changed.) (A plotly
 # upgrade that changes its JSON changes these too: check the figures by eye, then print the new digests with
 # `python -c "from tests.explorer.test_long_inputs import *; [print(n, digest(f)) for n, f in short_figures(COUNTS)]"`.)
 COUNTS = (5, 20, 45, 60)
@@ -135,7 +136,7 @@ BEFORE = {
     "learned-5": "d4c1a0ae04257610",
     "embedding_sum-5": "aded81b3bab8e417",
     "walkthrough-5": "9f32ecf3c08f694a",
-    "steps_overview-5": "3206b194482cd086",
+    "steps_overview-5": "88df3d097ba8f33a",
     "attention_row-5": "c9cf4640e4d92e67",
     "teacher_forcing-5": "6755366580c4411a",
     "step_comparison-5": "c050ecba32f72e4f",
@@ -152,7 +153,7 @@ BEFORE = {
     "learned-20": "876a3541a89616ef",
     "embedding_sum-20": "b3af50c6976c668b",
     "walkthrough-20": "234e86cab2fc47fe",
-    "steps_overview-20": "cee02351759fa3c4",
+    "steps_overview-20": "f973ea8d67ef5b4a",
     "attention_row-20": "1ead3b37cc45574f",
     "teacher_forcing-20": "8d5ce1cc8ec0bfa8",
     "step_comparison-20": "1611eb09ebcb400f",
@@ -169,7 +170,7 @@ BEFORE = {
     "learned-45": "0f5dbbae4ba69553",
     "embedding_sum-45": "5c2382cb03d52769",
     "walkthrough-45": "4a896cdb984ba686",
-    "steps_overview-45": "527c8239e4cb23ff",
+    "steps_overview-45": "8a3551d8590e33f4",
     "attention_row-45": "7c6b88066fe405d7",
     "teacher_forcing-45": "f903845ed8af2aec",
     "step_comparison-45": "7a6925f47bbc9ef8",
@@ -186,7 +187,7 @@ BEFORE = {
     "learned-60": "9866b13690875976",
     "embedding_sum-60": "132fbb3b0da5c060",
     "walkthrough-60": "b65f3f62fcd45028",
-    "steps_overview-60": "618de2f14a843e21",
+    "steps_overview-60": "799438d061219f3a",
     "attention_row-60": "bee20b36f2498d8e",
     "teacher_forcing-60": "66ede0ef5a5b3f98",
     "step_comparison-60": "b683f4e949ed7361",
@@ -400,9 +401,13 @@ def test_the_pages_on_a_250_token_text(h8):
     specs = lambda at: [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]  # noqa: E731
 
     at = open_page("attention.py", text)
-    head, grid = specs(at)[:2]          # then the word-focus grid (pages/word_focus_section.py)
-    np.testing.assert_allclose(decoded(head["data"][0]["z"]), trace.pattern("encoder")[0, 0], atol=1e-6)
-    assert "250 × 250 tokens" in head["layout"]["title"]["text"] and head["layout"]["height"] < 1300
+    window, whole, grid = specs(at)[:3]     # then the word-focus grid (pages/word_focus_section.py)
+    size = len(window["data"][0]["x"])      # the focus window: the first tokens, every one labelled
+    assert 16 <= size <= 30 and window["layout"]["width"] <= 560
+    np.testing.assert_allclose(decoded(window["data"][0]["z"]), trace.pattern("encoder")[0, 0, :size, :size], atol=1e-6)
+    assert f"tokens 0–{size - 1} of 250" in window["layout"]["title"]["text"]
+    np.testing.assert_allclose(decoded(whole["data"][0]["z"]), trace.pattern("encoder")[0, 0], atol=1e-6)
+    assert "250 × 250" in whole["layout"]["title"]["text"] and whole["layout"]["height"] < 600
     assert "1/5 resolution" in grid["layout"]["title"]["text"]
     tile = decoded(grid["data"][0]["z"])[:50, :50]                      # layer 0, head 0: the top-left tile
     np.testing.assert_allclose(tile, block_mass(trace.pattern("encoder")[0, 0], 5, 5), rtol=1e-4, atol=1e-6)
@@ -422,4 +427,7 @@ def test_the_pages_on_a_250_token_text(h8):
 
     at = open_page("compare.py", text)
     sizes = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
-    assert len(sizes) == 4 and sum(sizes) < 2_000_000                   # focus rows + three models' pooled heads
+    assert len(sizes) == 2 and sum(sizes) < 2_000_000          # the focus token's strips, every head's pooled tiles
+    strips, tiles = specs(at)
+    assert len(strips["data"]) == 3 and len(strips["data"][0]["y"]) == 250         # every token labelled
+    assert len(tiles["data"]) == 8 + 2 + 1 and "resolution" in tiles["layout"]["title"]["text"]

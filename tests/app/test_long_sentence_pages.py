@@ -1,0 +1,99 @@
+"""A 45-word sentence on the Attention and Compare pages (issue 30): a focus window of the sentence drawn with every
+label, the whole pattern beside it, the window kept in the URL; Compare's models side by side on the focus token."""
+
+import json
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from explorer.trace import trace_sentence
+from models.checkpoint import load_checkpoint
+from tests.app.conftest import open_page
+from tests.app.test_pages import decoded
+from tests.conftest import ROOT, SHIPPED
+
+WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
+            "old man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near "
+            "the water.")
+
+
+def specs(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def z(spec: dict, index: int = 0) -> np.ndarray:
+    return np.array(decoded(spec["data"][index]["z"]), dtype=float)
+
+
+def test_attention_draws_a_window_of_a_long_sentence_and_the_whole_pattern(h8):
+    trace = trace_sentence(h8, WORDS_45)
+    pattern = trace.pattern("encoder")[0, 0]
+    count = len(trace.source_tokens)
+    at = open_page("attention.py", WORDS_45)
+    window, whole = specs(at)[:2]
+    size = len(window["data"][0]["x"])
+    assert 20 <= size < count                                       # 24 of the 49 pieces
+    np.testing.assert_allclose(z(window), pattern[:size, :size], atol=1e-6)
+    assert window["data"][0]["x"][:2] == [f"0 {trace.source_tokens[0]}", f"1 {trace.source_tokens[1]}"]
+    assert window["layout"]["xaxis"]["tickfont"]["size"] >= 11 and window["layout"]["width"] <= 560
+    np.testing.assert_allclose(z(whole), pattern, atol=1e-6)
+    assert whole["layout"]["shapes"][0]["x1"] == size - 0.5          # the window outlined on the whole pattern
+
+    slider = at.select_slider(key="attention_tokens")
+    slider.set_value(20).run()
+    assert at.query_params["tokens"] in ("20", ["20"])               # a link keeps the window
+    window = specs(at)[0]
+    np.testing.assert_allclose(z(window), pattern[20:20 + size, 20:20 + size], atol=1e-6)
+    assert f"tokens 20–{20 + size - 1} of {count}" in window["layout"]["title"]["text"]
+
+    at.session_state["attention_view"] = "Head average"
+    at.run()
+    average = [spec for spec in specs(at) if "average of the 8 heads" in spec["layout"]["title"]["text"]][0]
+    np.testing.assert_allclose(z(average), trace.pattern("encoder")[0].mean(axis=0)[20:20 + size, 20:20 + size],
+                               atol=1e-6)
+
+
+def test_a_link_opens_attention_on_its_window_and_a_short_sentence_needs_none():
+    link = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
+    link.query_params.update({"sentence": WORDS_45, "tokens": "15"})
+    link.run()
+    link.switch_page("attention.py")
+    link.run()
+    assert not link.exception
+    assert link.select_slider(key="attention_tokens").value == 15
+    assert "tokens 15–" in specs(link)[0]["layout"]["title"]["text"]
+    link.switch_page("translation.py").run()             # Streamlit forgets the slider on another page; the view not
+    link.switch_page("attention.py").run()
+    assert link.select_slider(key="attention_tokens").value == 15 and link.query_params["tokens"] in ("15", ["15"])
+
+    short = open_page("attention.py", "Two dogs play in the snow.")
+    assert not short.get("select_slider") and "tokens" not in short.query_params
+
+
+def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
+    if len(SHIPPED) < 3:
+        return
+    traces = {heads: trace_sentence(load_checkpoint(path), WORDS_45) for heads, path in SHIPPED.items()}
+    focus = traces[8].source_tokens.index("▁his")
+    at = open_page("compare.py", WORDS_45)
+    at.selectbox(key="compare_focus").select(focus).run()
+    strips, tiles = specs(at)                                      # no stack of whole labelled patterns
+    assert "What “▁his” attends to" in strips["layout"]["title"]["text"]
+    shown = [int(name.removeprefix("h")) for name in (a["text"] for a in strips["layout"]["annotations"])]
+    assert sorted(shown) == [1, 2, 8]
+    for index, heads in enumerate(shown):                          # a panel a model, a column a head
+        np.testing.assert_allclose(z(strips, index), traces[heads].pattern("encoder")[0, :, focus].T, atol=1e-6)
+    assert strips["layout"]["width"] <= 560 and strips["layout"]["yaxis"]["tickfont"]["size"] >= 11
+    assert len(tiles["data"]) == 8 + 2 + 1 and tiles["layout"]["width"] <= 560
+    np.testing.assert_allclose(z(tiles, 3), traces[shown[0]].pattern("encoder")[0, 3], atol=1e-6)
+
+    at.radio(key="compare_kind").set_value("cross").run()
+    strips, tiles = specs(at)
+    assert "attend to “▁his”" in strips["layout"]["title"]["text"]
+    for index, heads in enumerate(shown):                          # each model's output tokens down its panel
+        np.testing.assert_allclose(z(strips, index), traces[heads].pattern("cross")[0, :, :, focus].T, atol=1e-6)
+        assert len(strips["data"][index]["y"]) == len(traces[heads].target_tokens)
+
+    at.radio(key="compare_kind").set_value("decoder").run()
+    [tiles] = specs(at)                                            # no shared token: the tiles only
+    assert len(tiles["data"]) == 11 and any("no token is shared to follow" in c.value for c in at.caption)

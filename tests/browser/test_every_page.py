@@ -1,0 +1,59 @@
+"""Every page as a class sees it: at 1400×900 and at a projector's 1024×768, with a 5-, a 20- and a 45-word
+sentence, in Debian's Chromium. On each page and each of its tabs: nothing wider than the window or its column, no
+label cut by an ellipsis, no figure text under 11 px, no empty figure (tests/browser/layout.py). With heads pruned,
+every page either shows the pruned model or says at its top that it does not."""
+
+import pytest
+
+from tests.browser.harness import open_view, settle
+from tests.browser.layout import layout_problems
+from scripts.screenshots import PAGES, SENTENCES
+
+pytestmark = pytest.mark.xdist_group("browser-views")    # the second Streamlit server and Chromium
+
+WIDE, PROJECTOR = {"width": 1400, "height": 900}, {"width": 1024, "height": 768}
+PRUNED = "cross.0.*,cross.1.*"          # 16 heads of the 8-head model; changes the 5-word sentence's German
+PRUNING_SAID = "16 heads pruned"
+NO_MODEL_OUTPUT = {"glossary"}          # a page about words, not about the model's run
+
+
+def tabs(page) -> list:
+    return page.locator('[data-testid="stMain"] [role="tab"]').all()
+
+
+def problems_on(page, name: str, size: dict, every_tab: bool = True) -> list[str]:
+    """Every problem on the page (and on each of its tabs) at one window size, each prefixed with where it is."""
+    page.set_viewport_size(size)
+    page.wait_for_timeout(600)                  # the figures follow the window's new width
+    where = f"{name} at {size['width']}px"
+    found = [f"{where}: {problem}" for problem in layout_problems(page)]
+    for tab in tabs(page)[1:] if every_tab else []:
+        label = tab.inner_text()
+        if "bertviz" in label:                  # bertviz draws in its own frame, checked in test_readable.py
+            continue
+        tab.click()
+        settle(page)
+        found += [f"{where}, tab {label}: {problem}" for problem in layout_problems(page)]
+    if len(tabs(page)) > 1:
+        tabs(page)[0].click()
+        settle(page)
+    return found
+
+
+@pytest.mark.parametrize("words", [5, 20, 45])
+def test_every_page_reads_whole_at_both_sizes(context, app_url, words):
+    pruning = {"pruned": PRUNED} if words == 5 else {}
+    found, silent = [], []
+    page = None
+    for name in PAGES:
+        if page is not None:
+            page.close()
+        page = open_view(context, app_url, name, model="h8", sentence=SENTENCES[words], **pruning)
+        if pruning and name not in NO_MODEL_OUTPUT and not page.get_by_text(PRUNING_SAID).count():
+            silent.append(name)
+        # Every tab at the projector's width, where room is shortest; the page as it opens at both.
+        found += problems_on(page, name, WIDE, every_tab=False) + problems_on(page, name, PROJECTOR)
+    page.close()
+    assert silent == [], f"pages silent about the pruned heads: {silent}"
+    assert found == [], "\n".join(found)
+    assert context.blocked == []

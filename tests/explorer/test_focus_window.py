@@ -1,0 +1,190 @@
+"""A long sentence's focus window (issue 30): a part of the sentence drawn with every label at ≥ 11 px in a
+projector's 560 px column, the whole pattern beside it, and the models of Compare side by side on one token."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.figures.attention import (focus_heatmap, focus_size, focus_strips, models_overview, overview_heatmap,
+                                        short_names, tick_step)
+from explorer.figures.common import (FIGURE_SCALE, NARROW_WIDTH, PROJECTOR_SCALE, SMALLEST_FONT, TITLE_FONT,
+                                     dense_cell, text_width, wrapped_title)
+from explorer.figures.windows import focus_range, window_range, window_text
+
+WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
+            "old man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near "
+            "the water")
+PIECES = [f"▁{word}" for word in WORDS_45.split()] + [".", "</s>"]        # 46 tokens, as a model's pieces
+N = len(PIECES)
+
+
+def pattern_of(queries: int, keys: int, seed: int = 0) -> np.ndarray:
+    weights = np.random.default_rng(seed).random((queries, keys))
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+@pytest.fixture
+def projector():
+    token = FIGURE_SCALE.set(PROJECTOR_SCALE)
+    yield
+    FIGURE_SCALE.reset(token)
+
+
+def test_a_window_moves_back_to_fit_and_holds_a_short_side_whole():
+    assert focus_range(46, 10, 24) == range(10, 34)
+    assert focus_range(46, 40, 24) == range(22, 46)             # moved left to end at the last token
+    assert focus_range(20, 5, 24) == range(20)                  # a side the window holds: whole
+    assert window_range(46, 10, 24) == range(46)                # bertviz's window only past LONG_FROM tokens
+    assert window_range(100, 10, 24) == range(10, 34)
+
+
+def test_the_window_says_its_words():
+    assert window_text(PIECES, range(1, 7)) == "young boy in a red shirt"
+    long = window_text(PIECES, range(0, 24))
+    assert long == "A young boy in a … side and an old man"             # whole words either side
+    assert len(long) <= 44
+    assert window_text(["play", "##ing", "in"], range(3)) == "playing in"          # WordPiece
+    assert window_text(["Ġthe", "Ġdog"], range(2)) == "the dog"                    # byte-level BPE
+
+
+def test_the_focus_window_fits_a_projectors_column_with_every_label_at_11_px():
+    size = focus_size(PIECES)
+    assert 20 <= size < len(PIECES)
+    rows = focus_range(len(PIECES), 12, size)
+    pattern = pattern_of(N, N)
+    figure = focus_heatmap(pattern, PIECES, PIECES, "encoder, layer 0, head 0", rows, rows)
+    np.testing.assert_array_equal(figure.data[0].z, pattern[rows.start:rows.stop, rows.start:rows.stop])
+    assert list(figure.data[0].x) == [f"{i} {PIECES[i]}" for i in rows]      # positions in the whole sentence
+    assert figure.layout.width <= NARROW_WIDTH
+    assert figure.layout.xaxis.tickfont.size == SMALLEST_FONT and figure.layout.xaxis.dtick == 1
+    assert figure.layout.yaxis.tickfont.size == SMALLEST_FONT
+    # the cells keep a dense cell a token: the plot's share of the width holds every key
+    assert figure.layout.width - size * dense_cell() >= 200
+    title = figure.layout.title.text
+    assert f"tokens 12–{12 + size - 1} of {N}: “pool while" in title
+    # coloured on the whole pattern's range, like the overview beside it
+    per_figure = focus_heatmap(pattern, PIECES, PIECES, "t", rows, rows, scale="per-figure")
+    assert per_figure.data[0].zmax == pytest.approx(pattern.max())
+    assert "whole pattern" in per_figure.data[0].colorbar.title.text
+
+
+def test_in_projector_mode_the_window_is_narrower_and_its_labels_larger(projector):
+    size = focus_size(PIECES)
+    rows = focus_range(len(PIECES), 0, size)
+    figure = focus_heatmap(pattern_of(N, N), PIECES, PIECES, "t", rows, rows)
+    assert figure.layout.xaxis.tickfont.size == 14 and dense_cell() == 17
+    assert figure.layout.width <= NARROW_WIDTH and 15 <= size < 20
+
+
+def test_cross_attention_windows_each_side_and_says_both():
+    queries = [f"▁Wort{i}" for i in range(35)]
+    rows, columns = focus_range(35, 20, 22), focus_range(N, 20, 22)
+    pattern = pattern_of(35, N)
+    figure = focus_heatmap(pattern, queries, PIECES, "cross", rows, columns)
+    assert rows == range(13, 35) and columns == range(20, 42)
+    np.testing.assert_array_equal(figure.data[0].z, pattern[13:35, 20:42])
+    title = figure.layout.title.text
+    assert f"queries 13–34 of 35, keys 20–41 of {N}</sup><br><sup>keys: “and an old man" in title
+
+
+def test_the_overview_is_the_whole_pattern_with_the_window_outlined():
+    pattern = pattern_of(N, N)
+    rows = range(12, 36)
+    figure = overview_heatmap(pattern, PIECES, PIECES, rows, rows)
+    np.testing.assert_array_equal(figure.data[0].z, pattern)
+    box = figure.layout.shapes[0]
+    assert (box.x0, box.x1, box.y0, box.y1) == (11.5, 35.5, 11.5, 35.5)
+    assert list(figure.layout.xaxis.ticktext) == [str(p) for p in range(0, N, 5)]
+    assert figure.layout.xaxis.tickvals[3] == "15 ▁friends"                  # numbers at their tokens
+    assert figure.layout.width <= NARROW_WIDTH and figure.data[0].showscale is False
+
+
+def test_a_long_overview_is_pooled_and_numbers_whole_blocks():
+    tokens = [f"▁t{i}" for i in range(600)]
+    pattern = pattern_of(600, 600)
+    figure = overview_heatmap(pattern, tokens, tokens, range(100, 124), range(100, 124))
+    assert np.shape(figure.data[0].z) == (300, 300)                          # blocks of 2 × 2 tokens
+    assert "1/2 resolution" in figure.layout.title.text
+    assert all(int(text) % 2 == 0 for text in figure.layout.xaxis.ticktext)
+    assert figure.layout.shapes[0].x0 == 49.5
+
+
+def test_tick_steps_are_round_and_far_enough_apart():
+    assert tick_step(47, 300) == 10            # 6.4 px a token: every 10th, 64 px apart
+    assert tick_step(10, 300) == 2
+    assert tick_step(600, 300) == 100
+
+
+def test_three_models_compare_side_by_side_on_one_tokens_row_in_a_projectors_column():
+    rows = {"en-de-h8": pattern_of(8, N, 1), "en-de-h2": pattern_of(2, N, 2), "en-de-h1": pattern_of(1, N, 3)}
+    figure = focus_strips(rows, {name: PIECES for name in rows}, "What “▁his” attends to", "%{text}")
+    assert len(figure.data) == 3
+    for trace, (name, values) in zip(figure.data, rows.items()):
+        np.testing.assert_array_equal(trace.z, values.T)                     # a column a head, a row a key
+        assert list(trace.x) == [str(head) for head in range(len(values))]
+        assert len(trace.y) == N and trace.y[11] == "11 ▁swimming"
+    assert [a.text for a in figure.layout.annotations] == ["h8", "h2", "h1"]
+    assert figure.layout.width <= NARROW_WIDTH
+    assert figure.layout.yaxis.tickfont.size >= SMALLEST_FONT
+    assert figure.layout.height >= N * dense_cell()                          # every row a label's height
+    left, right = figure.layout.xaxis.domain, figure.layout.xaxis3.domain
+    assert left[1] < right[0]                                                # side by side
+
+
+def test_models_with_their_own_tokens_get_their_own_labels_and_still_fit():
+    outputs = {"h8": [f"▁Schwimmbecken{i}" for i in range(35)], "h2": [f"▁Wort{i}" for i in range(33)],
+               "h1": [f"▁x{i}" for i in range(37)]}
+    strips = {name: pattern_of({"h8": 8, "h2": 2, "h1": 1}[name], len(tokens)) for name, tokens in outputs.items()}
+    figure = focus_strips(strips, outputs, "cross", "%{text}")
+    assert figure.layout.width <= NARROW_WIDTH
+    assert figure.data[0].y[3] == "3 ▁Schwimmbec…"                          # long pieces cut; hover has them
+    assert "▁Schwimmbecken3" in figure.data[0].text[3][0]
+    assert figure.layout.yaxis2.showticklabels and figure.layout.yaxis3.showticklabels
+    assert list(figure.layout.yaxis.range) == [36.5, -0.5]                  # one cell size in every panel
+
+
+def test_every_head_of_every_model_as_tiles():
+    patterns = {"en-de-h8": np.stack([pattern_of(N, N, s) for s in range(8)]),
+                "en-de-h2": np.stack([pattern_of(N, N, s) for s in range(10, 12)])}
+    figure = models_overview(patterns, {n: PIECES for n in patterns}, {n: PIECES for n in patterns}, "every head",
+                             focus_row=15, focus_column=15)
+    assert len(figure.data) == 10
+    np.testing.assert_array_equal(figure.data[5].z, patterns["en-de-h8"][5])
+    np.testing.assert_array_equal(figure.data[9].z, patterns["en-de-h2"][1])
+    assert figure.layout.width == NARROW_WIDTH
+    assert not figure.layout.xaxis.showticklabels                            # no token labels to crowd
+    row, column = figure.layout.shapes[:2]
+    assert (row.y0, row.y1) == (14.5, 15.5) and (column.x0, column.x1) == (14.5, 15.5)
+    # the h2 model starts its own row: its first tile sits under h8's fifth
+    assert figure.data[8].xaxis == "x9" and figure.layout.xaxis9.domain == figure.layout.xaxis.domain
+    assert [figure.layout[f"yaxis{n}"].title.text for n in ("", "9")] == ["en-de-h8", "en-de-h2"]
+
+
+def test_every_head_of_a_long_text_is_pooled():
+    tokens = [f"▁t{i}" for i in range(250)]
+    patterns = {"a": np.stack([pattern_of(250, 250, s) for s in range(4)])}
+    figure = models_overview(patterns, {"a": tokens}, {"a": tokens}, "every head")
+    assert np.shape(figure.data[0].z)[0] < 100 and "resolution" in figure.layout.title.text
+
+
+def test_names_lose_only_the_start_they_share():
+    assert short_names(["en-de-h8", "en-de-h2", "en-de-h1"]) == ["h8", "h2", "h1"]
+    assert short_names(["opus-mt-en-de", "en-de-h8"]) == ["opus-mt-en-de", "en-de-h8"]
+    assert short_names(["model_a", "model_b"]) == ["a", "b"]
+    assert short_names(["en-de-h8"]) == ["en-de-h8"]
+
+
+def test_titles_wrap_to_the_figure_and_keep_their_small_lines():
+    title = ("What “▁his” attends to, encoder layer 0<br><sup>a column a head (a model with fewer layers: its "
+             "last)</sup>")
+    wrapped = wrapped_title(title, 300)
+    lines = wrapped.split("<br>")
+    assert len(lines) > 2
+    for line in lines:
+        small = line.startswith("<sup>")
+        text = line[5:-6] if small else line
+        assert text_width(text, TITLE_FONT * (0.7 if small else 1)) <= 300
+        assert small == line.endswith("</sup>")
+    assert wrapped.replace("<br>", " ").replace("</sup> <sup>", " ") == title.replace("<br>", " ")
+    assert wrapped_title("short", 300) == "short"
