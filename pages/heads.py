@@ -22,7 +22,7 @@ from explorer.corpus_scoring import scorer_for
 from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
 from models.interface import CONTINUE, TRANSLATE
 from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
-                           warn_if_truncated, weights_mtime)
+                           pruning_notice, warn_if_truncated, weights_mtime)
 from pages import url_state
 from pages.access import policy
 from pages.glossary_links import term_help
@@ -54,6 +54,8 @@ def table_config(shown: pd.DataFrame, measure_label: str) -> dict:
 
 
 checkpoint = current_checkpoint()
+pruning_notice(checkpoint, "full", "roles and importance are measured on the model as trained, over a corpus, to "
+               "choose which heads to prune; the Prune page applies them.")
 # Translation models are scored by BLEU on sentence pairs; language models by perplexity on plain text.
 translates = checkpoint.task == TRANSLATE
 key = f"{checkpoint.path}|{checkpoint.target_language}"     # this session's results, per model and language
@@ -283,11 +285,11 @@ with st.expander("Recompute on your own corpus"):
 
 if entries:
     st.header(f"{spec} on the current sentence")
-    _, trace = current_trace(notices=False)
+    _, trace = current_trace((), notices=False)
     with sentence_notices:          # under the title, where a notice about the sentence is read first
         warn_if_truncated(trace, checkpoint)
     kind, layer, head = entry["kind"], entry["layer"], entry["head"]
     show_figure(attention_heatmap(trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind),
                                   f"{spec} on the current sentence"), f"{spec}-current", None)
 
-show_sinks(checkpoint, current_trace(notices=False)[1])       # attention sinks on the sentence (pages/sinks_section.py)
+show_sinks(checkpoint, current_trace((), notices=False)[1])       # attention sinks on the sentence (pages/sinks_section.py)

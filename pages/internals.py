@@ -12,7 +12,7 @@ from explorer.figures.internals import (embedding_sum_figure, learned_positions_
 from explorer.exports import matrix_table
 from explorer.figures.common import plural
 from pages.glossary_links import linked, term_help
-from pages.session import EXAMPLES, current_trace
+from pages.session import EXAMPLES, current_trace, pruning_notice
 from pages import url_state
 from pages.widgets import choose_head, colour_scale, show_figure
 
@@ -21,6 +21,7 @@ st.caption("How one head turns its input into attention weights, one step at a t
            "scores become weights, how word order gets in, and the arithmetic for one query token.",
            help=term_help("scaled dot-product attention"))
 checkpoint, trace = current_trace()
+pruning_notice(checkpoint)
 kind, layer, head = choose_head(checkpoint, "internals", first_kind="decoder", kinds=tuple(trace.attention))
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
 

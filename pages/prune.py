@@ -126,7 +126,7 @@ elif "pruned" in st.query_params:
     del st.query_params["pruned"]
 st.caption(f"{len(pruned)} of {plural(len(heads), 'head')} pruned" + (f": {format_heads(pruned)}" if pruned else ""))
 
-_, base = current_trace()
+_, base = current_trace(pruned=())
 _, after = current_trace(pruned, notices=False)
 if has_output:
     st.header(checkpoint.output_title)
