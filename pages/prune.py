@@ -86,37 +86,48 @@ if importance:
 else:
     st.caption("This model has no head importance yet: compute it on the Heads page (“Recompute on your own "
                "corpus”) to prune the least important heads and draw the pruning curve.")
-presets = st.columns([3, 1, 2, 1])   # wide enough for "Keep only heads with a role"
-fraction = presets[0].slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction", persist_state=KEEP,
-                             disabled=importance is None, help=term_help("pruning"))
-presets[1].button(f"Prune these {fraction}%", key="prune_least", disabled=importance is None, on_click=lambda: set_pruned(
-    set(least_important(importance_scores(importance, normalisation), fraction / 100, heads))))
-# "Keep only heads with a role" at the thresholds set on the Heads page (or the defaults), said before it is done.
+ticked = {spec for spec in heads if st.session_state.get(toggle_key[spec])}
+fraction = st.slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction",
+                     persist_state=KEEP, disabled=importance is None, help=term_help("pruning"))
+least = set(least_important(importance_scores(importance, normalisation), fraction / 100, heads)) if importance else set()
+# "Keep only heads with a role" at the thresholds set on the Heads page (or the defaults).
 thresholds = Thresholds(**st.session_state.get("role_thresholds", asdict(Thresholds())))
 without_role = heads_without_role(head_table(roles, None, thresholds)) if roles else list(heads)
-presets[2].button("Keep only heads with a role", key="prune_roles", disabled=len(without_role) == len(heads),
-                  on_click=lambda: set_pruned(set(without_role)),
-                  help=f"Prunes the {len(without_role)} of {len(heads)} heads that have no role at the Heads "
-                       "page's thresholds.")
-presets[3].button("Prune none", key="prune_none", on_click=lambda: set_pruned(set()))
-
+# Each button says what it does to the heads ticked now, with counts, before it is clicked: one adds to them, the
+# other two replace them. A row that wraps: whole labels at a projector's 1024 px.
+presets = st.container(horizontal=True)
+presets.button(f"Add the {len(least)} least important", key="prune_least", disabled=importance is None,
+               on_click=lambda: set_pruned(ticked | least),
+               help=f"Adds the {fraction}% least important heads to those ticked: {len(ticked | least)} pruned after.")
+presets.button("Keep only heads with a role", key="prune_roles", disabled=len(without_role) == len(heads),
+               on_click=lambda: set_pruned(set(without_role)),
+               help=f"Replaces the ticked heads: prunes the {len(without_role)} of {len(heads)} heads that have no "
+                    "role at the Heads page's thresholds.")
+presets.button("Prune none", key="prune_none", on_click=lambda: set_pruned(set()), help="Unticks every head.")
+said = [f"“Add the {len(least)} least important” keeps your {len(ticked)} ticked and adds "
+        f"{len(least - ticked)} ({len(ticked | least)} pruned after)" if importance else ""]
 if roles is None:
-    presets[2].caption("No head roles for this model yet (the Heads page computes them).")
-elif len(without_role) == len(heads):
+    said.append("no head roles for this model yet (the Heads page computes them)")
+elif len(without_role) < len(heads):
+    said.append(f"“Keep only heads with a role” replaces your ticks: it keeps {len(heads) - len(without_role)} "
+                f"heads and prunes {len(without_role)}")
+st.caption("; ".join(part for part in said if part) + ".")
+if roles is not None and len(without_role) == len(heads):
     st.info("No head has a role at the current thresholds, so \"Keep only heads with a role\" would prune every "
             "head; it is off. Lower the thresholds on the Heads page to see the strongest candidates get one.")
-else:
-    presets[2].caption(f"keeps {len(heads) - len(without_role)}, prunes {len(without_role)}")
 
 with st.expander("Heads (ticked = pruned)", expanded=True):
+    st.caption("Each box is one head, numbered 0 to "
+               f"{checkpoint.heads - 1} in its layer: box 5 of cross-attention layer 2 is head cross.2.5.")
     for kind in kinds:
         st.markdown(f"**{KIND_TITLES[kind]}**")
         for layer in range(checkpoint.layers(kind)):
-            cells = st.columns([1] + [1] * checkpoint.heads)
-            cells[0].caption(f"layer {layer}")
+            # Short labels in a wrapping row: a number per head stays whole where "cross.2.5" was cut to "c…".
+            row = st.container(horizontal=True, vertical_alignment="center")
+            row.caption(f"layer {layer}")
             for head in range(checkpoint.heads):
                 spec = HeadSpec(kind, layer, head)
-                cells[head + 1].checkbox(str(spec), key=toggle_key[spec])
+                row.checkbox(str(head), key=toggle_key[spec], width="content")
 pruned = head_set(spec for spec in heads if st.session_state.get(toggle_key[spec]))
 # The pruned heads travel in the URL (pages/url_state.py): shared links open with the same heads pruned.
 st.session_state["url_pruned"] = format_heads(pruned)

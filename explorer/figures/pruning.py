@@ -7,7 +7,7 @@ import html
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.common import every_label, label_room, plural, position_labels
+from explorer.figures.common import NARROW_WIDTH, every_label, label_room, plural, position_labels
 from explorer.pruning import DiffPiece, StepComparison
 
 DIFF_STYLES = {"delete": "background:#fde0dd;text-decoration:line-through", "insert": "background:#d9f0d3",
@@ -44,7 +44,8 @@ def step_comparison_figure(steps: StepComparison) -> go.Figure:
                          margin=dict(l=10, r=10, t=80, b=10), legend=dict(orientation="h", y=1.02, yanchor="bottom"))
     figure.update_yaxes(title="probability", range=[0, 1], secondary_y=False)
     figure.update_yaxes(title="KL (nats)", rangemode="tozero", secondary_y=True)
-    figure.update_xaxes(**every_label(len(labels), tickangle=-45))
+    # Labelled for a projector's narrow column: every token while they fit it, else as many as fit (and all zoomed in).
+    figure.update_xaxes(**every_label(len(labels), NARROW_WIDTH - 100, tickangle=-45))
     return figure
 
 

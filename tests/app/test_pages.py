@@ -251,8 +251,23 @@ def test_prune_page_toggle_changes_the_translation(h8):
     pruned = translate(h8, [SENTENCE], pruned=parse_heads("cross.2.0,cross.2.1,cross.2.2,cross.2.3,cross.1.0,cross.1.1",
                                                              h8.model.config))[0]
     assert [t.value for t in at.text][:2] == [unpruned, pruned]
+    # "Add the 18 least important" adds the shipped importance's 25% least important to the 6 ticked heads (said
+    # with its counts before the click); it never drops a ticked head.
+    from explorer.head_sets import all_heads
+    from explorer.pruning import DEFAULT_NORMALISATION, importance_scores, least_important
+    from explorer.shipped_analyses import IMPORTANCE_FILE, shipped
+    from models.loader import open_model
+
+    model = open_model(str(BUNDLED["8 heads (en-de-h8)"]))
+    least = set(least_important(importance_scores(shipped(model, IMPORTANCE_FILE), DEFAULT_NORMALISATION), 0.25,
+                                all_heads(model)))
+    ticked = {c.key.rsplit("_", 1)[1] for c in at.main.checkbox if c.value}
+    expected = ticked | {str(spec) for spec in least}
+    assert at.button(key="prune_least").label == "Add the 18 least important" and len(least) == 18
+    assert any(f"keeps your 6 ticked and adds {len(expected) - 6} ({len(expected)} pruned after)" in c.value
+               for c in at.caption)
     at.button(key="prune_least").click().run()
-    assert sum(c.value for c in at.main.checkbox) == 18  # 25% of 72
+    assert {c.key.rsplit("_", 1)[1] for c in at.main.checkbox if c.value} == expected
     at.button(key="prune_none").click().run()
     assert sum(c.value for c in at.main.checkbox) == 0 and [t.value for t in at.text][:2] == [unpruned, unpruned]
 
