@@ -294,7 +294,7 @@ def suggested_swap(model: ExplorerModel, text: str) -> Swap | None:
     None when the sentence holds no such word or no replacement keeps the length."""
     words = text.split()
     try:
-        length = len(model.encode(text).ids)
+        clean_ids = model.encode(text).ids
     except ValueError:
         return None
     cores = [word.strip(".,;:!?\"'()") for word in words]
@@ -306,7 +306,9 @@ def suggested_swap(model: ExplorerModel, text: str) -> Swap | None:
         for option in options:
             option = option.capitalize() if core[0].isupper() else option
             candidate = " ".join(words[:i] + [words[i].replace(core, option, 1)] + words[i + 1:])
-            if len(model.encode(candidate).ids) == length:
+            ids = model.encode(candidate).ids
+            # As many pieces, and other pieces: a small vocabulary may read both words as the same unknown piece.
+            if len(ids) == len(clean_ids) and ids != clean_ids:
                 return Swap(candidate, core, option, kind)
     return None
 

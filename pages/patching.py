@@ -77,6 +77,8 @@ elif corrupt == clean:
     st.caption("No noun of a kind the explorer knows (a person, an animal, a place, a vehicle…) could be swapped "
                "in this sentence keeping its number of pieces: change one word in the box, for another of the same "
                "kind.")
+if corrupt == clean:        # nothing changed yet: the caption above asks for a word, no error to add to it
+    st.stop()
 metric = "total"
 if checkpoint.has("decoder"):
     url_state.kept("patching_metric", "metric", list(METRICS))

@@ -130,9 +130,13 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
     submit_sentence(page, sentence)
     wait_idle(page)
     go_to(page, "Prune")
-    page.get_by_text(str(spec), exact=True).wait_for(timeout=60_000)
+    # The grid's boxes are numbered by head, a row per layer in the order enc, dec, cross.
+    row = {"encoder": 0, "decoder": 3, "cross": 6}[spec.kind] + spec.layer
+    grid = page.locator('[data-testid="stExpander"]', has_text="ticked = pruned")
+    box = grid.get_by_role("checkbox", name=str(spec.head), exact=True).nth(row)
+    box.wait_for(state="attached", timeout=60_000)
     wait_idle(page)
-    page.get_by_text(str(spec), exact=True).click()
+    grid.get_by_text(str(spec.head), exact=True).nth(row).click()
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
                            arg=expected, timeout=60_000)
     assert page.locator('span[style*="line-through"]').count() + page.locator('span[style*="d9f0d3"]').count() > 0
