@@ -24,6 +24,7 @@ from explorer.head_sets import HeadSet, HeadSpecError, format_heads, head_mask, 
 from explorer.shipped_analyses import shipped
 from explorer.corpus_scoring import scorer_for
 from explorer.inputs import InputError, prepare_source
+from explorer.lesson import quoted as literally
 from explorer.memo import BoundedCache
 from explorer.wording import plural
 from explorer.trace import Trace, trace_sentence
@@ -251,7 +252,8 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
     known = familiarity(trace.text, checkpoint)
     if known is not None and known.out_of_domain:
         named = ", ".join(f"“{w}”" for w in known.unfamiliar[:6]) or "most of its words"
-        far = (f"Part of your text, “{shorten(known.farthest_sentence)}”, is" if known.farthest_sentence
+        # The visitor's own sentence in markdown: taken literally (its * [ ] < $ never become markup).
+        far = (f"Part of your text, {literally(shorten(known.farthest_sentence))}, is" if known.farthest_sentence
                and known.farthest_log_perplexity > known.log_perplexity else "This sentence is")
         st.info(f"{far} far from what the model was trained on (image captions). Unfamiliar to it: "
                 f"{named}. Expect a poor translation; it does best when you describe a picture, e.g. "

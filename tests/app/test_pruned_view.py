@@ -88,3 +88,10 @@ def test_a_page_that_decodes_greedily_says_so_when_the_sidebar_asks_for_beam_sea
     at = open_page(page, SENTENCE, decoding="beam search", beam_size=4)
     assert "asks for beam search (4 beams), but this page decodes greedily" in notices(at)
     assert "beam search" not in notices(open_page(page, SENTENCE))
+
+
+def test_the_farthest_sentence_is_named_literally_never_as_markdown():
+    strange = "The [quarterly](http://example.com) *earnings* report exceeded analyst expectations."
+    at = open_page("translation.py", "A dog runs on the grass with a ball. " + strange)
+    said = [element.value for element in at.info if element.value.startswith("Part of your text")]
+    assert said and "\\[quarterly\\]" in said[0] and "\\*earnings\\*" in said[0], said
