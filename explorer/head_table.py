@@ -51,15 +51,26 @@ def head_table(roles: dict | None, importance: dict | None, thresholds: Threshol
     return table
 
 
-def shown_columns(table: pd.DataFrame, measure: str | None = None) -> pd.DataFrame:
+# The shown table's columns a few at a time, each group whole in a projector's 564 px column (all ten at once
+# were cut at the table's edge, "ra…"): IMPORTANCE stands for the chosen measure's column.
+IMPORTANCE = "importance"
+COLUMN_GROUPS = {"importance and roles": (IMPORTANCE, "roles", "confidence"),
+                 "positional": ("roles", "offset", "offset share"),
+                 "rare-token": ("rare rate", "rare chance", "rare or 2nd rarest"),
+                 "syntactic": ("roles", "syntactic")}
+
+
+def shown_columns(table: pd.DataFrame, measure: str | None = None, group: str | None = None) -> pd.DataFrame:
     """The table as a page shows it, what is read first first: the chosen importance measure (headed by its
-    short name, MEASURE_HEADERS) and the roles, then the scores behind the roles. The spec (the index) says
-    kind, layer and head already; the other importance measures stay in the CSV."""
+    short name, MEASURE_HEADERS) and the roles, then the scores behind the roles; only the columns of `group`
+    (COLUMN_GROUPS) when given. The spec (the index) says kind, layer and head already; the other importance
+    measures stay in the CSV."""
     columns = {}
-    if measure and measure in table and not table[measure].isna().all():
+    wanted = COLUMN_GROUPS[group] if group else (IMPORTANCE, *ROLE_COLUMNS[3:])
+    if IMPORTANCE in wanted and measure and measure in table and not table[measure].isna().all():
         columns[MEASURE_HEADERS.get(measure, measure)] = table[measure]
     for column in ROLE_COLUMNS[3:]:
-        if column in table:
+        if column in table and column in wanted:
             columns[column] = table[column]
     return pd.DataFrame(columns, index=table.index)
 

@@ -12,6 +12,7 @@ from explorer.detectors import (DEFAULT_SEEDS, HeadDetection, detect_heads, dete
 from explorer.exports import table_csv
 from explorer.figures.detectors import detector_maps
 from models.interface import ExplorerModel
+from models.vocabulary import KIND_TITLES
 from pages.glossary_links import term_help
 from pages.session import cached_checkpoint, weights_mtime
 from pages.widgets import command_line, show_figure
@@ -44,27 +45,38 @@ def show_head_detectors(checkpoint: ExplorerModel) -> None:
         "induction head scores about 0.5 (“best”); **prefix matching** is Olsson et al.'s own score, the induction "
         "pattern over the second repeat's queries only (a perfect head: 1). Chance: a head attending uniformly to "
         "every key it may see.")
-    for kind in detection.scores:
-        show_figure(detector_maps(detection, kind), f"{checkpoint.name}-detectors-{kind}",
-                    detection_table(detection).filter(like={"encoder": "enc.", "decoder": "dec."}[kind], axis=0),
-                    width="content")      # the maps' own width: their cells sized to hold the values
+    # A kind at a time: each kind's four maps are a page tall at a projector's width.
+    kinds = list(detection.scores)
+    for tab, kind in zip(st.tabs([KIND_TITLES[kind] for kind in kinds]) if len(kinds) > 1 else [st.container()],
+                         kinds):
+        with tab:
+            show_figure(detector_maps(detection, kind), f"{checkpoint.name}-detectors-{kind}",
+                        detection_table(detection).filter(like={"encoder": "enc.", "decoder": "dec."}[kind], axis=0),
+                        width="content")      # the maps' own width: their cells sized to hold the values
     for kind, why in detection.not_scored.items():
         st.caption(f"{kind.capitalize()} heads are not scored: {why}.")
     table, references = detection_table(detection), reference_table(detection)
-    # One under the other at the page's width, every column in view; the per-head table tall enough for every
-    # row up to SHOWN_ROWS (beyond, it scrolls, and says so).
-    number_format = {column: st.column_config.NumberColumn(format="%.3f") for column in table.columns}
-    st.dataframe(table, key="detectors_table", height=table_height(len(table)), column_config=number_format)
-    if len(table) > SHOWN_ROWS:
-        st.caption(f"{len(table)} heads: scroll the table for the rest, or download them all (⬇ CSV).")
-    st.dataframe(references, key="detectors_chance", column_config={
-        column: st.column_config.NumberColumn(format="%.3f") for column in references.columns})
+    # The maps above carry the scores (and each panel's chance and best): the tables are folded away, 1,800 px
+    # of the page's height for 48 heads. One under the other at the page's width, every column in view (chance
+    # and best said in a word, so that the second is whole in a projector's column); the per-head table tall
+    # enough for every row up to SHOWN_ROWS (beyond, it scrolls, and says so).
+    with st.expander(f"The scores as tables: {len(table)} heads, then chance and best per detector"):
+        number_format = {column: st.column_config.NumberColumn(format="%.3f") for column in table.columns}
+        st.dataframe(table, key="detectors_table", height=table_height(len(table)), column_config=number_format)
+        if len(table) > SHOWN_ROWS:
+            st.caption(f"{len(table)} heads: scroll the table for the rest, or download them all (⬇ CSV).")
+        st.dataframe(references.rename(index=REFERENCE_WORDS, level="score of"), key="detectors_chance",
+                     column_config={column: st.column_config.NumberColumn(format="%.3f")
+                                    for column in references.columns})
+        st.caption("Chance: the score of a head attending uniformly to every key it may see; best: that of a "
+                   "perfect head.")
     st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-head-detectors.csv",
                        mime="text/csv", key="detectors_csv")
     command_line("The same from the command line: "
                  f"`python -m explorer detect --model {model_argument(checkpoint.path)} [--json]`.")
 
 
+REFERENCE_WORDS = {"chance (uniform head)": "chance", "best (perfect head)": "best"}
 SHOWN_ROWS = 50         # rows of the per-head table in view without scrolling
 ROW_PX = 35             # px of a row of st.dataframe (the header's too), plus 3 px of border
 

@@ -6,13 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
-from explorer.figures.attention import attention_heatmap
+from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_size, overview_heatmap
+from explorer.figures.windows import focus_range
 from explorer.figures.common import plural
 from explorer.figures.head_roles import (COLOUR_BY, EVOLUTION_MEASURES, offset_histogram, role_map,
                                          syntactic_evidence)
 from explorer.exports import table_csv
 from explorer.head_evolution import EVOLUTION_FILE
-from explorer.head_table import MEASURE_HEADERS, head_table, shown_columns
+from explorer.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
 from explorer.importance import importance_report
 from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
 from explorer.treebank import trees_of
@@ -28,16 +29,14 @@ from pages.access import policy
 from pages.glossary_links import term_help
 from pages.jobs import corpus_job
 from pages.sinks_section import show_sinks
-from pages.widgets import (analysis_folder, command_line, corpus_file, figure_places, ray_settings, remember_retries,
-                           show_figure, show_retries)
+from pages.widgets import (analysis_folder, command_line, corpus_file, ray_settings, remember_retries, show_figure,
+                           show_retries)
 from pages.detector_section import show_head_detectors
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
             "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change",
             "perplexity change when masked alone": "perplexity_change"}
-# Role maps and table side by side up to this many heads; wider maps take the page's width, the table under them.
-SIDE_BY_SIDE_HEADS = 8
 
 
 def table_config(shown: pd.DataFrame, measure_label: str) -> dict:
@@ -124,27 +123,33 @@ if entries:
     url_state.keep("colour_by", colour_by)
     if colour_by == "role":
         st.caption("pos: positional, syn: syntactic, rare: rare-token; several roles by their initials (P+R).")
-    maps_area, table_area = figure_places(2, checkpoint.heads <= SIDE_BY_SIDE_HEADS)
-    with maps_area:
-        for kind, title in KIND_TITLES.items():
-            kind_entries = [e for e in entries if e["kind"] == kind]
-            if kind_entries:
-                figure = role_map(kind_entries, checkpoint.layers(kind), checkpoint.heads, scores, title,
-                                  colour_by=colour_by, measure=measure_label, measure_key=measure,
-                                  measure_short=MEASURE_HEADERS[measure])
+    # The maps at their own width (role_map), in a row that wraps: side by side in the wide page, one under
+    # another in a projector's column; the table under them at the page's width.
+    maps_row = st.container(horizontal=True)
+    for kind, title in KIND_TITLES.items():
+        kind_entries = [e for e in entries if e["kind"] == kind]
+        if kind_entries:
+            figure = role_map(kind_entries, checkpoint.layers(kind), checkpoint.heads, scores, title,
+                              colour_by=colour_by, measure=measure_label, measure_key=measure,
+                              measure_short=MEASURE_HEADERS[measure])
+            with maps_row.container(width="content"):
                 show_figure(figure, f"roles-{kind}",
                             pd.DataFrame([{k: e[k] for k in ("spec", "confidence")} | {"roles": ", ".join(e["roles"])}
                                           | ({measure: scores.get(e["spec"])} if scores else {})
-                                          for e in kind_entries]))
-    with table_area:
-        table = head_table(roles, importance, thresholds)
-        shown = shown_columns(table, measure)
-        # A row of 35 px per head, up to 700 px (then it scrolls); a score a head has not (cross-attention has no
-        # offset) is a dash.
-        st.dataframe(shown, key="heads_table", height=min(700, 35 * (len(shown) + 1) + 3), placeholder="–",
-                     column_config=table_config(shown, measure_label))
-        st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-heads.csv",
-                           mime="text/csv", key="heads_csv", help="Every column of the head table, importance included.")
+                                          for e in kind_entries]), width="content")
+    table = head_table(roles, importance, thresholds)
+    # A few columns at a time, each group whole in a projector's column; every column is in the CSV.
+    group = st.segmented_control("Table columns", list(COLUMN_GROUPS), default=next(iter(COLUMN_GROUPS)),
+                                 required=True, key="heads_columns",
+                                 help="The head table's columns a group at a time, so that each is read whole; "
+                                      "⬇ CSV has them all.")
+    shown = shown_columns(table, measure, group)
+    # A row of 35 px per head, up to 700 px (then it scrolls); a score a head has not (cross-attention has no
+    # offset) is a dash.
+    st.dataframe(shown, key="heads_table", height=min(700, 35 * (len(shown) + 1) + 3), placeholder="–",
+                 column_config=table_config(shown, measure_label))
+    st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-heads.csv",
+                       mime="text/csv", key="heads_csv", help="Every column of the head table, importance included.")
 
     st.header("One head")
     by_spec = {e["spec"]: e for e in entries}
@@ -157,22 +162,26 @@ if entries:
                         format_func=lambda s: f"{s} ({', '.join(by_spec[s]['roles']) or 'no role'})")
     entry = by_spec[spec]
     url_state.keep("head", f"{entry['kind']}.{entry['layer']}.{entry['head']}")
-    facts = st.columns(4)
-    facts[0].metric("Confidence", f"{entry['confidence']:.2f}", help=term_help("confidence"))
+    # A row that wraps, each number as wide as its label: in four columns at 1024 px the labels were cut
+    # ("Peaks on the rarest …").
+    facts = st.container(horizontal=True, gap="large")
+    facts.metric("Confidence", f"{entry['confidence']:.2f}", help=term_help("confidence"), width="content")
     if entry.get("rare_token"):
         # Chance is a reference, not a change: no arrow.
-        facts[1].metric("Peaks on the rarest token", f"{entry['rare_token']['rate']:.0%}",
-                        f"chance {entry['rare_token']['chance']:.0%}", delta_color="off", delta_arrow="off")
+        facts.metric("Peaks on the rarest token", f"{entry['rare_token']['rate']:.0%}",
+                     f"chance {entry['rare_token']['chance']:.0%}", delta_color="off", delta_arrow="off",
+                     width="content")
+    if entry.get("rare_token", {}).get("rate_top2") is not None:
+        facts.metric("Peaks on the rarest or 2nd rarest", f"{entry['rare_token']['rate_top2']:.0%}",
+                     f"chance {entry['rare_token']['chance_top2']:.0%}", delta_color="off", delta_arrow="off",
+                     width="content")
     if scores.get(spec) is not None:        # significant digits: raw gradient scores can be ~0.0004
-        facts[2].metric(measure_label[0].upper() + measure_label[1:], f"{scores[spec]:.3g}",
-                        help="Importance: the measure shown above the role maps.")
+        facts.metric(measure_label[0].upper() + measure_label[1:], f"{scores[spec]:.3g}",
+                     help="Importance: the measure shown above the role maps.", width="content")
     if entry.get("positional"):
         show_figure(offset_histogram(entry), f"{spec}-offsets",
                     pd.DataFrame({"offset": list(entry["positional"]["histogram"]),
                                   "share": list(entry["positional"]["histogram"].values())}))
-    if entry.get("rare_token", {}).get("rate_top2") is not None:
-        facts[3].metric("Peaks on the rarest or 2nd rarest", f"{entry['rare_token']['rate_top2']:.0%}",
-                        f"chance {entry['rare_token']['chance_top2']:.0%}", delta_color="off", delta_arrow="off")
     if entry.get("syntactic"):
         scope = st.radio("Treebank sentences", ["all", f"≤ {SHORT_PIECES} pieces"], key="heads_syntax_scope",
                          horizontal=True, disabled="syntactic_short" not in entry,
@@ -289,7 +298,24 @@ if entries:
     with sentence_notices:          # under the title, where a notice about the sentence is read first
         warn_if_truncated(trace, checkpoint)
     kind, layer, head = entry["kind"], entry["layer"], entry["head"]
-    show_figure(attention_heatmap(trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind),
-                                  f"{spec} on the current sentence"), f"{spec}-current", None)
+    pattern, queries, keys = trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind)
+    size = focus_size(queries)
+    if max(len(queries), len(keys)) <= size:
+        show_figure(attention_heatmap(pattern, queries, keys, f"{spec} on the current sentence"), f"{spec}-current",
+                    None)
+    else:
+        # Longer than a projector's column can label: as the Attention page draws it, a window of the first tokens
+        # with every label and the whole pattern beside it (under it at 1024 px).
+        rows, columns = focus_range(len(queries), 0, size), focus_range(len(keys), 0, size)
+        pair = st.container(horizontal=True)
+        with pair.container(width="content"):
+            show_figure(focus_heatmap(pattern, queries, keys, f"{spec} on the current sentence", rows, columns),
+                        f"{spec}-current", None, width="content")
+        with pair.container(width="content"):
+            show_figure(overview_heatmap(pattern, queries, keys, rows, columns), f"{spec}-current-whole", None,
+                        width="content")
+        st.caption(f"{len(queries)} × {len(keys)} tokens: the first {size} drawn with every label, the whole pattern "
+                   "beside them (hover names any cell's tokens); the Attention page moves the window along the "
+                   "sentence.")
 
 show_sinks(checkpoint, current_trace((), notices=False)[1])       # attention sinks on the sentence (pages/sinks_section.py)

@@ -15,6 +15,7 @@ from pages.glossary_links import linked, term_help
 from pages.session import EXAMPLES, current_trace, pruning_notice
 from pages import url_state
 from pages.widgets import choose_head, colour_scale, show_figure
+from models.vocabulary import KIND_TITLES
 
 st.title("Internals")   # first: the notices about the sentence go under it
 st.caption("How one head turns its input into attention weights, one step at a time: which keys the masks allow, how "
@@ -22,18 +23,32 @@ st.caption("How one head turns its input into attention weights, one step at a t
            help=term_help("scaled dot-product attention"))
 checkpoint, trace = current_trace()
 pruning_notice(checkpoint)
-kind, layer, head = choose_head(checkpoint, "internals", first_kind="decoder", kinds=tuple(trace.attention))
-queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
+KINDS = tuple(trace.attention)
+
+
+def pick(whole_kind: bool = False) -> tuple[str, int, int, list[str], list[str]]:
+    """The attention kind (and, unless the tab shows a whole kind, the layer and head) on the tabs that use them,
+    in the Attention page's order, opening on the encoder as it does; with the kind's query and key tokens."""
+    kind, layer, head = choose_head(checkpoint, "internals", first_kind="encoder", kinds=KINDS,
+                                    pick_head=not whole_kind)
+    return kind, layer, head, trace.query_tokens(kind), trace.key_tokens(kind)
 
 
 def masks() -> None:
+    kind, _, _, queries, keys = pick(whole_kind=True)
     st.caption(f"True (1) = may attend. The {linked('padding mask')} hides padding keys when sentences of different "
                f"lengths share a batch; the {linked('look-ahead mask')} lets decoder position i see positions ≤ i "
                "only. A single sentence has no "
                "padding, so its padding mask is all ones; the look-ahead mask is lower-triangular.")
     mask = trace.masks[kind]
-    show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
-                matrix_table(mask.astype(int), queries, keys))
+    if mask.all():
+        # An all-ones mask drawn is one flat colour: it reads as a figure that failed, so it is said instead.
+        st.info(f"No mask here: every key is visible. In {KIND_TITLES[kind].lower()} each of the {len(queries)} "
+                f"queries may attend to all {len(keys)} keys: a single sentence has no padding"
+                + (", and only the decoder's self-attention has a look-ahead mask." if "decoder" in KINDS else "."))
+    else:
+        show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
+                    matrix_table(mask.astype(int), queries, keys))
 
     partner = batch_partner(checkpoint, trace.text, EXAMPLES + [
         "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party.", "A dog runs."])
@@ -53,9 +68,15 @@ def masks() -> None:
 
 
 def scores_to_softmax() -> None:
-    st.caption(f"Left to right: each query's {linked('scaled dot-product attention', 'scaled scores')} q·k for every "
-               f"key, the {linked('mask')} (−∞ where a key is hidden), their sum, and the {linked('softmax')} that "
-               "turns each row into attention weights summing to 1.")
+    kind, layer, head, queries, keys = pick()
+    if trace.masks[kind].all():         # no blank "+ mask" panel: said in words
+        st.caption(f"Left to right: each query's {linked('scaled dot-product attention', 'scaled scores')} q·k for "
+                   f"every key and the {linked('softmax')} that turns each row into attention weights summing to 1. "
+                   f"No {linked('mask')} here: every key is visible, so softmax reads the scores as they are.")
+    else:
+        st.caption(f"Left to right: each query's {linked('scaled dot-product attention', 'scaled scores')} q·k for "
+                   f"every key, the {linked('mask')} (−∞ where a key is hidden), their sum, and the "
+                   f"{linked('softmax')} that turns each row into attention weights summing to 1.")
     scores = trace.attention[kind]["scores"][layer, head]
     pattern = trace.pattern(kind)[layer, head]
     show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, keys,
@@ -71,7 +92,8 @@ def relative_bias() -> None:
                f"gets a {linked('relative position bias', 'learned bias')} that depends only on the key's offset from "
                "the query (bucketed: exact for small offsets, logarithmic beyond), one value per head, learned in the "
                "first layer and shared by every layer of the stack (Raffel et al. 2020). Cross-attention has none.")
-    stack = "decoder" if kind == "decoder" else "encoder"
+    stack = st.radio("Stack", [k for k in ("encoder", "decoder") if k in KINDS], key="internals_stack",
+                     horizontal=True, format_func=KIND_TITLES.get, help=term_help("relative position bias"))
     length = len(trace.query_tokens(stack))
     bias = checkpoint.position_bias(stack, length, length)
     offsets, values = bias_by_offset(bias.numpy())
@@ -123,6 +145,7 @@ def positions() -> None:
 
 
 def walkthrough() -> None:
+    kind, layer, head, queries, keys = pick()
     # Default to a query in the middle of the sentence: the decoder's first query (<s>) sees one key, so its
     # softmax is trivially 1 and shows nothing of the arithmetic.
     url_state.kept("internals_query", "query", range(len(queries)))

@@ -13,6 +13,9 @@ from pages.glossary_links import linked, term_help
 from pages.widgets import command_line
 
 SHOWN_WITHOUT_SINKS = 5     # heads listed when none reaches the threshold: the strongest candidates
+SINK_VIEWS = {"where the share goes": ("head", "share by weight", "first token", "special tokens", "punctuation"),
+              "by weight, by norm, by chance": ("head", "share by weight", "share by norm", "uniform attention",
+                                                "largest sink")}
 
 
 def sinks_table(rows: list[dict]) -> pd.DataFrame:
@@ -46,8 +49,12 @@ def show_sinks(checkpoint, trace) -> None:
         st.info(f"No head puts {SINK_THRESHOLD:.0%} or more (and {OVER_CHANCE:.0f}× uniform attention) of its "
                 f"attention on these tokens in this sentence; the {SHOWN_WITHOUT_SINKS} largest shares:")
     kinds, first = special_first_tokens(checkpoint, trace)
+    # Half the columns at a time, each half whole in a projector's 564 px column (all nine were cut at its edge);
+    # the head's name says its kind.
+    view = st.segmented_control("Sink table columns", list(SINK_VIEWS), default=next(iter(SINK_VIEWS)),
+                                required=True, key="sinks_columns")
     st.dataframe(sinks_table(flagged or rows[:SHOWN_WITHOUT_SINKS]), hide_index=True, key="sinks_table",
-                 column_config=column_config(first))
+                 column_config=column_config(first), column_order=SINK_VIEWS[view])
     if first:
         st.caption(f"The first key of the {kinds} heads ({first}) is a special token, but it counts under "
                    "“first token”, not under “special tokens”: a head that parks its attention on it has its "

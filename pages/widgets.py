@@ -161,26 +161,34 @@ def corpus_file(label: str, key: str, default: Path | str = "", where=st) -> Cor
     return CorpusChoice(upload, str(default) if upload is None else "")
 
 
-def choose_head(checkpoint, prefix: str, first_kind: str = "encoder", kinds=ATTENTION_KINDS) -> tuple[str, int, int]:
+def choose_head(checkpoint, prefix: str, first_kind: str = "encoder", kinds=ATTENTION_KINDS,
+                pick_head: bool = True) -> tuple[str, int, int]:
     """Kind, layer and head pickers in one row. The pages that look at one head share it (the head chosen on
     Attention is the one Internals opens) through the URL's `head=kind.layer.head`; each page's pickers (key
-    prefix) start from it whenever Streamlit has forgotten them. kinds: those the model has."""
+    prefix) start from it whenever Streamlit has forgotten them. kinds: those the model has. pick_head False:
+    the kind picker alone, for a view of the whole kind (a mask), the layer and head kept as they were."""
     kinds = sorted(kinds, key=lambda kind: kind != first_kind)
     keys = [f"{prefix}_kind", f"{prefix}_layer", f"{prefix}_head"]
     url_state.bind("head", *keys)
     chosen = url_state.saved("head").split(".")
-    if (any(key not in st.session_state for key in keys) and len(chosen) == 3 and chosen[0] in kinds
-            and chosen[1].isdigit() and int(chosen[1]) < checkpoint.layers(chosen[0])
-            and chosen[2].isdigit() and int(chosen[2]) < checkpoint.heads):
+    saved = (len(chosen) == 3 and chosen[0] in kinds and chosen[1].isdigit()
+             and int(chosen[1]) < checkpoint.layers(chosen[0]) and chosen[2].isdigit()
+             and int(chosen[2]) < checkpoint.heads)
+    drawn = keys if pick_head else keys[:1]
+    if saved and any(key not in st.session_state for key in drawn):
         for key, value in zip(keys, (chosen[0], int(chosen[1]), int(chosen[2]))):
             st.session_state[key] = value
-    left, middle, right = st.columns([2, 1, 1])
+    left, middle, right = st.columns([2, 1, 1]) if pick_head else (st.container(), None, None)
     url_state.valid(keys[0], kinds)
     kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key=keys[0], horizontal=True,
                       help=term_help("self-attention", "cross-attention"))
-    url_state.valid(keys[1], range(checkpoint.layers(kind)))
-    layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key=keys[1], help=term_help("layer"))
-    url_state.valid(keys[2], range(checkpoint.heads))
-    head = right.selectbox("Head", range(checkpoint.heads), key=keys[2], help=term_help("head"))
+    if pick_head:
+        url_state.valid(keys[1], range(checkpoint.layers(kind)))
+        layer = middle.selectbox("Layer", range(checkpoint.layers(kind)), key=keys[1], help=term_help("layer"))
+        url_state.valid(keys[2], range(checkpoint.heads))
+        head = right.selectbox("Head", range(checkpoint.heads), key=keys[2], help=term_help("head"))
+    else:               # not drawn here: as last chosen (kept in the URL), within this kind's layers
+        layer = min(int(chosen[1]) if saved else 0, checkpoint.layers(kind) - 1)
+        head = int(chosen[2]) if saved else 0
     url_state.keep("head", f"{kind}.{layer}.{head}")
     return kind, layer, head

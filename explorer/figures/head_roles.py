@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import cell_size, every_label, label_font
+from explorer.figures.common import (NARROW_WIDTH, SMALLEST_FONT, cell_size, every_label, font, label_font,
+                                     text_width, title_height, wrapped_title)
 from models.vocabulary import KIND_TITLES
 
 ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
@@ -16,6 +17,12 @@ ROLE_SHORT = {"positional": "pos", "syntactic": "syn", "rare-token": "rare"}
 COLOUR_BY = ("importance", "role", "confidence")
 # Past this many heads a cell is too narrow for a number at a readable size: the cells keep colour and hover only.
 MOST_HEADS_WITH_TEXT = 16
+# Px: a map's own width, the same at every window width: whole in a projector's 564 px column (1024 px window,
+# sidebar open), two side by side in the wide page's (940 px in Chromium at 1400 px). Stretched over a half
+# column at 1024 px, an 8-head map's cells were 20 px and their values ran into each other ("0.01€0.01701").
+# MAP_FRAME: the px of it that are not cells (the layer labels, the colour bar and its title, the margins).
+MAP_WIDTH = 450
+MAP_FRAME = 150
 # Importance measures where a rise means the head matters (masking it hurts); for the BLEU change a fall does.
 RISE_HURTS = {"gradient_importance", "gradient_importance_normalised", "loss_change", "perplexity_change"}
 
@@ -50,9 +57,21 @@ def short_number(value: float, places: int | None = None) -> str:
 
 
 def cell_font(heads: int, longest: int = 0) -> int:
-    """The font (px) of the cells' text: a size under the axis labels', 10 for texts over 5 characters, never
-    under 10."""
-    return max(10, label_font(heads) - (1 if longest <= 5 else 2))
+    """The font (px) of the cells' text: a size under the axis labels', never under the smallest a room reads
+    (SMALLEST_FONT)."""
+    return max(font(SMALLEST_FONT), label_font(heads) - (1 if longest <= 5 else 2))
+
+
+def cell_width(heads: int) -> float:
+    """Px of a map's cell across, at MAP_WIDTH (scaled with the fonts in projector mode)."""
+    return (font(MAP_WIDTH) - font(MAP_FRAME)) / heads
+
+
+def text_fits(texts, heads: int, size: int) -> bool:
+    """Whether every cell's text fits its cell at `size` px (text_width's generous reckoning: "0.017" at 11 px is
+    35 px there, 27 px drawn)."""
+    longest = max((text_width(text, size) for text in texts if text), default=0)
+    return heads <= MOST_HEADS_WITH_TEXT and longest <= cell_width(heads)
 
 
 def role_map(entries: list[dict], layers: int, heads: int, importance: dict[str, float], title: str,
@@ -101,15 +120,17 @@ def role_map(entries: list[dict], layers: int, heads: int, importance: dict[str,
             colour = dict(zmin=0, colorscale="YlOrRd")
         colour["colorbar"] = dict(thickness=12, title=dict(text=measure_short, side="right"))
     longest = max((len(t) for t in text.flat), default=0)
+    size = cell_font(heads, longest)
+    # A value is written in its cell only where every cell holds its own at a readable size; else hover has it.
     figure = go.Figure(go.Heatmap(
-        z=z, text=text, customdata=hover, texttemplate="%{text}" if heads <= MOST_HEADS_WITH_TEXT else "",
-        textfont=dict(size=cell_font(heads, longest)), x=list(range(heads)), y=list(range(layers)), xgap=2, ygap=2,
+        z=z, text=text, customdata=hover, texttemplate="%{text}" if text_fits(text.flat, heads, size) else "",
+        textfont=dict(size=size), x=list(range(heads)), y=list(range(layers)), xgap=2, ygap=2,
         hovertemplate="%{customdata}<extra></extra>", hoverongaps=False, **colour))
     # The head labels stand on top: the title goes above them, in a margin of its own. A layer is two label
-    # lines tall, room for a cell's text and its colour around it.
+    # lines tall, room for a cell's text and its colour around it. The map has its own width (MAP_WIDTH).
     figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
-                         height=105 + 2 * cell_size(heads) * layers, margin=dict(l=10, r=10, t=95, b=10),
-                         plot_bgcolor="rgba(0,0,0,0)")
+                         height=105 + 2 * cell_size(heads) * layers, width=font(MAP_WIDTH),
+                         margin=dict(l=10, r=10, t=95, b=10), plot_bgcolor="rgba(0,0,0,0)")
     figure.update_xaxes(**every_label(heads, side="top", title=dict(text="head", standoff=4)), showgrid=False)
     figure.update_yaxes(**every_label(layers, autorange="reversed", title=dict(text="layer", standoff=4)),
                         showgrid=False)
@@ -194,37 +215,63 @@ def evolution_figure(evolution: dict, measure: str, thresholds: dict, highlight:
                 opacity=1.0 if strong else 0.35, text=hover, hovertemplate="%{text}<extra></extra>"),
                 row=1, col=column)
             if strong and line[key][-1] is not None:
-                label = line["spec"] + (f" ({offsets[-1]:+d})" if key == "share" and offsets[-1] is not None else "")
+                # The offset under the head's name: a label as narrow as the name, room for it beside the lines.
+                label = line["spec"] + (f"<br>({offsets[-1]:+d})" if key == "share" and offsets[-1] is not None else "")
                 figure.add_annotation(x=epochs[-1], y=label_y[ranked.index(line["spec"])], text=label, showarrow=False,
                                       xanchor="left", xshift=4, font=dict(size=11,
                                       color=LAYER_COLOURS[line["layer"] % len(LAYER_COLOURS)]), row=1, col=column)
         if threshold_key and threshold_key in thresholds:
             figure.add_hline(y=thresholds[threshold_key], line=dict(color="#e45756", dash="dash", width=1.5),
                              annotation_text=f"role threshold {thresholds[threshold_key]:.0%}",
-                             annotation_position="top left", annotation_font_size=10, row=1, col=column)
+                             annotation_position="top left", annotation_font_size=font(SMALLEST_FONT), row=1,
+                             col=column)
         figure.update_yaxes(range=[0, 1.02], tickformat=".0%", row=1, col=column)
-        figure.update_xaxes(range=[epochs[0], epochs[-1] + max(1.2, len(epochs) * 0.15)], row=1, col=column)
+        figure.update_xaxes(range=[epochs[0], epochs[-1] + label_room(epochs, len(kinds))], row=1, col=column)
     layers = sorted({h["layer"] for h in evolution["heads"]})
     for layer in layers:      # legend entries for the layer colours
         figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"layer {layer}",
                                     line=dict(color=LAYER_COLOURS[layer % len(LAYER_COLOURS)], width=3)), row=1, col=1)
-    tick_step = max(1, round(len(epochs) / 12))
-    figure.update_xaxes(dtick=tick_step, showticklabels=True)
+    # Epochs numbered a round step apart that keeps them clear of each other in a projector's column (every 4th
+    # of 60 ran together in a panel 200 px wide), and only under the lines, not under their end labels.
+    panel = (NARROW_WIDTH - 80) / max(1, len(kinds))
+    step = round_step(epochs[-1] - epochs[0] + label_room(epochs, len(kinds)), panel)
+    figure.update_xaxes(tickmode="array", tickvals=[e for e in epochs if e % step == 0], showticklabels=True)
     figure.add_trace(go.Scatter(x=epochs, y=evolution.get("val_bleu") or [], mode="lines+markers", showlegend=False,
                                 line=dict(color="#555"), marker=dict(size=4),
                                 hovertemplate="epoch %{x}<br>val BLEU %{y:.2f}<extra></extra>"), row=2, col=1)
     figure.update_xaxes(title="epoch", range=[epochs[0] - 0.5, epochs[-1] + 0.5], row=2, col=1)
     figure.update_yaxes(title=measure.split(" (")[0], row=1, col=1)
     corpus = evolution.get("corpus", {})
+    # The title in lines of a projector's column: one line ran 300 px past the figure's edge at 1024 px.
+    title = wrapped_title(f"How the heads formed during training — {measure}, measured each epoch on "
+                          f"{corpus.get('name') or 'in-domain text'} ({corpus.get('sentences', '?')} sentences)",
+                          NARROW_WIDTH - 20)
     figure.update_layout(
-        title=f"How the heads formed during training — {measure}, measured each epoch on "
-              f"{corpus.get('name') or 'in-domain text'} ({corpus.get('sentences', '?')} sentences)",
-        height=640, margin=dict(l=10, r=10, t=80, b=10), hovermode="closest",
-        legend=dict(orientation="h", y=-0.12, x=0))
+        title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
+        height=600 + title_height(title), margin=dict(l=10, r=10, t=40 + title_height(title), b=10),
+        hovermode="closest", legend=dict(orientation="h", y=-0.12, x=0))
     return figure
 
 
-def label_positions(values: list[float], gap: float = 0.05) -> list[float]:
+def round_step(span: float, pixels: float, room: int = 32) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, … that keeps numbers `room` px apart on an axis of `span` units
+    drawn `pixels` px long."""
+    step = 1
+    while step * pixels / max(span, 1) < room:
+        step = step * 5 // 2 if str(step).startswith("2") else step * 2
+    return step
+
+
+def label_room(epochs: list[int], columns: int) -> float:
+    """Epochs beyond the last one where its end labels (a head's name, "cross.2.5", at 11 px) stand, in a
+    projector's column of `columns` panels: they ran past the figure's edge at 1024 px."""
+    panel = (NARROW_WIDTH - 80) / max(1, columns)         # px of a panel, less the y-axis title and ticks
+    label = text_width("cross.2.5", font(SMALLEST_FONT)) + 8
+    span = max(1, epochs[-1] - epochs[0])
+    return max(1.2, span * label / max(panel - label, panel / 2))
+
+
+def label_positions(values: list[float], gap: float = 0.08) -> list[float]:
     """y positions for end-of-line labels of values sorted high to low, at least `gap` apart, never overlapping."""
     positions = []
     for value in values:

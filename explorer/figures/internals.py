@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.internals import Walkthrough
-from explorer.figures.common import (ABSOLUTE, ZOOM_PANEL, axis_length, cell_size, display_tokens, every_label,
-                                     is_long, label_room, panels_per_row, position_labels, scale_note, token_axes,
-                                     weight_range, zoom_note)
+from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, SMALLEST_FONT, ZOOM_PANEL, axis_length, cell_size,
+                                     display_tokens, every_label, font, is_long, label_room, panels_per_row,
+                                     position_labels, scale_note, text_width, token_axes, weight_range, zoom_note)
+from explorer.figures.head_roles import round_step
 from explorer.figures.pooling import (block_labels, budget_factor, pooled_attention, pooled_mean,
                                       resolution_note)
 
@@ -101,11 +104,20 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: s
     figure = go.Figure(go.Heatmap(
         z=allowed.astype(np.uint8 if long else float), x=columns, y=rows, zmin=0, zmax=1, xgap=gap, ygap=gap,
         colorscale=[[0, "#3b3b3b"], [0.5, "#3b3b3b"], [0.5, "#9ecae1"], [1, "#9ecae1"]],
-        text=text, customdata=state, texttemplate="%{text}" if printed else None, textfont=dict(size=10),
-        colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked (0)", "may attend (1)"], thickness=14, len=0.5),
+        text=text, customdata=state, texttemplate="%{text}" if printed else None, textfont=dict(size=font(11)),
+        # The two-entry key under the cells, across: beside them it took 130 px of a projector's column from
+        # the cells, and the key labels ran together.
+        colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked (0)", "may attend (1)"], thickness=14, len=0.5,
+                      orientation="h", x=0, xanchor="left", y=0, yanchor="top", ypad=12),
         hovertemplate=hover))
-    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
+    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=60))
     token_axes(figure, row_title, column_title)
+    figure.update_layout(height=figure.layout.height + 50)          # the key under the cells
+    if row_pieces is not None:
+        # Positions numbered every few where a projector's column has no room for each (hover names every cell);
+        # a sentence a row of 45 px, not 160 (the rows of a token figure's 320 px at least).
+        figure.update_xaxes(dtick=round_step(len(columns), NARROW_WIDTH - 150, room=16))
+        figure.update_layout(height=figure.layout.margin.t + 45 * len(rows) + 80)
     return figure
 
 
@@ -126,7 +138,12 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     masked = np.where(mask, scores, -np.inf)
     panels = [("scaled scores", scores, "coloraxis"), ("+ mask", additive, None),
               ("= masked scores", masked, "coloraxis"), ("softmax → attention", pattern, "coloraxis2")]
-    per_row = panels_per_row(max(n_queries, n_keys), len(panels))
+    if mask.all():          # a mask that hides nothing: no blank "+ mask" panel, no copy of the scores
+        panels = [panels[0], panels[3]]
+    # As many a row as a projector's column holds at the sizing rule's cells (two 20-token panels side by side
+    # ran their key labels together at 1024 px), the rows evened out (2 + 2, not 3 + 1).
+    fit = panels_per_row(max(n_queries, n_keys), len(panels), width=NARROW_WIDTH)
+    per_row = -(-len(panels) // -(-len(panels) // fit))
     grid_rows = (len(panels) + per_row - 1) // per_row
     rows, columns = position_labels(queries), position_labels(keys)
     key_room = label_room(columns, n_keys)
@@ -149,12 +166,22 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     figure.update_xaxes(**every_label(n_keys, side="top", tickangle=-60))
     score_and_weight_bars(figure, scores, pattern, scale, height, key_room)
     note = "" if legible else "<br><sup>values on hover (too many tokens to print them in the cells)</sup>"
-    figure.add_annotation(text="mask: white = may attend (+0), black = blocked (−∞)", xref="paper", yref="paper",
+    figure.add_annotation(text=mask_key(mask), xref="paper", yref="paper",
                           x=0, y=1.0, yanchor="bottom", xanchor="left", yshift=key_room + 22, showarrow=False,
                           font=dict(size=11))
     figure.update_layout(title=dict(text=title + note, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
                          height=height, margin=dict(l=10, r=10, t=70 + key_room + 20, b=10))
     return figure
+
+
+NO_MASK = "no mask here: every key is visible"
+
+
+def mask_key(mask: np.ndarray) -> str:
+    """The line above the scores → softmax panels: how to read the mask panel, or that there is none."""
+    if mask.all():
+        return f"{NO_MASK}, so softmax reads the scaled scores as they are"
+    return "mask: white = may attend (+0), black = blocked (−∞)"
 
 
 def score_and_weight_bars(figure: go.Figure, scores: np.ndarray, pattern: np.ndarray, scale: str, height: int,
@@ -195,12 +222,15 @@ def long_scores_figure(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray
               ("+ mask", additive_mask, None, allowed),
               ("= masked scores", masked, "coloraxis", "masked score %{z:.3f}"),
               ("softmax → attention", pattern, "coloraxis2", "weight %{z:.3f}")]
+    if mask.all():          # a mask that hides nothing: no blank "+ mask" panel, no copy of the scores
+        panels = [panels[0], panels[3]]
+    grid_rows = (len(panels) + 1) // 2
     longest = max(n_rows, n_columns)           # the longer side ZOOM_PANEL px, square cells
     width, height_panel = ZOOM_PANEL * n_columns // longest, ZOOM_PANEL * n_rows // longest
     key_room = label_room(columns, n_columns, thinned=True)
-    height = 2 * (height_panel + key_room + 40) + 110
-    figure = make_subplots(rows=2, cols=2, subplot_titles=[name for name, _, _, _ in panels],
-                           horizontal_spacing=0.03, vertical_spacing=(key_room + 50) / height)
+    height = grid_rows * (height_panel + key_room + 40) + 110
+    figure = make_subplots(rows=grid_rows, cols=2, subplot_titles=[name for name, _, _, _ in panels],
+                           horizontal_spacing=0.03, vertical_spacing=(key_room + 50) / height if grid_rows > 1 else 0)
     for index, (name, values, axis, value) in enumerate(panels):
         z = values if values.dtype == np.uint8 else np.where(np.isfinite(values), values, np.nan).astype(np.float32)
         figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, coloraxis=axis, hoverongaps=False,
@@ -211,14 +241,18 @@ def long_scores_figure(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray
     figure.update_xaxes(**every_label(n_columns, width, side="top", tickangle=-60))
     figure.update_yaxes(**every_label(n_rows, height_panel, autorange="reversed", showticklabels=False))
     figure.update_yaxes(showticklabels=True, col=1)
-    for panel in range(2, 5):
+    for panel in range(2, len(panels) + 1):
         figure.layout[f"xaxis{panel}"].matches = "x"
         figure.layout[f"yaxis{panel}"].matches = "y"
     score_and_weight_bars(figure, scores, pattern, scale, height, key_room)
-    note = (f"<br><sup>{resolution_note(factor, factor)}; blank = −∞; the four panels zoom together</sup>"
-            if factor > 1 else zoom_note(len(queries), len(keys)).replace("</sup>", "; the four panels zoom "
-                                                                             "together, blank = −∞</sup>"))
-    figure.add_annotation(text="mask: white = may attend (+0), black = blocked (−∞)", xref="paper", yref="paper",
+    together, blank = f"the {'four' if len(panels) == 4 else 'two'} panels zoom together", "blank = −∞"
+    if mask.all():          # nothing is −∞
+        note = (f"<br><sup>{resolution_note(factor, factor)}; {together}</sup>" if factor > 1 else
+                zoom_note(len(queries), len(keys)).replace("</sup>", f"; {together}</sup>"))
+    else:
+        note = (f"<br><sup>{resolution_note(factor, factor)}; {blank}; {together}</sup>" if factor > 1 else
+                zoom_note(len(queries), len(keys)).replace("</sup>", f"; {together}, {blank}</sup>"))
+    figure.add_annotation(text=mask_key(mask), xref="paper", yref="paper",
                           x=0, y=1.0, yanchor="bottom", xanchor="left", yshift=key_room + 22, showarrow=False,
                           font=dict(size=11))
     figure.update_layout(title=dict(text=title + note, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
@@ -346,29 +380,68 @@ def scaling_words(scaling: float, d_k: int) -> str:
     return f"× {scaling:.4g} (the model's own scaling)"
 
 
+# The walkthrough's three panels side by side are ~130 px each in the narrowest column they are read in (a
+# projector's 1024 px window, sidebar open); each panel's range leaves that much room for its numbers beside the
+# bars' ends, so no number is shrunk into a bar or runs into the next panel.
+WALK_PANEL = 130
+PANEL_TITLE_CHARS = 20      # of a panel's title a line: about WALK_PANEL px at 14 px
+
+
+def bar_number(value: float, weight: bool = False) -> str:
+    """A bar's number in five characters at most: 7.84, -0.46, 22.6, −∞; a softmax weight to three decimals
+    (0.006, not 0.01)."""
+    if not np.isfinite(value):
+        return NEG_INF_LABEL
+    if weight:
+        return f"{value:.3f}"
+    return f"{value:.2f}" if abs(value) < 9.995 else f"{value:.1f}" if abs(value) < 99.95 else f"{value:.0f}"
+
+
+def room_for_numbers(values: np.ndarray, texts: list[str], size: int, panel: int = WALK_PANEL) -> list[float]:
+    """An axis range holding bars of `values` (−∞: drawn at 0) and, past each bar's end, its text at `size` px,
+    in a panel `panel` px wide."""
+    shown = np.where(np.isfinite(values), values, 0.0)
+    low, high = min(0.0, float(shown.min())), max(0.0, float(shown.max()))
+    gap = 6                             # px between a bar's end and its number
+    left = max([text_width(t, size) + gap for t, v in zip(texts, shown) if v < 0], default=0)
+    right = max([text_width(t, size) + gap for t, v in zip(texts, shown) if v >= 0], default=0)
+    per_px = ((high - low) or 1.0) / max(panel - left - right, panel // 3)
+    return [low - left * per_px, high + right * per_px]
+
+
 def walkthrough_figure(walk: Walkthrough, keys: list[str], query: str, d_k: int) -> go.Figure:
-    """q·k, its scaling and softmax for every key, as bars: the arithmetic behind one row of attention."""
+    """q·k, its scaling and softmax for every key, as bars: the arithmetic behind one row of attention. Each bar's
+    number stands beside its end at the smallest readable size (on hover only for a long sentence's thin bars)."""
     labels = position_labels(keys)
-    figure = make_subplots(rows=1, cols=3, subplot_titles=["q · k", scaling_words(walk.scaling, d_k)
-                                                         + (" + position bias" if walk.biased else ""), "softmax"],
-                           horizontal_spacing=0.06)
+    names = ["q · k", scaling_words(walk.scaling, d_k) + (" + position bias" if walk.biased else ""), "softmax"]
+    size = font(SMALLEST_FONT)
+    # Panel titles in lines of a panel's width at 14 px: a long one ("not divided by √d_k + position bias") ran
+    # over its neighbour's.
+    titles = ["<br>".join(textwrap.wrap(name, PANEL_TITLE_CHARS)) for name in names]
+    title_lines = max(title.count("<br>") for title in titles)        # lines beyond the first
+    figure = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.06)
+    figure.update_annotations(font_size=font(14))
     allowed = np.isfinite(walk.masked)
     long = is_long(len(labels))         # the bars too thin to print on: values on hover, the panels zoom together
     for column, values in enumerate((walk.dots, walk.masked, walk.weights), start=1):
         shown = np.where(np.isfinite(values), values, 0.0)
-        text = [f"{v:.3f}" if ok else NEG_INF_LABEL for v, ok in zip(values, np.isfinite(values))]
-        figure.add_trace(go.Bar(x=shown, y=labels, orientation="h", text=text,
-                                textposition="none" if long else "auto",
+        text = [bar_number(v, weight=column == 3) for v in values]
+        exact = [f"{v:.3f}" if ok else NEG_INF_LABEL for v, ok in zip(values, np.isfinite(values))]
+        figure.add_trace(go.Bar(x=shown, y=labels, orientation="h", text=text, customdata=exact,
+                                textposition="none" if long else "outside", textfont=dict(size=size),
+                                constraintext="none", cliponaxis=False,
                                 marker_color=np.where(allowed, "#1f77b4", "#bbbbbb"),
-                                hovertemplate="key %{y}<br>%{text}<extra></extra>"), row=1, col=column)
+                                hovertemplate="key %{y}<br>%{customdata}<extra></extra>"), row=1, col=column)
         figure.update_yaxes(**every_label(len(labels), showticklabels=column == 1, autorange="reversed"),
                             row=1, col=column)
+        if not long:
+            figure.update_xaxes(range=room_for_numbers(values, text, size), row=1, col=column)
         if long and column > 1:
             figure.layout[f"yaxis{column}"].matches = "y"
     note = zoom_note(len(labels), what="bar") if long else ""
     figure.update_layout(title=f"query {html_safe(query)}: scores over the keys{note}", showlegend=False,
-                         height=max(300, axis_length(len(labels)) + 140),
-                         margin=dict(l=10, r=10, t=100 if long else 80, b=10))
+                         height=max(300, axis_length(len(labels)) + 140 + 20 * title_lines),
+                         margin=dict(l=10, r=10, t=(100 if long else 80) + 20 * title_lines, b=10))
     return figure
 
 

@@ -125,18 +125,39 @@ def test_attention_page_draws_the_explorers_numbers(h8):
 def test_internals_page(h8):
     at = open_part(open_page(PAGES[2], SENTENCE), "Scores → softmax")
     trace = trace_sentence(h8, SENTENCE)
-    # Default: decoder self-attention; panel 4 of the scores → softmax figure is the pattern itself.
+    # Default: encoder self-attention, as on the Attention page, its kinds in the same order. Its mask hides
+    # nothing: no blank "+ mask" panel (nor a copy of the scores), the words say so; softmax is the pattern.
+    assert at.radio(key="internals_kind").options == ["Encoder self-attention", "Decoder self-attention (masked)",
+                                                       "Encoder–decoder cross-attention"]
+    assert at.radio(key="internals_kind").value == "encoder"
+    panels = chart_titled(at, "the model's real numbers")
+    assert len(panels) == 2
+    np.testing.assert_allclose(np.array(panels[1]["z"], dtype=float), trace.pattern("encoder")[0, 0], atol=1e-6)
+    assert any(c.value.startswith("Left to right") and "here: every key is visible" in c.value for c in at.caption)
+    # The decoder's look-ahead mask: four panels, the pattern the fourth.
+    at.radio(key="internals_kind").set_value("decoder").run()
     panels = chart_titled(at, "the model's real numbers")
     assert len(panels) == 4
     np.testing.assert_allclose(np.array(panels[3]["z"], dtype=float), trace.pattern("decoder")[0, 0], atol=1e-6)
     masked = np.array(panels[2]["z"], dtype=float)
     assert np.isnan(masked[np.triu_indices(len(masked), 1)]).all()  # −∞ above the diagonal, drawn blank
     assert panels[1]["text"][0][-1] == "−∞"
+    # The Masks tab picks only the kind (a mask is the same for every layer and head); the decoder's is drawn.
     open_part(at, "Masks")
+    assert "internals_layer" not in [box.key for box in at.selectbox]
+    assert chart_titled(at, "decoder mask")
     padding = np.array(chart_titled(at, "Padding mask")[0]["z"], dtype=float)
     assert padding[1].all() and not padding[0].all()  # the shorter sentence's pads are masked
     assert padding[0, : len(trace.source_tokens)].all() and not padding[0, len(trace.source_tokens):].any()
+    # The encoder's mask, all ones, is said in words, not drawn as one flat square.
+    at.radio(key="internals_kind").set_value("encoder").run()
+    assert [a.value for a in at.info if a.value.startswith("No mask here: every key is visible.")]
+    assert not [c for c in at.get("plotly_chart") if "encoder mask" in json.loads(c.proto.spec)["layout"]["title"]["text"]]
+    # Positions has no attention, layer or head pickers: they would do nothing there.
+    open_part(at, "Positions")
+    assert {"internals_kind", "internals_layer", "internals_head"}.isdisjoint(w.key for w in [*at.radio, *at.selectbox])
     open_part(at, "Q, K, V walkthrough")
+    at.radio(key="internals_kind").set_value("decoder").run()
     at.selectbox(key="internals_query").select(3).run()
     assert not at.exception
     walkthrough = chart_titled(at, "scores over the keys")

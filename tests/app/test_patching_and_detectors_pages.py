@@ -120,7 +120,7 @@ def test_heads_page_shows_the_detector_scores(h8):
             colour = np.clip(np.log(np.maximum(scores, chance) / chance) / np.log(best / chance), 0, 1)
             np.testing.assert_allclose(np.array(panel["z"], dtype=float), colour, atol=1e-9)
     table = [frame for frame in at.dataframe if "prefix matching" in frame.value.columns]
-    assert len(table[0].value) == 48 and table[1].value.loc[("encoder", "chance (uniform head)"), "previous token"] == \
+    assert len(table[0].value) == 48 and table[1].value.loc[("encoder", "chance"), "previous token"] == \
         pytest.approx(expected.chance["encoder"]["previous_token"])
     # Every head's row in view (st.dataframe's rows and header are 35 px, its border 3), up to 50 rows.
     from pages.detector_section import table_height

@@ -20,7 +20,7 @@ NO_MODEL_OUTPUT = {"glossary"}          # a page about words, not about the mode
 # Not yet laid out for 1024 px (issue 30 stays open for them): Internals' mask, scores and positions figures and
 # its walkthrough's bar numbers, Heads' importance maps and evolution title, Decoding's logit-lens cells at 45
 # words, and a Papers card's figure. They are still visited for the pruning notice, not for layout.
-LAYOUT_NOT_YET = {"internals", "heads", "decoding", "papers"}
+LAYOUT_NOT_YET = {"internals", "decoding", "papers"}
 
 
 def tabs(page) -> list:

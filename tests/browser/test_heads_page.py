@@ -159,3 +159,28 @@ def test_what_happened_to_the_sentence_is_said_under_the_title(context, app_url)
     assert order & 4, "the notice should come before the first chart"        # Node.DOCUMENT_POSITION_FOLLOWING
     title = page.get_by_role("heading", name="Heads", exact=True)
     assert title.evaluate("(title, notice) => title.compareDocumentPosition(notice)", notice.element_handle()) & 4
+
+
+def test_at_a_projectors_width_every_table_column_and_map_value_is_whole(context, app_url):
+    page = open_heads(context, app_url)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    settle(page)
+    # The three maps one under another at their own width, each cell's value inside its cell (at 1024 px the
+    # maps beside the table ran their values together, "0.01€0.01701").
+    for shown in role_maps(page):
+        assert len(shown["texts"]) == 3 * 8 and all(t["width"] <= shown["cell"] for t in shown["texts"]), shown
+    # The table a group of columns at a time, each group whole in the column (all at once: cut at "ra…").
+    groups = {"importance and roles": ["importance", "roles", "confidence"],
+              "positional": ["roles", "offset", "offset share"],
+              "rare-token": ["rare rate", "rare chance", "rare or 2nd rarest"], "syntactic": ["roles", "syntactic"]}
+    for group, headers in groups.items():
+        page.locator('[data-testid="stButtonGroup"]').get_by_text(group, exact=True).click()
+        settle(page)
+        page.wait_for_function("h => [...document.querySelectorAll('[data-testid=\"stDataFrame\"] th')]"
+                               ".some(th => th.textContent === h)", arg=headers[-1], timeout=30_000)
+        found = grid(page)
+        assert [h for h, _ in found["headers"]][1:] == headers, found
+        # Every column but the last between two edges; the last reaching the table's right edge, nothing to scroll.
+        assert all(column_span(found, header) for header in headers[:-1]), (group, found)
+        scroller = page.locator('[data-testid="stDataFrame"] .dvn-scroller').first
+        assert scroller.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), group

@@ -110,3 +110,36 @@ def test_the_corpus_paths_are_prefilled_with_the_multi30k_defaults():
     assert at.text_input(key="heads_src_path").value == str(MULTI30K / "val.en.gz")
     assert at.text_input(key="heads_ref_path").value == str(MULTI30K / "val.de.gz")
     assert not at.button(key="heads_compute_importance").disabled and not at.button(key="heads_compute_roles").disabled
+
+
+def test_a_map_has_its_own_width_and_writes_values_only_where_they_fit(h8):
+    from explorer.figures.common import text_width
+    from explorer.figures.head_roles import MAP_WIDTH, cell_width
+
+    entries = encoder_entries(h8)
+    scores = scores_of(h8, "gradient_importance")
+    figure = role_map(entries, 3, 8, scores, "t", colour_by="importance", measure_key="gradient_importance")
+    trace = figure.data[0]
+    # The same width at every window width: whole in a projector's 564 px column, two side by side at 1400 px.
+    assert figure.layout.width == MAP_WIDTH <= 564 and 2 * MAP_WIDTH + 16 <= 940
+    assert trace.texttemplate == "%{text}" and trace.textfont.size >= 11
+    assert max(text_width(t, trace.textfont.size) for t in np.array(trace.text).ravel()) <= cell_width(8)
+    # Sixteen heads in the same width: cells too narrow for "0.017", the values on hover only.
+    wide = [dict(e, head=e["head"] + 8 * copy, spec=f"{e['spec']}.{copy}") for e in entries for copy in (0, 1)]
+    many = role_map(wide, 3, 16, {e["spec"]: scores[e["spec"].rsplit(".", 1)[0]] for e in wide}, "t",
+                    colour_by="importance", measure_key="gradient_importance").data[0]
+    assert many.texttemplate == "" and "0.0" in many.customdata[0][0]
+
+
+def test_the_table_columns_come_a_group_at_a_time(h8):
+    from explorer.head_table import COLUMN_GROUPS
+
+    table = head_table(shipped(h8, "head_roles.json"), shipped(h8, "head_importance.json"))
+    shown = {group: list(shown_columns(table, "bleu_change", group).columns) for group in COLUMN_GROUPS}
+    assert shown == {"importance and roles": ["Δ BLEU", "roles", "confidence"],
+                     "positional": ["roles", "offset", "offset share"],
+                     "rare-token": ["rare rate", "rare chance", "rare or 2nd rarest"],
+                     "syntactic": ["roles", "syntactic"]}
+    # Every column of the whole table is in one group or another (the CSV has the rest of the measures).
+    assert {c for columns in shown.values() for c in columns} == set(shown_columns(table, "bleu_change").columns)
+    assert shown_columns(table, "bleu_change", "rare-token")["rare rate"].equals(table["rare rate"])

@@ -119,8 +119,11 @@ def digest(figure) -> str:
 # on 2026-11-24, from code whose raw JSON still matched the old digests but for three walkthroughs that differed in
 # np.exp's last bit on this CPU. The steps overviews re-made when their entropy axis got round ticks of its
 # own, issue 30: nothing else in them changed. All re-made for issue 30's 11 px label floor: the 45- and 60-token
-# figures grew to hold 11 px labels, and the pruning step figure thins its labels to a projector's column.) (A plotly
-# upgrade that changes its JSON changes these too: check the figures by eye, then print the new digests with
+# figures grew to hold 11 px labels, and the pruning step figure thins its labels to a projector's column. Internals'
+# masks, scores → softmax and walkthrough re-made for a projector's column, issue 30: the masks' key under their
+# cells, the padding mask's positions every few, as many panels a row as fit 560 px, the walkthrough's numbers
+# beside its bars at 11 px.) (A plotly upgrade that changes its JSON changes these too: check the figures by eye,
+# then print the new digests with
 # `python -c "from tests.explorer.test_long_inputs import *; [print(n, digest(f)) for n, f in short_figures(COUNTS)]"`.)
 COUNTS = (5, 20, 45, 60)
 BEFORE = {
@@ -130,13 +133,13 @@ BEFORE = {
     "layer_heads-5": "1a2e0039812293a7",
     "focus_rows-5": "f319bc0f78d0ee0f",
     "matrix_heatmap-5": "3a6f9892154ea98a",
-    "mask_heatmap-5": "f021520068ba3285",
-    "padding_mask-5": "c50a70e53dcb9fae",
-    "scores_mask_softmax-5": "854ed59965b72875",
+    "mask_heatmap-5": "97d6ac4772c3f536",
+    "padding_mask-5": "0d76114e516eeecd",
+    "scores_mask_softmax-5": "934753b537fdc647",
     "positional-5": "a2155512cccf717b",
     "learned-5": "d4c1a0ae04257610",
     "embedding_sum-5": "aded81b3bab8e417",
-    "walkthrough-5": "9f32ecf3c08f694a",
+    "walkthrough-5": "5be8826dc7534fe0",
     "steps_overview-5": "88df3d097ba8f33a",
     "attention_row-5": "c9cf4640e4d92e67",
     "teacher_forcing-5": "6755366580c4411a",
@@ -147,13 +150,13 @@ BEFORE = {
     "layer_heads-20": "760deed551fac490",
     "focus_rows-20": "b17178d9167b8b8f",
     "matrix_heatmap-20": "ee3c77d8abbd8ee6",
-    "mask_heatmap-20": "b069cdf91f15ed5d",
-    "padding_mask-20": "ab6f90774b8af766",
-    "scores_mask_softmax-20": "5900f866c6ead881",
+    "mask_heatmap-20": "b6fe55232eb74036",
+    "padding_mask-20": "0796a8d585b8c718",
+    "scores_mask_softmax-20": "5a08cdbf0be7c9a9",
     "positional-20": "56a8d2c663b5ad89",
     "learned-20": "876a3541a89616ef",
     "embedding_sum-20": "b3af50c6976c668b",
-    "walkthrough-20": "234e86cab2fc47fe",
+    "walkthrough-20": "7c0b9aee2fb0c82a",
     "steps_overview-20": "f973ea8d67ef5b4a",
     "attention_row-20": "1ead3b37cc45574f",
     "teacher_forcing-20": "8d5ce1cc8ec0bfa8",
@@ -164,13 +167,13 @@ BEFORE = {
     "layer_heads-45": "aa837d4fd82d4a05",
     "focus_rows-45": "4fe16799e47f06bb",
     "matrix_heatmap-45": "2a6a73b368bd0500",
-    "mask_heatmap-45": "3739ba1c4515f7db",
-    "padding_mask-45": "40f3d96a8f00f575",
+    "mask_heatmap-45": "a49c6cd8cbed1c40",
+    "padding_mask-45": "6f2bac3f7c120a7e",
     "scores_mask_softmax-45": "aa8ff9d0bd1a066f",
     "positional-45": "f7eb36f5ef384a72",
     "learned-45": "fcd79826d73186ea",
     "embedding_sum-45": "0d47e152c1ad5d9c",
-    "walkthrough-45": "fa4d3adcc1e4c708",
+    "walkthrough-45": "2cedddb3ae65c4dc",
     "steps_overview-45": "6a4caec56b0d80a5",
     "attention_row-45": "6be3a1c63de54791",
     "teacher_forcing-45": "a06ff6a3c4e09a98",
@@ -181,13 +184,13 @@ BEFORE = {
     "layer_heads-60": "499cdfc57fb7e573",
     "focus_rows-60": "df54956d4d6d988e",
     "matrix_heatmap-60": "82fcd5c24aeff32e",
-    "mask_heatmap-60": "e2bf27c1e30d14e0",
-    "padding_mask-60": "706b1ff20a24a34f",
+    "mask_heatmap-60": "bb2e8c4c6c71c06d",
+    "padding_mask-60": "173bdf09e1df4ca1",
     "scores_mask_softmax-60": "c813ff0b6d86e446",
     "positional-60": "58d420666dff2e1d",
     "learned-60": "0d8a4b28afb22a6d",
     "embedding_sum-60": "98a64186a11e56b9",
-    "walkthrough-60": "cd9749115c75625a",
+    "walkthrough-60": "08aed9412bac322d",
     "steps_overview-60": "b6cb546a9969557b",
     "attention_row-60": "f09c478ddc88dd90",
     "teacher_forcing-60": "56fcd6bde078732d",
@@ -423,8 +426,9 @@ def test_the_pages_on_a_250_token_text(h8):
     assert any(f"source tokens 100–{100 + size - 1} of 250" in c.value for c in at.caption)
 
     at = open_part(open_page("internals.py", text, internals_kind="encoder"), "Scores → softmax")
-    [panels] = specs(at)
-    np.testing.assert_allclose(decoded(panels["data"][3]["z"]), trace.pattern("encoder")[0, 0], atol=1e-6)
+    [panels] = specs(at)         # the encoder's mask hides nothing: scores and softmax, no blank mask panel
+    assert len(panels["data"]) == 2 and "no mask here" in panels["layout"]["annotations"][-1]["text"]
+    np.testing.assert_allclose(decoded(panels["data"][1]["z"]), trace.pattern("encoder")[0, 0], atol=1e-6)
 
     at = open_page("compare.py", text)
     sizes = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
