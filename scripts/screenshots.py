@@ -1,7 +1,7 @@
 """Screenshots of every page at 5, 20 and 45 tokens, in Debian's Chromium, for looking at what a user sees.
 
     .venv/bin/python scripts/screenshots.py [--out /tmp/shots] [--pages attention,internals] [--model h8]
-                                            [--sizes 5,20,45,250] [--wait 6000]
+                                            [--sizes 5,20,45,250] [--wait 6000] [--tabs]
 
 Each page opens from a deep link (model, sentence) in a window 1400 px wide and tall enough for the whole page
 (Streamlit scrolls its main area inside the window, so a normal window shows one screen of it).
@@ -58,6 +58,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=1400, help="the window's width (a projector: 1024)")
     parser.add_argument("--serve", action="store_true",
                         help="as a shared server shows it (start.sh --serve, with a token), corpus sections open")
+    parser.add_argument("--tabs", action="store_true", help="one screenshot per tab of each page, not the first only")
     parser.add_argument("--wait", type=int, default=1500,
                         help="ms to let charts below the first screen draw (long inputs: 6000)")
     args = parser.parse_args()
@@ -92,6 +93,14 @@ def main() -> None:
                 target = out / f"{name}-{size}-{args.width}.png"
                 page.screenshot(path=str(target))
                 print(target, flush=True)
+                tabs = page.locator('[data-testid="stMain"] [role="tab"]').all() if args.tabs else []
+                for number, tab in enumerate(tabs[1:], start=2):
+                    tab.click()
+                    settle(page)
+                    page.wait_for_timeout(args.wait)
+                    target = out / f"{name}-{size}-{args.width}-tab{number}.png"
+                    page.screenshot(path=str(target))
+                    print(target, flush=True)
         if context.blocked:
             print("blocked requests:", context.blocked)
         browser.close()

@@ -166,24 +166,43 @@ def panels_per_row(n_tokens: int, panels: int, width: int = CONTENT_WIDTH, long_
     return max(1, min(panels, (width - PANEL_LABELS) // panel))
 
 
-def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = "key") -> None:
+def stretched_length(count: int) -> int | None:
+    """The px a token axis of a figure that stretches to its column can count on: None while every label fits a
+    projector's column at the densest cell (dense_cell), else the length there, for every_label to thin the
+    labels to (a 59-token axis drew its labels 6 px apart at 1024 px; hover and zoom name every token)."""
+    room = NARROW_WIDTH - PANEL_LABELS
+    return None if count * dense_cell() <= room else room
+
+
+def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = "key",
+               stretched: bool = False) -> None:
     """Key tokens along the top (rotated), query tokens down the side, every one labelled; the figure is a
-    cell per query tall, plus room for the rotated key labels, so its title never sits on them."""
+    cell per query tall, plus room for the rotated key labels, so its title never sits on them. stretched: the
+    figure takes its column's width, the key labels thinned where a projector's column has no room for each
+    (stretched_length)."""
     keys = [label for trace in figure.data for label in (trace.x if trace.x is not None else [])]
     queries = [label for trace in figure.data for label in (trace.y if trace.y is not None else [])]
     n_keys, n_queries = len(dict.fromkeys(keys)), len(dict.fromkeys(queries))
-    figure.update_xaxes(**every_label(n_keys, side="top", tickangle=-60, title=column_title))
+    figure.update_xaxes(**every_label(n_keys, stretched_length(n_keys) if stretched else None, side="top",
+                                      tickangle=-60, title=column_title))
     figure.update_yaxes(**every_label(n_queries, autorange="reversed", title=row_title))
     labels_height = label_room(keys, n_keys) + 24             # rotated labels plus the axis title
     margin_top = (figure.layout.margin.t or 60) + labels_height
     figure.update_layout(margin=dict(t=margin_top),
                          height=max(320, axis_length(n_queries) + 80) + margin_top,
                          title=dict(y=1.0, yanchor="top", yref="container", pad=dict(t=12)))
-    if is_long(n_keys) or is_long(n_queries):
+    if is_long(n_keys) or is_long(n_queries) or (stretched and stretched_length(n_keys)):
         figure.update_layout(title_text=(figure.layout.title.text or "") + zoom_note(n_queries, n_keys),
                              margin=dict(t=margin_top + 16))
         if figure.layout.height:
             figure.update_layout(height=figure.layout.height + 16)
+    if stretched:           # the title in lines of a projector's column, the cells moved down by those it gained
+        title = figure.layout.title.text or ""
+        wrapped = wrapped_title(title, NARROW_WIDTH - 20)
+        extra = title_height(wrapped) - title_height(title)
+        if extra:
+            figure.update_layout(title_text=wrapped, margin=dict(t=figure.layout.margin.t + extra),
+                                 height=figure.layout.height + extra)
 
 
 ABSOLUTE, PER_FIGURE = "absolute", "per-figure"

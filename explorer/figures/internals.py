@@ -9,9 +9,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.internals import Walkthrough
-from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, SMALLEST_FONT, ZOOM_PANEL, axis_length, cell_size,
-                                     display_tokens, every_label, font, is_long, label_room, panels_per_row,
-                                     position_labels, scale_note, text_width, token_axes, weight_range, zoom_note)
+from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PANEL_LABELS, SMALLEST_FONT, ZOOM_PANEL, axis_length,
+                                     cell_size, display_tokens, every_label, font, is_long, label_room, panels_per_row,
+                                     position_labels, scale_note, stretched_length, text_width, title_height,
+                                     token_axes, weight_range, wrapped_title, zoom_note)
 from explorer.figures.head_roles import round_step
 from explorer.figures.pooling import (block_labels, budget_factor, pooled_attention, pooled_mean,
                                       resolution_note)
@@ -45,7 +46,7 @@ def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], titl
             colorscale="RdBu_r" if diverging else "Blues", zmid=0 if diverging else None,
             hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>{value_name} %{{z:.2f}}<extra></extra>"))
         figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
-        token_axes(figure, row_title, column_title)
+        token_axes(figure, row_title, column_title, stretched=True)
         return figure
     rows, columns = position_labels(rows), position_labels(columns)
     z, text = _cells(values)
@@ -55,7 +56,7 @@ def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], titl
         hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>{value_name} %{{text}}<extra></extra>",
     ))
     figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
-    token_axes(figure, row_title, column_title)
+    token_axes(figure, row_title, column_title, stretched=True)
     return figure
 
 
@@ -111,12 +112,13 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: s
                       orientation="h", x=0, xanchor="left", y=0, yanchor="top", ypad=12),
         hovertemplate=hover))
     figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=60))
-    token_axes(figure, row_title, column_title)
+    token_axes(figure, row_title, column_title, stretched=True)
     figure.update_layout(height=figure.layout.height + 50)          # the key under the cells
     if row_pieces is not None:
         # Positions numbered every few where a projector's column has no room for each (hover names every cell);
         # a sentence a row of 45 px, not 160 (the rows of a token figure's 320 px at least).
         figure.update_xaxes(dtick=round_step(len(columns), NARROW_WIDTH - 150, room=16))
+        figure.update_layout(title_text=wrapped_title(title, NARROW_WIDTH - 20))    # no "n × n tokens" zoom note
         figure.update_layout(height=figure.layout.margin.t + 45 * len(rows) + 80)
     return figure
 
@@ -133,7 +135,6 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     n_queries, n_keys = len(queries), len(keys)
     if is_long(max(n_queries, n_keys)):
         return long_scores_figure(scores, mask, pattern, queries, keys, title, scale)
-    legible = max(n_queries, n_keys) <= TEXT_CELLS
     additive = np.where(mask, 0.0, -np.inf)
     masked = np.where(mask, scores, -np.inf)
     panels = [("scaled scores", scores, "coloraxis"), ("+ mask", additive, None),
@@ -145,6 +146,12 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     fit = panels_per_row(max(n_queries, n_keys), len(panels), width=NARROW_WIDTH)
     per_row = -(-len(panels) // -(-len(panels) // fit))
     grid_rows = (len(panels) + per_row - 1) // per_row
+    # Values written in the cells only where each fits its cell at 11 px in a projector's column (the figure
+    # stretches to it); else hover has them.
+    cell_text = font(SMALLEST_FONT)
+    cell_px = (NARROW_WIDTH - PANEL_LABELS) / per_row / n_keys
+    longest = max(text_width(text, cell_text) for _, values, _ in panels for text in _cells(values)[1].flat)
+    legible = max(n_queries, n_keys) <= TEXT_CELLS and longest + 4 <= cell_px
     rows, columns = position_labels(queries), position_labels(keys)
     key_room = label_room(columns, n_keys)
     panel_height = cell_size(n_queries) * n_queries
@@ -157,20 +164,25 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
         if axis is None:
             z = np.where(mask, 1.0, 0.0)  # draw allowed / blocked; the text says 0 or −∞
         figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}" if legible else None,
-                                    textfont=dict(size=9), coloraxis=axis,
+                                    textfont=dict(size=cell_text), coloraxis=axis,
                                     **({} if axis else dict(zmin=0, zmax=1, colorscale="Greys_r", showscale=False)),
                                     hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{name}: %{{text}}<extra></extra>"),
                          row=row, col=column)
         figure.update_yaxes(**every_label(n_queries, autorange="reversed", showticklabels=column == 1),
                             row=row, col=column)
-    figure.update_xaxes(**every_label(n_keys, side="top", tickangle=-60))
+    figure.update_xaxes(**every_label(n_keys, stretched_length(n_keys), side="top", tickangle=-60))
     score_and_weight_bars(figure, scores, pattern, scale, height, key_room)
     note = "" if legible else "<br><sup>values on hover (too many tokens to print them in the cells)</sup>"
+    if stretched_length(n_keys):
+        note = zoom_note(n_queries, n_keys)
     figure.add_annotation(text=mask_key(mask), xref="paper", yref="paper",
                           x=0, y=1.0, yanchor="bottom", xanchor="left", yshift=key_room + 22, showarrow=False,
                           font=dict(size=11))
-    figure.update_layout(title=dict(text=title + note, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
-                         height=height, margin=dict(l=10, r=10, t=70 + key_room + 20, b=10))
+    # The title in lines of a projector's column, the cells moved down by the lines it gained.
+    wrapped = wrapped_title(title + note, NARROW_WIDTH - 20)
+    extra = title_height(wrapped) - title_height(title + note)
+    figure.update_layout(title=dict(text=wrapped, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
+                         height=height + extra, margin=dict(l=10, r=10, t=70 + extra + key_room + 20, b=10))
     return figure
 
 

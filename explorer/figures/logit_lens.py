@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import (CONTENT_WIDTH, axis_length, display_tokens, every_label, is_long, label_font,
+from explorer.figures.common import (NARROW_WIDTH, axis_length, display_tokens, every_label, is_long, label_font,
                                      label_room, position_labels, zoom_note)
 from explorer.figures.decoding import probability_text
 from explorer.logit_lens import LogitLens
@@ -33,10 +33,13 @@ def logit_lens_figure(lens: LogitLens) -> go.Figure:
     tops = [[lens.top_tokens[r][s][0] for r in range(layers)] for s in range(steps)]
     longest = max((len(token) for row in tops for token in row), default=4)
     labels_width = label_room(position_labels(lens.steps), steps, angle=90)
-    room = (CONTENT_WIDTH - labels_width - COLOUR_BAR) // max(layers, 1)
+    # Columns sized for a projector's column (the figure keeps its width at every window width; Streamlit
+    # squeezed a wider one into 564 px at 1024 px, running the tokens into each other).
+    room = (NARROW_WIDTH - 40 - labels_width - COLOUR_BAR) // max(layers, 1)
     column = int(np.clip(min(room, CHAR_WIDTH * font * longest + 10), *COLUMN))
     chars = max(3, int((column - 8) // (CHAR_WIDTH * font)))
-    written = not is_long(steps)                     # a long output: the colours alone, text on hover
+    # A long output, or layers too many for a token's room each: the colours alone, the tokens on hover.
+    written = not is_long(steps) and room >= COLUMN[0]
     text = [[display_tokens([cut(token, chars)])[0] for token in row] for row in tops]
     hover = [[hover_text(lens, r, s) for r in range(layers)] for s in range(steps)]
     rows = position_labels(lens.steps)
@@ -57,7 +60,7 @@ def logit_lens_figure(lens: LogitLens) -> go.Figure:
         top += 16
         height += 16
     figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
-                         width=max(column * layers + labels_width + COLOUR_BAR + 40, MIN_WIDTH),
+                         width=min(max(column * layers + labels_width + COLOUR_BAR + 40, MIN_WIDTH), NARROW_WIDTH),
                          height=max(height, 260),
                          margin=dict(t=top, l=10, r=10, b=10))
     return figure

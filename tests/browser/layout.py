@@ -17,7 +17,8 @@ PROBLEMS = r"""(smallest) => {
     const width = window.innerWidth;
     const drawn = e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
         return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'
-               && parseFloat(s.opacity || '1') > 0 && !e.closest('[hidden], [aria-hidden="true"]'); };
+               && parseFloat(s.opacity || '1') > 0 && !e.closest('[hidden], [aria-hidden="true"]')
+               && !(e.closest('details:not([open])') && !e.closest('summary')); };   // a closed expander's body
     const name = e => (e.getAttribute('aria-label') || e.textContent || e.tagName).trim().replace(/\s+/g, ' ').slice(0, 60);
     const title = chart => { const t = chart.querySelector('.gtitle'); return t ? t.textContent.slice(0, 60) : 'untitled'; };
 

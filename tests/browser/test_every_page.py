@@ -17,10 +17,6 @@ WIDE, PROJECTOR = {"width": 1400, "height": 900}, {"width": 1024, "height": 768}
 PRUNED = "cross.0.*,cross.1.*"          # 16 heads of the 8-head model; changes the 5-word sentence's German
 PRUNING_SAID = re.compile("16 (of 72 )?heads pruned")     # the Prune page counts them of all
 NO_MODEL_OUTPUT = {"glossary"}          # a page about words, not about the model's run
-# Not yet laid out for 1024 px (issue 30 stays open for them): Internals' mask, scores and positions figures and
-# its walkthrough's bar numbers, Heads' importance maps and evolution title, Decoding's logit-lens cells at 45
-# words, and a Papers card's figure. They are still visited for the pruning notice, not for layout.
-LAYOUT_NOT_YET = {"internals", "decoding", "papers"}
 
 
 def tabs(page) -> list:
@@ -58,8 +54,7 @@ def test_every_page_reads_whole_at_both_sizes(context, app_url, words):
         if pruning and name not in NO_MODEL_OUTPUT and not page.get_by_text(PRUNING_SAID).count():
             silent.append(name)
         # Every tab at the projector's width, where room is shortest; the page as it opens at both.
-        if name not in LAYOUT_NOT_YET:
-            found += problems_on(page, name, WIDE, every_tab=False) + problems_on(page, name, PROJECTOR)
+        found += problems_on(page, name, WIDE, every_tab=False) + problems_on(page, name, PROJECTOR)
     page.close()
     assert silent == [], f"pages silent about the pruned heads: {silent}"
     assert found == [], "\n".join(found)

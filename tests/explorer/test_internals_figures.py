@@ -61,5 +61,5 @@ def test_the_masks_key_stands_under_the_cells_and_a_batchs_positions_are_numbere
     assert figure.data[0].colorbar.orientation == "h"                 # not 130 px beside the cells
     padding = mask_heatmap(np.array([[True] * 50, [True] * 5 + [False] * 45]), ["a", "b"], [], "padding",
                            row_pieces=[tokens(50), tokens(5) + ["<pad>"] * 45])
-    assert padding.layout.xaxis.dtick == 2 and padding.layout.height < 300
+    assert padding.layout.xaxis.dtick == 2 and padding.layout.height < 320
     assert padding.data[0].textfont.size >= SMALLEST_FONT

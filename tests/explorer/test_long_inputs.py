@@ -122,8 +122,9 @@ def digest(figure) -> str:
 # figures grew to hold 11 px labels, and the pruning step figure thins its labels to a projector's column. Internals'
 # masks, scores → softmax and walkthrough re-made for a projector's column, issue 30: the masks' key under their
 # cells, the padding mask's positions every few, as many panels a row as fit 560 px, the walkthrough's numbers
-# beside its bars at 11 px.) (A plotly upgrade that changes its JSON changes these too: check the figures by eye,
-# then print the new digests with
+# beside its bars at 11 px; cell values at 11 px where they fit a projector's column, a stretched figure's
+# key labels thinned past 30 tokens and its title wrapped to that column.) (A plotly upgrade that changes its JSON
+# changes these too: check the figures by eye, then print the new digests with
 # `python -c "from tests.explorer.test_long_inputs import *; [print(n, digest(f)) for n, f in short_figures(COUNTS)]"`.)
 COUNTS = (5, 20, 45, 60)
 BEFORE = {
@@ -135,7 +136,7 @@ BEFORE = {
     "matrix_heatmap-5": "3a6f9892154ea98a",
     "mask_heatmap-5": "97d6ac4772c3f536",
     "padding_mask-5": "0d76114e516eeecd",
-    "scores_mask_softmax-5": "934753b537fdc647",
+    "scores_mask_softmax-5": "fa655366bb7e3369",
     "positional-5": "a2155512cccf717b",
     "learned-5": "d4c1a0ae04257610",
     "embedding_sum-5": "aded81b3bab8e417",
@@ -152,7 +153,7 @@ BEFORE = {
     "matrix_heatmap-20": "ee3c77d8abbd8ee6",
     "mask_heatmap-20": "b6fe55232eb74036",
     "padding_mask-20": "0796a8d585b8c718",
-    "scores_mask_softmax-20": "5a08cdbf0be7c9a9",
+    "scores_mask_softmax-20": "1df9d3007ce20dc2",
     "positional-20": "56a8d2c663b5ad89",
     "learned-20": "876a3541a89616ef",
     "embedding_sum-20": "b3af50c6976c668b",
@@ -166,10 +167,10 @@ BEFORE = {
     "heads_grid-45": "f66a1edbbca67462",
     "layer_heads-45": "aa837d4fd82d4a05",
     "focus_rows-45": "4fe16799e47f06bb",
-    "matrix_heatmap-45": "2a6a73b368bd0500",
-    "mask_heatmap-45": "a49c6cd8cbed1c40",
-    "padding_mask-45": "6f2bac3f7c120a7e",
-    "scores_mask_softmax-45": "aa8ff9d0bd1a066f",
+    "matrix_heatmap-45": "b5e76871f7c2662d",
+    "mask_heatmap-45": "ad41f72c8dd38342",
+    "padding_mask-45": "68b9074c03658049",
+    "scores_mask_softmax-45": "f6ca12ae13fbe6ef",
     "positional-45": "f7eb36f5ef384a72",
     "learned-45": "fcd79826d73186ea",
     "embedding_sum-45": "0d47e152c1ad5d9c",
@@ -183,10 +184,10 @@ BEFORE = {
     "heads_grid-60": "450703afc511e621",
     "layer_heads-60": "499cdfc57fb7e573",
     "focus_rows-60": "df54956d4d6d988e",
-    "matrix_heatmap-60": "82fcd5c24aeff32e",
-    "mask_heatmap-60": "bb2e8c4c6c71c06d",
-    "padding_mask-60": "173bdf09e1df4ca1",
-    "scores_mask_softmax-60": "c813ff0b6d86e446",
+    "matrix_heatmap-60": "a2957f32072fe580",
+    "mask_heatmap-60": "33f87c4fe4e580fc",
+    "padding_mask-60": "bfb7dcafdb4c29be",
+    "scores_mask_softmax-60": "4f05711703625872",
     "positional-60": "58d420666dff2e1d",
     "learned-60": "0d8a4b28afb22a6d",
     "embedding_sum-60": "98a64186a11e56b9",
