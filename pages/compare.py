@@ -163,7 +163,7 @@ def focus_token_strips() -> None:
         rows = {short[label]: traces[label].query_tokens(kind) for label in having}
         title = f"Which output tokens attend to “{token}”, cross-attention layer {layer}"
         hover = f"%{{text}}<br>attends to “{token}”"
-    subtitle = "a column a head (a model with fewer layers: its last)"
+    subtitle = "one column per head; a model with fewer layers shows its last layer"
     show_figure(focus_strips(strips, rows, f"{title}<br><sup>{subtitle}</sup>", hover, scale),
                 f"compare-focus-{kind}", strips, width="content")
 

@@ -128,7 +128,7 @@ def position_table(side: str) -> None:
                                column_title="position", diverging=False),
                 f"{side}-position-similarity", matrix_table(similarity, tokens, tokens))
     show_figure(embedding_sum_figure(trace.embeddings[side], positional, trace.inputs[side], tokens,
-                                     "What the first layer receives (captured from the model's hook points)",
+                                     "What the first layer receives (as captured inside the model)",
                                      checkpoint.embedding_steps),
                 f"{side}-embedding-plus-pe", {"embedding": trace.embeddings[side], "positional_encoding": positional,
                                               "input": trace.inputs[side]})

@@ -49,7 +49,8 @@ if report is None:
 cards = report["papers"]
 # A static table: every row and every word in view (a scrolling grid cut the long texts and hid the last rows).
 summary = pd.DataFrame([{"paper": card["paper"], "verdict": VERDICT_MARKS.get(card["verdict"], card["verdict"]),
-                         "claim": card["claim"], "the paper's number": card["paper_value"]} for card in cards])
+                         "claim": card["claim"], "the paper's number": card["paper_value"],
+                         "ours": card["ours"] or "—"} for card in cards])
 st.table(summary.set_index("paper"))
 st.caption("Each card below gives our measurement, the rule behind its verdict, the command that reproduces it and "
            "the raw numbers.")

@@ -20,7 +20,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.browser.harness import launch, offline_context, settle, streamlit_server  # noqa: E402
+from tests.browser.harness import launch, offline_context, page_path, settle, streamlit_server  # noqa: E402
 
 SENTENCES = {
     5: "The animal didn't cross the street because it was too tired.",
@@ -74,7 +74,7 @@ def main() -> None:
         page.set_viewport_size({"width": args.width, "height": args.height})
         for size in map(int, args.sizes.split(",")):
             for name in args.pages.split(","):
-                link = f"{url}/{name}?model={args.model}&sentence={quote(sentence(size, args.model))}"
+                link = f"{url}/{page_path(name)}?model={args.model}&sentence={quote(sentence(size, args.model))}"
                 if args.extra:
                     link += "&" + args.extra
                 if args.serve:

@@ -14,8 +14,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.decoding_steps import TeacherForcing
-from explorer.figures.common import (CONTENT_WIDTH, cell_size, display_tokens, every_label, font, is_long,
-                                     label_font, label_room, position_labels)
+from explorer.figures.common import (NARROW_WIDTH, cell_size, display_tokens, every_label, font,
+                                     is_long, label_font, label_room, position_labels, stretched_length, title_height,
+                                     wrapped_title)
 from explorer.trace import StepDistribution
 from models.decoding import BeamResult
 
@@ -36,31 +37,29 @@ def significant(value: float) -> str:
 
 # -- token axes --
 
-# A figure wider than this lays out at its own width (a cell per token; Streamlit still caps it at the column's
-# width); below it, the figure stretches over the column, where its labels have room at any width.
-FIXED_WIDTH_FROM = 560
-PLOT_SIDES = 110           # left and right of the bars: tick numbers and axis titles on both sides
 
 
 def token_bars(figure: go.Figure, labels: list[str], plot_height: int, top: int = 60) -> go.Figure:
-    """Token labels along the x axis, every one of them: horizontal where they fit, upright where they would crowd
-    (never at a slant, where neighbours overlap), in the font for their count; the figure is a cell per token wide
-    (once that is wider than a column needs) and tall enough for its upright labels under the bars."""
+    """Token labels along the x axis, every one of them while a projector's column holds them (else a label every
+    few, stretched_length): horizontal where they fit, upright where they would crowd (never at a slant, where
+    neighbours overlap), in the font for their count; the figure is the column's width and tall enough for its
+    upright labels under the bars."""
     count = len(labels)
-    if is_long(count):
-        # The page's width, a label every few bars (upright), every one once zoomed in (drag along the bars).
-        figure.update_xaxes(**every_label(count, CONTENT_WIDTH - PLOT_SIDES, autotickangles=[0, -90]))
-        title = figure.layout.title.text or ""
-        figure.update_layout(title_text=title + f"<br><sup>{count} tokens: a label every few; drag along the bars "
-                                                "to zoom in and read every label, double-click to zoom out</sup>",
-                             height=top + 16 + plot_height + label_room(labels, count, angle=90) + 20,
-                             margin=dict(l=10, r=10, t=top + 16, b=10), width=CONTENT_WIDTH)
+    room = label_room(labels, count, angle=90)
+    if stretched_length(count):
+        # More bars than a projector's column labels one by one (a figure of its own width was squeezed into
+        # it, its upright labels 10 px apart): the column's width, a label every few bars, every one once
+        # zoomed in (drag along the bars).
+        figure.update_xaxes(**every_label(count, stretched_length(count), autotickangles=[0, -90]))
+        note = (f"<br><sup>{count} tokens: a label every few; drag along the bars to zoom in and read every "
+                "label, double-click to zoom out</sup>")
+        title = wrapped_title((figure.layout.title.text or "") + note, NARROW_WIDTH - 20)
+        extra = title_height(title) - title_height(figure.layout.title.text or "")
+        figure.update_layout(title_text=title, height=top + extra + plot_height + room + 20,
+                             margin=dict(l=10, r=10, t=top + extra, b=10))
         return figure
     figure.update_xaxes(**every_label(count, autotickangles=[0, -90]))
-    room = label_room(labels, count, angle=90)
-    bars_width = cell_size(count) * count
-    figure.update_layout(height=top + plot_height + room + 20, margin=dict(l=10, r=10, t=top, b=10),
-                         width=bars_width + PLOT_SIDES if bars_width > FIXED_WIDTH_FROM else None)
+    figure.update_layout(height=top + plot_height + room + 20, margin=dict(l=10, r=10, t=top, b=10))
     return figure
 
 

@@ -370,7 +370,9 @@ def embedding_sum_figure(embedding: np.ndarray, positional: np.ndarray, total: n
         limit = float(np.abs(total).max())
         return long_rows_figure([embedding, positional, total], tokens, title, [None] * 3, list(titles), "value",
                                 zrange=(-limit, limit))
-    figure = make_subplots(rows=1, cols=3, horizontal_spacing=0.03, subplot_titles=list(titles))
+    # Panel titles in lines of a third of a projector's column: on one line they ran into each other there.
+    figure = make_subplots(rows=1, cols=3, horizontal_spacing=0.03,
+                           subplot_titles=["<br>".join(textwrap.wrap(name, 15)) for name in titles])
     rows = position_labels(tokens)
     limit = float(np.abs(total).max())
     for column, values in enumerate((embedding, positional, total), start=1):
@@ -378,8 +380,8 @@ def embedding_sum_figure(embedding: np.ndarray, positional: np.ndarray, total: n
                                     showscale=column == 3, hovertemplate="%{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"),
                          row=1, col=column)
         figure.update_yaxes(**every_label(len(rows), showticklabels=column == 1, autorange="reversed"), row=1, col=column)
-    figure.update_layout(title=title, height=max(300, cell_size(len(rows)) * len(rows) + 160),
-                         margin=dict(l=10, r=10, t=90, b=10))
+    figure.update_layout(title=title, height=max(300, cell_size(len(rows)) * len(rows) + 180),
+                         margin=dict(l=10, r=10, t=110, b=10))
     return figure
 
 

@@ -45,7 +45,8 @@ def step_comparison_figure(steps: StepComparison) -> go.Figure:
     figure.update_yaxes(title="probability", range=[0, 1], secondary_y=False)
     figure.update_yaxes(title="KL (nats)", rangemode="tozero", secondary_y=True)
     # Labelled for a projector's narrow column: every token while they fit it, else as many as fit (and all zoomed in).
-    figure.update_xaxes(**every_label(len(labels), NARROW_WIDTH - 100, tickangle=-45))
+    # At 60°: 45° slants put 11 px labels 11 px apart across their baselines, touching.
+    figure.update_xaxes(**every_label(len(labels), NARROW_WIDTH - 100, tickangle=-60))
     return figure
 
 

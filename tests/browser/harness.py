@@ -124,12 +124,20 @@ def settle(page, timeout: float = 120_000) -> None:
         previous = count
 
 
+LANDING = "lesson"          # the page the app opens on: served at "/", not at "/lesson" ("Page not found")
+
+
+def page_path(name: str) -> str:
+    """The URL path of a page by its name: the landing page's is empty."""
+    return "" if name == LANDING else name
+
+
 def open_view(context, url: str, path: str = "", **parameters):
     """A new tab on a deep link (`/path?model=…&sentence=…`), returned once everything on it is drawn."""
     from urllib.parse import urlencode
 
     page = context.new_page()
-    page.goto(f"{url}/{path}?{urlencode(parameters)}")
+    page.goto(f"{url}/{page_path(path)}?{urlencode(parameters)}")
     page.get_by_label("English sentence").first.wait_for(timeout=120_000)
     settle(page)
     return page

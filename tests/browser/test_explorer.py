@@ -143,7 +143,7 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
     assert page.dialogs == [] and context.blocked == []
 
 
-PAGE_URLS = {"lesson": "Lesson", "translation": "Translation", "attention": "Attention", "internals": "Internals",
+PAGE_URLS = {"": "Lesson", "translation": "Translation", "attention": "Attention", "internals": "Internals",
              "faithfulness": "Faithfulness", "decoding": "Decoding", "heads": "Heads", "patching": "Patching",
              "compare": "Compare models", "prune": "Prune heads", "papers": "Papers", "glossary": "Glossary"}
 
@@ -161,6 +161,7 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
             page.locator("h1").first.wait_for(timeout=90_000)
             wait_idle(page)
             assert title in page.locator("h1").first.inner_text()
+            assert not page.get_by_role("dialog").count(), page.get_by_role("dialog").inner_text()   # "Page not found"
             navigation = page.locator('[data-testid="stSidebarNav"]').inner_text()
             assert "Prune" in navigation and "common" not in navigation and "url state" not in navigation
             # Material icons from the font inside Streamlit (no emoji boxes); the tab icon is ours, served locally.

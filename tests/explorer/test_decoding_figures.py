@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from explorer.decoding_steps import TeacherForcing, beam_tree
-from explorer.figures.common import CONTENT_WIDTH, cell_size, is_long, label_font
+from explorer.figures.common import NARROW_WIDTH, PANEL_LABELS, cell_size, dense_cell, label_font
 from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, TEXT_OFFSET, attention_row_figure, beam_font,
                                        beam_tree_figure, entropy_axis, head_effect_figure, label_chars,
                                        probability_text, step_figure, steps_overview, teacher_forcing_figure)
@@ -182,20 +182,19 @@ def test_token_bars_label_every_token_in_room_made_for_them(count):
     for figure in (steps_overview(steps), attention_row_figure(np.full(count, 1 / count), tokens, "t"),
                    teacher_forcing_figure(forced)):
         axis = tick_axis(figure)
-        if is_long(count):
-            # Past the sizing rule (83 bars would be 1,440 px): the page's width, a label every few bars, every
-            # one once zoomed in; every bar drawn (tests/explorer/test_long_inputs.py).
-            assert axis["tickmode"] == "auto" and figure.layout.width == CONTENT_WIDTH
+        if count * dense_cell() > NARROW_WIDTH - PANEL_LABELS:
+            # More bars than a projector's column labels one by one (45 bars would be 630 px): the column's
+            # width, a label every few bars (at most one each 16 px of its 430), every one once zoomed in;
+            # every bar drawn.
+            assert axis["tickmode"] == "auto" and figure.layout.width is None
+            assert figure.layout.xaxis.nticks == (NARROW_WIDTH - PANEL_LABELS) // 16
             assert len(figure.data[0].x) == count and "zoom in" in figure.layout.title.text
             continue
         assert axis["tickmode"] == "linear" and axis["dtick"] == 1 and axis["size"] == label_font(count)
         assert axis["angle"] is None                # horizontal where they fit, upright where not: never slanted
         assert list(figure.layout.xaxis.autotickangles) == [0, -90]
         assert cell_size(count) >= label_font(count) + 3 and label_font(count) >= 11
-        if figure.layout.width:                     # a cell per token, at least a line of the font apart
-            assert figure.layout.width >= count * cell_size(count)
-        else:
-            assert count * cell_size(count) <= 560
+        assert figure.layout.width is None and count * cell_size(count) <= 560     # stretched, a cell a token
         assert figure.layout.height >= 300
 
 

@@ -123,7 +123,8 @@ def digest(figure) -> str:
 # masks, scores → softmax and walkthrough re-made for a projector's column, issue 30: the masks' key under their
 # cells, the padding mask's positions every few, as many panels a row as fit 560 px, the walkthrough's numbers
 # beside its bars at 11 px; cell values at 11 px where they fit a projector's column, a stretched figure's
-# key labels thinned past 30 tokens and its title wrapped to that column.) (A plotly upgrade that changes its JSON
+# key labels thinned past 30 tokens and its title wrapped to that column; token bars likewise, the embedding sum's
+# panel titles in two lines, the pruning steps' labels at 60°.) (A plotly upgrade that changes its JSON
 # changes these too: check the figures by eye, then print the new digests with
 # `python -c "from tests.explorer.test_long_inputs import *; [print(n, digest(f)) for n, f in short_figures(COUNTS)]"`.)
 COUNTS = (5, 20, 45, 60)
@@ -139,12 +140,12 @@ BEFORE = {
     "scores_mask_softmax-5": "fa655366bb7e3369",
     "positional-5": "a2155512cccf717b",
     "learned-5": "d4c1a0ae04257610",
-    "embedding_sum-5": "aded81b3bab8e417",
+    "embedding_sum-5": "29b48cd1c486f254",
     "walkthrough-5": "5be8826dc7534fe0",
     "steps_overview-5": "88df3d097ba8f33a",
     "attention_row-5": "c9cf4640e4d92e67",
     "teacher_forcing-5": "6755366580c4411a",
-    "step_comparison-5": "c050ecba32f72e4f",
+    "step_comparison-5": "28e98b206cb655ad",
     "attention_heatmap-20": "c4dd70207df15692",
     "attention_heatmap-per-figure-20": "bdd4bb363987632e",
     "heads_grid-20": "c7adcf7351ae179b",
@@ -156,12 +157,12 @@ BEFORE = {
     "scores_mask_softmax-20": "1df9d3007ce20dc2",
     "positional-20": "56a8d2c663b5ad89",
     "learned-20": "876a3541a89616ef",
-    "embedding_sum-20": "b3af50c6976c668b",
+    "embedding_sum-20": "5343114b54340af1",
     "walkthrough-20": "7c0b9aee2fb0c82a",
     "steps_overview-20": "f973ea8d67ef5b4a",
     "attention_row-20": "1ead3b37cc45574f",
     "teacher_forcing-20": "8d5ce1cc8ec0bfa8",
-    "step_comparison-20": "1611eb09ebcb400f",
+    "step_comparison-20": "54c10bd35542446f",
     "attention_heatmap-45": "10487083b318973e",
     "attention_heatmap-per-figure-45": "f2aa5f2026cde089",
     "heads_grid-45": "f66a1edbbca67462",
@@ -173,12 +174,12 @@ BEFORE = {
     "scores_mask_softmax-45": "f6ca12ae13fbe6ef",
     "positional-45": "f7eb36f5ef384a72",
     "learned-45": "fcd79826d73186ea",
-    "embedding_sum-45": "0d47e152c1ad5d9c",
+    "embedding_sum-45": "c255a6d9ec82fe8e",
     "walkthrough-45": "2cedddb3ae65c4dc",
-    "steps_overview-45": "6a4caec56b0d80a5",
-    "attention_row-45": "6be3a1c63de54791",
-    "teacher_forcing-45": "a06ff6a3c4e09a98",
-    "step_comparison-45": "d6cbb9ba7a0a886f",
+    "steps_overview-45": "24cfe48c0e9fcd5a",
+    "attention_row-45": "ab9ca502cbfde3be",
+    "teacher_forcing-45": "2d417784a9151e6d",
+    "step_comparison-45": "16dc6634a692a3ca",
     "attention_heatmap-60": "344aecbf1784e025",
     "attention_heatmap-per-figure-60": "d14b328e983ff88d",
     "heads_grid-60": "450703afc511e621",
@@ -190,12 +191,12 @@ BEFORE = {
     "scores_mask_softmax-60": "4f05711703625872",
     "positional-60": "58d420666dff2e1d",
     "learned-60": "0d8a4b28afb22a6d",
-    "embedding_sum-60": "98a64186a11e56b9",
+    "embedding_sum-60": "cd9867d5b814bffc",
     "walkthrough-60": "08aed9412bac322d",
-    "steps_overview-60": "b6cb546a9969557b",
-    "attention_row-60": "f09c478ddc88dd90",
-    "teacher_forcing-60": "56fcd6bde078732d",
-    "step_comparison-60": "4623bb16a7499af5",
+    "steps_overview-60": "7a52220870af1929",
+    "attention_row-60": "ebbb1e8534746a1e",
+    "teacher_forcing-60": "24d4d9514a1ee5f2",
+    "step_comparison-60": "87f9f7d6961d37d2",
 }
 
 
@@ -370,11 +371,9 @@ def test_the_bertviz_window_holds_exactly_the_chosen_tokens():
     assert window_words(window_trace(trace, 0), 0) == ""                  # a short trace needs no window
 
 
-def test_long_token_bars_take_the_page_width_with_thinned_labels():
-    from explorer.figures.common import CONTENT_WIDTH
-
+def test_long_token_bars_take_the_columns_width_with_thinned_labels():
     for figure in (attention_row_figure(np.linspace(0, 1, 250), tokens(250), "row"), steps_overview(steps_of(250))):
-        assert figure.layout.width == CONTENT_WIDTH and figure.layout.xaxis.tickmode == "auto"
+        assert figure.layout.width is None and figure.layout.xaxis.tickmode == "auto"
         assert figure.layout.height < 700 and "zoom in" in figure.layout.title.text
         assert len(figure.data[0].x) == 250                                # every bar is drawn
 
