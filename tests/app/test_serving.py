@@ -74,7 +74,7 @@ def test_a_visitor_cannot_name_corpus_files_or_a_ray_address(served):
 def test_a_forged_corpus_path_in_the_session_is_never_read(served):
     """Even a session state holding a path (as the path box would on one's own machine) is not read when served:
     the bundled corpus is scored instead."""
-    at = visit("prune.py")
+    at = visit("prune.py", pruned="cross.2.0")          # a head pruned: the corpus section is offered
     at.session_state["prune_src_path"] = "/etc/passwd"
     at.radio(key="prune_corpus").set_value("BLEU against references").run()
     at.number_input(key="prune_limit").set_value(10).run()
@@ -110,7 +110,7 @@ def test_on_ones_own_machine_the_folder_box_is_offered(monkeypatch):
     access.policy.cache_clear()
     at = open_page("translation.py", SENTENCE)
     assert "Your own checkpoint folder…" in at.selectbox(key="model").options
-    at = open_page("prune.py", SENTENCE)
+    at = open_page("prune.py", SENTENCE, **{"prune_en-de-h8_cross.2.0": True})      # a head pruned: a corpus offered
     at.radio(key="prune_corpus").set_value("BLEU against references").run()
     assert "… or its path on the server" in [box.label for box in at.text_input]
 
@@ -221,7 +221,7 @@ def test_a_visitors_corpus_job_waits_for_the_one_running(served):
 
     from pages.jobs import server_queue
 
-    at = visit("prune.py")
+    at = visit("prune.py", pruned="cross.2.0")
     at.radio(key="prune_corpus").set_value("BLEU against references").run()
     at.number_input(key="prune_limit").set_value(10).run()
     queue = server_queue(1)
