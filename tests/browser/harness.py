@@ -86,11 +86,12 @@ def offline_context(browser):
 
 
 def wait_idle(page, timeout: float = 60_000) -> None:
-    """Wait until Streamlit has finished the current run (its 'running' indicator is gone)."""
+    """Wait until Streamlit has finished the current run: the app's own script state (set the moment a rerun is
+    asked for, where the 'running' indicator shows only after a delay) says not running, and nothing is stale."""
     page.wait_for_timeout(100)
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && document.querySelectorAll('[data-testid=\"stApp\"]').length > 0"
+        "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
+        " === 'notRunning' && !document.querySelector('[data-testid=\"stStatusWidget\"]')"
         " && !document.querySelector('[data-stale=\"true\"]')",
         timeout=timeout)
 
@@ -111,13 +112,14 @@ CHART_COUNT = "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]'
 
 
 def settle(page, timeout: float = 120_000) -> None:
-    """Wait until the run has finished and the page has drawn the same charts for half a second: a run may
-    start a moment after the page loads, so one idle check is not enough."""
+    """Wait until the run has finished and the page has drawn the same charts for a quarter of a second: a run
+    may start a moment after the page loads (a rerun the script asks for starts within ~0.1 s), so one idle check
+    is not enough."""
     previous = -1
     while True:
         wait_idle(page, timeout)
         page.wait_for_function(CHARTS_DRAWN, timeout=timeout)
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(250)
         count = page.evaluate(CHART_COUNT)
         if count == previous and not page.locator('[data-testid="stStatusWidget"]').count():
             return
