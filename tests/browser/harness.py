@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium tries Google's hosts at start-up on this closed network.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                 # No host name but this machine's resolves: a request for anything else fails (offline_context)
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost"]
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
 
@@ -68,19 +70,18 @@ def launch(playwright):
 
 
 def offline_context(browser):
-    """A browser context that aborts every request leaving localhost; context.blocked lists them."""
+    """A browser context in which every request leaving localhost fails (Chromium resolves no other host name,
+    CHROMIUM_ARGS) and is listed in context.blocked. Watched, not routed: a routed context loses the HTTP cache,
+    and every page load then fetched and compiled Streamlit's and plotly's scripts anew."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     blocked: list[str] = []
 
-    def guard(route):
-        url = route.request.url
-        if url.startswith(("data:", "blob:", "about:")) or urlparse(url).hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
+    def watch(request):
+        url = request.url
+        if not (url.startswith(("data:", "blob:", "about:")) or urlparse(url).hostname in LOCAL_HOSTS):
             blocked.append(url)
-            route.abort()
 
-    context.route("**/*", guard)
+    context.on("request", watch)
     context.blocked = blocked
     return context
 

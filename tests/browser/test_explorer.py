@@ -72,6 +72,18 @@ def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     assert context.blocked == []
 
 
+def test_the_offline_browser_reaches_no_other_host_and_lists_what_tried(context):
+    """What the other tests' `context.blocked == []` rests on: a request for another host fails and is listed."""
+    page = context.new_page()
+    page.set_content("<p>a page</p>")
+    assert page.evaluate("() => fetch('https://cdn.example.org/plotly.js').then(() => 'reached', () => 'failed')") \
+        == "failed"
+    with pytest.raises(PlaywrightError):
+        page.goto("http://example.com/x.js", timeout=15_000)
+    assert context.blocked == ["https://cdn.example.org/plotly.js", "http://example.com/x.js"]
+    page.close()
+
+
 def test_hostile_sentence_runs_nothing(context, app_url):
     page = open_app(context, app_url)
     submit_sentence(page, HOSTILE)
@@ -154,8 +166,8 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
     from tests.browser.harness import streamlit_server
 
     with streamlit_server(tmp_path / "server.log") as url:
+        context = offline_context(browser)          # a new tab is a new Streamlit session
         for path, title in PAGE_URLS.items():
-            context = offline_context(browser)
             page = context.new_page()
             page.goto(f"{url}/{path}")
             page.locator("h1").first.wait_for(timeout=90_000)
@@ -175,7 +187,8 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
             assert favicon.startswith(("./", "/", url)) and "gstatic" not in favicon, favicon
             page.get_by_label("English sentence").wait_for(timeout=30_000)
             assert context.blocked == []
-            context.close()
+            page.close()
+        context.close()
 
 
 def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_factory):
