@@ -111,21 +111,3 @@ def test_a_short_sentence_keeps_its_labels_too(context, app_url):
         assert len(ticks["items"]) == ticks["x"] and overlapping(ticks["items"]) == []
     assert overlapping(chart(page, "Beam search", ".textpoint text")["items"]) == []
     page.close()
-
-
-def test_at_a_projectors_width_no_title_is_cut_and_entropy_ticks_are_round(context, app_url):
-    """At 1024×768 a step's title ("… (p = 0.502, entropy 1.22 nats)"), the sampling figure's subtitle and the
-    patching map's title ran past their figures' edges, and the entropy axis, synced to the probability axis's
-    grid, ticked at 1.16, 2.32, 3.47 …: every text inside its figure now, and entropy ticks at round values."""
-    from tests.browser.layout import layout_problems
-
-    page = open_decoding(context, app_url, "The animal didn't cross the street because it was too tired.")
-    page.set_viewport_size({"width": 1024, "height": 768})
-    page.wait_for_timeout(1500)                     # the figures follow the window's new width
-    assert layout_problems(page) == []
-    overview = chart(page, "Every step", ".y2tick text")["items"]
-    ticks = [float(item["text"]) for item in overview]
-    assert len(ticks) >= 3 and ticks[0] == 0
-    assert all(tick * 2 == round(tick * 2) for tick in ticks), ticks      # 0, 1, 2 … (or halves): round values
-    assert len({round(b - a, 6) for a, b in zip(ticks, ticks[1:])}) == 1
-    page.close()
