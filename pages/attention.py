@@ -27,7 +27,7 @@ VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "b
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
 # Measured: explorer.flow.attention_flow on the 8-head model's encoder, this 2-core machine (README, "Attention flow
 # and rollout"); its time grows with the fourth power of the length.
-FLOW_COST = "on the bundled 8-head model about 0.01 s at 5 tokens, 0.15 s at 20 and 2 s at 45 on a laptop CPU"
+FLOW_COST = "on the bundled 8-head model about 0.01 s at 5 tokens, 0.15 s at 20 and 2 s at 45 on a 2-core CPU"
 
 st.title("Attention")   # first: the notices about the sentence go under it
 st.caption("Each row is a query token, each column a key it may look at; a row's colours are its attention weights "

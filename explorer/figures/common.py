@@ -147,6 +147,23 @@ def wrapped_title(title: str, width: int) -> str:
     return "<br>".join(lines)
 
 
+def projector_title(title: str, note: str = "") -> tuple[str, int]:
+    """The title, with a note's lines added under it, in lines of a projector's column (wrapped_title to
+    NARROW_WIDTH), and the px it gained over the title as it was: a figure stretched to its column moves its plot
+    down by that much."""
+    wrapped = wrapped_title(title + note, NARROW_WIDTH - 20)
+    return wrapped, title_height(wrapped) - title_height(title)
+
+
+def round_step(span: float, pixels: float, room: int = 32) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, … that keeps numbers `room` px apart on an axis of `span` units
+    drawn `pixels` px long."""
+    step = 1
+    while step * pixels / max(span, 1) < room:
+        step = step * 5 // 2 if str(step).startswith("2") else step * 2
+    return step
+
+
 def title_height(title: str) -> int:
     """Pixels a (wrapped) title takes from the figure's top: its lines, a <sup> line smaller, and the pad."""
     lines = title.split("<br>")
@@ -197,9 +214,7 @@ def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = 
         if figure.layout.height:
             figure.update_layout(height=figure.layout.height + 16)
     if stretched:           # the title in lines of a projector's column, the cells moved down by those it gained
-        title = figure.layout.title.text or ""
-        wrapped = wrapped_title(title, NARROW_WIDTH - 20)
-        extra = title_height(wrapped) - title_height(title)
+        wrapped, extra = projector_title(figure.layout.title.text or "")
         if extra:
             figure.update_layout(title_text=wrapped, margin=dict(t=figure.layout.margin.t + extra),
                                  height=figure.layout.height + extra)

@@ -14,9 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.decoding_steps import TeacherForcing
-from explorer.figures.common import (NARROW_WIDTH, cell_size, display_tokens, every_label, font,
-                                     is_long, label_font, label_room, position_labels, stretched_length, title_height,
-                                     wrapped_title)
+from explorer.figures.common import (cell_size, display_tokens, every_label, font, is_long, projector_title,
+                                     label_font, label_room, position_labels, stretched_length)
 from explorer.trace import StepDistribution
 from models.decoding import BeamResult
 
@@ -38,7 +37,6 @@ def significant(value: float) -> str:
 # -- token axes --
 
 
-
 def token_bars(figure: go.Figure, labels: list[str], plot_height: int, top: int = 60) -> go.Figure:
     """Token labels along the x axis, every one of them while a projector's column holds them (else a label every
     few, stretched_length): horizontal where they fit, upright where they would crowd (never at a slant, where
@@ -53,8 +51,7 @@ def token_bars(figure: go.Figure, labels: list[str], plot_height: int, top: int 
         figure.update_xaxes(**every_label(count, stretched_length(count), autotickangles=[0, -90]))
         note = (f"<br><sup>{count} tokens: a label every few; drag along the bars to zoom in and read every "
                 "label, double-click to zoom out</sup>")
-        title = wrapped_title((figure.layout.title.text or "") + note, NARROW_WIDTH - 20)
-        extra = title_height(title) - title_height(figure.layout.title.text or "")
+        title, extra = projector_title(figure.layout.title.text or "", note)
         figure.update_layout(title_text=title, height=top + extra + plot_height + room + 20,
                              margin=dict(l=10, r=10, t=top + extra, b=10))
         return figure

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.common import (NARROW_WIDTH, SMALLEST_FONT, cell_size, every_label, font, label_font,
-                                     text_width, title_height, wrapped_title)
+                                     round_step, text_width, title_height, wrapped_title)
 from models.vocabulary import KIND_TITLES
 
 ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
@@ -226,7 +226,7 @@ def evolution_figure(evolution: dict, measure: str, thresholds: dict, highlight:
                              annotation_position="top left", annotation_font_size=font(SMALLEST_FONT), row=1,
                              col=column)
         figure.update_yaxes(range=[0, 1.02], tickformat=".0%", row=1, col=column)
-        figure.update_xaxes(range=[epochs[0], epochs[-1] + label_room(epochs, len(kinds))], row=1, col=column)
+        figure.update_xaxes(range=[epochs[0], epochs[-1] + end_label_room(epochs, len(kinds))], row=1, col=column)
     layers = sorted({h["layer"] for h in evolution["heads"]})
     for layer in layers:      # legend entries for the layer colours
         figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"layer {layer}",
@@ -234,7 +234,7 @@ def evolution_figure(evolution: dict, measure: str, thresholds: dict, highlight:
     # Epochs numbered a round step apart that keeps them clear of each other in a projector's column (every 4th
     # of 60 ran together in a panel 200 px wide), and only under the lines, not under their end labels.
     panel = (NARROW_WIDTH - 80) / max(1, len(kinds))
-    step = round_step(epochs[-1] - epochs[0] + label_room(epochs, len(kinds)), panel)
+    step = round_step(epochs[-1] - epochs[0] + end_label_room(epochs, len(kinds)), panel)
     figure.update_xaxes(tickmode="array", tickvals=[e for e in epochs if e % step == 0], showticklabels=True)
     figure.add_trace(go.Scatter(x=epochs, y=evolution.get("val_bleu") or [], mode="lines+markers", showlegend=False,
                                 line=dict(color="#555"), marker=dict(size=4),
@@ -253,16 +253,7 @@ def evolution_figure(evolution: dict, measure: str, thresholds: dict, highlight:
     return figure
 
 
-def round_step(span: float, pixels: float, room: int = 32) -> int:
-    """The smallest of 1, 2, 5, 10, 20, 50, … that keeps numbers `room` px apart on an axis of `span` units
-    drawn `pixels` px long."""
-    step = 1
-    while step * pixels / max(span, 1) < room:
-        step = step * 5 // 2 if str(step).startswith("2") else step * 2
-    return step
-
-
-def label_room(epochs: list[int], columns: int) -> float:
+def end_label_room(epochs: list[int], columns: int) -> float:
     """Epochs beyond the last one where its end labels (a head's name, "cross.2.5", at 11 px) stand, in a
     projector's column of `columns` panels: they ran past the figure's edge at 1024 px."""
     panel = (NARROW_WIDTH - 80) / max(1, columns)         # px of a panel, less the y-axis title and ticks

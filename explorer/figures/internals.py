@@ -10,10 +10,9 @@ from plotly.subplots import make_subplots
 
 from explorer.internals import Walkthrough
 from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PANEL_LABELS, SMALLEST_FONT, ZOOM_PANEL, axis_length,
-                                     cell_size, display_tokens, every_label, font, is_long, label_room, panels_per_row,
-                                     position_labels, scale_note, stretched_length, text_width, title_height,
-                                     token_axes, weight_range, wrapped_title, zoom_note)
-from explorer.figures.head_roles import round_step
+                                     cell_size, display_tokens, every_label, font, is_long, label_room,
+                                     panels_per_row, position_labels, projector_title, round_step, scale_note,
+                                     stretched_length, text_width, token_axes, weight_range, zoom_note)
 from explorer.figures.pooling import (block_labels, budget_factor, pooled_attention, pooled_mean,
                                       resolution_note)
 
@@ -105,7 +104,7 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: s
     figure = go.Figure(go.Heatmap(
         z=allowed.astype(np.uint8 if long else float), x=columns, y=rows, zmin=0, zmax=1, xgap=gap, ygap=gap,
         colorscale=[[0, "#3b3b3b"], [0.5, "#3b3b3b"], [0.5, "#9ecae1"], [1, "#9ecae1"]],
-        text=text, customdata=state, texttemplate="%{text}" if printed else None, textfont=dict(size=font(11)),
+        text=text, customdata=state, texttemplate="%{text}" if printed else None, textfont=dict(size=font(SMALLEST_FONT)),
         # The two-entry key under the cells, across: beside them it took 130 px of a projector's column from
         # the cells, and the key labels ran together.
         colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked (0)", "may attend (1)"], thickness=14, len=0.5,
@@ -118,7 +117,7 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: s
         # Positions numbered every few where a projector's column has no room for each (hover names every cell);
         # a sentence a row of 45 px, not 160 (the rows of a token figure's 320 px at least).
         figure.update_xaxes(dtick=round_step(len(columns), NARROW_WIDTH - 150, room=16))
-        figure.update_layout(title_text=wrapped_title(title, NARROW_WIDTH - 20))    # no "n × n tokens" zoom note
+        figure.update_layout(title_text=projector_title(title)[0])     # no "n × n tokens" zoom note
         figure.update_layout(height=figure.layout.margin.t + 45 * len(rows) + 80)
     return figure
 
@@ -179,8 +178,7 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
                           x=0, y=1.0, yanchor="bottom", xanchor="left", yshift=key_room + 22, showarrow=False,
                           font=dict(size=11))
     # The title in lines of a projector's column, the cells moved down by the lines it gained.
-    wrapped = wrapped_title(title + note, NARROW_WIDTH - 20)
-    extra = title_height(wrapped) - title_height(title + note)
+    wrapped, extra = projector_title(title + note)
     figure.update_layout(title=dict(text=wrapped, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
                          height=height + extra, margin=dict(l=10, r=10, t=70 + extra + key_room + 20, b=10))
     return figure
