@@ -43,7 +43,8 @@ class DecoderOnly(HuggingFaceModel):
         for prompt in sources:
             ids = torch.tensor([prompt])
             row = self.model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
-                                      max_new_tokens=CONTINUATION_TOKENS, pad_token_id=self.end_id, **beams)[0].tolist()
+                                      max_new_tokens=CONTINUATION_TOKENS, pad_token_id=self.end_id, **beams,
+                                      **self.plain_generation())[0].tolist()
             new = row[len(prompt):]
             outputs.append(new[: new.index(self.end_id)] if self.end_id in new else new)
         return outputs

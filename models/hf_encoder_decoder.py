@@ -63,7 +63,8 @@ class EncoderDecoder(HuggingFaceModel):
         beams = {"num_beams": beam_size, "length_penalty": alpha} if beam_size > 1 else {"num_beams": 1}
         forced = len(self.decoder_prefix()) - 1         # tokens generate is made to produce before the output
         # Only what the explorer asks for: a config's forced end token at the length limit (Marian, BART), minimum
-        # length or banned n-grams would make the output differ from the argmax the pages show step by step.
+        # length or banned n-grams would make the output differ from the argmax the pages show step by step
+        # (plain_generation switches them off).
         plain = GenerationConfig(decoder_start_token_id=self.start_id, eos_token_id=self.end_id, pad_token_id=self.pad_id)
         for start in range(0, len(order), self.generation_batch):
             chunk = order[start: start + self.generation_batch]
@@ -71,7 +72,7 @@ class EncoderDecoder(HuggingFaceModel):
             generated = self.model.generate(input_ids=batch.ids, attention_mask=batch.present.long(), do_sample=False,
                                             generation_config=plain,
                                             max_new_tokens=self.step_limit(batch.ids.shape[1]) + forced,
-                                            **beams, **self.generation_options())
+                                            **beams, **self.plain_generation())
             for i, row in zip(chunk, generated.tolist()):
                 outputs[i] = self.output_of(row[1 + forced:])
         return outputs

@@ -345,6 +345,17 @@ class HuggingFaceModel(ExplorerModel):
         """Extra arguments of `generate` (a multilingual model's target language)."""
         return {}
 
+    def plain_generation(self) -> dict:
+        """generate's arguments that switch off what a checkpoint's generation config adds to the argmax the pages
+        show step by step: a forced end token at the length limit (MarianConfig's default forces id 0, which a tiny
+        Marian uses for padding), a minimum length, banned n-grams or tokens, a repetition penalty. Passed as
+        arguments, since transformers fills whatever a given GenerationConfig leaves unset from the checkpoint's
+        own; the family's generation_options() come on top."""
+        neutral = {"forced_bos_token_id": None, "forced_eos_token_id": None, "min_length": 0, "min_new_tokens": None,
+                   "no_repeat_ngram_size": 0, "encoder_no_repeat_ngram_size": 0, "bad_words_ids": None,
+                   "suppress_tokens": None, "begin_suppress_tokens": None, "repetition_penalty": 1.0}
+        return {**neutral, **self.generation_options()}
+
     def output_stack(self, stack: str) -> None:
         """unembed's check: only the stack the model predicts from has an output projection."""
         own = "decoder" if self.has("decoder") else "encoder"

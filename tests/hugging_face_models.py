@@ -1,7 +1,11 @@
 """Tiny random Hugging Face models of every family the explorer opens, with tokenizers built here (no network):
-SentencePiece for Marian, T5 and M2M100, byte-level BPE for BART and GPT-2, WordPiece for BERT."""
+SentencePiece for Marian, T5 and M2M100, byte-level BPE for BART and GPT-2, WordPiece for BERT, each trained on
+a thousand Multi30k captions per language: a caption is 10-20 pieces, as with a real vocabulary (with 40 pieces it
+was 60, and every decoding test ran to its step limit 3-4x slower)."""
 
+import gzip
 import json
+from pathlib import Path
 
 import sentencepiece as spm
 import torch
@@ -11,18 +15,26 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 TEXT = ["a dog runs in the snow", "two men play football on a field", "a girl reads a book under a tree",
         "the cat sleeps on the warm sofa", "people walk down a busy street"] * 20
 SENTENCE = "a dog plays in the snow"
+MULTI30K = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+CAPTIONS = 1000
+
+
+def corpus() -> list[str]:
+    """TEXT and the first CAPTIONS English and German training captions."""
+    lines = list(TEXT)
+    for language in ("en", "de"):
+        with gzip.open(MULTI30K / f"train.{language}.gz", "rt", encoding="utf-8") as file:
+            lines += [next(file).strip() for _ in range(CAPTIONS)]
+    return lines
 
 
 def marian(folder):
-    corpus = folder / "corpus.txt"
-    corpus.write_text("\n".join(TEXT))
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "spm"), vocab_size=40,
-                                   model_type="unigram", hard_vocab_limit=False, bos_id=-1, eos_id=-1, unk_id=0)
-    processor = spm.SentencePieceProcessor(model_file=str(folder / "spm.model"))
+    model_file = _sentencepiece(folder, bos_id=-1, eos_id=-1, unk_id=0)
+    processor = spm.SentencePieceProcessor(model_file=str(model_file))
     pieces = [processor.id_to_piece(i) for i in range(1, processor.get_piece_size())]
     vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{p: i + 3 for i, p in enumerate(pieces)}}
     (folder / "vocab.json").write_text(json.dumps(vocab))
-    tokenizer = transformers.MarianTokenizer(source_spm=str(folder / "spm.model"), target_spm=str(folder / "spm.model"),
+    tokenizer = transformers.MarianTokenizer(source_spm=str(model_file), target_spm=str(model_file),
                                              vocab=str(folder / "vocab.json"))
     config = transformers.MarianConfig(
         vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=16, encoder_layers=2, decoder_layers=2,
@@ -35,7 +47,7 @@ def gpt2(folder):
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
-    backend.train_from_iterator(TEXT, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+    backend.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=600, special_tokens=["<|endoftext|>"],
                                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     tokenizer = transformers.GPT2TokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>",
                                                bos_token="<|endoftext|>", unk_token="<|endoftext|>")
@@ -48,7 +60,7 @@ def bart(folder):
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
     backend.decoder = decoders.ByteLevel()
-    backend.train_from_iterator(TEXT, trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
+    backend.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=600, special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
                                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     from tokenizers.processors import TemplateProcessing
     backend.post_processor = TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
@@ -64,8 +76,8 @@ def bart(folder):
 def bert(folder):
     backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    backend.train_from_iterator(TEXT, trainers.WordPieceTrainer(
-        vocab_size=80, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+    backend.train_from_iterator(corpus(), trainers.WordPieceTrainer(
+        vocab_size=400, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
     tokenizer = transformers.BertTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
                                                cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
     config = transformers.BertConfig(vocab_size=backend.get_vocab_size(), hidden_size=16, num_hidden_layers=2,
@@ -74,9 +86,9 @@ def bert(folder):
 
 
 def _sentencepiece(folder, **options):
-    corpus = folder / "corpus.txt"
-    corpus.write_text("\n".join(TEXT))
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "spm"), vocab_size=40,
+    text = folder / "corpus.txt"
+    text.write_text("\n".join(corpus()))
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(folder / "spm"), vocab_size=400,
                                    model_type="unigram", hard_vocab_limit=False, minloglevel=2, **options)
     return folder / "spm.model"
 

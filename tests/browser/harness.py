@@ -107,24 +107,32 @@ def go_to(page, title: str) -> None:
     page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
 
 
-CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
-    .every(c => c.querySelector('.js-plotly-plot .main-svg .cartesianlayer'))"""
-CHART_COUNT = "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length"
+# True once the run is over, every chart is drawn and the charts (their number and widths) have stayed the same
+# for STABLE_MS, polled in the page: a run may start a moment after the page loads (a rerun the script asks for
+# starts within ~0.1 s), and after a window's resize the charts take their new width a frame or two later.
+STABLE_MS = 150
+SETTLED = """(stableMs) => {
+    const idle = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stStatusWidget"]') && !document.querySelector('[data-stale="true"]');
+    const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+    const drawn = charts.every(c => c.querySelector('.js-plotly-plot .main-svg .cartesianlayer'));
+    if (!idle || !drawn) { window.explorerSettle = null; return false; }
+    const look = charts.map(c => Math.round(c.querySelector('.main-svg').getBoundingClientRect().width)).join(',');
+    const now = performance.now();
+    if (!window.explorerSettle || window.explorerSettle.look !== look) {
+        window.explorerSettle = {look, since: now};
+        return false;
+    }
+    return now - window.explorerSettle.since >= stableMs;
+}"""
 
 
 def settle(page, timeout: float = 120_000) -> None:
-    """Wait until the run has finished and the page has drawn the same charts for a quarter of a second: a run
-    may start a moment after the page loads (a rerun the script asks for starts within ~0.1 s), so one idle check
-    is not enough."""
-    previous = -1
-    while True:
-        wait_idle(page, timeout)
-        page.wait_for_function(CHARTS_DRAWN, timeout=timeout)
-        page.wait_for_timeout(250)
-        count = page.evaluate(CHART_COUNT)
-        if count == previous and not page.locator('[data-testid="stStatusWidget"]').count():
-            return
-        previous = count
+    """Wait until the run has finished and the page has drawn the same charts at the same widths for STABLE_MS
+    (after a click, a page change or a window's resize)."""
+    page.wait_for_timeout(50)           # the click's rerun request reaches the app's script state
+    page.evaluate("() => { window.explorerSettle = null; }")
+    page.wait_for_function(SETTLED, arg=STABLE_MS, timeout=timeout, polling=40)
 
 
 LANDING = "lesson"          # the page the app opens on: served at "/", not at "/lesson" ("Page not found")

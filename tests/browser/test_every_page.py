@@ -27,7 +27,7 @@ def problems_on(page, name: str, size: dict, every_tab: bool = True) -> list[str
     """Every problem on the page (and on each of its tabs) at one window size, each prefixed with where it is.
     The page is left on its last tab."""
     page.set_viewport_size(size)
-    page.wait_for_timeout(400)                  # the figures follow the window's new width
+    settle(page)                                # the figures follow the window's new width
     where = f"{name} at {size['width']}px"
     found = [f"{where}: {problem}" for problem in layout_problems(page)]
     for tab in tabs(page)[1:] if every_tab else []:

@@ -154,6 +154,7 @@ def test_the_sentence_applies_on_enter_and_with_the_button(app_url, context, h8)
     page.goto(app_url)
     page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
     settle(page)
+    page.wait_for_function("() => window.explorerAppliesOnEnter")   # the sidebar's Enter handler is in place
     assert page.get_by_text("Type or paste a sentence, then press Enter or Translate.").is_visible()
     for sentence, how in [("Two dogs play in the snow.", "Enter"), ("A girl rides a horse.", "button")]:
         box = page.get_by_label("English sentence")

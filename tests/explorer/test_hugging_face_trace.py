@@ -31,15 +31,17 @@ def their_model(model, folder):
 
 
 def their_generate(model, folder, trace, **options):
-    """transformers' own generate from the trace's input, with the explorer's step limit: the whole row (an
-    encoder–decoder's start token and forced tokens included; a decoder-only model's prompt included)."""
+    """transformers' own generate from the trace's input, with the explorer's step limit and without a forced end
+    token at that limit (a tiny Marian's config forces id 0, its padding; models/hugging_face.py plain_generation):
+    the whole row (an encoder–decoder's start token and forced tokens included; a decoder-only model's prompt
+    included)."""
     theirs = their_model(model, folder)
     with torch.no_grad():
         if model.has("encoder"):
             source = torch.tensor([trace.source_ids])
-            forced = {}
+            forced = {"forced_eos_token_id": None}
             if hasattr(model.tokenizer, "get_lang_id"):          # multilingual: the target language comes first
-                forced = {"forced_bos_token_id": model.tokenizer.get_lang_id(model.target_language)}
+                forced["forced_bos_token_id"] = model.tokenizer.get_lang_id(model.target_language)
             limit = model.step_limit(source.shape[1]) + len(model.decoder_prefix()) - 1
             return theirs.generate(source, attention_mask=torch.ones_like(source), do_sample=False,
                                    max_new_tokens=limit, **forced, **options)[0].tolist()
@@ -110,7 +112,9 @@ def test_pruning_every_cross_attention_head_cuts_the_output_loose_from_the_sourc
     plain = trace_sentence(model, SENTENCE)
     pruned = trace_sentence(model, SENTENCE, pruned=heads)
     other = trace_sentence(model, "two men play football", pruned=heads)
-    assert pruned.target_ids == other.target_ids            # the source no longer reaches the decoder
+    # The source no longer reaches the decoder: the same tokens, up to the shorter sentence's step limit.
+    shorter = min(len(pruned.target_ids), len(other.target_ids))
+    assert pruned.target_ids[:shorter] == other.target_ids[:shorter] and shorter > 5
     assert pruned.pruned == format_heads(heads) and parse_heads(pruned.pruned, model) == heads
     assert plain.pattern("cross").shape[1:] == pruned.pattern("cross").shape[1:]
 

@@ -9,7 +9,7 @@ from tests.conftest import MULTI30K
 
 TINY = ["--data", str(MULTI30K), "--heads", "2", "--d-model", "32", "--d-ff", "64", "--layers", "1",
         "--vocab-size", "300", "--limit", "200", "--val-limit", "20", "--max-tokens", "300", "--lr", "3e-3",
-        "--warmup", "10", "--no-test", "--average", "2", "--no-bf16"]
+        "--warmup", "10", "--no-test", "--average", "2", "--no-bf16", "--threads", "1"]
 
 
 def test_a_tiny_model_lowers_its_loss_and_resumes(tmp_path):
