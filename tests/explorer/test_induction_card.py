@@ -40,9 +40,10 @@ def assert_numbers_are_the_commands(card, printed: dict) -> None:
     for kind, values in card.numbers["kinds"].items():
         for detector in ("prefix_matching", "induction"):
             scores = np.array(printed["scores"][kind][detector])
-            layer, head = np.unravel_index(scores.argmax(), scores.shape)
+            # the printed scores have 3 decimals: on a random model several heads may share the top one
+            tied = {f"{kind[:3]}.{layer}.{head}" for layer, head in np.argwhere(scores == scores.max())}
             best = values[detector]
-            assert best["score"] == scores.max() and best["head"] == f"{kind[:3]}.{layer}.{head}"
+            assert best["score"] == scores.max() and best["head"] in tied
             assert best["chance"] == printed["chance"][kind][detector]
             assert best["best_possible"] == printed["ceiling"][kind][detector]
             assert f"{best['score']:.3f}" in card.ours and f"{best['chance']:.3f}" in card.ours
