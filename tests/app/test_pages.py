@@ -432,7 +432,7 @@ def test_the_sidebar_says_what_the_model_knows_and_far_sentences_get_a_notice(tm
 
 
 def test_heads_page_draws_how_every_head_formed_from_the_shipped_evolution(h8):
-    at = open_page("heads.py", SENTENCE)
+    at = open_page("heads.py", SENTENCE, heads_part="During training")
     evolution = json.loads((h8.path / "head_evolution.json").read_text())
     lines = {t["name"]: t for t in chart_titled(at, "How the heads formed during training") if t.get("name")}
     for head in evolution["heads"]:

@@ -105,7 +105,7 @@ def test_a_sentence_without_a_known_noun_asks_for_a_change(h8):
 
 
 def test_heads_page_shows_the_detector_scores(h8):
-    at = opened("heads.py", SENTENCE)
+    at = opened("heads.py", SENTENCE, heads_part="Head detectors")
     assert "Head detectors (Olsson et al. 2022)" in [header.value for header in at.header]
     expected = detect_heads(h8)
     for kind, title in (("encoder", "Head detector scores, encoder self-attention"),
@@ -134,7 +134,7 @@ def test_heads_page_shows_the_detector_scores(h8):
 def test_a_tiny_hugging_face_models_pages_run(family, tmp_path_factory):
     folder = str(saved_model(family, tmp_path_factory))
     for page in ("patching.py", "heads.py"):
-        at = opened(page, TINY_SENTENCE, model=OWN, own_model=folder)
+        at = opened(page, TINY_SENTENCE, model=OWN, own_model=folder, heads_part="Head detectors")
         assert not at.exception
         if page == "patching.py":
             # a corrupted sentence that the tiny model reads as the same number of pieces, or a message saying why

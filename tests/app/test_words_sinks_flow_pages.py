@@ -91,7 +91,7 @@ def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
         f"sink {row['weight']:.2f} · norm {row['norm']:.2f}" for row in decoder]
     assert len(spec["layout"]["shapes"]) == len(decoder)
 
-    heads = open_page("heads.py", SINKING)
+    heads = open_page("heads.py", SINKING, heads_part="Attention sinks")
     assert any(header.value == "Attention sinks on your sentence" for header in heads.header)
     table = table_with(heads, "share by weight")
     rows.sort(key=lambda row: -row["weight"])
@@ -134,5 +134,5 @@ def test_hugging_face_models_draw_words_flow_and_sinks(family, tmp_path_factory)
     # their positions in the sentence), the whole pattern beside it
     rows, columns = ([int(label.split(" ", 1)[0]) for label in flow[0][axis]] for axis in "yx")
     np.testing.assert_allclose(z(flow), attention_flow(words)[np.ix_(rows, columns)], atol=1e-6)
-    heads = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    heads = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder), heads_part="Attention sinks")
     assert any(header.value == "Attention sinks on your sentence" for header in heads.header)

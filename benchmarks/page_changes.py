@@ -1,0 +1,90 @@
+"""Seconds from a click to the page drawn, in Debian's Chromium, when the view is already computed: a page change
+by the sidebar (target ≤ 1 s) and a tab switch (target ≤ 0.5 s), on h8 with a 20- and a 45-word sentence.
+
+    .venv/bin/python benchmarks/page_changes.py [--laps 3] [--words 20,45]
+
+Per sentence: one lap through every page and every tab computes and caches the views (not timed); then each lap
+times every page change and every tab switch. "Drawn" is the moment Streamlit's run is over and every chart is
+drawn at its width, read in the page (tests/browser/harness.py SETTLED: the start of its stable window, so the
+window itself is not counted). Prints per page the median (worst) over the laps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scripts.screenshots import PAGES, SENTENCES  # noqa: E402
+from tests.browser.harness import (PAGE_TITLES, go_to, launch, offline_context, open_view, settle,  # noqa: E402
+                                   streamlit_server)
+
+PAGE_TARGET, TAB_TARGET = 1.0, 0.5
+
+
+def timed_click(page, click) -> float:
+    """Seconds from the click to the page drawn (the start of the harness's stable window)."""
+    started = page.evaluate("() => performance.now()")
+    click()
+    settle(page)
+    return (page.evaluate("() => window.explorerSettle.since") - started) / 1000
+
+
+def tabs(page) -> list:
+    return [tab for tab in page.locator('[data-testid="stMain"] [role="tab"]').all() if "bertviz" not in tab.inner_text()]
+
+
+def lap(page, timings: dict | None) -> None:
+    """Every page by the sidebar, and each of its tabs, back to its first tab; timed into `timings` when given."""
+    for name in PAGES:
+        seconds = timed_click(page, lambda: go_to(page, PAGE_TITLES[name]))
+        if timings is not None:
+            timings.setdefault(name, []).append(seconds)
+        for tab in [*tabs(page)[1:], *tabs(page)[:1]]:
+            label = tab.inner_text()
+            seconds = timed_click(page, tab.click)
+            if timings is not None:
+                timings.setdefault(f"{name} · tab {label}", []).append(seconds)
+
+
+def verdict(seconds: float, target: float) -> str:
+    return "ok" if seconds <= target else "MISSED"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--laps", type=int, default=3)
+    parser.add_argument("--words", default="20,45")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder, streamlit_server(Path(folder) / "server.log") as url, \
+            sync_playwright() as playwright:
+        browser = launch(playwright)
+        context = offline_context(browser)
+        for words in (int(w) for w in args.words.split(",")):
+            page = open_view(context, url, PAGES[-1], model="h8", sentence=SENTENCES[words])
+            lap(page, None)                                 # computes and caches every view
+            timings: dict[str, list[float]] = {}
+            for _ in range(args.laps):
+                lap(page, timings)
+            page.close()
+            print(f"{words} words, h8, view computed: click → drawn, median (worst) of {args.laps} laps, "
+                  f"Chromium {browser.version}")
+            worst = {"page": 0.0, "tab": 0.0}
+            for name, seconds in timings.items():
+                kind, target = ("tab", TAB_TARGET) if " · tab " in name else ("page", PAGE_TARGET)
+                median = statistics.median(seconds)
+                worst[kind] = max(worst[kind], median)
+                print(f"  {name:48s} {median:5.2f} ({max(seconds):.2f}) s  target ≤ {target} s {verdict(median, target)}")
+            print(f"  slowest median: page change {worst['page']:.2f} s, tab switch {worst['tab']:.2f} s")
+        print(f"requests blocked (non-localhost): {len(context.blocked)}")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
