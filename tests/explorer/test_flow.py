@@ -34,8 +34,10 @@ def networkx_flow(pattern: np.ndarray) -> np.ndarray:
     return flows / flows.sum(-1, keepdims=True)
 
 
-def test_three_layer_flow_equals_networkx():
-    pattern = random_pattern(layers=3, heads=4, length=6)
+@pytest.mark.parametrize("layers, length", [(2, 6), (3, 6), (5, 7)])
+def test_flow_equals_networkx(layers, length):
+    """Two layers (no middle edges in a pair's graph), three, and five with more pairs than one scipy call solves."""
+    pattern = random_pattern(layers=layers, heads=4, length=length)
     # scaled-integer capacities (1e-6): agreement to well within 1e-4 after normalising
     np.testing.assert_allclose(attention_flow(pattern), networkx_flow(pattern), atol=1e-4)
 
