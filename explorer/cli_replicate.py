@@ -9,6 +9,7 @@ import json
 import textwrap
 
 from explorer.cli_arguments import positive_int, progress_bar, with_model_path
+from explorer.papers import Budget
 
 
 def add_command(commands) -> None:
@@ -18,13 +19,12 @@ def add_command(commands) -> None:
     sub.add_argument("--paper", action="append", metavar="NAME",
                      help="only this paper (repeatable): vaswani, voita, michel, clark, abnar_zuidema, kobayashi, "
                           "xiao, olsson, jain_wallace")
-    sub.add_argument("--sentences", type=positive_int, default=200,
+    sub.add_argument("--sentences", type=positive_int, default=Budget.sentences,
                      help="corpus sentences a heavy measurement uses (default %(default)s, as replication.json)")
     sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.papers import Budget
     from explorer.replication import replicate
     from models.loader import open_model
 

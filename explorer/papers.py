@@ -23,10 +23,10 @@ VERDICTS = (HOLDS, PARTLY, DOES_NOT, NOT_MEASURABLE)
 
 @dataclass
 class Budget:
-    """How much corpus work a heavy measurement may do: the shipped replication.json uses the defaults; tests and
-    a quick look use fewer sentences."""
+    """How much corpus work a heavy measurement may do: the shipped replication.json uses the defaults (the whole
+    bench in ~40 s on h8, this 2-core CPU: benchmarks/replication.py); tests and a quick look use fewer sentences."""
 
-    sentences: int = 200            # corpus sentences for faithfulness, sinks, permutation …
+    sentences: int = 100            # corpus sentences for faithfulness, sinks, permutation …
     progress: Callable[[float], None] | None = None
 
 

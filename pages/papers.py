@@ -32,7 +32,7 @@ report = st.session_state.get(key) or shipped(checkpoint, REPLICATION_FILE)
 if report is None:
     st.info("This model ships no replication.json: run the bench on it (it measures each paper on a few hundred "
             "sentences; minutes on a laptop CPU).")
-shown_budget = int((report or {}).get("sentences", 200))       # a rerun starts from the shipped run's budget
+shown_budget = int((report or {}).get("sentences", Budget.sentences))       # a rerun starts from the shipped run's budget
 sentences = st.number_input("Sentences per heavy measurement", 20, 1000, shown_budget, step=20, key="papers_sentences",
                             help="Faithfulness, sinks, permutation and pruning measure on this many corpus sentences.")
 if st.button("Run the bench on this model" if report is None else "Run it again on this model", key="papers_run"):

@@ -9,7 +9,6 @@ without them gets them computed on the budget's sentences (heads_measures.py).
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 
@@ -117,7 +116,6 @@ KEPT = 0.2          # ~20% of a kind's heads kept: Voita's 10 of 48
 @paper("voita")
 def voita(model: ExplorerModel, budget: Budget) -> Card:
     thresholds = Thresholds()
-    started = time.perf_counter()
     roles, roles_shipped = measures.roles_of(model, budget.sentences, measures.staged(budget.progress, 0, 0.4))
     reading = "encoder" if model.has("encoder") else "decoder"
     heads = [h for h in roles["heads"] if h["kind"] == reading]
@@ -163,7 +161,7 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
         notes.append("pruning not measurable: the claim is about BLEU, and this model does not translate")
     if not parts:
         return not_measurable(VOITA, "no head statistics could be measured on this model")
-    numbers["met"], numbers["seconds"] = parts, round(time.perf_counter() - started, 2)
+    numbers["met"] = parts
     rule = ("Five parts, each met or not: the strongest positional head ≥ 90% at one offset; a first-layer head "
             "peaking on the rarest token in ≥ 50% of sentences and ≥ 3× chance (the roles' thresholds); the best "
             "syntactic margin ≥ +10 points over ≥ 100 arcs; with ~20% of encoder heads kept, BLEU within 1 point "
@@ -231,7 +229,6 @@ def michel(model: ExplorerModel, budget: Budget) -> Card:
     if model.task != TRANSLATE:
         return not_measurable(MICHEL, "The claims are about BLEU of a translation model; this model does not "
                                       "translate (masking heads of a language model changes perplexity, not BLEU).")
-    started = time.perf_counter()
     # Single-head ablations are one BLEU run per head (144 for a 6+6-layer, 8-head model): read from the shipped
     # head_importance.json only. Without it the pruning order is gradient importance, computed here (cheap).
     report, from_file = measures.importance_of(model, budget.sentences, measures.staged(budget.progress, 0, 0.1))
@@ -271,7 +268,7 @@ def michel(model: ExplorerModel, budget: Budget) -> Card:
     numbers.update({"curve": f"shipped {measures.CURVE_FILE}" if curve else "computed",
                     "prunable_within_1_bleu": {"last_point": point, "interpolated": interpolated},
                     "per_kind_curves": {"pairs": computed["pairs"], "fractions": fractions, **per_kind},
-                    "collapses_first": first, "met": parts, "seconds": round(time.perf_counter() - started, 2)})
+                    "collapses_first": first, "met": parts})
     notes.append(f"Prunable within 1 BLEU (all heads, by importance, {every.get('heads', '')} heads): "
                  f"{interpolated:.0%} (last point within: {point:.0%})")
     notes.append(f"Per kind on {computed['pairs']} test pairs, BLEU at " + "/".join(f"{f:.0%}" for f in fractions)
@@ -328,7 +325,6 @@ def clark(model: ExplorerModel, budget: Budget) -> Card:
         return not_measurable(CLARK, "No encoder: a decoder-only model reads a sentence left to right, so a word "
                                      "cannot attend to its dependents to the right; Clark et al.'s measure needs a "
                                      "bidirectional encoder.")
-    started = time.perf_counter()
     roles, roles_shipped = measures.roles_of(model, budget.sentences, measures.staged(budget.progress, 0, 0.5))
     heads = [h for h in roles["heads"] if h["kind"] == "encoder" and h.get("syntactic")]
     relations = {}
@@ -353,7 +349,7 @@ def clark(model: ExplorerModel, budget: Budget) -> Card:
     parts["special tokens"] = peak > 0 and special[peak] >= 0.5
     numbers = {"roles": "shipped head_roles.json" if roles_shipped else measures.TEXT_NAME,
                "relations": relations, "special_share_by_layer": special, "sink_sentences": sinks["sentences"],
-               "met": parts, "seconds": round(time.perf_counter() - started, 2)}
+               "met": parts}
     shown = [r for r in relations if r in CORE] or list(relations)
     syntax = ("; ".join(f"{r} {v['head']} ({v['direction']}) {v['accuracy']:.1%} vs baseline {v['baseline']:.1%}"
                         for r, v in ((r, relations[r]) for r in shown))
