@@ -44,7 +44,8 @@ def without_timing(result: dict) -> dict:
 
 def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoint, local_ray, capsys, tmp_path):
     model = str(tiny_checkpoint.path)
-    pairs = ["--src", str(MULTI30K / "val.en.gz"), "--ref", str(MULTI30K / "val.de.gz"), "--limit", "140"]
+    # 70 pairs: two generation batches (64 + 6), so two shards, one for each worker
+    pairs = ["--src", str(MULTI30K / "val.en.gz"), "--ref", str(MULTI30K / "val.de.gz"), "--limit", "70"]
     commands = {
         "evaluate": ["evaluate", "--model", model, *pairs, "--json"],
         "importance": ["importance", "--model", model, *pairs, "--json"],
