@@ -21,7 +21,7 @@ INTRODUCED = ["translation.py", "attention.py", "internals.py", "faithfulness.py
 REGISTERED = "glossary.py" in (ROOT / "pages" / "app.py").read_text()
 OPENED: dict[str, AppTest] = {}
 # The command lines each page shows (on its default view, for the bundled model), folded away.
-FOLDED = {"faithfulness.py": 1, "heads.py": 2, "patching.py": 1}
+FOLDED = {"faithfulness.py": 1, "patching.py": 1}
 
 
 def glossary_page(**query) -> AppTest:
@@ -176,3 +176,12 @@ def test_no_command_line_outside_an_expander(page):
     # The command lines are still there, folded under one heading.
     folded = [c.value for e in at.expander if e.label == COMMAND_LINE for c in e.caption]
     assert len(folded) == FOLDED.get(page, 0) and all("`python -m explorer " in text for text in folded), folded
+
+
+@pytest.mark.parametrize("part", ["Head detectors", "Attention sinks"])
+def test_the_heads_tabs_fold_their_command_line(part):
+    at = open_page("heads.py", SENTENCE, heads_part=part)
+    texts = [element.value for element in outside_expanders(at.main) if isinstance(element, (Caption, Markdown))]
+    assert texts and not [text for text in texts if "python -m" in text], part
+    folded = [c.value for e in at.expander if e.label == COMMAND_LINE for c in e.caption]
+    assert len(folded) == 1 and "`python -m explorer " in folded[0], folded

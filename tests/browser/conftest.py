@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import sync_playwright
 
@@ -24,3 +26,22 @@ def context(browser):
     context = offline_context(browser)
     yield context
     context.close()
+
+
+# The browser tests in two xdist groups of about equal time (durations of a full run: every-page 36 s a sentence
+# length, test_explorer 78 s, heads 29, decoding 29, readable 27, serving 25, lesson 23, view state 20): each group
+# runs on one xdist worker with its own Streamlit server and Chromium. (Four groups on four workers took 330 s and
+# three on three 307 s, against 310 s for two on two: the 2-core machine is busy either way.)
+HERE = Path(__file__).parent
+GROUPS = {"test_explorer.py": "browser-1", "test_heads_page.py": "browser-1", "test_decoding_page.py": "browser-1",
+          "test_lesson.py": "browser-1",
+          "test_every_page.py": "browser-2", "test_readable.py": "browser-2", "test_serving.py": "browser-2",
+          "test_view_state.py": "browser-2"}
+
+
+@pytest.hookimpl(tryfirst=True)          # before xdist reads the groups
+def pytest_collection_modifyitems(items):
+    for item in items:
+        module = item.path.name
+        if item.path.parent == HERE and module.startswith("test_"):
+            item.add_marker(pytest.mark.xdist_group(GROUPS[module]))

@@ -7,7 +7,6 @@ import pytest
 
 from tests.browser.harness import wait_idle
 
-pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and one Chromium for the browser tests
 
 SHORT = "A dog runs."
 THIRTY_WORDS = ("A man in a blue shirt and a woman with a red umbrella walk past a small shop while two children "

@@ -6,7 +6,6 @@ from playwright.sync_api import Error as PlaywrightError
 from explorer.translation import translate
 from tests.browser.harness import go_to, offline_context, submit_sentence, wait_idle
 
-pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and one Chromium for these tests, on one xdist worker
 
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
 

@@ -5,12 +5,10 @@ import json
 import re
 from urllib.parse import quote
 
-import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.harness import settle, wait_idle
 
-pytestmark = pytest.mark.xdist_group("browser")    # one Streamlit server and one Chromium for these tests, on one xdist worker
 
 SENTENCE = "Two dogs play in the snow."
 OUT_OF_DOMAIN = "The quarterly earnings report exceeded analyst expectations despite inflation."

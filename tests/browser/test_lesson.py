@@ -8,13 +8,11 @@ import json
 from urllib.parse import urlencode
 
 import numpy as np
-import pytest
 
 from explorer.lesson import Lesson
 from explorer.trace import trace_sentence
 from tests.browser.harness import query_parameters, settle
 
-pytestmark = pytest.mark.xdist_group("browser")
 
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
 TWENTY_WORDS = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."

@@ -6,7 +6,6 @@ import pytest
 
 from tests.browser.harness import offline_context, open_view, settle
 
-pytestmark = pytest.mark.xdist_group("browser-views")    # a second Streamlit server and Chromium, on the other xdist worker
 
 WORDS_20 = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
 WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "

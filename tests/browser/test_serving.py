@@ -8,7 +8,6 @@ import pytest
 
 from tests.browser.harness import free_port, go_to, open_view, query_parameters, settle, streamlit_server
 
-pytestmark = pytest.mark.xdist_group("browser-views")    # the second Chromium's worker
 
 TOKEN = "a-class-token-1234"
 SENTENCE = "Two dogs play in the snow."

@@ -1,11 +1,8 @@
 """The whole view lives in the URL and in the session: moving between pages never drops a choice, and a link
 brings back the page's own choices (the head looked at, the query, the focus token, the open tab)."""
 
-import pytest
-
 from tests.browser.harness import go_to, open_view, query_parameters, settle, submit_sentence
 
-pytestmark = pytest.mark.xdist_group("browser-views")    # a second Streamlit server and Chromium, on the other xdist worker
 
 SENTENCE = "A man in a blue shirt is riding a bicycle down the street."
 

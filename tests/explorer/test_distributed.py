@@ -13,10 +13,12 @@ import pytest
 from explorer.cli import main
 from explorer.corpus_scoring import scorer_for
 from explorer.distributed import RayRunner, connect, engine_for
+from explorer.faithfulness import ATTENTION_METHODS
 from explorer.head_sets import HeadSpec, head_mask
 from models.data import read_parallel
 from tests.conftest import MULTI30K, ROOT
 from tests.explorer.test_cli import cli
+from tests.hugging_face_models import TEXT
 
 pytestmark = pytest.mark.xdist_group("ray")    # one local Ray for these tests, on one xdist worker
 
@@ -62,6 +64,23 @@ def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoi
              "--steps", "2", "--seeds", "1", "--kinds", "enc,all", "--json"]
     alone, shared = run(capsys, *curve), run(capsys, *curve, "--workers", "2")
     assert_same(without_timing(shared), without_timing(alone), "prune-curve")
+
+
+def test_faithfulness_gives_the_same_means_on_two_workers(tiny_checkpoint, local_ray, capsys, tmp_path):
+    """(On this module's one local Ray: a second start cost ~5 s.)"""
+    # 64 + 6 lines: two generation batches, one shard each; two scored sentences in each, the rest too short to
+    # score (cheap: no gradient, no flow), and a blank line, which is no sentence
+    lines = ["A."] * 70
+    lines[0:2], lines[64:66] = TEXT[0:2], TEXT[2:4]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n\n")
+    command = ["faithfulness", "--model", str(tiny_checkpoint.path), "--src", str(corpus), "--json"]
+    alone, shared = run(capsys, *command), run(capsys, *command, "--workers", "2")
+    assert shared["distributed"]["workers"] == 2
+    assert alone["sentences"] == 4 and alone["skipped"] == {"fewer than 3 scorable tokens": 66}
+    assert set(alone["methods"]) == {*ATTENTION_METHODS, "gradient_x_input"}
+    for name in ("sentences", "skipped", "methods"):
+        assert shared[name] == alone[name]
 
 
 def assert_same(shared, alone, where: str) -> None:

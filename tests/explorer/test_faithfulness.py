@@ -16,7 +16,7 @@ from explorer.rollout import attention_rollout
 from models.checkpoint import load_checkpoint
 from models.hooks import model_run
 from models.loader import open_model
-from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, saved_model
+from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 
 
 def test_the_one_token_the_output_depends_on_ranks_first(tiny_checkpoint):
@@ -78,7 +78,6 @@ def test_input_gradient_equals_finite_differences(tiny_checkpoint):
     def total(shift: float) -> float:
         with torch.no_grad(), model_run(hooks={"encoder.input": lambda x, _: x + shift * direction},
                                         hook_names=model.hook_names):
-            from explorer.faithfulness import output_log_probs
             return float(output_log_probs(model, setup, [setup.source_ids])[0].double())
 
     numeric = (total(step) - total(-step)) / (2 * step)
@@ -136,29 +135,6 @@ def run(capsys, *args) -> dict:
     capsys.readouterr()
     assert main(list(args)) == 0, capsys.readouterr().err
     return json.loads(capsys.readouterr().out)
-
-
-@pytest.mark.xdist_group("ray")
-def test_cli_gives_the_same_means_on_two_ray_workers(tiny_checkpoint, capsys, tmp_path):
-    import ray
-
-    # 64 + 6 lines: two generation batches, one shard each; two scored sentences in each, the rest too short to
-    # score (cheap: no gradient, no flow), and a blank line, which is no sentence
-    lines = ["A."] * 70
-    lines[0:2], lines[64:66] = TEXT[0:2], TEXT[2:4]
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(lines) + "\n\n")
-    command = ["faithfulness", "--model", str(tiny_checkpoint.path), "--src", str(corpus), "--json"]
-    alone = run(capsys, *command)
-    try:
-        shared = run(capsys, *command, "--workers", "2")
-    finally:
-        ray.shutdown()
-    assert shared["distributed"]["workers"] == 2
-    assert alone["sentences"] == 4 and alone["skipped"] == {"fewer than 3 scorable tokens": 66}
-    assert set(alone["methods"]) == {*ATTENTION_METHODS, "gradient_x_input"}
-    for name in ("sentences", "skipped", "methods"):
-        assert shared[name] == alone[name]
 
 
 def test_cli_bad_corpus_is_one_line(tiny_checkpoint, capsys, tmp_path):
