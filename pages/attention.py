@@ -21,7 +21,7 @@ from pages import url_state
 from pages.glossary_links import linked, term_help
 from pages.units import attention_units, in_units
 from pages.word_focus_section import word_focus_section
-from pages.widgets import attention_values, choose_head, colour_scale, figure_places, show_figure
+from pages.widgets import attention_values, choose_head, colour_scale, figure_places, one_tab_at_a_time, show_figure
 
 VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "bertviz model view"]
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
@@ -235,12 +235,6 @@ def bertviz_view(name: str) -> None:
 # Only the open tab runs and is drawn: five views at once took the browser 1.4 s to redraw on every new
 # sentence; one at a time keeps a resubmitted sentence under half a second.
 drawers = [every_head, average, rollout_and_flow, lambda: bertviz_view("head"), lambda: bertviz_view("model")]
-url_state.kept("attention_view", "view", VIEWS)
-tabs = st.tabs(VIEWS, key="attention_view", on_change="rerun")
-url_state.keep("view", st.session_state.get("attention_view") or VIEWS[0])
-for tab, draw in zip(tabs, drawers):
-    if tab.open:
-        with tab:
-            draw()
+one_tab_at_a_time(dict(zip(VIEWS, drawers)), "attention_view", "view")
 
 word_focus_section(checkpoint, read_trace)        # the lecture's question: which word does “it” look at?

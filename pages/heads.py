@@ -29,8 +29,8 @@ from pages.access import policy
 from pages.glossary_links import term_help
 from pages.jobs import corpus_job
 from pages.sinks_section import show_sinks
-from pages.widgets import (analysis_folder, command_line, corpus_file, ray_settings, remember_retries, show_figure,
-                           show_retries)
+from pages.widgets import (analysis_folder, command_line, corpus_file, one_tab_at_a_time, ray_settings, remember_retries,
+                           show_figure, show_retries)
 from pages.detector_section import show_head_detectors
 
 MEASURES = {"gradient importance": "gradient_importance",
@@ -336,10 +336,4 @@ def sinks_on_the_sentence() -> None:
 PARTS = {"Roles and importance": roles_and_importance,
          "Head detectors": lambda: show_head_detectors(checkpoint),     # Olsson et al. (pages/detector_section.py)
          "During training": training, "Attention sinks": sinks_on_the_sentence}
-url_state.kept("heads_part", "section", list(PARTS))
-tabs = st.tabs(list(PARTS), key="heads_part", on_change="rerun")
-url_state.keep("section", st.session_state.get("heads_part") or next(iter(PARTS)))
-for tab, draw in zip(tabs, PARTS.values()):
-    if tab.open:
-        with tab:
-            draw()
+one_tab_at_a_time(PARTS, "heads_part", "section")

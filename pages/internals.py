@@ -14,7 +14,7 @@ from explorer.figures.common import plural
 from pages.glossary_links import linked, term_help
 from pages.session import EXAMPLES, current_trace, pruning_notice
 from pages import url_state
-from pages.widgets import choose_head, colour_scale, show_figure
+from pages.widgets import choose_head, colour_scale, one_tab_at_a_time, show_figure
 from models.vocabulary import KIND_TITLES
 
 st.title("Internals")   # first: the notices about the sentence go under it
@@ -186,10 +186,4 @@ def walkthrough() -> None:
 # opens in well under the seven figures' time; the tab is kept in the URL (`part=`).
 PARTS = {"Masks": masks, "Scores → softmax": scores_to_softmax, "Positions": positions,
          "Q, K, V walkthrough": walkthrough}
-url_state.kept("internals_part", "part", list(PARTS))
-tabs = st.tabs(list(PARTS), key="internals_part", on_change="rerun")
-url_state.keep("part", st.session_state.get("internals_part") or next(iter(PARTS)))
-for tab, draw in zip(tabs, PARTS.values()):
-    if tab.open:
-        with tab:
-            draw()
+one_tab_at_a_time(PARTS, "internals_part", "part")

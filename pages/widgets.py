@@ -192,3 +192,15 @@ def choose_head(checkpoint, prefix: str, first_kind: str = "encoder", kinds=ATTE
         head = int(chosen[2]) if saved else 0
     url_state.keep("head", f"{kind}.{layer}.{head}")
     return kind, layer, head
+
+
+def one_tab_at_a_time(parts: dict, key: str, parameter: str) -> None:
+    """Tabs of which only the open one runs and is drawn (name → its drawing function), the open one kept in the
+    URL as `parameter=`: a page of several heavy views then costs one view's time on every rerun."""
+    url_state.kept(key, parameter, list(parts))
+    tabs = st.tabs(list(parts), key=key, on_change="rerun")
+    url_state.keep(parameter, st.session_state.get(key) or next(iter(parts)))
+    for tab, draw in zip(tabs, parts.values()):
+        if tab.open:
+            with tab:
+                draw()

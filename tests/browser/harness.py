@@ -104,7 +104,13 @@ def submit_sentence(page, sentence: str) -> None:
 
 
 def go_to(page, title: str) -> None:
+    """Click a page's name in the sidebar and wait until the address is that page's: under load the app's script
+    state can still read "not running" a moment after the click, and a settle() then returned on the old page."""
     page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    name = {shown: name for name, shown in PAGE_TITLES.items()}.get(title)
+    if name is not None:
+        path = "/" + page_path(name) if page_path(name) else ""
+        page.wait_for_function("(path) => location.pathname.replace(/\\/+$/, '') === path", arg=path, timeout=60_000)
 
 
 # True once the run is over, every chart is drawn and the charts (their number and widths) have stayed the same
