@@ -82,6 +82,23 @@ st.session_state["role_thresholds"] = asdict(thresholds)   # for the next visit,
 st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(thresholds).items()))
 
 
+def run_corpus_analysis(what: str, job, workers: int, address: str | None) -> None:
+    """Head roles or importance on a corpus, as a queued job with a progress bar: job() reads the files and returns
+    compute(runner, progress); the result is kept in this session (under "roles:…" or "importance:…") and the page
+    runs again. A bad file or a Ray failure is said on the page."""
+    try:
+        compute = job()
+        with corpus_job(f"computing head {what}"), workers_for(key, workers, address) as runner:
+            bar = st.progress(0.0, text=f"Computing head {what}…")
+            st.session_state[f"{what}:{key}"] = compute(runner, lambda fraction: bar.progress(fraction))
+            remember_retries(runner, "heads")
+        st.rerun()
+    except DistributedError as error:
+        st.error(f"Could not compute on Ray: {error}")
+    except (OSError, CorpusError, ValueError) as error:
+        st.error(f"Cannot use these files: {error}")
+
+
 def roles_and_importance() -> None:
     """The role maps, the head table, one head's numbers and its pattern on the current sentence; recomputing
     roles and importance on a corpus."""
@@ -211,26 +228,18 @@ def roles_and_importance() -> None:
         text_file = corpus_file("Plain sentences, one per line (plain or .gz)", "heads_text", DEFAULT_CORPUS / "val.en.gz")
         treebank = corpus_file("Treebank (CoNLL-U, plain or .gz) for syntactic roles", "heads_treebank", DEFAULT_TREEBANK)
         if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank)):
-            try:
+            def roles_job():
                 text_data, text_source, text_name = text_file.read()
                 tree_data, tree_source, tree_name = treebank.read()
                 sentences = lines_of(text_data, text_source) if text_data else None
                 trees = trees_of(tree_data, tree_source) if tree_data else None
                 if not sentences and not trees:
                     raise CorpusError(f"{text_source or tree_source}: holds no sentences")
-                with corpus_job("computing head roles"), workers_for(key, workers, address) as runner:
-                    bar = st.progress(0.0, text="Computing head roles…")
-                    st.session_state[f"roles:{key}"] = cached_analysis(
-                        "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
-                            checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name,
-                            progress=lambda f: bar.progress(f), tallies_of=tallies_on(runner)).to_json(),
-                        analysis_folder(text_file, treebank))
-                    remember_retries(runner, "heads")
-                st.rerun()
-            except DistributedError as error:
-                st.error(f"Could not compute on Ray: {error}")
-            except (OSError, CorpusError, ValueError) as error:
-                st.error(f"Cannot use these files: {error}")
+                return lambda runner, progress: cached_analysis(
+                    "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
+                        checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name, progress=progress,
+                        tallies_of=tallies_on(runner)).to_json(), analysis_folder(text_file, treebank))
+            run_corpus_analysis("roles", roles_job, workers, address)
         if translates:
             source = corpus_file("Source sentences for importance", "heads_src", DEFAULT_CORPUS / "val.en.gz")
             reference = corpus_file("Their reference translations (aligned)", "heads_ref", DEFAULT_CORPUS / "val.de.gz")
@@ -243,7 +252,7 @@ def roles_and_importance() -> None:
                                 key="heads_limit")
         if st.button("Compute importance", key="heads_compute_importance",
                      disabled=not (source and (reference or not translates))):
-            try:
+            def importance_job():
                 source_data, source_name, corpus_name = source.read()
                 sources = lines_of(source_data, source_name)
                 reference_data, references = b"", None
@@ -257,19 +266,12 @@ def roles_and_importance() -> None:
                     raise CorpusError(f"{source_name}: holds no lines")
                 corpus_key = corpus_hash(source_data, reference_data, str(limit).encode())
                 scorer = scorer_for(checkpoint, sources, references)
-                with corpus_job("computing head importance"), workers_for(key, workers, address) as runner:
-                    bar = st.progress(0.0, text="Computing head importance…")
-                    st.session_state[f"importance:{key}"] = cached_analysis(
-                        "importance", checkpoint, corpus_key,
-                        lambda: importance_report(scorer, corpus_name=corpus_name, progress=lambda f: bar.progress(f),
-                                                  engine=engine_for(runner, scorer, sources, references)),
-                        analysis_folder(source, reference))
-                    remember_retries(runner, "heads")
-                st.rerun()
-            except DistributedError as error:
-                st.error(f"Could not compute on Ray: {error}")
-            except (OSError, CorpusError, ValueError) as error:
-                st.error(f"Cannot use these files: {error}")
+                return lambda runner, progress: cached_analysis(
+                    "importance", checkpoint, corpus_key,
+                    lambda: importance_report(scorer, corpus_name=corpus_name, progress=progress,
+                                              engine=engine_for(runner, scorer, sources, references)),
+                    analysis_folder(source, reference))
+            run_corpus_analysis("importance", importance_job, workers, address)
 
     if entries:
         st.header(f"{spec} on the current sentence")
