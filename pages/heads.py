@@ -321,9 +321,9 @@ def training() -> None:
                                   for h in evolution["heads"] for epoch, value in zip(evolution["epochs"], h[value_key])]))
         epochs = evolution["epochs"]
         every = "every epoch" if len(epochs) == epochs[-1] - epochs[0] + 1 else f"{len(epochs)} of its {epochs[-1]} epochs"
-        st.caption(f"Each line is one head, measured after {every} of training on the in-domain sentences of the roles "
-                   "above; the dashed line is the role threshold set above. The thick lines are the heads that end "
-                   "highest in each column.")
+        st.caption(f"Each line is one head, measured after {every} of training on the in-domain sentences the roles "
+                   "were measured on (Roles and importance); the dashed line is the role threshold set above. The "
+                   "thick lines are the heads that end highest in each column.")
 
 
 def sinks_on_the_sentence() -> None:
