@@ -9,9 +9,9 @@ then divided by their sum, as the authors do, so that a row sums to 1. Returns [
 
 Cost: one max-flow per (query, key) pair, n² of them, each on a graph of (layers−1)·n + 2 nodes and about
 (layers−2)·n² + 2n edges (only the query at the top, only the key at the bottom), PAIRS_PER_CALL pairs solved side
-by side in one scipy call (max_flows). scipy's Dinic (C) needs integer capacities, so capacities are scaled by CAPACITY_SCALE = 10⁶ and rounded: each
-edge is off by at most 5·10⁻⁷, a flow by at most that times the edges of a cut. tests/explorer/test_flow.py
-compares with networkx on the unrounded floats. Pairs that no path joins (a causal decoder's future) are skipped:
+by side in one scipy call (max_flows). scipy's Dinic (C) needs integer capacities, so capacities are scaled by
+CAPACITY_SCALE = 10⁶ and rounded: each edge is off by at most 5·10⁻⁷, a flow by at most that times the edges of a
+cut. tests/explorer/test_flow.py compares with networkx on the unrounded floats. Pairs that no path joins (a causal decoder's future) are skipped:
 their flow is 0.
 MAX_FLOW_TOKENS is chosen from measured times (README, "Attention flow and rollout").
 """
@@ -31,9 +31,8 @@ CAPACITY_SCALE = 10**6
 # (query, key) pairs solved in one scipy call (max_flows). Measured on h8's encoder at 45 words (49 tokens): 4 pairs
 # a call 0.32 s, 16 0.25 s, 50 0.29 s, 400 0.61 s (the bigger graph needs more of Dinic's phases); one a call 0.54 s.
 PAIRS_PER_CALL = 16
-# h8, 3 layers, this 2-core machine quiet, solved a pair at a time: 0.005 s at 5 tokens, 0.08 s at 20, 1.0 s at 45,
-# 2.0 s at 60 (≈ 7 s when shared with other runs; README, "Attention flow and rollout"); 16 pairs a call: 0.25 s
-# at 49 tokens (benchmarks/explain.py)
+# Chosen when pairs were solved one a call (h8, 3 layers, quiet: 1.0 s at 45 tokens, 2.0 s at 60; README, "Attention
+# flow and rollout"); 16 pairs a call take 0.25 s at 49 tokens (benchmarks/explain.py).
 MAX_FLOW_TOKENS = 60
 
 
@@ -46,8 +45,8 @@ def residual_attention(pattern: np.ndarray, live: np.ndarray | None = None) -> n
 
 
 def part_edges(scaled: np.ndarray, queries: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The edges of one small graph per (query, key) pair, numbered side by side: (rows, columns, capacities, the
-    node number of each part's sink). A part holds only what a flow from that query to that key can use: the
+    """The edges of one small graph per (query, key) pair, numbered side by side: (rows, columns, capacities, each
+    part's source node, each part's sink node). A part holds only what a flow from that query to that key can use: the
     query's edges into the layer below, every edge between the middle layers, and the edges into that key."""
     layers, length, _ = scaled.shape
     size = 2 + (layers - 1) * length                 # source, the middle layers' nodes, sink
@@ -69,7 +68,7 @@ def part_edges(scaled: np.ndarray, queries: np.ndarray, keys: np.ndarray) -> tup
     columns = [(first[:, None] + top + positions[None]).ravel(), (first[:, None] + middle[1][None]).ravel(),
                np.repeat(sinks, length)]
     capacities = [scaled[-1][queries].ravel(), np.tile(middle[2], parts), scaled[0][:, keys].T.ravel()]
-    return np.concatenate(rows), np.concatenate(columns), np.concatenate(capacities), sinks
+    return np.concatenate(rows), np.concatenate(columns), np.concatenate(capacities), first, sinks
 
 
 def max_flows(scaled: np.ndarray, queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -78,11 +77,11 @@ def max_flows(scaled: np.ndarray, queries: np.ndarray, keys: np.ndarray) -> np.n
     node, so a maximum flow of the whole is a maximum flow of each part, read on the part's edge to the super sink.
     (One scipy call per pair spent most of its time building the whole graph again: 2.1x slower on h8's encoder
     at 45 words.)"""
-    rows, columns, capacities, sinks = part_edges(scaled, queries, keys)
+    rows, columns, capacities, sources, sinks = part_edges(scaled, queries, keys)
     nodes = sinks[-1] + 2
     ample = np.full(len(sinks), 2 * CAPACITY_SCALE)     # more than a part can carry: a flow is at most 1 × scale
     rows = np.concatenate([np.zeros(len(sinks), np.int64), rows, sinks])
-    columns = np.concatenate([sinks - (sinks[0] - 1), columns, np.full(len(sinks), nodes - 1)])
+    columns = np.concatenate([sources, columns, np.full(len(sinks), nodes - 1)])
     capacities = np.concatenate([ample, capacities, ample])
     present = capacities > 0
     graph = csr_array((capacities[present].astype(np.int32), (rows[present], columns[present])), shape=(nodes, nodes))

@@ -63,7 +63,7 @@ st.caption("Which job each attention head seems to do (look at a fixed neighbour
            "word) and how much the model needs it; in the maps each square is one head and each row a layer.",
            help=term_help("head", "layer"))
 # What happened to the current sentence (cut, recased, unfamiliar to the model) is said here, under the title,
-# though the sentence is traced only for the page's last section.
+# though only the tabs that look at the sentence trace it (Roles and importance at its end, Attention sinks).
 sentence_notices = st.container()
 roles = st.session_state.get(f"roles:{key}") or shipped(checkpoint, ROLES_FILE)
 importance = st.session_state.get(f"importance:{key}") or shipped(checkpoint, IMPORTANCE_FILE)

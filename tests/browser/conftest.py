@@ -44,4 +44,6 @@ def pytest_collection_modifyitems(items):
     for item in items:
         module = item.path.name
         if item.path.parent == HERE and module.startswith("test_"):
+            if module not in GROUPS:
+                raise pytest.UsageError(f"tests/browser/{module}: give it a group in GROUPS (tests/browser/conftest.py)")
             item.add_marker(pytest.mark.xdist_group(GROUPS[module]))
