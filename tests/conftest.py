@@ -30,6 +30,28 @@ def one_torch_thread():
     yield
 
 
+def _scan_component_manifests_once() -> None:
+    """Every new AppTest looks for Streamlit components by reading the metadata of every installed package: 17 s
+    of the suite's CPU (py-spy), for an answer that cannot change while the tests run. Read it once a process."""
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner
+
+    manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+
+_scan_component_manifests_once()
+
+
+def pytest_configure(config):
+    """At the end pytest collects garbage five times over to find unraisable exceptions: 2 s for each xdist worker
+    on the heap the models leave (py-spy). Once finds them; pytest's own tester turns it off the same way."""
+    try:
+        from _pytest.unraisableexception import gc_collect_iterations_key
+    except ImportError:         # a pytest without the setting: its default, nothing lost
+        return
+    config.stash[gc_collect_iterations_key] = 1
+
 DATA = ROOT.parent / "shared" / "data"
 MULTI30K = DATA / "multi30k"
 BUNDLED = {heads: ROOT / "models" / f"en-de-h{heads}" for heads in (1, 2, 8)}

@@ -125,14 +125,21 @@ def m2m100(folder):
 FAMILIES = {"marian": marian, "bart": bart, "gpt2": gpt2, "bert": bert, "t5": t5, "m2m100": m2m100}
 
 
+_SAVED: dict[tuple[str, int], Path] = {}
+
+
 def saved_model(family: str, tmp_path_factory):
-    """The folder of a tiny random model of this family, saved with save_pretrained (safetensors)."""
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp(family)
-    model, tokenizer = FAMILIES[family](folder)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    """The folder of a tiny random model of this family, saved with save_pretrained (safetensors): built once a
+    test session (38 callers; building trains a tokenizer) and only read after, never written to."""
+    key = (family, id(tmp_path_factory))
+    if key not in _SAVED:
+        torch.manual_seed(0)
+        folder = tmp_path_factory.mktemp(family)
+        model, tokenizer = FAMILIES[family](folder)
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        _SAVED[key] = folder
+    return _SAVED[key]
 
 
 def eager_attentions(model, folder, source, target) -> dict:
