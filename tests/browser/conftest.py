@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.browser.harness import launch, offline_context, streamlit_server
+from tests.browser.harness import launch, streamlit_server, warm_offline_context
 
 
 @pytest.fixture(scope="session")
@@ -13,19 +13,37 @@ def app_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def playwright_driver():
     with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_driver):
+    """A Chromium for the tests that want contexts of their own (two visitors side by side, a fresh server's first
+    request); the others share the warm context."""
+    browser = launch(playwright_driver)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def warm_context(playwright_driver, tmp_path_factory):
+    context = warm_offline_context(playwright_driver, tmp_path_factory.mktemp("chromium-profile"))
+    yield context
+    context.close()
 
 
 @pytest.fixture
-def context(browser):
-    """A fresh offline browser context (its own session and cookies) for one test."""
-    context = offline_context(browser)
-    yield context
-    context.close()
+def context(warm_context):
+    """The warm offline context for one test: each tab it opens is a new Streamlit session, as in a fresh context;
+    its list of blocked requests starts empty, and the tabs it opened are closed after it."""
+    before = set(warm_context.pages)
+    warm_context.blocked.clear()
+    yield warm_context
+    for page in warm_context.pages:
+        if page not in before:
+            page.close()
 
 
 # The browser tests in two xdist groups of about equal time (durations of a full run: every-page 36 s a sentence

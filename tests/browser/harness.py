@@ -69,11 +69,26 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
+VIEWPORT = {"width": 1400, "height": 1000}
+
+
 def offline_context(browser):
     """A browser context in which every request leaving localhost fails (Chromium resolves no other host name,
     CHROMIUM_ARGS) and is listed in context.blocked. Watched, not routed: a routed context loses the HTTP cache,
     and every page load then fetched and compiled Streamlit's and plotly's scripts anew."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    return watched(browser.new_context(viewport=VIEWPORT))
+
+
+def warm_offline_context(playwright, profile: Path):
+    """An offline context (as offline_context) on a profile kept on disk, for many tests one after another: its
+    cache keeps the scripts V8 compiled, which an in-memory context does not, and a new tab of a plotly page then
+    takes ~1 s less CPU (3.9 → 2.9 s, Attention at 20 words). Each tab is still its own Streamlit session."""
+    return watched(playwright.chromium.launch_persistent_context(
+        profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=VIEWPORT))
+
+
+def watched(context):
+    """The context with every request that leaves this machine listed in context.blocked."""
     blocked: list[str] = []
 
     def watch(request):

@@ -87,11 +87,21 @@ def test_beam_tree_labels_never_overlap(context, app_url):
     assert max(label["right"] for label in labels) <= box["x"] + box["width"]
 
 
+@pytest.fixture(scope="module")
+def decoding_45(warm_context, app_url):
+    """The Decoding page of the 45-word sentence, read (never changed) by the tests that take it."""
+    warm_context.blocked.clear()
+    page = open_decoding(warm_context, app_url, FORTY_FIVE_WORDS)
+    yield page
+    page.close()
+    assert warm_context.blocked == []
+
+
 @pytest.mark.parametrize("title, what", [("Every step", "steps"), ("step 0: where it looked", "source tokens")])
-def test_the_tick_labels_at_45_words_are_thinned_evenly_and_zoom_to_every_one(context, app_url, title, what):
+def test_the_tick_labels_at_45_words_are_thinned_evenly_and_zoom_to_every_one(decoding_45, title, what):
     """The steps overview and the cross-attention bars of a 45-word sentence: more bars than a projector's column
     labels one by one, so a label every other bar or so, evenly, none on another, every one once zoomed in."""
-    page = open_decoding(context, app_url, FORTY_FIVE_WORDS)
+    page = decoding_45
     ticks = chart(page, title, ".xtick text")
     assert ticks["x"] >= 35, what                                       # 49 source tokens, ~40 steps
     shown = len(ticks["items"])
@@ -100,7 +110,6 @@ def test_the_tick_labels_at_45_words_are_thinned_evenly_and_zoom_to_every_one(co
     figure = page.locator(".js-plotly-plot", has=page.locator(".gtitle", has_text=title)).first
     assert "zoom in and read" in figure.locator(".gtitle").text_content()      # lines join with no space
     assert all(tick["bottom"] - tick["top"] >= 8 for tick in ticks["items"])    # upright, in a readable font
-    page.close()
 
 
 def test_a_short_sentence_keeps_its_labels_too(context, app_url):

@@ -5,6 +5,7 @@ import json
 import re
 from urllib.parse import quote
 
+import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.harness import settle, wait_idle
@@ -20,6 +21,16 @@ def open_heads(context, url: str, sentence: str = SENTENCE):
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=90_000)
     settle(page)
     return page
+
+
+@pytest.fixture(scope="module")
+def heads_page(warm_context, app_url):
+    """The Heads page of SENTENCE as it opens, for the tests that read it and leave it as they found it."""
+    warm_context.blocked.clear()
+    page = open_heads(warm_context, app_url)
+    yield page
+    page.close()
+    assert warm_context.blocked == []
 
 
 def radio(page, label: str, option: str) -> None:
@@ -117,8 +128,8 @@ def role_maps(page) -> list[dict]:
     return []
 
 
-def test_the_role_maps_are_coloured_by_importance_with_short_readable_cells(context, app_url):
-    page = open_heads(context, app_url)
+def test_the_role_maps_are_coloured_by_importance_with_short_readable_cells(heads_page):
+    page = heads_page
     maps = role_maps(page)
     assert [m["title"] for m in maps] == ["Encoder self-attention", "Decoder self-attention (masked)",
                                           "Encoder–decoder cross-attention"], json.dumps(maps)[:500]
@@ -131,12 +142,13 @@ def test_the_role_maps_are_coloured_by_importance_with_short_readable_cells(cont
     # Coloured by role instead: a role abbreviation or nothing in each cell, a colour bar naming the roles.
     radio(page, "Colour the maps by", "role")
     assert [shown["colourbarTitle"] for shown in role_maps(page)] == ["role"] * 3
+    radio(page, "Colour the maps by", "importance")             # as it was, for the next test on this page
 
 
-def test_importance_in_significant_digits_and_chance_without_an_arrow(context, app_url, h8):
+def test_importance_in_significant_digits_and_chance_without_an_arrow(heads_page, h8):
     importance = json.loads((h8.path / "head_importance.json").read_text())
     first = next(h for h in importance["heads"] if h["spec"] == "enc.0.0")
-    page = open_heads(context, app_url)
+    page = heads_page
     page.get_by_text("One head", exact=True).scroll_into_view_if_needed()
     metrics = {m.locator('[data-testid="stMetricLabel"]').inner_text().strip(): m
                for m in page.locator('[data-testid="stMetric"]').all()}

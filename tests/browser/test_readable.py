@@ -4,7 +4,7 @@ printed over anything else, the colour scale said."""
 
 import pytest
 
-from tests.browser.harness import offline_context, open_view, settle
+from tests.browser.harness import open_view, settle
 
 
 WORDS_20 = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
@@ -14,11 +14,10 @@ WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while hi
 
 
 @pytest.fixture(scope="module")
-def context(browser):
-    context = offline_context(browser)
-    yield context
-    assert context.blocked == []
-    context.close()
+def context(warm_context):
+    warm_context.blocked.clear()
+    yield warm_context
+    assert warm_context.blocked == []
 
 
 @pytest.fixture(scope="module")
