@@ -12,9 +12,10 @@ import pytest
 
 from explorer.cli import main
 from explorer.corpus_scoring import scorer_for
-from explorer.distributed import RayRunner, connect, engine_for
+from explorer.distributed import RayRunner, connect, engine_for, translation_groups
 from explorer.faithfulness import ATTENTION_METHODS
 from explorer.head_sets import HeadSpec, head_mask
+from models.checkpoint import Checkpoint
 from models.data import read_parallel
 from tests.conftest import MULTI30K, ROOT
 from tests.explorer.test_cli import cli
@@ -44,10 +45,15 @@ def without_timing(result: dict) -> dict:
     return {k: v for k, v in result.items() if k not in ("seconds", "gradient_seconds", "distributed")}
 
 
-def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoint, local_ray, capsys, tmp_path):
+def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoint, local_ray, capsys, tmp_path,
+                                                                  monkeypatch):
     model = str(tiny_checkpoint.path)
-    # 70 pairs: two generation batches (64 + 6), so two shards, one for each worker
-    pairs = ["--src", str(MULTI30K / "val.en.gz"), "--ref", str(MULTI30K / "val.de.gz"), "--limit", "70"]
+    # 16 pairs in generation batches of 8 here (64 in the workers, which translate a shard of one batch in one
+    # batch, as here): two batches, so two shards, one for each worker. (70 pairs in batches of 64 took 4x longer.)
+    monkeypatch.setattr(Checkpoint, "generation_batch", 8)
+    pairs = ["--src", str(MULTI30K / "val.en.gz"), "--ref", str(MULTI30K / "val.de.gz"), "--limit", "16"]
+    sources, references = read_parallel(MULTI30K / "val.en.gz", MULTI30K / "val.de.gz")
+    assert [len(group) for group in translation_groups(tiny_checkpoint, sources[:16], references[:16])] == [8, 8]
     commands = {
         "evaluate": ["evaluate", "--model", model, *pairs, "--json"],
         "importance": ["importance", "--model", model, *pairs, "--json"],
