@@ -65,6 +65,22 @@ def streamlit_server(log_path: Path, script: Path = Path("pages/app.py"), launch
             process.wait(timeout=20)
 
 
+def listening(port: int) -> set[str]:
+    """The IPv4/IPv6 addresses a TCP port listens on, from the kernel's own table."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                local, state = row.split()[1], row.split()[3]
+                address, port_hex = local.split(":")
+                if state == "0A" and int(port_hex, 16) == port:       # 0A: LISTEN
+                    if len(address) == 8:
+                        found.add(".".join(str(int(address[i:i + 2], 16)) for i in (6, 4, 2, 0)))
+                    else:
+                        found.add("::" if set(address) == {"0"} else address)
+    return found
+
+
 def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 

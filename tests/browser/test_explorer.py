@@ -165,11 +165,14 @@ OPENED_BY_OTHER_TESTS = {"translation", "attention", "internals", "decoding", "h
 def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
     """A bookmarked page URL as the very first request of a fresh server, then the other pages no other test
     opens by their address, each in a new session: each shows the sidebar, the navigation and that page (not a
-    list of file names)."""
-    from tests.browser.harness import PAGE_TITLES, page_path, streamlit_server
+    list of file names). Started as `start.sh` starts it, the server listens on this machine only."""
+    from urllib.parse import urlparse
+
+    from tests.browser.harness import PAGE_TITLES, listening, page_path, streamlit_server
 
     assert {page_path(name) for name in PAGE_TITLES} == set(PAGE_URLS) | OPENED_BY_OTHER_TESTS
-    with streamlit_server(tmp_path / "server.log") as url:
+    with streamlit_server(tmp_path / "server.log", launch_options=[]) as url:      # started as start.sh starts it
+        assert listening(urlparse(url).port) == {"127.0.0.1"}                       # on this machine only
         context = offline_context(browser)          # a new tab is a new Streamlit session
         first = context.new_page()
         first.goto(f"{url}/{next(iter(PAGE_URLS))}")
