@@ -145,7 +145,7 @@ def test_card_numbers_are_the_functions_outputs(tiny_checkpoint):
 def test_every_family_gets_a_card(family, tmp_path_factory):
     model = open_model(saved_model(family, tmp_path_factory))
     for name in NAMES:
-        card = PAPERS[name](model, Budget(sentences=8))
+        card = PAPERS[name](model, Budget(sentences=4))
         assert card.verdict in VERDICTS, (family, name)
         if name == "xiao" and not model.has("decoder"):
             assert card.verdict == NOT_MEASURABLE and "encoder" in card.rule
