@@ -7,6 +7,7 @@ attention *from* a word the mean over its pieces. Which pieces belong to which w
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,23 +34,23 @@ def read_trees(path: str | Path, limit: int | None = None) -> list[Tree]:
 
 
 def trees_of(data: bytes, path: str, limit: int | None = None) -> list[Tree]:
-    """The trees in a CoNLL-U file's bytes (plain or gzip); errors name `path`, the person's own file."""
+    """The trees in a CoNLL-U file's bytes (plain or gzip); errors name `path`, the person's own file. Read sentence
+    by sentence up to `limit`: a 30-sentence run no longer parses a 2,000-sentence treebank."""
+    trees = []
     try:
-        sentences = conllu.parse(decode_text(data, path, "CoNLL-U file"))
+        for sentence in conllu.parse_incr(io.StringIO(decode_text(data, path, "CoNLL-U file"))):
+            tokens = [t for t in sentence if isinstance(t["id"], int)]
+            if not tokens:
+                continue
+            try:
+                trees.append(Tree([t["form"] for t in tokens], [int(t["head"]) - 1 for t in tokens],
+                                  [str(t["deprel"]).split(":")[0] for t in tokens]))
+            except (TypeError, ValueError):
+                raise CorpusError(f"{path}: a sentence has a token without a numeric head") from None
+            if limit and len(trees) >= limit:
+                break
     except conllu.exceptions.ParseException as error:
         raise CorpusError(f"{path}: not a readable CoNLL-U file ({error.__class__.__name__})") from None
-    trees = []
-    for sentence in sentences:
-        tokens = [t for t in sentence if isinstance(t["id"], int)]
-        if not tokens:
-            continue
-        try:
-            trees.append(Tree([t["form"] for t in tokens], [int(t["head"]) - 1 for t in tokens],
-                              [str(t["deprel"]).split(":")[0] for t in tokens]))
-        except (TypeError, ValueError):
-            raise CorpusError(f"{path}: a sentence has a token without a numeric head") from None
-        if limit and len(trees) >= limit:
-            break
     if not trees:
         raise CorpusError(f"{path}: no sentences with dependency trees")
     return trees
