@@ -43,6 +43,24 @@ def _scan_component_manifests_once() -> None:
 _scan_component_manifests_once()
 
 
+def _compile_page_scripts_once() -> None:
+    """Each AppTest has a script cache of its own, so every test parsed and compiled the page scripts again (4 s of
+    CPU, py-spy), as a server does once. One cache a process; no test changes a page's file."""
+    from streamlit.runtime.scriptrunner import script_cache
+
+    shared: dict = {}
+    start = script_cache.ScriptCache.__init__
+
+    def start_with_the_shared_cache(self) -> None:
+        start(self)
+        self._cache = shared
+
+    script_cache.ScriptCache.__init__ = start_with_the_shared_cache
+
+
+_compile_page_scripts_once()
+
+
 def pytest_configure(config):
     """At the end pytest collects garbage five times over to find unraisable exceptions: 2 s for each xdist worker
     on the heap the models leave (py-spy). Once finds them; pytest's own tester turns it off the same way."""
