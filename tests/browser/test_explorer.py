@@ -92,7 +92,7 @@ def test_hostile_sentence_runs_nothing(context, app_url):
     for view, drawn in (("bertviz head view", "svg text"), ("bertviz model view", "svg line")):
         open_tab(page, view)
         page.frame_locator("iframe").first.locator(drawn).first.wait_for(state="attached", timeout=60_000)
-        page.wait_for_timeout(1000)  # give any injected script the chance to fire
+        page.wait_for_timeout(500)   # give any injected script the chance to fire (it runs as the frame loads)
     open_tab(page, "bertviz head view")
     tokens = iframe_texts(page, "svg text")
     assert "<unk>" in tokens and "ert" in tokens  # tag-like tokens are shown as text (the tokenizer has no "<")
