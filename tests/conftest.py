@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-import pytest
-import torch
+# One OpenBLAS thread for numpy (before it is imported), as the launcher sets for the app (pages/launch.py); the
+# Streamlit servers the browser tests start inherit it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -46,7 +46,9 @@ def streamlit_server(log_path: Path, script: Path = Path("pages/app.py"), launch
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             command + ["--server.fileWatcherType", "none"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            # one BLAS thread, as start.sh's launcher sets (pages/launch.py), also when run as `streamlit run`
+            env={"OPENBLAS_NUM_THREADS": "1", **os.environ, "PYTHONUNBUFFERED": "1"})
         url = f"http://localhost:{port}"
         try:
             deadline = time.time() + 90
