@@ -4,7 +4,7 @@ printed over anything else, the colour scale said."""
 
 import pytest
 
-from tests.browser.harness import open_view, settle
+from tests.browser.harness import go_to, open_view, settle
 
 
 WORDS_20 = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
@@ -30,6 +30,14 @@ def attention_45(context, app_url):
 @pytest.fixture(scope="module")
 def internals_45(context, app_url):
     page = open_view(context, app_url, "internals", model="h8", sentence=WORDS_45)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def long_sentence_tab(context, app_url):
+    """One tab on the 45-word sentence (h8), which each test that takes it moves to its own page by the sidebar."""
+    page = open_view(context, app_url, "translation", model="h8", sentence=WORDS_45)
     yield page
     page.close()
 
@@ -159,26 +167,25 @@ def test_the_walkthrough_opens_on_a_word_and_says_its_scaling_plainly(internals_
     assert "√d_k (√32 = 5.66)" in titles and "= ÷" not in titles
 
 
-def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_tokens(context, app_url):
-    page = open_view(context, app_url, "compare", model="h8", sentence=WORDS_45)
-    try:
-        strips = chart(page, "attends to")
-        panels = boxes(strips.locator(".heatmaplayer image"))
-        assert len(panels) == 3                         # the three models, on main: 11 heatmaps one under another
-        assert len({round(panel["top"]) for panel in panels}) == 1                     # side by side
-        assert all(a["right"] <= b["left"] for a, b in zip(panels, panels[1:]))
-        assert min(panel["bottom"] - panel["top"] for panel in panels) / 49 >= 13      # a label's height a key
-        labels = strips.locator(".ytick text")
-        assert labels.count() == 49 and overlapping(boxes(labels)) == []
-        assert min(labels.evaluate_all("ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")) >= 11
-        tiles = chart(page, "Every head of every model")
-        assert tiles.locator(".heatmaplayer image").count() == 8 + 2 + 1
-        titles = boxes(page.locator('[data-testid="stPlotlyChart"] .annotation-text'))
-        assert overlapping(titles) == []                # on main: "head Bead 1"
-        height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-        assert height < 5000                            # on main: 13,082 px
-    finally:
-        page.close()
+def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_tokens(long_sentence_tab):
+    page = long_sentence_tab
+    go_to(page, "Compare models")
+    settle(page)
+    strips = chart(page, "attends to")
+    panels = boxes(strips.locator(".heatmaplayer image"))
+    assert len(panels) == 3                         # the three models, on main: 11 heatmaps one under another
+    assert len({round(panel["top"]) for panel in panels}) == 1                     # side by side
+    assert all(a["right"] <= b["left"] for a, b in zip(panels, panels[1:]))
+    assert min(panel["bottom"] - panel["top"] for panel in panels) / 49 >= 13      # a label's height a key
+    labels = strips.locator(".ytick text")
+    assert labels.count() == 49 and overlapping(boxes(labels)) == []
+    assert min(labels.evaluate_all("ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")) >= 11
+    tiles = chart(page, "Every head of every model")
+    assert tiles.locator(".heatmaplayer image").count() == 8 + 2 + 1
+    titles = boxes(page.locator('[data-testid="stPlotlyChart"] .annotation-text'))
+    assert overlapping(titles) == []                # on main: "head Bead 1"
+    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    assert height < 5000                            # on main: 13,082 px
 
 
 def test_the_prune_diff_wraps_and_the_curve_legend_keeps_off_its_title(context, app_url):
@@ -195,11 +202,10 @@ def test_the_prune_diff_wraps_and_the_curve_legend_keeps_off_its_title(context, 
         page.close()
 
 
-def test_the_token_table_shows_every_token_without_a_scroll_box(context, app_url):
-    page = open_view(context, app_url, "translation", model="h8", sentence=WORDS_45)
-    try:
-        table = page.locator('[data-testid="stDataFrame"]').first
-        rows = 49                                       # the 45 words' pieces and </s>
-        assert table.evaluate("t => t.getBoundingClientRect().height") >= 35 * (rows + 1)   # on main: 10 rows
-    finally:
-        page.close()
+def test_the_token_table_shows_every_token_without_a_scroll_box(long_sentence_tab):
+    page = long_sentence_tab
+    go_to(page, "Translation")
+    settle(page)
+    table = page.locator('[data-testid="stDataFrame"]').first
+    rows = 49                                           # the 45 words' pieces and </s>
+    assert table.evaluate("t => t.getBoundingClientRect().height") >= 35 * (rows + 1)       # on main: 10 rows
