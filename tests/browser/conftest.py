@@ -29,17 +29,22 @@ def browser(playwright_driver):
 
 @pytest.fixture(scope="session")
 def warm_context(playwright_driver, tmp_path_factory):
+    """One offline context for the tests of a worker. Its list of blocked requests is never cleared but by the one
+    test that makes some on purpose: a request that left this machine in any test fails the next test's setup,
+    the end of a module's shared tab, or the end of the session."""
     context = warm_offline_context(playwright_driver, tmp_path_factory.mktemp("chromium-profile"))
     yield context
+    blocked = list(context.blocked)
     context.close()
+    assert blocked == [], f"requests that left this machine: {blocked}"
 
 
 @pytest.fixture
 def context(warm_context):
-    """The warm offline context for one test: each tab it opens is a new Streamlit session, as in a fresh context;
-    its list of blocked requests starts empty, and the tabs it opened are closed after it."""
+    """The warm offline context for one test: each tab it opens is a new Streamlit session, as in a fresh context,
+    and the tabs it opened are closed after it."""
+    assert warm_context.blocked == [], f"requests that left this machine in an earlier test: {warm_context.blocked}"
     before = set(warm_context.pages)
-    warm_context.blocked.clear()
     yield warm_context
     for page in warm_context.pages:
         if page not in before:

@@ -90,7 +90,6 @@ def test_beam_tree_labels_never_overlap(context, app_url):
 @pytest.fixture(scope="module")
 def decoding_45(warm_context, app_url):
     """The Decoding page of the 45-word sentence, read (never changed) by the tests that take it."""
-    warm_context.blocked.clear()
     page = open_decoding(warm_context, app_url, FORTY_FIVE_WORDS)
     yield page
     page.close()

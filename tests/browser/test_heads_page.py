@@ -26,7 +26,6 @@ def open_heads(context, url: str, sentence: str = SENTENCE):
 @pytest.fixture(scope="module")
 def heads_page(warm_context, app_url):
     """The Heads page of SENTENCE as it opens, for the tests that read it and leave it as they found it."""
-    warm_context.blocked.clear()
     page = open_heads(warm_context, app_url)
     yield page
     page.close()

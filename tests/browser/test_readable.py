@@ -15,7 +15,6 @@ WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while hi
 
 @pytest.fixture(scope="module")
 def context(warm_context):
-    warm_context.blocked.clear()
     yield warm_context
     assert warm_context.blocked == []
 
