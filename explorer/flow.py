@@ -11,8 +11,8 @@ Cost: one max-flow per (query, key) pair, n² of them, each on a graph of (layer
 (layers−2)·n² + 2n edges (only the query at the top, only the key at the bottom), PAIRS_PER_CALL pairs solved side
 by side in one scipy call (max_flows). scipy's Dinic (C) needs integer capacities, so capacities are scaled by
 CAPACITY_SCALE = 10⁶ and rounded: each edge is off by at most 5·10⁻⁷, a flow by at most that times the edges of a
-cut. tests/explorer/test_flow.py compares with networkx on the unrounded floats. Pairs that no path joins (a causal decoder's future) are skipped:
-their flow is 0.
+cut. tests/explorer/test_flow.py compares with networkx on the unrounded floats. Pairs that no path joins (a causal
+decoder's future) are skipped: their flow is 0.
 MAX_FLOW_TOKENS is chosen from measured times (README, "Attention flow and rollout").
 """
 

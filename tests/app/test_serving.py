@@ -133,6 +133,22 @@ def test_the_default_start_listens_on_this_machine_only_and_serve_on_every_inter
     assert environment(parse(["--serve", "--no-token"])[0])[access.TOKEN] == ""
 
 
+def test_the_server_gets_one_blas_thread_unless_the_host_chose(monkeypatch):
+    """numpy's small products waited on a second OpenBLAS thread of a busy core: the launcher sets one in the
+    server's environment before it starts (and imports numpy), and keeps a number the host set."""
+    from pages import launch
+
+    started = []
+    monkeypatch.setattr(launch.os, "environ", dict(launch.os.environ))       # main() writes the server's settings
+    monkeypatch.setattr(launch.os, "execv", lambda path, command: started.append(dict(launch.os.environ)))
+    for host, expected in ((None, "1"), ("4", "4")):
+        launch.os.environ.pop("OPENBLAS_NUM_THREADS", None)
+        if host:
+            launch.os.environ["OPENBLAS_NUM_THREADS"] = host
+        launch.main([])
+        assert started[-1]["OPENBLAS_NUM_THREADS"] == expected
+
+
 @pytest.mark.parametrize("argv, message", [(["--models", "/no/such/folder"], "/no/such/folder: no such folder"),
                                            (["--jobs", "0"], "--jobs 0: must be at least 1")])
 def test_a_bad_start_option_is_named(argv, message, capsys):
