@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 # One OpenBLAS thread for numpy (before it is imported), as the launcher sets for the app (pages/launch.py); the
 # Streamlit servers the browser tests start inherit it.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+# The analyses' disk cache (explorer/shipped_analyses.py) in a folder of this run, not the repository's .cache: no
+# test passes, or runs faster, because an earlier run left its result there (a clean clone computed six role
+# tables the checkout read back). The app servers the browser tests start inherit it.
+_ANALYSES_CACHE = tempfile.mkdtemp(prefix="explorer-analyses-")
+os.environ["ATTENTION_EXPLORER_CACHE"] = _ANALYSES_CACHE
+atexit.register(shutil.rmtree, _ANALYSES_CACHE, ignore_errors=True)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

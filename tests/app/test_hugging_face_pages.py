@@ -87,7 +87,10 @@ CONLLU = """# text = a dog runs in the snow
 def test_heads_page_computes_roles_for_the_kinds_the_model_has(folder, tmp_path):
     treebank = tmp_path / "tiny.conllu"
     treebank.write_text(CONLLU * 3)
+    text = tmp_path / "tiny.txt"              # a few lines, not the bundled 1,014 (tiny random models)
+    text.write_text("\n".join([SENTENCE, "A man is riding a bicycle.", "Two dogs play in the snow."] * 2) + "\n")
     at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    at.text_input(key="heads_text_path").input(str(text)).run()
     at.text_input(key="heads_treebank_path").input(str(treebank)).run()
     at.button(key="heads_compute_roles").click().run()
     assert not at.exception and not at.error
