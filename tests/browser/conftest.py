@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.browser.harness import launch, streamlit_server, warm_offline_context
+from tests.browser.harness import ONE_RENDERER, launch, streamlit_server, warm_offline_context
 
 
 @pytest.fixture(scope="session")
@@ -22,7 +22,7 @@ def playwright_driver():
 def browser(playwright_driver):
     """A Chromium for the tests that want contexts of their own (two visitors side by side, a fresh server's first
     request); the others share the warm context."""
-    browser = launch(playwright_driver)
+    browser = launch(playwright_driver, ONE_RENDERER)
     yield browser
     browser.close()
 
@@ -32,7 +32,7 @@ def warm_context(playwright_driver, tmp_path_factory):
     """One offline context for the tests of a worker. Its list of blocked requests is never cleared but by the one
     test that makes some on purpose: a request that left this machine in any test fails the next test's setup,
     the end of a module's shared tab, or the end of the session."""
-    context = warm_offline_context(playwright_driver, tmp_path_factory.mktemp("chromium-profile"))
+    context = warm_offline_context(playwright_driver, tmp_path_factory.mktemp("chromium-profile"), ONE_RENDERER)
     yield context
     blocked = list(context.blocked)
     context.close()

@@ -23,6 +23,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
                  # No host name but this machine's resolves: a request for anything else fails (offline_context)
                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost"]
+# For the tests: every tab of this one site in one renderer process. A new tab then reuses the scripts and styles
+# that process has already parsed and compiled in memory: 1.5 s of Chromium's CPU a tab where it took 2.3-3.0 s
+# (six tabs of Attention at 20 words, one after another). The benchmarks keep Chromium's own process model.
+ONE_RENDERER = ["--renderer-process-limit=1", "--process-per-site"]
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
 
@@ -83,8 +87,8 @@ def listening(port: int) -> set[str]:
     return found
 
 
-def launch(playwright):
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+def launch(playwright, extra_args: list[str] = ()):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + list(extra_args))
 
 
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -97,12 +101,12 @@ def offline_context(browser):
     return watched(browser.new_context(viewport=VIEWPORT))
 
 
-def warm_offline_context(playwright, profile: Path):
+def warm_offline_context(playwright, profile: Path, extra_args: list[str] = ()):
     """An offline context (as offline_context) on a profile kept on disk, for many tests one after another: its
     cache keeps the scripts V8 compiled, which an in-memory context does not, and a new tab of a plotly page then
     takes ~1 s less CPU (3.9 → 2.9 s, Attention at 20 words). Each tab is still its own Streamlit session."""
     return watched(playwright.chromium.launch_persistent_context(
-        profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=VIEWPORT))
+        profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS + list(extra_args), viewport=VIEWPORT))
 
 
 def watched(context):
