@@ -90,13 +90,12 @@ def test_hostile_sentence_runs_nothing(context, app_url):
     wait_idle(page)
     go_to(page, "Attention")
     wait_idle(page)
-    for view, drawn in (("bertviz head view", "svg text"), ("bertviz model view", "svg line")):
-        open_tab(page, view)
-        page.frame_locator("iframe").first.locator(drawn).first.wait_for(state="attached", timeout=60_000)
-        page.wait_for_timeout(500)   # give any injected script the chance to fire (it runs as the frame loads)
     open_tab(page, "bertviz head view")
     tokens = iframe_texts(page, "svg text")
     assert "<unk>" in tokens and "ert" in tokens  # tag-like tokens are shown as text (the tokenizer has no "<")
+    open_tab(page, "bertviz model view")
+    page.frame_locator("iframe").first.locator("svg line").first.wait_for(state="attached", timeout=60_000)
+    page.wait_for_timeout(500)   # give any injected script the chance to fire (it runs as each frame loads)
     for title in ("Internals", "Decoding"):
         go_to(page, title)
         wait_idle(page)
@@ -163,7 +162,7 @@ PAGE_URLS = {"faithfulness": "Faithfulness", "": "Lesson", "patching": "Patching
 OPENED_BY_OTHER_TESTS = {"translation", "attention", "internals", "decoding", "heads", "compare", "prune"}
 
 
-def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
+def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):
     """A bookmarked page URL as the very first request of a fresh server, then the other pages no other test
     opens by their address, each in a new session: each shows the sidebar, the navigation and that page (not a
     list of file names). Started as `start.sh` starts it, the server listens on this machine only."""
@@ -174,8 +173,7 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
     assert {page_path(name) for name in PAGE_TITLES} == set(PAGE_URLS) | OPENED_BY_OTHER_TESTS
     with streamlit_server(tmp_path / "server.log", launch_options=[]) as url:      # started as start.sh starts it
         assert listening(urlparse(url).port) == {"127.0.0.1"}                       # on this machine only
-        context = offline_context(browser)          # a new tab is a new Streamlit session
-        first = context.new_page()
+        first = context.new_page()                  # each new tab is a new Streamlit session
         first.goto(f"{url}/{next(iter(PAGE_URLS))}")
         first.locator("h1").first.wait_for(timeout=90_000)          # the very first request, alone
         # The others all at once, as a class opening a shared link: the server runs their sessions side by side.
@@ -202,7 +200,6 @@ def test_every_page_url_opened_cold_shows_the_app(browser, tmp_path):
             page.get_by_label("English sentence").wait_for(timeout=30_000)
             page.close()
         assert context.blocked == []
-        context.close()
 
 
 def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_factory):

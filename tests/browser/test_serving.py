@@ -2,6 +2,7 @@
 make the server open a folder, read a file or reach a Ray cluster is refused on the page and in the log; the
 default start listens on 127.0.0.1 only (checked on the fresh server of test_explorer.py's cold-URL test)."""
 
+import contextlib
 from urllib.parse import quote, urlparse
 
 import pytest
@@ -14,17 +15,36 @@ SENTENCE = "Two dogs play in the snow."
 ANY_ADDRESS = "0.0.0.0"
 
 
+class ServedExplorer:
+    """`start.sh --serve --token TOKEN` on one port, which a test can restart on the same port."""
+
+    def __init__(self, folder):
+        self.folder, self.port, self.starts = folder, free_port(), 0
+        self.start()
+
+    def start(self) -> None:
+        self.starts += 1
+        self.log = self.folder / f"server-{self.starts}.log"
+        self.running = contextlib.ExitStack()
+        self.url = self.running.enter_context(
+            streamlit_server(self.log, launch_options=["--serve", "--token", TOKEN], port=self.port))
+
+    def restart(self) -> None:
+        self.running.close()
+        self.start()
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    log = tmp_path_factory.mktemp("served") / "server.log"
-    with streamlit_server(log, launch_options=["--serve", "--token", TOKEN]) as url:
-        yield url, log
+    server = ServedExplorer(tmp_path_factory.mktemp("served"))
+    yield server
+    server.running.close()
 
 
 def test_a_served_explorer_refuses_every_way_in(served, context, h8):
     from explorer.translation import translate
 
-    url, log = served
+    url, log = served.url, served.log
     assert listening(urlparse(url).port) == {ANY_ADDRESS}
     page = context.new_page()
 
@@ -62,26 +82,23 @@ def test_a_served_explorer_refuses_every_way_in(served, context, h8):
     assert context.blocked == []
 
 
-def test_a_restarted_server_reopens_the_same_view(tmp_path, context):
+def test_a_restarted_server_reopens_the_same_view(served, context):
     """The tab stays open while the server restarts (same port, same token): it reconnects to the view the URL
     holds — the model, the sentence and the head — without asking for the token again."""
-    port = free_port()
-    options = ["--serve", "--token", TOKEN]
-    with streamlit_server(tmp_path / "first.log", launch_options=options, port=port) as url:
-        page = open_view(context, url, "attention", token=TOKEN, model="h2", sentence=SENTENCE, head="cross.1.1",
-                         view="Head average")
-        page.locator(".gtitle", has_text="cross, layer 1, head 1").wait_for()
-        page.evaluate("window.beforeRestart = true")
-    with streamlit_server(tmp_path / "second.log", launch_options=options, port=port):
-        page.wait_for_function(     # the tab reloaded itself (the mark set before is gone) and is connected
-            "() => !window.beforeRestart && document.querySelector('textarea[aria-label=\"English sentence\"]')"
-            " && !document.querySelector('textarea[disabled]')", timeout=60_000)
-        settle(page)
-        go_to(page, "Internals")            # the visitor goes on: a new session, opened on the URL's view
-        settle(page)
-        assert page.get_by_role("radio", name="Encoder–decoder cross-attention").is_checked()
-        assert query_parameters(page)["head"] == "cross.1.1"
-        assert page.get_by_label("Model").input_value() == "2 heads (en-de-h2)"
-        assert page.get_by_label("English sentence").input_value() == SENTENCE
-        assert query_parameters(page)["model"] == "h2" and query_parameters(page)["token"] == TOKEN
+    page = open_view(context, served.url, "attention", token=TOKEN, model="h2", sentence=SENTENCE, head="cross.1.1",
+                     view="Head average")
+    page.locator(".gtitle", has_text="cross, layer 1, head 1").wait_for()
+    page.evaluate("window.beforeRestart = true")
+    served.restart()
+    page.wait_for_function(     # the tab reloaded itself (the mark set before is gone) and is connected
+        "() => !window.beforeRestart && document.querySelector('textarea[aria-label=\"English sentence\"]')"
+        " && !document.querySelector('textarea[disabled]')", timeout=60_000)
+    settle(page)
+    go_to(page, "Internals")            # the visitor goes on: a new session, opened on the URL's view
+    settle(page)
+    assert page.get_by_role("radio", name="Encoder–decoder cross-attention").is_checked()
+    assert query_parameters(page)["head"] == "cross.1.1"
+    assert page.get_by_label("Model").input_value() == "2 heads (en-de-h2)"
+    assert page.get_by_label("English sentence").input_value() == SENTENCE
+    assert query_parameters(page)["model"] == "h2" and query_parameters(page)["token"] == TOKEN
     assert context.blocked == []
