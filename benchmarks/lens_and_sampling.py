@@ -4,7 +4,7 @@ how long each Decoding-page view takes on the 20-token sentence (one torch threa
 
     .venv/bin/python benchmarks/lens_and_sampling.py [--model models/en-de-h8] [--captions 100] [--sampled 30] [--runs 7]
 
-(The README's figures: --captions 200 --sampled 50, ~2.5 minutes on 2 busy cores.)
+(The figures of docs/analyses.md: --captions 200 --sampled 50, ~2.5 minutes on 2 busy cores.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A served explorer under load, and its memory: the figures in the README's "Sharing it with a class" section.
+"""A served explorer under load, and its memory: the figures in docs/serving.md.
 
     .venv/bin/python benchmarks/load.py [--browsers 10 --minutes 3] [--sessions 30] [--sentences 1000]
 
@@ -13,7 +13,7 @@
    every page; then every session is checked to see its own sentence, model and translation, and nobody else's.
    Prints resident memory before and after.
 3. Memory: D distinct sentences of 5 to 250 tokens, each opened on one page in turn (all seven pages), in one
-   process; prints resident memory every 100 sentences and the trace cache's bytes: the curve the README quotes.
+   process; prints resident memory every 100 sentences and the trace cache's bytes: the curve docs/serving.md quotes.
    Resident memory must stay under the stated cap (2 GB).
 """
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:                      # for readers and type checkers only; not
 
 __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
            "HtmlView",
-           # what attention does and does not explain (README): each function named apart from its module, since
+           # what attention does and does not explain (docs/analyses.md): each function named apart from its module, since
            # importing explorer/logit_lens.py would otherwise replace a function explorer.logit_lens
            "word_trace", "attention_sinks", "attention_flow", "faithfulness_of", "logit_lens_of", "patch",
            "detect_heads", "sample"]

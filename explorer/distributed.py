@@ -133,7 +133,7 @@ def connect(workers: int, address: str | None):
 
     if ray.is_initialized():
         return ray
-    # Workers import this project from its folder: the same path on every node of a cluster (README).
+    # Workers import this project from its folder: the same path on every node of a cluster (docs/ray.md).
     runtime_env = {"env_vars": {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}}
     try:
         if address:

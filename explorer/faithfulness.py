@@ -2,7 +2,7 @@
 and over a corpus, in the manner of Abnar & Zuidema 2020 ("Quantifying Attention Flow in Transformers", ACL, §4:
 Spearman correlation of raw attention, rollout and flow with input gradients and blank-out importance).
 
-Choices, stated once (the Faithfulness page and README repeat them):
+Choices, stated once (the Faithfulness page and docs/analyses.md repeat them):
 - The output is the model's own: its greedy translation or continuation with its end token, or, for a masked
   language model, the token it fills in. Its log-probability is summed over the output tokens under teacher
   forcing (explorer/forcing.py); nothing of a reference enters.

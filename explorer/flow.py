@@ -13,7 +13,7 @@ by side in one scipy call (max_flows). scipy's Dinic (C) needs integer capacitie
 CAPACITY_SCALE = 10⁶ and rounded: each edge is off by at most 5·10⁻⁷, a flow by at most that times the edges of a
 cut. tests/explorer/test_flow.py compares with networkx on the unrounded floats. Pairs that no path joins (a causal
 decoder's future) are skipped: their flow is 0.
-MAX_FLOW_TOKENS is chosen from measured times (README, "Attention flow and rollout").
+MAX_FLOW_TOKENS is chosen from measured times (docs/analyses.md, "Attention flow and rollout").
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ CAPACITY_SCALE = 10**6
 # (query, key) pairs solved in one scipy call (max_flows). Measured on h8's encoder at 45 words (49 tokens): 4 pairs
 # a call 0.32 s, 16 0.25 s, 50 0.29 s, 400 0.61 s (the bigger graph needs more of Dinic's phases); one a call 0.54 s.
 PAIRS_PER_CALL = 16
-# Chosen when pairs were solved one a call (h8, 3 layers, quiet: 1.0 s at 45 tokens, 2.0 s at 60; README, "Attention
+# Chosen when pairs were solved one a call (h8, 3 layers, quiet: 1.0 s at 45 tokens, 2.0 s at 60; docs/analyses.md, "Attention
 # flow and rollout"); 16 pairs a call take 0.25 s at 49 tokens (benchmarks/explain.py).
 MAX_FLOW_TOKENS = 60
 

@@ -31,7 +31,7 @@ def sentence_case(text: str) -> str | None:
 
     Why: the training captions are in sentence case. Models trained without casing variants wrote
     `WAAAAAAAAAA.` for `THE DOG IS RUNNING.`; even the bundled models, trained with 15% of casing variants,
-    translate all-caps input worse (README, benchmarks/casing.py). None when the casing is mixed (left as typed)
+    translate all-caps input worse (docs/models.md, benchmarks/casing.py). None when the casing is mixed (left as typed)
     or already sentence case. A sentence that starts with a digit keeps its first letter ("2 dogs run.").
     """
     cased = [c for c in text if c.lower() != c.upper()]

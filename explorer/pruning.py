@@ -27,7 +27,8 @@ CURVE_KINDS = ("enc", "dec", "cross", "all")
 
 
 # Which gradient importance to prune by. Michel et al. normalise each layer's scores; on held-out data the raw
-# scores pruned better (README: "Importance that predicts what pruning costs"), so raw is the default.
+# scores pruned better (docs/heads.md, "Importance and pruning": raw against per-layer normalised), so raw is the
+# default.
 NORMALISATIONS = {"raw": "gradient_importance", "layer": "gradient_importance_normalised"}
 DEFAULT_NORMALISATION = "raw"
 

@@ -13,7 +13,7 @@ tokens ([SEP], </s>); punctuation (norms.frequent_keys' rule). Beside it, the sh
 A head is a **sink head** when its share by weight on the three together is at least SINK_THRESHOLD = 0.5 and at
 least OVER_CHANCE = 2 times what uniform attention would give: then most of what its queries attend to, on average,
 is a token that carries nothing, far more than chance. On Multi30k captions uniform attention gives these tokens
-about 0.2 (README, "Attention sinks"), so 0.5 decides; in a four-token sentence ("A dog." + </s>) three tokens are
+about 0.2 (docs/analyses.md, "Attention sinks"), so 0.5 decides; in a four-token sentence ("A dog." + </s>) three tokens are
 sinks and uniform attention alone gives 0.75, so no head there can be told from chance.
 
 Tallies are additive (sums and counts per head), so a corpus is a sum over its sentences.

@@ -291,4 +291,4 @@ def why_unresolved(model: ExplorerModel) -> str:
                 "a Marian or M2M100 translation model) under “Your own checkpoint folder…” in the sidebar. The captions "
                 "under “Try a sentence” are the few where one of this model's heads does find the antecedent.")
     return ("Attention weights need not point at the antecedent even where a model gets the pronoun right: they are "
-            "one step of its computation (README, “What attention does and does not explain”).")
+            "one step of its computation (docs/analyses.md, “What attention does and does not explain”).")

@@ -25,7 +25,7 @@ from pages.widgets import attention_values, choose_head, colour_scale, figure_pl
 
 VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "bertviz model view"]
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
-# Measured: explorer.flow.attention_flow on the 8-head model's encoder, this 2-core machine (README, "Attention flow
+# Measured: explorer.flow.attention_flow on the 8-head model's encoder, this 2-core machine (docs/analyses.md, "Attention flow
 # and rollout"); its time grows with the fourth power of the length.
 FLOW_COST = "on the bundled 8-head model about 0.01 s at 5 tokens, 0.15 s at 20 and 2 s at 45 on a 2-core CPU"
 

@@ -1,5 +1,5 @@
 """Screenshots of issue 22's views ("What attention does and does not explain") at 5, 20 and 45 tokens, each cut to
-its own section of the page, in Debian's Chromium: for looking at them, and for the README (docs/screenshots/).
+its own section of the page, in Debian's Chromium: for looking at them, and for the docs (docs/screenshots/).
 
     .venv/bin/python scripts/view_screenshots.py [--out docs/screenshots] [--sizes 5,20,45] [--views flow,lens]
 

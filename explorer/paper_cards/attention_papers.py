@@ -99,7 +99,7 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
             "model: its own self-attention), against leave-one-out with the unknown token — not one classifier "
             "decision of a 6-layer encoder. A 3-layer caption model mixes tokens little, so raw attention already "
             "points near the source token it reads, and rollout's and flow's spreading over the encoder blurs that. "
-            "On 1,000 sentences (README, Faithfulness) rollout and flow are below last-layer attention against "
+            "On 1,000 sentences (docs/analyses.md, Faithfulness) rollout and flow are below last-layer attention against "
             "leave-one-out, and above it against gradient × input.")
     command = (f"python -m explorer faithfulness --model {model_argument(model)} "
                f"--src ../shared/data/multi30k/{TEST} --limit {budget.sentences} --json")

@@ -1,0 +1,61 @@
+"""The README a newcomer reads in two minutes, and the documentation site that holds the depth: docs/ builds in
+MkDocs' strict mode (no broken link, no missing page), every page of it is in its navigation and linked from the
+README, and the built site fetches nothing from another host."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+from tests.conftest import ROOT
+
+README = ROOT / "README.md"
+CDN = re.compile(r"unpkg\.com|jsdelivr|googleapis|gstatic|cdnjs")
+
+
+def build(root, site) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)], cwd=root,
+                          capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def nav_pages(entries) -> set[str]:
+    found = set()
+    for entry in entries:
+        for value in entry.values() if isinstance(entry, dict) else [entry]:
+            found |= nav_pages(value) if isinstance(value, list) else {value}
+    return found
+
+
+def test_the_readme_is_short_and_links_every_docs_page():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, len(lines)
+    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)\)", "\n".join(lines)))
+    pages = {path.name for path in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    assert pages and linked == pages, sorted(pages ^ linked)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    assert nav_pages(config["nav"]) == pages | {"index.md"}
+
+
+def test_the_docs_build_strict_and_offline(tmp_path):
+    result = build(ROOT, tmp_path / "site")
+    assert result.returncode == 0, result.stderr[-2000:]
+    built = sorted((tmp_path / "site").glob("*.html"))
+    assert {page.stem for page in built} >= {path.stem for path in (ROOT / "docs").glob("*.md")}
+    assert [page.name for page in built if CDN.search(page.read_text(encoding="utf-8"))] == []
+    assert "Multi30k" in (tmp_path / "site" / "models.html").read_text(encoding="utf-8")     # the content moved there
+
+
+def test_a_broken_link_fails_the_build(tmp_path):
+    """What the strict build above rests on: a link to a page that does not exist stops it."""
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path)
+    shutil.copytree(ROOT / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("screenshots"))
+    (tmp_path / "docs" / "screenshots").mkdir()
+    for figure in (ROOT / "docs" / "screenshots").iterdir():        # the pages' images, by link, not copied
+        (tmp_path / "docs" / "screenshots" / figure.name).symlink_to(figure)
+    index = tmp_path / "docs" / "index.md"
+    index.write_text(index.read_text() + "\nSee [the missing page](missing.md).\n")
+    result = build(tmp_path, tmp_path / "site")
+    assert result.returncode != 0 and "missing.md" in result.stderr
