@@ -18,12 +18,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explorer.shipped_analyses import IMPORTANCE_FILE, shipped  # noqa: E402
-from explorer.importance import gradient_importance  # noqa: E402
-from explorer.corpus_scoring import TranslationScorer  # noqa: E402
-from explorer.pruning import importance_scores, pruning_curve  # noqa: E402
-from explorer.roles import analyse_roles  # noqa: E402
-from explorer.treebank import read_trees  # noqa: E402
+from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped  # noqa: E402
+from explorer.analyses.importance import gradient_importance  # noqa: E402
+from explorer.analyses.corpus_scoring import TranslationScorer  # noqa: E402
+from explorer.analyses.pruning import importance_scores, pruning_curve  # noqa: E402
+from explorer.analyses.roles import analyse_roles  # noqa: E402
+from explorer.capture.treebank import read_trees  # noqa: E402
 from models.checkpoint import load_checkpoint  # noqa: E402
 from models.data import read_parallel  # noqa: E402
 

@@ -88,8 +88,8 @@ PRUNE_SENTENCE = "A man in a blue shirt is riding a bicycle down the street."
 
 def heads_that_change_the_translation(count: int) -> list[tuple[str, str]]:
     """(head, translation with that head pruned) for heads whose pruning changes PRUNE_SENTENCE's translation."""
-    from explorer.head_sets import all_heads
-    from explorer.translation import translate
+    from explorer.capture.head_sets import all_heads
+    from explorer.capture.translation import translate
     from models.checkpoint import load_checkpoint
 
     checkpoint = load_checkpoint(Path(__file__).resolve().parents[1] / "models" / "en-de-h8")

@@ -4,7 +4,7 @@ lower-cased and without final punctuation, against the translations of the sente
     .venv/bin/python benchmarks/casing.py [--model models/en-de-h8] [--limit N]
 
 Per variant it prints, for the model fed the text as written and for what the explorer feeds it (all-caps and
-all-lower-case sentences put in sentence case, explorer.inputs.sentence_case): outputs with a run of ≥ 5 identical characters (target 0; the old models wrote
+all-lower-case sentences put in sentence case, explorer.capture.inputs.sentence_case): outputs with a run of ≥ 5 identical characters (target 0; the old models wrote
 `WAAAAAAAAAAAAAAAAAAA.` for `THE DOG IS RUNNING.`), chrF of the variant's translations against the translations
 of the original sentences, case-insensitive (both lower-cased: an all-caps input may rightly give an all-caps
 German output) and as written (target ≥ 60), and BLEU against the references put in the same variant.
@@ -23,7 +23,7 @@ import sacrebleu
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explorer.translation import translate  # noqa: E402
+from explorer.capture.translation import translate  # noqa: E402
 from models.checkpoint import load_checkpoint  # noqa: E402
 from models.data import VARIANTS, pair_variant, read_parallel  # noqa: E402
 

@@ -21,9 +21,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explorer.corpus_scoring import scorer_for  # noqa: E402
-from explorer.distributed import RayRunner, engine_for  # noqa: E402
-from explorer.importance import importance_report  # noqa: E402
+from explorer.analyses.corpus_scoring import scorer_for  # noqa: E402
+from explorer.analyses.distributed import RayRunner, engine_for  # noqa: E402
+from explorer.analyses.importance import importance_report  # noqa: E402
 from models.checkpoint import load_checkpoint  # noqa: E402
 from models.data import read_parallel  # noqa: E402
 

@@ -18,8 +18,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import explorer.domain as domain  # noqa: E402
-from explorer.treebank import read_trees  # noqa: E402
+import explorer.capture.domain as domain  # noqa: E402
+from explorer.capture.treebank import read_trees  # noqa: E402
 from models.checkpoint import load_checkpoint  # noqa: E402
 from models.data import read_lines  # noqa: E402
 

@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 from explorer.figures.logit_lens import logit_lens_figure  # noqa: E402
 from explorer.figures.sampling import sampling_figure  # noqa: E402
-from explorer.logit_lens import logit_lens, mean_settling_layer  # noqa: E402
-from explorer.sampling import sample, step_log_probs, step_sampling  # noqa: E402
-from explorer.trace import trace_sentence  # noqa: E402
-from explorer.translation import bleu  # noqa: E402
+from explorer.analyses.logit_lens import logit_lens, mean_settling_layer  # noqa: E402
+from explorer.capture.sampling import sample, step_log_probs, step_sampling  # noqa: E402
+from explorer.capture.trace import trace_sentence  # noqa: E402
+from explorer.capture.translation import bleu  # noqa: E402
 from models.data import read_lines  # noqa: E402
 from models.loader import open_model  # noqa: E402
 from models.sampling import Sampling  # noqa: E402

@@ -214,7 +214,7 @@ def app_session(sentence: str, model: str, page: str):
 
 def run_sessions(count: int, sentences: list) -> None:
     """count sessions in threads, each its own sentence and model, every page; then each checked for its own."""
-    from explorer.translation import translate
+    from explorer.capture.translation import translate
     from models.loader import open_model
 
     print(f"\n## {count} sessions at once (AppTest, one thread each, one process)")

@@ -62,7 +62,7 @@ def worker(root: str, hugging_face: str = "") -> None:
     sys.path.insert(0, root)
     import torch
 
-    from explorer.trace import trace_sentence
+    from explorer.capture.trace import trace_sentence
     from models.checkpoint import load_checkpoint
     from models.hooks import capture
 

@@ -24,7 +24,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explorer.trace import trace_sentence  # noqa: E402
+from explorer.capture.trace import trace_sentence  # noqa: E402
 from models.checkpoint import load_checkpoint  # noqa: E402
 
 SENTENCES = [

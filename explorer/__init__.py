@@ -20,13 +20,13 @@ if TYPE_CHECKING:                      # for readers and type checkers only; not
     import numpy as np
     import plotly.graph_objects as go
 
-    from explorer.trace import Trace
+    from explorer.capture.trace import Trace
     from models.interface import ExplorerModel
 
 __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
            "HtmlView",
            # what attention does and does not explain (docs/analyses.md): each function named apart from its module, since
-           # importing explorer/logit_lens.py would otherwise replace a function explorer.logit_lens
+           # importing explorer/analyses/logit_lens.py would otherwise replace a function explorer.analyses.logit_lens
            "word_trace", "attention_sinks", "attention_flow", "faithfulness_of", "logit_lens_of", "patch",
            "detect_heads", "sample"]
 
@@ -41,16 +41,16 @@ def load(path: str) -> "ExplorerModel":
 def trace_sentence(model: "ExplorerModel", sentence: str, beam_size: int = 1, pruned: str = "") -> "Trace":
     """Translate (or continue, or read) one sentence and capture every attention, mask, positional encoding and
     decoding step. pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
-    from explorer.head_sets import parse_heads
-    from explorer.trace import trace_sentence as trace
+    from explorer.capture.head_sets import parse_heads
+    from explorer.capture.trace import trace_sentence as trace
 
     return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model))
 
 
 def translate(model: "ExplorerModel", sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
     """One output per sentence: a translation, or a decoder-only model's continuation."""
-    from explorer.head_sets import parse_heads
-    from explorer.translation import translate as translate_all
+    from explorer.capture.head_sets import parse_heads
+    from explorer.capture.translation import translate as translate_all
 
     return translate_all(model, sentences, beam_size, parse_heads(pruned, model))
 
@@ -92,7 +92,7 @@ class HtmlView:
 
 def head_view(trace: "Trace", layer: int = 0) -> HtmlView:
     """bertviz's head view of every attention kind: lines from each token to the tokens it attends to."""
-    from explorer.bertviz_views import head_view_html
+    from explorer.figures.bertviz_views import head_view_html
 
     return HtmlView(head_view_html(trace, layer=layer), height=120 + 22 * max(len(trace.source_tokens),
                                                                                len(trace.target_tokens)))
@@ -100,7 +100,7 @@ def head_view(trace: "Trace", layer: int = 0) -> HtmlView:
 
 def model_view(trace: "Trace") -> HtmlView:
     """bertviz's model view: a thumbnail for every layer and head."""
-    from explorer.bertviz_views import model_view_html
+    from explorer.figures.bertviz_views import model_view_html
 
     layers = trace.pattern(next(iter(trace.attention))).shape[0]
     return HtmlView(model_view_html(trace), height=160 + 120 * layers)
@@ -110,7 +110,7 @@ def detect_heads(model: "ExplorerModel", seeds: int = 8, length: int = 20):
     """Previous-token, duplicate-token, induction and prefix-matching scores of every self-attention head on
     repeated random tokens (Olsson et al. 2022; TransformerLens's definitions), with chance: a HeadDetection
     (.scores[kind][detector] is [layers, heads], .chance, .ceiling, .top(kind, detector))."""
-    from explorer.detectors import detect_heads as detect
+    from explorer.analyses.detectors import detect_heads as detect
 
     return detect(model, seeds=seeds, length=length)
 
@@ -119,7 +119,7 @@ def patch(model: "ExplorerModel", clean: str, corrupt: str, metric: str = "total
     """Activation patching (Meng et al. 2022): the share of the clean output's log-probability that each head's z
     and each layer's output, patched from the clean run into the corrupted one, restores. A PatchingResult
     (.heads[kind] [layers, heads], .layer_outputs[stack] [layers], .all_layers ≈ 1, .nothing = 0)."""
-    from explorer.patching import patch as patch_heads
+    from explorer.analyses.patching import patch as patch_heads
 
     return patch_heads(model, clean, corrupt, metric)
 
@@ -130,7 +130,7 @@ def logit_lens_of(model: "ExplorerModel", sentence: "str | Trace", top_k: int = 
     .chosen_ranks [layers, steps], .settles_at()). A masked language model: over its encoder layers at the masked
     `position` (default: a token near the middle). Draw it with
     explorer.figures.logit_lens.logit_lens_figure(lens)."""
-    from explorer.logit_lens import lens_of
+    from explorer.analyses.logit_lens import lens_of
 
     return lens_of(model, sentence, top_k, position)
 
@@ -140,8 +140,8 @@ def sample(model: "ExplorerModel", sentence: str, temperature: float = 1.0, top_
     """A sampled output (translation or continuation): each token drawn at this temperature from the top-k / top-p
     (nucleus) of its step's distribution; the same arguments (seed included) give the same text. Temperature 0 is
     greedy decoding."""
-    from explorer.head_sets import parse_heads
-    from explorer.sampling import sample as sample_output, settings_from
+    from explorer.capture.head_sets import parse_heads
+    from explorer.capture.sampling import sample as sample_output, settings_from
 
     settings = settings_from(temperature, top_k, top_p, seed)
     return sample_output(model, sentence, settings, parse_heads(pruned, model)).text
@@ -151,16 +151,16 @@ def faithfulness_of(model: "ExplorerModel", sentence: str, fix_casing: bool = Tr
     """Does attention point where the output depends? Per source token: leave-one-out (the output's log-probability
     lost when the token is blanked to the unknown token), gradient × input, and the last layer's attention, rollout,
     flow and norms, with Spearman's ρ of each against leave-one-out (.spearman) and gradient × input
-    (.spearman_gradient); .scores() gives every row. Abnar & Zuidema 2020; the choices are in explorer/faithfulness.py."""
-    from explorer.faithfulness import faithfulness as scored
+    (.spearman_gradient); .scores() gives every row. Abnar & Zuidema 2020; the choices are in explorer/analyses/faithfulness.py."""
+    from explorer.analyses.faithfulness import faithfulness as scored
 
     return scored(model, sentence, fix_casing)
 
 
 def attention_flow(trace: "Trace | np.ndarray", kind: str = "encoder"):
     """Attention flow (Abnar & Zuidema 2020) [query, key] of a trace's encoder or decoder self-attention, or of a
-    pattern array [layers, heads, q, q]; at most explorer.flow.MAX_FLOW_TOKENS tokens."""
-    from explorer.flow import attention_flow as flow
+    pattern array [layers, heads, q, q]; at most explorer.analyses.flow.MAX_FLOW_TOKENS tokens."""
+    from explorer.analyses.flow import attention_flow as flow
     from models.vocabulary import check_kind
 
     if hasattr(trace, "pattern"):
@@ -173,7 +173,7 @@ def attention_flow(trace: "Trace | np.ndarray", kind: str = "encoder"):
 def word_trace(trace: "Trace", model: "ExplorerModel") -> "Trace":
     """The trace over words (Clark et al. 2019): attention to a word sums its pieces, from a word averages them, so
     rows still sum to 1; every figure above draws it (explorer.attention_figure(explorer.word_trace(trace, model)))."""
-    from explorer.words import word_trace as over_words
+    from explorer.capture.words import word_trace as over_words
 
     return over_words(trace, model)
 
@@ -181,9 +181,9 @@ def word_trace(trace: "Trace", model: "ExplorerModel") -> "Trace":
 def attention_sinks(trace: "Trace", model: "ExplorerModel"):
     """Attention sinks on a traced sentence: a pandas table, one row per head, of its share of attention on the first
     token, special tokens and punctuation, by weight and by norm, uniform attention's share, and whether it is a sink
-    (explorer/sinks.py; `python -m explorer sinks` averages over a corpus)."""
+    (explorer/analyses/sinks.py; `python -m explorer sinks` averages over a corpus)."""
     import pandas as pd
 
-    from explorer.sinks import sinks as shares
+    from explorer.analyses.sinks import sinks as shares
 
     return pd.DataFrame(shares(trace, model)).set_index("head")

@@ -3,20 +3,20 @@ views; over the model's pieces or over words (Clark et al. 2019)."""
 
 import streamlit as st
 
-from explorer.flow import MAX_FLOW_TOKENS, attention_flow
-from explorer.inputs import InputError
-from explorer.head_sets import HeadSpec, live_heads, parse_heads
-from explorer.rollout import attention_rollout, head_average
-from explorer.sinks import SINK_THRESHOLD, sink_notes
-from explorer.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
+from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow
+from explorer.capture.inputs import InputError
+from explorer.capture.head_sets import HeadSpec, live_heads, parse_heads
+from explorer.analyses.rollout import attention_rollout, head_average
+from explorer.analyses.sinks import SINK_THRESHOLD, sink_notes
+from explorer.figures.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_size, heads_grid, overview_heatmap
 from explorer.figures.pooling import budget_factor
 from explorer.figures.windows import focus_range, window_size, window_trace, window_words
-from explorer.exports import matrix_table
+from explorer.capture.exports import matrix_table
 from pages.session import current_trace, pruning_notice
 from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, NORMS, PANEL_LABELS, PER_FIGURE, cell_size, is_long,
                                     plural)
-from explorer.norms import norm_shares, weight_and_norm_shares
+from explorer.analyses.norms import norm_shares, weight_and_norm_shares
 from pages import url_state
 from pages.glossary_links import linked, term_help
 from pages.units import attention_units, in_units
@@ -25,7 +25,7 @@ from pages.widgets import attention_values, choose_head, colour_scale, figure_pl
 
 VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "bertviz model view"]
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
-# Measured: explorer.flow.attention_flow on the 8-head model's encoder, this 2-core machine (docs/analyses.md, "Attention flow
+# Measured: explorer.analyses.flow.attention_flow on the 8-head model's encoder, this 2-core machine (docs/analyses.md, "Attention flow
 # and rollout"); its time grows with the fourth power of the length.
 FLOW_COST = "on the bundled 8-head model about 0.01 s at 5 tokens, 0.15 s at 20 and 2 s at 45 on a 2-core CPU"
 

@@ -4,11 +4,11 @@ bundled ones (the 1-, 2- and 8-head models: what do more heads buy?), or any mod
 import pandas as pd
 import streamlit as st
 
-from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
+from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
 from explorer.figures.attention import focus_rows, focus_strips, layer_heads, models_overview
 from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, NORMS, PANEL_LABELS, cell_size, display_tokens,
                                      is_long, panels_per_row, plural)
-from explorer.inputs import InputError
+from explorer.capture.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from pages.access import policy, quoted, refuse

@@ -5,12 +5,12 @@ For an encoder-only model (BERT): the masked-token view instead."""
 import pandas as pd
 import streamlit as st
 
-from explorer.decoding_steps import (beam_steps_table, finished_table, maskable_positions, step_attention_row,
+from explorer.capture.decoding_steps import (beam_steps_table, finished_table, maskable_positions, step_attention_row,
                                      steps_table, stopping_reason, teacher_forcing, teacher_forcing_table)
 from explorer.figures.common import display_tokens
 from explorer.figures.decoding import (attention_row_figure, bars_fit_half_column, beam_tree_figure, fixed_width,
                                        head_effect_figure, step_figure, steps_overview, teacher_forcing_figure)
-from explorer.inputs import InputError
+from explorer.capture.inputs import InputError
 from models.interface import FILL_MASK
 from pages.lens_and_sampling import logit_lens_section, masked_lens_section, sampling_section
 from pages.session import (cached_beam_tree, cached_masked_word, current_trace, pruning_notice, selection, view_pruned,

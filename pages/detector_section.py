@@ -1,5 +1,5 @@
 """The Heads page's "Head detectors (Olsson et al. 2022)" section: previous-token, duplicate-token, induction and
-prefix-matching scores of every self-attention head, beside Voita et al.'s roles (explorer/detectors.py)."""
+prefix-matching scores of every self-attention head, beside Voita et al.'s roles (explorer/analyses/detectors.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.detectors import (DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table,
+from explorer.analyses.detectors import (DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table,
                                 reference_table)
-from explorer.exports import table_csv
+from explorer.capture.exports import table_csv
 from explorer.figures.detectors import detector_maps
 from models.interface import ExplorerModel
 from models.vocabulary import KIND_TITLES

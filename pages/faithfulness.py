@@ -4,9 +4,9 @@ attention-derived scores of each source token, and their rank correlations (Abna
 import pandas as pd
 import streamlit as st
 
-from explorer.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
+from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
 from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
-from explorer.flow import MAX_FLOW_TOKENS
+from explorer.analyses.flow import MAX_FLOW_TOKENS
 from pages import url_state
 from pages.glossary_links import linked, term_help
 from pages.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,

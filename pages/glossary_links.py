@@ -1,4 +1,4 @@
-"""The pages' one way to explain a term where it appears, from the one glossary (explorer/glossary.py):
+"""The pages' one way to explain a term where it appears, from the one glossary (explorer/teaching/glossary.py):
 `help=term_help("nats")` on the widget or heading that shows it, or `linked("nats")` in a caption, a markdown link
 to the term's entry on the Glossary page (Streamlit opens it in a new tab: the student keeps their place).
 An unknown term is a KeyError the moment the page runs (and tests/app/test_glossary.py checks every call)."""
@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from explorer.glossary import entry, slug
+from explorer.teaching.glossary import entry, slug
 
 PAGE = "glossary"       # the Glossary page's URL path (pages/glossary.py)
 PARAMETER = "term"      # glossary?term=<slug>: the page opens with that entry first

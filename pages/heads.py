@@ -5,22 +5,22 @@ from dataclasses import asdict, fields
 import pandas as pd
 import streamlit as st
 
-from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_size, overview_heatmap
 from explorer.figures.windows import focus_range
 from explorer.figures.common import plural
 from explorer.figures.head_roles import (COLOUR_BY, EVOLUTION_MEASURES, offset_histogram, role_map,
                                          syntactic_evidence)
-from explorer.exports import table_csv
-from explorer.head_evolution import EVOLUTION_FILE
-from explorer.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
-from explorer.importance import importance_report
-from explorer.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
-from explorer.treebank import trees_of
+from explorer.capture.exports import table_csv
+from explorer.analyses.head_evolution import EVOLUTION_FILE
+from explorer.analyses.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
+from explorer.analyses.importance import importance_report
+from explorer.analyses.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
+from explorer.capture.treebank import trees_of
 from models.data import CorpusError, aligned, lines_of
 from models.vocabulary import KIND_TITLES
-from explorer.corpus_scoring import scorer_for
-from explorer.distributed import DistributedError, engine_for, tallies_on, workers_for
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.distributed import DistributedError, engine_for, tallies_on, workers_for
 from models.interface import CONTINUE, TRANSLATE
 from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
                            pruning_notice, warn_if_truncated, weights_mtime)

@@ -3,13 +3,13 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.internals import (batch_padding_mask, batch_partner, default_query, masked_scores, qkv_walkthrough,
+from explorer.analyses.internals import (batch_padding_mask, batch_partner, default_query, masked_scores, qkv_walkthrough,
                                 walkthrough_table)
-from explorer.positional import bias_by_offset, position_similarity, sin_cos_halves
+from explorer.analyses.positional import bias_by_offset, position_similarity, sin_cos_halves
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
                                         positional_encoding_figure, relative_bias_figure, scores_mask_softmax,
                                         scaling_words, walkthrough_figure)
-from explorer.exports import matrix_table
+from explorer.capture.exports import matrix_table
 from explorer.figures.common import plural
 from pages.glossary_links import linked, term_help
 from pages.session import EXAMPLES, current_trace, pruning_notice

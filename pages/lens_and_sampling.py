@@ -10,11 +10,11 @@ import streamlit as st
 from explorer.figures.decoding import fixed_width
 from explorer.figures.logit_lens import logit_lens_figure
 from explorer.figures.sampling import sampling_figure
-from explorer.head_sets import parse_heads
-from explorer.logit_lens import lens_note, lens_table, logit_lens, masked_logit_lens
-from explorer.memo import BoundedCache
-from explorer.sampling import sample, sample_log_probs, step_sampling, step_sampling_table, vocabulary_size
-from explorer.trace import Trace
+from explorer.capture.head_sets import parse_heads
+from explorer.analyses.logit_lens import lens_note, lens_table, logit_lens, masked_logit_lens
+from explorer.capture.memo import BoundedCache
+from explorer.capture.sampling import sample, sample_log_probs, step_sampling, step_sampling_table, vocabulary_size
+from explorer.capture.trace import Trace
 from models.interface import ExplorerModel
 from models.sampling import Sampling
 from pages import url_state

@@ -1,10 +1,10 @@
-"""Lesson: the person's own sentence through the Transformer, one step of the lecture at a time (explorer/lesson.py
+"""Lesson: the person's own sentence through the Transformer, one step of the lecture at a time (explorer/teaching/lesson.py
 has the steps and their numbers; this page draws them, keeps the step in the URL and links each to its deep view)."""
 
 import streamlit as st
 
 from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
-from explorer.lesson import SHORT_TITLES, STEP_TERMS, Focus, Lesson
+from explorer.teaching.lesson import SHORT_TITLES, STEP_TERMS, Focus, Lesson
 from pages import url_state
 from pages.glossary_links import linked
 from pages.session import current_trace, pruning_notice

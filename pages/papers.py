@@ -1,13 +1,13 @@
 """Papers: the replication bench. Each paper's claim, its setting and number (with the table or figure it comes
-from), the same measurement on the open model, and a verdict by a stated rule (explorer/papers.py)."""
+from), the same measurement on the open model, and a verdict by a stated rule (explorer/papers/bench.py)."""
 
 import json
 
 import pandas as pd
 import streamlit as st
 
-from explorer.papers import NOT_MEASURABLE, REPLICATION_FILE, Budget
-from explorer.shipped_analyses import shipped
+from explorer.papers.bench import NOT_MEASURABLE, REPLICATION_FILE, Budget
+from explorer.analyses.shipped_analyses import shipped
 from pages.glossary_links import linked
 from pages.jobs import corpus_job
 from pages.session import current_checkpoint, pruning_notice
@@ -36,7 +36,7 @@ shown_budget = int((report or {}).get("sentences", Budget.sentences))       # a 
 sentences = st.number_input("Sentences per heavy measurement", 20, 1000, shown_budget, step=20, key="papers_sentences",
                             help="Faithfulness, sinks, permutation and pruning measure on this many corpus sentences.")
 if st.button("Run the bench on this model" if report is None else "Run it again on this model", key="papers_run"):
-    from explorer.replication import replicate
+    from explorer.papers.replication import replicate
 
     with corpus_job("running the replication bench"):
         bar = st.progress(0.0, text="Measuring each paper…")

@@ -1,12 +1,12 @@
 """Patching: activation patching, or causal tracing (Meng et al. 2022; Vig et al. 2020), of the sidebar's sentence
-against a corrupted copy with one word changed (explorer/patching.py)."""
+against a corrupted copy with one word changed (explorer/analyses/patching.py)."""
 
 import pandas as pd
 import streamlit as st
 
 from explorer.figures.detectors import patching_maps
-from explorer.inputs import InputError
-from explorer.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
+from explorer.capture.inputs import InputError
+from explorer.analyses.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
 from pages import url_state
 from pages.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
                            weights_mtime)

@@ -5,16 +5,16 @@ from dataclasses import asdict
 import pandas as pd
 import streamlit as st
 
-from explorer.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
-from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
-from explorer.corpus_scoring import scorer_for
-from explorer.distributed import DistributedError, engine_for, workers_for
-from explorer.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_heads,
+from explorer.capture.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.distributed import DistributedError, engine_for, workers_for
+from explorer.analyses.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_heads,
                               curve_rows, importance_scores, least_important, pruning_curve, token_diff)
-from explorer.head_table import head_table, heads_without_role
-from explorer.roles import Thresholds
-from explorer.translation import bleu
+from explorer.analyses.head_table import head_table, heads_without_role
+from explorer.analyses.roles import Thresholds
+from explorer.capture.translation import bleu
 from models.data import CorpusError, aligned, lines_of
 from models.interface import FILL_MASK, TRANSLATE
 from models.vocabulary import KIND_TITLES

@@ -14,21 +14,21 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.decoding_steps import beam_tree, masked_word, stopping_reason
-from explorer.domain import familiarity
-from explorer.examples import EXAMPLES as CAPTION_EXAMPLES
-from explorer.examples import label
+from explorer.capture.decoding_steps import beam_tree, masked_word, stopping_reason
+from explorer.capture.domain import familiarity
+from explorer.capture.examples import EXAMPLES as CAPTION_EXAMPLES
+from explorer.capture.examples import label
 from explorer.figures.head_roles import evolution_figure
-from explorer.head_evolution import EVOLUTION_FILE
-from explorer.head_sets import HeadSet, HeadSpecError, format_heads, head_mask, head_set, parse_heads
-from explorer.shipped_analyses import shipped
-from explorer.corpus_scoring import scorer_for
-from explorer.inputs import InputError, prepare_source
-from explorer.lesson import quoted as literally
-from explorer.memo import BoundedCache
-from explorer.wording import plural
-from explorer.trace import Trace, trace_sentence
-from explorer.translation import translate
+from explorer.analyses.head_evolution import EVOLUTION_FILE
+from explorer.capture.head_sets import HeadSet, HeadSpecError, format_heads, head_mask, head_set, parse_heads
+from explorer.analyses.shipped_analyses import shipped
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.capture.inputs import InputError, prepare_source
+from explorer.teaching.lesson import quoted as literally
+from explorer.capture.memo import BoundedCache
+from explorer.teaching.wording import plural
+from explorer.capture.trace import Trace, trace_sentence
+from explorer.capture.translation import translate
 from models.checkpoint import CheckpointError
 from models.decoding import BeamResult
 from models.interface import TRANSLATE, ExplorerModel
@@ -71,7 +71,7 @@ def cached_checkpoint(path: str, modified: float, target_language: str = "") -> 
 
 
 # Traces and beam trees are the big results (a 250-token sentence's trace is ~70 MB): bounded by bytes as well as
-# entries, shared read-only by every session (explorer/memo.py).
+# entries, shared read-only by every session (explorer/capture/memo.py).
 TRACES = BoundedCache(int(os.environ.get("ATTENTION_EXPLORER_TRACE_CACHE_MB", "512")) * 2**20, max_entries=256)
 BEAM_TREES = BoundedCache(64 * 2**20, max_entries=64)
 

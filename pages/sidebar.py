@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.domain import training_description
+from explorer.capture.domain import training_description
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
 from models.checkpoint import CheckpointError
 from pages import url_state

@@ -1,5 +1,5 @@
 """The Heads page's "Attention sinks on your sentence": heads that park most of their attention on the first token,
-special tokens or punctuation (explorer/sinks.py), with the share by norm beside it."""
+special tokens or punctuation (explorer/analyses/sinks.py), with the share by norm beside it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import display_tokens
-from explorer.sinks import OVER_CHANCE, SINK_THRESHOLD, key_ids, sinks
+from explorer.analyses.sinks import OVER_CHANCE, SINK_THRESHOLD, key_ids, sinks
 from models.vocabulary import KIND_TITLES, SHORT_NAMES
 from pages.glossary_links import linked, term_help
 from pages.widgets import command_line

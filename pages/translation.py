@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import is_long, plural
-from explorer.head_sets import all_heads
+from explorer.capture.head_sets import all_heads
 from models.interface import FILL_MASK
 from pages.glossary_links import linked, term_help
 from pages.session import current_trace, pruning_notice

@@ -1,12 +1,12 @@
 """The Pieces / Words choice on every attention view (URL `units=`): the model's own pieces, or words as Clark et
-al. 2019 aggregate them (explorer/words.py: attention to a word is the sum over its pieces, from a word the mean)."""
+al. 2019 aggregate them (explorer/capture/words.py: attention to a word is the sum over its pieces, from a word the mean)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer.trace import Trace
-from explorer.words import word_trace
+from explorer.capture.trace import Trace
+from explorer.capture.words import word_trace
 from pages import url_state
 
 UNITS = {"pieces": "pieces", "words": "words"}

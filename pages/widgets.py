@@ -8,9 +8,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.exports import arrays_npz, table_csv
+from explorer.capture.exports import arrays_npz, table_csv
 from explorer.figures.common import ABSOLUTE, figure_html, plural
-from explorer import shipped_analyses
+from explorer.analyses import shipped_analyses
 from models.data import file_bytes
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from pages import url_state
@@ -68,7 +68,7 @@ ATTENTION_VALUES = {"pattern": "weights α", "norm": "norms ‖α·f(x)‖ (Koba
 
 
 def attention_values(key: str, where=st) -> str:
-    """Weights, or Kobayashi et al.'s norms ‖α·f(x)‖ (explorer/norms.py): "pattern" or "norm", the trace's own
+    """Weights, or Kobayashi et al.'s norms ‖α·f(x)‖ (explorer/analyses/norms.py): "pattern" or "norm", the trace's own
     names; shared by the pages through the URL's `values=`."""
     url_state.kept(key, "values", list(ATTENTION_VALUES))
     shown = where.radio("Show", list(ATTENTION_VALUES), format_func=ATTENTION_VALUES.get, key=key, horizontal=True,

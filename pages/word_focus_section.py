@@ -1,7 +1,7 @@
 """The Attention page's “Which word does a word look at?”: the lecture's question (“The animal didn't cross the
 street because it was too tired.”: where does “it” look?) asked of every layer and head at once, for any word of
-the sentence (explorer/word_focus.py), with what the heads make of a pronoun whose antecedent is known: the
-lecture's two sentences and the captions of this model's pronoun_examples.json (explorer/pronoun_examples.py)."""
+the sentence (explorer/analyses/word_focus.py), with what the heads make of a pronoun whose antecedent is known: the
+lecture's two sentences and the captions of this model's pronoun_examples.json (explorer/analyses/pronoun_examples.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import re
 import streamlit as st
 
 from explorer.figures.word_focus import focus_table, word_focus_grid
-from explorer.head_sets import parse_heads
-from explorer.pronoun_examples import shipped_examples
-from explorer.trace import Trace
-from explorer.word_focus import (LECTURE, answer_text, default_word, find_word, focus, lecture_pair, percent,
+from explorer.capture.head_sets import parse_heads
+from explorer.analyses.pronoun_examples import shipped_examples
+from explorer.capture.trace import Trace
+from explorer.analyses.word_focus import (LECTURE, answer_text, default_word, find_word, focus, lecture_pair, percent,
                                  resolution, resolution_text, why_unresolved, word_attention, word_keys)
 from models.interface import ExplorerModel
 from models.tokenizer import clean_text

@@ -13,8 +13,8 @@ import sacrebleu
 import torch
 
 from explorer.cli import main as cli
-from explorer.head_table import most_important
-from explorer.trace import trace_sentence
+from explorer.analyses.head_table import most_important
+from explorer.capture.trace import trace_sentence
 from models.loader import open_model
 from tests.app.conftest import open_page, open_part
 from tests.hugging_face_models import SENTENCE, TEXT, saved_model
@@ -110,8 +110,8 @@ def test_a_multilingual_model_translates_into_the_language_chosen(tmp_path_facto
 def test_t5s_internals_show_each_heads_relative_bias_and_unscaled_scores(tmp_path_factory):
     import numpy as np
 
-    from explorer.internals import qkv_walkthrough
-    from explorer.positional import bias_by_offset
+    from explorer.analyses.internals import qkv_walkthrough
+    from explorer.analyses.positional import bias_by_offset
     from tests.app.test_pages import traces_of
 
     folder = saved_model("t5", tmp_path_factory)

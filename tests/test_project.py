@@ -48,7 +48,7 @@ def test_explorer_and_models_import_no_cycle_and_nothing_asks_for_a_family():
     files = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
              for folder in ("explorer", "models") for p in (ROOT / folder).rglob("*.py")}
     graph = {module: imported_modules(path, set(files)) - {module} for module, path in files.items()}
-    assert {"models.interface", "explorer.inputs"} <= graph["explorer.trace"]       # the walk sees imports
+    assert {"models.interface", "explorer.capture.inputs"} <= graph["explorer.capture.trace"]       # the walk sees imports
     assert not [m for m, imports in graph.items() if m.startswith("models") and any(i.startswith("explorer") for i in imports)]
     state: dict[str, str] = {}
 
@@ -68,3 +68,18 @@ def test_explorer_and_models_import_no_cycle_and_nothing_asks_for_a_family():
         if name.startswith(("explorer/", "pages/")) and name.endswith(".py"):
             assert not asks.search((ROOT / name).read_text(encoding="utf-8")), name
     assert not [p for p in (ROOT / "explorer").glob("hugging_face*.py")]
+
+
+def test_the_public_names_stay_where_people_use_them():
+    """The notebook API and every CLI command keep their names whatever moves inside explorer/ (issue 32)."""
+    import explorer
+    from explorer.cli import build_parser
+
+    assert explorer.__all__ == ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view",
+                                "model_view", "HtmlView", "word_trace", "attention_sinks", "attention_flow",
+                                "faithfulness_of", "logit_lens_of", "patch", "detect_heads", "sample"]
+    assert all(callable(getattr(explorer, name)) for name in explorer.__all__)
+    commands = next(action for action in build_parser()._actions if action.dest == "command").choices
+    assert sorted(commands) == sorted(["translate", "generate", "evaluate", "trace", "roles", "evolution", "heads",
+                                       "importance", "prune-curve", "detect", "patch", "faithfulness", "sinks",
+                                       "replicate"])

@@ -13,10 +13,10 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.decoding_steps import TeacherForcing
+from explorer.capture.decoding_steps import TeacherForcing
 from explorer.figures.common import (cell_size, display_tokens, every_label, font, is_long, projector_title,
                                      label_font, label_room, position_labels, stretched_length)
-from explorer.trace import StepDistribution
+from explorer.capture.trace import StepDistribution
 from models.decoding import BeamResult
 
 # d3 formats of hover text: three significant digits, so a probability of 0.0004 reads 0.0004, not 0.000

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.internals import Walkthrough
+from explorer.analyses.internals import Walkthrough
 from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PANEL_LABELS, SMALLEST_FONT, ZOOM_PANEL, axis_length,
                                      cell_size, display_tokens, every_label, font, is_long, label_room,
                                      panels_per_row, position_labels, projector_title, round_step, scale_note,

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from explorer.figures.common import (NARROW_WIDTH, axis_length, display_tokens, every_label, is_long, label_font,
                                      label_room, position_labels, zoom_note)
 from explorer.figures.decoding import probability_text
-from explorer.logit_lens import LogitLens
+from explorer.analyses.logit_lens import LogitLens
 
 CHAR_WIDTH = 0.62           # a character's width in em, generously (common.label_room's measure)
 COLUMN = (44, 110)          # px a layer's column: at least a short token, at most a long one

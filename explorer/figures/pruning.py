@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.common import NARROW_WIDTH, every_label, label_room, plural, position_labels
-from explorer.pruning import DiffPiece, StepComparison
+from explorer.analyses.pruning import DiffPiece, StepComparison
 
 DIFF_STYLES = {"delete": "background:#fde0dd;text-decoration:line-through", "insert": "background:#d9f0d3",
                "equal": ""}

@@ -1,7 +1,7 @@
 """One step of a sample: its distribution under the sampling settings, beside the model's own: a pair of bars per
 token (its most probable ones that can be drawn), grey for the model at T = 1, blue for what a token is drawn from
 with this temperature, top-k and top-p (filtered and renormalised); ▶ marks the token the sample drew. Redrawn on
-every change of a setting, from log-probabilities computed once per sample (explorer/sampling.py)."""
+every change of a setting, from log-probabilities computed once per sample (explorer/capture/sampling.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from explorer.figures.common import display_tokens, every_label, font
 from explorer.figures.decoding import PROBABILITY_HOVER, titled
-from explorer.sampling import StepSampling
+from explorer.capture.sampling import StepSampling
 
 MODEL_COLOUR, SAMPLED_COLOUR = "#b0b0b0", "#1f77b4"
 VALUE_SIZE, VALUE_COLOUR = 11, "#333333"     # the bars' values: readable beside an axis label

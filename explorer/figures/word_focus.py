@@ -1,4 +1,4 @@
-"""Where one word looks, in every layer and head at once (explorer/word_focus.py): a layers × heads grid, each cell
+"""Where one word looks, in every layer and head at once (explorer/analyses/word_focus.py): a layers × heads grid, each cell
 coloured by the weight the word gives its most-attended other word, with that word and the percentage written in.
 
 Sized for the narrowest main column the app has (COLUMN px: a 1024 px window with the sidebar open): the cells'
@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.common import font
-from explorer.word_focus import Focus, WordAttention, percent, quoted
+from explorer.analyses.word_focus import Focus, WordAttention, percent, quoted
 
 COLUMN = 560            # px of the main column at a 1024 px window width, sidebar open (564 measured in Chromium)
 ROW_LABELS = 56         # px for "layer 0" beside the grid

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.decoding_steps import maskable_positions
-from explorer.logit_lens import lens_note, logit_lens, masked_logit_lens
-from explorer.sampling import sample, sample_log_probs, step_sampling
-from explorer.trace import trace_sentence
+from explorer.capture.decoding_steps import maskable_positions
+from explorer.analyses.logit_lens import lens_note, logit_lens, masked_logit_lens
+from explorer.capture.sampling import sample, sample_log_probs, step_sampling
+from explorer.capture.trace import trace_sentence
 from models.loader import open_model
 from models.sampling import Sampling
 from pages.session import OWN

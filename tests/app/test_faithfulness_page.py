@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from explorer.faithfulness import ABNAR_ZUIDEMA, faithfulness
+from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, faithfulness
 from pages.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
@@ -46,7 +46,7 @@ def test_a_long_sentences_figure_keeps_the_sizing_rules_cell_per_token(h8):
     """Every token keeps the sizing rule's cell: across the column while they fit a projector's column (a 1024 px
     window's, the narrowest) beside the names and the colour bar; beyond, a row per token, the figure growing down
     with the sentence (plotly figures never grow wider than the page's column), the same numbers transposed."""
-    from explorer.faithfulness import METHOD_TITLES
+    from explorer.analyses.faithfulness import METHOD_TITLES
     from explorer.figures.common import cell_size
     from explorer.figures.faithfulness import COLOUR_BAR, NARROWEST_COLUMN, VALUES, faithfulness_figure, names_width
 

@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from explorer.head_sets import HeadSpec
-from explorer.positional import bias_by_offset
-from explorer.trace import trace_sentence
+from explorer.capture.head_sets import HeadSpec
+from explorer.analyses.positional import bias_by_offset
+from explorer.capture.trace import trace_sentence
 from models.interface import FILL_MASK
 from models.loader import open_model
 from tests.app.conftest import open_page, open_part

@@ -9,7 +9,7 @@ import re
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from explorer.trace import trace_sentence
+from explorer.capture.trace import trace_sentence
 from tests.conftest import ROOT
 
 SENTENCE = "The animal didn't cross the street because it was too tired."

@@ -6,7 +6,7 @@ import json
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from explorer.trace import trace_sentence
+from explorer.capture.trace import trace_sentence
 from models.checkpoint import load_checkpoint
 from tests.app.conftest import open_page
 from tests.app.test_pages import decoded

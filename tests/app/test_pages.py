@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.rollout import attention_rollout
-from explorer.roles import role_summary
-from explorer.trace import trace_sentence
-from explorer.translation import translate
+from explorer.analyses.rollout import attention_rollout
+from explorer.analyses.roles import role_summary
+from explorer.capture.trace import trace_sentence
+from explorer.capture.translation import translate
 from models.checkpoint import load_checkpoint
 from pages.session import BUNDLED
 from tests.app.conftest import PAGES, open_page, open_part
@@ -170,7 +170,7 @@ def test_decoding_page(h8):
     top = chart_titled(at, "step 0: chose")[0]
     assert top["x"] == pytest.approx(trace.steps[0].top_probs, abs=1e-9)
     # The finished hypotheses are the beam search's own, best first.
-    from explorer.decoding_steps import beam_tree
+    from explorer.capture.decoding_steps import beam_tree
 
     [finished] = [t.value for t in at.table]
     result = beam_tree(h8, SENTENCE, 5, 0.6)
@@ -259,7 +259,7 @@ def test_compare_page_draws_every_head_of_every_model():
 
 
 def test_prune_page_toggle_changes_the_translation(h8):
-    from explorer.head_sets import parse_heads
+    from explorer.capture.head_sets import parse_heads
 
     at = open_page("prune.py", SENTENCE)
     assert len(at.main.checkbox) == 72
@@ -276,9 +276,9 @@ def test_prune_page_toggle_changes_the_translation(h8):
     assert [t.value for t in at.text][:2] == [unpruned, pruned]
     # "Add the 18 least important" adds the shipped importance's 25% least important to the 6 ticked heads (said
     # with its counts before the click); it never drops a ticked head.
-    from explorer.head_sets import all_heads
-    from explorer.pruning import DEFAULT_NORMALISATION, importance_scores, least_important
-    from explorer.shipped_analyses import IMPORTANCE_FILE, shipped
+    from explorer.capture.head_sets import all_heads
+    from explorer.analyses.pruning import DEFAULT_NORMALISATION, importance_scores, least_important
+    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped
     from models.loader import open_model
 
     model = open_model(str(BUNDLED["8 heads (en-de-h8)"]))
@@ -307,7 +307,7 @@ def test_pruning_is_per_session(h8):
 def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everything(h8):
     from dataclasses import asdict
 
-    from explorer.roles import Thresholds
+    from explorer.analyses.roles import Thresholds
 
     unreachable = asdict(Thresholds(positional=1.01, syntactic_margin=1.01, rare_rate=1.01))
     at = open_page("prune.py", SENTENCE, role_thresholds=unreachable)
@@ -322,18 +322,18 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
     # Cross-attention heads cannot be positional; with no rare-token or syntactic role at these thresholds
     # they are the ones pruned, unless one has a role of another kind.
     roles = json.loads((h8.path / "head_roles.json").read_text())
-    from explorer.roles import reclassified
+    from explorer.analyses.roles import reclassified
 
     expected = {h["spec"] for h in reclassified(roles, Thresholds(positional=0.0)) if not h["roles"]}
     assert pruned == expected and all(spec.startswith("cross.") for spec in pruned)
 
 
 def test_prune_page_scores_a_corpus_only_when_asked(h8):
-    from explorer.translation import bleu, translate
+    from explorer.capture.translation import bleu, translate
     from models.data import read_parallel
     from tests.conftest import MULTI30K
 
-    from explorer.head_sets import parse_heads
+    from explorer.capture.head_sets import parse_heads
 
     at = open_page("prune.py", SENTENCE)
     at.checkbox(key="prune_en-de-h8_cross.2.0").check().run()
@@ -383,7 +383,7 @@ def test_every_figure_saves_an_svg_at_its_own_size(h8):
 def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     from streamlit.testing.v1 import AppTest
 
-    from explorer.head_sets import parse_heads
+    from explorer.capture.head_sets import parse_heads
     from tests.conftest import ROOT
 
     at = open_page("translation.py", "A cat sleeps.", model="2 heads (en-de-h2)")
@@ -466,7 +466,7 @@ def test_the_sentence_is_one_line():
 
 
 def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get(h8):
-    from explorer.norms import weight_and_norm_shares
+    from explorer.analyses.norms import weight_and_norm_shares
 
     sentence = "A man in a blue shirt, with a dog, is riding a bicycle down the street."
     at = open_page(PAGES[1], sentence)

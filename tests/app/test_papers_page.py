@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from explorer.papers import Budget
-from explorer.replication import replicate
+from explorer.papers.bench import Budget
+from explorer.papers.replication import replicate
 from pages.session import OWN
 from tests.app.conftest import open_page
 from tests.conftest import ROOT

@@ -4,10 +4,10 @@ can, and every other page says at its top, in words, that it shows the whole mod
 import numpy as np
 import pytest
 
-from explorer.head_sets import live_heads, parse_heads
-from explorer.rollout import attention_rollout, head_average
-from explorer.trace import trace_sentence
-from explorer.translation import translate
+from explorer.capture.head_sets import live_heads, parse_heads
+from explorer.analyses.rollout import attention_rollout, head_average
+from explorer.capture.trace import trace_sentence
+from explorer.capture.translation import translate
 from tests.app.conftest import open_page
 from tests.app.test_pages import chart_titled
 

@@ -207,16 +207,16 @@ def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp
     from contextlib import contextmanager
     from types import SimpleNamespace
 
-    import explorer.distributed
-    import explorer.shipped_analyses
+    import explorer.analyses.distributed
+    import explorer.analyses.shipped_analyses
 
     @contextmanager
     def workers_that_lost_one(path, workers=1, address=None):
         yield SimpleNamespace(retried=2)
 
-    monkeypatch.setattr(explorer.distributed, "workers_for", workers_that_lost_one)
-    monkeypatch.setattr(explorer.distributed, "engine_for", lambda *arguments: None)
-    monkeypatch.setattr(explorer.shipped_analyses, "CACHE", tmp_path)
+    monkeypatch.setattr(explorer.analyses.distributed, "workers_for", workers_that_lost_one)
+    monkeypatch.setattr(explorer.analyses.distributed, "engine_for", lambda *arguments: None)
+    monkeypatch.setattr(explorer.analyses.shipped_analyses, "CACHE", tmp_path)
     monkeypatch.delenv(access.SERVE, raising=False)
     access.policy.cache_clear()
     at = open_page("prune.py", SENTENCE)

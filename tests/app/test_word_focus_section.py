@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from explorer.pronoun_examples import shipped_examples
-from explorer.trace import trace_sentence
+from explorer.analyses.pronoun_examples import shipped_examples
+from explorer.capture.trace import trace_sentence
 from tests.app.conftest import open_page
 from tests.conftest import BUNDLED
 from tests.explorer.test_word_focus import LECTURE_SENTENCE, by_hand, hand_focus, parsed_answer

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from explorer.translation import translate
+from explorer.capture.translation import translate
 from tests.browser.harness import go_to, offline_context, submit_sentence, wait_idle
 
 
@@ -131,7 +131,7 @@ def test_two_sessions_keep_their_own_sentences(browser, app_url, h8):
 
 
 def test_pruning_a_head_updates_the_translation(context, app_url, h8):
-    from explorer.head_sets import all_heads
+    from explorer.capture.head_sets import all_heads
 
     sentence = "A man in a blue shirt is riding a bicycle down the street."
     unpruned = translate(h8, [sentence])[0]
@@ -205,7 +205,7 @@ def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):
 def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_factory):
     """A Hugging Face folder opened by its path (in the URL, shown in the sidebar's own-folder box): its translation, its attention and its bertviz
     view are drawn, and nothing is fetched from outside (no hub, no CDN)."""
-    from explorer.trace import trace_sentence
+    from explorer.capture.trace import trace_sentence
     from models.loader import open_model
     from tests.hugging_face_models import SENTENCE, saved_model
 

@@ -9,8 +9,8 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from explorer.lesson import Lesson
-from explorer.trace import trace_sentence
+from explorer.teaching.lesson import Lesson
+from explorer.capture.trace import trace_sentence
 from tests.browser.harness import query_parameters, settle
 
 
@@ -55,7 +55,7 @@ def check_step(page, size: str) -> dict:
 
 
 def expected(trace, slug: str, word: int, layer: int, head: int, step: int) -> dict:
-    """The step's numbers from the trace's arrays, computed here (not by explorer.lesson)."""
+    """The step's numbers from the trace's arrays, computed here (not by explorer.teaching.lesson)."""
     values = trace.attention["encoder"]
     q, k = values["q"][layer, head, word], values["k"][layer, head]
     weights = values["pattern"][layer, head, word]
@@ -146,7 +146,7 @@ def test_another_word_of_a_twenty_word_sentence(app_url, context, h8):
 def test_the_sentence_applies_on_enter_and_with_the_button(app_url, context, h8):
     """Enter in the sentence box applies it (no Ctrl needed), and so does the Translate button; the hint is there
     before typing."""
-    from explorer.translation import translate
+    from explorer.capture.translation import translate
 
     page = context.new_page()
     page.goto(app_url)

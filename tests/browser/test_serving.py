@@ -42,7 +42,7 @@ def served(tmp_path_factory):
 
 
 def test_a_served_explorer_refuses_every_way_in(served, context, h8):
-    from explorer.translation import translate
+    from explorer.capture.translation import translate
 
     url, log = served.url, served.log
     assert listening(urlparse(url).port) == {ANY_ADDRESS}

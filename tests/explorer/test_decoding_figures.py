@@ -10,12 +10,12 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from explorer.decoding_steps import TeacherForcing, beam_tree
+from explorer.capture.decoding_steps import TeacherForcing, beam_tree
 from explorer.figures.common import NARROW_WIDTH, PANEL_LABELS, cell_size, dense_cell, label_font
 from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, TEXT_OFFSET, attention_row_figure, beam_font,
                                        beam_tree_figure, entropy_axis, head_effect_figure, label_chars,
                                        probability_text, step_figure, steps_overview, teacher_forcing_figure)
-from explorer.trace import StepDistribution
+from explorer.capture.trace import StepDistribution
 from models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
 from models.loader import open_model
 from models.tokenizer import BOS, PAD

@@ -5,12 +5,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.decoding_steps import beam_tree, teacher_forcing
-from explorer.internals import masked_scores, qkv_walkthrough
-from explorer.positional import position_similarity, sin_cos_halves
-from explorer.rollout import attention_rollout, head_average
-from explorer.head_sets import parse_heads
-from explorer.trace import trace_sentence
+from explorer.capture.decoding_steps import beam_tree, teacher_forcing
+from explorer.analyses.internals import masked_scores, qkv_walkthrough
+from explorer.analyses.positional import position_similarity, sin_cos_halves
+from explorer.analyses.rollout import attention_rollout, head_average
+from explorer.capture.head_sets import parse_heads
+from explorer.capture.trace import trace_sentence
 from models.tokenizer import BOS, EOS
 from models.vocabulary import attention_hook
 
@@ -92,8 +92,8 @@ def test_beam_tree_steps(tiny_checkpoint):
 
 
 def test_stopping_reason_names_the_end_token_or_the_length_limit(tiny_checkpoint, h8):
-    from explorer.decoding_steps import stopping_reason
-    from explorer.trace import trace_sentence
+    from explorer.capture.decoding_steps import stopping_reason
+    from explorer.capture.trace import trace_sentence
 
     # An untrained model never chooses </s>: it runs to 1.5 × source tokens + 10.
     untrained = trace_sentence(tiny_checkpoint, "Two dogs play in the snow.")

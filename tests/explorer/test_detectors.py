@@ -11,7 +11,7 @@ import transformers
 
 import explorer
 from explorer.cli import main
-from explorer.detectors import (DETECTORS, detect_heads, detection_patterns, detection_table, longest_length,
+from explorer.analyses.detectors import (DETECTORS, detect_heads, detection_patterns, detection_table, longest_length,
                                 reference_table, repeated_random_tokens)
 from models.hooks import model_run
 from models.loader import open_model
@@ -154,7 +154,7 @@ def test_every_family_is_scored_on_its_self_attention_only(family_model):
 
 
 def test_the_json_round_trip_and_the_notebook_call(tiny_checkpoint):
-    from explorer.detectors import HeadDetection
+    from explorer.analyses.detectors import HeadDetection
 
     result = explorer.detect_heads(tiny_checkpoint, seeds=2, length=6)
     again = HeadDetection.from_json(json.loads(json.dumps(result.to_json())))

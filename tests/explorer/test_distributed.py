@@ -1,4 +1,4 @@
-"""Corpus analyses on a local Ray with two workers (explorer/distributed.py): every command's result equals the
+"""Corpus analyses on a local Ray with two workers (explorer/analyses/distributed.py): every command's result equals the
 one-process result, a worker killed mid-run is replaced without losing or double-counting a shard, and a bad
 Ray address is one clear line within seconds."""
 
@@ -11,10 +11,10 @@ import time
 import pytest
 
 from explorer.cli import main
-from explorer.corpus_scoring import scorer_for
-from explorer.distributed import RayRunner, connect, engine_for, translation_groups
-from explorer.faithfulness import ATTENTION_METHODS
-from explorer.head_sets import HeadSpec, head_mask
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.distributed import RayRunner, connect, engine_for, translation_groups
+from explorer.analyses.faithfulness import ATTENTION_METHODS
+from explorer.capture.head_sets import HeadSpec, head_mask
 from models.checkpoint import Checkpoint
 from models.data import read_parallel
 from tests.conftest import MULTI30K, ROOT

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from explorer.domain import OUT_OF_DOMAIN_MARGIN, familiarity, training_description
+from explorer.capture.domain import OUT_OF_DOMAIN_MARGIN, familiarity, training_description
 
 
 def test_a_sentence_of_common_pieces_is_familiar_and_one_of_unseen_pieces_is_not(tiny_checkpoint):

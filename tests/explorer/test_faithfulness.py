@@ -1,4 +1,4 @@
-"""Faithfulness (explorer/faithfulness.py): leave-one-out on a model whose output depends on one source token by
+"""Faithfulness (explorer/analyses/faithfulness.py): leave-one-out on a model whose output depends on one source token by
 construction; leave-one-out and last-layer cross-attention against transformers' own numbers; the input gradient
 against finite differences; Spearman against a rank computation by hand; every family; one process = Ray."""
 
@@ -10,9 +10,9 @@ import torch
 import transformers
 
 from explorer.cli import main
-from explorer.faithfulness import (ATTENTION_METHODS, Unscorable, faithfulness, input_gradient, leave_one_out,
+from explorer.analyses.faithfulness import (ATTENTION_METHODS, Unscorable, faithfulness, input_gradient, leave_one_out,
                                    output_log_probs, rank_correlation, setup_for)
-from explorer.rollout import attention_rollout
+from explorer.analyses.rollout import attention_rollout
 from models.checkpoint import load_checkpoint
 from models.hooks import model_run
 from models.loader import open_model
@@ -100,7 +100,7 @@ def test_spearman_is_the_correlation_of_ranks(tiny_checkpoint):
 
 
 def test_rollout_carries_the_cross_attention_back_through_the_encoder(tiny_checkpoint):
-    from explorer.trace import trace_sentence
+    from explorer.capture.trace import trace_sentence
 
     text = "Two dogs play in the snow."
     result = faithfulness(tiny_checkpoint, text)
@@ -146,8 +146,8 @@ def test_cli_bad_corpus_is_one_line(tiny_checkpoint, capsys, tmp_path):
 
 def test_notebook_api(tiny_checkpoint):
     import explorer
-    from explorer.flow import attention_flow
-    from explorer.trace import trace_sentence
+    from explorer.analyses.flow import attention_flow
+    from explorer.capture.trace import trace_sentence
 
     text = "Two dogs play in the snow."
     first = explorer.faithfulness_of(tiny_checkpoint, text)
@@ -160,9 +160,9 @@ def test_notebook_api(tiny_checkpoint):
 
 
 def test_flow_beyond_its_cap_is_left_out_with_a_note(tiny_checkpoint, monkeypatch):
-    import explorer.faithfulness as module
+    import explorer.analyses.faithfulness as module
 
     monkeypatch.setattr(module, "MAX_FLOW_TOKENS", 5)
     result = faithfulness(tiny_checkpoint, "Two dogs play in the snow.")
     assert "flow" not in result.attention and "flow" not in result.spearman
-    assert result.notes == ["Attention flow is left out: it takes at most 5 tokens (explorer/flow.py)."]
+    assert result.notes == ["Attention flow is left out: it takes at most 5 tokens (explorer/analyses/flow.py)."]

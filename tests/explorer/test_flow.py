@@ -5,9 +5,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from explorer.flow import MAX_FLOW_TOKENS, attention_flow, residual_attention
-from explorer.inputs import InputError
-from explorer.rollout import attention_rollout
+from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow, residual_attention
+from explorer.capture.inputs import InputError
+from explorer.analyses.rollout import attention_rollout
 
 
 def random_pattern(layers: int, heads: int, length: int, seed: int = 0, causal: bool = False) -> np.ndarray:

@@ -1,8 +1,8 @@
-"""The glossary (explorer/glossary.py): every definition written, every anchor unique, the terms a student meets."""
+"""The glossary (explorer/teaching/glossary.py): every definition written, every anchor unique, the terms a student meets."""
 
 import pytest
 
-from explorer.glossary import GLOSSARY, entry, matching, slug
+from explorer.teaching.glossary import GLOSSARY, entry, matching, slug
 
 # The terms issue 29 names: each must have an entry.
 REQUIRED = [

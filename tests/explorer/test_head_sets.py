@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from explorer.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_mask, parse_heads
+from explorer.capture.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_mask, parse_heads
 from tests.conftest import tiny_config
 
 CONFIG = tiny_config()  # 2 encoder layers, 2 decoder layers, 4 heads

@@ -1,4 +1,4 @@
-"""Corpus analyses on Hugging Face models (explorer/corpus_scoring.py, roles.py): the losses are the models' own,
+"""Corpus analyses on Hugging Face models (explorer/analyses/corpus_scoring.py, roles.py): the losses are the models' own,
 gradient importance is the per-example mean of |∂L/∂gate|, a silent head scores zero, pruning a whole layer
 changes the score, and word ↔ piece alignment holds for SentencePiece, WordPiece and byte-level BPE. Tiny random
 models of every family (tests/hugging_face_models.py)."""
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.corpus_scoring import ContinuationScorer, MaskedScorer, TranslationScorer, scorer_for
-from explorer.forcing import IGNORED
-from explorer.head_sets import HeadSpec, head_mask
-from explorer.importance import ablation, gradient_importance
-from explorer.pruning import pruning_curve
-from explorer.roles import analyse_roles
-from explorer.trace import trace_sentence
-from explorer.treebank import Tree
+from explorer.analyses.corpus_scoring import ContinuationScorer, MaskedScorer, TranslationScorer, scorer_for
+from explorer.capture.forcing import IGNORED
+from explorer.capture.head_sets import HeadSpec, head_mask
+from explorer.analyses.importance import ablation, gradient_importance
+from explorer.analyses.pruning import pruning_curve
+from explorer.analyses.roles import analyse_roles
+from explorer.capture.trace import trace_sentence
+from explorer.capture.treebank import Tree
 from models.hooks import model_run
 from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch
 from models.loader import open_model

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.head_sets import format_heads, parse_heads
-from explorer.trace import Trace, trace_sentence
+from explorer.capture.head_sets import format_heads, parse_heads
+from explorer.capture.trace import Trace, trace_sentence
 from models.interface import FILL_MASK, TRANSLATE
 from models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model

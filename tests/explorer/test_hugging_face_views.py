@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.decoding_steps import (beam_tree, maskable_positions, masked_word, step_attention_row,
+from explorer.capture.decoding_steps import (beam_tree, maskable_positions, masked_word, step_attention_row,
                                      teacher_forcing)
-from explorer.internals import qkv_walkthrough
-from explorer.trace import trace_sentence
+from explorer.analyses.internals import qkv_walkthrough
+from explorer.capture.trace import trace_sentence
 from models.hooks import model_run
 from models.interface import CONTINUE, FILL_MASK, TRANSLATE
 from models.loader import open_model

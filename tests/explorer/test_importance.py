@@ -2,9 +2,9 @@
 
 import pytest
 
-from explorer.head_sets import HeadSpec
-from explorer.corpus_scoring import TranslationScorer
-from explorer.importance import ablation, gradient_importance, importance_report
+from explorer.capture.head_sets import HeadSpec
+from explorer.analyses.corpus_scoring import TranslationScorer
+from explorer.analyses.importance import ablation, gradient_importance, importance_report
 from models.data import make_training_batch, read_parallel
 from models.hooks import model_run
 from tests.conftest import MULTI30K
@@ -90,7 +90,7 @@ def test_gradient_importance_is_the_mean_over_sentences_of_each_sentences_absolu
 
 
 def test_spearman_rank_correlation():
-    from explorer.importance import spearman
+    from explorer.analyses.importance import spearman
 
     assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
@@ -99,7 +99,7 @@ def test_spearman_rank_correlation():
 
 
 def test_one_bleu_and_one_rule_for_blank_lines_everywhere(tiny_checkpoint):
-    from explorer.translation import evaluate
+    from explorer.capture.translation import evaluate
 
     sources = ["A dog runs.", "", "Two men talk.", "A girl sings."]
     references = ["Ein Hund rennt.", "Leer.", "  ", "Ein Mädchen singt."]

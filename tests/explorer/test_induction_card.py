@@ -1,4 +1,4 @@
-"""The Olsson et al. 2022 card (explorer/paper_cards/induction_papers.py): its numbers equal the `detect` command's
+"""The Olsson et al. 2022 card (explorer/papers/cards/induction_papers.py): its numbers equal the `detect` command's
 JSON, a planted induction head in a tiny GPT-2 makes it hold, its verdict follows the stated rule, a 1-layer model is
 not measurable, and a bundled translator points to the live demonstration."""
 
@@ -10,8 +10,8 @@ import torch
 import transformers
 
 from explorer.cli import main
-from explorer.paper_cards import PAPERS
-from explorer.papers import DOES_NOT, HOLDS, NOT_MEASURABLE, PARTLY, Budget
+from explorer.papers.cards import PAPERS
+from explorer.papers.bench import DOES_NOT, HOLDS, NOT_MEASURABLE, PARTLY, Budget
 from models.hooks import model_run
 from models.loader import open_model
 from models.vocabulary import attention_hook

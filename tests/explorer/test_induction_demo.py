@@ -1,4 +1,4 @@
-"""The live induction-head demonstration (explorer/induction_demo.py): scores checked on hand-built patterns (a
+"""The live induction-head demonstration (explorer/analyses/induction_demo.py): scores checked on hand-built patterns (a
 perfect induction head scores 1, a uniform one chance computed by hand), the loss recomputed independently, a short
 run well shaped and deterministic, the phase change found on a curve built by hand, the figure and the shipped run."""
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from explorer.figures.induction_demo import induction_demo_figure
-from explorer.induction_demo import (AttentionOnly, DemoSettings, head_scores, phase_change, repeated_sequences,
+from explorer.analyses.induction_demo import (AttentionOnly, DemoSettings, head_scores, phase_change, repeated_sequences,
                                      run_demo, second_repeat_loss, shipped_demo, summary)
 
 SHORT = DemoSettings(steps=20, record_every=10, batch=16, eval_sequences=8, seed=3)
@@ -127,7 +127,7 @@ def test_the_figure_draws_both_curves_and_marks_the_phase_change():
 
 def test_the_shipped_run_is_complete_and_its_summary_reads_its_numbers():
     shipped = shipped_demo()
-    assert shipped is not None, "models/induction_demo.json: run python -m explorer.induction_demo"
+    assert shipped is not None, "models/induction_demo.json: run python -m explorer.analyses.induction_demo"
     count = len(shipped["steps"])
     assert all(len(shipped[name]) == count for name in ("loss", "induction_score", "previous_token_score"))
     assert shipped["steps"][-1] == shipped["settings"]["steps"]

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.lesson import TITLES, Focus, Lesson
-from explorer.trace import trace_sentence
+from explorer.teaching.lesson import TITLES, Focus, Lesson
+from explorer.capture.trace import trace_sentence
 from models.loader import open_model
 from tests.hugging_face_models import saved_model
 
@@ -132,8 +132,8 @@ def test_the_steps_follow_what_a_model_can_do(family, expected, tmp_path_factory
 
 
 def test_every_step_links_terms_the_glossary_has():
-    from explorer.glossary import entry
-    from explorer.lesson import STEP_TERMS
+    from explorer.teaching.glossary import entry
+    from explorer.teaching.lesson import STEP_TERMS
 
     assert set(STEP_TERMS) == set(TITLES)
     for terms in STEP_TERMS.values():

@@ -28,7 +28,7 @@ def test_the_readmes_five_notebook_lines_run(monkeypatch):
             exec(code, namespace)
     trace, (figure, view) = namespace["trace"], shown
     import explorer
-    from explorer.translation import translate
+    from explorer.capture.translation import translate
 
     assert trace.output_text == translate(namespace["model"], ["A dog catches a ball in the park."])[0]
     assert isinstance(figure, go.Figure)

@@ -1,4 +1,4 @@
-"""The logit lens (explorer/logit_lens.py) in every family: its last layer is the model's own output distribution;
+"""The logit lens (explorer/analyses/logit_lens.py) in every family: its last layer is the model's own output distribution;
 earlier layers are the model's own hidden states (transformers' output_hidden_states, or ours recomputed) through
 the final norm and output projection written out here; ranks and the settling layer counted independently; the
 figure labels every step and writes each layer's top token."""
@@ -12,11 +12,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.decoding_steps import maskable_positions
+from explorer.capture.decoding_steps import maskable_positions
 from explorer.figures.logit_lens import logit_lens_figure
-from explorer.inputs import InputError
-from explorer.logit_lens import EMBEDDINGS, LogitLens, lens_note, lens_table, logit_lens, masked_logit_lens
-from explorer.trace import trace_sentence
+from explorer.capture.inputs import InputError
+from explorer.analyses.logit_lens import EMBEDDINGS, LogitLens, lens_note, lens_table, logit_lens, masked_logit_lens
+from explorer.capture.trace import trace_sentence
 from models.interface import ExplorerModel
 from models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
@@ -192,10 +192,10 @@ def test_the_figure_labels_every_step_and_writes_each_layers_top_token(h8, words
 
 
 def test_the_notebook_api_answers_every_call(h8, tmp_path_factory):
-    """explorer.logit_lens stays callable after its module has been imported (which makes the package's attribute
+    """explorer.analyses.logit_lens stays callable after its module has been imported (which makes the package's attribute
     the module), for a sentence, a trace, and a masked language model."""
     import explorer
-    import explorer.logit_lens  # noqa: F401  (what a page or a notebook's own import does)
+    import explorer.analyses.logit_lens  # noqa: F401  (what a page or a notebook's own import does)
 
     first = explorer.logit_lens_of(h8, SENTENCE)
     again = explorer.logit_lens_of(h8, trace_sentence(h8, SENTENCE), top_k=3)

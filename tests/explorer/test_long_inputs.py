@@ -9,16 +9,16 @@ import json
 import numpy as np
 from plotly.io.json import to_json_plotly
 
-from explorer.decoding_steps import TeacherForcing
+from explorer.capture.decoding_steps import TeacherForcing
 from explorer.figures.attention import attention_heatmap, focus_rows, heads_grid, layer_heads
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
                                         positional_encoding_figure, scores_mask_softmax, walkthrough_figure)
 from explorer.figures.pruning import step_comparison_figure
-from explorer.internals import Walkthrough
-from explorer.pruning import StepComparison
-from explorer.trace import StepDistribution
+from explorer.analyses.internals import Walkthrough
+from explorer.analyses.pruning import StepComparison
+from explorer.capture.trace import StepDistribution
 
 WORDS = ["▁A", "▁man", "▁in", "▁a", "▁red", "▁shirt", "▁is", "▁riding", "▁bi", "cycle", ".", "</s>",
          "<b>x</b>"]
@@ -351,7 +351,7 @@ def test_long_scores_panels_are_the_real_numbers_and_zoom_together():
 
 def test_the_bertviz_window_holds_exactly_the_chosen_tokens():
     from explorer.figures.windows import WINDOW, window_trace, window_words
-    from explorer.trace import Trace
+    from explorer.capture.trace import Trace
 
     source, target = tokens(250), tokens(36, 5)
     _, _, encoder = inputs(250, layers=2, heads=2)
@@ -396,7 +396,7 @@ def test_the_pages_on_a_250_token_text(h8):
     import json
 
     from benchmarks.long_inputs import text_of
-    from explorer.trace import trace_sentence
+    from explorer.capture.trace import trace_sentence
     from tests.app.conftest import open_page, open_part
 
     text = text_of(h8, 250)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from explorer.memo import BoundedCache, size_of
-from explorer.trace import trace_sentence
+from explorer.capture.memo import BoundedCache, size_of
+from explorer.capture.trace import trace_sentence
 
 
 def test_size_of_counts_the_arrays_of_a_trace(h8):

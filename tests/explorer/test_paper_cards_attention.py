@@ -1,5 +1,5 @@
-"""The attention papers' cards (explorer/paper_cards/attention_papers.py) and their measurements
-(explorer/permutation.py, explorer/layer_shares.py), on answers known by construction: a permuted row keeps its
+"""The attention papers' cards (explorer/papers/cards/attention_papers.py) and their measurements
+(explorer/analyses/permutation.py, explorer/analyses/layer_shares.py), on answers known by construction: a permuted row keeps its
 weights and its masked zeros; a model whose every attention row is uniform cannot be changed by permuting; the
 special-token shares of a planted pattern against a hand computation; each card's numbers equal the functions'
 outputs; every Hugging Face family gets a card."""
@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.faithfulness import faithfulness_tallies, summary
-from explorer.layer_shares import layer_shares, sentence_layer_shares
-from explorer.norms import punctuation
-from explorer.paper_cards import PAPERS
-from explorer.paper_cards.attention_papers import MULTI30K, TEST, VAL, upper_layers
-from explorer.papers import NOT_MEASURABLE, VERDICTS, Budget
-from explorer.permutation import pattern_hooks, permutation_effect, permuted, permuting, uniform
-from explorer.trace import trace_sentence
+from explorer.analyses.faithfulness import faithfulness_tallies, summary
+from explorer.analyses.layer_shares import layer_shares, sentence_layer_shares
+from explorer.analyses.norms import punctuation
+from explorer.papers.cards import PAPERS
+from explorer.papers.cards.attention_papers import MULTI30K, TEST, VAL, upper_layers
+from explorer.papers.bench import NOT_MEASURABLE, VERDICTS, Budget
+from explorer.analyses.permutation import pattern_hooks, permutation_effect, permuted, permuting, uniform
+from explorer.capture.trace import trace_sentence
 from models.data import read_lines
 from models.hooks import capture, model_run
 from models.loader import open_model

@@ -1,4 +1,4 @@
-"""The head papers' cards (explorer/paper_cards/heads_papers.py): a planted head is found by the real measurement,
+"""The head papers' cards (explorer/papers/cards/heads_papers.py): a planted head is found by the real measurement,
 the bootstrap interval is sacreBLEU's corpus BLEU over the same resamples, the cards' numbers are the shipped
 analyses' values, and every Hugging Face family gets a card."""
 
@@ -11,9 +11,9 @@ import pytest
 import sacrebleu
 import torch
 
-from explorer.paper_cards import PAPERS
-from explorer.paper_cards import heads_measures as measures
-from explorer.papers import NOT_MEASURABLE, VERDICTS, Budget
+from explorer.papers.cards import PAPERS
+from explorer.papers.cards import heads_measures as measures
+from explorer.papers.bench import NOT_MEASURABLE, VERDICTS, Budget
 from models.hooks import model_run
 from models.loader import open_model
 from models.vocabulary import attention_hook

@@ -11,9 +11,9 @@ import transformers
 
 import explorer
 from explorer.cli import main
-from explorer.inputs import InputError
-from explorer.patching import NOUN_KINDS, PatchingResult, patch, suggest_corruption, suggested_swap
-from explorer.trace import decoded
+from explorer.capture.inputs import InputError
+from explorer.analyses.patching import NOUN_KINDS, PatchingResult, patch, suggest_corruption, suggested_swap
+from explorer.capture.trace import decoded
 from models.checkpoint import load_checkpoint
 from models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, saved_model

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from explorer.cli import main
-from explorer.papers import VERDICTS, Budget
-from explorer.replication import replicate
+from explorer.papers.bench import VERDICTS, Budget
+from explorer.papers.replication import replicate
 from tests.conftest import SHIPPED
 
 PAPERS_IN_ORDER = ["vaswani", "voita", "michel", "clark", "abnar_zuidema", "kobayashi", "xiao", "jain_wallace",

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.roles import (SyntaxTally, Tally, Thresholds, analyse_roles, classify, head_results, is_real_sentence,
+from explorer.analyses.roles import (SyntaxTally, Tally, Thresholds, analyse_roles, classify, head_results, is_real_sentence,
                             key_counts, real_tokens, role_summary, tally_patterns, tally_syntax)
-from explorer.treebank import read_trees, word_attention, word_maps
+from explorer.capture.treebank import read_trees, word_attention, word_maps
 from models.data import pad_batch
 from models.hooks import model_run
 from models.tokenizer import BOS, EOS, PAD

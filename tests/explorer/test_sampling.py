@@ -1,4 +1,4 @@
-"""Sampling in the explorer (explorer/sampling.py) and the CLI's --temperature --top-k --top-p --seed: a step's
+"""Sampling in the explorer (explorer/capture/sampling.py) and the CLI's --temperature --top-k --top-p --seed: a step's
 distribution reshaped by the settings equals the softmax computed here from the model's own logits; a sample is
 the same from the notebook API, the library and the CLI; bad values are one line naming them."""
 
@@ -12,11 +12,11 @@ import torch
 
 import explorer
 from explorer.cli import main as cli
-from explorer.inputs import InputError
+from explorer.capture.inputs import InputError
 from explorer.figures.sampling import sampling_figure
-from explorer.sampling import (sample, sample_log_probs, sample_text, settings_from, step_log_probs, step_sampling,
+from explorer.capture.sampling import (sample, sample_log_probs, sample_text, settings_from, step_log_probs, step_sampling,
                                step_sampling_table)
-from explorer.trace import trace_sentence
+from explorer.capture.trace import trace_sentence
 from models.sampling import Sampling
 from tests.hugging_face_models import saved_model
 

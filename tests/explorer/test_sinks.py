@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from explorer import cli
-from explorer.sinks import OVER_CHANCE, SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
-from explorer.trace import trace_sentence
+from explorer.analyses.sinks import OVER_CHANCE, SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
+from explorer.capture.trace import trace_sentence
 from models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 

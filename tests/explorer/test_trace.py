@@ -2,8 +2,8 @@ import numpy as np
 import torch
 import pytest
 
-from explorer.head_sets import head_mask, parse_heads
-from explorer.trace import Trace, trace_sentence
+from explorer.capture.head_sets import head_mask, parse_heads
+from explorer.capture.trace import Trace, trace_sentence
 
 SENTENCE = "Two dogs play in the snow."
 

@@ -1,5 +1,5 @@
-"""Where one word looks (explorer/word_focus.py), its grid (explorer/figures/word_focus.py) and the shipped pronoun
-examples (explorer/pronoun_examples.py): every number checked against the trace's piece-level patterns aggregated
+"""Where one word looks (explorer/analyses/word_focus.py), its grid (explorer/figures/word_focus.py) and the shipped pronoun
+examples (explorer/analyses/pronoun_examples.py): every number checked against the trace's piece-level patterns aggregated
 here by hand, and a planted pattern whose answer is known."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 
 from explorer.figures.word_focus import (CELL_PADDING, CHARACTER, COLUMN, ROW_LABELS, WORD_FONT, heads_per_block,
                                          word_focus_grid)
-from explorer.pronoun_examples import EXAMPLES_FILE, noun_like, pronoun_and_antecedent, shipped_examples
-from explorer.trace import trace_sentence
-from explorer.word_focus import (LECTURE, WordAttention, answer_text, default_word, focus, resolution,
+from explorer.analyses.pronoun_examples import EXAMPLES_FILE, noun_like, pronoun_and_antecedent, shipped_examples
+from explorer.capture.trace import trace_sentence
+from explorer.analyses.word_focus import (LECTURE, WordAttention, answer_text, default_word, focus, resolution,
                                  resolution_text, sentence_attention, word_attention, word_keys)
 from tests.conftest import BUNDLED
 
@@ -223,7 +223,7 @@ def test_mining_rule_settles_gender_agreement(h8):
 
 def test_shipped_weights_are_remeasured_on_the_trace(h8):
     shipped = shipped_examples(BUNDLED[8])
-    assert shipped is not None, f"models/en-de-h8/{EXAMPLES_FILE} is missing: python -m explorer.pronoun_examples"
+    assert shipped is not None, f"models/en-de-h8/{EXAMPLES_FILE} is missing: python -m explorer.analyses.pronoun_examples"
     assert shipped["sentences_scanned"] > 1000 and 0 <= shipped["best_head_top_share"] <= 1
     assert len(shipped["examples"]) >= 3
     for row in (shipped["examples"][0], shipped["lecture"][0]):

@@ -6,8 +6,8 @@ import re
 import numpy as np
 import pytest
 
-from explorer.trace import Trace, trace_sentence
-from explorer.words import word_trace, words_of
+from explorer.capture.trace import Trace, trace_sentence
+from explorer.capture.words import word_trace, words_of
 from models.loader import open_model
 from tests.hugging_face_models import FAMILIES, saved_model
 

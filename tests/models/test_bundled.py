@@ -2,8 +2,8 @@
 
 import pytest
 
-from explorer.head_sets import parse_heads
-from explorer.translation import evaluate, translate
+from explorer.capture.head_sets import parse_heads
+from explorer.capture.translation import evaluate, translate
 from models.checkpoint import load_checkpoint
 from models.data import read_parallel
 from tests.conftest import BUNDLED, MULTI30K, SHIPPED
@@ -83,8 +83,8 @@ def test_the_explorer_translates_all_caps_input_as_its_sentence_case(h8):
 
 @pytest.mark.parametrize("spec", ["enc.0.*", "dec.2.*", "cross.1.*"])
 def test_masking_every_head_of_a_layer_changes_the_output(h8, spec):
-    from explorer.pruning import compare_steps
-    from explorer.trace import trace_sentence
+    from explorer.analyses.pruning import compare_steps
+    from explorer.capture.trace import trace_sentence
 
     pruned = parse_heads(spec, h8)
     for sentence in SENTENCES:
@@ -105,7 +105,7 @@ def test_masking_all_cross_attention_cuts_the_output_loose_from_the_source(h8):
 def test_every_example_sentence_translates_well_and_the_pronoun_labels_are_true(h8):
     import sacrebleu
 
-    from explorer.examples import EXAMPLES
+    from explorer.capture.examples import EXAMPLES
 
     outputs = dict(zip([e.english for e in EXAMPLES], translate(h8, [e.english for e in EXAMPLES])))
     for example in EXAMPLES:

@@ -4,7 +4,7 @@ import gzip
 
 import pytest
 
-from explorer.treebank import read_trees, trees_of
+from explorer.capture.treebank import read_trees, trees_of
 from models.data import CorpusError, aligned, lines_of, read_lines, read_parallel
 
 TREE = "1\tA\ta\tDET\t_\t_\t2\tdet\t_\t_\n2\tdog\tdog\tNOUN\t_\t_\t0\troot\t_\t_\n\n"

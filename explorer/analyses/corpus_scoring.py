@@ -1,0 +1,197 @@
+"""What a model scores on a corpus with some heads masked, for every model the explorer opens: per-example
+losses (differentiable with respect to the head gates, for gradient importance), the corpus loss, and a quality
+measure. One scorer per task, written once on the model interface; importance, ablation and pruning curves are
+written once against the Scorer.
+
+- TranslationScorer: sentence pairs; teacher-forced loss of the references, BLEU of the model's translations.
+- ContinuationScorer: plain lines; next-token loss over each line, perplexity.
+- MaskedScorer: plain lines; a fixed 15% of each line's tokens (chosen by a generator seeded by the line) replaced by
+  the mask token and predicted; perplexity over them.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from typing import Iterator
+
+import torch
+import torch.nn.functional as F
+from sacrebleu.metrics import BLEU
+
+from explorer.capture.forcing import IGNORED, forced_batch
+from explorer.capture.inputs import prepare_source
+from explorer.capture.translation import bleu, bleu_statistics, usable_pairs
+from models.hooks import model_run
+from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, ExplorerModel
+from models.tokenizer import clean_text
+
+MASKED_SHARE = 0.15             # BERT's share of tokens to mask (Devlin et al. 2019)
+BATCH_TOKENS = 4000             # padded tokens per loss batch
+
+
+class Scorer:
+    """A corpus and a model: losses and quality with the head gates of the call (model_run head masks).
+    Examples are (source ids, labelled ids) pairs made by the task's scorer; batches() pads them."""
+
+    metric = "perplexity"       # the quality measure's name; also its key in reports ("bleu", "perplexity")
+    higher_is_better = False
+
+    def __init__(self, model: ExplorerModel) -> None:
+        self.model = model
+        self.examples: list[tuple[list[int], list[int]]] = []
+
+    @property
+    def metric_key(self) -> str:
+        return self.metric.lower()
+
+    @property
+    def size(self) -> int:
+        return len(self.examples)
+
+    def batch(self, indices: list[int]) -> tuple[Batch | None, Batch | None, torch.Tensor]:
+        """(source batch, target batch, labels) of some examples: IGNORED where a position is not scored."""
+        return forced_batch(self.model, [self.examples[i] for i in indices])
+
+    def batches(self) -> Iterator[tuple[list[int], tuple]]:
+        """(indices of the examples, a batch ready for sentence_losses), similar lengths together."""
+        lengths = [len(source) + len(output) for source, output in self.examples]
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        chunk: list[int] = []
+        for i in order:
+            if chunk and (len(chunk) + 1) * lengths[i] > BATCH_TOKENS:
+                yield chunk, self.batch(chunk)
+                chunk = []
+            chunk.append(i)
+        if chunk:
+            yield chunk, self.batch(chunk)
+
+    def token_losses(self, batch, gates) -> tuple[torch.Tensor, torch.Tensor]:
+        """([B, T] loss of every position, [B, T] True where scored)."""
+        source, target, labels = batch
+        with model_run(head_mask=gates or {}):
+            logits = self.model.forward(source, target).float()
+        losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORED,
+                                 reduction="none").view(labels.shape)
+        return losses, labels != IGNORED
+
+    def sentence_losses(self, batch, gates: dict | None = None) -> torch.Tensor:
+        """Mean loss per scored token of each example of the batch [B], with these gates (grad flows to them)."""
+        losses, scored = self.token_losses(batch, gates)
+        return losses.sum(1) / scored.sum(1).clamp_min(1)
+
+    def loss_totals(self, gates: dict | None = None) -> tuple[float, int]:
+        """(summed loss, scored tokens): additive over shards of the corpus."""
+        total, tokens = 0.0, 0
+        with torch.no_grad():
+            for _, batch in self.batches():
+                losses, scored = self.token_losses(batch, gates)
+                total += float(losses.sum())
+                tokens += int(scored.sum())
+        return total, tokens
+
+    def loss(self, gates: dict | None = None) -> float:
+        total, tokens = self.loss_totals(gates)
+        return total / max(1, tokens)
+
+    def quality(self, gates: dict | None = None) -> float:
+        return math.exp(min(self.loss(gates), 50.0))
+
+    def statistics(self, gates: dict | None = None, with_quality: bool = True) -> dict:
+        """What this corpus contributes to the loss and quality of a bigger one: sums and counts only, never
+        ratios (corpus BLEU is not the mean of shards' BLEU). scores_from() turns summed statistics into scores."""
+        total, tokens = self.loss_totals(gates)
+        stats = {"loss_sum": total, "tokens": tokens, "examples": self.size}
+        if with_quality and self.metric == "BLEU":
+            stats["bleu"] = bleu_statistics(self.translations(gates), self.references)
+        return stats
+
+    def translations(self, gates: dict | None = None) -> list[str]:
+        raise NotImplementedError(f"{self.metric} is not measured on translations")
+
+
+class TranslationScorer(Scorer):
+    metric = "BLEU"
+    higher_is_better = True
+
+    def __init__(self, model: ExplorerModel, sources: list[str], references: list[str]) -> None:
+        super().__init__(model)
+        keep = usable_pairs(sources, references)
+        self.sources = [prepare_source(sources[i], model).ids for i in keep]
+        self.examples = [(source, model.encode_reference(references[i])) for source, i in zip(self.sources, keep)]
+        self.references = [references[i] for i in keep]
+
+    def translations(self, gates=None) -> list[str]:
+        with torch.no_grad(), model_run(head_mask=gates or {}):
+            outputs = self.model.generate(self.sources)
+        return [self.model.detokenize(output) for output in outputs]
+
+    def quality(self, gates=None):
+        return bleu(self.translations(gates), self.references)
+
+
+def _lines(model: ExplorerModel, lines: list[str]) -> list[list[int]]:
+    texts = [t for t in (clean_text(line) for line in lines) if t]
+    return [ids for ids in (model.encode(t).ids for t in texts) if len(ids) >= 2]
+
+
+class ContinuationScorer(Scorer):
+    """Next-token prediction over each line: the line's first token is the prompt, the rest is predicted."""
+
+    def __init__(self, model: ExplorerModel, lines: list[str]) -> None:
+        super().__init__(model)
+        self.examples = [(ids[:1], ids[1:]) for ids in _lines(model, lines)]
+
+
+class MaskedScorer(Scorer):
+    def __init__(self, model: ExplorerModel, lines: list[str]) -> None:
+        super().__init__(model)
+        if model.mask_id is None:
+            raise ValueError(f"{model.name}: has no mask token to score masked-token predictions with")
+        self.examples = [(ids, ids) for ids in _lines(model, lines)]
+
+    def masked_positions(self, index: int) -> list[int]:
+        """The positions of example `index` that are predicted: a fixed 15% of its real tokens (at least one)."""
+        ids = self.examples[index][0]
+        candidates = [i for i, token in enumerate(ids) if token not in self.model.special_ids]
+        if not candidates:
+            return []
+        count = max(1, round(MASKED_SHARE * len(candidates)))
+        # Seeded by the line's own ids, not its place: a shard on a Ray worker masks what one process masks.
+        return sorted(random.Random(zlib.crc32(str(ids).encode())).sample(candidates, count))
+
+    def batch(self, indices):
+        inputs, labels = [], []
+        for i in indices:
+            ids, positions = self.examples[i][0], set(self.masked_positions(i))
+            inputs.append([self.model.mask_id if p in positions else t for p, t in enumerate(ids)])
+            labels.append([t if p in positions else IGNORED for p, t in enumerate(ids)])
+        return self.model.pad(inputs), None, Batch.of(labels, IGNORED).ids
+
+
+def scores_from(stats: dict, metric: str) -> tuple[float, float | None]:
+    """(loss, quality) of summed statistics: BLEU from sacreBLEU's statistics, perplexity = exp(loss)."""
+    loss = stats["loss_sum"] / max(1, stats["tokens"])
+    if metric == "BLEU":
+        return loss, (BLEU()._compute_score_from_stats(stats["bleu"]).score if "bleu" in stats else None)
+    return loss, math.exp(min(loss, 50.0))
+
+
+def add_statistics(parts: list[dict]) -> dict:
+    """Statistics of shards summed into those of their union."""
+    total = {"loss_sum": sum(p["loss_sum"] for p in parts), "tokens": sum(p["tokens"] for p in parts),
+             "examples": sum(p["examples"] for p in parts)}
+    if parts and all("bleu" in p for p in parts):
+        total["bleu"] = [sum(column) for column in zip(*(p["bleu"] for p in parts))]
+    return total
+
+
+def scorer_for(model: ExplorerModel, sources: list[str], references: list[str] | None = None) -> Scorer:
+    """The scorer of the model's task on a corpus: sentence pairs (sources, references) for a translation model,
+    plain lines (sources) for a language model."""
+    if model.task == TRANSLATE:
+        if references is None:
+            raise ValueError(f"{model.name} translates: it is scored on sentence pairs (sources and references)")
+        return TranslationScorer(model, sources, references)
+    return {CONTINUE: ContinuationScorer, FILL_MASK: MaskedScorer}[model.task](model, sources)

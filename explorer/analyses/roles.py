@@ -1,0 +1,529 @@
+"""Head roles over a corpus, after Voita et al. 2019: positional, syntactic, rare-token; and confidence.
+
+Two corpora, each where it means something:
+- Plain in-domain sentences (one per line; the shipped analyses use Multi30k val) for positional, rare-token
+  and confidence statistics. The encoder reads each sentence; for decoder self-attention and cross-attention
+  the model's own greedy translation is fed back (teacher forcing), so those heads are measured on what they
+  really see. Queries that are special tokens (`</s>` in the encoder, `<s>` in the decoder, which has one key
+  and always scores 1.0) are left out.
+- A treebank (CoNLL-U) for syntactic roles, encoder only, reported over all sentences and over those of at
+  most `SHORT_PIECES` pieces (long web sentences dilute every statistic).
+
+- Positional: for at least `positional` (90%) of query tokens, the largest weight sits at one relative offset.
+  Measured for self-attention (encoder, decoder); cross-attention has no shared positions.
+- Syntactic: word-level attention (Clark et al. 2019); for each relation and direction, how often the largest
+  weight from one word lands on the other, against the positional baseline (always guessing the relation's
+  most frequent offset). Syntactic when it beats the baseline by `syntactic_margin` (10 points) over at least
+  `syntactic_min_count` (100) occurrences, over all treebank sentences.
+- Rare-token: how often the head's attention averaged over queries peaks on the sentence's least frequent
+  token (training-corpus frequency when the model has it, else frequency in the text given; ties for the
+  rarest all count as hits). Chance is the share of keys that
+  are (tied) rarest among the keys that can be rarest at all (special tokens never are). Rare-token when that
+  happens in at least `rare_rate` (50%) of sentences and at least `rare_over_chance` (3×) chance: 50% means
+  the head picks the rarest token over all others more often than not, the behaviour Voita et al. describe,
+  and 3× chance guards very short sentences. The rarest-or-second-rarest rate (Voita et al.'s own measure) is
+  reported beside it.
+- Confidence: mean over queries of the largest weight (Voita et al.).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+import torch
+
+from explorer.capture.head_sets import HeadSpec
+from explorer.capture.treebank import Tree, word_attention
+from models.hooks import capture
+from models.interface import Batch, ExplorerModel
+from models.tokenizer import clean_text
+from models.vocabulary import ATTENTION_KINDS, attention_hook
+
+RELATIONS = ("nsubj", "obj", "amod", "advmod", "det", "nmod", "case", "compound")
+DIRECTIONS = ("dependent→head", "head→dependent")
+OFFSETS = 8                           # histogram bins: ≤ −8, −7 … +7, ≥ +8
+SHORT_PIECES = 25                     # syntactic scores are also reported over treebank sentences this short
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    positional: float = 0.90
+    syntactic_margin: float = 0.10
+    syntactic_min_count: int = 100
+    rare_rate: float = 0.50
+    rare_over_chance: float = 3.0
+
+
+@dataclass
+class Tally:
+    """Running counts for one attention kind, each [layers, heads] unless said otherwise."""
+
+    layers: int
+    heads: int
+    queries: int = 0
+    sentences: int = 0
+    confidence: np.ndarray = None
+    offsets: np.ndarray = None           # [layers, heads, 2 * OFFSETS + 1]
+    rare_hits: np.ndarray = None         # peak on the (tied) rarest key
+    rare_hits_top2: np.ndarray = None    # peak on the rarest or second-rarest key
+    rare_sentences: int = 0
+    rare_chance: float = 0.0              # sums over sentences of the chance of a hit
+    rare_chance_top2: float = 0.0
+    per_sentence_confidence: list = field(default_factory=list)   # [layers, heads] per sentence
+    per_sentence_offsets: list = field(default_factory=list)      # [layers, heads, bins] per sentence
+
+    def __post_init__(self) -> None:
+        if self.confidence is not None:       # a copy (dataclasses.replace) keeps its counts
+            return
+        shape = (self.layers, self.heads)
+        self.confidence = np.zeros(shape)
+        self.offsets = np.zeros(shape + (2 * OFFSETS + 1,))
+        self.rare_hits, self.rare_hits_top2 = np.zeros(shape), np.zeros(shape)
+
+
+@dataclass
+class SyntaxTally:
+    hits: dict = field(default_factory=dict)       # (relation, direction) -> [layers, heads]
+    counts: dict = field(default_factory=dict)     # (relation, direction) -> occurrences
+    offsets: dict = field(default_factory=dict)    # (relation, direction) -> {offset: occurrences}
+    sentences: int = 0
+
+    def add(self, relation: str, direction: str, top: np.ndarray, source: int, target: int, shape) -> None:
+        key = (relation, direction)
+        self.hits.setdefault(key, np.zeros(shape))
+        self.hits[key] += top[:, :, source] == target
+        self.counts[key] = self.counts.get(key, 0) + 1
+        offsets = self.offsets.setdefault(key, {})
+        offsets[target - source] = offsets.get(target - source, 0) + 1
+
+
+def _bins(offset: torch.Tensor) -> torch.Tensor:
+    return offset.clamp(-OFFSETS, OFFSETS) + OFFSETS
+
+
+def real_tokens(ids: torch.Tensor, present: torch.Tensor, special_ids) -> torch.Tensor:
+    """True where a position holds a word piece: present (not padding) and not a special token."""
+    return present & ~torch.isin(ids, torch.tensor(sorted(special_ids), dtype=ids.dtype))
+
+
+def key_counts(ids: torch.Tensor, real: torch.Tensor, frequencies: torch.Tensor | None) -> torch.Tensor | None:
+    """Frequency of each key [B, K]; +inf where a key can never be the rarest (specials, padding)."""
+    if frequencies is None:
+        return None
+    return frequencies[ids.clamp_max(len(frequencies) - 1)].masked_fill(~real, float("inf"))
+
+
+def counted_frequencies(rows: list[list[int]], size: int) -> torch.Tensor:
+    """Piece counts over rows of ids: "rare" in the text given, when the model has no training-corpus counts."""
+    counts = torch.zeros(size, dtype=torch.float64)
+    for row in rows:
+        counts += torch.bincount(torch.tensor(row, dtype=torch.long), minlength=size).double()[:size]
+    return counts
+
+
+def tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tensor, key_real: torch.Tensor,
+                    counts: torch.Tensor | None, positional: bool) -> None:
+    """patterns [B, L, H, Q, K]; query_real [B, Q] (queries to count), key_real [B, K] (keys that exist);
+    counts [B, K] key frequencies from key_counts (or None: no rare-token statistics)."""
+    batch, layers, heads, queries, keys = patterns.shape
+    top_key = patterns.argmax(-1)                                          # [B, L, H, Q]
+    top_weight = patterns.max(-1).values
+    q_mask = query_real[:, None, None, :].float()
+    q_total = q_mask.sum(-1).clamp_min(1)
+    per_sentence_conf = (top_weight * q_mask).sum(-1) / q_total            # [B, L, H]
+    tally.confidence += (top_weight * q_mask).sum((0, 3)).numpy()
+    tally.queries += int(query_real.sum())
+    tally.sentences += batch
+    tally.per_sentence_confidence.extend(per_sentence_conf.numpy())
+    if positional:
+        offset = _bins(top_key - torch.arange(queries)[None, None, None, :])
+        hist = torch.zeros(batch, layers, heads, 2 * OFFSETS + 1)
+        hist.scatter_add_(-1, offset, q_mask.expand_as(offset.float()).contiguous())
+        tally.offsets += hist.sum(0).numpy()
+        tally.per_sentence_offsets.extend(hist.numpy())
+    if counts is not None:
+        tally_rare(tally, patterns, q_mask, q_total, key_real, counts)
+
+
+def tally_rare(tally: Tally, patterns: torch.Tensor, q_mask: torch.Tensor, q_total: torch.Tensor,
+               key_real: torch.Tensor, counts: torch.Tensor) -> None:
+    """Where each head's attention, averaged over the counted queries, peaks: on the rarest key or not."""
+    candidates = torch.isfinite(counts).sum(-1)                            # keys that can be rarest
+    usable = (candidates >= 2) & (q_mask[:, 0, 0].sum(-1) > 0)             # a choice to make, and queries to make it
+    if not usable.any():
+        return
+    mean_attention = (patterns * q_mask[..., None]).sum(3) / q_total[..., None]     # [B, L, H, K]
+    mean_attention = mean_attention.masked_fill(~key_real[:, None, None, :], -1.0)
+    peak = mean_attention.argmax(-1)                                                # [B, L, H]
+    peak_count = counts[torch.arange(len(counts))[:, None, None], peak]            # frequency of the peak key
+    ordered = counts.sort(-1).values
+    rarest, second = ordered[:, :1], ordered[:, 1:2]
+    hits = peak_count == rarest[:, :, None]                                # ties for the rarest all count
+    hits_top2 = peak_count <= second[:, :, None]
+    weights = usable.double()
+    tally.rare_hits += (hits.double() * weights[:, None, None]).sum(0).numpy()
+    tally.rare_hits_top2 += (hits_top2.double() * weights[:, None, None]).sum(0).numpy()
+    tally.rare_sentences += int(usable.sum())
+    share = lambda bound: ((counts <= bound).sum(-1).double() / candidates.clamp_min(1))   # noqa: E731
+    tally.rare_chance += float((share(rarest) * weights).sum())
+    tally.rare_chance_top2 += float((share(second) * weights).sum())
+
+
+@dataclass
+class RolesReport:
+    heads: list[dict]           # one entry per head: kind, layer, head, spec, roles, and every score behind them
+    thresholds: dict
+    corpus: dict                # "text" and/or "treebank": name, sentences analysed, skipped
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"heads": self.heads, "thresholds": self.thresholds, "corpus": self.corpus, "seconds": self.seconds}
+
+
+def is_real_sentence(text: str) -> bool:
+    """Words, mostly letters: typical examples must never be symbol runs such as `A ++` or `•••`."""
+    words = [w for w in text.split() if re.search(r"[^\W\d_]", w)]
+    letters = sum(ch.isalpha() for ch in text)
+    return len(words) >= 5 and letters >= 0.6 * len(text.replace(" ", ""))
+
+
+def _batches(items: list, lengths: list[int], batch_size: int):
+    """Indices of items in batches of similar length (less padding)."""
+    order = sorted(range(len(items)), key=lambda i: lengths[i])
+    for start in range(0, len(order), batch_size):
+        yield order[start: start + batch_size]
+
+
+def read_by(model: ExplorerModel, sources: list[list[int]], outputs: list[list[int]] | None
+            ) -> tuple[Batch | None, Batch | None]:
+    """What the model reads for these sources: the encoder the source, the decoder its own output fed back
+    (teacher forcing), or a decoder-only model the source itself."""
+    encoder = model.pad(sources) if model.has("encoder") else None
+    if not model.has("decoder"):
+        return encoder, None
+    if outputs is None:
+        outputs = [[] for _ in sources]
+    return encoder, model.pad([model.decoder_input(s, o)[0] for s, o in zip(sources, outputs)])
+
+
+def statistics_pass(model: ExplorerModel, sentences: list[list[int]], kinds: tuple[str, ...], batch_size: int,
+                    progress: Callable[[float], None] | None) -> tuple[dict[str, Tally], list[int]]:
+    """Positional, rare-token and confidence tallies over source id lists; also the order they were seen in.
+    A translation model's decoder reads its own greedy output; a decoder-only model reads the text itself."""
+    translates = model.has("encoder") and model.has("decoder")
+    with torch.no_grad():
+        outputs = model.generate(sentences) if translates else None
+    rows = {"source": sentences, "target": [model.decoder_input(s, o)[0] for s, o in zip(sentences, outputs)]
+            if translates else sentences}
+    size = 1 + max([model.pad_id, *(max(row) for row in rows["source"] + rows["target"] if row)])
+    frequencies = model.token_frequencies or {}
+    counts = {side: (torch.tensor(frequencies[side], dtype=torch.float64) if side in frequencies
+                     else counted_frequencies(rows[side], size)) for side in rows}
+    tallies = {kind: Tally(model.layers(kind), model.heads) for kind in kinds}
+    seen: list[int] = []
+    for chunk in _batches(sentences, [len(s) for s in sentences], batch_size):
+        seen.extend(chunk)
+        encoder, decoder = read_by(model, [sentences[i] for i in chunk],
+                                   [outputs[i] for i in chunk] if translates else None)
+        with torch.no_grad(), capture(model.hook_names, [attention_hook(kind, "*", "pattern") for kind in kinds]) as cache:
+            model.forward(encoder, decoder)
+        read = {}
+        for side, batch in (("source", encoder), ("target", decoder)):
+            if batch is not None:
+                real = real_tokens(batch.ids, batch.present, model.special_ids)
+                read[side] = (batch, real, key_counts(batch.ids, real, counts[side]))
+        for kind in kinds:
+            queries = read["source" if kind == "encoder" else "target"]
+            keys = read["target" if kind == "decoder" else "source"]
+            tally_patterns(tallies[kind], cache.layers(kind, "pattern"), queries[1], keys[0].present, keys[2],
+                           kind != "cross")
+        if progress:
+            progress(len(seen) / max(1, len(sentences)))
+    return tallies, seen
+
+
+def syntax_pass(model: ExplorerModel, trees: list[Tree], kind: str, batch_size: int,
+                progress: Callable[[float], None] | None) -> tuple[SyntaxTally, SyntaxTally, int]:
+    """Attention of `kind` (the stack that reads the text) along gold arcs: (all sentences, sentences of
+    ≤ SHORT_PIECES pieces, skipped trees)."""
+    aligned = [(tree, model.align_words(tree.words)) for tree in trees]
+    usable = [(tree, a) for tree, a in aligned if a is not None]
+    every, short = SyntaxTally(), SyntaxTally()
+    done = 0
+    for chunk in _batches(usable, [len(a.ids) for _, a in usable], batch_size):
+        encoder, decoder = read_by(model, [usable[i][1].ids for i in chunk], None)
+        with torch.no_grad(), capture(model.hook_names, attention_hook(kind, "*", "pattern")) as cache:
+            model.forward(encoder, None if encoder is not None else decoder)
+        patterns = cache.layers(kind, "pattern").numpy()
+        sentences = [usable[i] for i in chunk]
+        tally_syntax(every, patterns, sentences)
+        short_rows = [row for row, (_, a) in enumerate(sentences) if sum(map(len, a.word_pieces)) <= SHORT_PIECES]
+        tally_syntax(short, patterns[short_rows], [sentences[row] for row in short_rows])
+        done += len(chunk)
+        if progress:
+            progress(done / max(1, len(usable)))
+    return every, short, len(trees) - len(usable)
+
+
+@dataclass
+class RoleTallies:
+    """Everything the roles are computed from: additive over shards of the corpora (merge_tallies)."""
+
+    tallies: dict[str, Tally]
+    texts: list[str]                     # the sentences in the order the tallies saw them (batched by length)
+    order: list[int]                     # … and where each stands among the sentences as given
+    skipped_lines: int                   # blank lines of the plain text
+    every: SyntaxTally | None = None     # all treebank sentences
+    short: SyntaxTally | None = None     # those of ≤ SHORT_PIECES pieces
+    skipped_trees: int = 0
+    syntax_kind: str | None = None
+
+
+def role_tallies(model: ExplorerModel, sentences: list[str], trees: list[Tree] | None,
+                 kinds: tuple[str, ...], batch_size: int = 64,
+                 progress: Callable[[float], None] | None = None) -> RoleTallies:
+    """The tallies of positional, rare-token, confidence and syntactic statistics over plain sentences and trees."""
+    reading = "encoder" if model.has("encoder") else "decoder"     # the stack that reads the text
+    kinds = tuple(kind for kind in kinds if model.layers(kind))    # the kinds the model has
+    texts = [t for t in (clean_text(s) for s in sentences) if t]
+    syntax_kind = reading if reading in kinds else None            # syntax is read where the words are read
+    share = 0.5 if trees and syntax_kind else 1.0
+    staged = lambda offset, weight: None if progress is None else (lambda f: progress(offset + weight * f))  # noqa: E731
+    ids = [model.encode(t).ids for t in texts]
+    tallies, seen = statistics_pass(model, ids, kinds, batch_size, staged(0.0, share))
+    result = RoleTallies(tallies, [texts[i] for i in seen], list(seen), len(sentences) - len(texts),
+                         syntax_kind=syntax_kind)
+    if trees and syntax_kind:
+        result.every, result.short, result.skipped_trees = syntax_pass(model, trees, syntax_kind, batch_size,
+                                                                       staged(share, 1 - share))
+    return result
+
+
+def merge_tallies(parts: list[RoleTallies]) -> RoleTallies:
+    """The tallies of shards (in order) as those of the whole corpus: sums, counts and per-sentence lists joined."""
+    first = parts[0]
+    tallies = {}
+    for kind, tally in first.tallies.items():
+        merged = Tally(tally.layers, tally.heads)
+        for part in parts:
+            other = part.tallies[kind]
+            for name in ("queries", "sentences", "rare_sentences", "rare_chance", "rare_chance_top2", "confidence",
+                         "offsets", "rare_hits", "rare_hits_top2"):
+                setattr(merged, name, getattr(merged, name) + getattr(other, name))
+            merged.per_sentence_confidence.extend(other.per_sentence_confidence)
+            merged.per_sentence_offsets.extend(other.per_sentence_offsets)
+        tallies[kind] = merged
+    order, offset = [], 0
+    for part in parts:                    # shard-local positions → positions in the whole corpus
+        order += [offset + i for i in part.order]
+        offset += len(part.texts)
+    result = RoleTallies(tallies, [t for part in parts for t in part.texts], order,
+                         sum(p.skipped_lines for p in parts), syntax_kind=first.syntax_kind,
+                         skipped_trees=sum(p.skipped_trees for p in parts))
+    if any(part.every is not None for part in parts):
+        result.every = merge_syntax([p.every for p in parts if p.every is not None])
+        result.short = merge_syntax([p.short for p in parts if p.short is not None])
+    return result
+
+
+def merge_syntax(parts: list[SyntaxTally]) -> SyntaxTally:
+    merged = SyntaxTally()
+    for part in parts:
+        merged.sentences += part.sentences
+        for key, hits in part.hits.items():
+            merged.hits[key] = merged.hits.get(key, 0) + hits
+            merged.counts[key] = merged.counts.get(key, 0) + part.counts[key]
+            offsets = merged.offsets.setdefault(key, {})
+            for offset, count in part.offsets[key].items():
+                offsets[offset] = offsets.get(offset, 0) + count
+    return merged
+
+
+def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, treebank_name: str, trees: int,
+                 seconds: float) -> RolesReport:
+    """Every head's roles and the scores behind them, from the tallies."""
+    corpus = {"text": {"name": text_name, "sentences": len(tallied.texts), "skipped": tallied.skipped_lines}}
+    if tallied.every is not None:
+        corpus["treebank"] = {"name": treebank_name, "sentences": trees - tallied.skipped_trees,
+                              "skipped": tallied.skipped_trees, "short_sentences": tallied.short.sentences,
+                              "short_pieces": SHORT_PIECES}
+    # Per-sentence statistics in the order the sentences were given, whatever order batches (or shards) saw
+    # them in: the typical sentences of a head are then the same however the work was split.
+    given = np.argsort(tallied.order, kind="stable")
+    texts = [tallied.texts[i] for i in given]
+    heads = []
+    for kind, tally in tallied.tallies.items():
+        syntax = (tallied.every, tallied.short) if kind == tallied.syntax_kind and tallied.every is not None else None
+        ordered = replace(tally, per_sentence_confidence=[tally.per_sentence_confidence[i] for i in given],
+                          per_sentence_offsets=[tally.per_sentence_offsets[i] for i in given]
+                          if tally.per_sentence_offsets else [])
+        heads.extend(head_results(kind, ordered, syntax, thresholds, texts))
+    return RolesReport(heads, asdict(thresholds), corpus, round(seconds, 2))
+
+
+def analyse_roles(model: ExplorerModel, sentences: list[str] | None = None, trees: list[Tree] | None = None,
+                  thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = ATTENTION_KINDS, batch_size: int = 64,
+                  text_name: str = "", treebank_name: str = "",
+                  progress: Callable[[float], None] | None = None, tallies_of=None) -> RolesReport:
+    """Roles of every head: statistics on `sentences` (plain text; the trees' own text when only trees are
+    given), syntactic scores on `trees` (if any). tallies_of: computes the tallies elsewhere (on Ray), with
+    role_tallies' arguments."""
+    if not sentences and not trees:
+        raise ValueError("analyse_roles needs sentences, trees or both")
+    started = time.perf_counter()
+    if not sentences:
+        sentences, text_name = [tree.text for tree in trees], treebank_name
+    tallied = (tallies_of or role_tallies)(model, sentences, trees, kinds, batch_size, progress)
+    return roles_report(tallied, thresholds, text_name, treebank_name, len(trees or []),
+                        time.perf_counter() - started)
+
+
+def tally_syntax(syntax: SyntaxTally, patterns: np.ndarray, sentences: list) -> None:
+    """patterns [B, L, H, S, S] of the encoder; per sentence, word-level argmax along each gold arc."""
+    syntax.sentences += len(sentences)
+    for row, (tree, aligned) in enumerate(sentences):
+        pieces = len(aligned.ids)
+        words = word_attention(patterns[row, :, :, :pieces, :pieces], aligned.word_pieces)   # [L, H, W, W]
+        top = words.argmax(-1)                                                              # [L, H, W]
+        for dependent, (head, relation) in enumerate(zip(tree.heads, tree.relations)):
+            if head < 0 or relation not in RELATIONS:
+                continue
+            syntax.add(relation, DIRECTIONS[0], top, dependent, head, top.shape[:2])
+            syntax.add(relation, DIRECTIONS[1], top, head, dependent, top.shape[:2])
+
+
+def corpus_description(report: dict) -> str:
+    """Where a roles report was measured, in words."""
+    corpus = report.get("corpus", {})
+    parts = []
+    if "text" in corpus:
+        parts.append(f"positional, rare-token and confidence on {corpus['text'].get('name') or 'a text'} "
+                     f"({corpus['text']['sentences']} sentences)")
+    if "treebank" in corpus:
+        bank = corpus["treebank"]
+        parts.append(f"syntactic on {bank.get('name') or 'a treebank'} ({bank['sentences']} trees, "
+                     f"{bank.get('short_sentences', 0)} of ≤ {bank.get('short_pieces', SHORT_PIECES)} pieces)")
+    if not parts and "sentences" in corpus:   # a report written before the text / treebank split
+        parts.append(f"all statistics on {corpus.get('name') or 'a corpus'} ({corpus['sentences']} sentences)")
+    return "; ".join(parts)
+
+
+def classify(entry: dict, thresholds: Thresholds) -> tuple[list[str], list[str]]:
+    """(roles, syntactic relations) of one head from its scores: re-run with other thresholds at no cost."""
+    roles, relations = [], []
+    positional = entry.get("positional")
+    if positional and positional["share"] >= thresholds.positional:
+        roles.append("positional")
+    for relation, scores in (entry.get("syntactic") or {}).items():
+        for direction, score in scores.items():
+            if (score["count"] >= thresholds.syntactic_min_count
+                    and score["accuracy"] - score["baseline"] >= thresholds.syntactic_margin):
+                relations.append(f"{relation} {direction}")
+    if relations:
+        roles.append("syntactic")
+    rare = entry.get("rare_token")
+    if rare and rare["rate"] >= thresholds.rare_rate and rare["rate"] >= thresholds.rare_over_chance * rare["chance"]:
+        roles.append("rare-token")
+    return roles, relations
+
+
+def reclassified(report: dict, thresholds: Thresholds) -> list[dict]:
+    """The report's head entries with roles (and syntactic relations) recomputed at other thresholds."""
+    entries = []
+    for entry in report["heads"]:
+        entry = dict(entry)
+        entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
+        entries.append(entry)
+    return entries
+
+
+def head_results(kind: str, tally: Tally, syntax: tuple[SyntaxTally, SyntaxTally] | None, thresholds: Thresholds,
+                  texts: list[str]) -> list[dict]:
+    """One JSON-ready entry per head of `kind`; syntax is (all sentences, short sentences) for the encoder."""
+    results = []
+    confidence = tally.confidence / max(1, tally.queries)
+    per_sentence_conf = np.array(tally.per_sentence_confidence)
+    per_sentence_offsets = np.array(tally.per_sentence_offsets) if tally.per_sentence_offsets else None
+    real = np.array([is_real_sentence(t) for t in texts], dtype=bool)
+    for layer in range(tally.layers):
+        for head in range(tally.heads):
+            entry = {"kind": kind, "layer": layer, "head": head, "spec": str(HeadSpec(kind, layer, head)),
+                     "roles": [], "confidence": round(float(confidence[layer, head]), 4)}
+            if per_sentence_offsets is not None:
+                histogram = tally.offsets[layer, head] / max(1, tally.queries)
+                # The end bins gather every offset beyond ±OFFSETS: not one fixed offset, so never "the" offset.
+                best = 1 + int(histogram[1:-1].argmax())
+                entry["positional"] = {"offset": best - OFFSETS, "share": round(float(histogram[best]), 4),
+                                       "histogram": {str(b - OFFSETS): round(float(v), 4) for b, v in enumerate(histogram)}}
+            if tally.rare_sentences:
+                n = tally.rare_sentences
+                entry["rare_token"] = {"rate": round(float(tally.rare_hits[layer, head] / n), 4),
+                                       "chance": round(tally.rare_chance / n, 4),
+                                       "rate_top2": round(float(tally.rare_hits_top2[layer, head] / n), 4),
+                                       "chance_top2": round(tally.rare_chance_top2 / n, 4), "sentences": n}
+            if syntax is not None and syntax[0].counts:
+                entry["syntactic"] = _syntax_scores(syntax[0], layer, head)
+                if syntax[1].counts:
+                    entry["syntactic_short"] = _syntax_scores(syntax[1], layer, head)
+            entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
+            entry["examples"] = typical_sentences(entry, layer, head, best if per_sentence_offsets is not None else None,
+                                                  per_sentence_conf, per_sentence_offsets, real, texts)
+            results.append(entry)
+    return results
+
+
+def typical_sentences(entry: dict, layer: int, head: int, offset_bin: int | None, per_sentence_conf: np.ndarray,
+                      per_sentence_offsets: np.ndarray | None, real: np.ndarray, texts: list[str]) -> list[str]:
+    """Three real sentences where the head behaves most typically: for a positional head, where most tokens
+    use its offset; otherwise where it is most confident."""
+    if not len(per_sentence_conf):
+        return []
+    typical = per_sentence_conf[:, layer, head].copy()
+    if "positional" in entry["roles"] and offset_bin is not None:
+        counts = per_sentence_offsets[:, layer, head]
+        typical = counts[:, offset_bin] / np.maximum(1, counts.sum(-1))
+    typical[~real[: len(typical)]] = -np.inf
+    return [texts[i] for i in np.argsort(-typical, kind="stable")[:3] if np.isfinite(typical[i])]
+
+
+def _syntax_scores(syntax: SyntaxTally, layer: int, head: int) -> dict:
+    scores: dict = {}
+    for (relation, direction), count in sorted(syntax.counts.items()):
+        offsets = syntax.offsets[(relation, direction)]
+        # The most frequent offset; on a tie the nearer one (then the left one), whatever order trees came in.
+        baseline_offset = max(offsets, key=lambda offset: (offsets[offset], -abs(offset), -offset))
+        scores.setdefault(relation, {})[direction] = {
+            "accuracy": round(float(syntax.hits[(relation, direction)][layer, head] / count), 4),
+            "baseline": round(offsets[baseline_offset] / count, 4), "baseline_offset": baseline_offset,
+            "count": count}
+    return scores
+
+
+def role_summary(heads: list[dict]) -> dict:
+    """One model's roles at a glance: how many heads have each role, and the strongest candidate for each.
+
+    The candidates matter when no head passes a threshold: they say how close the model came.
+    """
+    def best(candidates):
+        return max(candidates, default=None, key=lambda c: c[0])
+
+    positional = best((h["positional"]["share"], h["spec"], h["positional"]["offset"])
+                      for h in heads if h.get("positional"))
+    rare = best((h["rare_token"]["rate"], h["spec"], h["rare_token"]["chance"]) for h in heads if h.get("rare_token"))
+    syntactic = best((score["accuracy"] - score["baseline"], h["spec"], f"{relation} {direction}", score["accuracy"])
+                     for h in heads for relation, scores in (h.get("syntactic") or {}).items()
+                     for direction, score in scores.items())
+    return {
+        "heads": len(heads),
+        **{role: sum(role in h["roles"] for h in heads) for role in ("positional", "syntactic", "rare-token")},
+        "no role": sum(not h["roles"] for h in heads),
+        "mean confidence": round(float(np.mean([h["confidence"] for h in heads])), 3) if heads else None,
+        "most positional": f"{positional[1]} ({positional[0]:.0%} at {positional[2]:+d})" if positional else None,
+        "most rare-token": f"{rare[1]} ({rare[0]:.0%}, chance {rare[2]:.0%})" if rare else None,
+        "most syntactic": (f"{syntactic[1]} {syntactic[2]} ({syntactic[3]:.0%}, {syntactic[0]:+.0%} vs baseline)"
+                           if syntactic else None),
+    }

@@ -1,0 +1,90 @@
+"""Head analyses: shipped in each checkpoint folder, or recomputed on a user's corpus and cached on disk.
+
+The cache key is (analysis, checkpoint weights hash, corpus hash), so the same corpus on the same model is
+computed once, whoever asks, and a retrained checkpoint never reuses stale results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from explorer.analyses.head_table import head_table, most_important
+from explorer.analyses.roles import corpus_description, role_summary
+from models.interface import ExplorerModel as Checkpoint
+
+ROLES_FILE, IMPORTANCE_FILE = "head_roles.json", "head_importance.json"
+CACHE = Path(os.environ.get("ATTENTION_EXPLORER_CACHE", Path(__file__).resolve().parents[2] / ".cache" / "analyses"))
+
+
+def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
+    path = checkpoint.path / filename
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def summary(roles: dict | None, importance: dict | None) -> dict[str, str]:
+    """One model's analyses in a few lines: its strongest candidate per role, where the roles were measured,
+    and its most important head (masked alone, it costs most by the task's own score)."""
+    lines = {}
+    if roles:
+        lines.update(role_summary(roles["heads"]))
+        lines["roles measured"] = corpus_description(roles)
+    top = most_important(head_table(None, importance)) if importance else None
+    if top:
+        lines["most important (masked alone)"] = top
+    return lines
+
+
+@lru_cache(maxsize=32)
+def _file_hash(path: str, modified: float) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checkpoint_hash(checkpoint: Checkpoint) -> str:
+    """The hash of the weights file (of a sharded Hugging Face model: of its index and every shard's size and time)."""
+    folder = Path(getattr(checkpoint, "folder", checkpoint.path))
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        return _file_hash(str(weights), weights.stat().st_mtime)
+    shards = sorted(folder.glob("*.safetensors"))
+    listing = "\n".join(f"{p.name} {p.stat().st_size} {p.stat().st_mtime}" for p in shards).encode()
+    return hashlib.sha256(str(folder.resolve()).encode() + listing).hexdigest()
+
+
+def corpus_hash(*parts: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()
+
+
+def cached_analysis(analysis: str, checkpoint: Checkpoint, corpus_key: str, compute: Callable[[], dict],
+                    folder: Path | None = CACHE) -> dict:
+    """The analysis of a corpus, read from `folder` when computed before, else computed and kept there
+    (folder None: computed, never written — a shared server's visitor uploads leave nothing on its disk)."""
+    if folder is None:
+        return compute()
+    # A multilingual model's analyses differ by its target language: part of the key.
+    language = f"-{checkpoint.target_language}" if checkpoint.target_languages else ""
+    path = folder / f"{analysis}-{checkpoint_hash(checkpoint)[:16]}{language}-{corpus_key[:16]}.json"
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    result = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
+    os.replace(temporary, path)  # concurrent sessions computing the same key never see half a file
+    return result

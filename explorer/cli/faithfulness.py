@@ -1,0 +1,61 @@
+"""`python -m explorer faithfulness`: how well attention-derived token scores rank the tokens the output depends on,
+averaged over a corpus (explorer/analyses/faithfulness.py); on Ray with --workers N or --ray-address, as additive per-shard
+sums of Spearman's ρ and counts, so one process and many workers give the same means."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from explorer.cli.arguments import distribution_note, positive_int, progress_bar, with_model_path, with_workers
+
+
+def add_command(commands) -> None:
+    sub = commands.add_parser("faithfulness", help="Spearman correlation of attention, rollout, flow and norms with "
+                                                   "leave-one-out importance, over a corpus")
+    with_model_path(sub)
+    sub.add_argument("--src", required=True, type=Path, help="source sentences (prompts), one per line (plain or .gz)")
+    sub.add_argument("--limit", type=positive_int, help="only the first N lines")
+    sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_workers(sub)
+
+
+def run(args: argparse.Namespace) -> None:
+    from explorer.analyses.distributed import SHARDS_PER_WORKER, shards_of, workers_for
+    from explorer.analyses.faithfulness import METHOD_TITLES, faithfulness_tallies, merge_tallies, summary
+    from models.data import CorpusError, read_lines
+    from models.loader import open_model
+
+    model = open_model(args.model)
+    sentences = [line for line in read_lines(args.src)[: args.limit] if line.strip()]
+    if not sentences:
+        raise CorpusError(f"{args.src}: no sentences")
+    started = time.perf_counter()
+    with workers_for(args.model, args.workers, args.ray_address) as runner:
+        bar, progress = progress_bar("faithfulness")
+        if runner is None:
+            tallies = faithfulness_tallies(model, sentences, progress)
+        else:
+            # whole generation batches a shard: each output is generated in the batch it has in one process
+            size = max(1, model.generation_batch)
+            groups = [list(range(start, min(start + size, len(sentences)))) for start in range(0, len(sentences), size)]
+            jobs = [{"job": "faithfulness", "sentences": [sentences[i] for i in shard],
+                     "target_language": model.target_language}
+                    for shard in shards_of(groups, runner.workers * SHARDS_PER_WORKER)]
+            tallies = merge_tallies(runner.run(jobs, progress))
+        bar.close()
+        result = summary(tallies)
+        result["seconds"] = round(time.perf_counter() - started, 2)
+        distribution_note(runner, result)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return
+    print(f"{'method':<22} {'ρ with leave-one-out':>21} {'ρ with gradient × input':>24} {'sentences':>9}")
+    for method, entry in result["methods"].items():
+        gradient = entry.get("spearman_gradient_x_input")
+        print(f"{METHOD_TITLES[method]:<22} {entry['spearman']:21.3f} "
+              f"{'' if gradient is None else f'{gradient:.3f}':>24} {entry['sentences']:9d}")
+    skipped = sum(result["skipped"].values())
+    print(f"{result['sentences']} sentences scored, {skipped} skipped, {result['seconds']:.1f} s")

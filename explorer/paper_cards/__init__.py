@@ -1,7 +1,0 @@
-"""The papers of the replication bench, in the order the Papers page shows them; each module registers its papers
-with explorer.papers.paper."""
-
-from explorer.papers import PAPERS
-from explorer.paper_cards import heads_papers, attention_papers, induction_papers  # noqa: F401  (they register)
-
-__all__ = ["PAPERS"]

@@ -1,0 +1,7 @@
+"""The papers of the replication bench, in the order the Papers page shows them; each module registers its papers
+with explorer.papers.bench.paper."""
+
+from explorer.papers.bench import PAPERS
+from explorer.papers.cards import heads_papers, attention_papers, induction_papers  # noqa: F401  (they register)
+
+__all__ = ["PAPERS"]
