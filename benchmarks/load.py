@@ -284,7 +284,7 @@ def long_sentences(count: int, checkpoint, seed: int = 0) -> list[str]:
 
 
 def run_memory(count: int, checkpoint) -> None:
-    from pages import session as cache_owner
+    from pages.components import session as cache_owner
 
     print(f"\n## Memory over {count} distinct sentences of 5–250 tokens, each on one page in turn")
     page_files = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py", "compare.py", "prune.py"]

@@ -150,7 +150,9 @@ def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end
             parent, token = divmod(index, vocab)
             if token == end or step == max_steps - 1:
                 tokens = histories[parent] + ([] if token == end else [token])
-                finished.append(Hypothesis(tokens, total, total / length_penalty(len(tokens) + 1, alpha), token == end))
+                # The length its log-probability sums over: the end token counts when chosen (a cut one has none)
+                length = len(tokens) + (token == end)
+                finished.append(Hypothesis(tokens, total, total / length_penalty(length, alpha), token == end))
             else:
                 new_beams.append((parent, token, total))
             if len(new_beams) == beam_size:

@@ -18,8 +18,8 @@ if str(ROOT) not in sys.path:          # Streamlit puts the entry's folder on th
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from pages.access import ask_token, granted  # noqa: E402
-from pages.sidebar import render_sidebar  # noqa: E402
+from pages.components.access import ask_token, granted  # noqa: E402
+from pages.components.sidebar import render_sidebar  # noqa: E402
 
 # One torch thread per computation. Streamlit runs every browser session in a thread of one process; with
 # torch's default (a thread per core) two sessions, or one busy core, make every matrix product wait on the

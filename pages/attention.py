@@ -13,15 +13,15 @@ from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_s
 from explorer.figures.pooling import budget_factor
 from explorer.figures.windows import focus_range, window_size, window_trace, window_words
 from explorer.capture.exports import matrix_table
-from pages.session import current_trace, pruning_notice
+from pages.components.session import current_trace, pruning_notice
 from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, NORMS, PANEL_LABELS, PER_FIGURE, cell_size, is_long,
                                     plural)
 from explorer.analyses.norms import norm_shares, weight_and_norm_shares
-from pages import url_state
-from pages.glossary_links import linked, term_help
-from pages.units import attention_units, in_units
-from pages.word_focus_section import word_focus_section
-from pages.widgets import attention_values, choose_head, colour_scale, figure_places, one_tab_at_a_time, show_figure
+from pages.components import url_state
+from pages.components.glossary_links import linked, term_help
+from pages.components.units import attention_units, in_units
+from pages.components.word_focus_section import word_focus_section
+from pages.components.widgets import attention_values, choose_head, colour_scale, figure_places, one_tab_at_a_time, show_figure
 
 VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "bertviz model view"]
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention

@@ -11,13 +11,13 @@ from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, NORMS, PANEL_L
 from explorer.capture.inputs import InputError
 from models.checkpoint import CheckpointError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
-from pages.access import policy, quoted, refuse
-from pages.session import (cached_checkpoint, cached_trace, current_checkpoint, greedy_notice, offered_models,
+from pages.components.access import policy, quoted, refuse
+from pages.components.session import (cached_checkpoint, cached_trace, current_checkpoint, greedy_notice, offered_models,
                            pruning_notice, selection, warn_if_truncated, weights_mtime)
-from pages import url_state
-from pages.glossary_links import term_help
-from pages.units import attention_units, in_units
-from pages.widgets import attention_values, colour_scale, show_figure
+from pages.components import url_state
+from pages.components.glossary_links import term_help
+from pages.components.units import attention_units, in_units
+from pages.components.widgets import attention_values, colour_scale, show_figure
 
 MOST = 3
 

@@ -12,12 +12,12 @@ from explorer.figures.decoding import (attention_row_figure, bars_fit_half_colum
                                        head_effect_figure, step_figure, steps_overview, teacher_forcing_figure)
 from explorer.capture.inputs import InputError
 from models.interface import FILL_MASK
-from pages.lens_and_sampling import logit_lens_section, masked_lens_section, sampling_section
-from pages.session import (cached_beam_tree, cached_masked_word, current_trace, pruning_notice, selection, view_pruned,
+from pages.components.lens_and_sampling import logit_lens_section, masked_lens_section, sampling_section
+from pages.components.session import (cached_beam_tree, cached_masked_word, current_trace, pruning_notice, selection, view_pruned,
                            weights_mtime)
-from pages import url_state
-from pages.glossary_links import linked, term_help
-from pages.widgets import figure_places, show_figure
+from pages.components import url_state
+from pages.components.glossary_links import linked, term_help
+from pages.components.widgets import figure_places, show_figure
 
 # The beam tree's work (beams × steps × decoder tokens × decoder layers × d_model², ∝ its multiply-adds) drawn
 # without asking: the bundled models' 45-token caption with 10 beams ~4e9, their 250-token text ~1.3e9 (they

@@ -7,11 +7,11 @@ import streamlit as st
 from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
 from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
 from explorer.analyses.flow import MAX_FLOW_TOKENS
-from pages import url_state
-from pages.glossary_links import linked, term_help
-from pages.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
+from pages.components import url_state
+from pages.components.glossary_links import linked, term_help
+from pages.components.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
                            weights_mtime)
-from pages.widgets import command_line, show_figure
+from pages.components.widgets import command_line, show_figure
 
 PUBLISHED = "Abnar & Zuidema 2020, their model (published)"
 CORRELATIONS = ("ρ with leave-one-out", "ρ with gradient × input", PUBLISHED)

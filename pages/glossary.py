@@ -1,5 +1,5 @@
 """Glossary: every term the pages use, in plain words (explorer/teaching/glossary.py), each under its own anchor
-(`glossary#nats`), with a search box. A page's link (`glossary?term=nats`, pages/glossary_links.py) opens it in a new
+(`glossary#nats`), with a search box. A page's link (`glossary?term=nats`, pages/components/glossary_links.py) opens it in a new
 tab with that entry first."""
 
 import sys
@@ -12,7 +12,7 @@ if str(ROOT) not in sys.path:          # also when run on its own (`streamlit ru
 import streamlit as st  # noqa: E402
 
 from explorer.teaching.glossary import GLOSSARY, matching, slug  # noqa: E402
-from pages.glossary_links import PARAMETER  # noqa: E402
+from pages.components.glossary_links import PARAMETER  # noqa: E402
 
 BY_SLUG = {slug(term): term for term in GLOSSARY}
 

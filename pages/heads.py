@@ -22,16 +22,16 @@ from models.vocabulary import KIND_TITLES
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.analyses.distributed import DistributedError, engine_for, tallies_on, workers_for
 from models.interface import CONTINUE, TRANSLATE
-from pages.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
+from pages.components.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
                            pruning_notice, warn_if_truncated, weights_mtime)
-from pages import url_state
-from pages.access import policy
-from pages.glossary_links import term_help
-from pages.jobs import corpus_job
-from pages.sinks_section import show_sinks
-from pages.widgets import (analysis_folder, command_line, corpus_file, one_tab_at_a_time, ray_settings, remember_retries,
+from pages.components import url_state
+from pages.components.access import policy
+from pages.components.glossary_links import term_help
+from pages.components.jobs import corpus_job
+from pages.components.sinks_section import show_sinks
+from pages.components.widgets import (analysis_folder, command_line, corpus_file, one_tab_at_a_time, ray_settings, remember_retries,
                            show_figure, show_retries)
-from pages.detector_section import show_head_detectors
+from pages.components.detector_section import show_head_detectors
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -330,12 +330,12 @@ def sinks_on_the_sentence() -> None:
     _, trace = current_trace((), notices=False)
     with sentence_notices:          # under the title, where a notice about the sentence is read first
         warn_if_truncated(trace, checkpoint)
-    show_sinks(checkpoint, trace)          # attention sinks on the sentence (pages/sinks_section.py)
+    show_sinks(checkpoint, trace)          # attention sinks on the sentence (pages/components/sinks_section.py)
 
 
 # One part at a time, as on the Attention and Internals pages: only the open tab runs and is drawn (the whole
 # page at once took over 1 s to draw in the browser on a change of page); the tab is kept in the URL.
 PARTS = {"Roles and importance": roles_and_importance,
-         "Head detectors": lambda: show_head_detectors(checkpoint),     # Olsson et al. (pages/detector_section.py)
+         "Head detectors": lambda: show_head_detectors(checkpoint),     # Olsson et al. (pages/components/detector_section.py)
          "During training": training, "Attention sinks": sinks_on_the_sentence}
 one_tab_at_a_time(PARTS, "heads_part", "section")

@@ -11,10 +11,10 @@ from explorer.figures.internals import (embedding_sum_figure, learned_positions_
                                         scaling_words, walkthrough_figure)
 from explorer.capture.exports import matrix_table
 from explorer.figures.common import plural
-from pages.glossary_links import linked, term_help
-from pages.session import EXAMPLES, current_trace, pruning_notice
-from pages import url_state
-from pages.widgets import choose_head, colour_scale, one_tab_at_a_time, show_figure
+from pages.components.glossary_links import linked, term_help
+from pages.components.session import EXAMPLES, current_trace, pruning_notice
+from pages.components import url_state
+from pages.components.widgets import choose_head, colour_scale, one_tab_at_a_time, show_figure
 from models.vocabulary import KIND_TITLES
 
 st.title("Internals")   # first: the notices about the sentence go under it

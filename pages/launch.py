@@ -4,7 +4,7 @@
     bash scripts/start.sh --serve [--port N] [--models DIR_OR_HUB_ID ...] [--workers N] [--ray-address HOST:PORT]
                           [--jobs N] [--upload-mb N] [--token TEXT | --no-token]
 
---serve listens on every interface and makes the explorer read-only for visitors (pages/access.py): the bundled
+--serve listens on every interface and makes the explorer read-only for visitors (pages/components/access.py): the bundled
 models and those named here, bundled corpora or uploads, Ray as set here, corpus jobs queued, and a link with an
 access token (printed below; a fresh one each start unless --token gives one). Any other option (e.g.
 --server.port, --theme.base) goes on to `streamlit run`.
@@ -19,7 +19,7 @@ import socket
 import sys
 from pathlib import Path
 
-from pages import access
+from pages.components import access
 
 APP = Path(__file__).with_name("app.py")
 
@@ -52,7 +52,7 @@ def looks_like_hub_id(name: str) -> bool:
 
 
 def environment(options: argparse.Namespace) -> dict[str, str]:
-    """What every session of the server reads (pages/access.py)."""
+    """What every session of the server reads (pages/components/access.py)."""
     models = "\n".join(str(Path(m).expanduser().resolve()) if Path(m).expanduser().is_dir() else m
                        for m in options.models)
     if not options.serve:

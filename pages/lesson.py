@@ -5,10 +5,10 @@ import streamlit as st
 
 from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
 from explorer.teaching.lesson import SHORT_TITLES, STEP_TERMS, Focus, Lesson
-from pages import url_state
-from pages.glossary_links import linked
-from pages.session import current_trace, pruning_notice
-from pages.widgets import show_figure
+from pages.components import url_state
+from pages.components.glossary_links import linked
+from pages.components.session import current_trace, pruning_notice
+from pages.components.widgets import show_figure
 
 st.title("Lesson: your sentence through the Transformer")
 st.caption("Follow your sentence through the model in a lecture's order. Each step says what happens in plain words, "

@@ -8,9 +8,9 @@ import streamlit as st
 
 from explorer.papers.bench import NOT_MEASURABLE, REPLICATION_FILE, Budget
 from explorer.analyses.shipped_analyses import shipped
-from pages.glossary_links import linked
-from pages.jobs import corpus_job
-from pages.session import current_checkpoint, pruning_notice
+from pages.components.glossary_links import linked
+from pages.components.jobs import corpus_job
+from pages.components.session import current_checkpoint, pruning_notice
 
 # Words, not emoji: a browser without an emoji font would draw empty boxes.
 VERDICT_MARKS = {"holds": "HOLDS", "partly": "PARTLY", "does not": "DOES NOT", NOT_MEASURABLE: "NOT MEASURABLE"}
@@ -69,6 +69,6 @@ for card in cards:
         if card.get("numbers"):
             st.json(card["numbers"], expanded=False)
         if card.get("name") == "olsson":
-            from pages.induction_section import show_induction_demo
+            from pages.components.induction_section import show_induction_demo
 
             show_induction_demo()

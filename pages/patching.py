@@ -7,12 +7,12 @@ import streamlit as st
 from explorer.figures.detectors import patching_maps
 from explorer.capture.inputs import InputError
 from explorer.analyses.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
-from pages import url_state
-from pages.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
+from pages.components import url_state
+from pages.components.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
                            weights_mtime)
-from pages.detector_section import model_argument
-from pages.glossary_links import linked, term_help
-from pages.widgets import command_line, show_figure
+from pages.components.detector_section import model_argument
+from pages.components.glossary_links import linked, term_help
+from pages.components.widgets import command_line, show_figure
 
 METRIC_LABELS = {"total": "the whole output", "first": "its first token"}
 

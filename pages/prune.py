@@ -19,11 +19,11 @@ from models.data import CorpusError, aligned, lines_of
 from models.interface import FILL_MASK, TRANSLATE
 from models.vocabulary import KIND_TITLES
 from explorer.figures.common import plural
-from pages.session import (DEFAULT_CORPUS, corpus_score, current_checkpoint, current_trace, example_translations,
+from pages.components.session import (DEFAULT_CORPUS, corpus_score, current_checkpoint, current_trace, example_translations,
                            weights_mtime)
-from pages.glossary_links import linked, term_help
-from pages.jobs import corpus_job
-from pages.widgets import CorpusChoice, analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
+from pages.components.glossary_links import linked, term_help
+from pages.components.jobs import corpus_job
+from pages.components.widgets import CorpusChoice, analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 
@@ -129,7 +129,7 @@ with st.expander("Heads (ticked = pruned)", expanded=True):
                 spec = HeadSpec(kind, layer, head)
                 row.checkbox(str(head), key=toggle_key[spec], width="content")
 pruned = head_set(spec for spec in heads if st.session_state.get(toggle_key[spec]))
-# The pruned heads travel in the URL (pages/url_state.py): shared links open with the same heads pruned.
+# The pruned heads travel in the URL (pages/components/url_state.py): shared links open with the same heads pruned.
 st.session_state["url_pruned"] = format_heads(pruned)
 if pruned:
     st.query_params["pruned"] = format_heads(pruned)

@@ -7,8 +7,8 @@ import streamlit as st
 from explorer.figures.common import is_long, plural
 from explorer.capture.head_sets import all_heads
 from models.interface import FILL_MASK
-from pages.glossary_links import linked, term_help
-from pages.session import current_trace, pruning_notice
+from pages.components.glossary_links import linked, term_help
+from pages.components.session import current_trace, pruning_notice
 
 st.title("Translation")   # first: the notices about the sentence go under it
 st.caption("What the model makes of the sidebar's sentence, and the tokens it split the text into: every other page's "

@@ -187,7 +187,7 @@ PAGES = ["lesson.py", "translation.py", "attention.py", "internals.py", "faithfu
 def test_every_page_runs(opened):
     from streamlit.testing.v1 import AppTest
 
-    from pages.session import OWN
+    from pages.components.session import OWN
     from tests.conftest import ROOT
 
     folder, model = opened

@@ -84,7 +84,7 @@ def bars_fit_half_column(count: int) -> bool:
 
 
 def fixed_width(figure: go.Figure) -> str:
-    """How a page shows the figure (pages.widgets.show_figure's width): at its own width when it has one."""
+    """How a page shows the figure (pages.components.widgets.show_figure's width): at its own width when it has one."""
     return "content" if figure.layout.width else "stretch"
 
 

@@ -1,6 +1,6 @@
 """The explorer's glossary: every term a page uses, in plain words for a student fresh from a lecture on "Attention
 Is All You Need" (Vaswani et al. 2017). One source of truth: the Glossary page lists it, and the pages' tooltips
-and links (pages/glossary_links.py) read their definitions from here. No streamlit.
+and links (pages/components/glossary_links.py) read their definitions from here. No streamlit.
 
     from explorer.teaching.glossary import GLOSSARY, slug
     GLOSSARY["nats"].definition, slug("gradient × input")    # → "…", "gradient-x-input"

@@ -18,7 +18,7 @@ from explorer.capture.sampling import sample, sample_log_probs, step_sampling
 from explorer.capture.trace import trace_sentence
 from models.loader import open_model
 from models.sampling import Sampling
-from pages.session import OWN
+from pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
 from tests.conftest import ROOT

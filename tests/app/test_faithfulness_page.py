@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, faithfulness
-from pages.session import OWN
+from pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
 from tests.hugging_face_models import SENTENCE as TINY_SENTENCE, saved_model
@@ -78,6 +78,21 @@ def test_too_short_a_sentence_is_a_sentence_not_an_error():
 
 @pytest.mark.parametrize("family", ["bert", "gpt2"])
 def test_page_runs_on_tiny_hugging_face_models(family, tmp_path_factory):
+    """The page draws the analysis of the model's own computation, or says why the sentence cannot be scored:
+    which of the two, and the numbers, computed here from the model itself."""
+    from explorer.analyses.faithfulness import Unscorable
+    from models.loader import open_model
+
     folder = str(saved_model(family, tmp_path_factory))
     at = open_page("faithfulness.py", TINY_SENTENCE, model=OWN, own_model=folder)
-    assert not at.error and (at.get("plotly_chart") or any("cannot be scored" in i.value for i in at.info))
+    assert not at.error and not at.exception
+    try:
+        expected = faithfulness(open_model(folder), TINY_SENTENCE)
+    except Unscorable as why:
+        assert [i.value for i in at.info if "cannot be scored" in i.value] == [f"This sentence cannot be scored: {why}."]
+        assert not at.get("plotly_chart")
+        return
+    drawn = heatmap(at)
+    raw = np.array(drawn["customdata"], dtype=float)[..., 0]
+    np.testing.assert_allclose(raw[0], expected.leave_one_out, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(raw[2], expected.attention["last_layer"], rtol=1e-4, atol=1e-6)

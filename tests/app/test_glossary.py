@@ -1,5 +1,5 @@
 """The Glossary page, the one-sentence intro under every page's title, command lines folded away, and every term a
-page explains (pages/glossary_links.py) being one the glossary defines."""
+page explains (pages/components/glossary_links.py) being one the glossary defines."""
 
 import ast
 import re
@@ -9,9 +9,9 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block, Caption, Expander, Markdown, Title
 
 from explorer.teaching.glossary import GLOSSARY, slug
-from pages import access
-from pages.glossary_links import linked, term_help
-from pages.widgets import COMMAND_LINE
+from pages.components import access
+from pages.components.glossary_links import linked, term_help
+from pages.components.widgets import COMMAND_LINE
 from tests.app.conftest import open_page
 from tests.conftest import ROOT
 
@@ -146,7 +146,7 @@ def explained_terms(source: str) -> list[str]:
 
 
 def test_every_term_a_page_explains_is_in_the_glossary():
-    used = {path.name: explained_terms(path.read_text()) for path in sorted((ROOT / "pages").glob("*.py"))
+    used = {path.name: explained_terms(path.read_text()) for path in sorted((ROOT / "pages").rglob("*.py"))
             if path.name != "glossary_links.py"}         # the helper itself
     unknown = {page: [t for t in terms if t not in GLOSSARY] for page, terms in used.items()}
     assert not any(unknown.values()), unknown

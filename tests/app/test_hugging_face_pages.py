@@ -16,7 +16,7 @@ from models.loader import open_model
 from tests.app.conftest import open_page, open_part
 from tests.app.test_pages import traces_of
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
-from pages.session import OWN
+from pages.components.session import OWN
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))
@@ -120,14 +120,22 @@ def test_prune_page_prunes_a_hugging_face_model(folder):
     assert [t.value for t in at.text][1] == pruned.output_text.strip()
 
 
-def test_compare_page_sets_any_models_side_by_side(folder):
+def test_compare_page_sets_any_models_side_by_side(folder, h8):
     at = open_page("compare.py", SENTENCE)
     at.text_area(key="compare_others").input(str(folder)).run()
     at.multiselect(key="compare_models").set_value(["8 heads (en-de-h8)", str(folder)]).run()
     assert not at.exception and not at.error
     assert any("different tokens" in c.value for c in at.caption)       # no shared focus token across tokenizers
+    kind = at.radio(key="compare_kind").value
+    loaded = open_model(folder)
     charts = at.get("plotly_chart")
-    assert 1 <= len(charts) <= 2
+    assert len(charts) == 1 + loaded.has(kind) and h8.has(kind)      # a figure of heads per model that has the kind
+    # h8's figure first: its first panel is layer 0's head 0, the pattern traced here
+    first = np.array(traces_of(json.loads(charts[0].proto.spec))[0]["z"], dtype=float)
+    np.testing.assert_allclose(first, trace_sentence(h8, SENTENCE).pattern(kind)[0, 0], atol=1e-6)
+    if loaded.has(kind):
+        drawn = np.array(traces_of(json.loads(charts[1].proto.spec))[0]["z"], dtype=float)
+        np.testing.assert_allclose(drawn, trace_sentence(loaded, SENTENCE).pattern(kind)[0, 0], atol=1e-6)
 
 
 def test_a_recompute_sent_to_a_bad_ray_address_says_so(folder, tmp_path):

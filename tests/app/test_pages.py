@@ -12,7 +12,7 @@ from explorer.analyses.roles import role_summary
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
 from models.checkpoint import load_checkpoint
-from pages.session import BUNDLED
+from pages.components.session import BUNDLED
 from tests.app.conftest import PAGES, open_page, open_part
 from tests.conftest import ROOT, SHIPPED
 
@@ -95,7 +95,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
         np.testing.assert_allclose(tile, pattern[layer, head], atol=1e-6)
     z = np.array(grid["z"], dtype=float)
     assert np.isnan(z).sum() == z.size - pattern.size  # everything else is the blank gaps
-    # the other tabs run only when opened; the last chart is the word-focus grid (pages/word_focus_section.py)
+    # the other tabs run only when opened; the last chart is the word-focus grid (pages/components/word_focus_section.py)
     assert at.get("iframe") == [] and len(at.get("plotly_chart")) == 2 + 1
     assert len(at.get("download_button")) >= 4
 

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.papers.bench import Budget
 from explorer.papers.replication import replicate
-from pages.session import OWN
+from pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.conftest import ROOT
 

@@ -4,7 +4,7 @@ folder, read a file, or reach a Ray address a visitor names is refused in one li
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pages import access
+from pages.components import access
 from tests.app.conftest import open_page
 from tests.conftest import MULTI30K, ROOT
 
@@ -20,11 +20,11 @@ def served(monkeypatch):
     access.policy.cache_clear()
     opened = []
     import models.data
-    import pages.session
-    import pages.widgets
-    real_open, real_bytes = pages.session.open_model, models.data.file_bytes
-    monkeypatch.setattr(pages.session, "open_model", lambda path: opened.append(str(path)) or real_open(path))
-    monkeypatch.setattr(pages.widgets, "file_bytes", lambda path: opened.append(str(path)) or real_bytes(path))
+    import pages.components.session
+    import pages.components.widgets
+    real_open, real_bytes = pages.components.session.open_model, models.data.file_bytes
+    monkeypatch.setattr(pages.components.session, "open_model", lambda path: opened.append(str(path)) or real_open(path))
+    monkeypatch.setattr(pages.components.widgets, "file_bytes", lambda path: opened.append(str(path)) or real_bytes(path))
     yield opened
     monkeypatch.undo()
     access.policy.cache_clear()
@@ -160,7 +160,7 @@ def test_a_bad_start_option_is_named(argv, message, capsys):
 
 
 def test_corpus_jobs_queue_first_come_first_served():
-    from pages.jobs import JobQueue
+    from pages.components.jobs import JobQueue
 
     queue = JobQueue(slots=1)
     first, second, third = queue.join("a"), queue.join("b"), queue.join("c")
@@ -177,7 +177,7 @@ def test_many_threads_never_run_more_jobs_than_the_slots():
     import threading
     import time
 
-    from pages.jobs import JobQueue
+    from pages.components.jobs import JobQueue
 
     queue, lock, running, most = JobQueue(slots=2), threading.Lock(), [0], [0]
 
@@ -235,7 +235,7 @@ def test_a_visitors_corpus_job_waits_for_the_one_running(served):
     import threading
     import time
 
-    from pages.jobs import server_queue
+    from pages.components.jobs import server_queue
 
     at = visit("prune.py", pruned="cross.2.0")
     at.radio(key="prune_corpus").set_value("BLEU against references").run()

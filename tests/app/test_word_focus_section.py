@@ -1,4 +1,4 @@
-"""AppTest of the Attention page's “Which word does a word look at?” (pages/word_focus_section.py): the lecture's
+"""AppTest of the Attention page's “Which word does a word look at?” (pages/components/word_focus_section.py): the lecture's
 sentence answered with the trace's own numbers, the “Try a sentence” examples, and odd input."""
 
 import json

@@ -13,7 +13,7 @@ from explorer.analyses.sinks import sinks
 from explorer.capture.trace import trace_sentence
 from explorer.capture.words import word_trace
 from models.loader import open_model
-from pages.session import OWN
+from pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import chart_data, chart_titled, grid_tile, table_with, traces_of
 from tests.hugging_face_models import SENTENCE, saved_model

@@ -86,9 +86,30 @@ def test_teacher_forcing_loss_is_the_models_cross_entropy(tiny_checkpoint):
     assert all(rank >= 1 for rank in forced.ranks)
 
 
-def test_beam_tree_steps(tiny_checkpoint):
+def test_beam_tree_scores_are_the_models_own_in_rank_order(tiny_checkpoint):
+    """Every live beam's cumulative log-probability is the model's, recomputed here by feeding the beam's path back
+    through the raw forward (teacher forcing); the beams of a step are ranked best first; the finished hypotheses
+    by their score, the log-probability over GNMT's length penalty."""
+    from explorer.capture.inputs import prepare_source
+    from models.decoding import length_penalty
+
     result = beam_tree(tiny_checkpoint, SENTENCE, 3)
-    assert all(len(step.tokens) <= 3 for step in result.steps) and result.finished
+    assert result.finished and all(len(step.tokens) <= 3 for step in result.steps)
+    source = torch.tensor([prepare_source(SENTENCE, tiny_checkpoint).ids])
+    paths: list[list[int]] = [[]]
+    with torch.no_grad():
+        for step in result.steps:
+            paths = [paths[parent] + [token] for parent, token in zip(step.parents, step.tokens)]
+            assert step.log_probs == sorted(step.log_probs, reverse=True)
+            for path, cumulative in zip(paths, step.log_probs):
+                logits = tiny_checkpoint.model(source, torch.tensor([[BOS] + path[:-1]]))[0].float()
+                chosen = torch.log_softmax(logits, -1)[torch.arange(len(path)), torch.tensor(path)]
+                assert cumulative == pytest.approx(chosen.sum().item(), abs=1e-4)
+    scores = [hypothesis.score for hypothesis in result.finished]
+    assert scores == sorted(scores, reverse=True) and result.best == result.finished[0]
+    for hypothesis in result.finished:
+        length = len(hypothesis.tokens) + hypothesis.ended           # the end token counts when it was chosen
+        assert hypothesis.score == pytest.approx(hypothesis.log_prob / length_penalty(length, 0.6))
 
 
 def test_stopping_reason_names_the_end_token_or_the_length_limit(tiny_checkpoint, h8):

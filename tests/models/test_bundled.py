@@ -1,19 +1,31 @@
 """The shipped checkpoints: small, loadable, trained, and as good as their config.json says."""
 
+import re
+
 import pytest
 
 from explorer.capture.head_sets import parse_heads
 from explorer.capture.translation import evaluate, translate
 from models.checkpoint import load_checkpoint
 from models.data import read_parallel
-from tests.conftest import BUNDLED, MULTI30K, SHIPPED
+from tests.conftest import BUNDLED, MULTI30K, ROOT, SHIPPED
 
 SENTENCES = ["A dog runs through the grass.", "Two men are playing soccer on a field.",
              "A woman in a red dress is singing on a stage.", "The children are eating ice cream outside."]
 
 
-def test_the_eight_head_model_is_shipped():
-    assert 8 in SHIPPED
+def test_the_readmes_model_table_is_what_is_shipped():
+    """The README's table of bundled models (heads × d_k, test BLEU greedy and beam 5) against each checkpoint's
+    own record and weights: the 8-head model (the default) among them, every one of 7,578,624 parameters."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"\| `models/en-de-h(\d)`[^|]*\| (\d) × (\d+) \| ([\d.]+) \| ([\d.]+) \|", readme)
+    assert sorted(int(row[0]) for row in rows) == sorted(SHIPPED) and 8 in SHIPPED
+    for heads, shown_heads, d_k, greedy, beam in rows:
+        checkpoint = load_checkpoint(SHIPPED[int(heads)])
+        config, scores = checkpoint.model.config, checkpoint.info["scores"]["test_2016_flickr"]
+        assert (config.heads, config.d_model // config.heads) == (int(shown_heads), int(d_k))
+        assert (scores["bleu_greedy"], scores["bleu_beam5"]) == (float(greedy), float(beam))
+        assert sum(p.numel() for p in checkpoint.model.parameters()) == 7_578_624
 
 
 @pytest.mark.parametrize("heads", sorted(SHIPPED))

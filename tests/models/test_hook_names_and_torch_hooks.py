@@ -88,13 +88,23 @@ def test_torch_module_hooks_run_on_every_module_and_leave_nothing_behind(model, 
 
 def test_gradients_flow_through_a_backward_hook(model, tiny_tokenizer):
     src = batch_of(tiny_tokenizer, SENTENCES[:1])
-    grads = []
-    handle = model.encoder.layers[0].self_attn.register_full_backward_hook(lambda m, gi, go: grads.append(go[0]))
+    grads, outputs = [], []
+
+    def keep_output(module, inputs, output):       # autograd's own gradient of the block's output, to compare
+        output = output[0] if isinstance(output, tuple) else output
+        output.retain_grad()
+        outputs.append(output)
+
+    block = model.encoder.layers[0].self_attn
+    handles = [block.register_forward_hook(keep_output),
+               block.register_full_backward_hook(lambda m, gi, go: grads.append(go[0]))]
     with torch.enable_grad():
         model(src, src[:, :3]).sum().backward()
-    handle.remove()
+    for handle in handles:
+        handle.remove()
     model.zero_grad()
     assert len(grads) == 1 and grads[0].abs().sum() > 0
+    torch.testing.assert_close(grads[0], outputs[0].grad)       # the hook saw the gradient autograd computed
 
 
 def test_projection_weights_have_nn_linears_layout(model):

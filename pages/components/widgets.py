@@ -13,9 +13,9 @@ from explorer.figures.common import ABSOLUTE, figure_html, plural
 from explorer.analyses import shipped_analyses
 from models.data import file_bytes
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
-from pages import url_state
-from pages.access import policy, quoted, refuse
-from pages.glossary_links import linked, term_help
+from pages.components import url_state
+from pages.components.access import policy, quoted, refuse
+from pages.components.glossary_links import linked, term_help
 
 
 def figure_config(figure, name: str) -> dict:

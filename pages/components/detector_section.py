@@ -13,11 +13,11 @@ from explorer.capture.exports import table_csv
 from explorer.figures.detectors import detector_maps
 from models.interface import ExplorerModel
 from models.vocabulary import KIND_TITLES
-from pages.glossary_links import term_help
-from pages.session import cached_checkpoint, weights_mtime
-from pages.widgets import command_line, show_figure
+from pages.components.glossary_links import term_help
+from pages.components.session import cached_checkpoint, weights_mtime
+from pages.components.widgets import command_line, show_figure
 
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the head detectors…")

@@ -7,10 +7,10 @@ import streamlit as st
 from explorer.capture.domain import training_description
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
 from models.checkpoint import CheckpointError
-from pages import url_state
-from pages.access import policy
-from pages.glossary_links import term_help
-from pages.session import (EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
+from pages.components import url_state
+from pages.components.access import policy
+from pages.components.glossary_links import term_help
+from pages.components.session import (EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
                            weights_mtime)
 
 

@@ -12,7 +12,7 @@ from itertools import count
 
 import streamlit as st
 
-from pages.access import policy, refuse, session_tag
+from pages.components.access import policy, refuse, session_tag
 
 POLL_SECONDS = 0.5      # how often a waiting page redraws its place (each redraw also lets the visitor leave)
 

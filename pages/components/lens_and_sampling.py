@@ -17,10 +17,10 @@ from explorer.capture.sampling import sample, sample_log_probs, step_sampling, s
 from explorer.capture.trace import Trace
 from models.interface import ExplorerModel
 from models.sampling import Sampling
-from pages import url_state
-from pages.glossary_links import linked, term_help
-from pages.session import memoised, selection, weights_mtime
-from pages.widgets import show_figure
+from pages.components import url_state
+from pages.components.glossary_links import linked, term_help
+from pages.components.session import memoised, selection, weights_mtime
+from pages.components.widgets import show_figure
 
 TEMPERATURES = [round(i * 0.05, 2) for i in range(41)]          # 0 … 2
 TOP_PS = [round(i * 0.05, 2) for i in range(1, 21)]             # 0.05 … 1

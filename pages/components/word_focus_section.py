@@ -17,8 +17,8 @@ from explorer.analyses.word_focus import (LECTURE, answer_text, default_word, fi
                                  resolution, resolution_text, why_unresolved, word_attention, word_keys)
 from models.interface import ExplorerModel
 from models.tokenizer import clean_text
-from pages import url_state
-from pages.widgets import show_figure
+from pages.components import url_state
+from pages.components.widgets import show_figure
 
 TRY_KEY, WORD_KEY = "word_focus_try", "word_focus_word"
 

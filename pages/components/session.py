@@ -33,9 +33,9 @@ from models.checkpoint import CheckpointError
 from models.decoding import BeamResult
 from models.interface import TRANSLATE, ExplorerModel
 from models.loader import open_model
-from pages.access import policy
+from pages.components.access import policy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
            "1 head (en-de-h1)": ROOT / "models" / "en-de-h1"}
 OWN = "Your own checkpoint folder…"      # a free-text folder box: on one's own machine only, never when served

@@ -18,7 +18,7 @@ PARAMETER = "term"      # glossary?term=<slug>: the page opens with that entry f
 def link(term: str) -> str:
     """The address of the term's entry: relative, so it works under any base path. A new tab starts a new session,
     whose first run rewrites the URL and drops a #fragment: the entry is named in the query string too, beside a
-    shared server's access token when this session has it (pages/access.py), so the new tab opens."""
+    shared server's access token when this session has it (pages/components/access.py), so the new tab opens."""
     entry(term)
     token = st.query_params.get("token")
     return f"{PAGE}?{PARAMETER}={slug(term)}" + (f"&token={quote(token)}" if token else "") + f"#{slug(term)}"

@@ -7,8 +7,8 @@ import streamlit as st
 
 from explorer.figures.induction_demo import induction_demo_figure
 from explorer.analyses.induction_demo import run_demo, shipped_demo, summary
-from pages.jobs import corpus_job
-from pages.widgets import show_figure
+from pages.components.jobs import corpus_job
+from pages.components.widgets import show_figure
 
 
 def show_induction_demo() -> None:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from pages.access import quoted, refuse
+from pages.components.access import quoted, refuse
 
 RESTORED = "_url_restored"
 VIEW = "_view"           # URL parameter → value (text), for the pages' own choices
