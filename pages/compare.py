@@ -4,7 +4,7 @@ bundled ones (the 1-, 2- and 8-head models: what do more heads buy?), or any mod
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped, summary
+from explorer.analyses.shipped_analyses import summary
 from explorer.figures.attention import focus_rows, focus_strips, layer_heads, models_overview
 from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, NORMS, PANEL_LABELS, cell_size, display_tokens,
                                      is_long, panels_per_row, plural)
@@ -18,6 +18,7 @@ from pages.components import url_state
 from pages.components.glossary_links import term_help
 from pages.components.units import attention_units, in_units
 from pages.components.widgets import attention_values, colour_scale, show_figure
+from pages.components.head_analyses import head_analysis
 
 MOST = 3
 
@@ -226,9 +227,7 @@ st.caption("Shipped results (or those computed in this session on the Heads page
            "\"Most …\" names each model's strongest candidate for a role, whether or not it passes the threshold.")
 summaries = {}
 for label in labels:
-    key = f"{models[label].path}|{models[label].target_language}"       # as the Heads page keeps them
-    summaries[label] = summary(st.session_state.get(f"roles:{key}") or shipped(models[label], ROLES_FILE),
-                               st.session_state.get(f"importance:{key}") or shipped(models[label], IMPORTANCE_FILE))
+    summaries[label] = summary(head_analysis("roles", models[label]), head_analysis("importance", models[label]))
 if any(summaries.values()):
     # One column per model: the long descriptions wrap in their cells instead of running off the table's edge.
     st.table(pd.DataFrame(summaries).astype(object).fillna("").astype(str))

@@ -5,7 +5,7 @@ from dataclasses import asdict, fields
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash, shipped
 from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_size, overview_heatmap
 from explorer.figures.windows import focus_range
 from explorer.figures.common import plural
@@ -32,6 +32,7 @@ from pages.components.sinks_section import show_sinks
 from pages.components.widgets import (analysis_folder, command_line, corpus_file, one_tab_at_a_time, ray_settings, remember_retries,
                            show_figure, show_retries)
 from pages.components.detector_section import show_head_detectors
+from pages.components.head_analyses import head_analysis, keep_head_analysis, keep_role_thresholds, role_thresholds
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -65,12 +66,11 @@ st.caption("Which job each attention head seems to do (look at a fixed neighbour
 # What happened to the current sentence (cut, recased, unfamiliar to the model) is said here, under the title,
 # though only the tabs that look at the sentence trace it (Roles and importance at its end, Attention sinks).
 sentence_notices = st.container()
-roles = st.session_state.get(f"roles:{key}") or shipped(checkpoint, ROLES_FILE)
-importance = st.session_state.get(f"importance:{key}") or shipped(checkpoint, IMPORTANCE_FILE)
+roles, importance = head_analysis("roles", checkpoint), head_analysis("importance", checkpoint)
 
 with st.expander("Thresholds (change them to re-classify; the scores behind them stay the same)"):
     # Start from the thresholds this session set last (widget state is dropped when the page is left).
-    remembered = st.session_state.get("role_thresholds", asdict(Thresholds()))
+    remembered = asdict(role_thresholds())
     columns = st.columns(5)
     values = {}
     for column, field in zip(columns, fields(Thresholds)):
@@ -78,19 +78,19 @@ with st.expander("Thresholds (change them to re-classify; the scores behind them
         values[field.name] = column.number_input(field.name.replace("_", " "), value=value, key=f"threshold_{field.name}",
                                                  step=1 if isinstance(value, int) else 0.05)
     thresholds = Thresholds(**values)
-st.session_state["role_thresholds"] = asdict(thresholds)   # for the next visit, and for the Prune page
+keep_role_thresholds(thresholds)   # for the next visit, and for the Prune page
 st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(thresholds).items()))
 
 
 def run_corpus_analysis(what: str, job, workers: int, address: str | None) -> None:
     """Head roles or importance on a corpus, as a queued job with a progress bar: job() reads the files and returns
-    compute(runner, progress); the result is kept in this session (under "roles:…" or "importance:…") and the page
+    compute(runner, progress); the result is kept in this session (keep_head_analysis) and the page
     runs again. A bad file or a Ray failure is said on the page."""
     try:
         compute = job()
         with corpus_job(f"computing head {what}"), workers_for(key, workers, address) as runner:
             bar = st.progress(0.0, text=f"Computing head {what}…")
-            st.session_state[f"{what}:{key}"] = compute(runner, lambda fraction: bar.progress(fraction))
+            keep_head_analysis(what, checkpoint, compute(runner, lambda fraction: bar.progress(fraction)))
             remember_retries(runner, "heads")
         st.rerun()
     except DistributedError as error:

@@ -1,11 +1,10 @@
 """Prune heads and watch the output change (Michel et al. 2019; Voita et al. 2019). Per browser session."""
 
-from dataclasses import asdict
 
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash, shipped
 from explorer.figures.pruning import curve_figure, diff_html, step_comparison_figure
 from explorer.capture.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
 from explorer.analyses.corpus_scoring import scorer_for
@@ -13,7 +12,6 @@ from explorer.analyses.distributed import DistributedError, engine_for, workers_
 from explorer.analyses.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMALISATIONS, compare_steps, curve_heads,
                               curve_rows, importance_scores, least_important, pruning_curve, token_diff)
 from explorer.analyses.head_table import head_table, heads_without_role
-from explorer.analyses.roles import Thresholds
 from explorer.capture.translation import bleu
 from models.data import CorpusError, aligned, lines_of
 from models.interface import FILL_MASK, TRANSLATE
@@ -24,6 +22,7 @@ from pages.components.session import (DEFAULT_CORPUS, corpus_score, current_chec
 from pages.components.glossary_links import linked, term_help
 from pages.components.jobs import corpus_job
 from pages.components.widgets import CorpusChoice, analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
+from pages.components.head_analyses import head_analysis, role_thresholds
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 
@@ -34,8 +33,7 @@ kinds = [kind for kind in KIND_TITLES if checkpoint.layers(kind)]          # the
 toggle_key = {spec: f"prune_{checkpoint.name}_{spec}" for spec in heads}
 # Shipped with the model, or computed in this session on the Heads page.
 analyses = f"{path}|{checkpoint.target_language}"           # as the Heads page keeps them
-importance = st.session_state.get(f"importance:{analyses}") or shipped(checkpoint, IMPORTANCE_FILE)
-roles = st.session_state.get(f"roles:{analyses}") or shipped(checkpoint, ROLES_FILE)
+importance, roles = head_analysis("importance", checkpoint), head_analysis("roles", checkpoint)
 # Translation models are scored by BLEU; language models by perplexity on a text (lower is better).
 translates = checkpoint.task == TRANSLATE
 has_output = checkpoint.task != FILL_MASK
@@ -91,7 +89,7 @@ fraction = st.slider("Least important heads to prune", 0, 100, 25, 5, format="%d
                      persist_state=KEEP, disabled=importance is None, help=term_help("pruning"))
 least = set(least_important(importance_scores(importance, normalisation), fraction / 100, heads)) if importance else set()
 # "Keep only heads with a role" at the thresholds set on the Heads page (or the defaults).
-thresholds = Thresholds(**st.session_state.get("role_thresholds", asdict(Thresholds())))
+thresholds = role_thresholds()
 without_role = heads_without_role(head_table(roles, None, thresholds)) if roles else list(heads)
 # Each button says what it does to the heads ticked now, with counts, before it is clicked: one adds to them, the
 # other two replace them. A row that wraps: whole labels at a projector's 1024 px.

@@ -83,3 +83,12 @@ def test_the_public_names_stay_where_people_use_them():
     assert sorted(commands) == sorted(["translate", "generate", "evaluate", "trace", "roles", "evolution", "heads",
                                        "importance", "prune-curve", "detect", "patch", "faithfulness", "sinks",
                                        "replicate"])
+
+
+def test_pages_share_the_head_analyses_through_one_module():
+    """What the Heads page computes (roles, importance, its thresholds) reaches Prune and Compare through
+    pages/components/head_analyses.py, not through session keys two pages agree on by convention."""
+    convention = re.compile(r"""f["'](roles|importance):|["']role_thresholds["']""")
+    pages = [path for path in (ROOT / "pages").rglob("*.py") if path.name != "head_analyses.py"]
+    assert len(pages) > 20
+    assert [path.name for path in pages if convention.search(path.read_text(encoding="utf-8"))] == []
