@@ -15,7 +15,7 @@ import torch
 from safetensors import SafetensorError
 
 from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit, translate_ids
-from models.interface import TRANSLATE, Aligned, Batch, Encoded, ExplorerModel
+from models.interface import TRANSLATE, Aligned, Batch, Encoded, ExplorerModel, ModelError
 from models.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
 from models.transformer import Transformer, TransformerConfig
 from models.weights_file import read_weights, write_weights
@@ -23,8 +23,8 @@ from models.weights_file import read_weights, write_weights
 CONFIG, WEIGHTS, TOKENIZER, FREQUENCIES = "config.json", "model.safetensors", "tokenizer.model", "token_frequencies.json"
 
 
-class CheckpointError(ValueError):
-    """A checkpoint folder that cannot be loaded."""
+class CheckpointError(ModelError):
+    """A checkpoint folder of ours that cannot be loaded."""
 
 
 @dataclass

@@ -24,6 +24,11 @@ from models.tokenizer import Encoded     # encode()'s answer, for every family
 TRANSLATE, CONTINUE, FILL_MASK = "translate", "continue", "fill-mask"
 
 
+class ModelError(ValueError):
+    """A model that cannot be opened or used: the one error the interface raises for a folder, whatever its family
+    (each family's own error is a kind of it), so that nothing above models/ names a family's error."""
+
+
 @dataclass
 class Aligned:
     ids: list[int]                  # a sentence given as words, as the model reads it
@@ -44,6 +49,7 @@ class Batch:
 
 class ExplorerModel(ABC):
     path: Path
+    folder: Path | None = None          # where its files are when `path` names it otherwise (a cached hub id)
     info: dict                          # what the folder says of itself (description, training, scores)
     hook_names: list[str]               # every hook point, e.g. encoder.layers.0.self_attn.pattern
     # shape

@@ -9,7 +9,7 @@ from explorer.figures.attention import focus_rows, focus_strips, layer_heads, mo
 from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, NORMS, PANEL_LABELS, cell_size, display_tokens,
                                      is_long, panels_per_row, plural)
 from explorer.capture.inputs import InputError
-from models.checkpoint import CheckpointError
+from models.interface import ModelError
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from pages.components.access import policy, quoted, refuse
 from pages.components.session import (cached_checkpoint, cached_trace, current_checkpoint, greedy_notice, offered_models,
@@ -62,7 +62,7 @@ for label in labels:
         models[label] = cached_checkpoint(path, weights_mtime(path), language)
         traces[label] = cached_trace(path, weights_mtime(path), chosen.sentence, 1, fix_casing=chosen.fix_casing,
                                      target_language=language)
-    except CheckpointError as error:
+    except ModelError as error:
         st.error(f"{label} cannot be loaded: {error}")
     except InputError as error:
         st.info(str(error))

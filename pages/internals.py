@@ -135,7 +135,8 @@ def position_table(side: str) -> None:
 
 
 def positions() -> None:
-    if checkpoint.positional == "relative":
+    # A model that adds a learned bias to its scores by offset (T5) has no position table to show: its bias instead.
+    if any(checkpoint.position_bias(kind, 1, 1) is not None for kind in ("encoder", "decoder") if checkpoint.has(kind)):
         relative_bias()
     else:
         side = st.radio("Side", list(trace.positional), key="internals_side", horizontal=True,

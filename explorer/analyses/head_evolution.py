@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from explorer.analyses.roles import Thresholds, analyse_roles
-from models.checkpoint import CheckpointError
-from models.interface import ExplorerModel
+from models.interface import ExplorerModel, ModelError
 
 EVOLUTION_FILE = "head_evolution.json"
 SNAPSHOT = re.compile(r"epoch-(\d+)\.safetensors$")
@@ -26,7 +25,7 @@ def find_snapshots(folder: Path, every: int = 1) -> dict[int, Path]:
     found = {int(m.group(1)): path for path in Path(folder).glob("epoch-*.safetensors")
              if (m := SNAPSHOT.search(path.name))}
     if not found:
-        raise CheckpointError(f"{folder}: no epoch-N.safetensors snapshots")
+        raise ModelError(f"{folder}: no epoch-N.safetensors snapshots")
     last = max(found)
     return {epoch: found[epoch] for epoch in sorted(found) if epoch % every == 0 or epoch == last}
 

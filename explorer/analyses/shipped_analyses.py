@@ -55,7 +55,7 @@ def _file_hash(path: str, modified: float) -> str:
 
 def checkpoint_hash(checkpoint: Checkpoint) -> str:
     """The hash of the weights file (of a sharded Hugging Face model: of its index and every shard's size and time)."""
-    folder = Path(getattr(checkpoint, "folder", checkpoint.path))
+    folder = Path(checkpoint.folder or checkpoint.path)
     weights = folder / "model.safetensors"
     if weights.is_file():
         return _file_hash(str(weights), weights.stat().st_mtime)

@@ -15,8 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from models.checkpoint import CheckpointError
-from models.interface import FILL_MASK, TRANSLATE
+from models.interface import FILL_MASK, TRANSLATE, ModelError
 from models.data import CorpusError, read_lines, read_parallel
 # Ray itself is imported only when workers are asked for.
 from explorer.analyses.distributed import DistributedError, engine_for, tallies_on, workers_for
@@ -31,7 +30,7 @@ from explorer.cli.arguments import (distribution_note, fraction, positive_int, p
 from explorer.cli import detect as cli_detect, faithfulness as cli_faithfulness, patch as cli_patch
 from explorer.cli import replicate as cli_replicate, sinks as cli_sinks
 
-USER_ERRORS = (CheckpointError, CorpusError, HeadSpecError, InputError, DistributedError)
+USER_ERRORS = (ModelError, CorpusError, HeadSpecError, InputError, DistributedError)
 
 
 def with_normalisation(sub: argparse.ArgumentParser) -> None:

@@ -29,9 +29,8 @@ from explorer.capture.memo import BoundedCache
 from explorer.teaching.wording import plural
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.translation import translate
-from models.checkpoint import CheckpointError
 from models.decoding import BeamResult
-from models.interface import TRANSLATE, ExplorerModel
+from models.interface import TRANSLATE, ExplorerModel, ModelError
 from models.loader import open_model
 from pages.components.access import policy
 
@@ -170,7 +169,7 @@ def current_checkpoint() -> ExplorerModel:
     chosen = selection()
     try:
         return cached_checkpoint(chosen.model_path, weights_mtime(chosen.model_path), chosen.target_language)
-    except CheckpointError as error:
+    except ModelError as error:
         st.error(f"This model cannot be loaded: {error}")
         st.stop()
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer.capture.domain import training_description
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
-from models.checkpoint import CheckpointError
+from models.interface import ModelError
 from pages.components import url_state
 from pages.components.access import policy
 from pages.components.glossary_links import term_help
@@ -86,7 +86,7 @@ def describe_model(path: str) -> None:
     language (M2M100, NLLB). Nothing when it cannot be loaded: the page itself says why."""
     try:
         model = cached_checkpoint(path, weights_mtime(path))
-    except CheckpointError:
+    except ModelError:
         return
     description = training_description(model)
     if description:
