@@ -17,7 +17,7 @@ from explorer.analyses.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_ta
 from explorer.analyses.importance import importance_report
 from explorer.analyses.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
 from explorer.capture.treebank import trees_of
-from models.data import CorpusError, aligned, lines_of
+from models.data import CorpusError, lines_of
 from models.vocabulary import KIND_TITLES
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.analyses.distributed import DistributedError, engine_for, tallies_on, workers_for
@@ -29,7 +29,7 @@ from pages.components.access import policy
 from pages.components.glossary_links import term_help
 from pages.components.jobs import corpus_job
 from pages.components.sinks_section import show_sinks
-from pages.components.widgets import (analysis_folder, command_line, corpus_file, one_tab_at_a_time, ray_settings, remember_retries,
+from pages.components.widgets import (analysis_folder, command_line, corpus_file, corpus_lines, one_tab_at_a_time, ray_settings, remember_retries,
                            show_figure, show_retries)
 from pages.components.detector_section import show_head_detectors
 from pages.components.head_analyses import head_analysis, keep_head_analysis, keep_role_thresholds, role_thresholds
@@ -253,18 +253,9 @@ def roles_and_importance() -> None:
         if st.button("Compute importance", key="heads_compute_importance",
                      disabled=not (source and (reference or not translates))):
             def importance_job():
-                source_data, source_name, corpus_name = source.read()
-                sources = lines_of(source_data, source_name)
-                reference_data, references = b"", None
-                if translates:
-                    reference_data, reference_name, _ = reference.read()
-                    sources, references = aligned(sources, lines_of(reference_data, reference_name), source_name,
-                                                  reference_name)
-                    references = references[:limit]
-                sources = sources[:limit]
-                if not sources:
-                    raise CorpusError(f"{source_name}: holds no lines")
-                corpus_key = corpus_hash(source_data, reference_data, str(limit).encode())
+                sources, references, corpus_name = corpus_lines(source, reference if translates else None, limit)
+                corpus_key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
+                                         str(limit).encode())
                 scorer = scorer_for(checkpoint, sources, references)
                 return lambda runner, progress: cached_analysis(
                     "importance", checkpoint, corpus_key,

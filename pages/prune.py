@@ -13,7 +13,7 @@ from explorer.analyses.pruning import (CURVE_KINDS, DEFAULT_NORMALISATION, NORMA
                               curve_rows, importance_scores, least_important, pruning_curve, token_diff)
 from explorer.analyses.head_table import head_table, heads_without_role
 from explorer.capture.translation import bleu
-from models.data import CorpusError, aligned, lines_of
+from models.data import CorpusError
 from models.interface import FILL_MASK, TRANSLATE
 from models.vocabulary import KIND_TITLES
 from explorer.figures.common import plural
@@ -21,7 +21,7 @@ from pages.components.session import (DEFAULT_CORPUS, corpus_score, current_chec
                            weights_mtime)
 from pages.components.glossary_links import linked, term_help
 from pages.components.jobs import corpus_job
-from pages.components.widgets import CorpusChoice, analysis_folder, corpus_file, ray_settings, remember_retries, show_figure, show_retries
+from pages.components.widgets import analysis_folder, corpus_file, corpus_lines, ray_settings, remember_retries, show_figure, show_retries
 from pages.components.head_analyses import head_analysis, role_thresholds
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
@@ -54,20 +54,6 @@ if any(toggle_key[spec] not in st.session_state for spec in heads):
         kept_pruned = set()
     for spec in heads:
         st.session_state.setdefault(toggle_key[spec], spec in kept_pruned)
-
-
-def corpus_lines(source: CorpusChoice, reference: CorpusChoice | None, limit: int):
-    """The first `limit` lines of a corpus (and of its aligned references, for a translation model), and its
-    name to show; a CorpusError naming the visitor's own file when it cannot be used."""
-    data, source_name, shown = source.read()
-    sources, references = lines_of(data, source_name), None
-    if reference is not None:
-        reference_data, reference_name, _ = reference.read()
-        sources, references = aligned(sources, lines_of(reference_data, reference_name), source_name, reference_name)
-        references = references[:limit]
-    if not sources:
-        raise CorpusError(f"{source_name}: holds no lines")
-    return sources[:limit], references, shown
 
 
 NORMALISATION_LABELS = {"raw": "raw gradient importance", "layer": "importance normalised per layer (Michel et al.)"}

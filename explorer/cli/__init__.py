@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 from models.interface import FILL_MASK, TRANSLATE, ModelError
-from models.data import CorpusError, read_lines, read_parallel
+from models.data import CorpusError, file_bytes, read_lines
+from explorer.analyses.corpus import corpus_examples
 # Ray itself is imported only when workers are asked for.
 from explorer.analyses.distributed import DistributedError, engine_for, tallies_on, workers_for
 from explorer.capture.head_sets import HeadSpecError, parse_heads
@@ -241,16 +242,8 @@ def read_corpus(args: argparse.Namespace, model) -> tuple[list[str], list[str] |
     if not translates and args.ref:
         raise InputError(f"{args.model} is a language model: it is scored on --src alone (its loss and "
                          "perplexity); leave out --ref")
-    if translates:
-        sources, references = read_parallel(args.src, args.ref)
-    else:
-        sources, references = read_lines(args.src), None
-    if args.limit:
-        sources = sources[: args.limit]
-        references = references[: args.limit] if references is not None else None
-    if not any(s.strip() for s in sources):
-        raise CorpusError(f"{args.src}: no sentences")
-    return sources, references
+    return corpus_examples(file_bytes(args.src), str(args.src), file_bytes(args.ref) if translates else None,
+                           str(args.ref), args.limit)
 
 
 def run_evaluate(args: argparse.Namespace) -> None:

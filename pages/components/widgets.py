@@ -11,6 +11,7 @@ import streamlit as st
 from explorer.capture.exports import arrays_npz, table_csv
 from explorer.figures.common import ABSOLUTE, figure_html, plural
 from explorer.analyses import shipped_analyses
+from explorer.analyses.corpus import corpus_examples
 from models.data import file_bytes
 from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from pages.components import url_state
@@ -131,6 +132,15 @@ class CorpusChoice:
         if self.path:
             return file_bytes(self.path), self.path, Path(self.path).name
         return b"", "", ""
+
+
+def corpus_lines(source: CorpusChoice, reference: CorpusChoice | None, limit: int):
+    """The first `limit` lines of a chosen corpus (with its aligned references, for a translation model) as every
+    corpus analysis reads them (explorer/analyses/corpus.py), and its name to show; a CorpusError naming the
+    person's own file when it cannot be used."""
+    data, source_name, shown = source.read()
+    reference_data, reference_name, _ = reference.read() if reference is not None else (None, "", "")
+    return (*corpus_examples(data, source_name, reference_data, reference_name, limit), shown)
 
 
 def analysis_folder(*choices: CorpusChoice | None) -> Path | None:
