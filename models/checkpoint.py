@@ -15,7 +15,8 @@ import torch
 from safetensors import SafetensorError
 
 from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit, translate_ids
-from models.interface import TRANSLATE, Aligned, Batch, Encoded, ExplorerModel, ModelError
+from models.interface import (TRANSLATE, Aligned, Architecture, Batch, CachedBeamSearch, Encoded, ExplorerModel,
+                              ModelError, TrainingSnapshots)
 from models.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
 from models.transformer import Transformer, TransformerConfig
 from models.weights_file import read_weights, write_weights
@@ -28,7 +29,7 @@ class CheckpointError(ModelError):
 
 
 @dataclass
-class Checkpoint(ExplorerModel):
+class Checkpoint(ExplorerModel, TrainingSnapshots, CachedBeamSearch):
     """One of our trained Transformers with its SentencePiece vocabulary: translates English into German."""
 
     path: Path
@@ -41,10 +42,10 @@ class Checkpoint(ExplorerModel):
     task = TRANSLATE
     pad_id, start_id, end_id, unk_id = PAD, BOS, EOS, UNK
     special_ids = frozenset((PAD, BOS, EOS))
-    positional = "sinusoidal"
     generation_batch = 64                       # translate_ids' batches
-    embedding_steps = ("token embedding × √d_model", "+ positional encoding", "= input to layer 0")
-    norm_placement = "pre"                      # models/transformer.py: LayerNorm before each sublayer
+    architecture = Architecture("sinusoidal", norm_placement="pre",     # transformer.py: LayerNorm before a sublayer
+                                embedding_steps=("token embedding × √d_model", "+ positional encoding",
+                                                 "= input to layer 0"))
 
     def __post_init__(self) -> None:
         config = self.model.config
@@ -111,8 +112,6 @@ class Checkpoint(ExplorerModel):
 
     def attention_scaling(self, kind: str, layer: int) -> float:
         return self.model.attention_scaling(kind, layer)
-
-    takes_snapshots = True
 
     def with_weights(self, snapshot: Path) -> "Checkpoint":
         """A model of its own (never the shared one) with a training snapshot's weights."""

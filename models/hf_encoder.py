@@ -8,14 +8,15 @@ import re
 import torch
 
 from models.hugging_face import HuggingFaceError, HuggingFaceModel
-from models.interface import FILL_MASK, Batch
+from models.interface import FILL_MASK, Architecture, Batch
 
 
 class EncoderOnly(HuggingFaceModel):
     kinds = ("encoder",)
     task = FILL_MASK
     block_paths = ((re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self$"), "encoder"),)
-    embedding_steps = ("token embedding", "+ learned position (+ segment)", "→ layer norm = input to layer 0")
+    architecture = Architecture("learned", embedding_steps=("token embedding", "+ learned position (+ segment)",
+                                                            "→ layer norm = input to layer 0"))
 
     def stack_paths(self) -> dict:
         prefix = self.model.base_model_prefix

@@ -8,7 +8,7 @@ import re
 import torch
 
 from models.hugging_face import HuggingFaceModel
-from models.interface import TRANSLATE, Batch
+from models.interface import TRANSLATE, Architecture, Batch
 
 
 class EncoderDecoder(HuggingFaceModel):
@@ -29,11 +29,12 @@ class EncoderDecoder(HuggingFaceModel):
         first = None if table is None else table[0].detach().float()
         halves = first is not None and bool(torch.allclose(first[: len(first) // 2], torch.tensor(0.0))
                                             and torch.allclose(first[len(first) // 2:], torch.tensor(1.0)))
-        self.positional = "sinusoidal-halves" if halves else "learned"
         scaled = " × √d_model" if getattr(self.model.config, "scale_embedding", False) else ""
-        added = "+ sinusoidal position" if self.positional == "sinusoidal-halves" else "+ learned position"
+        added = "+ sinusoidal position" if halves else "+ learned position"
         normed = "→ layer norm " if hasattr(encoder, "layernorm_embedding") else ""
-        self.embedding_steps = (f"token embedding{scaled}", added, f"{normed}= input to layer 0")
+        self.architecture = Architecture("sinusoidal-halves" if halves else "learned",
+                                         embedding_steps=(f"token embedding{scaled}", added,
+                                                          f"{normed}= input to layer 0"))
 
     def stack_paths(self) -> dict:
         prefix = self.model.base_model_prefix

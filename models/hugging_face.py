@@ -17,7 +17,6 @@ is downloaded (`local_files_only`).
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import warnings
@@ -29,7 +28,7 @@ from torch import nn
 
 from models.checkpoint import CheckpointError
 from models.hooks import apply_hooks, current_head_gate, is_hooked
-from models.interface import Aligned, Encoded, ExplorerModel
+from models.interface import Aligned, Architecture, Encoded, ExplorerModel
 from models.tokenizer import clean_text
 from models.vocabulary import attention_hook, layer_hook, stack_hook
 
@@ -172,9 +171,9 @@ class HuggingFaceModel(ExplorerModel):
     folder: Path | None = None             # where the files are (a hub id's path is the id)
 
     # Set by each layout (class attributes, not fields): (compiled pattern of a block's module path, kind), with the
-    # layer as the pattern's first group; the kind of positional information.
+    # layer as the pattern's first group; how it builds its blocks.
     block_paths = ()
-    positional = "learned"
+    architecture = Architecture("learned")
 
     # -- opening ------------------------------------------------------------------------------------
     @classmethod
@@ -318,15 +317,6 @@ class HuggingFaceModel(ExplorerModel):
             positions.append(list(range(start, start + len(pieces))))
             start += len(pieces)
         return Aligned(full, positions)
-
-    def for_target_language(self, language: str) -> "HuggingFaceModel":
-        """A shallow copy sharing weights, tokenizer and everything derived from them: asked on every rerun of a
-        page, it must cost nothing (dataclasses.replace would derive it all again)."""
-        if language == self.target_language:
-            return self
-        view = copy.copy(self)
-        view.target_language = language
-        return view
 
     # -- arithmetic --
     def attention_scaling(self, kind: str, layer: int) -> float:

@@ -1,11 +1,19 @@
 """The one model interface: all that explorer/ and pages/ know of a model, whatever family it comes from.
 
+A small core every Transformer has (`AttentionModel`: its attention kinds, layers × heads, a forward with per-call
+capture and head gates, its positional information, the output projection), and capabilities a family has or not:
+`TextInput` (it reads pieces of text), `Generates` (it writes text: translates, continues or fills a mask),
+`Multilingual` (it writes several languages), `TrainingSnapshots` (per-epoch weights) and `CachedBeamSearch` (its
+own, faster beam search). `ExplorerModel` is a model of text: the core, text in and text out; every family of
+today is one. An image model would be an `AttentionModel` with an input capability of its own.
+
 Our checkpoints (checkpoint.py) and each Hugging Face layout (hf_encoder_decoder.py, hf_encoder.py, hf_decoder.py,
 t5.py, m2m100.py) implement it; loader.py alone knows which family a folder holds. Code above models/ branches on
-what a model can do (`has("cross")`, `task`), never on what it is. The *source* is what the person typed, as the
-encoder (or a decoder-only model) reads it; the *output* is what the model produced; the *target* is the decoder's
-input: its prefix (start token) + output, or the prompt + continuation. Hooks and head gates are per call
-(hooks.py: `model_run`, `capture`), never state on the shared model.
+what a model can do (`has("cross")`, `task`, `isinstance(model, Multilingual)`), never on what it is. The
+*source* is what the person typed, as the encoder (or a decoder-only model) reads it; the *output* is what the
+model produced; the *target* is the decoder's input: its prefix (start token) + output, or the prompt +
+continuation. Hooks and head gates are per call (hooks.py: `model_run`, `capture`), never state on the shared model.
+Beam search and sampling over any model that generates live beside decoding (generation.py), not in the interface.
 """
 
 from __future__ import annotations
@@ -16,9 +24,8 @@ from pathlib import Path
 
 import torch
 
-from models.decoding import BeamResult, search_beams
+from models.decoding import BeamResult
 from models.hooks import ActivationCache, capture
-from models.sampling import Sampling, never_sampled, sample_sequence
 from models.tokenizer import Encoded     # encode()'s answer, for every family
 
 TRANSLATE, CONTINUE, FILL_MASK = "translate", "continue", "fill-mask"
@@ -47,40 +54,79 @@ class Batch:
                    torch.tensor([[True] * len(row) + [False] * (width - len(row)) for row in rows]))
 
 
-class ExplorerModel(ABC):
+@dataclass(frozen=True)
+class Architecture:
+    """How a family builds its blocks, as the Internals page and the Lesson describe them."""
+    positional: str                 # "sinusoidal", "sinusoidal-halves", "learned" or "relative"
+    # Where each block's layer norm sits: "pre" (before the sublayer, inside the residual branch), "post" (after
+    # the residual sum, as in Vaswani et al.), "" when the family does not say. The Lesson names the difference.
+    norm_placement: str = ""
+    # The three labels of the embedding figure: what is embedded, what is added, what layer 0 reads.
+    embedding_steps: tuple[str, str, str] = ("token embedding", "+ position", "= input to layer 0")
+
+
+class AttentionModel(ABC):
+    """The core: what every Transformer has, whatever it reads. At most 20 members (tests/test_model_contract.py)."""
     path: Path
     folder: Path | None = None          # where its files are when `path` names it otherwise (a cached hub id)
     info: dict                          # what the folder says of itself (description, training, scores)
     hook_names: list[str]               # every hook point, e.g. encoder.layers.0.self_attn.pattern
-    # shape
     kinds: tuple[str, ...]              # its attention kinds, of ("encoder", "decoder", "cross")
     heads: int
     d_model: int
     d_k: int
     max_positions: int                  # the longest input it takes
-    # task
     task: str                           # TRANSLATE, CONTINUE or FILL_MASK
-    target_language: str = ""           # "German", or a multilingual model's code among target_languages
-    target_languages: tuple[str, ...] = ()
-    # tokens
-    pad_id: int
-    start_id: int | None                # the decoder's first input
-    end_id: int | None                  # the token that ends an output
-    mask_id: int | None = None          # a masked language model's fill-in token
-    unk_id: int | None = None           # what a piece the vocabulary lacks is read as
-    special_ids: frozenset[int]         # never a word: padding, start/end, [CLS], [SEP] …
-    token_frequencies: dict[str, list[int]] | None = None   # "source"/"target" piece counts of its training data
-    # decoding, positions, training history
-    generation_batch: int = 1           # sources generate() decodes together, sorted by length
-    positional: str                     # "sinusoidal", "sinusoidal-halves", "learned" or "relative"
-    embedding_steps: tuple[str, str, str] = ("token embedding", "+ position", "= input to layer 0")
-    takes_snapshots: bool = False       # with_weights() loads the explorer's per-epoch training snapshots
-    # Where each block's layer norm sits: "pre" (before the sublayer, inside the residual branch), "post" (after the
-    # residual sum, as in Vaswani et al.), "" when the family does not say. The Lesson names the difference.
-    norm_placement: str = ""
+    architecture: Architecture          # its positional information, norm placement, embedding
 
     @abstractmethod
     def layers(self, kind: str) -> int: """Layers of one attention kind; 0 for a kind it does not have."""
+
+    def has(self, kind: str) -> bool:
+        return kind in self.kinds
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @abstractmethod
+    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        """Logits [rows, positions, vocab] at the target's positions (the source's, for a masked language model).
+        With no target, an encoder–decoder runs its encoder alone and returns None."""
+
+    def run_with_cache(self, source: Batch | None = None, target: Batch | None = None, names: str | list[str] = "*",
+                       head_mask: dict | None = None) -> tuple[torch.Tensor | None, ActivationCache]:
+        """forward, and the values at the hook points matching names (glob patterns); no gradients."""
+        with torch.no_grad(), capture(self.hook_names, names, head_mask=head_mask) as cache:
+            logits = self.forward(source, target)
+        return logits, cache
+
+    @abstractmethod
+    def attention_scaling(self, kind: str, layer: int) -> float: """The factor on q·k (1/√d_k; 1 for T5)."""
+
+    @abstractmethod
+    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """W_O [d_model, heads × d_k] (stored [out, in], as nn.Linear) and its bias, of one attention block."""
+
+    def position_bias(self, kind: str, queries: int, keys: int) -> torch.Tensor | None:
+        """[heads, queries, keys] added to the scores before softmax (T5's relative bias); None for most."""
+        return None
+
+    @abstractmethod
+    def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:
+        """Logits [..., vocab] from a residual stream [..., d_model] of the stack whose output the model predicts
+        from (the decoder; an encoder-only model's encoder): what forward applies after its last layer (final norm,
+        output projection, and whatever the family adds). The logit lens (nostalgebraist 2020) reads every layer
+        through it. ValueError for the other stack."""
+
+
+class TextInput(ABC):
+    """A model that reads text as pieces of a vocabulary."""
+    pad_id: int
+    unk_id: int | None = None           # what a piece the vocabulary lacks is read as
+    mask_id: int | None = None          # a masked language model's fill-in token
+    special_ids: frozenset[int]         # never a word: padding, start/end, [CLS], [SEP] …
+    token_frequencies: dict[str, list[int]] | None = None   # "source"/"target" piece counts of its training data
 
     @abstractmethod
     def encode(self, text: str) -> Encoded: """The source as the model reads it, cut to its maximum."""
@@ -96,53 +142,6 @@ class ExplorerModel(ABC):
 
     @abstractmethod
     def align_words(self, words: list[str]) -> Aligned | None: """None when words and pieces do not line up."""
-
-    @abstractmethod
-    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
-        """Logits [rows, positions, vocab] at the target's positions (the source's, for a masked language model).
-        With no target, an encoder–decoder runs its encoder alone and returns None."""
-
-    @abstractmethod
-    def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
-        """Each source's output ids (no prefix, no end token): greedy, or beam search with length penalty alpha."""
-
-    @abstractmethod
-    def step_limit(self, source_length: int) -> int: """At most this many decoding steps for such a source."""
-
-    @abstractmethod
-    def attention_scaling(self, kind: str, layer: int) -> float: """The factor on q·k (1/√d_k; 1 for T5)."""
-
-    @abstractmethod
-    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """W_O [d_model, heads × d_k] (stored [out, in], as nn.Linear) and its bias, of one attention block."""
-
-    @abstractmethod
-    def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:
-        """Logits [..., vocab] from a residual stream [..., d_model] of the stack whose output the model predicts
-        from (the decoder; an encoder-only model's encoder): what forward applies after its last layer (final norm,
-        output projection, and whatever the family adds). The logit lens (nostalgebraist 2020) reads every layer
-        through it. ValueError for the other stack."""
-
-    def has(self, kind: str) -> bool:
-        return kind in self.kinds
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    @property
-    def description(self) -> str:
-        return self.info.get("description", "")
-
-    @property
-    def output_title(self) -> str:
-        """What its output is called on the pages: "German", "Continuation", "Predictions for [MASK]"."""
-        return {TRANSLATE: self.target_language or "Translation", CONTINUE: "Continuation",
-                FILL_MASK: "Predictions for [MASK]"}[self.task]
-
-    def for_target_language(self, language: str) -> "ExplorerModel":
-        """The same weights translating into another language (a multilingual model); itself otherwise."""
-        return self
 
     def unknown_characters(self, text: str) -> list[str]:
         """The text the vocabulary has no piece for; [] when it cannot tell."""
@@ -164,12 +163,29 @@ class ExplorerModel(ABC):
     def pad(self, rows: list[list[int]]) -> Batch:
         return Batch.of(rows, self.pad_id)
 
-    def run_with_cache(self, source: Batch | None = None, target: Batch | None = None, names: str | list[str] = "*",
-                       head_mask: dict | None = None) -> tuple[torch.Tensor | None, ActivationCache]:
-        """forward, and the values at the hook points matching names (glob patterns); no gradients."""
-        with torch.no_grad(), capture(self.hook_names, names, head_mask=head_mask) as cache:
-            logits = self.forward(source, target)
-        return logits, cache
+
+class Generates(ABC):
+    """A model that writes text: translates, continues a prompt, or fills a mask (its task)."""
+    start_id: int | None                # the decoder's first input
+    end_id: int | None                  # the token that ends an output
+    target_language: str = ""           # "German", or a multilingual model's code among its target languages
+    generation_batch: int = 1           # sources generate() decodes together, sorted by length
+
+    @abstractmethod
+    def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
+        """Each source's output ids (no prefix, no end token): greedy, or beam search with length penalty alpha."""
+
+    @abstractmethod
+    def step_limit(self, source_length: int) -> int: """At most this many decoding steps for such a source."""
+
+    def step_limit_rule(self, source_length: int) -> str:
+        return f"the explorer's limit of {self.step_limit(source_length)} new tokens"
+
+    @property
+    def output_title(self) -> str:
+        """What its output is called on the pages: "German", "Continuation", "Predictions for [MASK]"."""
+        return {TRANSLATE: self.target_language or "Translation", CONTINUE: "Continuation",
+                FILL_MASK: "Predictions for [MASK]"}[self.task]
 
     def decoder_prefix(self) -> list[int]:
         """What an encoder–decoder's decoder reads before the output (M2M100: + the target language's token)."""
@@ -182,46 +198,35 @@ class ExplorerModel(ABC):
             return prefix + list(output_ids), len(prefix) - 1
         return list(source_ids) + list(output_ids), len(source_ids) - 1
 
-    def step_limit_rule(self, source_length: int) -> str:
-        return f"the explorer's limit of {self.step_limit(source_length)} new tokens"
 
+class ExplorerModel(AttentionModel, TextInput, Generates, ABC):
+    """A model of text: the core, text in, text out. Every family the explorer opens today is one."""
+
+
+class Multilingual(ABC):
+    """A model that writes into several languages, one at a time."""
+    target_languages: tuple[str, ...]
+
+    @abstractmethod
+    def for_target_language(self, language: str) -> "ExplorerModel":
+        """The same weights translating into another language."""
+
+
+class TrainingSnapshots(ABC):
+    """A model whose folder keeps its training's per-epoch weights (epoch-N.safetensors), for head evolution."""
+
+    @abstractmethod
+    def with_weights(self, snapshot: Path) -> "ExplorerModel": """A copy with a snapshot's weights."""
+
+
+class CachedBeamSearch(ABC):
+    """A model with a beam search of its own (a key/value cache), faster than generation.beam_search's default."""
+
+    @abstractmethod
     def beam_search(self, source_ids: list[int], beam_size: int, alpha: float = 0.6) -> BeamResult:
-        """Every live beam of every step (the beam tree), GNMT length penalty. Each step runs the decoder over the
-        whole history again: simple, and fast enough for one sentence; a model with a cache overrides it."""
-        source = self.pad([source_ids]) if self.has("encoder") else None
+        """Every live beam of every step (the beam tree), GNMT length penalty."""
 
-        @torch.no_grad()
-        def next_log_probs(last: torch.Tensor, histories: list[list[int]]) -> torch.Tensor:
-            rows = [self.decoder_input(source_ids, history)[0] for history in histories]
-            encoder = None                              # the one source, once for every live beam
-            if source is not None:
-                encoder = Batch(source.ids.expand(len(rows), -1), source.present.expand(len(rows), -1))
-            return torch.log_softmax(self.forward(encoder, self.pad(rows))[:, -1].float(), -1)
 
-        # No hypothesis continues with padding, [CLS], a language tag… (the end token stays: it finishes one).
-        return search_beams(next_log_probs, lambda parents: None, self.start_id, self.end_id, beam_size, alpha,
-                            self.step_limit(len(source_ids)), exclude=self.special_ids | {self.pad_id})
-
-    def sample(self, source_ids: list[int], temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-               seed: int = 0) -> list[int]:
-        """Output ids (no prefix, no end token) drawn token by token at this temperature, from the top-k / top-p
-        (nucleus) of each step's distribution (models/sampling.py), with a generator seeded by `seed`: the same
-        arguments give the same output. Temperature 0 is greedy. Never continues with a special token but the end
-        token. Each step runs forward over the whole history again, as beam_search does."""
-        sampling = Sampling(temperature, top_k, top_p, seed)
-        source = self.pad([source_ids]) if self.has("encoder") else None
-
-        @torch.no_grad()
-        def next_logits(output: list[int]) -> torch.Tensor:
-            return self.forward(source, self.pad([self.decoder_input(source_ids, output)[0]]))[0, -1]
-
-        return sample_sequence(next_logits, sampling, self.end_id, self.step_limit(len(source_ids)),
-                               never_sampled(self.start_id, self.end_id, self.special_ids | {self.pad_id}))
-
-    def position_bias(self, kind: str, queries: int, keys: int) -> torch.Tensor | None:
-        """[heads, queries, keys] added to the scores before softmax (T5's relative bias); None for most."""
-        return None
-
-    def with_weights(self, snapshot: Path) -> "ExplorerModel":
-        """A copy with a training snapshot's weights (epoch-N.safetensors), for head evolution."""
-        raise NotImplementedError(f"{self.name} takes no training snapshots")
+def target_languages(model: AttentionModel) -> tuple[str, ...]:
+    """The languages a model can be asked to write: () for all but a multilingual one."""
+    return model.target_languages if isinstance(model, Multilingual) else ()

@@ -5,9 +5,11 @@ forced to produce first) before the output proper."""
 
 from __future__ import annotations
 
+import copy
 import re
 
 from models.hf_encoder_decoder import EncoderDecoder
+from models.interface import Architecture, Multilingual
 from models.tokenizer import clean_text
 
 NAMES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch", "pt": "Portuguese",
@@ -26,18 +28,28 @@ def language_ids(tokenizer) -> dict[str, int]:
     return {token: tokenizer.convert_tokens_to_ids(token) for token in tokens if NLLB_CODE.match(token)}
 
 
-class MultilingualEncoderDecoder(EncoderDecoder):
+class MultilingualEncoderDecoder(EncoderDecoder, Multilingual):
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.positional = "sinusoidal-halves"           # a fixed table (`weights`, not trained), rows from padding id + 1
         self.languages = language_ids(self.tokenizer)
         self.target_languages = tuple(sorted(self.languages))
         self.special_ids = self.special_ids | frozenset(self.languages.values())
         if not self.target_language:
             self.target_language = next((code for code in ("de", "deu_Latn") if code in self.languages),
                                         self.target_languages[0] if self.target_languages else "")
-        self.embedding_steps = (self.embedding_steps[0], "+ sinusoidal position (rows from padding id + 1)",
-                                self.embedding_steps[2])
+        # a fixed sinusoidal table (`weights`, not trained), rows from padding id + 1
+        steps = self.architecture.embedding_steps
+        self.architecture = Architecture("sinusoidal-halves", embedding_steps=(
+            steps[0], "+ sinusoidal position (rows from padding id + 1)", steps[2]))
+
+    def for_target_language(self, language: str) -> "MultilingualEncoderDecoder":
+        """A shallow copy sharing weights, tokenizer and everything derived from them: asked on every rerun of a
+        page, it must cost nothing (dataclasses.replace would derive it all again)."""
+        if language == self.target_language:
+            return self
+        view = copy.copy(self)
+        view.target_language = language
+        return view
 
     @property
     def output_title(self) -> str:

@@ -9,7 +9,7 @@ import re
 import torch
 
 from models.hf_encoder_decoder import EncoderDecoder
-from models.interface import Encoded
+from models.interface import Architecture, Encoded
 
 RELATIVE_BIAS_KINDS = ("encoder", "decoder")     # cross-attention has no position bias
 
@@ -23,9 +23,8 @@ class T5(EncoderDecoder):
 
     def __post_init__(self) -> None:
         super(EncoderDecoder, self).__post_init__()
-        self.positional = "relative"
-        self.embedding_steps = ("token embedding", "+ nothing: positions enter every score as a relative bias",
-                                "= input to layer 0")
+        self.architecture = Architecture("relative", embedding_steps=(
+            "token embedding", "+ nothing: positions enter every score as a relative bias", "= input to layer 0"))
         # "translate English to German: " when the checkpoint was trained with task prefixes
         task = (getattr(self.model.config, "task_specific_params", None) or {}).get("translation_en_to_de", {})
         self.prefix = task.get("prefix", "")

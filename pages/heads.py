@@ -21,7 +21,7 @@ from models.data import CorpusError, lines_of
 from models.vocabulary import KIND_TITLES
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.analyses.distributed import DistributedError, engine_for, tallies_on, workers_for
-from models.interface import CONTINUE, TRANSLATE
+from models.interface import CONTINUE, TRANSLATE, TrainingSnapshots
 from pages.components.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
                            pruning_notice, warn_if_truncated, weights_mtime)
 from pages.components import url_state
@@ -295,7 +295,7 @@ def training() -> None:
     """How the heads formed during training: one line per head over the epochs."""
     st.header("How the heads formed during training", help=term_help("epoch"))
     evolution = shipped(checkpoint, EVOLUTION_FILE)
-    if evolution is None and not checkpoint.takes_snapshots:
+    if evolution is None and not isinstance(checkpoint, TrainingSnapshots):
         st.caption("This model comes without the record of its training (per-epoch snapshots), so how its heads "
                    "formed cannot be shown.")
     elif evolution is None:

@@ -106,7 +106,7 @@ def position_table(side: str) -> None:
     tokens = trace.source_tokens if side == "source" else trace.target_tokens
     positional = trace.positional[side]
     table = pd.DataFrame(positional, index=[f"{i}:{t}" for i, t in enumerate(tokens)])
-    style = checkpoint.positional
+    style = checkpoint.architecture.positional
     if style == "learned":
         st.caption("This model learned its position embeddings in training (one row per position, a table it looks "
                    "up), rather than computing them with sines and cosines. Rows shown: the positions of this "
@@ -129,7 +129,7 @@ def position_table(side: str) -> None:
                 f"{side}-position-similarity", matrix_table(similarity, tokens, tokens))
     show_figure(embedding_sum_figure(trace.embeddings[side], positional, trace.inputs[side], tokens,
                                      "What the first layer receives (as captured inside the model)",
-                                     checkpoint.embedding_steps),
+                                     checkpoint.architecture.embedding_steps),
                 f"{side}-embedding-plus-pe", {"embedding": trace.embeddings[side], "positional_encoding": positional,
                                               "input": trace.inputs[side]})
 

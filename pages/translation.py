@@ -16,7 +16,7 @@ st.caption("What the model makes of the sidebar's sentence, and the tokens it sp
 checkpoint, trace = current_trace()
 pruning_notice(checkpoint)
 decoding = "" if checkpoint.task == FILL_MASK else f" · decoding: {trace.decoding}"
-st.caption(f"{checkpoint.name}: {checkpoint.description}{decoding}",
+st.caption(f"{checkpoint.name}: {checkpoint.info.get('description', '')}{decoding}",
            help=None if checkpoint.task == FILL_MASK else term_help("greedy decoding", "beam search"))
 st.subheader(trace.output_title)
 if checkpoint.task == FILL_MASK:

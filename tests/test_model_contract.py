@@ -13,6 +13,7 @@ import torch
 
 from explorer.cli import main as cli
 from models.hooks import model_run
+import models.interface as interface
 from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, Encoded, ExplorerModel
 from models.loader import open_model
 from models.vocabulary import ATTENTION_KINDS, attention_hook, layer_hook
@@ -37,6 +38,34 @@ def batches(model: ExplorerModel) -> tuple[Batch | None, Batch | None]:
     return source, target
 
 
+def members(capability: type) -> set[str]:
+    """The public names a class of the interface declares itself: attributes, methods and properties."""
+    return {name for name in {*vars(capability), *vars(capability).get("__annotations__", {})}
+            if not name.startswith("_")}
+
+
+def test_the_core_is_small_and_every_capability_adds_its_own_members():
+    core = members(interface.AttentionModel)
+    assert len(core) <= 20, sorted(core)
+    capabilities = [interface.TextInput, interface.Generates, interface.Multilingual, interface.TrainingSnapshots,
+                    interface.CachedBeamSearch]
+    for capability in capabilities:
+        assert members(capability) and not members(capability) & core, capability.__name__
+    assert members(interface.ExplorerModel) == set()          # a model of text: the core and two capabilities
+    # What the core needs of a model of text is on the core: nothing text- or generation-shaped.
+    assert not core & {"encode", "pieces", "detokenize", "generate", "decoder_prefix", "target_languages", "pad_id"}
+
+
+def test_each_family_has_the_capabilities_it_uses(opened):
+    folder, model = opened
+    assert isinstance(model, interface.AttentionModel) and isinstance(model, interface.TextInput)
+    assert isinstance(model, interface.Multilingual) == (model.name.startswith("m2m100") or "m2m100" in folder)
+    assert isinstance(model, interface.TrainingSnapshots) == isinstance(model, interface.CachedBeamSearch)
+    if isinstance(model, interface.Multilingual):
+        other = next(code for code in model.target_languages if code != model.target_language)
+        assert model.for_target_language(other).target_language == other and model.target_language != other
+
+
 def test_every_member_answers_for_its_model(opened):
     folder, model = opened
     assert model.kinds and set(model.kinds) <= set(ATTENTION_KINDS)
@@ -44,8 +73,8 @@ def test_every_member_answers_for_its_model(opened):
     assert all(model.layers(kind) == 0 for kind in ATTENTION_KINDS if kind not in model.kinds)
     assert model.heads > 0 and model.d_k > 0 and model.d_model > 0 and model.max_positions > 0
     assert model.task in (TRANSLATE, CONTINUE, FILL_MASK) and model.output_title and model.name
-    assert model.positional in ("sinusoidal", "sinusoidal-halves", "learned", "relative")
-    assert len(model.embedding_steps) == 3
+    assert model.architecture.positional in ("sinusoidal", "sinusoidal-halves", "learned", "relative")
+    assert len(model.architecture.embedding_steps) == 3
     encoded = model.encode(SENTENCE)
     assert isinstance(encoded, Encoded) and len(encoded.ids) == len(encoded.pieces) and not encoded.truncated
     assert model.pieces(encoded.ids) == encoded.pieces
@@ -68,7 +97,7 @@ def test_every_member_answers_for_its_model(opened):
         w_o, bias = model.attention_output_weights(kind, layer)
         assert w_o.shape == (model.d_model, model.heads * model.d_k) and bias.shape == (model.d_model,)
         assert model.attention_scaling(kind, layer) > 0
-    if model.positional == "relative":
+    if model.architecture.positional == "relative":
         assert model.position_bias("encoder", 3, 5).shape == (model.heads, 3, 5)
         assert model.position_bias("cross", 3, 5) is None
     else:

@@ -116,7 +116,7 @@ def test_t5s_internals_show_each_heads_relative_bias_and_unscaled_scores(tmp_pat
 
     folder = saved_model("t5", tmp_path_factory)
     model = open_model(folder)
-    assert model.positional == "relative" and model.attention_scaling("encoder", 0) == 1.0
+    assert model.architecture.positional == "relative" and model.attention_scaling("encoder", 0) == 1.0
     at = open_page("internals.py", SENTENCE, model="Your own checkpoint folder…", own_model=str(folder))
     at.radio(key="internals_kind").set_value("encoder")
     open_part(at, "Positions")

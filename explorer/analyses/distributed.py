@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 
 from explorer.analyses.corpus_scoring import add_statistics, scores_from
+from models.interface import Multilingual
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_RETRIES = 3              # per job: a job that kills every worker it meets is a bug, not bad luck
@@ -61,7 +62,9 @@ class ShardWorker:
         from explorer.analyses.roles import role_tallies
 
         time.sleep(self.job_delay)
-        checkpoint = self.checkpoint.for_target_language(job.get("target_language") or self.checkpoint.target_language)
+        checkpoint = self.checkpoint
+        if job.get("target_language") and isinstance(checkpoint, Multilingual):
+            checkpoint = checkpoint.for_target_language(job["target_language"])
         if job["job"] == "faithfulness":
             from explorer.analyses.faithfulness import faithfulness_tallies
             return faithfulness_tallies(checkpoint, job["sentences"])

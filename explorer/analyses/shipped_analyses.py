@@ -16,6 +16,7 @@ from typing import Callable
 from explorer.analyses.head_table import head_table, most_important
 from explorer.analyses.roles import corpus_description, role_summary
 from models.interface import ExplorerModel as Checkpoint
+from models.interface import target_languages
 
 ROLES_FILE, IMPORTANCE_FILE = "head_roles.json", "head_importance.json"
 CACHE = Path(os.environ.get("ATTENTION_EXPLORER_CACHE", Path(__file__).resolve().parents[2] / ".cache" / "analyses"))
@@ -78,7 +79,7 @@ def cached_analysis(analysis: str, checkpoint: Checkpoint, corpus_key: str, comp
     if folder is None:
         return compute()
     # A multilingual model's analyses differ by its target language: part of the key.
-    language = f"-{checkpoint.target_language}" if checkpoint.target_languages else ""
+    language = f"-{checkpoint.target_language}" if target_languages(checkpoint) else ""
     path = folder / f"{analysis}-{checkpoint_hash(checkpoint)[:16]}{language}-{corpus_key[:16]}.json"
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))

@@ -14,6 +14,7 @@ from explorer.capture.forcing import forced_log_probs
 from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.trace import StepDistribution, Trace, step_distributions
+from models import generation
 from models.decoding import BeamResult
 from models.hooks import capture, model_run
 from models.interface import ExplorerModel
@@ -62,7 +63,7 @@ def beam_tree(model: ExplorerModel, text: str, beam_size: int, alpha: float = 0.
     """Every live beam at every step of a beam search (GNMT length penalty α) for one sentence; no beam continues
     with a special token other than the end token, whichever family the model is. pruned: heads masked throughout."""
     with model_run(head_mask=head_mask(pruned, model)):
-        return model.beam_search(prepare_source(text, model).ids, beam_size, alpha)
+        return generation.beam_search(model, prepare_source(text, model).ids, beam_size, alpha)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from explorer.capture.forcing import forced_log_probs
 from explorer.capture.head_sets import HeadSpec, head_mask, parse_heads
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.trace import Trace
+from models import generation
 from models.hooks import model_run
 from models.interface import ExplorerModel
 from models.sampling import Sampling, SamplingError, never_sampled, sampling_probabilities
@@ -67,7 +68,7 @@ def sample(model: ExplorerModel, text: str, settings: Sampling, pruned: list[Hea
         raise InputError(f"{model.name} fills in masked tokens; it does not generate text to sample")
     source = prepare_source(text, model, fix_casing)
     with torch.no_grad(), model_run(head_mask=head_mask(pruned or [], model)):
-        ids = model.sample(source.ids, settings.temperature, settings.top_k, settings.top_p, settings.seed)
+        ids = generation.sample(model, source.ids, settings.temperature, settings.top_k, settings.top_p, settings.seed)
     pieces = model.pieces(ids)
     ended = len(ids) < model.step_limit(len(source.ids))           # sample_sequence stops early only at the end
     return Sample(sample_text(model, ids, pieces), ids, pieces, settings, ended, list(source.ids), model.end_id,

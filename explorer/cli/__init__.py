@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from models.interface import FILL_MASK, TRANSLATE, ModelError
+from models.interface import FILL_MASK, TRANSLATE, ModelError, TrainingSnapshots, target_languages
 from models.data import CorpusError, file_bytes, read_lines
 from explorer.analyses.corpus import corpus_examples
 # Ray itself is imported only when workers are asked for.
@@ -168,11 +168,12 @@ def model_for(args: argparse.Namespace):
     model = open_model(args.model)
     language = getattr(args, "target_language", None)
     if language:
-        if not model.target_languages:
+        languages = target_languages(model)
+        if not languages:
             raise InputError(f"--target-language {language}: {args.model} translates into one language only "
                              f"({model.output_title}); the option is for multilingual models such as M2M100 and NLLB")
-        if language not in model.target_languages:
-            shown = ", ".join(model.target_languages[:12]) + (" …" if len(model.target_languages) > 12 else "")
+        if language not in languages:
+            shown = ", ".join(languages[:12]) + (" …" if len(languages) > 12 else "")
             raise InputError(f"--target-language {language}: {args.model} has no such language; it knows {shown}")
         model = model.for_target_language(language)
     return model
@@ -344,7 +345,7 @@ def run_evolution(args: argparse.Namespace) -> None:
     from models.loader import open_model
 
     checkpoint = open_model(args.model)
-    if not checkpoint.takes_snapshots:
+    if not isinstance(checkpoint, TrainingSnapshots):
         raise InputError(f"{args.model}: evolution follows the explorer's own training snapshots "
                          "(epoch-N.safetensors); this model takes none")
     sentences = [s for s in read_lines(args.text)[: args.limit] if s.strip()]

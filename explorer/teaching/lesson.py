@@ -212,7 +212,7 @@ class Lesson:
         trace, model, word = self.trace, self.model, focus.word
         embedded, summed = trace.embeddings[self.side][word], trace.inputs[self.side][word]
         positional = trace.positional.get(self.side)
-        first, added, total = model.embedding_steps
+        first, added, total = model.architecture.embedding_steps
         scaled = (f" The table's values are small, so they are multiplied by √d_model = {np.sqrt(model.d_model):.0f}, "
                   "as in the paper." if "√d_model" in first else "")
         text = (f"Each piece's id picks a row of a learned table: a vector of d_model = {model.d_model} numbers "
@@ -234,7 +234,7 @@ class Lesson:
         walk, model = self.walk(focus), self.model
         word = self.words[focus.word]
         norm = {"pre": "normalised first (this model puts layer norm before each sublayer) and ",
-                "post": ""}.get(model.norm_placement, "")
+                "post": ""}.get(model.architecture.norm_placement, "")
         text = (f"In {self.reader} layer {focus.layer}, head {focus.head}, the word's vector is {norm}multiplied "
                 f"by three learned matrices: its **query** q (what it looks for), its **key** k (what it offers to "
                 f"others' queries) and its **value** v (what it passes on). Each has d_k = {model.d_k} numbers. "
@@ -334,7 +334,7 @@ class Lesson:
         residual = {"pre": "It is added to the word's vector (the residual connection); layer norm comes before "
                            "the next sublayer.",
                     "post": "It is added to the word's vector (the residual connection) and the sum is "
-                            "normalised."}.get(model.norm_placement, "It is added to the word's vector (the "
+                            "normalised."}.get(model.architecture.norm_placement, "It is added to the word's vector (the "
                                                                        "residual connection).")
         text = (f"One more learned matrix, **W_O**, turns the {len(walk.concatenated)} concatenated numbers back into "
                 f"d_model = {len(walk.output)} (+ a bias): the attention block's output for {quoted(word)}. "
@@ -459,7 +459,7 @@ class Lesson:
                 f"÷ {np.sqrt(PAPER['d_k']):.0f}.")
 
     def norm_difference(self) -> str:
-        if self.model.norm_placement == "pre":
+        if self.model.architecture.norm_placement == "pre":
             return ("Pre-norm: this model normalises each sublayer's input (x + Sublayer(LayerNorm(x))); the paper "
                     "normalises after the residual sum (LayerNorm(x + Sublayer(x))). Pre-norm trains more stably.")
         return ""

@@ -30,7 +30,7 @@ from explorer.teaching.wording import plural
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.translation import translate
 from models.decoding import BeamResult
-from models.interface import TRANSLATE, ExplorerModel, ModelError
+from models.interface import TRANSLATE, ExplorerModel, ModelError, target_languages
 from models.loader import open_model
 from pages.components.access import policy
 
@@ -66,7 +66,7 @@ def cached_checkpoint(path: str, modified: float, target_language: str = "") -> 
     """The model, shared by every session; a multilingual one translating into target_language (a light view
     of the same weights: nothing of one session's choice is stored on the shared model)."""
     model = loaded_model(path, modified)
-    return model.for_target_language(target_language) if target_language in model.target_languages else model
+    return model.for_target_language(target_language) if target_language in target_languages(model) else model
 
 
 # Traces and beam trees are the big results (a 250-token sentence's trace is ~70 MB): bounded by bytes as well as

@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer.capture.domain import training_description
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
-from models.interface import ModelError
+from models.interface import ModelError, target_languages
 from pages.components import url_state
 from pages.components.access import policy
 from pages.components.glossary_links import term_help
@@ -91,10 +91,11 @@ def describe_model(path: str) -> None:
     description = training_description(model)
     if description:
         st.caption(description)
-    if not model.target_languages:
+    languages = target_languages(model)
+    if not languages:
         st.session_state.pop("target_language", None)
     else:
-        if st.session_state.get("target_language") not in model.target_languages:
+        if st.session_state.get("target_language") not in languages:
             st.session_state["target_language"] = model.target_language
-        st.selectbox("Target language", model.target_languages, key="target_language",
+        st.selectbox("Target language", languages, key="target_language",
                      help="This model translates into many languages; its decoder starts from this language's token.")

@@ -56,7 +56,7 @@ def test_internals_and_decoding_draw_every_family(folder):
     open_part(at, "Positions")
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     titles = [spec["layout"]["title"]["text"] for spec in specs]
-    if model.positional == "relative":        # no position table: each head's bias by offset, the model's own
+    if model.architecture.positional == "relative":        # no position table: each head's bias by offset, the model's own
         spec, stack = next((spec, title.split()[0]) for spec, title in zip(specs, titles)
                            if "bias by relative offset" in title)           # "decoder self-attention: each head's…"
         trace = trace_sentence(model, SENTENCE)

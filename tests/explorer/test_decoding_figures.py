@@ -16,6 +16,7 @@ from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, TEXT_OFFSET, atte
                                        beam_tree_figure, entropy_axis, head_effect_figure, label_chars,
                                        probability_text, step_figure, steps_overview, teacher_forcing_figure)
 from explorer.capture.trace import StepDistribution
+from models.generation import beam_search
 from models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
 from models.loader import open_model
 from models.tokenizer import BOS, PAD
@@ -71,11 +72,11 @@ def test_our_beam_search_and_greedy_never_take_bos_or_padding(tiny_checkpoint):
     """An untrained model would choose BOS over and over; a beam of one is still greedy."""
     for sentence in SENTENCES:
         ids = tiny_checkpoint.tokenizer.encode(sentence).ids
-        result = tiny_checkpoint.beam_search(ids, 4, 0.6)
+        result = beam_search(tiny_checkpoint, ids, 4, 0.6)
         assert not tokens_of(result) & {BOS, PAD}
         greedy = tiny_checkpoint.generate([ids])[0]
         assert greedy and not set(greedy) & {BOS, PAD}
-        assert tiny_checkpoint.beam_search(ids, 1, 0.6).best.tokens == greedy
+        assert beam_search(tiny_checkpoint, ids, 1, 0.6).best.tokens == greedy
 
 
 @pytest.mark.parametrize("beam", [4, 10])

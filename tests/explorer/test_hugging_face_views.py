@@ -56,7 +56,7 @@ def sides(model) -> list[str]:
 
 def test_position_tables_are_the_models_own_rows(opened):
     model, trace, theirs = opened
-    if model.positional == "relative":
+    if model.architecture.positional == "relative":
         pytest.skip("no position table: T5's relative position bias is checked below")
     assert set(trace.positional) == set(sides(model))
     scale = theirs.config.d_model ** 0.5 if getattr(theirs.config, "scale_embedding", False) else 1.0
@@ -66,13 +66,13 @@ def test_position_tables_are_the_models_own_rows(opened):
         np.testing.assert_allclose(trace.positional[side], positions, atol=1e-6)
         tokens = (theirs.get_input_embeddings().weight[ids] * scale).detach().numpy()
         np.testing.assert_allclose(trace.embeddings[side], tokens, atol=1e-5)
-        if "layer norm" not in model.embedding_steps[2]:    # no layer norm after the sum: input = embedding + position
+        if "layer norm" not in model.architecture.embedding_steps[2]:    # no layer norm after the sum: input = embedding + position
             np.testing.assert_allclose(trace.inputs[side], tokens + positions, atol=1e-5)
 
 
 def test_a_relative_position_bias_is_what_the_scores_add_to_q_dot_k(opened):
     model, trace, theirs = opened
-    if model.positional != "relative":
+    if model.architecture.positional != "relative":
         pytest.skip("positions come from a table (checked above)")
     assert trace.positional == {} and trace.embeddings == {} and set(trace.inputs) == set(sides(model))
     for side in sides(model):                            # nothing is added to the token embedding

@@ -17,6 +17,7 @@ from explorer.figures.sampling import sampling_figure
 from explorer.capture.sampling import (sample, sample_log_probs, sample_text, settings_from, step_log_probs, step_sampling,
                                step_sampling_table)
 from explorer.capture.trace import trace_sentence
+from models import generation
 from models.sampling import Sampling
 from tests.hugging_face_models import saved_model
 
@@ -133,7 +134,7 @@ def test_an_empty_word_drawn_adds_no_second_space(h8):
 def test_a_sample_is_the_same_from_the_library_the_notebook_and_the_cli(h8, capsys):
     settings = Sampling(1.2, top_k=40, top_p=0.95, seed=11)
     library = sample(h8, SENTENCE, settings)
-    assert library.ids == h8.sample(h8.encode(SENTENCE).ids, 1.2, 40, 0.95, 11)
+    assert library.ids == generation.sample(h8, h8.encode(SENTENCE).ids, 1.2, 40, 0.95, 11)
     assert library.text == explorer.sample(h8, SENTENCE, temperature=1.2, top_k=40, top_p=0.95, seed=11)
     assert cli(["translate", "--model", str(h8.path), "--temperature", "1.2", "--top-k", "40", "--top-p", "0.95",
                 "--seed", "11", SENTENCE]) == 0

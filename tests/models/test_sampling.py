@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from models.generation import sample
 from models.loader import open_model
 from models.sampling import Sampling, SamplingError, sample_sequence, sampling_probabilities
 from tests.hugging_face_models import SENTENCE, TEXT, saved_model
@@ -81,12 +82,12 @@ def test_a_seed_reproduces_and_two_seeds_differ_on_a_flat_distribution():
 
 def test_the_global_random_state_is_left_alone(h8):
     before = torch.random.get_rng_state()
-    h8.sample(h8.encode(SENTENCE).ids, temperature=1.0, seed=3)
+    sample(h8, h8.encode(SENTENCE).ids, temperature=1.0, seed=3)
     assert torch.equal(torch.random.get_rng_state(), before)
     torch.manual_seed(123)
-    first = h8.sample(h8.encode(SENTENCE).ids, temperature=1.5, seed=3)
+    first = sample(h8, h8.encode(SENTENCE).ids, temperature=1.5, seed=3)
     torch.manual_seed(456)                                          # another session's draws change nothing
-    assert h8.sample(h8.encode(SENTENCE).ids, temperature=1.5, seed=3) == first
+    assert sample(h8, h8.encode(SENTENCE).ids, temperature=1.5, seed=3) == first
 
 
 def test_temperature_towards_zero_and_top_k_one_are_greedy_on_ours(h8, tiny_checkpoint):
@@ -94,14 +95,14 @@ def test_temperature_towards_zero_and_top_k_one_are_greedy_on_ours(h8, tiny_chec
         for text in ("Two dogs play in the snow.", "A man in an orange hat starring at something."):
             ids = model.encode(text).ids
             greedy = model.generate([ids])[0]
-            assert model.sample(ids, temperature=0) == greedy
-            assert model.sample(ids, temperature=1e-4, seed=5) == greedy
-            assert model.sample(ids, temperature=1.0, top_k=1, seed=9) == greedy
+            assert sample(model, ids, temperature=0) == greedy
+            assert sample(model, ids, temperature=1e-4, seed=5) == greedy
+            assert sample(model, ids, temperature=1.0, top_k=1, seed=9) == greedy
 
 
 def test_seeds_on_the_bundled_model(h8):
     ids = h8.encode("Two dogs play in the snow.").ids
-    hot = [h8.sample(ids, temperature=3.0, seed=seed) for seed in (0, 0, 1)]
+    hot = [sample(h8, ids, temperature=3.0, seed=seed) for seed in (0, 0, 1)]
     assert hot[0] == hot[1] and hot[0] != hot[2]
 
 
@@ -138,12 +139,12 @@ def argmax_loop(model, source_ids: list[int]) -> list[int]:
 def test_temperature_towards_zero_is_greedy_on_hugging_face_models(gpt2, t5):
     for text in (SENTENCE, TEXT[1]):
         ids = gpt2.encode(text).ids
-        assert gpt2.sample(ids, temperature=0) == gpt2.generate([ids])[0] == argmax_loop(gpt2, ids)
-        assert gpt2.sample(ids, temperature=1e-4, seed=2) == gpt2.generate([ids])[0]
-        assert gpt2.sample(ids, top_k=1, seed=4) == gpt2.generate([ids])[0]
+        assert sample(gpt2, ids, temperature=0) == gpt2.generate([ids])[0] == argmax_loop(gpt2, ids)
+        assert sample(gpt2, ids, temperature=1e-4, seed=2) == gpt2.generate([ids])[0]
+        assert sample(gpt2, ids, top_k=1, seed=4) == gpt2.generate([ids])[0]
         # T5's own greedy decoding would write its special tokens; sampling never does, like beam search
         ids = t5.encode(text).ids
-        assert t5.sample(ids, temperature=0) == t5.sample(ids, temperature=1e-4, seed=1) == argmax_loop(t5, ids)
+        assert sample(t5, ids, temperature=0) == sample(t5, ids, temperature=1e-4, seed=1) == argmax_loop(t5, ids)
 
 
 def test_no_special_token_but_the_end_token_is_ever_sampled(t5, tiny_checkpoint):
@@ -152,5 +153,5 @@ def test_no_special_token_but_the_end_token_is_ever_sampled(t5, tiny_checkpoint)
         assert banned                                   # something to avoid: padding, start, unknown …
         ids = model.encode(SENTENCE).ids
         # near-uniform: unfiltered, T5's 2 of ~40 ids would come up ~5% of draws, ours 2 of 400 ~0.5% (~4 times)
-        drawn = [token for seed in range(40) for token in model.sample(ids, temperature=50.0, seed=seed)]
+        drawn = [token for seed in range(40) for token in sample(model, ids, temperature=50.0, seed=seed)]
         assert len(drawn) > 500 and not banned & set(drawn)
