@@ -303,8 +303,8 @@ class RayEngine:
 
 def distributed_roles(runner: RayRunner, sentences: list[str], trees: list | None, kinds: tuple[str, ...],
                       progress: Callable[[float], None] | None = None, target_language: str = ""):
-    """Role tallies of shards of the sentences (and trees), merged in order (explorer.analyses.roles.merge_tallies)."""
-    from explorer.analyses.roles import merge_tallies
+    """Role tallies of shards of the sentences (and trees), merged in order (explorer.analyses.head_tallies.merge_tallies)."""
+    from explorer.analyses.head_tallies import merge_tallies
 
     parts = runner.workers * SHARDS_PER_WORKER
     sentence_shards = shards(len(sentences), parts)
