@@ -4,7 +4,8 @@ has the steps and their numbers; this page draws them, keeps the step in the URL
 import streamlit as st
 
 from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
-from explorer.teaching.lesson import SHORT_TITLES, STEP_TERMS, Focus, Lesson
+from explorer.teaching.lesson import Lesson
+from explorer.teaching.lesson_steps import SHORT_TITLES, STEP_TERMS, Focus
 from pages.components import url_state
 from pages.components.glossary_links import linked
 from pages.components.session import current_trace, pruning_notice

@@ -13,8 +13,6 @@ cross-attention, the output steps need decoding steps. No streamlit here: pages/
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,105 +22,7 @@ from explorer.capture.trace import Trace
 from explorer.analyses.word_focus import PRONOUNS          # the lecture's question is where a pronoun looks: open on it
 from models.interface import ExplorerModel
 
-# Vaswani et al. 2017, the base model: what each step compares this model with.
-PAPER = {"d_model": 512, "layers": 6, "heads": 8, "d_k": 64}
-SHOWN_VALUES = 4        # the first values of a vector written out in a step's numbers
-
-
-@dataclass(frozen=True)
-class Focus:
-    """What the lesson follows: one word (a position of the stack that reads the input), the key its scores are
-    read at, one layer and head of that stack, and one output step of the decoder."""
-
-    word: int
-    key: int
-    layer: int
-    head: int
-    step: int
-
-
-@dataclass(frozen=True)
-class Number:
-    """One number a step states; `name` is stable (tests and links read it), `value` a float, a text, or a list of
-    floats (a vector's first values)."""
-
-    name: str
-    label: str
-    value: float | str | list[float]
-
-
-@dataclass(frozen=True)
-class DeepLink:
-    """The page (and its choices, as URL parameters) that shows a step in full, on the same sentence."""
-
-    page: str                   # the page script, e.g. "internals.py"
-    title: str                  # "Internals → Q, K, V walkthrough"
-    parameters: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class Step:
-    slug: str
-    title: str
-    text: str                   # one short paragraph (markdown)
-    numbers: list[Number]
-    figure: object = None       # a plotly figure, or None when `tokens` shows the step
-    tokens: list[str] | None = None     # the step's figure as a row of token chips (the pieces, the output so far)
-    marked: int | None = None           # the chip to highlight
-    link: DeepLink | None = None
-    differs: str = ""           # where this model differs from the paper, in words ("" when it does not)
-
-
-TITLES = {
-    "sentence": "Your sentence, as pieces",
-    "embedding": "Embedding + positional encoding",
-    "qkv": "Q, K and V of one word",
-    "scores": "Scores: q · k",
-    "scale": "Scaled: ÷ √d_k",
-    "softmax": "Softmax: the attention weights",
-    "values": "Weighted sum of the values: z",
-    "heads": "Every head, concatenated",
-    "output": "W_O: back to d_model",
-    "layers": "The encoder's layers",
-    "masked": "Decoder: masked self-attention",
-    "cross": "Encoder–decoder attention",
-    "probabilities": "Linear + softmax: the next word's probabilities",
-    "next": "The chosen word, and the loop",
-}
-
-
-# Each step's terms, as the glossary (explorer/teaching/glossary.py) names them: the page links them under the step.
-STEP_TERMS = {
-    "sentence": ("piece", "token", "special token"),
-    "embedding": ("embedding", "d_model", "positional encoding"),
-    "qkv": ("query, key, value", "head", "layer norm", "d_k"),
-    "scores": ("query, key, value", "scaled dot-product attention"),
-    "scale": ("d_k", "scaled dot-product attention", "softmax"),
-    "softmax": ("softmax", "attention weight", "mask"),
-    "values": ("z", "attention weight"),
-    "heads": ("multi-head attention", "head", "z"),
-    "output": ("W_O", "residual stream", "layer norm", "feed-forward layer"),
-    "layers": ("layer", "encoder", "self-attention", "head average"),
-    "masked": ("decoder", "look-ahead mask", "self-attention", "teacher forcing"),
-    "cross": ("cross-attention", "encoder", "decoder"),
-    "probabilities": ("logits", "softmax", "entropy"),
-    "next": ("greedy decoding", "beam search", "special token"),
-}
-
-# The step list's labels: short, so all of them fit a 1024-pixel projector's column in a few rows.
-SHORT_TITLES = {"sentence": "Pieces", "embedding": "Embedding + position", "qkv": "Q, K, V", "scores": "q · k",
-                "scale": "÷ √d_k", "softmax": "Softmax", "values": "z = Σ weight × v", "heads": "All heads",
-                "output": "W_O", "layers": "Layers", "masked": "Masked self-attention", "cross": "Cross-attention",
-                "probabilities": "Linear + softmax", "next": "Next word, loop"}
-
-
-def vector(values: np.ndarray) -> list[float]:
-    return [float(v) for v in values[:SHOWN_VALUES]]
-
-
-def quoted(token: str) -> str:
-    """A piece in a step's markdown, taken literally: a sentence's `*`, `[`, `<` or `$` never becomes markup."""
-    return "“" + re.sub(r"([\\`*_\[\]$<>|~#])", r"\\\1", token) + "”"
+from explorer.teaching.lesson_steps import PAPER, TITLES, DeepLink, Focus, Number, Step, quoted, vector
 
 
 class Lesson:

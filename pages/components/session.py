@@ -24,7 +24,7 @@ from explorer.capture.head_sets import HeadSet, HeadSpecError, format_heads, hea
 from explorer.analyses.shipped_analyses import shipped
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.capture.inputs import InputError, prepare_source
-from explorer.teaching.lesson import quoted as literally
+from explorer.teaching.lesson_steps import quoted as literally
 from explorer.capture.memo import BoundedCache
 from explorer.teaching.wording import plural
 from explorer.capture.trace import Trace, trace_sentence

@@ -111,7 +111,7 @@ def strings(node: ast.AST) -> list[str]:
     if isinstance(node, (ast.List, ast.Tuple)):
         return [text for item in node.elts for text in strings(item)]
     if isinstance(node, ast.Name) and node.id == "term":     # pages/lesson.py links each step's STEP_TERMS
-        from explorer.teaching.lesson import STEP_TERMS
+        from explorer.teaching.lesson_steps import STEP_TERMS
         return [term for terms in STEP_TERMS.values() for term in terms]
     raise AssertionError(f"a term the test cannot read: {ast.unparse(node)}")
 

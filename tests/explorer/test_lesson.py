@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.teaching.lesson import TITLES, Focus, Lesson
+from explorer.teaching.lesson import Lesson
+from explorer.teaching.lesson_steps import TITLES, Focus
 from explorer.capture.trace import trace_sentence
 from models.loader import open_model
 from tests.hugging_face_models import saved_model
@@ -133,7 +134,7 @@ def test_the_steps_follow_what_a_model_can_do(family, expected, tmp_path_factory
 
 def test_every_step_links_terms_the_glossary_has():
     from explorer.teaching.glossary import entry
-    from explorer.teaching.lesson import STEP_TERMS
+    from explorer.teaching.lesson_steps import STEP_TERMS
 
     assert set(STEP_TERMS) == set(TITLES)
     for terms in STEP_TERMS.values():
