@@ -2,63 +2,21 @@
 
 from dataclasses import asdict, fields
 
-import pandas as pd
 import streamlit as st
 
-from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash, shipped
-from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_size, overview_heatmap
-from explorer.figures.windows import focus_range
-from explorer.figures.common import plural
-from explorer.figures.head_roles import (COLOUR_BY, EVOLUTION_MEASURES, offset_histogram, role_map,
-                                         syntactic_evidence)
-from explorer.capture.exports import table_csv
-from explorer.analyses.head_evolution import EVOLUTION_FILE
-from explorer.analyses.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
-from explorer.analyses.importance import importance_report
-from explorer.analyses.roles import SHORT_PIECES, Thresholds, analyse_roles, corpus_description, reclassified, role_summary
-from explorer.capture.treebank import trees_of
-from models.data import CorpusError, lines_of
-from models.vocabulary import KIND_TITLES
-from explorer.analyses.corpus_scoring import scorer_for
-from explorer.analyses.distributed import DistributedError, engine_for, tallies_on, workers_for
-from models.interface import CONTINUE, TRANSLATE, TrainingSnapshots
-from pages.components.session import (DEFAULT_CORPUS, DEFAULT_TREEBANK, current_checkpoint, current_trace, evolution_chart,
-                           pruning_notice, warn_if_truncated, weights_mtime)
-from pages.components import url_state
-from pages.components.access import policy
+from explorer.analyses.roles import Thresholds
+from pages.components.session import current_checkpoint, current_trace, pruning_notice, warn_if_truncated
 from pages.components.glossary_links import term_help
-from pages.components.jobs import corpus_job
 from pages.components.sinks_section import show_sinks
-from pages.components.widgets import (analysis_folder, command_line, corpus_file, corpus_lines, one_tab_at_a_time, ray_settings, remember_retries,
-                           show_figure, show_retries)
+from pages.components.widgets import one_tab_at_a_time
 from pages.components.detector_section import show_head_detectors
-from pages.components.head_analyses import head_analysis, keep_head_analysis, keep_role_thresholds, role_thresholds
-
-MEASURES = {"gradient importance": "gradient_importance",
-            "gradient importance normalised per layer": "gradient_importance_normalised",
-            "loss change when masked alone": "loss_change", "BLEU change when masked alone": "bleu_change",
-            "perplexity change when masked alone": "perplexity_change"}
-
-
-def table_config(shown: pd.DataFrame, measure_label: str) -> dict:
-    """Widths and number formats that let the table be read in its column: importance in significant digits
-    (raw gradient scores can be ~0.0004), the roles column as wide as its longest text."""
-    longest = max([len("roles")] + [len(r) for r in shown["roles"]]) if "roles" in shown else 0
-    config = {column: st.column_config.NumberColumn(format="%.2f") for column in
-              ("confidence", "offset share", "rare rate", "rare chance", "rare or 2nd rarest")}
-    config["offset"] = st.column_config.NumberColumn(format="%+d", help="key − query of its most frequent top weight")
-    config["roles"] = st.column_config.TextColumn(width=int(7.2 * longest) + 30)
-    for header in MEASURE_HEADERS.values():
-        config[header] = st.column_config.NumberColumn(format="%.3g", width=96, help=measure_label)
-    return config
-
+from pages.components.head_analyses import head_analysis, keep_role_thresholds, role_thresholds
+from pages.components.heads_roles_section import roles_and_importance
+from pages.components.heads_training_section import training
 
 checkpoint = current_checkpoint()
 pruning_notice(checkpoint, "full", "roles and importance are measured on the model as trained, over a corpus, to "
                "choose which heads to prune; the Prune page applies them.")
-# Translation models are scored by BLEU on sentence pairs; language models by perplexity on plain text.
-translates = checkpoint.task == TRANSLATE
-key = f"{checkpoint.path}|{checkpoint.target_language}"     # this session's results, per model and language
 st.title("Heads")
 st.caption("Which job each attention head seems to do (look at a fixed neighbour, follow the grammar, watch the rarest "
            "word) and how much the model needs it; in the maps each square is one head and each row a layer.",
@@ -82,241 +40,6 @@ keep_role_thresholds(thresholds)   # for the next visit, and for the Prune page
 st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(thresholds).items()))
 
 
-def run_corpus_analysis(what: str, job, workers: int, address: str | None) -> None:
-    """Head roles or importance on a corpus, as a queued job with a progress bar: job() reads the files and returns
-    compute(runner, progress); the result is kept in this session (keep_head_analysis) and the page
-    runs again. A bad file or a Ray failure is said on the page."""
-    try:
-        compute = job()
-        with corpus_job(f"computing head {what}"), workers_for(key, workers, address) as runner:
-            bar = st.progress(0.0, text=f"Computing head {what}…")
-            keep_head_analysis(what, checkpoint, compute(runner, lambda fraction: bar.progress(fraction)))
-            remember_retries(runner, "heads")
-        st.rerun()
-    except DistributedError as error:
-        st.error(f"Could not compute on Ray: {error}")
-    except (OSError, CorpusError, ValueError) as error:
-        st.error(f"Cannot use these files: {error}")
-
-
-def roles_and_importance() -> None:
-    """The role maps, the head table, one head's numbers and its pattern on the current sentence; recomputing
-    roles and importance on a corpus."""
-    if roles is None:
-        st.info("This checkpoint ships no head roles: compute them below on plain sentences and/or a CoNLL-U treebank.")
-        entries = []
-    else:
-        entries = reclassified(roles, thresholds)
-        summary = role_summary(entries)
-        candidates = "; ".join(f"{name}: {summary[key]}" for name, key in (
-            ("positional", "most positional"), ("rare-token", "most rare-token"), ("syntactic", "most syntactic"))
-            if summary[key])
-        if not any(summary[role] for role in ("positional", "syntactic", "rare-token")):
-            st.info(f"No head reaches a role at these thresholds (coloured by role, the maps below would be all grey). "
-                    f"The strongest candidates — {candidates}. Lower the thresholds (above) to see them get one.")
-        else:
-            st.caption(f"Of {plural(summary['heads'], 'head')}: {summary['positional']} positional, "
-                       f"{summary['syntactic']} syntactic, {summary['rare-token']} rare-token; strongest candidates — "
-                       f"{candidates}.")
-        st.caption(f"Roles measured: {corpus_description(roles)}."
-                   + (f" Importance on {importance['corpus'].get('name')} ("
-                      f"{plural(importance['corpus']['pairs'], 'pair' if translates else 'line')})." if importance else ""),
-                   help=term_help("positional head", "syntactic head", "rare-token head"))
-
-    # With one head per layer, per-layer normalisation makes every score 1.00: not worth offering. The change on
-    # masking is BLEU's for translation models, perplexity's for language models.
-    unmeasured = {"perplexity_change"} if translates else {"bleu_change"}
-    offered = [m for m in MEASURES if (checkpoint.heads > 1 or MEASURES[m] != "gradient_importance_normalised")
-               and MEASURES[m] not in unmeasured]
-    url_state.kept("heads_measure", "measure", offered)
-    measure_label = st.radio("Importance shown", offered, key="heads_measure", horizontal=True,
-                             help=term_help("head importance", "BLEU" if translates else "perplexity"))
-    url_state.keep("measure", measure_label)
-    measure = MEASURES[measure_label]
-    scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
-    if entries:
-        # Importance colours the maps when the model has it; otherwise the role does.
-        colourings = [c for c in COLOUR_BY if c != "importance" or scores]
-        url_state.kept("heads_colour_by", "colour_by", colourings)
-        colour_by = st.radio("Colour the maps by", colourings, key="heads_colour_by", horizontal=True,
-                             help="importance: the measure shown above; each cell shows the value that colours it, "
-                                  "its head's every number on hover.\n\n" + term_help("confidence"))
-        url_state.keep("colour_by", colour_by)
-        if colour_by == "role":
-            st.caption("pos: positional, syn: syntactic, rare: rare-token; several roles by their initials (P+R).")
-        # The maps at their own width (role_map), in a row that wraps: side by side in the wide page, one under
-        # another in a projector's column; the table under them at the page's width.
-        maps_row = st.container(horizontal=True)
-        for kind, title in KIND_TITLES.items():
-            kind_entries = [e for e in entries if e["kind"] == kind]
-            if kind_entries:
-                figure = role_map(kind_entries, checkpoint.layers(kind), checkpoint.heads, scores, title,
-                                  colour_by=colour_by, measure=measure_label, measure_key=measure,
-                                  measure_short=MEASURE_HEADERS[measure])
-                with maps_row.container(width="content"):
-                    show_figure(figure, f"roles-{kind}",
-                                pd.DataFrame([{k: e[k] for k in ("spec", "confidence")} | {"roles": ", ".join(e["roles"])}
-                                              | ({measure: scores.get(e["spec"])} if scores else {})
-                                              for e in kind_entries]), width="content")
-        table = head_table(roles, importance, thresholds)
-        # A few columns at a time, each group whole in a projector's column; every column is in the CSV.
-        group = st.segmented_control("Table columns", list(COLUMN_GROUPS), default=next(iter(COLUMN_GROUPS)),
-                                     required=True, key="heads_columns",
-                                     help="The head table's columns a group at a time, so that each is read whole; "
-                                          "⬇ CSV has them all.")
-        shown = shown_columns(table, measure, group)
-        # A row of 35 px per head, up to 700 px (then it scrolls); a score a head has not (cross-attention has no
-        # offset) is a dash.
-        st.dataframe(shown, key="heads_table", height=min(700, 35 * (len(shown) + 1) + 3), placeholder="–",
-                     column_config=table_config(shown, measure_label))
-        st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-heads.csv",
-                           mime="text/csv", key="heads_csv", help="Every column of the head table, importance included.")
-
-        st.header("One head")
-        by_spec = {e["spec"]: e for e in entries}
-        # The head the other pages look at (`head=kind.layer.head`), when Streamlit has forgotten this page's choice.
-        by_head = {f"{e['kind']}.{e['layer']}.{e['head']}": e["spec"] for e in entries}
-        url_state.valid("heads_head", list(by_spec))
-        if "heads_head" not in st.session_state and url_state.saved("head") in by_head:
-            st.session_state["heads_head"] = by_head[url_state.saved("head")]
-        spec = st.selectbox("Head", list(by_spec), key="heads_head",
-                            format_func=lambda s: f"{s} ({', '.join(by_spec[s]['roles']) or 'no role'})")
-        entry = by_spec[spec]
-        url_state.keep("head", f"{entry['kind']}.{entry['layer']}.{entry['head']}")
-        # A row that wraps, each number as wide as its label: in four columns at 1024 px the labels were cut
-        # ("Peaks on the rarest …").
-        facts = st.container(horizontal=True, gap="large")
-        facts.metric("Confidence", f"{entry['confidence']:.2f}", help=term_help("confidence"), width="content")
-        if entry.get("rare_token"):
-            # Chance is a reference, not a change: no arrow.
-            facts.metric("Peaks on the rarest token", f"{entry['rare_token']['rate']:.0%}",
-                         f"chance {entry['rare_token']['chance']:.0%}", delta_color="off", delta_arrow="off",
-                         width="content")
-        if entry.get("rare_token", {}).get("rate_top2") is not None:
-            facts.metric("Peaks on the rarest or 2nd rarest", f"{entry['rare_token']['rate_top2']:.0%}",
-                         f"chance {entry['rare_token']['chance_top2']:.0%}", delta_color="off", delta_arrow="off",
-                         width="content")
-        if scores.get(spec) is not None:        # significant digits: raw gradient scores can be ~0.0004
-            facts.metric(measure_label[0].upper() + measure_label[1:], f"{scores[spec]:.3g}",
-                         help="Importance: the measure shown above the role maps.", width="content")
-        if entry.get("positional"):
-            show_figure(offset_histogram(entry), f"{spec}-offsets",
-                        pd.DataFrame({"offset": list(entry["positional"]["histogram"]),
-                                      "share": list(entry["positional"]["histogram"].values())}))
-        if entry.get("syntactic"):
-            scope = st.radio("Treebank sentences", ["all", f"≤ {SHORT_PIECES} pieces"], key="heads_syntax_scope",
-                             horizontal=True, disabled="syntactic_short" not in entry,
-                             help=term_help("treebank", "dependency relation"))
-            scores_key = "syntactic" if scope == "all" else "syntactic_short"
-            shown = dict(entry, syntactic=entry[scores_key])
-            show_figure(syntactic_evidence(shown), f"{spec}-syntactic",
-                        pd.DataFrame([{"relation": r, "direction": d, **s} for r, ds in entry[scores_key].items()
-                                      for d, s in ds.items()]))
-        st.markdown("**Sentences where it behaves most typically** (from "
-                    f"{((roles or {}).get('corpus', {}).get('text') or {}).get('name') or 'the corpus'})")
-        for example in entry.get("examples", []):
-            st.text(example)
-
-    with st.expander("Recompute on your own corpus"):
-        st.caption(("Results of the bundled corpora are cached on disk; of an upload, kept in this browser session only "
-                    "(this server writes nothing of yours to its disk). " if policy().serving else
-                    "Results are cached on disk by (checkpoint, corpus), and shown in this browser session only. ") +
-                   "Positional, rare-token and confidence statistics mean most on sentences like the training data; "
-                   "syntactic roles need gold trees.")
-        workers, address = ray_settings("heads")
-        show_retries("heads")
-        text_file = corpus_file("Plain sentences, one per line (plain or .gz)", "heads_text", DEFAULT_CORPUS / "val.en.gz")
-        treebank = corpus_file("Treebank (CoNLL-U, plain or .gz) for syntactic roles", "heads_treebank", DEFAULT_TREEBANK)
-        if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank)):
-            def roles_job():
-                text_data, text_source, text_name = text_file.read()
-                tree_data, tree_source, tree_name = treebank.read()
-                sentences = lines_of(text_data, text_source) if text_data else None
-                trees = trees_of(tree_data, tree_source) if tree_data else None
-                if not sentences and not trees:
-                    raise CorpusError(f"{text_source or tree_source}: holds no sentences")
-                return lambda runner, progress: cached_analysis(
-                    "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
-                        checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name, progress=progress,
-                        tallies_of=tallies_on(runner)).to_json(), analysis_folder(text_file, treebank))
-            run_corpus_analysis("roles", roles_job, workers, address)
-        if translates:
-            source = corpus_file("Source sentences for importance", "heads_src", DEFAULT_CORPUS / "val.en.gz")
-            reference = corpus_file("Their reference translations (aligned)", "heads_ref", DEFAULT_CORPUS / "val.de.gz")
-        else:
-            source = corpus_file("Text for importance, one example per line (scored by its "
-                                 + ("next-token" if checkpoint.task == CONTINUE else "masked-token") + " loss)",
-                                 "heads_src", DEFAULT_CORPUS / "val.en.gz")
-            reference = None
-        limit = st.number_input("Sentence pairs (at most)" if translates else "Lines (at most)", 10, 5000, 500,
-                                key="heads_limit")
-        if st.button("Compute importance", key="heads_compute_importance",
-                     disabled=not (source and (reference or not translates))):
-            def importance_job():
-                sources, references, corpus_name = corpus_lines(source, reference if translates else None, limit)
-                corpus_key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
-                                         str(limit).encode())
-                scorer = scorer_for(checkpoint, sources, references)
-                return lambda runner, progress: cached_analysis(
-                    "importance", checkpoint, corpus_key,
-                    lambda: importance_report(scorer, corpus_name=corpus_name, progress=progress,
-                                              engine=engine_for(runner, scorer, sources, references)),
-                    analysis_folder(source, reference))
-            run_corpus_analysis("importance", importance_job, workers, address)
-
-    if entries:
-        st.header(f"{spec} on the current sentence")
-        _, trace = current_trace((), notices=False)
-        with sentence_notices:          # under the title, where a notice about the sentence is read first
-            warn_if_truncated(trace, checkpoint)
-        kind, layer, head = entry["kind"], entry["layer"], entry["head"]
-        pattern, queries, keys = trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind)
-        size = focus_size(queries)
-        if max(len(queries), len(keys)) <= size:
-            show_figure(attention_heatmap(pattern, queries, keys, f"{spec} on the current sentence"), f"{spec}-current",
-                        None)
-        else:
-            # Longer than a projector's column can label: as the Attention page draws it, a window of the first tokens
-            # with every label and the whole pattern beside it (under it at 1024 px).
-            rows, columns = focus_range(len(queries), 0, size), focus_range(len(keys), 0, size)
-            pair = st.container(horizontal=True)
-            with pair.container(width="content"):
-                show_figure(focus_heatmap(pattern, queries, keys, f"{spec} on the current sentence", rows, columns),
-                            f"{spec}-current", None, width="content")
-            with pair.container(width="content"):
-                show_figure(overview_heatmap(pattern, queries, keys, rows, columns), f"{spec}-current-whole", None,
-                            width="content")
-            st.caption(f"{len(queries)} × {len(keys)} tokens: the first {size} drawn with every label, the whole pattern "
-                       "beside them (hover names any cell's tokens); the Attention page moves the window along the "
-                       "sentence.")
-
-
-def training() -> None:
-    """How the heads formed during training: one line per head over the epochs."""
-    st.header("How the heads formed during training", help=term_help("epoch"))
-    evolution = shipped(checkpoint, EVOLUTION_FILE)
-    if evolution is None and not isinstance(checkpoint, TrainingSnapshots):
-        st.caption("This model comes without the record of its training (per-epoch snapshots), so how its heads "
-                   "formed cannot be shown.")
-    elif evolution is None:
-        st.caption("This checkpoint ships no record of how its heads formed; it is made from a training run's per-epoch "
-                   "snapshots, from the command line (below).")
-        command_line("This checkpoint ships no head_evolution.json. It is made from a training run's per-epoch snapshots: "
-                     "`python -m explorer evolution --model FOLDER --snapshots STATE_FOLDER --text SENTENCES`.")
-    else:
-        measure_label = st.radio("Per head", list(EVOLUTION_MEASURES), key="heads_evolution_measure", horizontal=True)
-        value_key = EVOLUTION_MEASURES[measure_label][0]
-        show_figure(evolution_chart(str(checkpoint.path), weights_mtime(str(checkpoint.path)), measure_label,
-                                    tuple(asdict(thresholds).items())), f"{checkpoint.name}-head-evolution",
-                    pd.DataFrame([{"head": h["spec"], "epoch": epoch, measure_label: value}
-                                  for h in evolution["heads"] for epoch, value in zip(evolution["epochs"], h[value_key])]))
-        epochs = evolution["epochs"]
-        every = "every epoch" if len(epochs) == epochs[-1] - epochs[0] + 1 else f"{len(epochs)} of its {epochs[-1]} epochs"
-        st.caption(f"Each line is one head, measured after {every} of training on the in-domain sentences the roles "
-                   "were measured on (Roles and importance); the dashed line is the role threshold set above. The "
-                   "thick lines are the heads that end highest in each column.")
-
-
 def sinks_on_the_sentence() -> None:
     _, trace = current_trace((), notices=False)
     with sentence_notices:          # under the title, where a notice about the sentence is read first
@@ -326,7 +49,10 @@ def sinks_on_the_sentence() -> None:
 
 # One part at a time, as on the Attention and Internals pages: only the open tab runs and is drawn (the whole
 # page at once took over 1 s to draw in the browser on a change of page); the tab is kept in the URL.
-PARTS = {"Roles and importance": roles_and_importance,
-         "Head detectors": lambda: show_head_detectors(checkpoint),     # Olsson et al. (pages/components/detector_section.py)
-         "During training": training, "Attention sinks": sinks_on_the_sentence}
+# Roles and importance: pages/components/heads_roles_section.py; Head detectors (Olsson et al.):
+# detector_section.py; During training: heads_training_section.py.
+PARTS = {"Roles and importance": lambda: roles_and_importance(checkpoint, roles, importance, thresholds,
+                                                             sentence_notices),
+         "Head detectors": lambda: show_head_detectors(checkpoint),
+         "During training": lambda: training(checkpoint, thresholds), "Attention sinks": sinks_on_the_sentence}
 one_tab_at_a_time(PARTS, "heads_part", "section")

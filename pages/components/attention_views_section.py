@@ -1,0 +1,96 @@
+"""The Attention page's tabs "Every head", "Head average" and "Rollout & flow": the grid of every head of the kind
+with its attention sinks outlined, the layer's head average, and Abnar & Zuidema's rollout and flow
+(explorer/analyses/rollout.py, flow.py) through one stack's self-attention. `draw_heatmap` is the page's: draw_heatmap
+of pages/components/attention_heatmap.py with the page's tokens and window."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow
+from explorer.analyses.rollout import attention_rollout, head_average
+from explorer.analyses.sinks import SINK_THRESHOLD, sink_notes
+from explorer.capture.exports import matrix_table
+from explorer.capture.inputs import InputError
+from explorer.figures.attention import heads_grid
+from explorer.figures.common import CONTENT_WIDTH, PANEL_LABELS, PER_FIGURE, cell_size, is_long, plural
+from pages.components.glossary_links import linked
+from pages.components.widgets import figure_places, show_figure
+
+SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
+# Measured: explorer.analyses.flow.attention_flow on the 8-head model's encoder, this 2-core machine (docs/analyses.md, "Attention flow
+# and rollout"); its time grows with the fourth power of the length.
+FLOW_COST = "on the bundled 8-head model about 0.01 s at 5 tokens, 0.15 s at 20 and 2 s at 45 on a 2-core CPU"
+
+
+def every_head(checkpoint, trace, kind: str, pattern, queries: list[str], keys: list[str], shown: str, scale: str,
+               in_words: str, pruned_heads) -> None:
+    value_name = "norm" if shown == "norm" else "weight"
+    st.caption(f"Rows are layers, columns heads; hover any cell for its head, tokens and {value_name}. Outlined: "
+               f"{linked('attention sink', 'attention sinks')}, heads with ≥ {SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) "
+               "on the first token, special tokens and punctuation on this sentence, with that share by weight and "
+               "by norm (Clark et al. 2019, Xiao et al. 2023; the Heads page lists them).")
+    grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
+                      f"{plural(checkpoint.heads, 'head')} (hover for tokens){in_words}", scale,
+                      flags={**sink_notes(trace, checkpoint, kind),     # a pruned head is outlined and says so
+                             **{(spec.layer, spec.head): "pruned" for spec in pruned_heads if spec.kind == kind}})
+    # A long sentence's pooled grid has its own width (square cells); a short one stretches over the page.
+    show_figure(grid, f"{kind}-all-heads", {f"{kind}.{shown}": pattern},
+                width="content" if grid.layout.width else "stretch")
+
+
+def average(checkpoint, kind: str, layer: int, pattern, live, queries: list[str], keys: list[str], scale: str,
+            in_words: str, draw_heatmap) -> None:
+    st.caption(f"The {linked('head average', 'average')} of the layer's heads: a summary of the layer that hides what "
+               "each head does on its own.")
+    averaged = head_average(pattern, live)
+    if live is not None:
+        st.caption("The pruned heads of this kind are left out: each layer averages the heads still at work.")
+    draw_heatmap(averaged[layer], f"{kind}, layer {layer}: average of the {plural(checkpoint.heads, 'head')}"
+                 + in_words, f"{kind}-L{layer}-average", matrix_table(averaged[layer], queries, keys), scale)
+
+
+@st.cache_data(max_entries=64, show_spinner="Solving the max-flow problems…")
+def cached_flow(pattern, live=None) -> object:
+    """Flow takes a max-flow problem per pair of tokens (seconds at 45): computed once per pattern (and pruning)."""
+    return attention_flow(pattern, live=live)
+
+
+def rollout_and_flow(checkpoint, trace, kind: str, shown: str, live, queries: list[str], in_words: str,
+                     draw_heatmap) -> None:
+    st.caption("Abnar & Zuidema 2020, “Quantifying attention flow in Transformers”: both follow the head-averaged "
+               f"attention plus the {linked('residual stream', 'residual')} (0.5·A + 0.5·I) through the layers. "
+               f"**{linked('rollout', 'Rollout')}** multiplies the layers' matrices (every path, its weights "
+               f"multiplied); **{linked('attention flow', 'flow')}** treats them as capacities of a network and "
+               "takes the maximum flow from each input token to each position (the narrowest layer limits it), rows "
+               "scaled to sum 1. Each row: how much each input token feeds that position by the last layer.")
+    if kind not in SELF_ATTENTION:
+        st.info("Rollout and flow follow self-attention through the layers of one stack: choose encoder or decoder "
+                "self-attention.")
+        return
+    if shown == "norm":
+        st.caption("Rollout and flow are defined on the weights (each row sums to 1): they are drawn from them.")
+    # Flow spreads each row over many tokens (~0.04 each at 20 tokens): on 0–1 both figures would be near white.
+    st.caption("Both are coloured from 0 to their own largest value (the colour bar says it), whatever the "
+               "sidebar's colour scale: their rows spread over every token.")
+    weights = trace.pattern(kind)
+    last = checkpoint.layers(kind) - 1
+    stack = kind.capitalize()
+    rolled = attention_rollout(weights, live)      # pruned heads left out of each layer's average
+    tokens = len(queries)
+    st.caption(f"Flow's cost: one max-flow problem per pair of tokens, on a graph of {last + 2} × {tokens} nodes; "
+               f"{FLOW_COST}. It runs up to {MAX_FLOW_TOKENS} tokens; rollout at any length.")
+    # Side by side while both fit half the page with every token labelled; else one under the other.
+    halves = not is_long(tokens) and cell_size(tokens) * tokens + PANEL_LABELS <= CONTENT_WIDTH // 2
+    places = figure_places(2, halves)
+    with places[0]:
+        draw_heatmap(rolled[last], f"{stack} rollout through layer {last}{in_words}", f"{kind}-rollout",
+                     {"rollout": rolled}, PER_FIGURE)
+    with places[1]:
+        try:
+            flowed = cached_flow(weights, live)
+        except InputError as error:
+            st.info(str(error))
+            return
+        draw_heatmap(flowed, f"{stack} attention flow through layer {last}{in_words}", f"{kind}-flow",
+                     {"flow": flowed}, PER_FIGURE)

@@ -1,0 +1,55 @@
+"""The Decoding page's "One step": at a step of the output, the candidates' probabilities (top-k) beside where the
+model looked while choosing (cross-attention, or self-attention over the text so far) in a layer and head."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer.capture.decoding_steps import step_attention_row
+from explorer.figures.decoding import attention_row_figure, bars_fit_half_column, fixed_width, step_figure
+from pages.components import url_state
+from pages.components.glossary_links import term_help
+from pages.components.widgets import figure_places, show_figure
+
+
+def side_by_side(left_figure, right_figure, bars: int) -> bool:
+    """Two figures fit beside each other while neither needs a width of its own and the right one's bars (one a
+    token) keep their labels apart in half a projector's column."""
+    return not (left_figure.layout.width or right_figure.layout.width) and bars_fit_half_column(bars)
+
+
+def show_one_step(checkpoint, trace) -> None:
+    st.header("One step", help=term_help("logits", "softmax", "entropy"))
+    looked_at = "cross" if "cross" in trace.attention else "decoder"
+    keys = trace.source_tokens if looked_at == "cross" else trace.target_tokens
+    picker, layer_picker, head_picker = st.columns([2, 1, 1])
+    if len(trace.steps) > 1:
+        url_state.kept("decoding_step", "step", range(len(trace.steps)), default=0)
+        step_index = picker.slider("Step", 0, len(trace.steps) - 1, key="decoding_step", persist_state="session")
+        url_state.keep("step", step_index)
+    else:
+        step_index = 0
+    step = trace.steps[step_index]
+    layers = range(checkpoint.layers("decoder"))
+    url_state.kept("decoding_layer", None, layers, default=layers[-1])
+    layer = layer_picker.selectbox("Cross-attention layer" if looked_at == "cross" else "Self-attention layer", layers,
+                                   key="decoding_layer", persist_state="session",
+                                   help=term_help("cross-attention" if looked_at == "cross" else "self-attention"))
+    head_choices = ["average"] + list(range(checkpoint.heads))
+    url_state.kept("decoding_head", None, head_choices, default="average")
+    head_choice = head_picker.selectbox("Head", head_choices, key="decoding_head", persist_state="session",
+                                        help=term_help("head", "head average"))
+    row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
+    what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
+    top_k = step_figure(step, step_index)
+    looked = attention_row_figure(row, keys, f"step {step_index}: where it looked",
+                                  [what, f"layer {layer}, head {head_choice}"])
+    # Beside each other while the bars fit half the page; a bar for each of many tokens takes the page's width.
+    left, right = figure_places(2, side_by_side(top_k, looked, len(keys)))
+    with left:
+        show_figure(top_k, f"step-{step_index}-top-k",
+                    pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}))
+    with right:
+        show_figure(looked, f"step-{step_index}-attention", pd.DataFrame({"token": keys, "weight": row}),
+                    width=fixed_width(looked))

@@ -1,0 +1,81 @@
+"""The Heads page's "Recompute on your own corpus" (under the head table of Roles and importance): head roles on
+plain sentences and/or a CoNLL-U treebank, head importance on a corpus, each as a queued corpus job
+(pages/components/jobs.py) whose result the page keeps for this session (pages/components/head_analyses.py)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.analyses import distributed
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.importance import importance_report
+from explorer.analyses.roles import analyse_roles
+from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash
+from explorer.capture.treebank import trees_of
+from models.data import CorpusError, lines_of
+from models.interface import CONTINUE
+from pages.components.access import policy
+from pages.components.head_analyses import keep_head_analysis
+from pages.components.jobs import run_queued_job
+from pages.components.session import DEFAULT_CORPUS, DEFAULT_TREEBANK
+from pages.components.widgets import analysis_folder, corpus_file, corpus_lines, ray_settings, show_retries
+
+
+def run_corpus_analysis(what: str, job, checkpoint, workers: int, address: str | None) -> None:
+    """Head roles or importance on a corpus, as a queued job with a progress bar (run_queued_job): job() reads the
+    files and returns compute(runner, progress); the result is kept in this session (keep_head_analysis) and the
+    page runs again. A bad file or a Ray failure is said on the page."""
+    key = f"{checkpoint.path}|{checkpoint.target_language}"     # this session's results, per model and language
+    if run_queued_job(f"computing head {what}", f"Computing head {what}…", key, workers, address, job,
+                      lambda result: keep_head_analysis(what, checkpoint, result), "heads",
+                      ray_failure="Could not compute on Ray: ", file_failure="Cannot use these files: "):
+        st.rerun()
+
+
+def recompute_on_your_corpus(checkpoint, translates: bool) -> None:
+    with st.expander("Recompute on your own corpus"):
+        st.caption(("Results of the bundled corpora are cached on disk; of an upload, kept in this browser session only "
+                    "(this server writes nothing of yours to its disk). " if policy().serving else
+                    "Results are cached on disk by (checkpoint, corpus), and shown in this browser session only. ") +
+                   "Positional, rare-token and confidence statistics mean most on sentences like the training data; "
+                   "syntactic roles need gold trees.")
+        workers, address = ray_settings("heads")
+        show_retries("heads")
+        text_file = corpus_file("Plain sentences, one per line (plain or .gz)", "heads_text", DEFAULT_CORPUS / "val.en.gz")
+        treebank = corpus_file("Treebank (CoNLL-U, plain or .gz) for syntactic roles", "heads_treebank", DEFAULT_TREEBANK)
+        if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank)):
+            def roles_job():
+                text_data, text_source, text_name = text_file.read()
+                tree_data, tree_source, tree_name = treebank.read()
+                sentences = lines_of(text_data, text_source) if text_data else None
+                trees = trees_of(tree_data, tree_source) if tree_data else None
+                if not sentences and not trees:
+                    raise CorpusError(f"{text_source or tree_source}: holds no sentences")
+                return lambda runner, progress: cached_analysis(
+                    "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
+                        checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name, progress=progress,
+                        tallies_of=distributed.tallies_on(runner)).to_json(), analysis_folder(text_file, treebank))
+            run_corpus_analysis("roles", roles_job, checkpoint, workers, address)
+        if translates:
+            source = corpus_file("Source sentences for importance", "heads_src", DEFAULT_CORPUS / "val.en.gz")
+            reference = corpus_file("Their reference translations (aligned)", "heads_ref", DEFAULT_CORPUS / "val.de.gz")
+        else:
+            source = corpus_file("Text for importance, one example per line (scored by its "
+                                 + ("next-token" if checkpoint.task == CONTINUE else "masked-token") + " loss)",
+                                 "heads_src", DEFAULT_CORPUS / "val.en.gz")
+            reference = None
+        limit = st.number_input("Sentence pairs (at most)" if translates else "Lines (at most)", 10, 5000, 500,
+                                key="heads_limit")
+        if st.button("Compute importance", key="heads_compute_importance",
+                     disabled=not (source and (reference or not translates))):
+            def importance_job():
+                sources, references, corpus_name = corpus_lines(source, reference if translates else None, limit)
+                corpus_key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
+                                         str(limit).encode())
+                scorer = scorer_for(checkpoint, sources, references)
+                return lambda runner, progress: cached_analysis(
+                    "importance", checkpoint, corpus_key,
+                    lambda: importance_report(scorer, corpus_name=corpus_name, progress=progress,
+                                              engine=distributed.engine_for(runner, scorer, sources, references)),
+                    analysis_folder(source, reference))
+            run_corpus_analysis("importance", importance_job, checkpoint, workers, address)

@@ -1,0 +1,75 @@
+"""The Prune page's "Pruning curve": BLEU or perplexity as heads are masked, least important first versus in random
+orders (Michel et al. 2019, Fig. 2), computed on a corpus as a queued corpus job (pages/components/jobs.py), or
+shipped with the model."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer.analyses import distributed
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.pruning import CURVE_KINDS, curve_heads, curve_rows, importance_scores, pruning_curve
+from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash, shipped
+from explorer.figures.pruning import curve_figure
+from models.interface import TRANSLATE
+from pages.components.glossary_links import term_help
+from pages.components.jobs import run_queued_job
+from pages.components.session import DEFAULT_CORPUS
+from pages.components.widgets import analysis_folder, corpus_file, corpus_lines, ray_settings, show_figure, show_retries
+
+KEEP = "session"      # a choice made here is still there when the person comes back from another page
+
+
+def show_pruning_curve(checkpoint, heads, importance: dict | None, normalisation: str) -> None:
+    path = str(checkpoint.path)
+    analyses = f"{path}|{checkpoint.target_language}"           # as the Heads page keeps them
+    translates = checkpoint.task == TRANSLATE
+    st.header("Pruning curve", help=term_help("pruning", "head importance"))
+    st.caption(f"{'BLEU' if translates else 'Perplexity'} as heads are masked, least important first (gradient "
+               "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
+               "the importance was measured on (the default: importance from val, curve on test_2016_flickr), or the "
+               "order has seen the answers.")
+    curve = shipped(checkpoint, "head_pruning_curve.json")
+    with st.form("prune_curve"):
+        settings = st.columns([3, 2, 2, 2])     # the kinds box wide enough for its four chips
+        offered = [kind for kind in CURVE_KINDS if curve_heads(kind, heads)]
+        curve_kinds = settings[0].multiselect("Kinds", offered, default=offered, key="curve_kinds", persist_state=KEEP)
+        curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps", persist_state=KEEP)
+        seeds = settings[2].number_input("Random seeds", 0, 10, 3, key="curve_seeds", persist_state=KEEP)
+        pairs = settings[3].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="curve_pairs", persist_state=KEEP)
+        curve_source = corpus_file("Source file" if translates else "Text file, one example per line", "curve_src",
+                                   DEFAULT_CORPUS / "test_2016_flickr.en.gz")
+        curve_reference = (corpus_file("References", "curve_ref", DEFAULT_CORPUS / "test_2016_flickr.de.gz")
+                           if translates else None)
+        workers, address = ray_settings("curve")
+        compute = st.form_submit_button("Compute the curve", disabled=importance is None)
+    if compute and curve_kinds:
+        def prepare():
+            sources, references, corpus_name = corpus_lines(curve_source, curve_reference, pairs)
+            key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
+                              f"{sorted(curve_kinds)}-{curve_steps}-{seeds}-{normalisation}".encode())
+            scorer = scorer_for(checkpoint, sources, references)
+
+            def compute_on(runner, progress) -> dict:
+                engine = distributed.engine_for(runner, scorer, sources, references)
+
+                def compute_curve() -> dict:
+                    return pruning_curve(scorer, importance_scores(importance, normalisation), tuple(curve_kinds),
+                                         curve_steps, seeds, progress=progress,
+                                         corpus_name=corpus_name,
+                                         importance_corpus=importance["corpus"].get("name", ""), measure=normalisation,
+                                         set_scores=engine.set_scores if engine else None)
+
+                return cached_analysis("curve", checkpoint, key, compute_curve,
+                                       analysis_folder(curve_source, curve_reference))
+            return compute_on
+
+        def keep(result: dict) -> None:
+            st.session_state[f"curve:{analyses}"] = result
+
+        if run_queued_job("the pruning curve", "Pruning and scoring…", path, workers, address, prepare, keep, "curve"):
+            show_retries("curve")
+    curve = st.session_state.get(f"curve:{analyses}", curve)
+    if curve:
+        show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))
