@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_size, overview_heatmap
+from explorer.figures.attention import attention_heatmap
+from explorer.figures.focus import focus_heatmap, focus_size, overview_heatmap
 from explorer.figures.windows import focus_range
 from pages.components import url_state
 from pages.components.widgets import show_figure
 
 
 def focus_window(queries: list[str], keys: list[str], units_name: str) -> tuple[range, range] | None:
-    """A sentence longer than a projector's column can label (explorer.figures.attention.focus_size: 24 of the
+    """A sentence longer than a projector's column can label (explorer.figures.focus.focus_size: 24 of the
     45-word caption's 49 pieces) gets a window of it, chosen here (URL `tokens=` its first position) and drawn with
     every label by each heatmap below, the whole pattern beside it; None: the sentence is drawn whole."""
     size = focus_size(queries)

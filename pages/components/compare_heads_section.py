@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.figures.attention import focus_rows, focus_strips, layer_heads, models_overview
+from explorer.figures.attention import layer_heads
+from explorer.figures.focus import focus_rows, focus_strips, models_overview
 from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, PANEL_LABELS, cell_size, display_tokens, is_long,
                                      panels_per_row, plural)
 from models.vocabulary import KIND_TITLES

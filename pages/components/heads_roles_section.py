@@ -10,7 +10,8 @@ import streamlit as st
 from explorer.analyses.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
 from explorer.analyses.roles import SHORT_PIECES, corpus_description, reclassified, role_summary
 from explorer.capture.exports import table_csv
-from explorer.figures.attention import attention_heatmap, focus_heatmap, focus_size, overview_heatmap
+from explorer.figures.attention import attention_heatmap
+from explorer.figures.focus import focus_heatmap, focus_size, overview_heatmap
 from explorer.figures.common import plural
 from explorer.figures.head_roles import COLOUR_BY, offset_histogram, role_map, syntactic_evidence
 from explorer.figures.windows import focus_range

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.figures.attention import (focus_heatmap, focus_size, focus_strips, models_overview, overview_heatmap,
-                                        short_names, tick_step)
+from explorer.figures.focus import (focus_heatmap, focus_size, focus_strips, models_overview, overview_heatmap,
+                                    short_names, tick_step)
 from explorer.figures.common import (FIGURE_SCALE, NARROW_WIDTH, PROJECTOR_SCALE, SMALLEST_FONT, TITLE_FONT,
                                      dense_cell, text_width, wrapped_title)
 from explorer.figures.windows import focus_range, window_range, window_text

@@ -4,8 +4,8 @@ and the Q, K, V walkthrough's numbers stand beside their bars at a readable size
 import numpy as np
 
 from explorer.figures.common import SMALLEST_FONT, text_width
-from explorer.figures.internals import (NO_MASK, WALK_PANEL, bar_number, mask_heatmap, room_for_numbers,
-                                        scores_mask_softmax, walkthrough_figure)
+from explorer.figures.internals import NO_MASK, mask_heatmap, scores_mask_softmax
+from explorer.figures.walkthrough import WALK_PANEL, bar_number, room_for_numbers, walkthrough_figure
 from tests.explorer.test_long_inputs import inputs, tokens, walk_of
 
 

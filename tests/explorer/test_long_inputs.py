@@ -10,11 +10,13 @@ import numpy as np
 from plotly.io.json import to_json_plotly
 
 from explorer.capture.decoding_steps import TeacherForcing
-from explorer.figures.attention import attention_heatmap, focus_rows, heads_grid, layer_heads
+from explorer.figures.attention import attention_heatmap, heads_grid, layer_heads
+from explorer.figures.focus import focus_rows
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
-                                        positional_encoding_figure, scores_mask_softmax, walkthrough_figure)
+                                        positional_encoding_figure, scores_mask_softmax)
+from explorer.figures.walkthrough import walkthrough_figure
 from explorer.figures.pruning import step_comparison_figure
 from explorer.analyses.internals import Walkthrough
 from explorer.analyses.pruning import StepComparison

@@ -1,0 +1,292 @@
+"""A long sentence's attention, readable: a window of the pattern drawn whole with every label (focus), the whole
+pattern beside it as an overview with the window marked, one query's row in every head (focus rows), and one
+token's rows across models side by side (strips, Compare)."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, SMALLEST_FONT, dense_cell, display_tokens, font,
+                                     hover_text, is_long, position_labels, scale_note, text_width, title_height,
+                                     token_axes, weight_range, wrapped_title)
+from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
+                                      resolution_note)
+from explorer.figures.attention import POOLED_HOVER
+from explorer.figures.windows import window_text
+
+ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
+
+def focus_rows(rows: dict[str, np.ndarray], key_tokens: list[str], focus: str, title: str,
+               scale: str = ABSOLUTE) -> go.Figure:
+    """One query's attention in every head of several models, one row a head: rows {model: [heads, keys]}. The
+    rows are short and the keys shared, so models compare side by side at any sentence length."""
+    labels = [f"{model} · head {head}" for model, weights in rows.items() for head in range(len(weights))]
+    z = np.concatenate(list(rows.values()))
+    keys = position_labels(key_tokens)
+    low, high = weight_range(z, scale)
+    figure = go.Figure(go.Heatmap(z=z, x=keys, y=labels, zmin=low, zmax=high, colorscale="Blues", ygap=1,
+                                  colorbar=dict(title=scale_note(z, scale), thickness=12),
+                                  hovertemplate=hover_text("%{y}<br>" + focus + " → %{x}<br>weight %{z:.3f}"
+                                                           "<extra></extra>", scale)))
+    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
+    token_axes(figure, row_title="model · head", column_title="key")
+    return figure
+
+
+# A long sentence's focus window. Past what NARROW_WIDTH holds at dense_cell() a token, a token × token heatmap
+# cannot label every token in a projector's column (rotated key labels ran into each other from ~23 tokens at
+# 1024 px): the page draws a window of the sentence whole, every label at the smallest font, beside an overview
+# of the whole pattern without token labels (hover names each cell; the CSV has every weight).
+FOCUS_BAR = 80          # px right of a focus window's cells: its thin colour bar, tick labels and two-line title
+OVERVIEW_SIDE = 270     # px of the longer side of the overview's cells: beside the window in a 1400 px window
+
+
+def focus_room(query_tokens: list[str]) -> int:
+    """Pixels a focus window's figure takes beside its cells: the longest query label at the smallest font (of
+    the whole sentence, so the window keeps its size as it moves), the axis title, the colour bar, the margins."""
+    longest = max((text_width(label, font(SMALLEST_FONT)) for label in position_labels(query_tokens)), default=0)
+    return longest + font(12) + 12 + FOCUS_BAR + 20
+
+
+def focus_size(query_tokens: list[str], width: int = NARROW_WIDTH) -> int:
+    """Tokens a side of a focus window: as many keys as fit `width` px at dense_cell() each beside the query
+    labels (24 of the 45-word sentence's 49 pieces, 18 in projector mode; fewer beside long German pieces); 8 at
+    least. A sentence no longer than this is drawn whole (attention_heatmap)."""
+    return max(8, (width - focus_room(query_tokens)) // dense_cell())
+
+
+def window_title(query_tokens: list[str], key_tokens: list[str], rows: range, columns: range,
+                 units: str = "tokens") -> str:
+    """Which part of the sentence a focus window shows, for its title's second line(s)."""
+    def span(shown: range, count: int) -> str:
+        return f"{shown.start}–{shown.stop - 1} of {count}"
+
+    if query_tokens == key_tokens and rows == columns:
+        words = window_text(key_tokens, columns)
+        return f"{units} {span(rows, len(query_tokens))}: “{html.escape(words, quote=False)}”"
+    keys = window_text(key_tokens, columns)
+    return (f"queries {span(rows, len(query_tokens))}, keys {span(columns, len(key_tokens))}<br>"
+            f"keys: “{html.escape(keys, quote=False)}”")
+
+
+def focus_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str, rows: range,
+                  columns: range, scale: str = ABSOLUTE, units: str = "tokens") -> go.Figure:
+    """A long sentence's focus window: pattern [query, key] cut to `rows` × `columns`, every query and key
+    labelled with its position in the sentence at the smallest font, a dense_cell() per token, so the figure is
+    as wide as its window (NARROW_WIDTH at most for a focus_size window) however long the sentence. Coloured on
+    the whole pattern's range, like the overview beside it; its title says which part of the sentence it shows."""
+    low, high = weight_range(pattern, scale)
+    queries = position_labels(query_tokens)[rows.start:rows.stop]
+    keys = position_labels(key_tokens)[columns.start:columns.stop]
+    window = np.asarray(pattern[rows.start:rows.stop, columns.start:columns.stop])
+    bar = scale_note(pattern, scale).replace("this figure", "whole pattern")        # its range is the head's
+    figure = go.Figure(go.Heatmap(z=window, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
+                                  hovertemplate=hover_text(ATTENTION_HOVER, scale),
+                                  colorbar=dict(title=bar, thickness=12)))
+    cell, size = dense_cell(), font(SMALLEST_FONT)
+    axis = dict(type="category", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=size), automargin=True,
+                title_font=dict(size=font(12)), showgrid=False)
+    figure.update_xaxes(side="top", tickangle=-60, title_text="key", **axis)
+    figure.update_yaxes(autorange="reversed", title_text="query", **axis)
+    width = len(keys) * cell + focus_room(query_tokens)
+    subtitle = "<br>".join(f"<sup>{line}</sup>" for line in
+                           window_title(query_tokens, key_tokens, rows, columns, units).split("<br>"))
+    title = wrapped_title(f"{title}<br>{subtitle}", width - 20)
+    key_room = int(max((text_width(key, size) for key in keys), default=0) * np.sin(np.radians(60))) + 12
+    top = title_height(title) + key_room + font(12) + 12    # the title, the key labels, "key"
+    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
+                         width=width, height=len(queries) * cell + top + 12,
+                         margin=dict(l=10, r=10, t=top, b=10), plot_bgcolor="white")
+    return figure
+
+
+def tick_step(count: int, pixels: float, room: int = 36) -> int:
+    """Every how many positions an overview numbers its axis: the smallest of 1, 2, 5, 10, 20, 50, … that keeps
+    the numbers `room` px apart on `pixels` px."""
+    step = 1
+    while step * pixels / max(count, 1) < room:
+        step = step * 5 // 2 if str(step).startswith("2") else step * 2
+    return step
+
+
+def overview_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], rows: range,
+                     columns: range, scale: str = ABSOLUTE, side: int = OVERVIEW_SIDE) -> go.Figure:
+    """The whole pattern [query, key] beside a focus window: its cells in `side` px, axes numbered every few
+    positions instead of a label per token (hover names each cell's tokens), the window (`rows` × `columns`)
+    outlined. Pooled past the cells budget, as attention_heatmap, and then its title says so."""
+    low, high = weight_range(pattern, scale)
+    factor = budget_factor(*pattern.shape)
+    title = f"The whole pattern: {len(query_tokens)} × {len(key_tokens)}"
+    note = "the window outlined; hover names the tokens"
+    if factor > 1:
+        pattern = pooled_attention(pattern, factor, factor)
+        note = f"{note}</sup><br><sup>{resolution_note(factor, factor).split(':')[0]}"
+    queries, keys = block_labels(query_tokens, factor), block_labels(key_tokens, factor)
+    cell = side / max(len(queries), len(keys))
+    figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
+                                  showscale=False,
+                                  hovertemplate=hover_text(POOLED_HOVER if factor > 1 else ATTENTION_HOVER, scale)))
+    size = font(12)
+    for letter, labels, count in (("x", keys, len(key_tokens)), ("y", queries, len(query_tokens))):
+        step = tick_step(count, cell * len(labels), room=text_width(str(count), size) + 12)
+        step = factor * -(-step // factor)                # a block's first position: its label starts with it
+        positions = range(0, count, step)
+        figure.update_layout({f"{letter}axis": dict(
+            type="category", tickmode="array", tickvals=[labels[p // factor] for p in positions],
+            ticktext=[str(p) for p in positions], tickfont=dict(size=size), showgrid=False,
+            title=dict(text="key position" if letter == "x" else "query position", font=dict(size=size)))})
+    figure.update_xaxes(side="top")
+    figure.update_yaxes(autorange="reversed")
+    figure.add_shape(type="rect", x0=columns.start // factor - 0.5, x1=(columns.stop - 1) // factor + 0.5,
+                     y0=rows.start // factor - 0.5, y1=(rows.stop - 1) // factor + 0.5,      # category indices
+                     line=dict(color="crimson", width=2))
+    left = text_width(str(len(query_tokens)), size) + size + 30
+    width = int(cell * len(keys)) + left + 20
+    title = wrapped_title(f"{title}<br><sup>{note}</sup>", width - 20)
+    top = title_height(title) + 2 * size + 14               # the title, the numbers and the axis title
+    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
+                         width=width, height=int(cell * len(queries)) + top + 12,
+                         margin=dict(l=10, r=10, t=top, b=10), plot_bgcolor="white")
+    return figure
+
+
+STRIP_LABEL = 12        # characters of a token a strip's label keeps (hover has it whole): three models' labels fit
+
+
+def strip_label(position: int, token: str) -> str:
+    """A strip's row label: "12 ▁swimming", a long piece cut to STRIP_LABEL characters (its hover shows it whole)."""
+    shown = token if len(token) <= STRIP_LABEL else token[:STRIP_LABEL - 1] + "…"
+    return f"{position} {shown}"
+
+
+def short_names(names: list[str]) -> list[str]:
+    """Model names without the start they share up to a - _ or space ("en-de-h8", "en-de-h2" → "h8", "h2"), so
+    each fits over a one-head panel; the names whole when nothing is shared or a name would be left empty."""
+    shared = 0
+    while all(len(name) > shared + 1 and name[shared] == names[0][shared] for name in names):
+        shared += 1
+    cut = max((names[0].rfind(mark, 0, shared) for mark in "-_ "), default=-1) + 1
+    return [name[cut:] for name in names] if len(names) > 1 and cut else list(names)
+
+
+def focus_strips(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], title: str, hover: str,
+                 scale: str = ABSOLUTE) -> go.Figure:
+    """One token's attention in every head of several models, the models side by side: a panel per model, a column
+    per head, that model's tokens down the side (strips {model: [heads, tokens]}, as focus_rows' rows; tokens
+    {model: its tokens}). The labels run across, a dense_cell() apart, so every token keeps its label at the
+    smallest font however long the sentence, and three models (11 heads) fit side by side in NARROW_WIDTH: models
+    with the same tokens share the labels on the left; the colour bar lies under the panels. hover: what a cell
+    is, with %{text} for the model, head and token (“▁his” attends to<br>%{text})."""
+    names = list(strips)
+    shared = all(tokens[name] == tokens[names[0]] for name in names)
+    longest = max(len(tokens[name]) for name in names)
+    size, cell, small = font(SMALLEST_FONT), dense_cell(), font(12)
+    labels = {name: [strip_label(i, token) for i, token in enumerate(display_tokens(tokens[name]))] for name in names}
+    label_px = max(text_width(label, size) for name in names for label in labels[name]) + 8
+    gap = 16 if shared else label_px + 16                        # between panels: their own labels when not shared
+    titles = short_names(names)
+    # A column a head, each panel at least as wide as its model's name over it.
+    widths = [max(np.shape(strips[name])[0] * cell, text_width(short, small) + 4) for name, short in zip(names, titles)]
+    plot_width = sum(widths) + gap * (len(names) - 1)
+    figure = make_subplots(rows=1, cols=len(names), shared_yaxes=shared, column_widths=widths,
+                           horizontal_spacing=gap / plot_width, subplot_titles=titles)
+    values = {name: np.asarray(strips[name]).T for name in names}     # [tokens, heads]: a column a head
+    low, high = weight_range(np.concatenate([v.ravel() for v in values.values()]), scale)
+    for index, name in enumerate(names):
+        heads = values[name].shape[1]
+        text = [[f"{name} · head {head}<br>{i} {token}" for head in range(heads)]
+                for i, token in enumerate(display_tokens(tokens[name]))]
+        figure.add_trace(go.Heatmap(z=values[name], x=[str(head) for head in range(heads)], y=labels[name],
+                                    text=text, coloraxis="coloraxis", xgap=1, hovertemplate=hover_text(
+                                        hover + "<br>weight %{z:.3f}<extra></extra>", scale)),
+                         row=1, col=index + 1)
+    figure.update_xaxes(type="category", side="top", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=small),
+                        showgrid=False, ticks="")
+    # Every panel as tall as the longest model's tokens, cells of one size (a shorter output leaves blank below).
+    figure.update_yaxes(type="category", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=size), ticks="",
+                        range=[longest - 0.5, -0.5], showgrid=False, automargin=True)
+    if not shared:
+        figure.update_yaxes(showticklabels=True)
+    for annotation in figure.layout.annotations:             # the model names over their head numbers
+        annotation.update(font=dict(size=small), yshift=small + 8)
+    width = plot_width + label_px + 30
+    title = wrapped_title(title, width - 20)
+    top = title_height(title) + 2 * small + 24               # the title, the model names, the head numbers
+    bottom = 2 * small + 40                     # the colour bar, its numbers, and the last label's lower half
+    bar = scale_note(np.array([low, high]), scale).replace("<br>", " ")
+    figure.update_layout(coloraxis=dict(colorscale="Blues", cmin=low, cmax=high, colorbar=dict(
+                             title=dict(text=bar, side="right", font=dict(size=small)), orientation="h",
+                             thickness=10, lenmode="pixels", len=font(120) + text_width(bar, small), x=0,
+                             xanchor="left", y=0, yref="container", yanchor="bottom", ypad=8,
+                             tickfont=dict(size=small))),
+                         title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
+                         width=width, height=longest * cell + top + bottom,
+                         margin=dict(l=10, r=20, t=top, b=bottom), plot_bgcolor="white")
+    return figure
+
+
+def models_overview(patterns: dict[str, np.ndarray], query_tokens: dict[str, list[str]],
+                    key_tokens: dict[str, list[str]], title: str, focus_row: int | None = None,
+                    focus_column: int | None = None, scale: str = ABSOLUTE, width: int = NARROW_WIDTH,
+                    per_row: int = 4) -> go.Figure:
+    """Every head of several models as whole patterns, small tiles without token labels (hover names each cell's
+    tokens): patterns {model: [heads, query, key]}, each model's heads `per_row` a row, each model from a new row,
+    named on the left, in `width` px; the focus token's row and column outlined. A long sentence (is_long) is
+    pooled to a cell every 2 px of a tile, and the title says so."""
+    names = list(patterns)
+    tile = (width - 60 - 70 - 12 * (per_row - 1)) // per_row   # names on the left, the colour bar on the right
+    slots = []                                                  # (model, head, row, column) of every tile
+    row = 0
+    for name in names:
+        heads = patterns[name].shape[0]
+        slots += [(name, head, row + head // per_row, head % per_row) for head in range(heads)]
+        row += -(-heads // per_row)
+    rows = row
+    longest = max(max(pattern.shape[1:]) for pattern in patterns.values())
+    factor = pool_factor(longest, tile // 2) if is_long(longest) else 1
+    if factor > 1:
+        title = f"{title}<br><sup>{resolution_note(factor, factor)}</sup>"
+    titles = [""] * (rows * per_row)
+    for name, head, tile_row, tile_column in slots:
+        titles[tile_row * per_row + tile_column] = f"head {head}"
+    title = wrapped_title(title, width - 20)
+    title_px = font(12) + 8                                  # a tile's "head 3" over it
+    plot_height = rows * tile + (rows - 1) * title_px
+    top = title_height(title) + title_px
+    height = plot_height + top + 10
+    figure = make_subplots(rows=rows, cols=per_row, subplot_titles=titles, horizontal_spacing=12 / (width - 130),
+                           vertical_spacing=title_px / plot_height)
+    low, high = weight_range(np.concatenate([p.ravel() for p in patterns.values()]), scale)
+    for name, head, tile_row, tile_column in slots:
+        values = patterns[name][head]
+        if factor > 1:
+            values = pooled_attention(values, factor, factor)
+        queries, keys = block_labels(query_tokens[name], factor), block_labels(key_tokens[name], factor)
+        figure.add_trace(go.Heatmap(z=values, x=keys, y=queries, coloraxis="coloraxis", hovertemplate=hover_text(
+            f"{name} · head {head}<br>" + (POOLED_HOVER if factor > 1 else ATTENTION_HOVER), scale)),
+            row=tile_row + 1, col=tile_column + 1)
+        box = dict(type="rect", line=dict(color="crimson", width=1.5), row=tile_row + 1, col=tile_column + 1)
+        if focus_row is not None and focus_row < len(query_tokens[name]):
+            figure.add_shape(x0=-0.5, x1=len(keys) - 0.5, y0=focus_row // factor - 0.5,
+                             y1=focus_row // factor + 0.5, **box)
+        if focus_column is not None and focus_column < len(key_tokens[name]):
+            figure.add_shape(x0=focus_column // factor - 0.5, x1=focus_column // factor + 0.5, y0=-0.5,
+                             y1=len(queries) - 0.5, **box)
+        if tile_column == 0 and head < per_row:               # a model's first row: its name on the left
+            figure.update_yaxes(title=dict(text=name, font=dict(size=font(12))), row=tile_row + 1, col=1)
+    figure.update_xaxes(type="category", showticklabels=False, showgrid=False, ticks="")
+    figure.update_yaxes(type="category", showticklabels=False, showgrid=False, ticks="", autorange="reversed")
+    for annotation in figure.layout.annotations:
+        annotation.update(font=dict(size=font(12)))
+    figure.update_layout(coloraxis=dict(colorscale="Blues", cmin=low, cmax=high, colorbar=dict(
+                             title=dict(text=scale_note(np.array([low, high]), scale), font=dict(size=font(12))),
+                             thickness=10, len=min(1.0, 300 / height), y=1, yanchor="top",
+                             tickfont=dict(size=font(12)))),
+                         title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
+                         width=width, height=height, margin=dict(l=10, r=10, t=top, b=10),
+                         plot_bgcolor="white")
+    return figure
