@@ -73,6 +73,22 @@ def test_explorer_and_models_import_no_cycle_and_nothing_asks_for_a_family():
     assert not [p for p in (ROOT / "explorer").glob("hugging_face*.py")]
 
 
+def test_explorer_never_imports_streamlit_and_pages_hold_no_tensor_math():
+    """explorer/ and models/ work without a browser (the CLI, the notebook); pages/ draws what explorer/ computed.
+    The one torch line a page may hold is the app's thread setting (pages/app.py)."""
+    imports_streamlit = re.compile(r"^\s*(import streamlit|from streamlit)", re.MULTILINE)
+    tensor_math = re.compile(r"\btorch\.(?!set_num_threads\b)|^\s*from torch\b", re.MULTILINE)
+    for name in tracked_files():
+        if not name.endswith(".py"):
+            continue
+        text = (ROOT / name).read_text(encoding="utf-8")
+        if name.startswith(("explorer/", "models/")):
+            assert not imports_streamlit.search(text), name
+        if name.startswith("pages/"):
+            assert not tensor_math.search(text), name
+    assert tensor_math.search("x = torch.softmax(scores, -1)") and imports_streamlit.search("import streamlit as st")
+
+
 def test_the_public_names_stay_where_people_use_them():
     """The notebook API and every CLI command keep their names whatever moves inside explorer/ (issue 32)."""
     import explorer
