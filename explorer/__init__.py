@@ -28,7 +28,9 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            # what attention does and does not explain (docs/analyses.md): each function named apart from its module, since
            # importing explorer/analyses/logit_lens.py would otherwise replace a function explorer.analyses.logit_lens
            "word_trace", "attention_sinks", "attention_flow", "faithfulness_of", "logit_lens_of", "patch",
-           "detect_heads", "sample"]
+           "detect_heads", "sample",
+           # an image model (a Vision Transformer): its attention over the image's patches
+           "trace_image", "image_attention_figure"]
 
 
 def load(path: str) -> "ExplorerModel":
@@ -45,6 +47,27 @@ def trace_sentence(model: "ExplorerModel", sentence: str, beam_size: int = 1, pr
     from explorer.capture.trace import trace_sentence as trace
 
     return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model))
+
+
+def trace_image(model, image, pruned: str = "") -> "Trace":
+    """Classify one image with an image model (e.g. "models/digits-vit") and capture every attention over its
+    class token and patches. image: an array of the model's size (0 … 1), "digits:N" (the held-out split's digit
+    N), or the path of a .npy array or a picture. trace.image keeps the pixels, trace.steps[0] the classes."""
+    from explorer.capture.head_sets import parse_heads
+    from explorer.capture.image_inputs import read_image
+    from explorer.capture.image_trace import trace_image as trace
+
+    description = "an image"
+    if isinstance(image, str):
+        image, description = read_image(image, model)
+    return trace(model, image, parse_heads(pruned, model), description=description)
+
+
+def image_attention_figure(trace: "Trace", layer: int = 0, head: int = 0, query: int = 0) -> "go.Figure":
+    """Where one token (0: the class token; 1 + row × columns + column: a patch) looks, drawn over the image."""
+    from explorer.figures.image import attention_over_image
+
+    return attention_over_image(trace, layer, head, query)
 
 
 def translate(model: "ExplorerModel", sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:

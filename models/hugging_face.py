@@ -28,7 +28,7 @@ from torch import nn
 
 from models.checkpoint import CheckpointError
 from models.hooks import apply_hooks, current_head_gate, is_hooked
-from models.interface import Aligned, Architecture, Encoded, ExplorerModel
+from models.interface import Aligned, Architecture, AttentionModel, Encoded, ExplorerModel
 from models.tokenizer import clean_text
 from models.vocabulary import attention_hook, layer_hook, stack_hook
 
@@ -157,17 +157,16 @@ def config_value(config, *names, default=None):
 
 
 @dataclass
-class HuggingFaceModel(ExplorerModel):
-    """A transformers model and its tokenizer behind the interface. Layouts set the class attributes below."""
+class HuggingFaceAttention(AttentionModel):
+    """A transformers model behind the interface's core: its attention captured, its stacks hooked. Layouts set
+    the class attributes below; a model of text (HuggingFaceModel) adds its tokenizer, an image model its pixels."""
 
     path: Path
     model: nn.Module                       # the transformers model, in eval mode
-    tokenizer: object
     family: str                            # config.model_type, for the model's description only
     info: dict = field(default_factory=dict)
     layer_counts: dict = field(default_factory=dict)
     hook_names: list = field(default_factory=list)
-    target_language: str = ""
     folder: Path | None = None             # where the files are (a hub id's path is the id)
 
     # Set by each layout (class attributes, not fields): (compiled pattern of a block's module path, kind), with the
@@ -177,7 +176,7 @@ class HuggingFaceModel(ExplorerModel):
 
     # -- opening ------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, folder: Path, family: str, transformers_class: str) -> "HuggingFaceModel":
+    def open(cls, folder: Path, family: str, transformers_class: str) -> "HuggingFaceAttention":
         import transformers
 
         transformers.utils.logging.disable_progress_bar()      # no "Loading weights" bar in the CLI's stderr
@@ -190,11 +189,16 @@ class HuggingFaceModel(ExplorerModel):
             raise HuggingFaceError(f"{folder}: cannot be loaded as {transformers_class} "
                                    f"({str(error).splitlines()[0]})") from None
         model.eval()
-        loaded = cls(folder, model, load_tokenizer(folder), family, folder=folder)
+        loaded = cls.assembled(folder, model, family)
         loaded.add_hook_points()
         loaded.info = {"description": f"Hugging Face {family} model ({', '.join(loaded.kinds)} attention), "
                                       f"from {folder}"}
         return loaded
+
+    @classmethod
+    def assembled(cls, folder: Path, model: nn.Module, family: str) -> "HuggingFaceAttention":
+        """The loaded transformers model behind the interface (a model of text loads its tokenizer here too)."""
+        return cls(folder, model, family, folder=folder)
 
     def __post_init__(self) -> None:
         config = self.model.config
@@ -202,15 +206,6 @@ class HuggingFaceModel(ExplorerModel):
         self.heads = config_value(config, "num_attention_heads", "encoder_attention_heads", "n_head", "num_heads")
         self.d_k = config_value(config, "d_kv", default=self.d_model // self.heads)
         self.max_positions = config_value(config, "max_position_embeddings", "n_positions", default=512)
-        tokenizer = self.tokenizer
-        self.end_id = config_value(config, "eos_token_id", default=tokenizer.eos_token_id)
-        self.pad_id = self.end_id if tokenizer.pad_token_id is None else tokenizer.pad_token_id
-        self.start_id = config_value(config, "decoder_start_token_id", default=self.end_id)
-        self.mask_id = tokenizer.mask_token_id
-        self.unk_id = tokenizer.unk_token_id
-        self.special_ids = frozenset(tokenizer.all_special_ids)
-        with TOKENIZER_LOCK:
-            self._labels = piece_labels(tokenizer)
 
     def add_hook_points(self) -> None:
         """Mark each attention block with its (kind, layer) and hook its output and the stacks' embeddings."""
@@ -262,6 +257,49 @@ class HuggingFaceModel(ExplorerModel):
     # -- shape --
     def layers(self, kind: str) -> int:
         return self.layer_counts.get(kind, 0)
+
+    # -- arithmetic --
+    def attention_scaling(self, kind: str, layer: int) -> float:
+        """The factor the block passes to the attention interface (T5: 1, no scaling)."""
+        return float(getattr(self.block(kind, layer), "scaling", self.d_k ** -0.5))
+
+    def output_projection(self, kind: str, layer: int) -> nn.Module:
+        return self.block(kind, layer).out_proj
+
+    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        projection = self.output_projection(kind, layer)
+        bias = projection.bias if projection.bias is not None else torch.zeros(projection.weight.shape[0])
+        return projection.weight.detach(), bias.detach()
+
+    def output_stack(self, stack: str) -> None:
+        """unembed's check: only the stack the model predicts from has an output projection."""
+        own = "decoder" if self.has("decoder") else "encoder"
+        if stack != own:
+            raise ValueError(f"{self.name} predicts from its {own}; the {stack!r} stream has no output projection")
+
+
+@dataclass
+class HuggingFaceModel(HuggingFaceAttention, ExplorerModel):
+    """A transformers model of text and its tokenizer behind the interface."""
+
+    tokenizer: object = None
+    target_language: str = ""
+
+    @classmethod
+    def assembled(cls, folder: Path, model: nn.Module, family: str) -> "HuggingFaceModel":
+        return cls(folder, model, family, folder=folder, tokenizer=load_tokenizer(folder))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        config, tokenizer = self.model.config, self.tokenizer
+        self.end_id = config_value(config, "eos_token_id", default=tokenizer.eos_token_id)
+        self.pad_id = self.end_id if tokenizer.pad_token_id is None else tokenizer.pad_token_id
+        self.start_id = config_value(config, "decoder_start_token_id", default=self.end_id)
+        self.mask_id = tokenizer.mask_token_id
+        self.unk_id = tokenizer.unk_token_id
+        self.special_ids = frozenset(tokenizer.all_special_ids)
+        with TOKENIZER_LOCK:
+            self._labels = piece_labels(tokenizer)
 
     # -- text --
     def encode(self, text: str) -> Encoded:
@@ -318,19 +356,6 @@ class HuggingFaceModel(ExplorerModel):
             start += len(pieces)
         return Aligned(full, positions)
 
-    # -- arithmetic --
-    def attention_scaling(self, kind: str, layer: int) -> float:
-        """The factor the block passes to the attention interface (T5: 1, no scaling)."""
-        return float(getattr(self.block(kind, layer), "scaling", self.d_k ** -0.5))
-
-    def output_projection(self, kind: str, layer: int) -> nn.Module:
-        return self.block(kind, layer).out_proj
-
-    def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        projection = self.output_projection(kind, layer)
-        bias = projection.bias if projection.bias is not None else torch.zeros(projection.weight.shape[0])
-        return projection.weight.detach(), bias.detach()
-
     def generation_options(self) -> dict:
         """Extra arguments of `generate` (a multilingual model's target language)."""
         return {}
@@ -345,9 +370,3 @@ class HuggingFaceModel(ExplorerModel):
                    "no_repeat_ngram_size": 0, "encoder_no_repeat_ngram_size": 0, "bad_words_ids": None,
                    "suppress_tokens": None, "begin_suppress_tokens": None, "repetition_penalty": 1.0}
         return {**neutral, **self.generation_options()}
-
-    def output_stack(self, stack: str) -> None:
-        """unembed's check: only the stack the model predicts from has an output projection."""
-        own = "decoder" if self.has("decoder") else "encoder"
-        if stack != own:
-            raise ValueError(f"{self.name} predicts from its {own}; the {stack!r} stream has no output projection")

@@ -28,7 +28,7 @@ from models.decoding import BeamResult
 from models.hooks import ActivationCache, capture
 from models.tokenizer import Encoded     # encode()'s answer, for every family
 
-TRANSLATE, CONTINUE, FILL_MASK = "translate", "continue", "fill-mask"
+TRANSLATE, CONTINUE, FILL_MASK, CLASSIFY = "translate", "continue", "fill-mask", "classify"
 
 
 class ModelError(ValueError):
@@ -44,8 +44,8 @@ class Aligned:
 
 @dataclass
 class Batch:
-    ids: torch.Tensor       # [rows, longest], padded
-    present: torch.Tensor   # [rows, longest] bool: True on a real token
+    ids: torch.Tensor       # [rows, longest] token ids, padded; an image model's pixels [rows, height, width]
+    present: torch.Tensor   # [rows, positions] bool: True on a real token
 
     @classmethod
     def of(cls, rows: list[list[int]], pad_id: int) -> "Batch":
@@ -76,7 +76,7 @@ class AttentionModel(ABC):
     d_model: int
     d_k: int
     max_positions: int                  # the longest input it takes
-    task: str                           # TRANSLATE, CONTINUE or FILL_MASK
+    task: str                           # TRANSLATE, CONTINUE, FILL_MASK or CLASSIFY
     architecture: Architecture          # its positional information, norm placement, embedding
 
     @abstractmethod
@@ -91,8 +91,9 @@ class AttentionModel(ABC):
 
     @abstractmethod
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
-        """Logits [rows, positions, vocab] at the target's positions (the source's, for a masked language model).
-        With no target, an encoder–decoder runs its encoder alone and returns None."""
+        """Logits [rows, positions, vocab] at the target's positions (the source's, for a masked language model
+        and an image classifier, whose class token's row is its prediction). With no target, an encoder–decoder
+        runs its encoder alone and returns None."""
 
     def run_with_cache(self, source: Batch | None = None, target: Batch | None = None, names: str | list[str] = "*",
                        head_mask: dict | None = None) -> tuple[torch.Tensor | None, ActivationCache]:
@@ -197,6 +198,34 @@ class Generates(ABC):
             prefix = self.decoder_prefix()
             return prefix + list(output_ids), len(prefix) - 1
         return list(source_ids) + list(output_ids), len(source_ids) - 1
+
+
+class ImageInput(ABC):
+    """A model that reads an image as a grid of square patches, one token each, after a class token (ViT)."""
+    image_shape: tuple[int, int]        # (height, width) in pixels, values 0 … 1
+    patch_size: int                     # a token is a patch_size × patch_size square of pixels
+    class_names: tuple[str, ...]        # what each output logit stands for
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """(rows, columns) of patches: token 1 + row × columns + column is that patch."""
+        return self.image_shape[0] // self.patch_size, self.image_shape[1] // self.patch_size
+
+    def token_labels(self) -> list[str]:
+        """The tokens' labels for the figures: the class token, then each patch by its row and column."""
+        rows, columns = self.grid
+        return ["[CLS]"] + [f"r{row}c{column}" for row in range(rows) for column in range(columns)]
+
+    def image_batch(self, images: torch.Tensor) -> Batch:
+        """Images [rows, height, width] (0 … 1) as a batch the forward reads: every token present."""
+        images = torch.as_tensor(images, dtype=torch.float32)
+        if images.dim() == 2:
+            images = images[None]
+        if tuple(images.shape[1:]) != tuple(self.image_shape):
+            raise ModelError(f"an image of {images.shape[1]}×{images.shape[2]} pixels; this model reads "
+                             f"{self.image_shape[0]}×{self.image_shape[1]}")
+        rows, columns = self.grid
+        return Batch(images, torch.ones(len(images), 1 + rows * columns, dtype=torch.bool))
 
 
 class ExplorerModel(AttentionModel, TextInput, Generates, ABC):

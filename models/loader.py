@@ -1,5 +1,6 @@
-"""The one place that knows which family a folder holds: a checkpoint of ours, a Hugging Face folder (config.json
-with a model_type), or a Hugging Face hub id already in the local cache."""
+"""The one place that knows which family a folder holds: a checkpoint of ours (a translator, or an image classifier
+whose config.json says task "classify"), a Hugging Face folder (config.json with a model_type), or a Hugging Face
+hub id already in the local cache."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from models.checkpoint import load_checkpoint
 from models.hf_decoder import DecoderOnly
 from models.hf_encoder import EncoderOnly
 from models.hf_encoder_decoder import EncoderDecoder
+from models.hf_vit import HuggingFaceImageClassifier
 from models.hugging_face import HuggingFaceError, pickle_only, read_config
-from models.interface import ExplorerModel
+from models.interface import CLASSIFY, AttentionModel, ExplorerModel
 from models.m2m100 import MultilingualEncoderDecoder
 from models.t5 import T5
+from models.vision_transformer import load_classifier
 
 # config.json's model_type → (transformers class, layout)
 FAMILIES = {
@@ -26,6 +29,7 @@ FAMILIES = {
     "bert": ("BertForMaskedLM", EncoderOnly),
     "roberta": ("RobertaForMaskedLM", EncoderOnly),
     "gpt2": ("GPT2LMHeadModel", DecoderOnly),
+    "vit": ("ViTForImageClassification", HuggingFaceImageClassifier),
 }
 
 
@@ -60,7 +64,7 @@ def hugging_face_folder(model: str | Path) -> Path | None:
     return None
 
 
-def open_hugging_face(folder: Path) -> ExplorerModel:
+def open_hugging_face(folder: Path) -> AttentionModel:
     refused = pickle_only(folder)
     if refused:
         raise HuggingFaceError(
@@ -75,10 +79,23 @@ def open_hugging_face(folder: Path) -> ExplorerModel:
     return layout.open(folder, family, transformers_class)
 
 
-def open_model(path: str | Path) -> ExplorerModel:
+def classifier_info(path: str | Path) -> dict | None:
+    """config.json of a folder of ours that holds an image classifier (task "classify"), else None."""
+    config = Path(path).expanduser() / "config.json"
+    try:
+        info = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return info if isinstance(info, dict) and info.get("task") == CLASSIFY else None
+
+
+def open_model(path: str | Path) -> AttentionModel:
     """The model at path; CheckpointError (HuggingFaceError for Hugging Face inputs) with a one-line reason."""
     folder = hugging_face_folder(path)
     if folder is None:
+        classifier = classifier_info(path)
+        if classifier is not None:
+            return load_classifier(Path(path).expanduser(), classifier)
         return load_checkpoint(path)
     model = open_hugging_face(folder)
     model.path = Path(path)

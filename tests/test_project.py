@@ -25,7 +25,8 @@ def test_no_cdn_and_no_pickled_weights_are_tracked():
             assert not cdn.search((ROOT / name).read_text(errors="ignore")), name
         assert not name.endswith((".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin")), name
     weights = [n for n in tracked_files() if n.endswith("model.safetensors")]
-    assert sorted(weights) == [f"models/en-de-h{h}/model.safetensors" for h in sorted(SHIPPED)] and 8 in SHIPPED
+    assert sorted(weights) == ["models/digits-vit/model.safetensors",
+                               *[f"models/en-de-h{h}/model.safetensors" for h in sorted(SHIPPED)]] and 8 in SHIPPED
 
 
 def imported_modules(path, package_modules: set[str]) -> set[str]:
@@ -96,7 +97,8 @@ def test_the_public_names_stay_where_people_use_them():
 
     assert explorer.__all__ == ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view",
                                 "model_view", "HtmlView", "word_trace", "attention_sinks", "attention_flow",
-                                "faithfulness_of", "logit_lens_of", "patch", "detect_heads", "sample"]
+                                "faithfulness_of", "logit_lens_of", "patch", "detect_heads", "sample", "trace_image",
+                                "image_attention_figure"]
     assert all(callable(getattr(explorer, name)) for name in explorer.__all__)
     commands = next(action for action in build_parser()._actions if action.dest == "command").choices
     assert sorted(commands) == sorted(["translate", "generate", "evaluate", "trace", "roles", "evolution", "heads",

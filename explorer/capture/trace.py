@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from models.hooks import model_run
-from models.interface import ExplorerModel
+from models.interface import AttentionModel, ExplorerModel
 from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, attention_hook, stack_hook
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
 from explorer.capture.inputs import prepare_source
@@ -65,6 +65,7 @@ class Trace:
     # decoder-only model's continuation.
     first_step_position: int = 0
     output_title: str = "German"        # what the output is: "German", "Continuation", "Predictions for [MASK]"
+    image: np.ndarray | None = None     # an image model's input, [height, width] pixels 0 … 1 (its tokens are patches)
 
     @property
     def output_ids(self) -> list[int]:
@@ -93,6 +94,8 @@ class Trace:
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {f"{kind}.{name}": value for kind, values in self.attention.items() for name, value in values.items()}
         arrays.update({f"{kind}.mask": mask for kind, mask in self.masks.items()})
+        if self.image is not None:
+            arrays["source.image"] = self.image
         # both sides, or the one side an encoder-only or decoder-only model has; T5 adds no position to its input
         for name, values in (("positional_encoding", self.positional), ("embedding", self.embeddings),
                              ("input", self.inputs)):
@@ -136,7 +139,7 @@ class Trace:
             meta["output_text"] = meta.pop("translation")
         return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in kinds},
                    positional=per_side("positional_encoding"), embeddings=per_side("embedding"),
-                   inputs=per_side("input"), steps=steps)
+                   inputs=per_side("input"), steps=steps, image=arrays.get("source.image"))
 
 
 def step_distributions(log_probs: torch.Tensor, chosen: list[int], pieces: Callable[[list[int]], list[str]],
@@ -179,6 +182,25 @@ def captured_masks(cache, model: ExplorerModel, attention: dict) -> dict[str, np
     return masks
 
 
+def captured_attention(cache, model: AttentionModel, gates: dict) -> dict[str, dict[str, np.ndarray]]:
+    """kind → value → the first row's [layers, heads, …] arrays, with Kobayashi et al.'s ‖α f(x)‖ beside the
+    weights (computed with the same head gates)."""
+    attention = {kind: {value: cache.layers(kind, value)[0].float().numpy() for value in PER_HEAD_VALUES}
+                 for kind in model.kinds}
+    for kind, values in attention.items():
+        gate = gates[kind].numpy() if kind in gates else None
+        values["norm"] = norm_attention(model, kind, values["pattern"], values["v"], gate)
+    return attention
+
+
+def captured_stacks(cache) -> dict[str, dict[str, np.ndarray]]:
+    """pos_encoding / embed / input → side ("source" for the encoder, "target" for the decoder) → [positions, d]."""
+    stacks = {"source": "encoder", "target": "decoder"}
+    return {value: {side: cache[stack_hook(stack, value)][0].float().numpy() for side, stack in stacks.items()
+                    if stack_hook(stack, value) in cache}
+            for value in ("pos_encoding", "embed", "input")}
+
+
 @torch.no_grad()
 def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: list[HeadSpec] | None = None,
                    top_k: int = 10, alpha: float = 0.6, fix_casing: bool = True) -> Trace:
@@ -193,19 +215,11 @@ def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: 
     encoder = model.pad([source.ids]) if model.has("encoder") else None
     decoder = model.pad([target_ids]) if target_ids else None
     logits, cache = model.run_with_cache(encoder, decoder, "*", head_mask=gates)
-    attention = {kind: {value: cache.layers(kind, value)[0].float().numpy() for value in PER_HEAD_VALUES}
-                 for kind in model.kinds}
-    for kind, values in attention.items():      # Kobayashi et al.'s ‖α f(x)‖ beside the weights
-        gate = gates[kind].numpy() if kind in gates else None
-        values["norm"] = norm_attention(model, kind, values["pattern"], values["v"], gate)
+    attention, stacked = captured_attention(cache, model, gates), captured_stacks(cache)
     steps = []
     if chosen:
         log_probs = torch.log_softmax(logits[0, first: first + len(chosen)].float(), -1)
         steps = step_distributions(log_probs, chosen, model.pieces, top_k)
-    stacks = {"source": "encoder", "target": "decoder"}
-    stacked = {value: {side: cache[stack_hook(stack, value)][0].float().numpy() for side, stack in stacks.items()
-                       if stack_hook(stack, value) in cache}
-               for value in ("pos_encoding", "embed", "input")}
     return Trace(
         text=source.text, output_text=model.detokenize(output), source_ids=source.ids if encoder else [],
         target_ids=target_ids, source_tokens=source.pieces if encoder else [], target_tokens=model.pieces(target_ids),

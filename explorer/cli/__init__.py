@@ -18,6 +18,7 @@ from models.interface import FILL_MASK, ModelError
 from models.data import CorpusError
 from explorer.analyses.distributed import DistributedError, workers_for
 from explorer.capture.head_sets import HeadSpecError
+from explorer.capture.image_trace import reads_images
 from explorer.capture.inputs import InputError
 from explorer.capture.sampling_options import sampling_from_arguments
 from explorer.cli.arguments import distribution_note, progress_bar
@@ -110,6 +111,9 @@ def run_trace(args: argparse.Namespace) -> None:
     if not args.out.parent.is_dir():
         raise InputError(f"{args.out.parent}: no such folder for the trace file")
     model = model_for(args)
+    if args.image is not None or reads_images(model):
+        trace_an_image(args, model)
+        return
     trace = trace_sentence(model, args.text, args.beam, pruned_heads(args, model), top_k=args.top_k,
                            alpha=args.length_penalty, fix_casing=not args.keep_casing)
     if args.words:
@@ -119,6 +123,24 @@ def run_trace(args: argparse.Namespace) -> None:
     trace.save(args.out)
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
           f"{trace.output_title.lower()}: {trace.output_text}")
+
+
+def trace_an_image(args: argparse.Namespace, model) -> None:
+    """trace --image: the image's attention over its patches, and the class the model gives it."""
+    from explorer.capture.image_inputs import read_image
+    from explorer.capture.image_trace import trace_image
+
+    if not reads_images(model):
+        raise InputError(f"--image: {args.model} reads text; give it a sentence with --text")
+    if args.image is None:
+        raise InputError(f"{args.model} reads images; give one with --image (e.g. --image digits:17)")
+    pixels, description = read_image(args.image, model)
+    trace = trace_image(model, pixels, pruned_heads(args, model), top_k=args.top_k, description=description)
+    trace.save(args.out)
+    best = trace.steps[0]
+    print(f"{args.out}: {description}: {len(trace.source_tokens)} tokens (the class token and "
+          f"{model.grid[0]}×{model.grid[1]} patches); class {trace.output_text} ({best.chosen_prob:.1%})")
+
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)

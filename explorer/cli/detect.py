@@ -25,11 +25,11 @@ def add_command(commands) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from explorer.analyses.detectors import DETECTOR_TITLES, detect_heads
-    from models.loader import open_model
+    from explorer.cli.inputs import opened
     from models.vocabulary import KIND_TITLES
 
     defaults = {"seeds": args.seeds, "length": args.length}
-    result = detect_heads(open_model(str(args.model)), **{name: value for name, value in defaults.items() if value})
+    result = detect_heads(opened(args), **{name: value for name, value in defaults.items() if value})
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return

@@ -26,9 +26,9 @@ def run(args: argparse.Namespace) -> None:
     from explorer.analyses.distributed import SHARDS_PER_WORKER, shards_of, workers_for
     from explorer.analyses.faithfulness import METHOD_TITLES, faithfulness_tallies, merge_tallies, summary
     from models.data import CorpusError, read_lines
-    from models.loader import open_model
+    from explorer.cli.inputs import opened
 
-    model = open_model(args.model)
+    model = opened(args)
     sentences = [line for line in read_lines(args.src)[: args.limit] if line.strip()]
     if not sentences:
         raise CorpusError(f"{args.src}: no sentences")

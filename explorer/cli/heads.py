@@ -15,7 +15,7 @@ from explorer.capture.inputs import InputError
 from explorer.analyses.roles import Thresholds
 from explorer.teaching.wording import plural
 from explorer.cli.arguments import distribution_note, progress_bar
-from explorer.cli.inputs import read_corpus
+from explorer.cli.inputs import opened, read_corpus
 
 def run_roles(args: argparse.Namespace) -> None:
     from explorer.analyses.roles import analyse_roles, corpus_description
@@ -23,9 +23,8 @@ def run_roles(args: argparse.Namespace) -> None:
 
     if not args.text and not args.conllu:
         raise InputError("roles needs --text FILE (plain sentences), --conllu FILE (dependency trees) or both")
-    from models.loader import open_model
 
-    checkpoint = open_model(args.model)
+    checkpoint = opened(args)
     sentences = read_lines(args.text)[: args.limit] if args.text else None
     if args.text and not any(s.strip() for s in sentences):
         raise CorpusError(f"{args.text}: no sentences")
@@ -54,9 +53,8 @@ def run_roles(args: argparse.Namespace) -> None:
 
 def run_evolution(args: argparse.Namespace) -> None:
     from explorer.analyses.head_evolution import find_snapshots, head_evolution
-    from models.loader import open_model
 
-    checkpoint = open_model(args.model)
+    checkpoint = opened(args)
     if not isinstance(checkpoint, TrainingSnapshots):
         raise InputError(f"{args.model}: evolution follows the explorer's own training snapshots "
                          "(epoch-N.safetensors); this model takes none")
@@ -72,10 +70,9 @@ def run_evolution(args: argparse.Namespace) -> None:
 def run_importance(args: argparse.Namespace) -> None:
     from explorer.analyses.corpus_scoring import scorer_for
     from explorer.analyses.importance import importance_report
-    from models.loader import open_model
     from explorer.analyses.shipped_analyses import ROLES_FILE, shipped
 
-    checkpoint = open_model(args.model)
+    checkpoint = opened(args)
     sources, references = read_corpus(args, checkpoint)
     roles = {h["spec"]: h["roles"] for h in (shipped(checkpoint, ROLES_FILE) or {}).get("heads", [])}
     scorer = scorer_for(checkpoint, sources, references)
@@ -122,14 +119,13 @@ def importance_for_curve(args: argparse.Namespace, checkpoint, scorer, engine=No
 
 def run_prune_curve(args: argparse.Namespace) -> None:
     from explorer.analyses.corpus_scoring import scorer_for
-    from models.loader import open_model
     from explorer.analyses.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores, pruning_curve
 
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     unknown = [k for k in kinds if k not in CURVE_KINDS]
     if unknown or not kinds:
         raise HeadSpecError(f"--kinds: {', '.join(unknown) or 'nothing'} is not one of {', '.join(CURVE_KINDS)}")
-    checkpoint = open_model(args.model)
+    checkpoint = opened(args)
     sources, references = read_corpus(args, checkpoint)
     scorer = scorer_for(checkpoint, sources, references)
     with workers_for(args.model, args.workers, args.ray_address) as runner:
@@ -165,9 +161,8 @@ def run_heads(args: argparse.Namespace) -> None:
     from explorer.analyses.head_table import head_table
     from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
 
-    from models.loader import open_model
 
-    checkpoint = open_model(args.model)
+    checkpoint = opened(args)
     roles, importance = shipped(checkpoint, ROLES_FILE), shipped(checkpoint, IMPORTANCE_FILE)
     if not roles and not importance:
         raise InputError(f"{args.model}: has no {ROLES_FILE} or {IMPORTANCE_FILE}; compute them with the roles and "

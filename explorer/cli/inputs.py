@@ -9,13 +9,23 @@ from models.interface import TRANSLATE, target_languages
 from models.data import file_bytes
 from explorer.analyses.corpus import corpus_examples
 from explorer.capture.head_sets import HeadSpecError, parse_heads
+from explorer.capture.image_trace import reads_images
 from explorer.capture.inputs import InputError
 
-def model_for(args: argparse.Namespace):
-    """The model of --model, translating into --target-language where one is given (multilingual models)."""
+def opened(args: argparse.Namespace, images: bool = False):
+    """The model of --model; one that reads images only where the command takes images (trace)."""
     from models.loader import open_model
 
     model = open_model(args.model)
+    if reads_images(model) and not images:
+        raise InputError(f"{args.model} reads images: `{args.command}` works on models of text; "
+                         f"`trace --model {args.model} --image digits:N` traces an image")
+    return model
+
+
+def model_for(args: argparse.Namespace):
+    """The model of --model, translating into --target-language where one is given (multilingual models)."""
+    model = opened(args, images=args.command == "trace")
     language = getattr(args, "target_language", None)
     if language:
         languages = target_languages(model)

@@ -69,9 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     with_workers(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
-    trace = commands.add_parser("trace", help="save every attention, mask, PE and decoding step of a sentence")
+    trace = commands.add_parser("trace", help="save every attention, mask, PE and decoding step of a sentence "
+                                              "(or every attention over an image's patches)")
     with_model(trace)
-    trace.add_argument("--text", required=True, help="the English sentence")
+    source = trace.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the English sentence")
+    source.add_argument("--image", metavar="IMAGE",
+                        help="for an image model: digits:N (the held-out split's digit N), FILE.npy (an array of the "
+                             "model's size, 0 … 1) or a picture file (made grey and scaled to the model's size)")
     trace.add_argument("--out", required=True, type=Path, help="FILE.npz or FILE.json")
     trace.add_argument("--top-k", type=positive_int, default=10, help="probabilities kept per decoding step")
     trace.add_argument("--words", action="store_true",

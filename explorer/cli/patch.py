@@ -27,10 +27,10 @@ def add_command(commands) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from explorer.analyses.patching import patch
-    from models.loader import open_model
+    from explorer.cli.inputs import opened
     from models.vocabulary import KIND_TITLES
 
-    result = patch(open_model(str(args.model)), args.clean, args.corrupt, args.metric, fix_casing=not args.keep_casing)
+    result = patch(opened(args), args.clean, args.corrupt, args.metric, fix_casing=not args.keep_casing)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return

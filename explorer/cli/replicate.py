@@ -26,9 +26,9 @@ def add_command(commands) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from explorer.papers.replication import replicate
-    from models.loader import open_model
+    from explorer.cli.inputs import opened
 
-    model = open_model(args.model)
+    model = opened(args)
     bar, progress = progress_bar("replicate")
     report = replicate(model, args.paper, Budget(sentences=args.sentences, progress=progress))
     bar.close()

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> None:
 
     from explorer.capture.inputs import InputError
     from explorer.analyses.sinks import SINK_THRESHOLD, corpus_sinks
-    from models.loader import open_model
+    from explorer.cli.inputs import opened
 
     if args.threshold is None:
         args.threshold = SINK_THRESHOLD
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> None:
     # One torch thread, as the app runs (ATTENTION_EXPLORER_THREADS): on this 2-core machine while busy, 20 sentences
     # took 93.6 s with torch's default of two threads and 2.5 s with one.
     torch.set_num_threads(int(os.environ.get("ATTENTION_EXPLORER_THREADS", "1")))
-    model = open_model(args.model)
+    model = opened(args)
     sentences = [line for line in read_lines(args.src)[: args.limit or None] if line.strip()]
     if not sentences:
         raise CorpusError(f"{args.src}: no sentences")
