@@ -14,7 +14,7 @@ from models.hf_encoder import EncoderOnly
 from models.hf_encoder_decoder import EncoderDecoder
 from models.hf_vit import HuggingFaceImageClassifier
 from models.hugging_face import HuggingFaceError, pickle_only, read_config
-from models.interface import CLASSIFY, AttentionModel, ExplorerModel
+from models.interface import CLASSIFY, AttentionModel
 from models.m2m100 import MultilingualEncoderDecoder
 from models.t5 import T5
 from models.vision_transformer import load_classifier

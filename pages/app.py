@@ -42,6 +42,7 @@ navigation = st.navigation({
         st.Page("lesson.py", title="Lesson", icon=":material/school:", default=True),
         st.Page("translation.py", title="Translation", icon=":material/translate:"),
         st.Page("attention.py", title="Attention", icon=":material/grid_on:"),
+        st.Page("images.py", title="Images", icon=":material/image:"),
         st.Page("compare.py", title="Compare models", icon=":material/compare:"),
         st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
         st.Page("glossary.py", title="Glossary", icon=":material/dictionary:"),

@@ -30,7 +30,7 @@ SENTENCES = {
          "the water."),
 }
 SERVED_TOKEN = "screenshots"
-PAGES = ["lesson", "translation", "attention", "internals", "faithfulness", "decoding", "heads", "patching", "compare", "prune",
+PAGES = ["lesson", "translation", "attention", "images", "internals", "faithfulness", "decoding", "heads", "patching", "compare", "prune",
          "papers", "glossary"]
 
 

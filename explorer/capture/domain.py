@@ -79,6 +79,10 @@ def familiarity(text: str, model: ExplorerModel) -> Familiarity | None:
 def training_description(checkpoint: ExplorerModel) -> str:
     """What the model was trained on, from its config.json; "" when the checkpoint does not say."""
     data = checkpoint.info.get("data") or {}
+    if data.get("training_images"):
+        accuracy = (checkpoint.info.get("scores") or {}).get("held_out_accuracy")
+        right = f"; {accuracy:.1%} right on {data.get('held_out_images')} held-out ones" if accuracy else ""
+        return f"Trained on {data['training_images']:,} handwritten digits of 8×8 pixels{right}."
     pairs = data.get("train_pairs")
     if not pairs:
         return ""

@@ -55,15 +55,15 @@ def image_traces(weights: np.ndarray, trace: Trace, top: float, show_scale: bool
     labels = np.array([[trace.source_tokens[1 + (y // size) * columns + x // size] for x in range(trace.image.shape[1])]
                        for y in range(trace.image.shape[0])])
     colour_bar = dict(title=dict(text="weight", side="right"), thickness=12, tickfont=dict(size=font(SMALLEST_FONT)))
-    return [go.Heatmap(z=spread, colorscale=WEIGHTS, zmin=0, zmax=top, showscale=show_scale, colorbar=colour_bar,
-                       customdata=labels, hovertemplate=f"patch %{{customdata}}<br>{hover} %{{z:.3f}}<extra></extra>"),
-            go.Contour(z=trace.image, contours=dict(coloring="none", start=INK_LEVEL, end=INK_LEVEL, size=1),
+    return [go.Heatmap(z=spread.tolist(), colorscale=WEIGHTS, zmin=0, zmax=top, showscale=show_scale, colorbar=colour_bar,
+                       customdata=labels.tolist(), hovertemplate=f"patch %{{customdata}}<br>{hover} %{{z:.3f}}<extra></extra>"),
+            go.Contour(z=trace.image.tolist(), contours=dict(coloring="none", start=INK_LEVEL, end=INK_LEVEL, size=1),
                        line=dict(color="white", width=outline), showscale=False, hoverinfo="skip")]
 
 
 def square_axes(figure: go.Figure, **where) -> None:
-    figure.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, constrain="domain", **where)
-    figure.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed",
+    figure.update_xaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, constrain="domain", **where)
+    figure.update_yaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, autorange="reversed",
                         scaleanchor="x" if not where else None, **where)
 
 
@@ -86,7 +86,7 @@ def attention_over_image(trace: Trace, layer: int, head: int, query: int = 0) ->
     mark_patch(figure, trace, query)
     title = (f"Layer {layer}, head {head}: where {token_name(trace, query)} looks"
              f"<br><sup>{row[0]:.0%} of its attention stays on the class token; the rest over the patches</sup>")
-    figure.update_layout(title=dict(text=title, font=dict(size=font(15))), width=PANEL + 170,
+    figure.update_layout(title=dict(text=title, font=dict(size=font(17))), width=PANEL + 170,
                          height=PANEL + 110, margin=dict(l=10, r=10, t=80, b=10))
     return figure
 
@@ -108,7 +108,7 @@ def heads_over_image(trace: Trace, query: int = 0) -> go.Figure:
             mark_patch(figure, trace, query, row=layer + 1, col=head + 1)
     figure.update_annotations(font=dict(size=font(13)))
     figure.update_layout(title=dict(text=f"Where {token_name(trace, query)} looks<br><sup>every layer and head, "
-                                         "each panel on its own scale</sup>", font=dict(size=font(15))),
+                                         "each panel on its own scale</sup>", font=dict(size=font(17))),
                          width=heads * SMALL_PANEL + 90, height=layers * SMALL_PANEL + 100,
                          margin=dict(l=10, r=40, t=80, b=10), showlegend=False)
     return figure
@@ -121,7 +121,7 @@ def rollout_over_image(trace: Trace, live: np.ndarray | None = None) -> go.Figur
     square_axes(figure)
     figure.update_layout(title=dict(text=f"Rollout: what reaches the class token through every layer"
                                          f"<br><sup>{flow[0]:.0%} is the class token's own; the rest from the "
-                                         "patches</sup>", font=dict(size=font(15))),
+                                         "patches</sup>", font=dict(size=font(17))),
                          width=PANEL + 170, height=PANEL + 110, margin=dict(l=10, r=10, t=80, b=10))
     return figure
 
@@ -137,8 +137,8 @@ def position_similarity_grid(trace: Trace) -> go.Figure:
     for patch in range(rows * columns):
         row, column = divmod(patch, columns)
         labels = np.array(trace.source_tokens[1:]).reshape(rows, columns)
-        figure.add_trace(go.Heatmap(z=similarity[patch].reshape(rows, columns), zmin=-1, zmax=1, colorscale="RdBu_r",
-                                    showscale=patch == 0, customdata=labels,
+        figure.add_trace(go.Heatmap(z=similarity[patch].reshape(rows, columns).tolist(), zmin=-1, zmax=1, colorscale="RdBu_r",
+                                    showscale=patch == 0, customdata=labels.tolist(),
                                     colorbar=dict(title=dict(text="cosine", side="right"), thickness=12,
                                                   tickfont=dict(size=font(SMALLEST_FONT))),
                                     hovertemplate=f"{trace.source_tokens[1 + patch]} with %{{customdata}}: "
@@ -147,7 +147,7 @@ def position_similarity_grid(trace: Trace) -> go.Figure:
         square_axes(figure, row=row + 1, col=column + 1)
     side = max(SMALL_PANEL - 20, 70)
     figure.update_layout(title=dict(text="Position embedding similarity<br><sup>each panel is one patch, placed "
-                                         "where it is</sup>", font=dict(size=font(15))),
+                                         "where it is</sup>", font=dict(size=font(17))),
                          width=columns * side + 120, height=rows * side + 90, margin=dict(l=10, r=10, t=70, b=10))
     return figure
 
@@ -162,7 +162,7 @@ def class_probabilities(trace: Trace) -> go.Figure:
     figure = go.Figure(go.Bar(x=names, y=values, marker_color=colours, text=[f"{v:.0%}" for v in values],
                               textposition="outside", hovertemplate="class %{x}: %{y:.3f}<extra></extra>"))
     figure.update_layout(title=dict(text=f"Class probabilities: {step.chosen} ({step.chosen_prob:.0%})",
-                                    font=dict(size=font(15))),
+                                    font=dict(size=font(17))),
                          yaxis=dict(range=[0, 1.15], tickformat=".0%", title="probability"),
                          xaxis=dict(type="category", title="class", tickfont=dict(size=font(13))),
                          height=300, margin=dict(l=10, r=10, t=50, b=10))
@@ -171,9 +171,9 @@ def class_probabilities(trace: Trace) -> go.Figure:
 
 def digit_figure(image: np.ndarray, title: str) -> go.Figure:
     """The picture itself, ink dark on white paper."""
-    figure = go.Figure(go.Heatmap(z=image, colorscale="Greys", zmin=0, zmax=1, showscale=False,
+    figure = go.Figure(go.Heatmap(z=np.asarray(image).tolist(), colorscale="Greys", zmin=0, zmax=1, showscale=False,
                                   hovertemplate="row %{y}, column %{x}: %{z:.2f}<extra></extra>"))
     square_axes(figure)
-    figure.update_layout(title=dict(text=title, font=dict(size=font(15))), width=PANEL, height=PANEL + 40,
+    figure.update_layout(title=dict(text=title, font=dict(size=font(15))), height=PANEL,
                          margin=dict(l=10, r=10, t=50, b=10))
     return figure

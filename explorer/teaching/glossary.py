@@ -54,6 +54,20 @@ GLOSSARY: dict[str, Entry] = _sorted({
         "How much a query token takes from one key token, a number between 0 and 1; a query's weights over all the "
         "keys it may see sum to 1, because they come out of a softmax. In a heatmap, a row is one query's weights.",
         "Vaswani et al. 2017, §3.2 · the Attention page", ("softmax", "query, key, value", "head")),
+    "class token": Entry(
+        "A learned vector a Vision Transformer puts before the image's patches ([CLS]). It attends to the patches "
+        "in every layer like any token, and its final state alone is read by the classifier: whatever the model "
+        "knows of the whole image must reach it through attention.",
+        "Dosovitskiy et al. 2021, §3.1 · the Images page", ("patch", "Vision Transformer", "rollout")),
+    "patch": Entry(
+        "A small square of an image's pixels (here 2 × 2 of a digit's 8 × 8) that a Vision Transformer reads as one "
+        "token: its pixels in a row are projected to d_model, as a word piece's embedding is looked up.",
+        "Dosovitskiy et al. 2021, §3.1 · the Images page", ("class token", "Vision Transformer", "token")),
+    "Vision Transformer": Entry(
+        "A Transformer encoder that reads an image: the image cut into patches, each patch a token, a class token "
+        "before them and a learned position for every place on the grid; the class token's final state names the "
+        "class (ViT, \"an image is worth 16×16 words\").",
+        "Dosovitskiy et al. 2021 · the Images page", ("patch", "class token", "encoder", "positional encoding")),
     "beam search": Entry(
         "Decoding that keeps the k best partial outputs (the beam) at every step instead of only the single best "
         "token, and returns the best finished one; it often finds a more probable output than greedy decoding.",

@@ -23,6 +23,7 @@ from explorer.analyses.head_evolution import EVOLUTION_FILE
 from explorer.capture.head_sets import HeadSet, HeadSpecError, format_heads, head_mask, head_set, parse_heads
 from explorer.analyses.shipped_analyses import shipped
 from explorer.analyses.corpus_scoring import scorer_for
+from explorer.capture.image_trace import reads_images
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.teaching.lesson_steps import quoted as literally
 from explorer.capture.memo import BoundedCache
@@ -30,13 +31,16 @@ from explorer.teaching.wording import plural
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.translation import translate
 from models.decoding import BeamResult
-from models.interface import TRANSLATE, ExplorerModel, ModelError, target_languages
+from models.interface import TRANSLATE, AttentionModel, ExplorerModel, ModelError, target_languages
 from models.loader import open_model
 from pages.components.access import policy
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
-           "1 head (en-de-h1)": ROOT / "models" / "en-de-h1"}
+           "1 head (en-de-h1)": ROOT / "models" / "en-de-h1",
+           "Digits, Vision Transformer (digits-vit)": ROOT / "models" / "digits-vit"}
+IMAGE_MODEL = "Digits, Vision Transformer (digits-vit)"     # what the Images page draws when the open model reads text
+IMAGES_PAGE = "images"
 OWN = "Your own checkpoint folder…"      # a free-text folder box: on one's own machine only, never when served
 DEFAULT_MODEL = "8 heads (en-de-h8)"
 EXAMPLES = [example.english for example in CAPTION_EXAMPLES]
@@ -164,13 +168,38 @@ def selection() -> Selection:
                      state.get("target_language", ""))
 
 
-def current_checkpoint() -> ExplorerModel:
-    """The chosen model (in the chosen target language), or an error message and a stopped page."""
+def chosen_model() -> AttentionModel:
+    """The chosen model (in the chosen target language), whatever it reads; an error message and a stopped page
+    when it cannot be loaded."""
     chosen = selection()
     try:
         return cached_checkpoint(chosen.model_path, weights_mtime(chosen.model_path), chosen.target_language)
     except ModelError as error:
         st.error(f"This model cannot be loaded: {error}")
+        st.stop()
+
+
+def current_checkpoint() -> ExplorerModel:
+    """The chosen model of text; on a page about sentences, a model that reads images is sent to the Images page."""
+    model = chosen_model()
+    if reads_images(model):
+        st.info(f"**{model.name}** reads images, not sentences: this page is about a sentence's tokens. The "
+                f"[Images]({IMAGES_PAGE}) page shows where its heads look on a digit, layer by layer and head by head.")
+        st.stop()
+    return model
+
+
+def image_model() -> tuple[AttentionModel, bool]:
+    """(the model the Images page draws, whether it is the sidebar's): the chosen one if it reads images, else the
+    bundled Vision Transformer."""
+    model = chosen_model()
+    if reads_images(model):
+        return model, True
+    path = str(BUNDLED[IMAGE_MODEL])
+    try:
+        return cached_checkpoint(path, weights_mtime(path)), False
+    except ModelError as error:
+        st.error(f"The bundled image model cannot be loaded: {error}")
         st.stop()
 
 

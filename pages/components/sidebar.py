@@ -5,12 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.capture.domain import training_description
+from explorer.capture.image_trace import reads_images
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
 from models.interface import ModelError, target_languages
 from pages.components import url_state
 from pages.components.access import policy
 from pages.components.glossary_links import term_help
-from pages.components.session import (EXAMPLE_LABELS, EXAMPLES, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
+from pages.components.session import (EXAMPLE_LABELS, EXAMPLES, IMAGES_PAGE, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
                            weights_mtime)
 
 
@@ -29,6 +30,31 @@ def _one_line() -> None:
     st.session_state.sentence = url_state.one_line(st.session_state.sentence)
 
 
+def sentence_and_decoding() -> None:
+    """The sentence box, the examples and the decoding choice (inside the sidebar): for a model of text."""
+    st.session_state.setdefault("sentence", EXAMPLES[0])
+    # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
+    # Enter applies it (pages/app.py's script: Enter leaves the box, which commits it), so does Ctrl+Enter, and
+    # so does the button (a click leaves the box too); a newline pasted becomes a space.
+    st.text_area("English sentence", key="sentence", height=100, on_change=_one_line)
+    st.button("Translate", key="apply_sentence", type="primary",
+              help="Applies the sentence typed above (so does Enter): every page then shows it.")
+    st.caption("Type or paste a sentence, then press Enter or Translate.")
+    if policy().serving:        # a visitor learns the limits before meeting them
+        st.caption(f"At most {MAX_SENTENCE_CHARS:,} characters, of which the model reads as many tokens as it "
+                   "takes (256 for the bundled models); longer text is cut, with a notice.")
+    st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
+                 format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
+    decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True,
+                        help=term_help("greedy decoding", "beam search"))
+    if decoding == "beam search":
+        st.session_state.setdefault("beam_size", 5)
+        st.slider("Beam size", 2, 10, key="beam_size")
+    st.checkbox("Fix ALL-CAPS / all-lower-case input", value=True, key="fix_casing",
+                help="Captions are written in sentence case; a sentence typed all in capitals or all in lower "
+                     "case is fed to the model in sentence case, and the page shows what was fed.")
+
+
 def render_sidebar() -> None:
     """The model, the sentence and the decoding choice: every page reads them."""
     links = model_links()
@@ -40,28 +66,11 @@ def render_sidebar() -> None:
         choice = st.selectbox("Model", list(links) + ([own] if own else []), key="model")
         if choice == OWN:
             st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
-        describe_model(selection().model_path)
-        st.session_state.setdefault("sentence", EXAMPLES[0])
-        # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
-        # Enter applies it (pages/app.py's script: Enter leaves the box, which commits it), so does Ctrl+Enter, and
-        # so does the button (a click leaves the box too); a newline pasted becomes a space.
-        st.text_area("English sentence", key="sentence", height=100, on_change=_one_line)
-        st.button("Translate", key="apply_sentence", type="primary",
-                  help="Applies the sentence typed above (so does Enter): every page then shows it.")
-        st.caption("Type or paste a sentence, then press Enter or Translate.")
-        if policy().serving:        # a visitor learns the limits before meeting them
-            st.caption(f"At most {MAX_SENTENCE_CHARS:,} characters, of which the model reads as many tokens as it "
-                       "takes (256 for the bundled models); longer text is cut, with a notice.")
-        st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
-                     format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
-        decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True,
-                            help=term_help("greedy decoding", "beam search"))
-        if decoding == "beam search":
-            st.session_state.setdefault("beam_size", 5)
-            st.slider("Beam size", 2, 10, key="beam_size")
-        st.checkbox("Fix ALL-CAPS / all-lower-case input", value=True, key="fix_casing",
-                    help="Captions are written in sentence case; a sentence typed all in capitals or all in lower "
-                         "case is fed to the model in sentence case, and the page shows what was fed.")
+        opened = describe_model(selection().model_path)
+        if opened is not None and reads_images(opened):
+            st.caption(f"{opened.name} reads images: pick or draw a digit on the [Images]({IMAGES_PAGE}) page.")
+        else:
+            sentence_and_decoding()
         url_state.kept("colour_scale", "scale", list(COLOUR_SCALES))
         scale = st.radio("Attention colours", list(COLOUR_SCALES), format_func=COLOUR_SCALES.get, key="colour_scale",
                          help="0–1: every figure on one scale, so figures compare. 0–max: each figure's own largest "
@@ -81,13 +90,13 @@ def render_sidebar() -> None:
     url_state.publish(model, chosen.sentence, chosen.beam_size, chosen.fix_casing, chosen.target_language)
 
 
-def describe_model(path: str) -> None:
+def describe_model(path: str):
     """Under the model box: what it was trained on (when its folder says), and a multilingual model's output
-    language (M2M100, NLLB). Nothing when it cannot be loaded: the page itself says why."""
+    language (M2M100, NLLB). The model, or None when it cannot be loaded: the page itself says why."""
     try:
         model = cached_checkpoint(path, weights_mtime(path))
     except ModelError:
-        return
+        return None
     description = training_description(model)
     if description:
         st.caption(description)
@@ -99,3 +108,4 @@ def describe_model(path: str) -> None:
             st.session_state["target_language"] = model.target_language
         st.selectbox("Target language", languages, key="target_language",
                      help="This model translates into many languages; its decoder starts from this language's token.")
+    return model

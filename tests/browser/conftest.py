@@ -57,7 +57,7 @@ def context(warm_context):
 # three on three 307 s, against 310 s for two on two: the 2-core machine is busy either way.)
 HERE = Path(__file__).parent
 GROUPS = {"test_explorer.py": "browser-1", "test_heads_page.py": "browser-1", "test_decoding_page.py": "browser-1",
-          "test_lesson.py": "browser-1",
+          "test_lesson.py": "browser-1", "test_images_page.py": "browser-1",
           "test_every_page.py": "browser-2", "test_readable.py": "browser-2", "test_serving.py": "browser-2",
           "test_view_state.py": "browser-2"}
 

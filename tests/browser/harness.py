@@ -180,7 +180,8 @@ def settle(page, timeout: float = 120_000) -> None:
 
 LANDING = "lesson"          # the page the app opens on: served at "/", not at "/lesson" ("Page not found")
 # Each page's name in the sidebar's navigation (pages/app.py), by its URL path.
-PAGE_TITLES = {"lesson": "Lesson", "translation": "Translation", "attention": "Attention", "internals": "Internals",
+PAGE_TITLES = {"lesson": "Lesson", "translation": "Translation", "attention": "Attention", "images": "Images",
+               "internals": "Internals",
                "faithfulness": "Faithfulness", "decoding": "Decoding", "heads": "Heads", "patching": "Patching",
                "compare": "Compare models", "prune": "Prune", "papers": "Papers", "glossary": "Glossary"}
 

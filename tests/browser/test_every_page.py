@@ -17,7 +17,7 @@ WIDE, PROJECTOR = {"width": 1400, "height": 900}, {"width": 1024, "height": 768}
 PRUNED = "cross.0.*,cross.1.*"          # 16 heads of the 8-head model; changes the 5-word sentence's German
 PRUNING_SAID = re.compile("16 (of 72 )?heads pruned")     # the Prune page counts them of all
 NO_MODEL_OUTPUT = {"glossary"}          # a page about words, not about the model's run
-SENTENCE_FREE = {"papers", "glossary"}  # pages that never show the typed sentence: read at one length (5 words)
+SENTENCE_FREE = {"papers", "glossary", "images"}  # pages that never show the typed sentence: read at 5 words only
 
 
 def tabs(page) -> list:

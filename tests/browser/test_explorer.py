@@ -159,7 +159,7 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
 # except these, opened here.
 PAGE_URLS = {"faithfulness": "Faithfulness", "": "Lesson", "patching": "Patching", "papers": "Papers",
              "glossary": "Glossary"}
-OPENED_BY_OTHER_TESTS = {"translation", "attention", "internals", "decoding", "heads", "compare", "prune"}
+OPENED_BY_OTHER_TESTS = {"translation", "attention", "images", "internals", "decoding", "heads", "compare", "prune"}
 
 
 def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):
@@ -191,7 +191,7 @@ def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):
             # Material icons from the font inside Streamlit (no emoji boxes); the tab icon is ours, served locally.
             icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]').all_inner_texts()
             assert [icon for icon in icons if icon] == [        # Learn, then Research
-                "school", "translate", "grid_on", "compare", "content_cut", "dictionary",
+                "school", "translate", "grid_on", "image", "compare", "content_cut", "dictionary",
                 "calculate", "account_tree", "hub", "fact_check", "healing", "menu_book"]
             # The font loads asynchronously (a busy machine can take a moment): waits for it, fails if it never comes.
             page.wait_for_function("document.fonts.check('24px \"Material Symbols Rounded\"')", timeout=15_000)

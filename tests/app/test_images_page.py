@@ -1,0 +1,89 @@
+"""The Images page draws the Vision Transformer's own numbers: the class probabilities, one head's weights over the
+image, rollout, the position similarity and the walkthrough, every tab; pruned heads change every view and the
+accuracy; with the image model in the sidebar, the pages about sentences say so instead of breaking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.analyses.image_heads import held_out_score
+from explorer.analyses.positional import position_similarity
+from explorer.analyses.rollout import attention_rollout
+from explorer.capture.head_sets import parse_heads
+from explorer.capture.image_trace import trace_image
+from models.digits import held_out
+from models.loader import open_model
+from tests.app.test_pages import chart_titled
+from tests.conftest import ROOT
+
+VIT = ROOT / "models" / "digits-vit"
+TABS = ["One head", "Every head", "Rollout", "Positions", "Q, K, V", "Accuracy"]
+
+
+@pytest.fixture(scope="module")
+def vit():
+    return open_model(VIT)
+
+
+def open_tab(at, tab: str):
+    at.session_state["image_tab"] = tab
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_every_tab_draws_the_models_numbers(page, vit):
+    at = page("images.py", image_digit=10)
+    trace = trace_image(vit, held_out().images[10])
+    classes = chart_titled(at, "Class probabilities")[0]
+    assert list(classes["x"]) == list("0123456789")
+    np.testing.assert_allclose(classes["y"][int(trace.output_text)], trace.steps[0].chosen_prob, atol=1e-6)
+    at.session_state["image_one_layer"], at.session_state["image_one_head"] = 3, 1
+    at.run()
+    over = chart_titled(at, "Layer 3, head 1")[0]["z"]
+    row = trace.pattern("encoder")[3, 1, 0, 1:].reshape(4, 4)
+    np.testing.assert_allclose(np.asarray(over, dtype=float), np.kron(row, np.ones((2, 2))), atol=1e-6)
+    drawn = [chart_titled(open_tab(at, tab), title) for tab, title in [
+        ("Every head", "every layer and head"), ("Rollout", "Rollout"),
+        ("Positions", "Position embedding similarity"), ("Q, K, V", "q"),
+        ("Accuracy", "Head importance")]]
+    rollout = attention_rollout(trace.pattern("encoder"))[-1, 0, 1:].reshape(4, 4)
+    np.testing.assert_allclose(np.asarray(drawn[1][0]["z"], dtype=float), np.kron(rollout, np.ones((2, 2))), atol=1e-6)
+    similarity = position_similarity(trace.positional["source"][1:], cosine=True)
+    np.testing.assert_allclose(np.asarray(drawn[2][5]["z"], dtype=float).ravel(), similarity[5], atol=1e-5)
+    assert len(drawn[0]) == 2 * 16            # every layer × head: weights and the digit's outline
+    score = held_out_score(vit)
+    assert f"{score.accuracy:.1%}" in " ".join(m.value for m in at.markdown)
+
+
+def test_pruned_heads_change_the_views_and_the_accuracy(page, vit):
+    at = page("images.py", image_digit=10, image_pruned_heads=["enc.0.0", "enc.0.1", "enc.0.2"])
+    pruned = parse_heads("enc.0.0,enc.0.1,enc.0.2", vit)
+    trace = trace_image(vit, held_out().images[10], pruned)
+    assert any("3 heads pruned" in info.value for info in at.info)
+    at.session_state["image_one_layer"] = 2
+    at.run()
+    over = np.asarray(chart_titled(at, "Layer 2, head 0")[0]["z"], dtype=float)
+    np.testing.assert_allclose(over[::2, ::2].ravel(), trace.pattern("encoder")[2, 0, 0, 1:], atol=1e-6)
+    open_tab(at, "Accuracy")
+    after = held_out_score(vit, pruned)
+    assert f"**{after.accuracy:.1%}** without" in " ".join(m.value for m in at.markdown)
+
+
+def test_a_drawn_digit_is_what_the_model_reads(page, vit):
+    at = page("images.py", image_digit=3, image_source="draw one")
+    grid = [frame.value for frame in at.dataframe if list(frame.value.columns) == [str(c) for c in range(8)]]
+    assert len(grid) == 1
+    np.testing.assert_array_equal(grid[0].to_numpy(), np.rint(held_out().images[3] * 16))   # the ink levels 0 … 16
+    assert chart_titled(at, "held-out digit 3")          # unchanged, it is still that digit
+
+
+def test_with_the_image_model_in_the_sidebar_the_sentence_pages_say_so(page):
+    at = page("attention.py", model="Digits, Vision Transformer (digits-vit)")
+    assert any("reads images, not sentences" in info.value for info in at.info)
+    assert not [area for area in at.text_area if area.label == "English sentence"]
+    at.switch_page("images.py")
+    at.run()
+    assert not at.exception and not any("bundled image model" in c.value for c in at.caption)
+    assert chart_titled(at, "Class probabilities")
