@@ -5,7 +5,7 @@ capture and head gates, its positional information, the output projection), and 
 `TextInput` (it reads pieces of text), `Generates` (it writes text: translates, continues or fills a mask),
 `Multilingual` (it writes several languages), `TrainingSnapshots` (per-epoch weights) and `CachedBeamSearch` (its
 own, faster beam search). `ExplorerModel` is a model of text: the core, text in and text out; every family of
-today is one. An image model would be an `AttentionModel` with an input capability of its own.
+today is one. An image model (vision_transformer.py, hf_vit.py) is an `AttentionModel` with `ImageInput`.
 
 Our checkpoints (checkpoint.py) and each Hugging Face layout (hf_encoder_decoder.py, hf_encoder.py, hf_decoder.py,
 t5.py, m2m100.py) implement it; loader.py alone knows which family a folder holds. Code above models/ branches on

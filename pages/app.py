@@ -55,7 +55,7 @@ navigation = st.navigation({
         st.Page("patching.py", title="Patching", icon=":material/healing:"),
         st.Page("papers.py", title="Papers", icon=":material/menu_book:"),
     ],
-}, position="sidebar" if allowed else "hidden")
+}, position="sidebar" if allowed else "hidden", expanded=True)     # every page's name, none behind "View more"
 if not allowed:
     ask_token()
     st.stop()

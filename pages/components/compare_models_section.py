@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.capture.image_trace import reads_images
 from explorer.capture.inputs import InputError
 from models.interface import ModelError
 from pages.components import url_state
@@ -20,6 +21,7 @@ MOST = 3
 def chosen_models() -> tuple[dict, dict, list[str]]:
     """The models chosen (label → model), their traces of the current sentence (label → trace) and their labels in
     order; the page stops here while fewer than two are chosen or load."""
+    current_checkpoint()            # a model that reads images is sent to the Images page
     offered = offered_models()
     # Compare starts from the model that is open: it comes first, then the other offered models.
     opened = selection().model_path
@@ -54,6 +56,10 @@ def chosen_models() -> tuple[dict, dict, list[str]]:
         try:
             language = chosen.target_language if path == chosen.model_path else ""     # the open model as the sidebar has it
             models[label] = cached_checkpoint(path, weights_mtime(path), language)
+            if reads_images(models[label]):
+                st.info(f"{label} reads images: Compare sets models of text side by side on a sentence.")
+                del models[label]
+                continue
             traces[label] = cached_trace(path, weights_mtime(path), chosen.sentence, 1, fix_casing=chosen.fix_casing,
                                          target_language=language)
         except ModelError as error:

@@ -87,3 +87,10 @@ def test_with_the_image_model_in_the_sidebar_the_sentence_pages_say_so(page):
     at.run()
     assert not at.exception and not any("bundled image model" in c.value for c in at.caption)
     assert chart_titled(at, "Class probabilities")
+
+
+def test_compare_leaves_the_image_model_out_and_says_so(page):
+    at = page("compare.py", compare_models=["8 heads (en-de-h8)", "Digits, Vision Transformer (digits-vit)",
+                                            "2 heads (en-de-h2)"])
+    assert any("reads images: Compare sets models of text side by side" in info.value for info in at.info)
+    assert [header.value for header in at.subheader][:2] == ["8 heads (en-de-h8)", "2 heads (en-de-h2)"]

@@ -12,7 +12,7 @@ from explorer.analyses.roles import role_summary
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
 from models.checkpoint import load_checkpoint
-from pages.components.session import BUNDLED
+from pages.components.session import BUNDLED, IMAGE_MODEL
 from tests.app.conftest import PAGES, open_page, open_part
 from tests.conftest import ROOT, SHIPPED
 
@@ -195,7 +195,8 @@ def test_hostile_and_odd_text_on_every_page(page):
 
 
 @pytest.mark.parametrize("page", PAGES + ["prune.py"])
-@pytest.mark.parametrize("label", [label for label, path in BUNDLED.items() if (path / "config.json").is_file()])
+@pytest.mark.parametrize("label", [label for label, path in BUNDLED.items()
+                                   if (path / "config.json").is_file() and label != IMAGE_MODEL])
 def test_every_page_runs_on_every_bundled_model(page, label):
     at = open_page(page, SENTENCE, model=label)
     assert not at.error
@@ -205,6 +206,12 @@ def test_every_page_runs_on_every_bundled_model(page, label):
         assert {x.split(" · ")[0] for x in grid["x"] if " · " in x} == {f"H{h}" for h in range(heads)}
     if page == "prune.py":
         assert len(at.main.checkbox) == 3 * 3 * heads
+
+
+@pytest.mark.parametrize("page", PAGES + ["prune.py", "compare.py", "faithfulness.py", "patching.py"])
+def test_a_page_about_sentences_sends_an_image_model_to_the_images_page(page):
+    at = open_page(page, SENTENCE, model=IMAGE_MODEL)
+    assert not at.error and any("reads images, not sentences" in info.value for info in at.info)
 
 
 def test_a_broken_checkpoint_path_gives_a_message(tmp_path):

@@ -188,6 +188,7 @@ def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):
             assert not page.get_by_role("dialog").count(), page.get_by_role("dialog").inner_text()   # "Page not found"
             navigation = page.locator('[data-testid="stSidebarNav"]').inner_text()
             assert "Prune" in navigation and "common" not in navigation and "url state" not in navigation
+            assert "View" not in navigation and "Papers" in navigation          # no page hidden behind "View more"
             # Material icons from the font inside Streamlit (no emoji boxes); the tab icon is ours, served locally.
             icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]').all_inner_texts()
             assert [icon for icon in icons if icon] == [        # Learn, then Research

@@ -135,7 +135,7 @@ def test_the_cli_and_the_notebook_trace_an_image_as_a_sentence(tmp_path, capsys)
     assert f"class {direct.output_text}" in printed and "held-out digit 10, a 2" in printed
     figure = explorer.image_attention_figure(direct, layer=3, head=1, query=0)
     row = direct.pattern("encoder")[3, 1, 0, 1:]
-    np.testing.assert_allclose(figure.data[0].z[:2, :2], row[0], atol=1e-6)   # patch r0c0 covers pixels 0-1 × 0-1
+    np.testing.assert_allclose(np.asarray(figure.data[0].z)[:2, :2], row[0], atol=1e-6)   # patch r0c0 covers pixels 0-1 × 0-1
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -189,3 +189,19 @@ def test_a_dark_on_light_picture_is_read_as_ink_on_paper(tmp_path):
     np.testing.assert_allclose(pixels, digit, atol=1 / 255 + 1e-6)
     assert description == "the picture two.png"
     assert explorer.trace_image(model, str(tmp_path / "two.png")).output_text == "2"
+
+
+def test_the_docs_image_notebook_lines_run_and_give_the_models_numbers():
+    """docs/cli-and-notebook.md's image example, exactly as written (after `import explorer`)."""
+    import re
+
+    text = (ROOT / "docs" / "cli-and-notebook.md").read_text(encoding="utf-8")
+    [block] = [code for code in re.findall(r"```python\n(.*?)```", text, re.S) if "trace_image" in code]
+    namespace = {"explorer": explorer}
+    exec(block, namespace)
+    digit, vit = namespace["digit"], namespace["vit"]
+    with torch.no_grad():
+        probabilities = torch.softmax(vit.forward(vit.image_batch(torch.tensor(held_out().images[17])))[0, 0], -1)
+    assert digit.output_text == str(int(probabilities.argmax())) and len(digit.steps[0].top_probs) == 10
+    assert digit.steps[0].chosen_prob == pytest.approx(float(probabilities.max()), abs=1e-5)
+    assert (held_out().labels[17], digit.output_text) == (3, "9")      # one of the 7 it gets wrong, as the docs say
