@@ -4,24 +4,33 @@ has the steps and their numbers; this page draws them, keeps the step in the URL
 import streamlit as st
 
 from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
-from explorer.teaching.lesson import Lesson
+from explorer.capture.image_trace import reads_images
+from explorer.teaching.image_lesson import lesson_for
 from explorer.teaching.lesson_steps import SHORT_TITLES, STEP_TERMS, Focus
 from pages.components import url_state
 from pages.components.glossary_links import linked
-from pages.components.session import current_trace, pruning_notice
+from pages.components.image_input_section import traced_image
+from pages.components.session import chosen_model, current_trace, pruning_notice
 from pages.components.widgets import show_figure
 
-st.title("Lesson: your sentence through the Transformer")
-st.caption("Follow your sentence through the model in a lecture's order. Each step says what happens in plain words, "
-           "shows this model's real numbers and one small figure, and links to the page that shows it in full. "
-           "Move with ◀ Previous / Next ▶, or jump with the list of steps; type your own sentence in the sidebar.")
-checkpoint, trace = current_trace(pruned=())      # the model as trained: a lecture explains every head at work
+model = chosen_model()
+image = reads_images(model)     # a digit through a Vision Transformer: the same steps, on patches
+st.title("Lesson: your digit through a Vision Transformer" if image else
+         "Lesson: your sentence through the Transformer")
+st.caption(f"Follow your {'digit' if image else 'sentence'} through the model in a lecture's order. Each step says "
+           "what happens in plain words, shows this model's real numbers and one small figure, and links to the page "
+           "that shows it in full. Move with ◀ Previous / Next ▶, or jump with the list of steps; "
+           + ("choose a digit just below." if image else "type your own sentence in the sidebar."))
+if image:
+    checkpoint, trace = model, traced_image(model)
+else:
+    checkpoint, trace = current_trace(pruned=())  # the model as trained: a lecture explains every head at work
 pruning_notice(checkpoint, "full", "the Lesson walks the model as trained, every head at work. The Translation, "
                "Attention and Prune pages show what pruning changes.")
 if trace.output_text:
     st.markdown(f"**The model's {trace.output_title.lower() if trace.output_title != 'German' else 'German'}:**")
     st.text(trace.output_text)
-lesson = Lesson(checkpoint, trace)
+lesson = lesson_for(checkpoint, trace)
 slugs = lesson.slugs
 default = lesson.default_focus()
 st.html(LESSON_CSS)
@@ -41,7 +50,8 @@ def head_choice() -> tuple[int, int]:
 layer, head = head_choice()
 word_column, layer_column, head_column, step_column = st.columns([3, 2, 2, 3])
 url_state.kept("lesson_word", "query", range(len(lesson.words)), default=default.word)
-word = word_column.selectbox("Word to follow", range(len(lesson.words)), key="lesson_word",
+word = word_column.selectbox("Patch to follow" if trace.image is not None else "Word to follow",
+                             range(len(lesson.words)), key="lesson_word",
                              format_func=lambda i: f"{i}: {lesson.words[i]}",
                              on_change=lambda: url_state.keep("query", st.session_state["lesson_word"]),
                              help="The piece whose query the attention steps follow (a query asks: which other "
@@ -59,7 +69,7 @@ head = head_column.selectbox("Head", range(checkpoint.heads), key="lesson_head",
                              help="Each layer has several heads: attention computed in parallel with different "
                                   "learned matrices.")
 step = 0
-if trace.steps:
+if trace.steps and trace.image is None:        # a decoder's steps (an image is classified in one)
     outputs = trace.output_tokens
     url_state.kept("lesson_output_step", "step", range(len(outputs)), default=default.step)
     step = step_column.selectbox("Output step", range(len(outputs)), key="lesson_output_step",

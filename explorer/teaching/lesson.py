@@ -28,6 +28,11 @@ from explorer.teaching.lesson_steps import PAPER, TITLES, DeepLink, Focus, Numbe
 class Lesson:
     """The steps for one model and one traced sentence."""
 
+    paper = PAPER               # what "the paper" is: Vaswani et al.'s base model (an image lesson: ViT-Base)
+    word, piece = "word", "piece"       # what the shared steps call a token (an image lesson: "token" both)
+    top_reader = "vectors are what the decoder reads."
+    heatmaps = "the heatmaps on the Attention page"
+
     def __init__(self, model: ExplorerModel, trace: Trace) -> None:
         self.model, self.trace = model, trace
         # The stack that reads the input: the encoder, or a decoder-only model's decoder.
@@ -124,8 +129,8 @@ class Lesson:
             numbers.append(Number("positional", added.lstrip("+ "), vector(positional[word])))
         numbers.append(Number("input", total.lstrip("= "), vector(summed)))
         rows = {first: embedded, added: positional[word] if positional is not None else None, total: summed}
-        differs = (f"The paper's vectors have {PAPER['d_model']} numbers; this model's {model.d_model}."
-                   if model.d_model != PAPER["d_model"] else "")
+        differs = (f"The paper's vectors have {self.paper['d_model']} numbers; this model's {model.d_model}."
+                   if model.d_model != self.paper["d_model"] else "")
         return Step("", "", text, numbers, figures.vector_rows({k: v for k, v in rows.items() if v is not None},
                                                               f"{self.words[word]}: the first 32 of {model.d_model} values"),
                     link=DeepLink("internals.py", "Internals → Positions", {"part": "Positions"}), differs=differs)
@@ -135,10 +140,10 @@ class Lesson:
         word = self.words[focus.word]
         norm = {"pre": "normalised first (this model puts layer norm before each sublayer) and ",
                 "post": ""}.get(model.architecture.norm_placement, "")
-        text = (f"In {self.reader} layer {focus.layer}, head {focus.head}, the word's vector is {norm}multiplied "
+        text = (f"In {self.reader} layer {focus.layer}, head {focus.head}, the {self.word}'s vector is {norm}multiplied "
                 f"by three learned matrices: its **query** q (what it looks for), its **key** k (what it offers to "
                 f"others' queries) and its **value** v (what it passes on). Each has d_k = {model.d_k} numbers. "
-                f"Every piece gets its own q, k and v the same way.")
+                f"Every {self.piece} gets its own q, k and v the same way.")
         own = focus.word if focus.word < len(walk.keys) else 0
         numbers = [Number("q", f"q of {word}", vector(walk.q)), Number("k", f"k of {word}", vector(walk.keys[own])),
                    Number("v", f"v of {word}", vector(walk.values[own])), Number("d_k", "d_k", model.d_k)]
@@ -151,7 +156,7 @@ class Lesson:
         walk = self.walk(focus)
         key = self.key_of(focus, walk)
         keys, word = self.trace.key_tokens(self.reader), self.words[focus.word]
-        text = (f"How well does each piece's key match {quoted(word)}'s query? Multiply them number by number and "
+        text = (f"How well does each {self.piece}'s key match {quoted(word)}'s query? Multiply them number by number and "
                 f"add up: the dot product **q · k**, one score per key. A large score means a good match. "
                 f"q({quoted(word)}) · k({quoted(keys[key])}) = {walk.dots[key]:.4f}.")
         numbers = [Number("key", "key", keys[key]),
@@ -185,10 +190,10 @@ class Lesson:
         keys, word = self.trace.key_tokens(self.reader), self.words[focus.word]
         hidden = int((~np.isfinite(walk.masked)).sum())
         masked = (f" {hidden} masked keys got −∞ first, so their weight is exactly 0." if hidden else
-                  " No key is masked here: the encoder lets every piece see every other.")
+                  f" No key is masked here: the encoder lets every {self.piece} see every other.")
         text = (f"Softmax turns the scores into weights: e^score, divided by their sum, so every weight is between 0 "
                 f"and 1 and the row adds up to 1.{masked} {quoted(word)} gives **{walk.weights[key]:.1%}** of its "
-                f"attention to {quoted(keys[key])}. This row is one row of the heatmaps on the Attention page.")
+                f"attention to {quoted(keys[key])}. This row is one row of {self.heatmaps}.")
         numbers = [Number("key", "key", keys[key]), Number("scaled", "scaled score", float(walk.scaled[key])),
                    Number("weight", f"weight on {keys[key]}", float(walk.weights[key])),
                    Number("sum", "sum of the row", float(walk.weights.sum()))]
@@ -221,8 +226,8 @@ class Lesson:
         numbers = [Number(f"head_{h}", f"head {h} looks most at",
                           f"{keys[favourites[h]]} ({rows[h, favourites[h]]:.1%})") for h in range(model.heads)]
         numbers.append(Number("concatenated", "numbers concatenated", len(walk.concatenated)))
-        differs = (f"The paper has {PAPER['heads']} heads of d_k {PAPER['d_k']}; this model has {model.heads} of "
-                   f"d_k {model.d_k}." if (model.heads, model.d_k) != (PAPER["heads"], PAPER["d_k"]) else "")
+        differs = (f"The paper has {self.paper['heads']} heads of d_k {self.paper['d_k']}; this model has {model.heads} of "
+                   f"d_k {model.d_k}." if (model.heads, model.d_k) != (self.paper["heads"], self.paper["d_k"]) else "")
         return Step("", "", text, numbers, figures.heads_by_key(rows, keys, f"{word}: every head of {self.reader} "
                                                                             f"layer {focus.layer}", focus.head),
                     link=DeepLink("attention.py", "Attention → every head",
@@ -231,14 +236,12 @@ class Lesson:
     def _output(self, focus: Focus) -> Step:
         walk, model = self.walk(focus), self.model
         word = self.words[focus.word]
-        residual = {"pre": "It is added to the word's vector (the residual connection); layer norm comes before "
-                           "the next sublayer.",
-                    "post": "It is added to the word's vector (the residual connection) and the sum is "
-                            "normalised."}.get(model.architecture.norm_placement, "It is added to the word's vector (the "
-                                                                       "residual connection).")
+        added = f"It is added to the {self.word}'s vector (the residual connection)"
+        residual = {"pre": f"{added}; layer norm comes before the next sublayer.",
+                    "post": f"{added} and the sum is normalised."}.get(model.architecture.norm_placement, f"{added}.")
         text = (f"One more learned matrix, **W_O**, turns the {len(walk.concatenated)} concatenated numbers back into "
                 f"d_model = {len(walk.output)} (+ a bias): the attention block's output for {quoted(word)}. "
-                f"{residual} Then a feed-forward network works on each piece alone.")
+                f"{residual} Then a feed-forward network works on each {self.piece} alone.")
         numbers = [Number("output", "concat × W_O + bias (first values)", vector(walk.output)),
                    Number("size", "numbers out", len(walk.output))]
         return Step("", "", text, numbers, figures.vector_rows({"attention output": walk.output},
@@ -251,16 +254,16 @@ class Lesson:
         averaged = self.trace.pattern(self.reader)[:, :, focus.word].mean(axis=1)       # [layers, keys]
         favourites = [int(np.argmax(row)) for row in averaged]
         text = (f"Attention + feed-forward make one layer; the {self.reader} stacks {layers} of them, each reading "
-                f"the one before (counted from 0: layers 0 to {layers - 1}). Each layer's heads look at different words: "
+                f"the one before (counted from 0: layers 0 to {layers - 1}). Each layer's heads look at different {self.word}s: "
                 f"below, {quoted(word)}'s attention averaged over the heads, one column per layer. The last layer's "
-                "vectors are what the decoder reads."
+                f"{self.top_reader}"
                 if self.reader == "encoder" else
                 f"Attention + feed-forward make one layer; the model stacks {layers} of them.")
         numbers = [Number(f"layer_{layer}", f"layer {layer} looks most at",
                           f"{keys[favourites[layer]]} ({averaged[layer, favourites[layer]]:.1%})")
                    for layer in range(layers)]
-        differs = (f"The paper stacks {PAPER['layers']} layers; this model has {layers}."
-                   if layers != PAPER["layers"] else "")
+        differs = (f"The paper stacks {self.paper['layers']} layers; this model has {layers}."
+                   if layers != self.paper["layers"] else "")
         return Step("", "", text, numbers, figures.layers_by_key(averaged, keys, f"{word}: the heads' average, "
                                                                                   "layer by layer"),
                     link=DeepLink("attention.py", "Attention → every head",
@@ -345,18 +348,18 @@ class Lesson:
     # -- where this model differs from the paper ---------------------------------------------------------------
     def d_k_difference(self) -> str:
         d_k = self.model.d_k
-        return (f"The paper's d_k is {PAPER['d_k']} ({PAPER['d_model']} ÷ {PAPER['heads']} heads); this model's is "
-                f"{d_k} ({self.model.d_model} ÷ {self.model.heads}).") if d_k != PAPER["d_k"] else ""
+        return (f"The paper's d_k is {self.paper['d_k']} ({self.paper['d_model']} ÷ {self.paper['heads']} heads); this model's is "
+                f"{d_k} ({self.model.d_model} ÷ {self.model.heads}).") if d_k != self.paper["d_k"] else ""
 
     def scaling_difference(self, walk: Walkthrough) -> str:
         d_k = self.model.d_k
         if not np.isclose(walk.scaling, d_k ** -0.5):
             return ("This model does not divide by √d_k (its training folded the scale into its weights); the "
                     "paper does.")
-        if d_k == PAPER["d_k"]:
+        if d_k == self.paper["d_k"]:
             return ""
-        return (f"This model's d_k is {d_k}, so ÷ {np.sqrt(d_k):.2f}; the paper's d_k {PAPER['d_k']} gives "
-                f"÷ {np.sqrt(PAPER['d_k']):.0f}.")
+        return (f"This model's d_k is {d_k}, so ÷ {np.sqrt(d_k):.2f}; the paper's d_k {self.paper['d_k']} gives "
+                f"÷ {np.sqrt(self.paper['d_k']):.0f}.")
 
     def norm_difference(self) -> str:
         if self.model.architecture.norm_placement == "pre":

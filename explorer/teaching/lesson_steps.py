@@ -10,6 +10,8 @@ import numpy as np
 
 # Vaswani et al. 2017, the base model: what each step compares this model with.
 PAPER = {"d_model": 512, "layers": 6, "heads": 8, "d_k": 64}
+# Dosovitskiy et al. 2021, ViT-Base: what an image lesson compares its model with.
+VIT_BASE = {"d_model": 768, "layers": 12, "heads": 12, "d_k": 64, "patch": 16, "image": 224}
 SHOWN_VALUES = 4        # the first values of a vector written out in a step's numbers
 
 
@@ -72,6 +74,9 @@ TITLES = {
     "cross": "Encoder–decoder attention",
     "probabilities": "Linear + softmax: the next word's probabilities",
     "next": "The chosen word, and the loop",
+    # an image through a Vision Transformer (explorer/teaching/image_lesson.py)
+    "image": "Your image, as patches",
+    "classify": "The class token: linear + softmax",
 }
 
 
@@ -91,13 +96,16 @@ STEP_TERMS = {
     "cross": ("cross-attention", "encoder", "decoder"),
     "probabilities": ("logits", "softmax", "entropy"),
     "next": ("greedy decoding", "beam search", "special token"),
+    "image": ("patch", "class token", "Vision Transformer"),
+    "classify": ("class token", "logits", "softmax"),
 }
 
 # The step list's labels: short, so all of them fit a 1024-pixel projector's column in a few rows.
 SHORT_TITLES = {"sentence": "Pieces", "embedding": "Embedding + position", "qkv": "Q, K, V", "scores": "q · k",
                 "scale": "÷ √d_k", "softmax": "Softmax", "values": "z = Σ weight × v", "heads": "All heads",
                 "output": "W_O", "layers": "Layers", "masked": "Masked self-attention", "cross": "Cross-attention",
-                "probabilities": "Linear + softmax", "next": "Next word, loop"}
+                "probabilities": "Linear + softmax", "next": "Next word, loop",
+                "image": "Patches", "classify": "Class"}
 
 
 def vector(values: np.ndarray) -> list[float]:

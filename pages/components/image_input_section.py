@@ -9,11 +9,18 @@ import pandas as pd
 import streamlit as st
 
 from explorer.capture.image_inputs import held_out_digit
+from explorer.capture.image_trace import trace_image
 from models.digits import held_out
 from pages.components import url_state
 
 INK_LEVELS = 16         # scikit-learn's digits: 17 grey levels, 0 … 16
 SOURCES = ("a held-out digit", "draw one")
+
+
+def traced_image(model):
+    """The digit chosen on the page (picker drawn here), traced through the whole model: the Lesson's input."""
+    pixels, description = chosen_image(model.image_shape)
+    return trace_image(model, pixels, description=description)
 
 
 def chosen_image(shape: tuple[int, int]) -> tuple[np.ndarray, str]:

@@ -94,3 +94,27 @@ def test_compare_leaves_the_image_model_out_and_says_so(page):
                                             "2 heads (en-de-h2)"])
     assert any("reads images: Compare sets models of text side by side" in info.value for info in at.info)
     assert [header.value for header in at.subheader][:2] == ["8 heads (en-de-h8)", "2 heads (en-de-h2)"]
+
+
+def test_the_lesson_walks_a_digit_through_the_vision_transformer(page, vit):
+    from explorer.teaching.image_lesson import ImageLesson
+    from explorer.teaching.lesson_steps import Focus
+
+    at = page("lesson.py", model="Digits, Vision Transformer (digits-vit)", image_digit=10)
+    assert "digit through a Vision Transformer" in at.title[0].value
+    trace = trace_image(vit, held_out().images[10])
+    lesson = ImageLesson(vit, trace)
+    assert lesson.slugs[0] == "image" and lesson.slugs[-1] == "classify" and len(lesson.slugs) == 11
+    focus = lesson.default_focus()                  # the lower right quarter's inkiest patch, in the last layer
+    assert trace.source_tokens[focus.word][1] in "23" and trace.source_tokens[focus.word][3] in "23"
+    qkv = lesson.step("qkv", focus)
+    walk = lesson.walk(focus)
+    assert qkv.title == "Q, K and V of one patch"
+    np.testing.assert_allclose([n.value for n in qkv.numbers if n.name == "q"][0], walk.q[:4], atol=1e-6)
+    classify = lesson.step("classify", focus)
+    assert [n.value for n in classify.numbers if n.name == "probability"][0] == pytest.approx(
+        trace.steps[0].chosen_prob)
+    assert classify.link.page == "images.py" and qkv.link.parameters == {"section": "Q, K, V", "patch": str(focus.word)}
+    at.button(key="lesson_next").click().run()
+    assert not at.exception and "Step 2 of 11" in at.subheader[0].value
+    assert "patch" in " ".join(m.value for m in at.markdown)

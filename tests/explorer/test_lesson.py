@@ -31,7 +31,7 @@ def test_the_lesson_opens_on_the_pronoun_and_walks_every_step(lecture):
     lesson, trace = lecture
     focus = lesson.default_focus()
     assert lesson.words[focus.word] == "▁it"                   # the lecture's question
-    assert lesson.slugs == list(TITLES)                        # an encoder–decoder translator: all 14 steps
+    assert lesson.slugs == [slug for slug in TITLES if slug not in ("image", "classify")]   # a translator: all 14 steps
     for slug in lesson.slugs:
         step = lesson.step(slug, focus)
         assert step.text and step.numbers and (step.figure is not None or step.tokens), slug
