@@ -30,3 +30,20 @@ def bias_by_offset(bias: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         query = max(0, -offset)
         values[:, column] = bias[:, query, query + offset]
     return offsets, values
+
+
+def grid_closeness(similarity: np.ndarray, grid: tuple[int, int]) -> dict[str, float]:
+    """How much a learned position table knows the 2-D layout of its patches: Spearman's ρ between two patches'
+    similarity and their closeness on the grid (minus the city-block distance), and the mean similarity of
+    neighbours (one step apart) against patches four or more steps apart. similarity: [patches, patches]."""
+    from scipy.stats import spearmanr
+
+    rows, columns = grid
+    places = np.array([(row, column) for row in range(rows) for column in range(columns)])
+    distance = np.abs(places[:, None] - places[None]).sum(-1)
+    others = ~np.eye(len(places), dtype=bool)
+    far = distance >= 4
+    return {"rho": float(spearmanr(similarity[others], -distance[others]).statistic),
+            "neighbours": float(similarity[distance == 1].mean()),
+            "far": float(similarity[far].mean()) if far.any() else float("nan")}
+

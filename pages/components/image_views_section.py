@@ -8,7 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analyses.internals import qkv_walkthrough
-from explorer.figures.image import (attention_over_image, heads_over_image, position_similarity_grid,
+from explorer.analyses.positional import grid_closeness, position_similarity
+from explorer.figures.image import (attention_over_image, grid_of, heads_over_image, position_similarity_grid,
                                     rollout_over_image, token_name)
 from explorer.figures.walkthrough import scaling_words, walkthrough_figure
 from pages.components import url_state
@@ -67,7 +68,11 @@ def positions(model, trace) -> None:
                "on the image; its cells show how similar (cosine) that patch's position vector is to every "
                "other patch's. The ViT paper (Dosovitskiy et al. 2021, figure 7) found that a model trained on "
                "millions of images learns the 2-D layout: nearby patches, and the same row and column, come out "
-               "similar. This model saw 1,437 small digits.")
+               "similar.")
+    closeness = grid_closeness(position_similarity(trace.positional["source"][1:], cosine=True), grid_of(trace))
+    st.markdown(f"In {model.name}: similarity against closeness on the grid, Spearman ρ = **{closeness['rho']:.2f}**; "
+                f"neighbouring patches average **{closeness['neighbours']:.2f}**, patches four or more steps apart "
+                f"**{closeness['far']:.2f}**.")
     show_figure(position_similarity_grid(trace), "image-position-similarity", trace.positional["source"],
                 width="content")
 

@@ -205,3 +205,16 @@ def test_the_docs_image_notebook_lines_run_and_give_the_models_numbers():
     assert digit.output_text == str(int(probabilities.argmax())) and len(digit.steps[0].top_probs) == 10
     assert digit.steps[0].chosen_prob == pytest.approx(float(probabilities.max()), abs=1e-5)
     assert (held_out().labels[17], digit.output_text) == (3, "9")      # one of the 7 it gets wrong, as the docs say
+
+
+def test_grid_closeness_finds_a_planted_layout_and_the_bundled_models_own():
+    from explorer.analyses.positional import grid_closeness, position_similarity
+
+    places = np.array([(row, column) for row in range(4) for column in range(4)], dtype=float)
+    layout = np.concatenate([np.sin(places * 0.5), np.cos(places * 0.5)], axis=1)      # a table that is the grid
+    planted = grid_closeness(position_similarity(layout, cosine=True), (4, 4))
+    noise = grid_closeness(position_similarity(np.random.default_rng(0).normal(size=(16, 8)), cosine=True), (4, 4))
+    assert planted["rho"] > 0.9 and planted["neighbours"] > planted["far"] and abs(noise["rho"]) < 0.2
+    table = open_model(BUNDLED).model.encoder.positions.detach().numpy()[1:]
+    bundled = grid_closeness(position_similarity(table, cosine=True), (4, 4))
+    assert (round(bundled["rho"], 2), round(bundled["neighbours"], 2), round(bundled["far"], 2)) == (0.42, 0.27, -0.04)
