@@ -67,15 +67,16 @@ def square_axes(figure: go.Figure, **where) -> None:
                         scaleanchor="x" if not where else None, **where)
 
 
-def mark_patch(figure: go.Figure, trace: Trace, token: int, **where) -> None:
-    """A white frame round the query patch (the class token has no place on the image)."""
+def mark_patch(figure: go.Figure, trace: Trace, token: int, colour: str = "white", **where) -> None:
+    """A frame round the query patch (the class token has no place on the image): white over the weights' colours,
+    red over the bare digit."""
     if token == 0:
         return
     rows, columns = grid_of(trace)
     size = trace.image.shape[0] // rows
     row, column = divmod(token - 1, columns)
     figure.add_shape(type="rect", x0=column * size - 0.5, x1=(column + 1) * size - 0.5, y0=row * size - 0.5,
-                     y1=(row + 1) * size - 0.5, line=dict(color="white", width=3), **where)
+                     y1=(row + 1) * size - 0.5, line=dict(color=colour, width=3), **where)
 
 
 def attention_over_image(trace: Trace, layer: int, head: int, query: int = 0) -> go.Figure:

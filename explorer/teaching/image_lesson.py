@@ -10,7 +10,8 @@ al. 2021), and every deep link goes to the Images page.
 
 from __future__ import annotations
 
-from explorer.figures.image import class_probabilities, digit_figure, grid_of, mark_patch, token_name
+from explorer.figures.image import (attention_over_image, class_probabilities, digit_figure, grid_of, mark_patch,
+                                    token_name)
 from explorer.teaching.lesson import Lesson
 from explorer.teaching.lesson_steps import VIT_BASE, DeepLink, Focus, Number, Step, vector
 from explorer.figures import lesson as figures
@@ -63,11 +64,13 @@ class ImageLesson(Lesson):
                 f"**class token** ([CLS]): at the top, it alone names the digit. Every step below follows "
                 f"{token_name(trace, focus.word)} (framed; choose another above).")
         figure = digit_figure(trace.image, f"{trace.text}: {rows * columns} patches of {size} × {size}")
-        for line in range(1, rows):
-            figure.add_hline(y=line * size - 0.5, line=dict(color="#1f77b4", width=1))
+        edge = dict(color="#1f77b4", width=1)
+        for line in range(1, rows):          # the patches' borders, within the image
+            figure.add_shape(type="line", x0=-0.5, x1=width - 0.5, y0=line * size - 0.5, y1=line * size - 0.5, line=edge)
         for line in range(1, columns):
-            figure.add_vline(x=line * size - 0.5, line=dict(color="#1f77b4", width=1))
-        mark_patch(figure, trace, focus.word)
+            figure.add_shape(type="line", y0=-0.5, y1=height - 0.5, x0=line * size - 0.5, x1=line * size - 0.5, line=edge)
+        figure.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=-0.5, y1=height - 0.5, line=edge)    # the paper's edge
+        mark_patch(figure, trace, focus.word, colour="#d62728")
         figure.update_traces(colorscale=[[0, "white"], [1, "black"]], selector=dict(type="heatmap"))
         numbers = [Number("pixels", "pixels", height * width), Number("patches", "patches", rows * columns),
                    Number("tokens", "tokens (with the class token)", len(trace.source_tokens))]
@@ -94,6 +97,12 @@ class ImageLesson(Lesson):
                    if model.d_model != self.paper["d_model"] else "")
         return Step("", "", text, numbers, figures.vector_rows(
             rows, f"{trace.source_tokens[token]}: the first 32 of {model.d_model} values"), differs=differs)
+
+    def _softmax(self, focus: Focus) -> Step:
+        """The sentence lesson's softmax step, its weights drawn over the digit: the image is the key axis."""
+        shown = super()._softmax(focus)
+        shown.figure = attention_over_image(self.trace, focus.layer, focus.head, focus.word)
+        return shown
 
     def _classify(self, focus: Focus) -> Step:
         step = self.trace.steps[0]

@@ -38,8 +38,8 @@ from pages.components.access import policy
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
            "1 head (en-de-h1)": ROOT / "models" / "en-de-h1",
-           "Digits, Vision Transformer (digits-vit)": ROOT / "models" / "digits-vit"}
-IMAGE_MODEL = "Digits, Vision Transformer (digits-vit)"     # what the Images page draws when the open model reads text
+           "Digits ViT (digits-vit)": ROOT / "models" / "digits-vit"}
+IMAGE_MODEL = "Digits ViT (digits-vit)"     # what the Images page draws when the open model reads text
 IMAGES_PAGE = "images"
 OWN = "Your own checkpoint folder…"      # a free-text folder box: on one's own machine only, never when served
 DEFAULT_MODEL = "8 heads (en-de-h8)"

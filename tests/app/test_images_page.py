@@ -80,7 +80,7 @@ def test_a_drawn_digit_is_what_the_model_reads(page, vit):
 
 
 def test_with_the_image_model_in_the_sidebar_the_sentence_pages_say_so(page):
-    at = page("attention.py", model="Digits, Vision Transformer (digits-vit)")
+    at = page("attention.py", model="Digits ViT (digits-vit)")
     assert any("reads images, not sentences" in info.value for info in at.info)
     assert not [area for area in at.text_area if area.label == "English sentence"]
     at.switch_page("images.py")
@@ -90,7 +90,7 @@ def test_with_the_image_model_in_the_sidebar_the_sentence_pages_say_so(page):
 
 
 def test_compare_leaves_the_image_model_out_and_says_so(page):
-    at = page("compare.py", compare_models=["8 heads (en-de-h8)", "Digits, Vision Transformer (digits-vit)",
+    at = page("compare.py", compare_models=["8 heads (en-de-h8)", "Digits ViT (digits-vit)",
                                             "2 heads (en-de-h2)"])
     assert any("reads images: Compare sets models of text side by side" in info.value for info in at.info)
     assert [header.value for header in at.subheader][:2] == ["8 heads (en-de-h8)", "2 heads (en-de-h2)"]
@@ -100,7 +100,7 @@ def test_the_lesson_walks_a_digit_through_the_vision_transformer(page, vit):
     from explorer.teaching.image_lesson import ImageLesson
     from explorer.teaching.lesson_steps import Focus
 
-    at = page("lesson.py", model="Digits, Vision Transformer (digits-vit)", image_digit=10)
+    at = page("lesson.py", model="Digits ViT (digits-vit)", image_digit=10)
     assert "digit through a Vision Transformer" in at.title[0].value
     trace = trace_image(vit, held_out().images[10])
     lesson = ImageLesson(vit, trace)
