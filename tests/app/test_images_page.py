@@ -118,3 +118,24 @@ def test_the_lesson_walks_a_digit_through_the_vision_transformer(page, vit):
     at.button(key="lesson_next").click().run()
     assert not at.exception and "Step 2 of 11" in at.subheader[0].value
     assert "patch" in " ".join(m.value for m in at.markdown)
+
+
+def test_a_hugging_face_vit_folder_opens_on_the_images_page(page, tmp_path):
+    import torch
+    import transformers
+
+    from pages.components.session import OWN
+
+    torch.manual_seed(2)
+    config = transformers.ViTConfig(image_size=8, patch_size=2, num_channels=1, hidden_size=16, num_hidden_layers=2,
+                                    num_attention_heads=4, intermediate_size=32, num_labels=10)
+    transformers.ViTForImageClassification(config).save_pretrained(tmp_path)
+    at = page("images.py", model=OWN, own_model=str(tmp_path), image_digit=4)
+    model = open_model(tmp_path)
+    trace = trace_image(model, held_out().images[4])
+    classes = chart_titled(at, "Class probabilities")[0]
+    np.testing.assert_allclose(np.asarray(classes["y"], dtype=float), [trace.steps[0].top_probs[trace.steps[0].top_tokens.index(name)]
+                                              for name in classes["x"]], atol=1e-6)
+    assert not any("bundled image model" in c.value for c in at.caption)
+    open_tab(at, "Positions")
+    assert any("cannot read them apart" in info.value for info in at.info)        # its positions: a parameter
