@@ -21,7 +21,7 @@ class HuggingFaceImageClassifier(HuggingFaceAttention, ImageInput):
     task = CLASSIFY
     block_paths = ((re.compile(r"(?:^|\.)layers?\.(\d+)\.attention(?:\.attention)?$"), "encoder"),)
     architecture = Architecture("learned", norm_placement="pre", embedding_steps=(
-        "patch embedding (and the class token)", "+ learned position (2-D grid)", "= input to layer 0"))
+        "patch embedding (and the class token)", "+ learned position (one per token)", "= input to layer 0"))
 
     def __post_init__(self) -> None:
         super().__post_init__()

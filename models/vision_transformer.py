@@ -1,7 +1,7 @@
 """A Vision Transformer (Dosovitskiy et al. 2021, "An image is worth 16×16 words") for small grey images, and the
 bundled one behind the model interface: an image is cut into square patches, each patch's pixels are projected
-to d_model, a learned class token goes first, a learned position table (one row per patch of the 2-D grid, and
-one for the class token) is added, and pre-norm encoder layers read them; the class token's final state, through
+to d_model, a learned class token goes first, a learned position table is added (one row per token, 1-D as in the
+paper: the 2-D layout is left to learn), and pre-norm encoder layers read them; the class token's final state, through
 a layer norm and a linear head, gives the class logits.
 
 The layers are the translation Transformer's own (models/transformer.py: the same attention with the same hook
@@ -123,7 +123,7 @@ class DigitsClassifier(AttentionModel, ImageInput):
     kinds = ("encoder",)
     task = CLASSIFY
     architecture = Architecture("learned", norm_placement="pre", embedding_steps=(
-        "patch embedding (and the class token)", "+ learned position (2-D grid)", "= input to layer 0"))
+        "patch embedding (and the class token)", "+ learned position (one per token)", "= input to layer 0"))
 
     def __post_init__(self) -> None:
         config = self.model.config

@@ -39,7 +39,7 @@ if pruned_elsewhere and not from_sidebar:    # the Prune page's heads are the si
         st.info(f"✂ {plural(count, 'head')} pruned on the [Prune](prune) page belong to {text_model.name}; this page "
                 f"shows {model.name}, whose heads you switch off below.")
 
-pixels, description = chosen_image(model.image_shape)
+pixels, description, label = chosen_image(model.image_shape)
 pruned = pruned_heads(model)
 try:
     trace = trace_image(model, pixels, pruned, description=description)
@@ -52,7 +52,7 @@ left, right = st.columns([1, 2])
 with left:
     show_figure(digit_figure(trace.image, description), "image-digit", trace.image)
 with right:
-    show_figure(class_probabilities(trace), "image-classes")
+    show_figure(class_probabilities(trace, label), "image-classes")
 live = None
 if pruned:
     live = np.ones((model.layers("encoder"), model.heads))

@@ -21,16 +21,20 @@ st.caption(f"Follow your {'digit' if image else 'sentence'} through the model in
            "what happens in plain words, shows this model's real numbers and one small figure, and links to the page "
            "that shows it in full. Move with ◀ Previous / Next ▶, or jump with the list of steps; "
            + ("choose a digit just below." if image else "type your own sentence in the sidebar."))
+label = None                    # a held-out digit's own label
 if image:
-    checkpoint, trace = model, traced_image(model)
+    checkpoint, (trace, label) = model, traced_image(model)
 else:
     checkpoint, trace = current_trace(pruned=())  # the model as trained: a lecture explains every head at work
 pruning_notice(checkpoint, "full", "the Lesson walks the model as trained, every head at work. The Translation, "
                "Attention and Prune pages show what pruning changes.")
-if trace.output_text:
+if image:
+    verdict = "" if label is None else f" · labelled {label} " + ("✓" if label == trace.output_text else "✗")
+    st.markdown(f"**The model's class: {trace.output_text}** ({trace.steps[0].chosen_prob:.0%}){verdict}")
+elif trace.output_text:
     st.markdown(f"**The model's {trace.output_title.lower() if trace.output_title != 'German' else 'German'}:**")
     st.text(trace.output_text)
-lesson = lesson_for(checkpoint, trace)
+lesson = lesson_for(checkpoint, trace, label)
 slugs = lesson.slugs
 default = lesson.default_focus()
 st.html(LESSON_CSS)
@@ -50,11 +54,13 @@ def head_choice() -> tuple[int, int]:
 layer, head = head_choice()
 word_column, layer_column, head_column, step_column = st.columns([3, 2, 2, 3])
 url_state.kept("lesson_word", "query", range(len(lesson.words)), default=default.word)
-word = word_column.selectbox("Patch to follow" if trace.image is not None else "Word to follow",
+word = word_column.selectbox("Token to follow" if image else "Word to follow",
                              range(len(lesson.words)), key="lesson_word",
                              format_func=lambda i: f"{i}: {lesson.words[i]}",
                              on_change=lambda: url_state.keep("query", st.session_state["lesson_word"]),
-                             help="The piece whose query the attention steps follow (a query asks: which other "
+                             help="The token whose query the steps follow: 0 is the class token, then the patches "
+                                  "row by row (r3c2 = row 3, column 2, counted from 0 at the top left)." if image else
+                                  "The piece whose query the attention steps follow (a query asks: which other "
                                   "pieces matter to me?).")
 url_state.kept("lesson_layer", None, range(lesson.layers()), default=min(layer, lesson.layers() - 1))
 def keep_head() -> None:

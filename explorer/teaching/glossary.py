@@ -65,7 +65,7 @@ GLOSSARY: dict[str, Entry] = _sorted({
         "Dosovitskiy et al. 2021, §3.1 · the Images page", ("class token", "Vision Transformer", "token")),
     "Vision Transformer": Entry(
         "A Transformer encoder that reads an image: the image cut into patches, each patch a token, a class token "
-        "before them and a learned position for every place on the grid; the class token's final state names the "
+        "before them and a learned position vector for every token; the class token's final state names the "
         "class (ViT, \"an image is worth 16×16 words\").",
         "Dosovitskiy et al. 2021 · the Images page", ("patch", "class token", "encoder", "positional encoding")),
     "beam search": Entry(

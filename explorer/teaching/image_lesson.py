@@ -20,8 +20,8 @@ IMAGES = "images.py"
 # Each shared step's deep view on the Images page (its tab).
 SECTIONS = {"embedding": "Positions", "qkv": "Q, K, V", "scores": "Q, K, V", "scale": "Q, K, V",
             "softmax": "One head", "values": "Q, K, V", "heads": "Every head", "output": "Q, K, V",
-            "layers": "Every head", "classify": "Rollout", "image": "One head"}
-IMAGE_TITLES = {"embedding": "Patch embedding + learned position", "qkv": "Q, K and V of one patch"}
+            "layers": "Every head", "classify": "Rollout", "image": None}
+IMAGE_TITLES = {"embedding": "Patch embedding + learned position", "qkv": "Q, K and V of one token"}
 
 
 class ImageLesson(Lesson):
@@ -30,7 +30,11 @@ class ImageLesson(Lesson):
     paper = VIT_BASE
     word = piece = "token"
     top_reader = "class token's vector is all the classifier reads."
-    heatmaps = "what the Images page draws over the digit"
+    heatmaps = "what the Images page's One head tab draws over the digit"
+
+    def __init__(self, model, trace, label: str | None = None) -> None:
+        super().__init__(model, trace)
+        self.label = label              # the digit's own label, when it is a held-out one
 
     @property
     def slugs(self) -> list[str]:
@@ -49,8 +53,9 @@ class ImageLesson(Lesson):
     def step(self, slug: str, focus: Focus) -> Step:
         shown = super().step(slug, focus)
         shown.title = IMAGE_TITLES.get(slug, shown.title)
-        shown.link = DeepLink(IMAGES, f"Images → {SECTIONS[slug]}",
-                              {"section": SECTIONS[slug], "patch": str(self.clamped(focus).word)})
+        section = SECTIONS[slug]
+        shown.link = section and DeepLink(IMAGES, f"Images → {section}",
+                                          {"section": section, "patch": str(self.clamped(focus).word)})
         return shown
 
     def _image(self, focus: Focus) -> Step:
@@ -58,11 +63,14 @@ class ImageLesson(Lesson):
         rows, columns = grid_of(trace)
         height, width = trace.image.shape
         size = height // rows
-        text = (f"A Vision Transformer never sees the whole picture at once as a grid of pixels: it cuts the "
-                f"{height} × {width} image into **{rows * columns} patches** of {size} × {size} pixels, row by row, "
-                f"and each patch becomes one token, as a piece of a sentence does. Before them it puts a learned "
-                f"**class token** ([CLS]): at the top, it alone names the digit. Every step below follows "
-                f"{token_name(trace, focus.word)} (framed; choose another above).")
+        text = (f"A Vision Transformer does not read the picture pixel by pixel: it cuts the {height} × {width} image "
+                f"into **{rows * columns} patches** of {size} × {size} pixels, row by row, and each patch becomes one "
+                "token, as a word does in a sentence (the paper's title: \"an image is worth 16 × 16 words\"). All "
+                "tokens are read at once: from the first layer any patch may attend to any other. Before them it puts "
+                "a learned **class token** ([CLS]): at the top, it alone names the digit. Every step below follows "
+                f"{token_name(trace, focus.word)}" + (f" (row {(focus.word - 1) // columns}, column "
+                                                      f"{(focus.word - 1) % columns}, counted from 0 at the top left; "
+                                                      "framed in red)" if focus.word else "") + "; choose another above.")
         figure = digit_figure(trace.image, f"{trace.text}: {rows * columns} patches of {size} × {size}")
         edge = dict(color="#1f77b4", width=1)
         for line in range(1, rows):          # the patches' borders, within the image
@@ -71,12 +79,16 @@ class ImageLesson(Lesson):
             figure.add_shape(type="line", y0=-0.5, y1=height - 0.5, x0=line * size - 0.5, x1=line * size - 0.5, line=edge)
         figure.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=-0.5, y1=height - 0.5, line=edge)    # the paper's edge
         mark_patch(figure, trace, focus.word, colour="#d62728")
-        figure.update_traces(colorscale=[[0, "white"], [1, "black"]], selector=dict(type="heatmap"))
         numbers = [Number("pixels", "pixels", height * width), Number("patches", "patches", rows * columns),
                    Number("tokens", "tokens (with the class token)", len(trace.source_tokens))]
+        paper_patch = self.paper["patch"]
         differs = (f"The ViT paper cuts a {self.paper['image']} × {self.paper['image']} photograph into "
-                   f"{(self.paper['image'] // self.paper['patch']) ** 2} patches of {self.paper['patch']} × "
-                   f"{self.paper['patch']}; this model reads {height} × {width} digits in {size} × {size} patches.")
+                   f"{(self.paper['image'] // paper_patch) ** 2} patches of {paper_patch} × {paper_patch} × 3 colours "
+                   f"= {paper_patch ** 2 * 3} numbers each, projected to {self.paper['d_model']}; this model reads "
+                   f"{height} × {width} grey digits in {size} × {size} patches of {size * size} numbers, projected to "
+                   f"{self.model.d_model}. The paper pre-trains on 14 to 300 million images, because a ViT has few of "
+                   "a convolutional network's built-in assumptions about images; this model learned from 1,437 "
+                   "small digits.")
         return Step("", "", text, numbers, figure, differs=differs)
 
     def _embedding(self, focus: Focus) -> Step:
@@ -87,14 +99,18 @@ class ImageLesson(Lesson):
                 f"The patch's {model.patch_size ** 2} pixels, "
                 f"in a row, are multiplied by a learned matrix")
         text = (f"{what}: d_model = {model.d_model} numbers. Attention itself ignores where a token is, so the "
-                "model adds a learned position vector, one for each place on the grid (and one for the class "
-                f"token); the sum is what layer 0 reads. Shown: the first values for {token_name(trace, token)}.")
+                "model adds a learned position vector, one per token number (0 for the class token, then 1 to "
+                f"{len(trace.source_tokens) - 1} for the patches row by row); the sum is what layer 0 reads. Shown: "
+                f"the first values for {token_name(trace, token)}.")
         rows = {"patch embedding": embedded, "+ learned position": positional, "= input to layer 0": summed}
         numbers = [Number("embedding", "embedding", vector(embedded)),
                    Number("positional", "learned position", vector(positional)),
                    Number("input", "input to layer 0", vector(summed))]
-        differs = (f"ViT-Base's vectors have {self.paper['d_model']} numbers; this model's {model.d_model}."
-                   if model.d_model != self.paper["d_model"] else "")
+        differs = ("As in the paper, the position table is one-dimensional: one learned vector per token number. "
+                   "The model is never told a patch's row and column; it must learn the layout (Images → "
+                   "Positions shows how much it did). " + (f"ViT-Base's vectors have {self.paper['d_model']} numbers; "
+                                                           f"this model's {model.d_model}."
+                                                           if model.d_model != self.paper["d_model"] else ""))
         return Step("", "", text, numbers, figures.vector_rows(
             rows, f"{trace.source_tokens[token]}: the first 32 of {model.d_model} values"), differs=differs)
 
@@ -111,17 +127,27 @@ class ImageLesson(Lesson):
                 "matrix: one score (logit) per class. Softmax makes them probabilities, and the most probable class "
                 f"is the model's answer: **{step.chosen}**, with **{step.chosen_prob:.1%}**. Only the class token is "
                 "read; what it knows of the patches came to it through attention, layer by layer.")
+        if self.label is not None and self.label != step.chosen:
+            given = dict(zip(step.top_tokens, step.top_probs)).get(self.label, 0.0)
+            errors = (self.model.info.get("scores") or {}).get("held_out_errors")
+            text += (f" This digit is labelled **{self.label}**: the model is wrong here, giving {self.label} "
+                     f"{given:.1%}." + (f" It gets {errors} of the held-out digits wrong; looking at one is a good "
+                                        "lesson." if errors else ""))
         numbers = [Number("chosen", "class", step.chosen), Number("probability", "its probability",
-                                                                  float(step.chosen_prob)),
+                                                                  f"{step.chosen_prob:.1%}"),
                    Number("runner_up", "next best", f"{runner_up[1]} ({runner_up[0]:.1%})")]
-        return Step("", "", text, numbers, class_probabilities(self.trace))
+        differs = ("The paper's classifier is a small network with one hidden layer while pre-training and a single "
+                   "linear layer when fine-tuned; this model uses one linear layer.")
+        return Step("", "", text, numbers, class_probabilities(self.trace, self.label), differs=differs)
 
     def norm_difference(self) -> str:
-        return ("" if self.model.architecture.norm_placement == "pre" else
-                "The ViT paper normalises each sublayer's input (pre-norm); this model does not say where its layer "
-                "norm sits.")
+        placement = self.model.architecture.norm_placement
+        if placement == "pre":
+            return ""           # pre-norm, as in the ViT paper
+        where = "after the residual sum (post-norm)" if placement == "post" else "where its family does not say"
+        return f"This model normalises {where}; the ViT paper normalises each sublayer's input (pre-norm)."
 
 
-def lesson_for(model, trace) -> Lesson:
-    """The Lesson that fits the trace: an image's, or a sentence's."""
-    return ImageLesson(model, trace) if trace.image is not None else Lesson(model, trace)
+def lesson_for(model, trace, label: str | None = None) -> Lesson:
+    """The Lesson that fits the trace: an image's (with its label, when known), or a sentence's."""
+    return ImageLesson(model, trace, label) if trace.image is not None else Lesson(model, trace)

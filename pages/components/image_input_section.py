@@ -18,13 +18,14 @@ SOURCES = ("a held-out digit", "draw one")
 
 
 def traced_image(model):
-    """The digit chosen on the page (picker drawn here), traced through the whole model: the Lesson's input."""
-    pixels, description = chosen_image(model.image_shape)
-    return trace_image(model, pixels, description=description)
+    """(the digit chosen on the page, picker drawn here, traced through the whole model; its label or None): the
+    Lesson's input."""
+    pixels, description, label = chosen_image(model.image_shape)
+    return trace_image(model, pixels, description=description), label
 
 
-def chosen_image(shape: tuple[int, int]) -> tuple[np.ndarray, str]:
-    """(pixels 0 … 1, what they are) as the person chose them on the page."""
+def chosen_image(shape: tuple[int, int]) -> tuple[np.ndarray, str, str | None]:
+    """(pixels 0 … 1, what they are, the held-out digit's label, or None for a drawing) as chosen on the page."""
     count = len(held_out().labels)
     url_state.kept("image_digit", "digit", range(count), encode=str, default=0)
     left, right = st.columns([1, 2])
@@ -36,12 +37,15 @@ def chosen_image(shape: tuple[int, int]) -> tuple[np.ndarray, str]:
                          help="Draw: change the ink levels in the grid (0 blank paper … 16 full ink); the grid "
                               "starts from the held-out digit chosen on the left.")
     pixels, description = held_out_digit(int(number))
+    label = str(held_out().labels[int(number)])
     if source == SOURCES[0] or tuple(pixels.shape) != tuple(shape):
-        return pixels, description
+        return pixels, description, label
     start = pd.DataFrame(np.rint(pixels * INK_LEVELS).astype(int), columns=[str(c) for c in range(shape[1])])
     drawn = st.data_editor(start, key=f"image_drawing_{number}", width="content", column_config={
         column: st.column_config.NumberColumn(column, min_value=0, max_value=INK_LEVELS, step=1, width="small")
         for column in start.columns})
     ink = np.clip(drawn.to_numpy(dtype=float), 0, INK_LEVELS) / INK_LEVELS
     changed = not np.allclose(ink, pixels, atol=0.5 / INK_LEVELS)
-    return ink.astype(np.float32), f"your drawing (from held-out digit {number})" if changed else description
+    if changed:
+        return ink.astype(np.float32), f"your drawing (from held-out digit {number})", None
+    return ink.astype(np.float32), description, label

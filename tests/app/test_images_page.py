@@ -109,11 +109,10 @@ def test_the_lesson_walks_a_digit_through_the_vision_transformer(page, vit):
     assert trace.source_tokens[focus.word][1] in "23" and trace.source_tokens[focus.word][3] in "23"
     qkv = lesson.step("qkv", focus)
     walk = lesson.walk(focus)
-    assert qkv.title == "Q, K and V of one patch"
+    assert qkv.title == "Q, K and V of one token"
     np.testing.assert_allclose([n.value for n in qkv.numbers if n.name == "q"][0], walk.q[:4], atol=1e-6)
     classify = lesson.step("classify", focus)
-    assert [n.value for n in classify.numbers if n.name == "probability"][0] == pytest.approx(
-        trace.steps[0].chosen_prob)
+    assert [n.value for n in classify.numbers if n.name == "probability"][0] == f"{trace.steps[0].chosen_prob:.1%}"
     assert classify.link.page == "images.py" and qkv.link.parameters == {"section": "Q, K, V", "patch": str(focus.word)}
     at.button(key="lesson_next").click().run()
     assert not at.exception and "Step 2 of 11" in at.subheader[0].value
