@@ -193,3 +193,23 @@ def digit_figure(image: np.ndarray, title: str) -> go.Figure:
     figure.update_layout(title=dict(text=title.replace(", ", "<br>", 1), font=dict(size=font(15))), height=PANEL,
                          margin=dict(l=10, r=10, t=70, b=10))
     return figure
+
+
+def canvas_figure(pixels: np.ndarray) -> go.Figure:
+    """The drawing canvas: one square a pixel, ink dark on light-grey paper, painted by box-selecting squares on
+    the page (plotly's box selection, which Streamlit returns; a plain click only hovers)."""
+    height, width = pixels.shape
+    rows, columns = np.divmod(np.arange(height * width), width)
+    figure = go.Figure(go.Scatter(
+        x=columns.tolist(), y=rows.tolist(), mode="markers",
+        marker=dict(symbol="square", size=27, color=pixels.ravel().tolist(), colorscale=PAPER_AND_INK, cmin=0, cmax=1,
+                    line=dict(color="#bbbbbb", width=1)),
+        hovertemplate="row %{y}, column %{x}<extra></extra>"))
+    figure.update_xaxes(range=[-0.6, width - 0.4], showticklabels=False, showgrid=False, zeroline=False, fixedrange=True)
+    figure.update_yaxes(range=[height - 0.4, -0.6], showticklabels=False, showgrid=False, zeroline=False,
+                        fixedrange=True, scaleanchor="x")
+    figure.update_layout(title=dict(text="Drag a box over squares<br>(a small box for one)", font=dict(size=font(15))),
+                         width=300, height=340, margin=dict(l=10, r=10, t=70, b=10), dragmode="select",
+                         clickmode="event+select")
+    return figure
+

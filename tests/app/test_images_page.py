@@ -72,11 +72,20 @@ def test_pruned_heads_change_the_views_and_the_accuracy(page, vit):
 
 
 def test_a_drawn_digit_is_what_the_model_reads(page, vit):
+    from pages.components.image_input_section import painted
+
     at = page("images.py", image_digit=3, image_source="draw one")
-    grid = [frame.value for frame in at.dataframe if list(frame.value.columns) == [str(c) for c in range(8)]]
-    assert len(grid) == 1
-    np.testing.assert_array_equal(grid[0].to_numpy(), np.rint(held_out().images[3] * 16))   # the ink levels 0 … 16
+    canvas = chart_titled(at, "Drag a box over squares")[0]
+    np.testing.assert_allclose(np.asarray(canvas["marker"]["color"], dtype=float), held_out().images[3].ravel())
     assert chart_titled(at, "held-out digit 3")          # unchanged, it is still that digit
+    at.button(key="image_clear").click().run()
+    assert not at.exception and chart_titled(at, "your drawing")
+    blank = trace_image(vit, np.zeros((8, 8), dtype=np.float32))
+    classes = chart_titled(at, "Class probabilities")[0]
+    assert classes["x"][int(np.argmax(np.asarray(classes["y"], dtype=float)))] == blank.output_text
+    inked = painted(np.zeros((8, 8)), [0, 9, 63], "ink")
+    assert inked.sum() == 3 and inked[0, 0] == inked[1, 1] == inked[7, 7] == 1
+    assert painted(inked, [9], "eraser").sum() == 2
 
 
 def test_with_the_image_model_in_the_sidebar_the_sentence_pages_say_so(page):

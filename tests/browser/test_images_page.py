@@ -39,3 +39,32 @@ def test_the_image_model_in_a_link_has_no_sentence_and_sends_sentence_pages_to_i
     assert page.get_by_text("this page shows the bundled image model").count() == 0
     page.close()
     assert context.blocked == []
+
+
+def test_a_box_dragged_on_the_canvas_inks_a_pixel_the_model_then_reads(context, app_url):
+    page = context.new_page()
+    page.goto(f"{app_url}/images?model=h8&digit=10")
+    page.locator(".gtitle", has_text="Class probabilities").wait_for(timeout=120_000)
+    page.get_by_text("draw one").click()
+    settle(page)
+    page.get_by_role("button", name="Blank paper").click()
+    page.locator(".gtitle", has_text="your drawing").wait_for(timeout=60_000)
+    settle(page)
+    canvas = page.locator('[data-testid="stPlotlyChart"]', has_text="Drag a box over squares")
+    points = canvas.locator(".scatterlayer .point")
+    assert points.count() == 64
+    box = points.nth(8 * 3 + 4).bounding_box()      # row 3, column 4: a small box dragged over it, as a person does
+    page.mouse.move(box["x"] + 3, box["y"] + 3)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] - 3, box["y"] + box["height"] - 3, steps=5)
+    page.mouse.up()
+    page.locator(".gtitle", has_text="Class probabilities").wait_for()
+    settle(page)
+    colours = canvas.locator(".scatterlayer .point").evaluate_all("ps => ps.map(p => getComputedStyle(p).fill)")
+    dark = [index for index, colour in enumerate(colours) if colour in ("rgb(0, 0, 0)",)]
+    assert dark == [28], colours[26:31]
+    drawn = page.locator('[data-testid="stPlotlyChart"]', has_text="your drawing")
+    assert drawn.count() == 1                       # the model now reads the drawing: one inked pixel on blank paper
+    page.close()
+    assert context.blocked == []
+
