@@ -187,13 +187,18 @@ def save_checkpoint(folder: str | Path, model: Transformer, tokenizer_path: str 
     return folder
 
 
-def load_weights(model: Transformer, path: Path) -> None:
+def readable_weights(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of a weights file of ours, or a CheckpointError naming the file and what is wrong with it."""
     if not path.is_file():
         raise CheckpointError(f"{path}: missing")
     try:
-        state = read_weights(path)
+        return read_weights(path)
     except (SafetensorError, OSError, ValueError) as error:
         raise CheckpointError(f"{path}: not a readable safetensors file ({str(error).splitlines()[0]})") from None
+
+
+def load_weights(model: Transformer, path: Path) -> None:
+    state = readable_weights(path)
     expected = {k: v for k, v in model.state_dict().items()
                 if not k.startswith(("encoder.embedding.", "decoder.embedding."))}
     missing, unexpected = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))

@@ -19,15 +19,14 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
 from torch import nn
 
 from models import fast_inference
-from models.checkpoint import CheckpointError
+from models.checkpoint import CheckpointError, readable_weights
 from models.hooks import HookPoint, name_hook_points
 from models.interface import CLASSIFY, Architecture, AttentionModel, ImageInput
 from models.transformer import Dropout, EncoderLayer, LayerNorm, Projection
-from models.weights_file import read_weights, write_weights
+from models.weights_file import write_weights
 
 CONFIG, WEIGHTS = "config.json", "model.safetensors"
 
@@ -184,12 +183,7 @@ def load_classifier(folder: Path, info: dict) -> DigitsClassifier:
     """The classifier in folder, whose config.json (already read: info) says task "classify"."""
     model = VisionTransformer(config_of(info, folder / CONFIG))
     path = folder / WEIGHTS
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing")
-    try:
-        state = read_weights(path)
-    except (SafetensorError, OSError, ValueError) as error:
-        raise CheckpointError(f"{path}: not a readable safetensors file ({str(error).splitlines()[0]})") from None
+    state = readable_weights(path)
     expected = model.state_dict()
     if set(state) != set(expected):
         difference = sorted(set(expected) ^ set(state))[:3]
