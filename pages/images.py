@@ -3,10 +3,9 @@ class token reads them all, layer by layer, and names the digit. Every view is d
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-from explorer.capture.head_sets import HeadSpecError, format_heads, parse_heads
+from explorer.capture.head_sets import HeadSpecError, format_heads, live_heads, parse_heads
 from explorer.capture.image_trace import trace_image
 from explorer.capture.inputs import InputError
 from explorer.figures.image import class_probabilities, digit_figure
@@ -53,11 +52,7 @@ with left:
     show_figure(digit_figure(trace.image, description), "image-digit", trace.image)
 with right:
     show_figure(class_probabilities(trace, label), "image-classes")
-live = None
-if pruned:
-    live = np.ones((model.layers("encoder"), model.heads))
-    for spec in pruned:
-        live[spec.layer, spec.head] = 0.0
+live = live_heads(pruned, model, "encoder")        # pruned heads left out of rollout's averages
 one_tab_at_a_time({
     "One head": lambda: one_head(model, trace),
     "Every head": lambda: every_head(model, trace),

@@ -38,8 +38,10 @@ class ImageLesson(Lesson):
 
     @property
     def slugs(self) -> list[str]:
-        return ["image", "embedding", "qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers",
-                "classify"]
+        # a Hugging Face ViT adds its positions inside one module: no embedding rows to show apart
+        embedded = "source" in self.trace.embeddings and "source" in self.trace.positional
+        return ["image", *(["embedding"] if embedded else []), "qkv", "scores", "scale", "softmax", "values", "heads",
+                "output", "layers", "classify"]
 
     def default_focus(self) -> Focus:
         """A patch of the lower right quarter with the most ink (the lecture's example), in the last layer."""

@@ -147,3 +147,5 @@ def test_a_hugging_face_vit_folder_opens_on_the_images_page(page, tmp_path):
     assert not any("bundled image model" in c.value for c in at.caption)
     open_tab(at, "Positions")
     assert any("cannot read them apart" in info.value for info in at.info)        # its positions: a parameter
+    lesson = page("lesson.py", model=OWN, own_model=str(tmp_path), image_digit=4)     # the Lesson, without that step
+    assert "Step 1 of 10" in lesson.subheader[0].value
