@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import socket
+import threading
 import time
 from collections import deque
 from contextlib import contextmanager
@@ -155,6 +156,7 @@ class RayRunner:
 
     def __init__(self, model_path: str, workers: int = 2, address: str | None = None, job_delay: float = 0.0) -> None:
         started = time.perf_counter()
+        let_workers_go()        # kept workers hold the CPUs a local Ray has: new ones would wait for them forever
         self.ray = connect(workers, address)
         self.model_path, self.workers = str(Path(model_path).expanduser()), workers
         self.actor_class = self.ray.remote(num_cpus=1, max_restarts=0)(ShardWorker)
@@ -205,18 +207,48 @@ class RayRunner:
         self.actors = []
 
 
+# The workers of the last run, kept for the next one in this process: a worker's start (a Python process that
+# imports torch and opens the model) costs seconds of CPU, and a notebook or a test suite asks again and again.
+_kept: dict = {}
+_keeping = threading.RLock()
+
+
+def model_files_stamp(model_path: str) -> tuple:
+    """What changes when the model on disk does: the folder's files with their sizes and times."""
+    folder = Path(model_path).expanduser()
+    if not folder.is_dir():
+        return ()
+    return tuple(sorted((entry.name, entry.stat().st_size, entry.stat().st_mtime_ns)
+                        for entry in folder.iterdir() if entry.is_file()))
+
+
 @contextmanager
 def workers_for(model_path: str, workers: int = 1, address: str | None = None):
     """Ray workers holding the model when more than one process or a cluster is asked for (None otherwise: the
-    caller computes in its own process); they are let go at the end, freeing their CPUs for the next run."""
+    caller computes in its own process). The workers stay for the next run of the same model files; another
+    model's run lets them go first, freeing their CPUs."""
     if workers <= 1 and not address:
         yield None
         return
-    runner = RayRunner(str(model_path), workers, address)
-    try:
+    key = (str(Path(model_path).expanduser()), workers, address, model_files_stamp(model_path))
+    with _keeping:
+        runner = _kept.get(key)
+        if runner is not None and not runner.ray.is_initialized():    # Ray was shut down since: they are gone
+            _kept.clear()
+            runner = None
+        if runner is None:
+            runner = _kept[key] = RayRunner(str(model_path), workers, address)
+        else:
+            runner.startup_seconds = 0.0
         yield runner
-    finally:
-        runner.close()
+
+
+def let_workers_go() -> None:
+    """Close the kept workers (before Ray shuts down, or to free their memory)."""
+    with _keeping:
+        for runner in _kept.values():
+            runner.close()
+        _kept.clear()
 
 
 def engine_for(runner: "RayRunner | None", scorer, sources: list[str], references: list[str] | None):

@@ -12,7 +12,8 @@ import pytest
 
 from explorer.cli import main
 from explorer.analyses.corpus_scoring import scorer_for
-from explorer.analyses.distributed import RayRunner, connect, engine_for, translation_groups
+from explorer.analyses.distributed import (RayRunner, connect, engine_for, let_workers_go, model_files_stamp,
+                                          translation_groups, workers_for)
 from explorer.analyses.faithfulness import ATTENTION_METHODS
 from explorer.capture.head_sets import HeadSpec, head_mask
 from models.checkpoint import Checkpoint
@@ -32,6 +33,7 @@ def local_ray():
 
     connect(2, None)
     yield
+    let_workers_go()
     ray.shutdown()
 
 
@@ -104,6 +106,23 @@ def assert_same(shared, alone, where: str) -> None:
         assert shared == pytest.approx(alone, rel=1e-4, abs=2e-4), where
     else:
         assert shared == alone, where
+
+
+def test_the_workers_stay_for_the_next_run_of_the_same_model_files(tiny_checkpoint, local_ray, tmp_path):
+    """A second run of the same model reuses the workers (no new process opens the model again); a new Ray
+    runner lets them go first, or its workers would wait forever for the CPUs they hold."""
+    with workers_for(str(tiny_checkpoint.path), 2) as first:
+        pids = first.pids()
+    with workers_for(str(tiny_checkpoint.path), 2) as again:
+        assert again is first and again.pids() == pids and again.startup_seconds == 0
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "weights.safetensors").write_bytes(b"one")
+    stamp = model_files_stamp(str(folder))
+    (folder / "weights.safetensors").write_bytes(b"other")            # the model retrained in place
+    assert model_files_stamp(str(folder)) != stamp
+    RayRunner(str(tiny_checkpoint.path), 2).close()                    # starts: the kept workers were let go
+    assert first.actors == []
 
 
 def test_a_killed_worker_is_replaced_and_every_shard_counted_once(tiny_checkpoint, local_ray, monkeypatch):
