@@ -14,11 +14,13 @@ def open_page(page: str, sentence: str | None = None, **state) -> AppTest:
         at.session_state["sentence"] = sentence
     for key, value in state.items():
         at.session_state[key] = value
-    at.run()
     if page != LANDING:
-        at.switch_page(page)
-        at.run()
+        at.switch_page(page)        # before the first run: the landing page's views are not drawn for nothing
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
+    if page != LANDING:             # the page guessed by its file name before the run is the one registered
+        opened = at._page_hash
+        assert at.switch_page(page)._page_hash == opened, f"{page} did not open"
     return at
 
 
