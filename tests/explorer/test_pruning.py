@@ -98,14 +98,14 @@ def test_importance_order_beats_random_with_planted_useless_heads(h8):
         scores = {spec: float(gradient[spec.kind][spec.layer, spec.head]) for spec in all_heads(h8.model.config)}
         cross = [h for h in all_heads(h8.model.config) if h.kind == "cross"]
         assert set(importance_order(scores, cross)[:8]) == {HeadSpec("cross", 0, h) for h in range(8)}
-        curve = pruning_curve(scorer, scores, kinds=("cross",), steps=6, seeds=3)
+        curve = pruning_curve(scorer, scores, kinds=("cross",), steps=6, seeds=2)
     data = curve["kinds"]["cross"]
     assert data["pruned"][:3] == [0, 4, 8]
     assert data["importance"][:3] == [data["importance"][0]] * 3        # the planted heads go first, for free
     for point in range(3):                                              # never worse than random there
         assert data["importance"][point] >= data["random_mean"][point]
     assert data["random_mean"][2] < data["importance"][2]               # random orders do lose something
-    assert len(curve_rows(curve)) == 7 * 4
+    assert len(curve_rows(curve)) == 7 * 3          # importance and 2 random orders at 7 points
 
 
 def test_two_threads_with_different_prunings_get_their_own_translations(h8):
