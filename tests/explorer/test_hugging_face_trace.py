@@ -151,8 +151,8 @@ def test_the_cli_analyses_every_family_on_the_right_corpus(model, folder, tmp_pa
     kinds = model.kinds
     translates = model.task == TRANSLATE
     src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
-    src.write_text("\n".join(TEXT[:5]))
-    ref.write_text("\n".join(TEXT[5:10]))
+    src.write_text("\n".join(TEXT[:3]))       # three lines: every head's ablation translates them all
+    ref.write_text("\n".join(TEXT[5:8]))
     corpus = ["--src", str(src)] + (["--ref", str(ref)] if translates else [])
     wrong = ["--src", str(src)] + ([] if translates else ["--ref", str(ref)])
     capsys.readouterr()

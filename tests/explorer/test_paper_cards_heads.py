@@ -21,6 +21,7 @@ from tests.conftest import BUNDLED
 from tests.hugging_face_models import FAMILIES, saved_model
 
 HEAD_PAPERS = ("vaswani", "voita", "michel", "clark")
+PAIRS = 10          # the bundled model's cards on 10 pairs: their numbers are checked against its shipped files
 
 
 def shipped(name: str, heads: int = 8) -> dict:
@@ -86,15 +87,15 @@ def test_vaswani_numbers_are_the_bundled_scores(h8):
 def test_voita_and_clark_numbers_are_the_shipped_roles(h8):
     roles = shipped("head_roles.json")
     encoder = [h for h in roles["heads"] if h["kind"] == "encoder"]
-    voita = PAPERS["voita"](h8, Budget(sentences=20))
+    voita = PAPERS["voita"](h8, Budget(sentences=PAIRS))
     assert voita.numbers["positional"]["share"] == max(h["positional"]["share"] for h in encoder)
     assert voita.numbers["rare_token_first_layer"]["rate"] == max(h["rare_token"]["rate"] for h in encoder
                                                                   if h["layer"] == 0)
     assert voita.numbers["syntactic"]["margin"] == round(max(
         s["accuracy"] - s["baseline"] for h in encoder for r in h["syntactic"].values() for s in r.values()), 4)
     pruning = voita.numbers["pruning"]
-    assert pruning["kept"] == {"enc": "5/24", "dec": "5/24", "cross": "5/24"} and pruning["pairs"] == 20
-    clark = PAPERS["clark"](h8, Budget(sentences=20))
+    assert pruning["kept"] == {"enc": "5/24", "dec": "5/24", "cross": "5/24"} and pruning["pairs"] == PAIRS
+    clark = PAPERS["clark"](h8, Budget(sentences=PAIRS))
     for relation in ("obj", "det", "nsubj", "amod"):
         assert clark.numbers["relations"][relation]["accuracy"] == max(
             s["accuracy"] for h in encoder for s in h["syntactic"][relation].values())
@@ -103,10 +104,10 @@ def test_voita_and_clark_numbers_are_the_shipped_roles(h8):
 
 def test_michel_numbers_are_the_shipped_importance_and_curve(h8):
     importance, curve = shipped("head_importance.json"), shipped("head_pruning_curve.json")
-    card = PAPERS["michel"](h8, Budget(sentences=20))
+    card = PAPERS["michel"](h8, Budget(sentences=PAIRS))
     bootstrap = card.numbers["bootstrap"]
-    half = round(bootstrap["half_width"] * math.sqrt(20 / importance["corpus"]["pairs"]), 3)
-    assert card.numbers["half_width_at_importance_pairs"] == half and bootstrap["sentences"] == 20
+    half = round(bootstrap["half_width"] * math.sqrt(PAIRS / importance["corpus"]["pairs"]), 3)
+    assert card.numbers["half_width_at_importance_pairs"] == half and bootstrap["sentences"] == PAIRS
     for kind, short in (("encoder", "enc"), ("decoder", "dec"), ("cross", "cross")):
         changes = [h["bleu_change"] for h in importance["heads"] if h["kind"] == kind]
         assert card.numbers["significant"][short] == [sum(abs(c) > half for c in changes), len(changes)]
