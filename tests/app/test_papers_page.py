@@ -32,13 +32,12 @@ def test_a_model_without_a_bench_offers_the_run_and_shows_the_librarys_cards(tin
     recorded as the page gets it: running the bench again here took as long as the page's run)."""
     from explorer.papers import replication
 
-    runs = []
+    library_replicate, runs = replication.replicate, []
 
     def recorded(model, budget):
-        runs.append((budget.sentences, replication_of(model, budget=budget)))
+        runs.append((budget.sentences, library_replicate(model, budget=budget)))
         return runs[-1][1]
 
-    replication_of = replication.replicate
     monkeypatch.setattr(replication, "replicate", recorded)
     at = open_page("papers.py", SENTENCE, model=OWN, own_model=str(tiny_checkpoint.path))
     assert any("ships no replication.json" in info.value for info in at.info)
