@@ -48,10 +48,20 @@ class EncoderDecoder(HuggingFaceModel):
             return None
         return self.model(**inputs, decoder_input_ids=target.ids, decoder_attention_mask=target.present.long()).logits
 
+    def own_step_limit(self) -> int | None:
+        """The output length the checkpoint itself caps generation at (`max_length` in its
+        generation_config.json, counting the start and forced tokens), where it sets one."""
+        longest = getattr(getattr(self.model, "generation_config", None), "max_length", None)
+        return None if longest is None else max(1, longest - len(self.decoder_prefix()))
+
     def step_limit(self, source_length: int) -> int:
-        return min(self.max_positions - 1, 2 * source_length + 10)
+        own = self.own_step_limit()
+        return min(self.max_positions - 1, 2 * source_length + 10, *([own] if own else []))
 
     def step_limit_rule(self, source_length: int) -> str:
+        own = self.own_step_limit()
+        if own is not None and own < min(self.max_positions - 1, 2 * source_length + 10):
+            return f"the model's own max_length (generation_config.json) = {own} steps"
         return f"2 × {source_length} source tokens + 10 = {self.step_limit(source_length)} steps"
 
     @torch.no_grad()

@@ -17,6 +17,7 @@ TEXT = ["a dog runs in the snow", "two men play football on a field", "a girl re
 SENTENCE = "a dog plays in the snow"
 MULTI30K = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
 CAPTIONS = 1000
+OWN_MAX_LENGTH = 16         # the encoder–decoders' generation_config.json max_length (saved_model)
 
 
 def corpus() -> list[str]:
@@ -136,6 +137,11 @@ def saved_model(family: str, tmp_path_factory):
         torch.manual_seed(0)
         folder = tmp_path_factory.mktemp(family)
         model, tokenizer = FAMILIES[family](folder)
+        if model.config.is_encoder_decoder:
+            # A random model never chooses its end token, so it translates to its length limit: 2 × source + 10,
+            # ~40 steps a caption. A limit of its own, as a real checkpoint's generation_config.json may set,
+            # keeps every test's translation at 15 steps (the explorer honours it: hf_encoder_decoder.py).
+            model.generation_config.max_length = OWN_MAX_LENGTH
         model.save_pretrained(folder)
         tokenizer.save_pretrained(folder)
         _SAVED[key] = folder

@@ -17,7 +17,7 @@ from explorer.analyses.head_table import most_important
 from explorer.capture.trace import trace_sentence
 from models.loader import open_model
 from tests.app.conftest import open_page, open_part
-from tests.hugging_face_models import SENTENCE, TEXT, saved_model
+from tests.hugging_face_models import OWN_MAX_LENGTH, SENTENCE, TEXT, saved_model
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_evaluate_with_beam_3_is_transformers_beam_search(marian, tmp_path, caps
         for sentence in sources:
             ids = model.tokenizer(sentence, return_tensors="pt").input_ids
             generated = model.model.generate(ids, num_beams=3, length_penalty=0.6, do_sample=False,
-                                              max_new_tokens=2 * ids.shape[1] + 10)
+                                              max_new_tokens=min(2 * ids.shape[1] + 10, OWN_MAX_LENGTH - 1))
             hypotheses.append(model.tokenizer.decode(generated[0], skip_special_tokens=True))
     assert result["bleu"] == round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2)
     greedy_beam = cli(["evaluate", "--model", str(folder), "--src", str(tmp_path / "src.txt"), "--ref",

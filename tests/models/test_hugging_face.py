@@ -159,3 +159,24 @@ def test_which_inputs_are_hugging_face_models(tiny, tmp_path, tiny_checkpoint, m
     (unsupported / "model.safetensors").write_bytes(b"")
     with pytest.raises(HuggingFaceError, match="model_type 'xlnet' is not supported"):
         open_model(unsupported)
+
+
+@pytest.mark.parametrize("family", ["marian", "m2m100"])      # without and with a forced language token
+def test_a_checkpoints_own_max_length_caps_generation_as_transformers_does(family, tmp_path_factory):
+    """A random model runs to its length limit: with the max_length its generation_config.json sets, the
+    explorer's output is exactly as long as transformers' own generate makes it, and the decoding page says why;
+    without one, the limit is 2 × source + 10."""
+    from tests.hugging_face_models import OWN_MAX_LENGTH
+
+    model = open_model(saved_model(family, tmp_path_factory))
+    source = model.encode(LONG).ids
+    ours = model.generate([source])[0]
+    with torch.no_grad():            # transformers' own generate, its own config: max_length counts the prefix
+        theirs = model.model.generate(input_ids=torch.tensor([source]), do_sample=False, num_beams=1,
+                                      max_length=OWN_MAX_LENGTH, min_length=0, forced_eos_token_id=None)
+    assert len(ours) == theirs.shape[1] - len(model.decoder_prefix()) == model.step_limit(len(source))
+    assert model.step_limit(len(source)) < 2 * len(source) + 10
+    assert "max_length" in model.step_limit_rule(len(source))
+    model.model.generation_config.max_length = None                 # a checkpoint that sets none
+    assert model.step_limit(len(source)) == min(2 * len(source) + 10, model.max_positions - 1)
+    assert model.step_limit_rule(len(source)).startswith(f"2 × {len(source)} source tokens + 10")
