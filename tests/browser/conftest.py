@@ -1,14 +1,17 @@
+import os
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.browser.harness import ONE_RENDERER, launch, streamlit_server, warm_offline_context
+from tests.browser.harness import ONE_RENDERER, launch, shared_streamlit_server, warm_offline_context
 
 
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("streamlit") / "server.log") as url:
+    """The app's server, one for both xdist workers (their run's temporary folder is the parent of each one's)."""
+    run_folder = tmp_path_factory.getbasetemp()
+    with shared_streamlit_server(run_folder.parent if os.environ.get("PYTEST_XDIST_WORKER") else run_folder) as url:
         yield url
 
 

@@ -36,10 +36,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@contextlib.contextmanager
-def streamlit_server(log_path: Path, script: Path = Path("pages/app.py"), launch_options: list[str] | None = None,
-                     port: int | None = None):
-    """Start `streamlit run pages/app.py` (or another script) on a free port; yield its URL once healthy.
+def start_streamlit(log_path: Path, script: Path = Path("pages/app.py"), launch_options: list[str] | None = None,
+                    port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """Start `streamlit run pages/app.py` (or another script) on a free port; return it and its URL once healthy.
     launch_options: start it as `start.sh` does instead (pages/launch.py), with these options (e.g. --serve)."""
     port = port or free_port()
     if launch_options is None:
@@ -53,22 +52,83 @@ def streamlit_server(log_path: Path, script: Path = Path("pages/app.py"), launch
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
             # one BLAS thread, as start.sh's launcher sets (pages/launch.py), also when run as `streamlit run`
             env={"OPENBLAS_NUM_THREADS": "1", **os.environ, "PYTHONUNBUFFERED": "1"})
-        url = f"http://localhost:{port}"
+    url = f"http://localhost:{port}"
+    deadline = time.time() + 90
+    while True:
         try:
-            deadline = time.time() + 90
-            while True:
-                try:
-                    if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                        break
-                except OSError:
-                    pass
-                if process.poll() is not None or time.time() > deadline:
-                    raise RuntimeError(f"streamlit did not start: {log_path.read_text()[-2000:]}")
-                time.sleep(0.3)
-            yield url
-        finally:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return process, url
+        except OSError:
+            pass
+        if process.poll() is not None or time.time() > deadline:
             process.terminate()
-            process.wait(timeout=20)
+            raise RuntimeError(f"streamlit did not start: {log_path.read_text()[-2000:]}")
+        time.sleep(0.3)
+
+
+@contextlib.contextmanager
+def streamlit_server(log_path: Path, script: Path = Path("pages/app.py"), launch_options: list[str] | None = None,
+                     port: int | None = None):
+    """A server of start_streamlit's for the block's length; yields its URL."""
+    process, url = start_streamlit(log_path, script, launch_options, port)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@contextlib.contextmanager
+def shared_streamlit_server(folder: Path):
+    """One `streamlit run pages/app.py` for every process of a test run that asks for it (the xdist workers): the
+    first to come starts it, each uses it while it needs it, and the last to leave stops it. So a trace or an
+    analysis one worker's tests computed is in the server's cache for the other's, and one start-up is spent.
+    folder: a folder all of them share; it holds the server's URL, process id and count of users."""
+    import fcntl
+    import json
+    import signal
+
+    state = folder / "shared-streamlit.json"
+
+    @contextlib.contextmanager
+    def locked():
+        with open(folder / "shared-streamlit.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    with locked():
+        if state.exists():
+            server = json.loads(state.read_text())
+            server["users"] += 1
+        else:                   # the others wait on the lock until it answers
+            process, url = start_streamlit(folder / "shared-streamlit.log")
+            server = {"url": url, "pid": process.pid, "users": 1}
+        state.write_text(json.dumps(server))
+    try:
+        yield server["url"]
+    finally:
+        with locked():
+            server = json.loads(state.read_text())
+            server["users"] -= 1
+            if server["users"]:
+                state.write_text(json.dumps(server))
+            else:
+                state.unlink()
+                os.kill(server["pid"], signal.SIGTERM)
+                _wait_gone(server["pid"])
+
+
+def _wait_gone(pid: int, timeout: float = 20) -> None:
+    """Wait for a process this one may not be the parent of to end (or to be a zombie its parent will reap)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.1)
 
 
 def listening(port: int) -> set[str]:
