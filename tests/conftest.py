@@ -76,6 +76,28 @@ def _compile_page_scripts_once() -> None:
 _compile_page_scripts_once()
 
 
+def _wait_for_app_test_runs_without_spinning() -> None:
+    """AppTest waits for a run by waking every millisecond to scan every event the run has sent so far: 7 CPU-s of
+    the suite (py-spy), and a GIL taken from the page's own thread a thousand times a second. Wait on the script's
+    thread instead, which ends just after the run's last event; a run that overstays gets AppTest's own error."""
+    from streamlit.testing.v1 import local_script_runner
+
+    spin = local_script_runner.require_widgets_deltas
+
+    def wait_for_the_run(runner, timeout: float = 3) -> None:
+        thread = runner._script_thread
+        if thread is None:
+            return spin(runner, timeout)
+        thread.join(timeout)
+        if thread.is_alive() or not runner.script_stopped():
+            spin(runner, 0)             # stops the run and raises AppTest's own "timed out" error
+
+    local_script_runner.require_widgets_deltas = wait_for_the_run
+
+
+_wait_for_app_test_runs_without_spinning()
+
+
 def pytest_configure(config):
     """At the end pytest collects garbage five times over to find unraisable exceptions: 2 s for each xdist worker
     on the heap the models leave (py-spy). Once finds them; pytest's own tester turns it off the same way."""
