@@ -183,6 +183,11 @@ def watched(context):
     return context
 
 
+# How often the waits below look at the page. Playwright's default looks at every animation frame, which keeps the
+# page drawing frames at 60 a second for as long as the server computes.
+POLL_MS = 40
+
+
 def wait_idle(page, timeout: float = 60_000) -> None:
     """Wait until Streamlit has finished the current run: the app's own script state (set the moment a rerun is
     asked for, where the 'running' indicator shows only after a delay) says not running, and nothing is stale."""
@@ -191,7 +196,7 @@ def wait_idle(page, timeout: float = 60_000) -> None:
         "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
         " === 'notRunning' && !document.querySelector('[data-testid=\"stStatusWidget\"]')"
         " && !document.querySelector('[data-stale=\"true\"]')",
-        timeout=timeout)
+        timeout=timeout, polling=POLL_MS)
 
 
 def submit_sentence(page, sentence: str) -> None:
@@ -207,7 +212,8 @@ def go_to(page, title: str) -> None:
     name = {shown: name for name, shown in PAGE_TITLES.items()}.get(title)
     if name is not None:
         path = "/" + page_path(name) if page_path(name) else ""
-        page.wait_for_function("(path) => location.pathname.replace(/\\/+$/, '') === path", arg=path, timeout=60_000)
+        page.wait_for_function("(path) => location.pathname.replace(/\\/+$/, '') === path", arg=path, timeout=60_000,
+                               polling=POLL_MS)
 
 
 # True once the run is over, every chart is drawn and the charts (their number and widths) have stayed the same
@@ -235,7 +241,7 @@ def settle(page, timeout: float = 120_000) -> None:
     (after a click, a page change or a window's resize)."""
     page.wait_for_timeout(50)           # the click's rerun request reaches the app's script state
     page.evaluate("() => { window.explorerSettle = null; }")
-    page.wait_for_function(SETTLED, arg=STABLE_MS, timeout=timeout, polling=40)
+    page.wait_for_function(SETTLED, arg=STABLE_MS, timeout=timeout, polling=POLL_MS)
 
 
 LANDING = "lesson"          # the page the app opens on: served at "/", not at "/lesson" ("Page not found")

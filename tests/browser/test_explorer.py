@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from explorer.capture.translation import translate
-from tests.browser.harness import go_to, offline_context, submit_sentence, wait_idle
+from tests.browser.harness import POLL_MS, go_to, offline_context, submit_sentence, wait_idle
 
 
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -46,15 +46,14 @@ def translation_text(page) -> str:
 
 
 def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
-    page = open_app(context, app_url)
-    go_to(page, "Translation")
+    page = open_app(context, f"{app_url}/translation")      # by its address: the landing page is not drawn first
     page.get_by_text("Tokens", exact=True).first.wait_for(timeout=60_000)     # the Translation page has drawn
     wait_idle(page)
     sentence = "A little girl is climbing the stairs."
     submit_sentence(page, sentence)
     expected = translate(h8, [sentence])[0]
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
-                           arg=expected, timeout=60_000)
+                           arg=expected, timeout=60_000, polling=POLL_MS)
     go_to(page, "Attention")
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
     wait_idle(page)
@@ -115,7 +114,7 @@ def test_two_sessions_keep_their_own_sentences(browser, app_url, h8):
         for page, text in zip((one, two), expected):
             page.wait_for_function(
                 "t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
-                arg=text, timeout=60_000)
+                arg=text, timeout=60_000, polling=POLL_MS)
         # More runs in each session (page changes) keep each on its own sentence.
         go_to(one, "Attention")
         go_to(two, "Decoding")
@@ -137,10 +136,9 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
     unpruned = translate(h8, [sentence])[0]
     spec = next(s for s in all_heads(h8.model.config) if translate(h8, [sentence], pruned=[s])[0] != unpruned)
     expected = translate(h8, [sentence], pruned=[spec])[0]
-    page = open_app(context, app_url)
+    page = open_app(context, f"{app_url}/prune")
     submit_sentence(page, sentence)
     wait_idle(page)
-    go_to(page, "Prune")
     # The grid's boxes are numbered by head, a row per layer in the order enc, dec, cross.
     row = {"encoder": 0, "decoder": 3, "cross": 6}[spec.kind] + spec.layer
     grid = page.locator('[data-testid="stExpander"]', has_text="ticked = pruned")
@@ -149,7 +147,7 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
     wait_idle(page)
     grid.get_by_text(str(spec.head), exact=True).nth(row).click()
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
-                           arg=expected, timeout=60_000)
+                           arg=expected, timeout=60_000, polling=POLL_MS)
     assert page.locator('span[style*="line-through"]').count() + page.locator('span[style*="d9f0d3"]').count() > 0
     assert page.dialogs == [] and context.blocked == []
 
@@ -195,7 +193,8 @@ def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):
                 "school", "translate", "grid_on", "image", "compare", "content_cut", "dictionary",
                 "calculate", "account_tree", "hub", "fact_check", "healing", "menu_book"]
             # The font loads asynchronously (a busy machine can take a moment): waits for it, fails if it never comes.
-            page.wait_for_function("document.fonts.check('24px \"Material Symbols Rounded\"')", timeout=15_000)
+            page.wait_for_function("document.fonts.check('24px \"Material Symbols Rounded\"')", timeout=15_000,
+                                   polling=POLL_MS)
             favicon = page.locator("link[rel='shortcut icon']").get_attribute("href")
             assert favicon.startswith(("./", "/", url)) and "gstatic" not in favicon, favicon
             page.get_by_label("English sentence").wait_for(timeout=30_000)
@@ -212,16 +211,16 @@ def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_fac
 
     folder = saved_model("marian", tmp_path_factory)
     expected = trace_sentence(open_model(folder), SENTENCE)         # as the app traces it (the sentence recased)
-    page = open_app(context, f"{app_url}/?model={folder}")            # a link naming the folder, as people share
+    page = open_app(context, f"{app_url}/translation?model={folder}")     # a link naming the folder, as people share
     assert page.get_by_label("Checkpoint folder", exact=True).input_value() == str(folder)   # the sidebar's box
-    go_to(page, "Translation")
     page.get_by_text("Tokens", exact=True).first.wait_for(timeout=60_000)     # the Translation page has drawn
     wait_idle(page)
     submit_sentence(page, SENTENCE)
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
-                           arg=expected.output_text, timeout=60_000)
+                           arg=expected.output_text, timeout=60_000, polling=POLL_MS)
     # the page may still be redrawing the rest of its run: wait for the model's description too
-    page.wait_for_function("t => document.body.innerText.includes(t)", arg="Hugging Face marian model", timeout=30_000)
+    page.wait_for_function("t => document.body.innerText.includes(t)", arg="Hugging Face marian model", timeout=30_000,
+                           polling=POLL_MS)
     go_to(page, "Attention")
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
     ticks = page.locator(".js-plotly-plot .xtick text").all_text_contents()

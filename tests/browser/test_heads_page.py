@@ -8,7 +8,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.browser.harness import settle, wait_idle
+from tests.browser.harness import POLL_MS, settle, wait_idle
 
 
 SENTENCE = "Two dogs play in the snow."
@@ -61,9 +61,17 @@ GRID = """(longest) => {
 
 
 def grid(page, longest: str = "") -> dict:
+    """The grid as painted: read until two reads 100 ms apart find the same column edges (the canvas is painted
+    after its accessible table, later still on a busy machine)."""
     page.locator('[data-testid="stDataFrame"] th').first.wait_for(state="attached", timeout=30_000)
-    page.wait_for_timeout(300)            # the canvas is painted after its accessible table
-    return page.evaluate(GRID, longest)
+    found = page.evaluate(GRID, longest)
+    for _ in range(100):
+        page.wait_for_timeout(100)
+        again = page.evaluate(GRID, longest)
+        if again["edges"] and again["edges"] == found["edges"] and again["headers"] == found["headers"]:
+            return again
+        found = again
+    return found
 
 
 def column_span(found: dict, header: str) -> tuple[int, int] | None:
@@ -88,7 +96,7 @@ def test_the_chosen_importance_and_the_roles_are_in_view_and_whole(context, app_
         box.press("Enter")
         wait_idle(page)
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stDataFrame\"] td')]"
-                           ".some(td => td.textContent === 'positional, rare-token')", timeout=30_000)
+                           ".some(td => td.textContent === 'positional, rare-token')", timeout=30_000, polling=POLL_MS)
     found = grid(page, "positional, rare-token")
     roles = column_span(found, "roles")
     assert roles and column_span(found, "Δ BLEU"), found
@@ -186,7 +194,7 @@ def test_at_a_projectors_width_every_table_column_and_map_value_is_whole(context
         page.locator('[data-testid="stButtonGroup"]').get_by_text(group, exact=True).click()
         settle(page)
         page.wait_for_function("h => [...document.querySelectorAll('[data-testid=\"stDataFrame\"] th')]"
-                               ".some(th => th.textContent === h)", arg=headers[-1], timeout=30_000)
+                               ".some(th => th.textContent === h)", arg=headers[-1], timeout=30_000, polling=POLL_MS)
         found = grid(page)
         assert [h for h, _ in found["headers"]][1:] == headers, found
         # Every column but the last between two edges; the last reaching the table's right edge, nothing to scroll.

@@ -11,7 +11,7 @@ import numpy as np
 
 from explorer.teaching.lesson import Lesson
 from explorer.capture.trace import trace_sentence
-from tests.browser.harness import query_parameters, settle
+from tests.browser.harness import POLL_MS, query_parameters, settle
 
 
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -96,7 +96,8 @@ def walk(page, trace, default, size: str, direction: str, checked: set) -> None:
             return
         before = heading(page)
         move.click()
-        page.wait_for_function(f"() => !document.body.innerText.includes({json.dumps(before)})", timeout=60_000)
+        page.wait_for_function(f"() => !document.body.innerText.includes({json.dumps(before)})", timeout=60_000,
+                               polling=POLL_MS)
         settle(page)
 
 
@@ -136,7 +137,7 @@ def test_another_word_of_a_twenty_word_sentence(app_url, context, h8):
         if slug != "scores":
             page.locator('[data-testid="stButtonGroup"]').get_by_text(label, exact=True).click()
             page.wait_for_function(f"() => new URLSearchParams(location.search).get('lesson') === '{slug}'",
-                                   timeout=60_000)
+                                   timeout=60_000, polling=POLL_MS)
         page.get_by_text(f"Step {label.split('.')[0]} of 14:").wait_for(timeout=60_000)
         settle(page)
         assert_numbers(check_step(page, "projector"), expected(trace, slug, word, layer, head, step), slug)
@@ -152,7 +153,8 @@ def test_the_sentence_applies_on_enter_and_with_the_button(app_url, context, h8)
     page.goto(app_url)
     page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
     settle(page)
-    page.wait_for_function("() => window.explorerAppliesOnEnter")   # the sidebar's Enter handler is in place
+    # the sidebar's Enter handler is in place
+    page.wait_for_function("() => window.explorerAppliesOnEnter", polling=POLL_MS)
     assert page.get_by_text("Type or paste a sentence, then press Enter or Translate.").is_visible()
     for sentence, how in [("Two dogs play in the snow.", "Enter"), ("A girl rides a horse.", "button")]:
         box = page.get_by_label("English sentence")

@@ -7,7 +7,8 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
-from tests.browser.harness import free_port, go_to, listening, open_view, query_parameters, settle, streamlit_server
+from tests.browser.harness import (POLL_MS, free_port, go_to, listening, open_view, query_parameters, settle,
+                                   streamlit_server)
 
 
 TOKEN = "a-class-token-1234"
@@ -92,7 +93,7 @@ def test_a_restarted_server_reopens_the_same_view(served, context):
     served.restart()
     page.wait_for_function(     # the tab reloaded itself (the mark set before is gone) and is connected
         "() => !window.beforeRestart && document.querySelector('textarea[aria-label=\"English sentence\"]')"
-        " && !document.querySelector('textarea[disabled]')", timeout=60_000)
+        " && !document.querySelector('textarea[disabled]')", timeout=60_000, polling=POLL_MS)
     settle(page)
     go_to(page, "Internals")            # the visitor goes on: a new session, opened on the URL's view
     settle(page)
