@@ -133,9 +133,11 @@ def test_a_killed_worker_is_replaced_and_every_shard_counted_once(tiny_checkpoin
     scorer = scorer_for(tiny_checkpoint, sources, references)
     sets = [[], [HeadSpec("encoder", 0, 1)], [HeadSpec("cross", 1, 2), HeadSpec("decoder", 0, 0)]]
     expected = [(scorer.loss(head_mask(s, scorer.model)), scorer.quality(head_mask(s, scorer.model))) for s in sets]
-    runner = RayRunner(str(tiny_checkpoint.path), 2, job_delay=1.0)
+    # Each job waits 0.3 s first, so the victim is killed in its first job or, on a slow start, before it: either
+    # way a job of its fails and is retried (9 jobs of 1 s each took 4.5 s of the suite).
+    runner = RayRunner(str(tiny_checkpoint.path), 2, job_delay=0.3)
     victim = runner.pids()[0]
-    killer = threading.Timer(0.5, lambda: os.kill(victim, signal.SIGKILL))   # while it sleeps in its first job
+    killer = threading.Timer(0.15, lambda: os.kill(victim, signal.SIGKILL))
     killer.start()
     try:
         scores = engine_for(runner, scorer, sources, references).set_scores(sets, True)
