@@ -48,10 +48,14 @@ class EncoderDecoder(HuggingFaceModel):
             return None
         return self.model(**inputs, decoder_input_ids=target.ids, decoder_attention_mask=target.present.long()).logits
 
+    def own_max_length(self) -> int | None:
+        """The length the checkpoint itself caps generation at (`max_length` in its generation_config.json, or
+        its config.json), start and forced tokens included, where it sets one; transformers' generate keeps to it."""
+        return getattr(getattr(self.model, "generation_config", None), "max_length", None)
+
     def own_step_limit(self) -> int | None:
-        """The output length the checkpoint itself caps generation at (`max_length` in its
-        generation_config.json, counting the start and forced tokens), where it sets one."""
-        longest = getattr(getattr(self.model, "generation_config", None), "max_length", None)
+        """own_max_length in output tokens: less the start token and any forced ones (a language token)."""
+        longest = self.own_max_length()
         return None if longest is None else max(1, longest - len(self.decoder_prefix()))
 
     def step_limit(self, source_length: int) -> int:
@@ -61,7 +65,9 @@ class EncoderDecoder(HuggingFaceModel):
     def step_limit_rule(self, source_length: int) -> str:
         own = self.own_step_limit()
         if own is not None and own < min(self.max_positions - 1, 2 * source_length + 10):
-            return f"the model's own max_length (generation_config.json) = {own} steps"
+            prefix = len(self.decoder_prefix())
+            return (f"the model's own max_length of {self.own_max_length()} (its generation_config.json) less "
+                    f"{prefix} start token{'s' * (prefix > 1)} = {own} steps")
         return f"2 × {source_length} source tokens + 10 = {self.step_limit(source_length)} steps"
 
     @torch.no_grad()
