@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.browser.harness import ONE_RENDERER, launch, shared_streamlit_server, warm_offline_context
+from tests.browser.harness import ONE_RENDERER, shared_streamlit_server, warm_offline_context
 
 
 @pytest.fixture(scope="session")
@@ -19,15 +19,6 @@ def app_url(tmp_path_factory):
 def playwright_driver():
     with sync_playwright() as playwright:
         yield playwright
-
-
-@pytest.fixture(scope="session")
-def browser(playwright_driver):
-    """A Chromium for the tests that want contexts of their own (two visitors side by side, a fresh server's first
-    request); the others share the warm context."""
-    browser = launch(playwright_driver, ONE_RENDERER)
-    yield browser
-    browser.close()
 
 
 @pytest.fixture(scope="session")

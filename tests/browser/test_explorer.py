@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from explorer.capture.translation import translate
-from tests.browser.harness import POLL_MS, go_to, offline_context, submit_sentence, wait_idle
+from tests.browser.harness import POLL_MS, go_to, submit_sentence, wait_idle
 
 
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -103,30 +103,27 @@ def test_hostile_sentence_runs_nothing(context, app_url):
     assert context.blocked == []
 
 
-def test_two_sessions_keep_their_own_sentences(browser, app_url, h8):
-    first, second = offline_context(browser), offline_context(browser)
-    try:
-        one, two = open_app(first, app_url), open_app(second, app_url)
-        sentences = ["Two dogs play in the snow.", "A woman is singing on a stage."]
-        submit_sentence(one, sentences[0])
-        submit_sentence(two, sentences[1])
-        expected = translate(h8, sentences)
-        for page, text in zip((one, two), expected):
-            page.wait_for_function(
-                "t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
-                arg=text, timeout=60_000, polling=POLL_MS)
-        # More runs in each session (page changes) keep each on its own sentence.
-        go_to(one, "Attention")
-        go_to(two, "Decoding")
-        wait_idle(one), wait_idle(two)
-        go_to(one, "Translation")
-        wait_idle(one)
-        assert one.get_by_label("English sentence").input_value() == sentences[0]
-        assert two.get_by_label("English sentence").input_value() == sentences[1]
-        assert translation_text(one) == expected[0]
-    finally:
-        first.close()
-        second.close()
+def test_two_sessions_keep_their_own_sentences(context, app_url, h8):
+    """Two visitors at once, each tab its own Streamlit session (its own websocket) on the one server process."""
+    one, two = open_app(context, app_url), open_app(context, app_url)
+    sentences = ["Two dogs play in the snow.", "A woman is singing on a stage."]
+    submit_sentence(one, sentences[0])
+    submit_sentence(two, sentences[1])
+    expected = translate(h8, sentences)
+    for page, text in zip((one, two), expected):
+        page.wait_for_function(
+            "t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
+            arg=text, timeout=60_000, polling=POLL_MS)
+    # More runs in each session (page changes) keep each on its own sentence.
+    go_to(one, "Attention")
+    go_to(two, "Decoding")
+    wait_idle(one), wait_idle(two)
+    go_to(one, "Translation")
+    wait_idle(one)
+    assert one.get_by_label("English sentence").input_value() == sentences[0]
+    assert two.get_by_label("English sentence").input_value() == sentences[1]
+    assert translation_text(one) == expected[0]
+    assert context.blocked == []
 
 
 def test_pruning_a_head_updates_the_translation(context, app_url, h8):
