@@ -231,7 +231,7 @@ def workers_for(model_path: str, workers: int = 1, address: str | None = None):
         yield None
         return
     key = (str(Path(model_path).expanduser()), workers, address, model_files_stamp(model_path))
-    with _keeping:
+    with _keeping:          # held for the whole run: one run at a time uses the kept workers
         runner = _kept.get(key)
         if runner is not None and not runner.ray.is_initialized():    # Ray was shut down since: they are gone
             _kept.clear()
@@ -240,7 +240,11 @@ def workers_for(model_path: str, workers: int = 1, address: str | None = None):
             runner = _kept[key] = RayRunner(str(model_path), workers, address)
         else:
             runner.startup_seconds = 0.0
-        yield runner
+        try:
+            yield runner
+        except BaseException:           # a run that failed may leave a worker broken: the next one starts afresh
+            let_workers_go()
+            raise
 
 
 def let_workers_go() -> None:

@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -123,6 +124,31 @@ def test_the_workers_stay_for_the_next_run_of_the_same_model_files(tiny_checkpoi
     assert model_files_stamp(str(folder)) != stamp
     RayRunner(str(tiny_checkpoint.path), 2).close()                    # starts: the kept workers were let go
     assert first.actors == []
+
+
+def test_a_failed_run_lets_its_workers_go(monkeypatch, tmp_path):
+    """A run that raised may have left a worker broken: its workers are closed, not kept for the next run (the
+    keeping itself, without Ray: a runner that records being closed)."""
+    from explorer.analyses import distributed
+
+    class Runner:
+        def __init__(self, *arguments):
+            self.closed, self.ray = False, SimpleNamespace(is_initialized=lambda: True)
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(distributed, "RayRunner", Runner)
+    monkeypatch.setattr(distributed, "_kept", {})
+    with workers_for(str(tmp_path), 2) as kept:
+        pass
+    with workers_for(str(tmp_path), 2) as again:
+        assert again is kept and not kept.closed
+    with pytest.raises(RuntimeError, match="a run that failed"), workers_for(str(tmp_path), 2):
+        raise RuntimeError("a run that failed")
+    assert kept.closed
+    with workers_for(str(tmp_path), 2) as fresh:
+        assert fresh is not kept
 
 
 def test_a_killed_worker_is_replaced_and_every_shard_counted_once(tiny_checkpoint, local_ray, monkeypatch):
