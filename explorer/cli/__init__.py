@@ -23,14 +23,8 @@ from explorer.capture.inputs import InputError
 from explorer.capture.sampling_options import sampling_from_arguments
 from explorer.cli.arguments import distribution_note, progress_bar
 from explorer.cli.inputs import model_for, pruned_heads, read_corpus
-from explorer.cli.parser import build_parser
-from explorer.cli.heads import run_evolution, run_heads, run_importance, run_prune_curve, run_roles
-# The analyses' subcommands, each in a module of its own (add_command, run)
-import explorer.cli.detect as cli_detect
-import explorer.cli.faithfulness as cli_faithfulness
-import explorer.cli.patch as cli_patch
-import explorer.cli.replicate as cli_replicate
-import explorer.cli.sinks as cli_sinks
+# Every command (name, help, options, run) is registered once, in explorer/cli/commands.py
+from explorer.cli.commands import COMMANDS, build_parser
 
 USER_ERRORS = (ModelError, CorpusError, HeadSpecError, InputError, DistributedError)
 
@@ -144,14 +138,8 @@ def trace_an_image(args: argparse.Namespace, model) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"translate": run_translate, "generate": run_translate, "evaluate": run_evaluate, "trace": run_trace,
-                "roles": run_roles,
-                "evolution": run_evolution, "heads": run_heads,
-                "importance": run_importance, "prune-curve": run_prune_curve}
-    handlers.update({"detect": cli_detect.run, "patch": cli_patch.run, "faithfulness": cli_faithfulness.run,
-                     "sinks": cli_sinks.run, "replicate": cli_replicate.run})
     try:
-        handlers[args.command](args)
+        COMMANDS[args.command].run(args)
     except USER_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -9,11 +9,9 @@ import json
 from explorer.cli.arguments import positive_int, with_model_path
 
 
-def add_command(commands) -> None:
+def add_options(detect: argparse.ArgumentParser) -> None:
     # Defaults are the analysis module's, read when the command runs: building the parser must not import it
     # (every CLI call, --help included, builds it).
-    detect = commands.add_parser("detect", help="head detectors: previous-token, duplicate-token, induction and "
-                                                "prefix-matching scores on repeated random tokens, with chance")
     with_model_path(detect)
     detect.add_argument("--seeds", type=positive_int,
                         help="random sequences averaged (default 8)")

@@ -12,9 +12,7 @@ from pathlib import Path
 from explorer.cli.arguments import distribution_note, positive_int, progress_bar, with_model_path, with_workers
 
 
-def add_command(commands) -> None:
-    sub = commands.add_parser("faithfulness", help="Spearman correlation of attention, rollout, flow and norms with "
-                                                   "leave-one-out importance, over a corpus")
+def add_options(sub: argparse.ArgumentParser) -> None:
     with_model_path(sub)
     sub.add_argument("--src", required=True, type=Path, help="source sentences (prompts), one per line (plain or .gz)")
     sub.add_argument("--limit", type=positive_int, help="only the first N lines")

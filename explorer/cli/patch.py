@@ -11,11 +11,9 @@ import numpy as np
 from explorer.cli.arguments import with_model_path
 
 
-def add_command(commands) -> None:
+def add_options(patch: argparse.ArgumentParser) -> None:
     # The metrics are the analysis module's (it checks them), read when the command runs: building the parser must not import it
     # (every CLI call, --help included, builds it).
-    patch = commands.add_parser("patch", help="activation patching: the share of the clean output's log-probability "
-                                              "each head and each layer's output restores in a corrupted run")
     with_model_path(patch)
     patch.add_argument("--clean", required=True, help="the sentence whose output is the target")
     patch.add_argument("--corrupt", required=True, help="the same sentence with a word changed (as many pieces)")

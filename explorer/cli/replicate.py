@@ -12,9 +12,7 @@ from explorer.cli.arguments import positive_int, progress_bar, with_model_path
 from explorer.papers.bench import Budget
 
 
-def add_command(commands) -> None:
-    sub = commands.add_parser("replicate", help="the replication bench: each paper's claim and number beside the same "
-                                                "measurement on this model, with a verdict")
+def add_options(sub: argparse.ArgumentParser) -> None:
     with_model_path(sub)
     sub.add_argument("--paper", action="append", metavar="NAME",
                      help="only this paper (repeatable): vaswani, voita, michel, clark, abnar_zuidema, kobayashi, "

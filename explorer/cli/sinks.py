@@ -15,11 +15,9 @@ DEFAULT_TEXT = Path(__file__).resolve().parents[3] / "shared" / "data" / "multi3
 DEFAULT_LIMIT = 200
 
 
-def add_command(commands) -> None:
+def add_options(sinks: argparse.ArgumentParser) -> None:
     # Defaults are the analysis module's, read when the command runs: building the parser must not import it
     # (every CLI call, --help included, builds it).
-    sinks = commands.add_parser("sinks", help="attention sinks: each head's share of attention on the first token, "
-                                              "special tokens and punctuation, by weight and by norm")
     with_model_path(sinks)
     sinks.add_argument("--src", type=Path, default=DEFAULT_TEXT,
                        help="sentences, one per line (plain or .gz); default Multi30k val (English)")
