@@ -23,8 +23,15 @@ from explorer.capture.inputs import InputError
 from explorer.capture.sampling_options import sampling_from_arguments
 from explorer.cli.arguments import distribution_note, progress_bar
 from explorer.cli.inputs import model_for, pruned_heads, read_corpus
-# Every command (name, help, options, run) is registered once, in explorer/cli/commands.py
-from explorer.cli.commands import COMMANDS, build_parser
+import explorer.cli.parser as options
+from explorer.cli.parser import Command, parser_for
+from explorer.cli.heads import run_evolution, run_heads, run_importance, run_prune_curve, run_roles
+# The analyses' subcommands, each in a module of its own (add_options, run)
+import explorer.cli.detect as cli_detect
+import explorer.cli.faithfulness as cli_faithfulness
+import explorer.cli.patch as cli_patch
+import explorer.cli.replicate as cli_replicate
+import explorer.cli.sinks as cli_sinks
 
 USER_ERRORS = (ModelError, CorpusError, HeadSpecError, InputError, DistributedError)
 
@@ -134,6 +141,42 @@ def trace_an_image(args: argparse.Namespace, model) -> None:
     best = trace.steps[0]
     print(f"{args.out}: {description}: {len(trace.source_tokens)} tokens (the class token and "
           f"{model.grid[0]}×{model.grid[1]} patches); class {trace.output_text} ({best.chosen_prob:.1%})")
+
+
+# Every command, registered once: name → its line in --help, the function that adds its options, the function that
+# runs it. The parser and main() both read it, so a new command is one entry; the order is --help's.
+COMMANDS = {
+    "translate": Command("print one translation per sentence", options.translate_options, run_translate),
+    "generate": Command("print the continuation of each text (GPT-2; for a translation model the same as translate)",
+                        options.generate_options, run_translate),
+    "evaluate": Command("BLEU and chrF on a parallel corpus (loss and perplexity on a text file for BERT and GPT-2)",
+                        options.evaluate_options, run_evaluate),
+    "trace": Command("save every attention, mask, PE and decoding step of a sentence (or every attention over an "
+                     "image's patches)", options.trace_options, run_trace),
+    "roles": Command("classify heads as positional / syntactic / rare-token", options.roles_options, run_roles),
+    "evolution": Command("head statistics at every training epoch, from its snapshots", options.evolution_options,
+                         run_evolution),
+    "heads": Command("the table of heads: roles, their scores and importance, from the checkpoint's head_roles.json "
+                     "and head_importance.json", options.heads_options, run_heads),
+    "importance": Command("gradient-based and ablation importance of every head", options.importance_options,
+                          run_importance),
+    "prune-curve": Command("BLEU (perplexity for BERT and GPT-2) as heads are pruned, by importance versus random "
+                           "order", options.prune_curve_options, run_prune_curve),
+    "detect": Command("head detectors: previous-token, duplicate-token, induction and prefix-matching scores on "
+                      "repeated random tokens, with chance", cli_detect.add_options, cli_detect.run),
+    "patch": Command("activation patching: the share of the clean output's log-probability each head and each "
+                     "layer's output restores in a corrupted run", cli_patch.add_options, cli_patch.run),
+    "faithfulness": Command("Spearman correlation of attention, rollout, flow and norms with leave-one-out "
+                            "importance, over a corpus", cli_faithfulness.add_options, cli_faithfulness.run),
+    "sinks": Command("attention sinks: each head's share of attention on the first token, special tokens and "
+                     "punctuation, by weight and by norm", cli_sinks.add_options, cli_sinks.run),
+    "replicate": Command("the replication bench: each paper's claim and number beside the same measurement on this "
+                         "model, with a verdict", cli_replicate.add_options, cli_replicate.run),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return parser_for(COMMANDS)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,15 +1,36 @@
-"""The options of the commands written in explorer/cli/__init__.py and explorer/cli/heads.py, one function per
-command, and the option groups many commands share. explorer/cli/commands.py registers each function with its
-command; an analysis module with a command of its own (detect.py, patch.py …) keeps its options beside its run."""
+"""The command line's parser: a Command (one-line help, options, run) and the parser built from the registry of
+commands (COMMANDS in explorer/cli/__init__.py); the options of the commands written in explorer/cli/__init__.py and
+explorer/cli/heads.py, one function per command, and the option groups many commands share. An analysis module
+with a command of its own (detect.py, patch.py …) keeps its options beside its run."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from explorer.analyses.roles import Thresholds
 from explorer.capture.sampling_options import add_sampling_arguments
 from explorer.cli.arguments import fraction, positive_int, with_model_path, with_workers
+
+
+@dataclass(frozen=True)
+class Command:
+    help: str                                                   # its line in `python -m explorer --help`
+    add_options: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], None]
+
+
+def parser_for(commands: dict[str, Command]) -> argparse.ArgumentParser:
+    """The parser of `python -m explorer`: a subcommand per registered command, in the registry's order."""
+    parser = argparse.ArgumentParser(prog="python -m explorer",
+                                     description="Look inside a Transformer: the bundled English→German models, or a "
+                                                 "Hugging Face Marian, BART, M2M100/NLLB, T5, BERT or GPT-2 folder.")
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, command in commands.items():
+        command.add_options(subcommands.add_parser(name, help=command.help))
+    return parser
 
 
 def with_normalisation(sub: argparse.ArgumentParser) -> None:
