@@ -38,7 +38,7 @@ from scipy.stats import spearmanr
 from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, prepare_source
-from explorer.analyses.norms import norm_attention
+from explorer.capture.value_norms import norm_attention
 from explorer.analyses.rollout import attention_rollout
 from explorer.capture.trace import decoded
 from models.hooks import model_run

@@ -3,11 +3,12 @@
 the second repeat falls suddenly while a layer-2 head's prefix-matching score rises.
 
 No bundled model is a language model, so the Papers page shows this instead of a pretrained one's heads. The model
-is small and self-contained (token embedding + learned positions, 2 causal attention layers with residuals, pre-layer
-norm, unembedding; no MLP). Each training sequence: random filler, then `L` distinct random tokens, then the same
-`L` again, in a fixed context; `L` varies per sequence, so the repeat's offset does, and no positional head can copy
-it (only an induction head, reading "what came after the earlier copy of my token", can). The filler comes from the
-tokens not in the pattern, so each second-repeat token has exactly one earlier copy.
+is small and lives with the others (models/attention_only.py: token embedding + learned positions, 2 causal attention
+layers with residuals, pre-layer norm, unembedding; no MLP); this module trains it and measures it as it learns. Each
+training sequence: random filler, then `L` distinct random tokens, then the same `L` again, in a fixed context; `L`
+varies per sequence, so the repeat's offset does, and no positional head can copy it (only an induction head, reading
+"what came after the earlier copy of my token", can). The filler comes from the tokens not in the pattern, so each
+second-repeat token has exactly one earlier copy.
 
 Scores reuse explorer/analyses/detectors.py's definitions: prefix matching = the share of a second-repeat query's attention
 on the token after its earlier copy (mul_score with the induction detection pattern over those queries; 1 for a
@@ -28,6 +29,7 @@ import torch
 from torch import nn
 
 from explorer.analyses.detectors import detection_patterns, mul_score
+from models.attention_only import AttentionOnly, AttentionOnlyConfig
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "models" / "induction_demo.json"
 
@@ -51,40 +53,10 @@ class DemoSettings:
     seed: int = 0
 
 
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model: int, heads: int):
-        super().__init__()
-        self.heads, self.norm = heads, nn.LayerNorm(d_model)
-        self.qkv, self.out = nn.Linear(d_model, 3 * d_model), nn.Linear(d_model, d_model)
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        batch, n, d = x.shape
-        q, k, v = self.qkv(self.norm(x)).view(batch, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(d // self.heads)
-        future = torch.ones(n, n, dtype=torch.bool).triu(1)
-        pattern = scores.masked_fill(future, float("-inf")).softmax(-1)          # [batch, heads, query, key]
-        return self.out((pattern @ v).transpose(1, 2).reshape(batch, n, d)), pattern
-
-
-class AttentionOnly(nn.Module):
-    """Token + learned position embeddings, attention-only residual blocks, a final norm and the unembedding."""
-
-    def __init__(self, settings: DemoSettings):
-        super().__init__()
-        self.embed = nn.Embedding(settings.vocab, settings.d_model)
-        self.position = nn.Embedding(settings.context, settings.d_model)
-        self.blocks = nn.ModuleList(CausalSelfAttention(settings.d_model, settings.heads)
-                                    for _ in range(settings.layers))
-        self.norm, self.unembed = nn.LayerNorm(settings.d_model), nn.Linear(settings.d_model, settings.vocab)
-
-    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        x = self.embed(ids) + self.position(torch.arange(ids.shape[1]))
-        patterns = []
-        for block in self.blocks:
-            written, pattern = block(x)
-            x = x + written
-            patterns.append(pattern)
-        return self.unembed(self.norm(x)), patterns
+def demo_model(settings: DemoSettings) -> AttentionOnly:
+    """The demonstration's model at these settings, untrained (models/attention_only.py)."""
+    return AttentionOnly(AttentionOnlyConfig(vocab=settings.vocab, context=settings.context, d_model=settings.d_model,
+                                             heads=settings.heads, layers=settings.layers))
 
 
 def repeated_sequences(settings: DemoSettings, count: int, generator: torch.Generator):
@@ -162,7 +134,7 @@ def run_demo(steps: int | None = None, progress: Callable[[float], None] | None 
 
 
 def _train(settings: DemoSettings, progress: Callable[[float], None] | None) -> dict:
-    model = AttentionOnly(settings)
+    model = demo_model(settings)
     optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr)
     data = torch.Generator().manual_seed(settings.seed)
     evaluation = repeated_sequences(settings, settings.eval_sequences, torch.Generator().manual_seed(10_000 + settings.seed))

@@ -4,46 +4,24 @@ f_h(x_j) = v_j W_O^h — the key's value vector through the head's own slice of 
 excluded, as the paper defines it). Its length ‖α_ij · f_h(x_j)‖ = α_ij · ‖v_j W_O^h‖ says how much the key
 actually moves the query's representation: a weight on a key whose transformed value is short moves it little.
 
-Written once on the model interface (the captured v and `attention_output_weights`), so it holds for every family.
+A trace carries the norms beside the weights (explorer/capture/value_norms.py computes them as it captures); here is
+what is read from them: a row's shares, the share on special tokens and punctuation by weight and by norm.
 """
 
 from __future__ import annotations
 
-import string
+from dataclasses import replace
 
 import numpy as np
 
+from explorer.capture.trace import Trace
+from explorer.capture.words import punctuation
 from models.interface import ExplorerModel
 
 
-def transformed_value_norms(model: ExplorerModel, kind: str, values: np.ndarray) -> np.ndarray:
-    """‖v_j W_O^h‖ for every layer, head and key: values [layers, heads, keys, d_k] → [layers, heads, keys]."""
-    layers, heads, _, d_k = values.shape
-    norms = np.empty(values.shape[:3], dtype=np.float32)
-    for layer in range(layers):
-        w_o = model.attention_output_weights(kind, layer)[0].float().numpy()      # [d_model, heads × d_k]
-        for head in range(heads):
-            block = w_o[:, head * d_k:(head + 1) * d_k]                          # the head's slice [d_model, d_k]
-            norms[layer, head] = np.linalg.norm(values[layer, head] @ block.T, axis=-1)
-    return norms
-
-
-def norm_attention(model: ExplorerModel, kind: str, pattern: np.ndarray, values: np.ndarray,
-                   gates: np.ndarray | None = None) -> np.ndarray:
-    """‖α_ij f_h(x_j)‖ [layers, heads, queries, keys]. gates [layers, heads]: a pruned head (gate 0) adds
-    nothing, so its norms are 0, as its output is in the model."""
-    norms = pattern * transformed_value_norms(model, kind, values)[:, :, None, :]
-    if gates is not None:
-        norms *= gates[:, :, None, None]
-    return norms.astype(np.float32, copy=False)       # no second copy: at 500 tokens × 144 heads it is 137 MB
-
-
-def norm_shares(trace):
+def norm_shares(trace: Trace) -> Trace:
     """A copy of a trace whose patterns are its norms ‖α·f(x)‖ with each query's row scaled to sum 1: what a view
-    that draws a row's shares of 1 (bertviz's lines) can show of norm-based attention. (trace: an
-    explorer.capture.trace.Trace, not imported: that module imports this one.)"""
-    from dataclasses import replace
-
+    that draws a row's shares of 1 (bertviz's lines) can show of norm-based attention."""
     attention = {}
     for kind, values in trace.attention.items():
         totals = values["norm"].sum(axis=-1, keepdims=True)
@@ -60,23 +38,16 @@ def share_on(matrix: np.ndarray, keys: list[int]) -> float:
     return float(rows[..., keys].sum(axis=-1).mean()) if keys else 0.0
 
 
-def frequent_keys(trace, model: ExplorerModel, kind: str) -> list[int]:
+def frequent_keys(trace: Trace, model: ExplorerModel, kind: str) -> list[int]:
     """Key positions of a trace holding a special token (start, end, [CLS], [SEP] …) or punctuation: where
-    Kobayashi et al. found weights high and norms low. (trace: an explorer.capture.trace.Trace, not imported: that
-    module imports this one.)"""
+    Kobayashi et al. found weights high and norms low."""
     ids = trace.target_ids if kind == "decoder" else (trace.source_ids or trace.target_ids)
     pieces = trace.key_tokens(kind)
     return [position for position, (token_id, piece) in enumerate(zip(ids, pieces))
             if token_id in model.special_ids or punctuation(piece)]
 
 
-def punctuation(piece: str) -> bool:
-    """A piece of punctuation only ("▁.", ",", "##-"), its word-boundary marks aside."""
-    text = piece.strip("▁Ġ ").removeprefix("##")
-    return bool(text) and all(character in string.punctuation for character in text)
-
-
-def weight_and_norm_shares(trace, model: ExplorerModel, kind: str) -> tuple[float, float, list[int]]:
+def weight_and_norm_shares(trace: Trace, model: ExplorerModel, kind: str) -> tuple[float, float, list[int]]:
     """(share by weight, share by norm, the positions) of one kind's attention, over all its layers, heads and
     queries, that lands on special tokens and punctuation: the paper's headline, on this sentence."""
     keys = frequent_keys(trace, model, kind)

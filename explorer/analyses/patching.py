@@ -31,7 +31,7 @@ import torch
 
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, PreparedSource, prepare_source
-from explorer.teaching.wording import plural
+from explorer.capture.wording import plural
 from models.hooks import model_run
 from models.interface import Batch, ExplorerModel
 from models.vocabulary import attention_hook, layer_hook

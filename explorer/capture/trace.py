@@ -21,7 +21,7 @@ from models.interface import AttentionModel, ExplorerModel
 from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, attention_hook, stack_hook
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
 from explorer.capture.inputs import prepare_source
-from explorer.analyses.norms import norm_attention
+from explorer.capture.value_norms import norm_attention
 
 DERIVED_VALUES = ("norm",)      # per head, computed from the captured ones: {kind}.norm (Kobayashi et al. 2020)
 
@@ -52,7 +52,7 @@ class Trace:
     decoding: str                   # "greedy" or "beam N"
     pruned: str                     # HeadSpec text of the masked heads, "" when none
     d_k: int
-    # kind -> [layers, heads, query, key] (pattern, scores, norm: ‖α f(x)‖, explorer/analyses/norms.py) or
+    # kind -> [layers, heads, query, key] (pattern, scores, norm: ‖α f(x)‖, explorer/capture/value_norms.py) or
     # [layers, heads, positions, d_k] (q, k, v, z)
     attention: dict[str, dict[str, np.ndarray]]
     masks: dict[str, np.ndarray]    # kind -> [query, key] bool, True = may attend

@@ -8,7 +8,7 @@ WordPiece's ##), with each piece of punctuation a word of its own, as BERT's own
 data Clark et al. worked on), and every special token a word of its own. An apostrophe inside a word ("didn't",
 "O'Neil", "it’s") is no punctuation mark of its own: a reader sees one word, so the apostrophe and the letters after
 it stay in the word, while a quotation mark ("'Yes'") stays a word of its own. Norm-based attention
-(explorer/analyses/norms.py) is aggregated the same way: the sum of a word's ‖α·f(x)‖ over its pieces, an upper bound of the
+(explorer/capture/value_norms.py) is aggregated the same way: the sum of a word's ‖α·f(x)‖ over its pieces, an upper bound of the
 norm of their sum.
 
 `word_trace(trace, model)` returns a Trace over words, so every view draws it unchanged.
@@ -16,11 +16,11 @@ norm of their sum.
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from explorer.analyses.norms import punctuation
 from explorer.capture.trace import Trace
 from models.interface import ExplorerModel
 
@@ -48,6 +48,12 @@ class Words:
 
     def word_of(self, position: int) -> int:
         return next(word for word, span in enumerate(self.spans) if position in span)
+
+
+def punctuation(piece: str) -> bool:
+    """A piece of punctuation only ("▁.", ",", "##-"), its word-boundary marks aside."""
+    text = piece.strip("▁Ġ ").removeprefix("##")
+    return bool(text) and all(character in string.punctuation for character in text)
 
 
 def words_of(model: ExplorerModel, ids: list[int]) -> Words:

@@ -9,7 +9,7 @@ from contextvars import ContextVar
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.teaching.wording import plural  # noqa: F401  (figures and pages word their counts with it)
+from explorer.capture.wording import plural  # noqa: F401  (figures and pages word their counts with it)
 
 
 # Projector mode (the sidebar's toggle, `projector=on` in the URL): every figure's type and cells scaled up for a

@@ -1,6 +1,4 @@
-"""Counts in words, for every message and title."""
+"""Counts in words, for every message and title: defined in explorer/capture/wording.py (the bottom layer, so that
+analyses and figures may use it too) and named here for the pages and the command line."""
 
-
-def plural(count: int, noun: str) -> str:
-    """'1 head', '8 heads'."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+from explorer.capture.wording import plural  # noqa: F401

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from explorer.figures.induction_demo import induction_demo_figure
-from explorer.analyses.induction_demo import (AttentionOnly, DemoSettings, head_scores, phase_change, repeated_sequences,
+from explorer.analyses.induction_demo import (DemoSettings, demo_model, head_scores, phase_change, repeated_sequences,
                                      run_demo, second_repeat_loss, shipped_demo, summary)
 
 SHORT = DemoSettings(steps=20, record_every=10, batch=16, eval_sequences=8, seed=3)
@@ -79,7 +79,7 @@ def test_a_short_run_is_well_shaped_deterministic_and_starts_from_the_untrained_
     assert first["settings"]["steps"] == 20 and first["seconds"] < 15
     # step 0: the freshly initialised model with this seed, measured independently
     torch.manual_seed(SHORT.seed)
-    model = AttentionOnly(SHORT)
+    model = demo_model(SHORT)
     ids, lengths, starts = repeated_sequences(SHORT, SHORT.eval_sequences, torch.Generator().manual_seed(10_000 + SHORT.seed))
     with torch.no_grad():
         logits, patterns = model(ids)
