@@ -15,7 +15,7 @@ import torch
 from safetensors import SafetensorError
 
 from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit, translate_ids
-from models.interface import (TRANSLATE, Aligned, Architecture, Batch, CachedBeamSearch, Encoded, ExplorerModel,
+from models.interface import (Aligned, Architecture, Batch, CachedBeamSearch, Encoded, ExplorerModel, Translates,
                               ModelError, TrainingSnapshots)
 from models.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
 from models.transformer import Transformer, TransformerConfig
@@ -29,7 +29,7 @@ class CheckpointError(ModelError):
 
 
 @dataclass
-class Checkpoint(ExplorerModel, TrainingSnapshots, CachedBeamSearch):
+class Checkpoint(ExplorerModel, Translates, TrainingSnapshots, CachedBeamSearch):
     """One of our trained Transformers with its SentencePiece vocabulary: translates English into German."""
 
     path: Path
@@ -39,7 +39,6 @@ class Checkpoint(ExplorerModel, TrainingSnapshots, CachedBeamSearch):
     frequencies: dict[str, list[int]] | None = None  # "source"/"target" piece counts in the training corpus
 
     kinds = ("encoder", "decoder", "cross")
-    task = TRANSLATE
     pad_id, start_id, end_id, unk_id = PAD, BOS, EOS, UNK
     special_ids = frozenset((PAD, BOS, EOS))
     generation_batch = 64                       # translate_ids' batches

@@ -9,9 +9,10 @@ from pathlib import Path
 import torch
 
 from models.tokenizer import BOS, EOS, PAD
+from models.errors import ExplorerError
 
 
-class CorpusError(ValueError):
+class CorpusError(ExplorerError):
     """A corpus file that cannot be used; the message names the file and the problem."""
 
 

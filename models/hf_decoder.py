@@ -7,14 +7,13 @@ import re
 import torch
 
 from models.hugging_face import HuggingFaceModel
-from models.interface import CONTINUE, Batch, Encoded
+from models.interface import Batch, Continues, Encoded
 
 CONTINUATION_TOKENS = 30      # how far a prompt is continued
 
 
-class DecoderOnly(HuggingFaceModel):
+class DecoderOnly(HuggingFaceModel, Continues):
     kinds = ("decoder",)
-    task = CONTINUE
     block_paths = ((re.compile(r"(?:^|\.)h\.(\d+)\.attn$"), "decoder"),)
 
     def stack_paths(self) -> dict:

@@ -7,13 +7,12 @@ import re
 
 import torch
 
-from models.hugging_face import HuggingFaceError, HuggingFaceModel
-from models.interface import FILL_MASK, Architecture, Batch
+from models.hugging_face import HuggingFaceModel
+from models.interface import Architecture, Batch, FillsMask
 
 
-class EncoderOnly(HuggingFaceModel):
+class EncoderOnly(HuggingFaceModel, FillsMask):
     kinds = ("encoder",)
-    task = FILL_MASK
     block_paths = ((re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self$"), "encoder"),)
     architecture = Architecture("learned", embedding_steps=("token embedding", "+ learned position (+ segment)",
                                                             "→ layer norm = input to layer 0"))
@@ -36,8 +35,3 @@ class EncoderOnly(HuggingFaceModel):
         head = self.model.cls if hasattr(self.model, "cls") else self.model.lm_head
         return head(hidden)
 
-    def generate(self, sources: list[list[int]], beam_size: int = 1, alpha: float = 0.6) -> list[list[int]]:
-        raise HuggingFaceError(f"{self.name}: fills in masked tokens; it does not generate text")
-
-    def step_limit(self, source_length: int) -> int:
-        return 0

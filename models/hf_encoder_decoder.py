@@ -8,12 +8,11 @@ import re
 import torch
 
 from models.hugging_face import HuggingFaceModel
-from models.interface import TRANSLATE, Architecture, Batch
+from models.interface import Architecture, Batch, Translates
 
 
-class EncoderDecoder(HuggingFaceModel):
+class EncoderDecoder(HuggingFaceModel, Translates):
     kinds = ("encoder", "decoder", "cross")
-    task = TRANSLATE
     generation_batch = 16
     block_paths = (
         (re.compile(r"(?:^|\.)encoder\.layers\.(\d+)\.self_attn$"), "encoder"),

@@ -13,12 +13,11 @@ import re
 import torch
 
 from models.hugging_face import HuggingFaceAttention
-from models.interface import CLASSIFY, Architecture, Batch, ImageInput
+from models.interface import Architecture, Batch, ImageInput
 
 
 class HuggingFaceImageClassifier(HuggingFaceAttention, ImageInput):
     kinds = ("encoder",)
-    task = CLASSIFY
     block_paths = ((re.compile(r"(?:^|\.)layers?\.(\d+)\.attention(?:\.attention)?$"), "encoder"),)
     architecture = Architecture("learned", norm_placement="pre", embedding_steps=(
         "patch embedding (and the class token)", "+ learned position (one per token)", "= input to layer 0"))

@@ -18,12 +18,13 @@ import torch
 
 from models.fast_inference import FastCall
 from models.vocabulary import attention_hook, check_kind
+from models.errors import ExplorerError
 
 # A hook receives the value and the hook point's name; returning a tensor replaces the value.
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
 
 
-class HookNameError(ValueError):
+class HookNameError(ExplorerError):
     """A hook name or pattern that matches no hook point of the model (a typo would capture nothing)."""
 
 

@@ -1,19 +1,20 @@
 """The one model interface: all that explorer/ and pages/ know of a model, whatever family it comes from.
 
 A small core every Transformer has (`AttentionModel`: its attention kinds, layers × heads, a forward with per-call
-capture and head gates, its positional information, the output projection), and capabilities a family has or not:
-`TextInput` (it reads pieces of text), `Generates` (it writes text: translates, continues or fills a mask),
-`Multilingual` (it writes several languages), `TrainingSnapshots` (per-epoch weights) and `CachedBeamSearch` (its
-own, faster beam search). `ExplorerModel` is a model of text: the core, text in and text out; every family of
-today is one. An image model (vision_transformer.py, hf_vit.py) is an `AttentionModel` with `ImageInput`.
+capture and head gates, its positional information, the output projection), and capabilities a family claims only
+when it can do them: what it reads (`TextInput`, `ImageInput`), what it writes (`Translates` and `Continues`, both
+`Generates`; `FillsMask`; an `ImageInput` names a class), `Multilingual` (it writes several languages),
+`TrainingSnapshots` (per-epoch weights) and `CachedBeamSearch` (its own, faster beam search). `ExplorerModel` is a
+model of text: the core and `TextInput`.
 
 Our checkpoints (checkpoint.py) and each Hugging Face layout (hf_encoder_decoder.py, hf_encoder.py, hf_decoder.py,
-t5.py, m2m100.py) implement it; loader.py alone knows which family a folder holds. Code above models/ branches on
-what a model can do (`has("cross")`, `task`, `isinstance(model, Multilingual)`), never on what it is. The
-*source* is what the person typed, as the encoder (or a decoder-only model) reads it; the *output* is what the
-model produced; the *target* is the decoder's input: its prefix (start token) + output, or the prompt +
-continuation. Hooks and head gates are per call (hooks.py: `model_run`, `capture`), never state on the shared model.
-Beam search and sampling over any model that generates live beside decoding (generation.py), not in the interface.
+t5.py, m2m100.py, ...) implement it; loader.py alone knows which family a folder holds. Code above models/ branches
+on what a model can do (`has("cross")`, `isinstance(model, Generates)`), never on what it is, and never compares
+a task string: `task` is a label for people and JSON. The *source* is what the person typed, as the encoder (or a
+decoder-only model) reads it; the *output* is what the model produced; the *target* is the decoder's input: its
+prefix (start token) + output, or the prompt + continuation. Hooks and head gates are per call (hooks.py:
+`model_run`, `capture`), never state on the shared model. Beam search and sampling over any model that generates
+live beside decoding (generation.py), not in the interface.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from pathlib import Path
 import torch
 
 from models.decoding import BeamResult
+from models.errors import ExplorerError
 from models.hooks import ActivationCache, capture
 from models.tokenizer import Encoded     # encode()'s answer, for every family
 
 TRANSLATE, CONTINUE, FILL_MASK, CLASSIFY = "translate", "continue", "fill-mask", "classify"
 
 
-class ModelError(ValueError):
+class ModelError(ExplorerError):
     """A model that cannot be opened or used: the one error the interface raises for a folder, whatever its family
     (each family's own error is a kind of it), so that nothing above models/ names a family's error."""
 
@@ -57,12 +59,18 @@ class Batch:
 @dataclass(frozen=True)
 class Architecture:
     """How a family builds its blocks, as the Internals page and the Lesson describe them."""
-    positional: str                 # "sinusoidal", "sinusoidal-halves", "learned" or "relative"
+    # "sinusoidal", "sinusoidal-halves", "learned" (a vector added to the input), "relative" (a bias added to every
+    # score, T5) or "rotary" (RoPE: each layer rotates q and k by an angle proportional to the position, so q·k
+    # depends on the offset; Llama, Qwen2, Mistral)
+    positional: str
     # Where each block's layer norm sits: "pre" (before the sublayer, inside the residual branch), "post" (after
     # the residual sum, as in Vaswani et al.), "" when the family does not say. The Lesson names the difference.
     norm_placement: str = ""
     # The three labels of the embedding figure: what is embedded, what is added, what layer 0 reads.
     embedding_steps: tuple[str, str, str] = ("token embedding", "+ position", "= input to layer 0")
+    # Rotary only: θ_i, the angle per position of each rotated pair of q/k dimensions (the model's own inv_freq);
+    # position p turns pair i by p·θ_i.
+    rotary_frequencies: tuple[float, ...] = ()
 
 
 class AttentionModel(ABC):
@@ -76,7 +84,6 @@ class AttentionModel(ABC):
     d_model: int
     d_k: int
     max_positions: int                  # the longest input it takes
-    task: str                           # TRANSLATE, CONTINUE, FILL_MASK or CLASSIFY
     architecture: Architecture          # its positional information, norm placement, embedding
 
     @abstractmethod
@@ -166,7 +173,8 @@ class TextInput(ABC):
 
 
 class Generates(ABC):
-    """A model that writes text: translates, continues a prompt, or fills a mask (its task)."""
+    """A model that writes a sequence, one token a step: a translation, or a prompt's continuation. Only a model
+    that can do it claims it: code above models/ asks `isinstance(model, Generates)` before it decodes."""
     start_id: int | None                # the decoder's first input
     end_id: int | None                  # the token that ends an output
     target_language: str = ""           # "German", or a multilingual model's code among its target languages
@@ -182,12 +190,6 @@ class Generates(ABC):
     def step_limit_rule(self, source_length: int) -> str:
         return f"the explorer's limit of {self.step_limit(source_length)} new tokens"
 
-    @property
-    def output_title(self) -> str:
-        """What its output is called on the pages: "German", "Continuation", "Predictions for [MASK]"."""
-        return {TRANSLATE: self.target_language or "Translation", CONTINUE: "Continuation",
-                FILL_MASK: "Predictions for [MASK]"}[self.task]
-
     def decoder_prefix(self) -> list[int]:
         """What an encoder–decoder's decoder reads before the output (M2M100: + the target language's token)."""
         return [self.start_id]
@@ -200,8 +202,37 @@ class Generates(ABC):
         return list(source_ids) + list(output_ids), len(source_ids) - 1
 
 
+# What a model's output is. Each model claims exactly one of these (an image classifier: ImageInput); what a task
+# string used to select — the output's title, how a corpus scores it, what "output" means to a person — hangs on
+# the capability (here, and in explorer/analyses/corpus_scoring.py's registry of scorers).
+
+class Translates(Generates):
+    """Writes the source in another language; a corpus scores it against reference translations (BLEU)."""
+    task = TRANSLATE
+
+    @property
+    def output_title(self) -> str:
+        """What its output is called on the pages: the target language."""
+        return self.target_language or "Translation"
+
+
+class Continues(Generates):
+    """Continues a prompt (a decoder-only language model); a corpus scores it by next-token loss."""
+    task = CONTINUE
+    output_title = "Continuation"
+
+
+class FillsMask(ABC):
+    """Predicts the pieces behind its mask token (a masked language model); it writes no sequence."""
+    task = FILL_MASK
+    output_title = "Predictions for [MASK]"
+
+
 class ImageInput(ABC):
-    """A model that reads an image as a grid of square patches, one token each, after a class token (ViT)."""
+    """A model that reads an image as a grid of square patches, one token each, after a class token (ViT), and
+    names its class."""
+    task = CLASSIFY
+    output_title = "Class"
     image_shape: tuple[int, int]        # (height, width) in pixels, values 0 … 1
     patch_size: int                     # a token is a patch_size × patch_size square of pixels
     class_names: tuple[str, ...]        # what each output logit stands for
@@ -228,8 +259,9 @@ class ImageInput(ABC):
         return Batch(images, torch.ones(len(images), 1 + rows * columns, dtype=torch.bool))
 
 
-class ExplorerModel(AttentionModel, TextInput, Generates, ABC):
-    """A model of text: the core, text in, text out. Every family the explorer opens today is one."""
+class ExplorerModel(AttentionModel, TextInput, ABC):
+    """A model of text: the core and text in. What comes out is a capability of its own (Translates, Continues,
+    FillsMask), claimed by each family."""
 
 
 class Multilingual(ABC):

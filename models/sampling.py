@@ -18,9 +18,10 @@ from typing import Callable, Iterable
 import torch
 
 from models.decoding import excluded_tokens
+from models.errors import ExplorerError
 
 
-class SamplingError(ValueError):
+class SamplingError(ExplorerError):
     """Sampling settings out of range; the message names the setting and the range."""
 
 

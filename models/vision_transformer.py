@@ -120,7 +120,6 @@ class DigitsClassifier(AttentionModel, ImageInput):
     info: dict
 
     kinds = ("encoder",)
-    task = CLASSIFY
     architecture = Architecture("learned", norm_placement="pre", embedding_steps=(
         "patch embedding (and the class token)", "+ learned position (one per token)", "= input to layer 0"))
 

@@ -7,7 +7,7 @@ import streamlit as st
 from explorer.capture.decoding_steps import steps_table, stopping_reason, teacher_forcing, teacher_forcing_table
 from explorer.figures.decoding import fixed_width, steps_overview, teacher_forcing_figure
 from explorer.capture.inputs import InputError
-from models.interface import FILL_MASK
+from models.interface import Generates
 from pages.components.decoding_beam_section import show_beam_search
 from pages.components.decoding_masked_section import masked_token_view
 from pages.components.decoding_step_section import show_one_step
@@ -20,13 +20,13 @@ st.title("Decoding")   # first: the notices about the sentence go under it
 st.caption("How the model picks each token it writes: the probabilities it gave the candidates at every step, where "
            "it looked while choosing, and how other ways of choosing (sampling, beam search) change the output.")
 checkpoint, trace = current_trace()
-if checkpoint.task == FILL_MASK:
+if not isinstance(checkpoint, Generates):
     pruning_notice(checkpoint, "full", "the masked-token view fills the mask with the model as trained.")
 else:
     pruning_notice(checkpoint)
 pruned = view_pruned(checkpoint)
 
-if checkpoint.task == FILL_MASK:
+if not isinstance(checkpoint, Generates):
     masked_token_view(checkpoint, trace)         # pages/components/decoding_masked_section.py
     st.stop()
 

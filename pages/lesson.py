@@ -4,7 +4,7 @@ has the steps and their numbers; this page draws them, keeps the step in the URL
 import streamlit as st
 
 from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
-from explorer.capture.image_trace import reads_images
+from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.teaching.image_lesson import lesson_for
 from explorer.teaching.lesson_steps import SHORT_TITLES, STEP_TERMS, Focus
 from pages.components import url_state
@@ -14,7 +14,7 @@ from pages.components.session import chosen_model, current_trace, pruning_notice
 from pages.components.widgets import show_figure
 
 model = chosen_model()
-image = reads_images(model)     # a digit through a Vision Transformer: the same steps, on patches
+image = input_kind(model) is IMAGE     # a digit through a Vision Transformer: the same steps, on patches
 st.title("Lesson: your digit through a Vision Transformer" if image else
          "Lesson: your sentence through the Transformer")
 st.caption(f"Follow your {'digit' if image else 'sentence'} through the model in a lecture's order. Each step says "

@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.detectors import patching_maps
-from explorer.capture.inputs import InputError
 from explorer.analyses.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
 from pages.components import url_state
 from pages.components.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
@@ -86,12 +85,9 @@ if checkpoint.has("decoder"):
                       key="patching_metric", horizontal=True, help=term_help("log-probability"))
     url_state.keep("metric", metric)
 
-try:
-    result = cached_patching(chosen.model_path, weights_mtime(chosen.model_path), checkpoint.target_language,
-                             chosen.sentence, corrupt, metric, chosen.fix_casing)
-except InputError as error:
-    st.error(str(error))
-    st.stop()
+# A sentence the model cannot patch raises InputError, which the app shows as a message (pages/components/errors.py).
+result = cached_patching(chosen.model_path, weights_mtime(chosen.model_path), checkpoint.target_language,
+                         chosen.sentence, corrupt, metric, chosen.fix_casing)
 
 clean_side, corrupt_side = st.columns(2)
 clean_side.markdown("**Clean**")

@@ -6,7 +6,7 @@ import streamlit as st
 from explorer.capture.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
 from explorer.analyses.pruning import DEFAULT_NORMALISATION, NORMALISATIONS, importance_scores, least_important
 from explorer.analyses.head_table import head_table, heads_without_role
-from models.interface import TRANSLATE
+from explorer.analyses.corpus_scoring import corpus_task
 from models.vocabulary import KIND_TITLES
 from explorer.figures.common import plural
 from pages.components.session import current_checkpoint
@@ -25,7 +25,7 @@ toggle_key = {spec: f"prune_{checkpoint.name}_{spec}" for spec in heads}
 # Shipped with the model, or computed in this session on the Heads page.
 importance, roles = head_analysis("importance", checkpoint), head_analysis("roles", checkpoint)
 # Translation models are scored by BLEU; language models by perplexity on a text (lower is better).
-translates = checkpoint.task == TRANSLATE
+translates = corpus_task(checkpoint).needs_references
 
 
 def set_pruned(pruned: set) -> None:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer.figures.common import is_long, plural
 from explorer.capture.head_sets import all_heads
-from models.interface import FILL_MASK
+from models.interface import Generates
 from pages.components.glossary_links import linked, term_help
 from pages.components.session import current_trace, pruning_notice
 
@@ -15,11 +15,12 @@ st.caption("What the model makes of the sidebar's sentence, and the tokens it sp
            "figures are labelled with these tokens.")
 checkpoint, trace = current_trace()
 pruning_notice(checkpoint)
-decoding = "" if checkpoint.task == FILL_MASK else f" · decoding: {trace.decoding}"
+writes = isinstance(checkpoint, Generates)
+decoding = "" if not writes else f" · decoding: {trace.decoding}"
 st.caption(f"{checkpoint.name}: {checkpoint.info.get('description', '')}{decoding}",
-           help=None if checkpoint.task == FILL_MASK else term_help("greedy decoding", "beam search"))
+           help=None if not writes else term_help("greedy decoding", "beam search"))
 st.subheader(trace.output_title)
-if checkpoint.task == FILL_MASK:
+if not writes:
     st.text("This model generates nothing: it fills in masked tokens. The Decoding page hides a token of your "
             "sentence behind the mask and shows what it predicts.")
 else:

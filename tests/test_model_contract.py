@@ -1,6 +1,6 @@
 """The one model interface, held to its contract by every family the explorer opens: our tiny Transformer and tiny
-random Hugging Face Marian, BART, BERT, GPT-2, T5 and M2M100 (tests/hugging_face_models.py). Every member answers
-for its model; patterns are transformers' own eager attention; greedy decoding is the step-by-step argmax;
+random Hugging Face Marian, BART, BERT, GPT-2, T5, M2M100 and Llama (tests/hugging_face_models.py). Every member
+answers for its model; patterns are transformers' own eager attention; greedy decoding is the step-by-step argmax;
 gates of ones change nothing; every page runs; every CLI command works or says in one line why not."""
 
 from __future__ import annotations
@@ -47,11 +47,12 @@ def members(capability: type) -> set[str]:
 def test_the_core_is_small_and_every_capability_adds_its_own_members():
     core = members(interface.AttentionModel)
     assert len(core) <= 20, sorted(core)
-    capabilities = [interface.TextInput, interface.Generates, interface.Multilingual, interface.TrainingSnapshots,
+    capabilities = [interface.TextInput, interface.ImageInput, interface.Generates, interface.Translates,
+                    interface.Continues, interface.FillsMask, interface.Multilingual, interface.TrainingSnapshots,
                     interface.CachedBeamSearch]
     for capability in capabilities:
         assert members(capability) and not members(capability) & core, capability.__name__
-    assert members(interface.ExplorerModel) == set()          # a model of text: the core and two capabilities
+    assert members(interface.ExplorerModel) == set()          # a model of text: the core and TextInput
     # What the core needs of a model of text is on the core: nothing text- or generation-shaped.
     assert not core & {"encode", "pieces", "detokenize", "generate", "decoder_prefix", "target_languages", "pad_id"}
 
@@ -59,6 +60,11 @@ def test_the_core_is_small_and_every_capability_adds_its_own_members():
 def test_each_family_has_the_capabilities_it_uses(opened):
     folder, model = opened
     assert isinstance(model, interface.AttentionModel) and isinstance(model, interface.TextInput)
+    # It claims exactly one kind of output, and only what it can do: a model that writes no sequence has no generate.
+    outputs = [capability for capability in (interface.Translates, interface.Continues, interface.FillsMask)
+               if isinstance(model, capability)]
+    assert len(outputs) == 1, outputs
+    assert isinstance(model, interface.Generates) == hasattr(model, "generate") == hasattr(model, "step_limit")
     assert isinstance(model, interface.Multilingual) == (model.name.startswith("m2m100") or "m2m100" in folder)
     assert isinstance(model, interface.TrainingSnapshots) == isinstance(model, interface.CachedBeamSearch)
     if isinstance(model, interface.Multilingual):
@@ -73,7 +79,12 @@ def test_every_member_answers_for_its_model(opened):
     assert all(model.layers(kind) == 0 for kind in ATTENTION_KINDS if kind not in model.kinds)
     assert model.heads > 0 and model.d_k > 0 and model.d_model > 0 and model.max_positions > 0
     assert model.task in (TRANSLATE, CONTINUE, FILL_MASK) and model.output_title and model.name
-    assert model.architecture.positional in ("sinusoidal", "sinusoidal-halves", "learned", "relative")
+    assert model.architecture.positional in ("sinusoidal", "sinusoidal-halves", "learned", "relative", "rotary")
+    frequencies = np.array(model.architecture.rotary_frequencies)
+    if model.architecture.positional == "rotary":     # θ per pair of q/k dimensions, fastest first, at most d_k / 2
+        assert 0 < len(frequencies) <= model.d_k // 2 and (frequencies > 0).all() and (np.diff(frequencies) < 0).all()
+    else:
+        assert len(frequencies) == 0
     assert len(model.architecture.embedding_steps) == 3
     encoded = model.encode(SENTENCE)
     assert isinstance(encoded, Encoded) and len(encoded.ids) == len(encoded.pieces) and not encoded.truncated

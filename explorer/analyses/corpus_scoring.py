@@ -1,7 +1,8 @@
 """What a model scores on a corpus with some heads masked, for every model the explorer opens: per-example
 losses (differentiable with respect to the head gates, for gradient importance), the corpus loss, and a quality
-measure. One scorer per task, written once on the model interface; importance, ablation and pruning curves are
-written once against the Scorer.
+measure. One scorer per output capability (registered with @scores_output), written once on the model interface;
+importance, ablation and pruning curves are written once against the Scorer, and the pages and the command line ask
+the registry (corpus_task) what a corpus is for a model: sentence pairs or lines, BLEU or perplexity.
 
 - TranslationScorer: sentence pairs; teacher-forced loss of the references, BLEU of the model's translations.
 - ContinuationScorer: plain lines; next-token loss over each line, perplexity.
@@ -24,7 +25,8 @@ from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import prepare_source
 from explorer.capture.translation import bleu, bleu_statistics, usable_pairs
 from models.hooks import model_run
-from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, ExplorerModel
+from explorer.capture.inputs import InputError
+from models.interface import Batch, Continues, ExplorerModel, FillsMask, Translates
 from models.tokenizer import clean_text
 
 MASKED_SHARE = 0.15             # BERT's share of tokens to mask (Devlin et al. 2019)
@@ -37,6 +39,9 @@ class Scorer:
 
     metric = "perplexity"       # the quality measure's name; also its key in reports ("bleu", "perplexity")
     higher_is_better = False
+    needs_references = False    # scored on sentence pairs (a source and its reference) rather than plain lines
+    example_noun = "lines"      # what its corpus's examples are called
+    loss_name = ""              # the loss it is scored by, in words
 
     def __init__(self, model: ExplorerModel) -> None:
         self.model = model
@@ -111,9 +116,25 @@ class Scorer:
         raise NotImplementedError(f"{self.metric} is not measured on translations")
 
 
+# The output capability → the Scorer of its corpora, in the order asked: a new capability registers its own.
+SCORERS: dict[type, type[Scorer]] = {}
+
+
+def scores_output(capability: type):
+    """Register a Scorer class as the one for models that claim `capability`."""
+    def register(scorer: type[Scorer]) -> type[Scorer]:
+        SCORERS[capability] = scorer
+        return scorer
+    return register
+
+
+@scores_output(Translates)
 class TranslationScorer(Scorer):
     metric = "BLEU"
     higher_is_better = True
+    needs_references = True
+    example_noun = "sentence pairs"
+    loss_name = "teacher-forced loss of the references"
 
     def __init__(self, model: ExplorerModel, sources: list[str], references: list[str]) -> None:
         super().__init__(model)
@@ -136,19 +157,25 @@ def _lines(model: ExplorerModel, lines: list[str]) -> list[list[int]]:
     return [ids for ids in (model.encode(t).ids for t in texts) if len(ids) >= 2]
 
 
+@scores_output(Continues)
 class ContinuationScorer(Scorer):
     """Next-token prediction over each line: the line's first token is the prompt, the rest is predicted."""
+    loss_name = "next-token loss"
 
     def __init__(self, model: ExplorerModel, lines: list[str]) -> None:
         super().__init__(model)
         self.examples = [(ids[:1], ids[1:]) for ids in _lines(model, lines)]
 
 
+@scores_output(FillsMask)
 class MaskedScorer(Scorer):
+    """A fixed 15% of each line's pieces masked and predicted."""
+    loss_name = "masked-token loss"
+
     def __init__(self, model: ExplorerModel, lines: list[str]) -> None:
         super().__init__(model)
         if model.mask_id is None:
-            raise ValueError(f"{model.name}: has no mask token to score masked-token predictions with")
+            raise InputError(f"{model.name}: has no mask token to score masked-token predictions with")
         self.examples = [(ids, ids) for ids in _lines(model, lines)]
 
     def masked_positions(self, index: int) -> list[int]:
@@ -187,11 +214,22 @@ def add_statistics(parts: list[dict]) -> dict:
     return total
 
 
+def corpus_task(model) -> type[Scorer]:
+    """What a corpus is for this model, as the class of its Scorer (its metric, whether it needs references, what
+    an example is called, the loss): the first registered capability the model claims."""
+    for capability, scorer in SCORERS.items():
+        if isinstance(model, capability):
+            return scorer
+    raise InputError(f"{model.name}: is not scored on a corpus (its output is none of "
+                     f"{', '.join(capability.__name__ for capability in SCORERS)})")
+
+
 def scorer_for(model: ExplorerModel, sources: list[str], references: list[str] | None = None) -> Scorer:
-    """The scorer of the model's task on a corpus: sentence pairs (sources, references) for a translation model,
+    """The scorer of the model's output on a corpus: sentence pairs (sources, references) for a translation model,
     plain lines (sources) for a language model."""
-    if model.task == TRANSLATE:
-        if references is None:
-            raise ValueError(f"{model.name} translates: it is scored on sentence pairs (sources and references)")
-        return TranslationScorer(model, sources, references)
-    return {CONTINUE: ContinuationScorer, FILL_MASK: MaskedScorer}[model.task](model, sources)
+    scorer = corpus_task(model)
+    if not scorer.needs_references:
+        return scorer(model, sources)
+    if references is None:
+        raise InputError(f"{model.name} is scored on {scorer.example_noun}: give sources and their references")
+    return scorer(model, sources, references)

@@ -30,6 +30,7 @@ import numpy as np
 
 from explorer.analyses.corpus_scoring import add_statistics, scores_from
 from models.interface import Multilingual
+from models.errors import ExplorerError
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_RETRIES = 3              # per job: a job that kills every worker it meets is a bug, not bad luck
@@ -37,7 +38,7 @@ SETS_PER_JOB = 8             # head sets scored by one job (on one shard)
 SHARDS_PER_WORKER = 2        # more shards than workers, so a slow or restarted worker delays less
 
 
-class DistributedError(RuntimeError):
+class DistributedError(ExplorerError, RuntimeError):
     """Ray cannot be reached or a job keeps failing; the message says which and what to do."""
 
 

@@ -11,10 +11,11 @@ import torch
 
 from models.interface import ExplorerModel
 from models.vocabulary import ATTENTION_KINDS, KIND_BY_SHORT_NAME, SHORT_NAMES
+from models.errors import ExplorerError
 
 
 
-class HeadSpecError(ValueError):
+class HeadSpecError(ExplorerError):
     """A head specification that does not name heads of this model."""
 
 

@@ -14,18 +14,15 @@ import torch
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
 from explorer.capture.inputs import InputError
 from explorer.capture.trace import Trace, captured_attention, captured_masks, captured_stacks, step_distributions
+from explorer.capture.input_kinds import IMAGE, input_kind
 from models.interface import AttentionModel, ImageInput
 
-CLASS_TITLE = "Class"
-
-
-def reads_images(model: AttentionModel) -> bool:
-    return isinstance(model, ImageInput)
+CLASS_TITLE = ImageInput.output_title
 
 
 def checked_image(model: AttentionModel, image) -> np.ndarray:
     """The image as [height, width] float32 in 0 … 1, or InputError saying what is wrong with it."""
-    if not reads_images(model):
+    if input_kind(model) is not IMAGE:
         raise InputError(f"{model.name} reads text, not images; give it a sentence")
     pixels = np.asarray(image, dtype=np.float32)
     if pixels.ndim != 2 or pixels.shape != tuple(model.image_shape):

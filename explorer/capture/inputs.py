@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from models.interface import ExplorerModel
 from models.tokenizer import clean_text
+from models.errors import ExplorerError
 
 
-class InputError(ValueError):
+class InputError(ExplorerError):
     """Input the model cannot translate; the message says what to do instead."""
 
 

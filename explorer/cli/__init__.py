@@ -14,11 +14,10 @@ import os
 import sys
 import time
 
-from models.interface import FILL_MASK, ModelError
-from models.data import CorpusError
-from explorer.analyses.distributed import DistributedError, workers_for
-from explorer.capture.head_sets import HeadSpecError
-from explorer.capture.image_trace import reads_images
+from models.errors import ExplorerError
+from models.interface import Generates
+from explorer.analyses.distributed import workers_for
+from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.capture.inputs import InputError
 from explorer.capture.sampling_options import sampling_from_arguments
 from explorer.cli.arguments import distribution_note, progress_bar
@@ -33,14 +32,13 @@ import explorer.cli.patch as cli_patch
 import explorer.cli.replicate as cli_replicate
 import explorer.cli.sinks as cli_sinks
 
-USER_ERRORS = (ModelError, CorpusError, HeadSpecError, InputError, DistributedError)
 
 def run_translate(args: argparse.Namespace) -> None:
     from explorer.capture.inputs import prepare_source, sentence_case
     from explorer.capture.translation import translate
 
     model = model_for(args)
-    if model.task == FILL_MASK:                   # it generates nothing: say so instead of printing empty lines
+    if not isinstance(model, Generates):          # it writes nothing: say so instead of printing empty lines
         raise InputError(f"{args.model}: fills in masked tokens; it does not translate or continue text (use trace to "
                          "see its attention, or the app's Decoding page to fill in a masked word)")
     pruned = pruned_heads(args, model)
@@ -112,7 +110,7 @@ def run_trace(args: argparse.Namespace) -> None:
     if not args.out.parent.is_dir():
         raise InputError(f"{args.out.parent}: no such folder for the trace file")
     model = model_for(args)
-    if args.image is not None or reads_images(model):
+    if args.image is not None or input_kind(model) is IMAGE:
         trace_an_image(args, model)
         return
     trace = trace_sentence(model, args.text, args.beam, pruned_heads(args, model), top_k=args.top_k,
@@ -131,7 +129,7 @@ def trace_an_image(args: argparse.Namespace, model) -> None:
     from explorer.capture.image_inputs import read_image
     from explorer.capture.image_trace import trace_image
 
-    if not reads_images(model):
+    if input_kind(model) is not IMAGE:
         raise InputError(f"--image: {args.model} reads text; give it a sentence with --text")
     if args.image is None:
         raise InputError(f"{args.model} reads images; give one with --image (e.g. --image digits:17)")
@@ -183,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         COMMANDS[args.command].run(args)
-    except USER_ERRORS as error:
+    except ExplorerError as error:    # every error a person can cause (models/errors.py); a bug keeps its traceback
         print(f"error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 
-from models.interface import TRANSLATE, target_languages
+from models.interface import target_languages
 from models.data import file_bytes
 from explorer.analyses.corpus import corpus_examples
 from explorer.capture.head_sets import HeadSpecError, parse_heads
-from explorer.capture.image_trace import reads_images
+from explorer.capture.input_kinds import TEXT, input_kind
 from explorer.capture.inputs import InputError
 
 def opened(args: argparse.Namespace, images: bool = False):
@@ -17,7 +17,7 @@ def opened(args: argparse.Namespace, images: bool = False):
     from models.loader import open_model
 
     model = open_model(args.model)
-    if reads_images(model) and not images:
+    if input_kind(model) is not TEXT and not images:
         raise InputError(f"{args.model} reads images: `{args.command}` works on models of text; "
                          f"`trace --model {args.model} --image digits:N` traces an image")
     return model
@@ -61,7 +61,9 @@ def shipped_importance(model) -> dict:
 
 def read_corpus(args: argparse.Namespace, model) -> tuple[list[str], list[str] | None]:
     """--src (and --ref, which translation models need and language models do not take), cut to --limit."""
-    translates = model.task == TRANSLATE
+    from explorer.analyses.corpus_scoring import corpus_task
+
+    translates = corpus_task(model).needs_references
     if translates and not args.ref:
         raise InputError(f"{args.model} translates: give the references with --ref FILE (aligned with --src)")
     if not translates and args.ref:

@@ -21,6 +21,7 @@ import numpy as np
 
 from explorer.capture.trace import Trace
 from models.vocabulary import ATTENTION_KINDS, KIND_WORDS
+from models.errors import ExplorerError
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "js" / "node_modules"
 LIBRARIES = (SCRIPTS / "jquery" / "dist" / "jquery.min.js", SCRIPTS / "d3" / "dist" / "d3.min.js",
@@ -28,7 +29,7 @@ LIBRARIES = (SCRIPTS / "jquery" / "dist" / "jquery.min.js", SCRIPTS / "d3" / "di
 CDN_CONFIG = re.compile(r"require\.config\(\{.*?\}\);", re.DOTALL)
 
 
-class OfflineScriptsMissing(RuntimeError):
+class OfflineScriptsMissing(ExplorerError, RuntimeError):
     """The npm packages with require.js, d3 and jQuery are not installed."""
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.capture.image_trace import reads_images
+from explorer.capture.input_kinds import TEXT, input_kind
 from explorer.capture.inputs import InputError
 from models.interface import ModelError
 from pages.components import url_state
@@ -56,7 +56,7 @@ def chosen_models() -> tuple[dict, dict, list[str]]:
         try:
             language = chosen.target_language if path == chosen.model_path else ""     # the open model as the sidebar has it
             models[label] = cached_checkpoint(path, weights_mtime(path), language)
-            if reads_images(models[label]):
+            if input_kind(models[label]) is not TEXT:
                 st.info(f"{label} reads images: Compare sets models of text side by side on a sentence.")
                 del models[label]
                 continue

@@ -89,8 +89,7 @@ def table_height(rows: int) -> int:
 def model_argument(path) -> str:
     """The model's folder as a command-line hint names it: relative to the project when it is inside it
     (models/en-de-h8), else its own name: a shared server's pages never show its file system."""
-    folder = Path(path)
-    try:
-        return folder.resolve().relative_to(PROJECT).as_posix()
-    except (ValueError, OSError):
-        return folder.name or str(path)
+    folder = Path(path).resolve()
+    if folder.is_relative_to(PROJECT):
+        return folder.relative_to(PROJECT).as_posix()
+    return folder.name or str(path)

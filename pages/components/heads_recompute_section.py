@@ -7,13 +7,12 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.analyses import distributed
-from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.corpus_scoring import corpus_task, scorer_for
 from explorer.analyses.importance import importance_report
 from explorer.analyses.roles import analyse_roles
 from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash
 from explorer.capture.treebank import trees_of
 from models.data import CorpusError, lines_of
-from models.interface import CONTINUE
 from pages.components.access import policy
 from pages.components.head_analyses import keep_head_analysis
 from pages.components.jobs import run_queued_job
@@ -61,7 +60,7 @@ def recompute_on_your_corpus(checkpoint, translates: bool) -> None:
             reference = corpus_file("Their reference translations (aligned)", "heads_ref", DEFAULT_CORPUS / "val.de.gz")
         else:
             source = corpus_file("Text for importance, one example per line (scored by its "
-                                 + ("next-token" if checkpoint.task == CONTINUE else "masked-token") + " loss)",
+                                 + corpus_task(checkpoint).loss_name + ")",
                                  "heads_src", DEFAULT_CORPUS / "val.en.gz")
             reference = None
         limit = st.number_input("Sentence pairs (at most)" if translates else "Lines (at most)", 10, 5000, 500,

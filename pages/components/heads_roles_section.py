@@ -15,7 +15,7 @@ from explorer.figures.focus import focus_heatmap, focus_size, overview_heatmap
 from explorer.figures.common import plural
 from explorer.figures.head_roles import COLOUR_BY, offset_histogram, role_map, syntactic_evidence
 from explorer.figures.windows import focus_range
-from models.interface import TRANSLATE
+from explorer.analyses.corpus_scoring import corpus_task
 from models.vocabulary import KIND_TITLES
 from pages.components import url_state
 from pages.components.glossary_links import term_help
@@ -47,7 +47,7 @@ def roles_and_importance(checkpoint, roles: dict | None, importance: dict | None
     """The role maps, the head table, one head's numbers and its pattern on the current sentence; recomputing
     roles and importance on a corpus."""
     # Translation models are scored by BLEU on sentence pairs; language models by perplexity on plain text.
-    translates = checkpoint.task == TRANSLATE
+    translates = corpus_task(checkpoint).needs_references
     if roles is None:
         st.info("This checkpoint ships no head roles: compute them below on plain sentences and/or a CoNLL-U treebank.")
         entries = []

@@ -13,7 +13,7 @@ from itertools import count
 import streamlit as st
 
 from explorer.analyses import distributed
-from models.data import CorpusError
+from models.errors import ExplorerError
 from pages.components.access import policy, refuse, session_tag
 from pages.components.widgets import remember_retries
 
@@ -103,6 +103,6 @@ def run_queued_job(what: str, progress_text: str, runner_key: str, workers: int,
         return True
     except distributed.DistributedError as error:
         st.error(f"{ray_failure}{error}")
-    except (OSError, CorpusError, ValueError) as error:
+    except ExplorerError as error:      # a file, corpus or head list of the person's (a bug keeps its traceback)
         st.error(f"{file_failure}{error}")
     return False

@@ -8,7 +8,8 @@ import streamlit as st
 
 from explorer.capture.translation import bleu
 from models.data import CorpusError
-from models.interface import FILL_MASK, TRANSLATE
+from explorer.analyses.corpus_scoring import corpus_task
+from models.interface import Generates
 from pages.components.glossary_links import term_help
 from pages.components.jobs import corpus_job
 from pages.components.session import DEFAULT_CORPUS, corpus_score, example_translations, weights_mtime
@@ -20,8 +21,8 @@ KEEP = "session"      # a choice made here is still there when the person comes 
 def show_corpus_score(checkpoint, pruned) -> None:
     path = str(checkpoint.path)
     # Translation models are scored by BLEU; language models by perplexity on a text (lower is better).
-    translates = checkpoint.task == TRANSLATE
-    has_output = checkpoint.task != FILL_MASK
+    translates = corpus_task(checkpoint).needs_references
+    has_output = isinstance(checkpoint, Generates)
     st.header("On a corpus")
     if translates:
         measures = ["the example sentences: pruned vs unpruned output", "BLEU against references"]

@@ -8,11 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analyses import distributed
-from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.corpus_scoring import corpus_task, scorer_for
 from explorer.analyses.pruning import CURVE_KINDS, curve_heads, curve_rows, importance_scores, pruning_curve
 from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash, shipped
 from explorer.figures.pruning import curve_figure
-from models.interface import TRANSLATE
 from pages.components.glossary_links import term_help
 from pages.components.jobs import run_queued_job
 from pages.components.session import DEFAULT_CORPUS
@@ -24,7 +23,7 @@ KEEP = "session"      # a choice made here is still there when the person comes 
 def show_pruning_curve(checkpoint, heads, importance: dict | None, normalisation: str) -> None:
     path = str(checkpoint.path)
     analyses = f"{path}|{checkpoint.target_language}"           # as the Heads page keeps them
-    translates = checkpoint.task == TRANSLATE
+    translates = corpus_task(checkpoint).needs_references     # scored on sentence pairs, by BLEU
     st.header("Pruning curve", help=term_help("pruning", "head importance"))
     st.caption(f"{'BLEU' if translates else 'Perplexity'} as heads are masked, least important first (gradient "
                "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "

@@ -9,14 +9,14 @@ import streamlit as st
 
 from explorer.analyses.pruning import compare_steps, token_diff
 from explorer.figures.pruning import diff_html, step_comparison_figure
-from models.interface import FILL_MASK
+from models.interface import Generates
 from pages.components.glossary_links import linked
 from pages.components.session import current_trace
 from pages.components.widgets import show_figure
 
 
 def show_pruned_output(checkpoint, pruned, least: set, importance: dict | None) -> None:
-    has_output = checkpoint.task != FILL_MASK
+    has_output = isinstance(checkpoint, Generates)
     _, base = current_trace(pruned=())
     _, after = current_trace(pruned, notices=False)
     if not pruned:

@@ -23,7 +23,7 @@ from explorer.analyses.head_evolution import EVOLUTION_FILE
 from explorer.capture.head_sets import HeadSet, HeadSpecError, format_heads, head_mask, head_set, parse_heads
 from explorer.analyses.shipped_analyses import shipped
 from explorer.analyses.corpus_scoring import scorer_for
-from explorer.capture.image_trace import reads_images
+from explorer.capture.input_kinds import IMAGE, TEXT, input_kind
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.teaching.lesson_steps import quoted as literally
 from explorer.capture.memo import BoundedCache
@@ -31,7 +31,7 @@ from explorer.teaching.wording import plural
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.translation import translate
 from models.decoding import BeamResult
-from models.interface import TRANSLATE, AttentionModel, ExplorerModel, ModelError, target_languages
+from models.interface import AttentionModel, ExplorerModel, ModelError, Translates, target_languages
 from models.loader import open_model
 from pages.components.access import policy
 
@@ -182,7 +182,7 @@ def chosen_model() -> AttentionModel:
 def current_checkpoint() -> ExplorerModel:
     """The chosen model of text; on a page about sentences, a model that reads images is sent to the Images page."""
     model = chosen_model()
-    if reads_images(model):
+    if input_kind(model) is not TEXT:
         st.info(f"**{model.name}** reads images, not sentences: this page is about a sentence's tokens. The "
                 f"[Images]({IMAGES_PAGE}) page shows where its heads look on a digit, layer by layer and head by head.")
         st.stop()
@@ -193,7 +193,7 @@ def image_model() -> tuple[AttentionModel, bool]:
     """(the model the Images page draws, whether it is the sidebar's): the chosen one if it reads images, else the
     bundled Vision Transformer."""
     model = chosen_model()
-    if reads_images(model):
+    if input_kind(model) is IMAGE:
         return model, True
     path = str(BUNDLED[IMAGE_MODEL])
     try:
@@ -270,7 +270,7 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
         st.warning(f"The sentence is longer than the model takes (at most {checkpoint.max_positions} tokens{room}): "
                    f"it was cut to its first {read} tokens.")
     # A translation that never chose its end token; a language model's continuation stops at its limit by design.
-    if checkpoint.task == TRANSLATE and trace.steps and trace.steps[-1].chosen_id != checkpoint.end_id:
+    if isinstance(checkpoint, Translates) and trace.steps and trace.steps[-1].chosen_id != checkpoint.end_id:
         st.warning(f"The output stops mid-sentence. {stopping_reason(trace, checkpoint)} A sentence this long or "
                    "this far from the training data often makes the model repeat itself.")
     if trace.recased_from:

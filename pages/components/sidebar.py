@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.capture.domain import training_description
-from explorer.capture.image_trace import reads_images
+from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
 from models.interface import ModelError, target_languages
 from pages.components import url_state
@@ -67,7 +67,7 @@ def render_sidebar() -> None:
         if choice == OWN:
             st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
         opened = describe_model(selection().model_path)
-        if opened is not None and reads_images(opened):
+        if opened is not None and input_kind(opened) is IMAGE:
             st.caption(f"{opened.name} reads images: pick or draw a digit on the [Images]({IMAGES_PAGE}) page.")
         else:
             sentence_and_decoding()

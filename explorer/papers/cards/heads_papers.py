@@ -19,7 +19,7 @@ from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_mea
 from explorer.analyses.pruning import importance_scores, least_important, pruning_curve
 from explorer.analyses.roles import Thresholds
 from explorer.analyses.sinks import corpus_sinks
-from models.interface import TRANSLATE, ExplorerModel
+from models.interface import ExplorerModel, Translates
 from models.vocabulary import SHORT_NAMES
 
 SMALL_MODEL = ("A 3+3-layer, d_model 256 caption model trained on Multi30k's 29k short, simple sentences is far "
@@ -147,7 +147,7 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
                      f"{syntactic['count']} arcs)")
     else:
         notes.append("syntactic heads not measurable: no encoder reads the treebank's words")
-    if model.task == TRANSLATE:
+    if isinstance(model, Translates):
         pruned = _voita_pruning(model, budget)
         numbers["pruning"] = pruned
         parts["~20% of encoder heads kept within 1 BLEU"] = pruned["drop"]["enc"] <= 1.0
@@ -226,7 +226,7 @@ CURVE_STEPS = 4         # 0, 25, 50, 75, 100% of a kind pruned
 
 @paper("michel")
 def michel(model: ExplorerModel, budget: Budget) -> Card:
-    if model.task != TRANSLATE:
+    if not isinstance(model, Translates):
         return not_measurable(MICHEL, "The claims are about BLEU of a translation model; this model does not "
                                       "translate (masking heads of a language model changes perplexity, not BLEU).")
     # Single-head ablations are one BLEU run per head (144 for a 6+6-layer, 8-head model): read from the shipped

@@ -17,7 +17,7 @@ import numpy as np
 
 from explorer.analyses.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS, SELF_ATTENTION, detect_heads
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
-from models.interface import CONTINUE, ExplorerModel
+from models.interface import Continues, ExplorerModel
 
 PROJECT = Path(__file__).resolve().parents[3]
 HOLDS_SCORE, HOLDS_TIMES_CHANCE, PARTLY_TIMES_CHANCE = 0.3, 10.0, 3.0
@@ -93,7 +93,7 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
     ours = "; ".join(parts) + "."
     if verdict != HOLDS:
         ours += " The detector finds no induction head here."
-    if model.task != CONTINUE:
+    if not isinstance(model, Continues):
         ours += (" This model is no language model: the live demonstration trains a 2-layer one on repeated random "
                  "tokens, where an induction head forms (models/induction_demo.json, explorer/analyses/induction_demo.py).")
     return Card(**CARD, ours=ours, verdict=verdict, rule=RULE,
