@@ -4,8 +4,6 @@ import ast
 import re
 import subprocess
 
-import pytest
-
 from tests.conftest import ROOT, SHIPPED
 
 
@@ -211,7 +209,6 @@ def test_nothing_above_models_asks_which_family_a_model_is():
     assert not [p for p in (ROOT / "explorer").glob("hugging_face*.py")]
 
 
-@pytest.mark.xfail(strict=True, reason="task comparisons removed in the capabilities commit")
 def test_nothing_above_models_compares_a_task():
     """`task` is a label for people and JSON (models/interface.py): code branches on a capability instead."""
     planted = ast.parse("a = model.task == TRANSLATE\nb = checkpoint.task != 'fill-mask'\nc = model.task in (CONTINUE,)\n"

@@ -36,4 +36,4 @@ def input_kind(model: AttentionModel) -> InputKind:
     for kind in INPUT_KINDS:
         if isinstance(model, kind.capability):
             return kind
-    raise TypeError(f"{type(model).__name__} claims no input capability ({', '.join(k.name for k in INPUT_KINDS)})")
+    raise TypeError(f"{model.name} claims no input capability ({', '.join(k.name for k in INPUT_KINDS)})")
