@@ -9,8 +9,9 @@ the same names (`encoder.layers.L.self_attn.pattern`, `decoder.layers.L.cross_at
 z before the output projection when the current call has a head mask. Nothing per call is stored on the shared
 model, so concurrent sessions with different heads pruned get their own results.
 
-A layout (hf_encoder_decoder.py, hf_encoder.py, hf_decoder.py; t5.py and m2m100.py build on the first) says where
-its blocks and embeddings live and how it is called; models/loader.py picks the layout from config.json.
+A layout (hf_encoder_decoder.py, hf_encoder.py, hf_decoder.py; t5.py and m2m100.py build on the first, llama.py on
+the last) says where its blocks and embeddings live and how it is called; models/loader.py picks the layout from
+config.json.
 Loading is safe: weights come from safetensors only, a folder with only pickle weights is refused, and nothing
 is downloaded (`local_files_only`).
 """
@@ -50,6 +51,11 @@ def explorer_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor
     `scores` are what softmax sees before the mask: q·k × scaling (+ T5's relative position bias)."""
     kind, layer = module.explorer_block
     names = [attention_hook(kind, layer, value_name) for value_name in ("q", "k", "v", "scores", "mask", "pattern", "z")]
+    # Grouped-query attention (Llama, Qwen2, Mistral): k and v come with fewer heads than q, each shared by a group
+    # of query heads; expanded as eager attention expands them (repeat_kv), so every head has its own k and v.
+    groups = getattr(module, "num_key_value_groups", 1)
+    if groups > 1:
+        key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
     query, key, value = apply_hooks(names[0], query), apply_hooks(names[1], key), apply_hooks(names[2], value)
     scaling = query.size(-1) ** -0.5 if scaling is None else scaling
     scores = torch.matmul(query, key.transpose(-1, -2)) * scaling

@@ -15,6 +15,7 @@ from models.hf_encoder_decoder import EncoderDecoder
 from models.hf_vit import HuggingFaceImageClassifier
 from models.hugging_face import HuggingFaceError, pickle_only, read_config
 from models.interface import CLASSIFY, AttentionModel
+from models.llama import Llama
 from models.m2m100 import MultilingualEncoderDecoder
 from models.t5 import T5
 from models.vision_transformer import load_classifier
@@ -29,6 +30,9 @@ FAMILIES = {
     "bert": ("BertForMaskedLM", EncoderOnly),
     "roberta": ("RobertaForMaskedLM", EncoderOnly),
     "gpt2": ("GPT2LMHeadModel", DecoderOnly),
+    "llama": ("LlamaForCausalLM", Llama),       # rotary positions, grouped-query attention
+    "qwen2": ("Qwen2ForCausalLM", Llama),
+    "mistral": ("MistralForCausalLM", Llama),
     "vit": ("ViTForImageClassification", HuggingFaceImageClassifier),
 }
 

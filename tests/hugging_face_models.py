@@ -1,5 +1,5 @@
 """Tiny random Hugging Face models of every family the explorer opens, with tokenizers built here (no network):
-SentencePiece for Marian, T5 and M2M100, byte-level BPE for BART and GPT-2, WordPiece for BERT, each trained on
+SentencePiece for Marian, T5 and M2M100, byte-level BPE for BART, GPT-2 and Llama, WordPiece for BERT, each trained on
 a thousand Multi30k captions per language: a caption is 10-20 pieces, as with a real vocabulary (with 40 pieces it
 was 60, and every decoding test ran to its step limit 3-4x slower)."""
 
@@ -55,6 +55,32 @@ def gpt2(folder):
     config = transformers.GPT2Config(vocab_size=backend.get_vocab_size(), n_embd=16, n_layer=2, n_head=4, n_positions=64,
                                      eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
     return transformers.GPT2LMHeadModel(config), tokenizer
+
+
+def _byte_level_with_start(start: str, end: str, unknown: str) -> Tokenizer:
+    """Byte-level BPE that puts a start token before every text, as Llama's tokenizers do."""
+    from tokenizers.processors import TemplateProcessing
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    backend.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=600, special_tokens=[start, end, unknown],
+                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    backend.post_processor = TemplateProcessing(single=f"{start} $A", special_tokens=[(start, 0)])
+    return backend
+
+
+def llama(folder, config_class=transformers.LlamaConfig, model_class=transformers.LlamaForCausalLM, end="</s>"):
+    """Rotary positions and grouped-query attention: 4 query heads share 2 key/value heads, head_dim 8 (not
+    d_model / heads), so the Positions tab has 4 rotated pairs. Qwen2 and Mistral are built the same way (end: the
+    end token by the name the family's own tokenizer class expects, so that it adds no token of its own)."""
+    backend = _byte_level_with_start("<s>", end, "<unk>")     # Llama 2's three special tokens
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token=end,
+                                                     unk_token="<unk>")
+    config = config_class(vocab_size=backend.get_vocab_size(), hidden_size=16, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=8, intermediate_size=32,
+                          max_position_embeddings=64, bos_token_id=0, eos_token_id=1)
+    return model_class(config), tokenizer
 
 
 def bart(folder):
@@ -123,7 +149,7 @@ def m2m100(folder):
     return transformers.M2M100ForConditionalGeneration(config), tokenizer
 
 
-FAMILIES = {"marian": marian, "bart": bart, "gpt2": gpt2, "bert": bert, "t5": t5, "m2m100": m2m100}
+FAMILIES = {"marian": marian, "bart": bart, "gpt2": gpt2, "bert": bert, "t5": t5, "m2m100": m2m100, "llama": llama}
 
 
 _SAVED: dict[tuple[str, int], Path] = {}

@@ -1,5 +1,5 @@
 """The positional information as the Internals page shows it: sin/cos halves, how similar positions are to each
-other, and a relative position bias by offset (T5)."""
+other, a relative position bias by offset (T5), and the angles rotary positions turn q and k by (Llama)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,13 @@ def bias_by_offset(bias: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         query = max(0, -offset)
         values[:, column] = bias[:, query, query + offset]
     return offsets, values
+
+
+def rotary_angles(frequencies: tuple[float, ...], positions: int) -> np.ndarray:
+    """[positions, pairs]: the angle (radians, unwrapped) by which rotary positions turn pair i of every head's q
+    and k at position p, p·θ_i, from the model's own θ_i (Architecture.rotary_frequencies). q·k of a query at m
+    and a key at n then sees only the difference (m − n)·θ_i of their angles."""
+    return np.arange(positions, dtype=np.float64)[:, None] * np.asarray(frequencies, dtype=np.float64)[None, :]
 
 
 def grid_closeness(similarity: np.ndarray, grid: tuple[int, int]) -> dict[str, float]:

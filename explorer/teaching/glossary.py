@@ -245,8 +245,9 @@ GLOSSARY: dict[str, Entry] = _sorted({
     "positional encoding": Entry(
         "Attention by itself ignores word order, so a vector saying where each token is gets added to its "
         "embedding: sines and cosines of different frequencies in the original Transformer, a learned table in "
-        "BERT and GPT-2, or a bias on the scores by relative offset in T5.",
-        "Vaswani et al. 2017, §3.5 · Internals page, Positions", ("embedding", "relative position bias")),
+        "BERT and GPT-2, a bias on the scores by relative offset in T5, or a rotation of q and k in Llama.",
+        "Vaswani et al. 2017, §3.5 · Internals page, Positions",
+        ("embedding", "relative position bias", "rotary positions")),
     "positional head": Entry(
         "A head whose largest weight usually sits at a fixed offset from the query (the previous or the next token, "
         "for example).",
@@ -287,6 +288,11 @@ GLOSSARY: dict[str, Entry] = _sorted({
         "Attention rollout: multiplies the head-averaged attention matrices of the layers (each with the residual "
         "connection added as 0.5·A + 0.5·I) to estimate how much each input token feeds each position at the top.",
         "Abnar & Zuidema 2020 · Attention page, Rollout & flow", ("attention flow", "residual stream")),
+    "rotary positions": Entry(
+        "RoPE, Llama's way of giving attention word order: nothing is added to the input; instead every layer turns "
+        "each pair of q's and k's numbers by an angle proportional to the token's position (a different speed per "
+        "pair), so q·k depends on how far apart the query and key are, not on where they are.",
+        "Su et al. 2021 · Internals page, Positions", ("positional encoding", "relative position bias")),
     "sampling": Entry(
         "Drawing each output token at random from the model's distribution instead of taking the most probable; "
         "temperature, top-k and top-p reshape that distribution first.",

@@ -1,16 +1,17 @@
 """The Internals page's "Positions" tab: how word order gets in. Sinusoidal or learned position encodings with
-their similarity and what the first layer receives (embedding + position), or, for a model that adds a learned
-bias to its scores by offset (T5), that bias per head (explorer/analyses/positional.py)."""
+their similarity and what the first layer receives (embedding + position); for a model that adds a learned bias
+to its scores by offset (T5), that bias per head; for rotary positions (Llama), the angle each position turns q
+and k by (explorer/analyses/positional.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.positional import bias_by_offset, position_similarity, sin_cos_halves
+from explorer.analyses.positional import bias_by_offset, position_similarity, rotary_angles, sin_cos_halves
 from explorer.capture.exports import matrix_table
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, matrix_heatmap,
-                                        positional_encoding_figure, relative_bias_figure)
+                                        positional_encoding_figure, relative_bias_figure, rotary_angles_figure)
 from models.vocabulary import KIND_TITLES
 from pages.components.glossary_links import linked, term_help
 from pages.components.widgets import show_figure
@@ -30,6 +31,21 @@ def relative_bias(checkpoint, trace) -> None:
     show_figure(relative_bias_figure(offsets, values, f"{stack} self-attention: each head's bias by relative offset"),
                 f"{stack}-relative-bias", pd.DataFrame(values, index=[f"head {h}" for h in range(len(values))],
                                                        columns=offsets))
+
+
+def rotary(checkpoint, trace) -> None:
+    """Rotary positions add nothing to the input: every layer turns q and k by an angle that grows with the position."""
+    st.caption(f"This model adds no {linked('positional encoding')} to its input: in every layer, "
+               f"{linked('rotary positions')} (RoPE) turn each pair of numbers of every head's q and k by an angle "
+               "proportional to the token's position, so q·k depends only on how far apart the query and key are "
+               "(Su et al. 2021). Fast pairs (left) turn a full circle every few tokens; slow pairs (right) barely "
+               "move, and tell far positions apart.")
+    kind = next(kind for kind in ("encoder", "decoder") if kind in trace.attention)
+    tokens, frequencies = trace.query_tokens(kind), checkpoint.architecture.rotary_frequencies
+    angles = rotary_angles(frequencies, len(tokens))
+    show_figure(rotary_angles_figure(angles, frequencies, tokens, f"Rotary angles p·θ of the {len(tokens)} positions "
+                                     f"(the model's own θ, {len(frequencies)} pairs a head)"),
+                f"{kind}-rotary-angles", matrix_table(angles, tokens, [f"θ={theta:.4g}" for theta in frequencies]))
 
 
 def position_table(checkpoint, trace, side: str) -> None:
@@ -65,8 +81,10 @@ def position_table(checkpoint, trace, side: str) -> None:
 
 
 def positions(checkpoint, trace) -> None:
-    # A model that adds a learned bias to its scores by offset (T5) has no position table to show: its bias instead.
-    if any(checkpoint.position_bias(kind, 1, 1) is not None for kind in ("encoder", "decoder") if checkpoint.has(kind)):
+    # Rotary positions (Llama) and a learned bias on the scores by offset (T5) have no position table to show.
+    if checkpoint.architecture.positional == "rotary":
+        rotary(checkpoint, trace)
+    elif any(checkpoint.position_bias(kind, 1, 1) is not None for kind in ("encoder", "decoder") if checkpoint.has(kind)):
         relative_bias(checkpoint, trace)
     else:
         side = st.radio("Side", list(trace.positional), key="internals_side", horizontal=True,

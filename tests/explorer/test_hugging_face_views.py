@@ -1,7 +1,7 @@
 """What the Internals and Decoding pages compute for Hugging Face models, checked against the models' own
-numbers: position tables (T5's relative position bias), the first layer's input, the Q/K/V walkthrough, the beam
-tree's scores, teacher forcing's loss and a masked language model's masked-token view. Tiny random models of every
-family (tests/hugging_face_models.py)."""
+numbers: position tables (T5's relative position bias; Llama's rotary positions), the first layer's input, the
+Q/K/V walkthrough, the beam tree's scores, teacher forcing's loss and a masked language model's masked-token view.
+Tiny random models of every family (tests/hugging_face_models.py)."""
 
 import numpy as np
 import pytest
@@ -56,8 +56,8 @@ def sides(model) -> list[str]:
 
 def test_position_tables_are_the_models_own_rows(opened):
     model, trace, theirs = opened
-    if model.architecture.positional == "relative":
-        pytest.skip("no position table: T5's relative position bias is checked below")
+    if model.architecture.positional in ("relative", "rotary"):
+        pytest.skip("no position table: T5's relative position bias is checked below, rotary positions nothing added")
     assert set(trace.positional) == set(sides(model))
     scale = theirs.config.d_model ** 0.5 if getattr(theirs.config, "scale_embedding", False) else 1.0
     for side in sides(model):
@@ -73,7 +73,7 @@ def test_position_tables_are_the_models_own_rows(opened):
 def test_a_relative_position_bias_is_what_the_scores_add_to_q_dot_k(opened):
     model, trace, theirs = opened
     if model.architecture.positional != "relative":
-        pytest.skip("positions come from a table (checked above)")
+        pytest.skip("positions come from a table (checked above), or rotate q and k (below)")
     assert trace.positional == {} and trace.embeddings == {} and set(trace.inputs) == set(sides(model))
     for side in sides(model):                            # nothing is added to the token embedding
         ids = trace.source_ids if side == "source" else trace.target_ids
@@ -94,6 +94,23 @@ def test_a_relative_position_bias_is_what_the_scores_add_to_q_dot_k(opened):
             added = values["scores"][layer] - dots
             allowed = np.broadcast_to(trace.masks[kind], added.shape)
             np.testing.assert_allclose(added[allowed], bias.numpy()[allowed], atol=1e-4)
+
+
+def test_rotary_positions_add_nothing_to_the_input_and_nothing_to_the_scores(opened):
+    """Llama: layer 0 reads the token embeddings alone, the scores are the (rotated) q·k × scaling with no bias,
+    and the angles the Internals page draws come from the model's own rotary module."""
+    model, trace, theirs = opened
+    if model.architecture.positional != "rotary":
+        pytest.skip("rotary positions only")
+    assert trace.positional == {} and set(trace.inputs) == {"target"}
+    np.testing.assert_allclose(trace.inputs["target"], theirs.get_input_embeddings().weight[trace.target_ids]
+                               .detach().numpy(), atol=1e-6)
+    assert model.position_bias("decoder", 3, 5) is None
+    np.testing.assert_allclose(model.architecture.rotary_frequencies, theirs.model.rotary_emb.inv_freq.numpy())
+    values = trace.attention["decoder"]
+    for layer in range(model.layers("decoder")):
+        dots = values["q"][layer] @ values["k"][layer].transpose(0, 2, 1) * model.attention_scaling("decoder", layer)
+        np.testing.assert_allclose(values["scores"][layer], dots, atol=1e-5)
 
 
 def test_the_walkthrough_reproduces_the_pattern_and_the_blocks_output(opened):
@@ -162,7 +179,8 @@ def test_a_continuation_is_scored_after_the_prompt(opened):
         pytest.skip("decoder-only models")
     forced = teacher_forcing(model, trace.text, "in the snow")
     prompt = model.tokenizer(trace.text).input_ids
-    continuation = model.tokenizer(" in the snow").input_ids + [theirs.config.eos_token_id]   # the reference ends
+    # the reference ends with the end token, and gets no start token of its own (Llama's tokenizer adds one)
+    continuation = model.tokenizer(" in the snow", add_special_tokens=False).input_ids + [theirs.config.eos_token_id]
     with torch.no_grad():
         logits = theirs(input_ids=torch.tensor([prompt + continuation])).logits[0]
     expected = torch.log_softmax(logits, -1)[torch.arange(len(prompt) - 1, len(prompt) + len(continuation) - 1),
