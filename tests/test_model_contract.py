@@ -114,7 +114,7 @@ def test_every_member_answers_for_its_model(opened):
     else:
         assert model.position_bias(model.kinds[0], 3, 5) is None
     if model.task == FILL_MASK:
-        assert model.mask_id is not None and model.step_limit(5) == 0
+        assert model.mask_id is not None and not isinstance(model, interface.Generates)
     else:
         assert model.step_limit(len(encoded.ids)) > 0
         target_ids, first = model.decoder_input(encoded.ids, [7, 8])
