@@ -35,6 +35,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pages.registry import page as registered  # noqa: E402
 from tests.browser.harness import go_to, launch, offline_context, streamlit_server, submit_sentence, wait_idle  # noqa: E402
 
 # Twenty-token sentences (19 pieces + </s> with the bundled tokenizer), each with a word the others lack.
@@ -121,7 +122,8 @@ def time_toggle(page, spec: str, expected: str) -> float:
 LONG = ("A young boy in a {} shirt is jumping into a swimming pool while his friends watch from the side and an old "
         "man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near the water.")
 COLOURS = ["red", "blue", "yellow", "white", "black", "brown", "pink", "purple", "orange"]
-PAGES = ["", "attention", "internals", "decoding", "heads", "compare", "prune"]
+# The pages that draw a sentence's figures, by name; their addresses from pages/registry.py.
+PAGES = ["translation", "attention", "internals", "decoding", "heads", "compare", "prune"]
 EVERY_FIGURE = """
 ([charts, frames]) => {
   if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
@@ -178,7 +180,7 @@ def time_cold_links(context, url: str, model: str = "h2", beam: int = 4) -> dict
     times = {}
     for index, name in enumerate(PAGES):
         # How many figures the page draws: counted once on a sentence seen before (not timed).
-        link = f"{url}/{name}?model={model}&beam={beam}&sentence="
+        link = f"{url}/{registered(name).url_path}?model={model}&beam={beam}&sentence="
         page = context.new_page()
         page.goto(link + quote(LONG.format(COLOURS[-1])))
         page.get_by_label("English sentence").first.wait_for(timeout=120_000)
@@ -191,7 +193,7 @@ def time_cold_links(context, url: str, model: str = "h2", beam: int = 4) -> dict
         start = time.perf_counter()
         page.goto(link + quote(LONG.format(COLOURS[index])))
         page.wait_for_function(EVERY_FIGURE, arg=expected, timeout=120_000, polling=20)
-        times[name or "translation"] = time.perf_counter() - start
+        times[name] = time.perf_counter() - start
         page.close()
     return times
 
@@ -231,7 +233,7 @@ def main() -> None:
         browser = launch(playwright)
         context = offline_context(browser)
         page, first_open = first_visit(context, url)
-        go_to(page, "Attention")
+        go_to(page, registered("attention").title)
         first = time_submit(page, SENTENCES[0], MARKERS[0])   # the first sentence a person types after the start
         cold, cached = [], []
         for i in range(1, args.rounds + 1):
@@ -245,7 +247,7 @@ def main() -> None:
         toggles = []
         submit_sentence(page, PRUNE_SENTENCE)
         wait_idle(page)
-        go_to(page, "Prune")
+        go_to(page, registered("prune").title)
         wait_idle(page)
         for spec, pruned, unpruned in heads_that_change_the_translation(4):
             page.get_by_text(spec, exact=True).wait_for()

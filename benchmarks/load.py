@@ -34,12 +34,15 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pages.registry import DEFAULT, page as registered  # noqa: E402
 from tests.browser.harness import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
 TOKEN = "load-benchmark"
-PAGES = {"Translation": "", "Attention": "attention", "Internals": "internals", "Decoding": "decoding",
-         "Heads": "heads", "Compare models": "compare", "Prune": "prune"}
+# The pages a visitor moves between, by their names in the sidebar (pages/registry.py); each turn ends on HOME.
+PAGES = [registered(name).title for name in ("translation", "attention", "internals", "decoding", "heads", "compare",
+                                             "prune")]
+HOME = registered("attention")
 MEMORY_CAP = 2 * 2**30
 # Every chart drawn, no run in progress; on the Attention page the heatmaps' key labels show the marker (a piece
 # of the new sentence that the previous one lacks).
@@ -115,10 +118,10 @@ async def visitor(number: int, browser, url: str, sentences: list, until: float,
 
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
-    others = [title for title in PAGES if title != "Attention"]
+    others = [title for title in PAGES if title != HOME.title]
     first, _ = sentences[number % len(sentences)]
     try:
-        await page.goto(f"{url}/attention?token={TOKEN}&sentence={quote(first)}")
+        await page.goto(f"{url}/{HOME.url_path}?token={TOKEN}&sentence={quote(first)}")
         await page.get_by_label("English sentence").wait_for(timeout=120_000)
         await page.wait_for_function(DRAWN, arg=[""], timeout=120_000, polling=50)
     except Exception as error:          # noqa: BLE001 - a benchmark counts failures instead of stopping
@@ -141,7 +144,7 @@ async def visitor(number: int, browser, url: str, sentences: list, until: float,
             await page.wait_for_timeout(50)
             await page.wait_for_function(DRAWN, arg=[marker], timeout=60_000, polling=50)
             results["submit"].append(time.perf_counter() - start)
-            for title in (others[turn % len(others)], "Attention"):
+            for title in (others[turn % len(others)], HOME.title):
                 start = time.perf_counter()
                 await page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
                 await page.wait_for_timeout(50)
@@ -206,7 +209,7 @@ def app_session(sentence: str, model: str, page: str):
     app = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=300)
     app.query_params.update({"sentence": sentence, "model": model})
     run(app)
-    if page != "translation.py":
+    if page != DEFAULT.file:            # the app opens on the default page; any other is switched to
         app.switch_page(page)
         run(app)
     return app

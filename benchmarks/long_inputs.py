@@ -40,6 +40,8 @@ logging.getLogger("streamlit").setLevel(logging.ERROR)     # AppTest's "missing 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pages.registry import DEFAULT, page as registered  # noqa: E402
+
 MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
 BUNDLED_LABELS = {"h8": "8 heads (en-de-h8)", "h2": "2 heads (en-de-h2)", "h1": "1 head (en-de-h1)"}
 # (page file, session-state key of its tabs, the tabs); None: a page without tabs
@@ -193,7 +195,7 @@ def time_pages(model: str, folder: str | None, text: str, pages: list[str], roun
             for _ in range(rounds):
                 at = app()
                 at.run()
-                if file != "translation.py":
+                if file != DEFAULT.file:        # the app opens on the default page; any other is switched to
                     at.switch_page(file)
                 if tab_key:
                     at.session_state[tab_key] = tab
@@ -214,7 +216,8 @@ def time_pages(model: str, folder: str | None, text: str, pages: list[str], roun
 # -- one real browser --
 
 # Each page's link, opening on its first tab (Internals' long side: the encoder's scores → softmax)
-BROWSER_PATHS = {"translation": "", "internals (encoder)": "internals?head=encoder.0.0&part=Scores+→+softmax"}
+# A view other than a page's first, by its deep link; every other name opens at its page's address (pages/registry.py).
+BROWSER_PATHS = {"internals (encoder)": "internals?head=encoder.0.0&part=Scores+→+softmax"}
 
 
 def browser_times(text: str, pages: list[str]) -> dict[str, float]:
@@ -237,7 +240,7 @@ def browser_times(text: str, pages: list[str]) -> dict[str, float]:
         warm.close()
         for name in pages:
             page = context.new_page()
-            path = BROWSER_PATHS.get(name, name)
+            path = BROWSER_PATHS.get(name) or registered(name).url_path
             start = time.perf_counter()
             page.goto(f"{url}/{path}{'&' if '?' in path else '?'}model=h8&sentence={quote(text)}")
             page.get_by_label("English sentence").first.wait_for()

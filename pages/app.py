@@ -20,6 +20,7 @@ import torch  # noqa: E402
 
 from pages.components.access import ask_token, granted  # noqa: E402
 from pages.components.sidebar import render_sidebar  # noqa: E402
+from pages.registry import groups  # noqa: E402
 
 # One torch thread per computation. Streamlit runs every browser session in a thread of one process; with
 # torch's default (a thread per core) two sessions, or one busy core, make every matrix product wait on the
@@ -36,25 +37,10 @@ st.set_page_config(page_title="Attention Explorer", page_icon=str(Path(__file__)
                    initial_sidebar_state="collapsed" if st.query_params.get("projector") == "on" else "auto")
 # A shared server started with a token (pages/launch.py) shows nothing, not even the pages' names, without it.
 allowed = granted()
-# Two groups: the pages a student needs, in the order of a first visit, and the instruments of research.
+# Every page, its group, title and icon come from pages/registry.py: the tests and scripts read the same list.
 navigation = st.navigation({
-    "Learn": [
-        st.Page("lesson.py", title="Lesson", icon=":material/school:", default=True),
-        st.Page("translation.py", title="Translation", icon=":material/translate:"),
-        st.Page("attention.py", title="Attention", icon=":material/grid_on:"),
-        st.Page("images.py", title="Images", icon=":material/image:"),
-        st.Page("compare.py", title="Compare models", icon=":material/compare:"),
-        st.Page("prune.py", title="Prune", icon=":material/content_cut:"),
-        st.Page("glossary.py", title="Glossary", icon=":material/dictionary:"),
-    ],
-    "Research": [
-        st.Page("internals.py", title="Internals", icon=":material/calculate:"),
-        st.Page("decoding.py", title="Decoding", icon=":material/account_tree:"),
-        st.Page("heads.py", title="Heads", icon=":material/hub:"),
-        st.Page("faithfulness.py", title="Faithfulness", icon=":material/fact_check:"),
-        st.Page("patching.py", title="Patching", icon=":material/healing:"),
-        st.Page("papers.py", title="Papers", icon=":material/menu_book:"),
-    ],
+    group: [st.Page(page.file, title=page.title, icon=page.material_icon, default=page.default) for page in pages]
+    for group, pages in groups().items()
 }, position="sidebar" if allowed else "hidden", expanded=True)     # every page's name, none behind "View more"
 if not allowed:
     ask_token()

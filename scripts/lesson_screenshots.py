@@ -21,6 +21,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pages.registry import page as registered  # noqa: E402
 from tests.browser.harness import launch, offline_context, query_parameters, settle, streamlit_server  # noqa: E402
 
 SENTENCES = {   # pieces the 8-head model reads, </s> included
@@ -29,6 +30,8 @@ SENTENCES = {   # pieces the 8-head model reads, </s> included
     45: ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
          "old man with a grey hat sits on a wooden bench reading a newspaper under a green umbrella."),
 }
+
+LESSON = registered("lesson")       # its address: the root while it is the page the app opens on
 
 
 def main() -> None:
@@ -50,7 +53,7 @@ def main() -> None:
                 context = offline_context(browser)
                 page = context.new_page()
                 page.set_viewport_size({"width": width, "height": arguments.height})
-                page.goto(f"{url}/?{urlencode(dict(sentence=SENTENCES[size], **extra))}")
+                page.goto(f"{url}/{LESSON.url_path}?{urlencode(dict(sentence=SENTENCES[size], **extra))}")
                 page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
                 settle(page)
                 number = 1

@@ -20,6 +20,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pages.registry import PAGES as REGISTERED  # noqa: E402
 from tests.browser.harness import launch, offline_context, page_path, settle, streamlit_server  # noqa: E402
 
 SENTENCES = {
@@ -30,8 +31,7 @@ SENTENCES = {
          "the water."),
 }
 SERVED_TOKEN = "screenshots"
-PAGES = ["lesson", "translation", "attention", "images", "internals", "faithfulness", "decoding", "heads", "patching", "compare", "prune",
-         "papers", "glossary"]
+PAGES = [page.name for page in REGISTERED]     # every page by name (pages/registry.py), in the sidebar's order
 
 
 @functools.lru_cache(maxsize=None)

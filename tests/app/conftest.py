@@ -1,10 +1,12 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from pages.registry import DEFAULT, page as registered
 from tests.conftest import ROOT
 
-PAGES = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py"]
-LANDING = "lesson.py"       # the page the app opens on
+# The pages that draw one sentence's trace, which tests/app/test_pages.py reads one after another (by their files).
+PAGES = [registered(name).file for name in ("translation", "attention", "internals", "decoding", "heads")]
+LANDING = DEFAULT.file      # the page the app opens on (pages/registry.py)
 
 
 def open_page(page: str, sentence: str | None = None, **state) -> AppTest:

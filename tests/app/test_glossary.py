@@ -18,7 +18,6 @@ from tests.conftest import ROOT
 SENTENCE = "Two dogs play in the snow."
 INTRODUCED = ["translation.py", "attention.py", "internals.py", "faithfulness.py", "decoding.py", "heads.py",
               "patching.py", "compare.py", "prune.py", "papers.py"]
-REGISTERED = "glossary.py" in (ROOT / "pages" / "app.py").read_text()
 OPENED: dict[str, AppTest] = {}
 # The command lines each page shows (on its default view, for the bundled model), folded away.
 FOLDED = {"faithfulness.py": 1, "patching.py": 1}
@@ -80,7 +79,6 @@ def test_a_pages_link_opens_the_glossary_with_its_entry_first():
     assert len(glossary_page(term="no-such-term").markdown) == len(GLOSSARY)     # an unknown one: just the list
 
 
-@pytest.mark.skipif(not REGISTERED, reason="pages/app.py does not list glossary.py yet")
 def test_the_glossary_opens_from_the_navigation():
     at = open_page("glossary.py")
     assert at.title[0].value == "Glossary" and len(at.subheader) == len(GLOSSARY)

@@ -16,6 +16,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
+from pages.registry import DEFAULT, PAGES, page as registered
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium tries Google's hosts at start-up on this closed network.
@@ -244,17 +246,14 @@ def settle(page, timeout: float = 120_000) -> None:
     page.wait_for_function(SETTLED, arg=STABLE_MS, timeout=timeout, polling=POLL_MS)
 
 
-LANDING = "lesson"          # the page the app opens on: served at "/", not at "/lesson" ("Page not found")
-# Each page's name in the sidebar's navigation (pages/app.py), by its URL path.
-PAGE_TITLES = {"lesson": "Lesson", "translation": "Translation", "attention": "Attention", "images": "Images",
-               "internals": "Internals",
-               "faithfulness": "Faithfulness", "decoding": "Decoding", "heads": "Heads", "patching": "Patching",
-               "compare": "Compare models", "prune": "Prune", "papers": "Papers", "glossary": "Glossary"}
+LANDING = DEFAULT.name      # the page the app opens on: served at "/", not at "/lesson" ("Page not found")
+# Each page's name in the sidebar's navigation, by the page's name (pages/registry.py).
+PAGE_TITLES = {page.name: page.title for page in PAGES}
 
 
 def page_path(name: str) -> str:
     """The URL path of a page by its name: the landing page's is empty."""
-    return "" if name == LANDING else name
+    return registered(name).url_path if name else ""
 
 
 def open_view(context, url: str, path: str = "", **parameters):

@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from explorer.capture.translation import translate
+from pages.registry import PAGES, page as registered
 from tests.browser.harness import POLL_MS, go_to, submit_sentence, wait_idle
 
 
@@ -152,8 +153,8 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
 # Every page's address and its title. A fresh server's very first request opens the first; the others are opened
 # cold by the other browser tests (each waits for its page's own content, which "Page not found" would not show),
 # except these, opened here.
-PAGE_URLS = {"faithfulness": "Faithfulness", "": "Lesson", "patching": "Patching", "papers": "Papers",
-             "glossary": "Glossary"}
+PAGE_URLS = {registered(name).url_path: registered(name).title
+             for name in ("faithfulness", "lesson", "patching", "papers", "glossary")}
 OPENED_BY_OTHER_TESTS = {"translation", "attention", "images", "internals", "decoding", "heads", "compare", "prune"}
 
 
@@ -186,9 +187,7 @@ def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):
             assert "View" not in navigation and "Papers" in navigation          # no page hidden behind "View more"
             # Material icons from the font inside Streamlit (no emoji boxes); the tab icon is ours, served locally.
             icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]').all_inner_texts()
-            assert [icon for icon in icons if icon] == [        # Learn, then Research
-                "school", "translate", "grid_on", "image", "compare", "content_cut", "dictionary",
-                "calculate", "account_tree", "hub", "fact_check", "healing", "menu_book"]
+            assert [icon for icon in icons if icon] == [entry.icon for entry in PAGES]      # Learn, then Research
             # The font loads asynchronously (a busy machine can take a moment): waits for it, fails if it never comes.
             page.wait_for_function("document.fonts.check('24px \"Material Symbols Rounded\"')", timeout=15_000,
                                    polling=POLL_MS)

@@ -208,3 +208,19 @@ def test_translate_says_when_it_fixed_the_casing(tiny_checkpoint):
         "(--keep-casing feeds it as typed)"]
     kept = cli("translate", "--model", str(tiny_checkpoint.path), "--keep-casing", "THE DOG IS RUNNING.")
     assert kept.returncode == 0 and kept.stderr.strip() == ""
+
+
+def test_every_command_is_one_entry_of_the_registry():
+    """COMMANDS (explorer/cli/__init__.py) is the one list: every module of explorer/cli/ with a run() is reached
+    through it, and the parser shows its commands, in its order, with its help."""
+    import importlib
+
+    from explorer.cli import COMMANDS, build_parser
+
+    runs = {command.run for command in COMMANDS.values()}
+    for path in sorted((ROOT / "explorer" / "cli").glob("[!_]*.py")):
+        module = importlib.import_module(f"explorer.cli.{path.stem}")
+        assert getattr(module, "run", None) in runs | {None}, f"{path.name}: its run() is not in COMMANDS"
+    commands = next(action for action in build_parser()._actions if action.dest == "command")
+    assert list(commands.choices) == list(COMMANDS)
+    assert [choice.help for choice in commands._choices_actions] == [command.help for command in COMMANDS.values()]
