@@ -19,6 +19,7 @@ import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
 from pages.components.access import ask_token, granted  # noqa: E402
+from pages.components.errors import errors_as_messages  # noqa: E402
 from pages.components.sidebar import render_sidebar  # noqa: E402
 from pages.registry import groups  # noqa: E402
 
@@ -79,4 +80,5 @@ if (!window.explorerReloadsOnReconnect) {
   }, 500);
 }
 </script>""", unsafe_allow_javascript=True)
-navigation.run()
+with errors_as_messages():     # the pages' one catch of what a person can cause (pages/components/errors.py)
+    navigation.run()

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from models.hooks import model_run
-from models.interface import AttentionModel, ExplorerModel
+from models.interface import AttentionModel, ExplorerModel, Generates
 from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, attention_hook, stack_hook
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
 from explorer.capture.inputs import prepare_source
@@ -161,7 +161,7 @@ def decoded(model: ExplorerModel, source_ids: list[int], beam_size: int = 1, alp
             ) -> tuple[list[int], list[int]]:
     """(output ids, the tokens each step chose): the output, and its end token when the model chose one before
     the step limit (a model that does not generate gives nothing)."""
-    if not model.has("decoder"):
+    if not isinstance(model, Generates):
         return [], []
     output = model.generate([source_ids], beam_size, alpha)[0][: model.max_positions - 1]
     ended = len(output) < model.step_limit(len(source_ids))
