@@ -20,6 +20,10 @@ class Page:
     icon: str               # a Material Symbols name: drawn with the font inside Streamlit (emoji need a font)
     group: str              # LEARN or RESEARCH
     default: bool = False   # the page the app opens on, served at the root
+    # What the page is about: "text" (a sentence's tokens), "image", or "any" (it adapts, or reads no model). The
+    # names of explorer/capture/input_kinds.py's kinds: a model that reads images is sent from a text page to the
+    # image page, and the contract test opens every text page on every family of text.
+    reads: str = "text"
 
     @property
     def name(self) -> str:
@@ -38,19 +42,19 @@ class Page:
 
 # Learn: the pages a student needs, in the order of a first visit; Research: the instruments. The sidebar's order.
 PAGES = (
-    Page("lesson.py", "Lesson", "school", LEARN, default=True),
+    Page("lesson.py", "Lesson", "school", LEARN, default=True, reads="any"),
     Page("translation.py", "Translation", "translate", LEARN),
     Page("attention.py", "Attention", "grid_on", LEARN),
-    Page("images.py", "Images", "image", LEARN),
+    Page("images.py", "Images", "image", LEARN, reads="image"),
     Page("compare.py", "Compare models", "compare", LEARN),
     Page("prune.py", "Prune", "content_cut", LEARN),
-    Page("glossary.py", "Glossary", "dictionary", LEARN),
+    Page("glossary.py", "Glossary", "dictionary", LEARN, reads="any"),
     Page("internals.py", "Internals", "calculate", RESEARCH),
     Page("decoding.py", "Decoding", "account_tree", RESEARCH),
     Page("heads.py", "Heads", "hub", RESEARCH),
     Page("faithfulness.py", "Faithfulness", "fact_check", RESEARCH),
     Page("patching.py", "Patching", "healing", RESEARCH),
-    Page("papers.py", "Papers", "menu_book", RESEARCH),
+    Page("papers.py", "Papers", "menu_book", RESEARCH, reads="any"),
 )
 DEFAULT = next(page for page in PAGES if page.default)
 
@@ -61,6 +65,11 @@ def page(key: str) -> Page:
     if not found:
         raise KeyError(f"{key}: no such page in pages/registry.py")
     return found[0]
+
+
+def pages_reading(kind: str) -> list[Page]:
+    """The pages that show a model reading this kind of input ("text", "image"), those that adapt included."""
+    return [each for each in PAGES if each.reads in (kind, "any")]
 
 
 def groups() -> dict[str, list[Page]]:

@@ -18,6 +18,8 @@ from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, Encoded, Exp
 from models.loader import open_model
 from models.vocabulary import ATTENTION_KINDS, attention_hook, layer_hook
 from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, eager_attentions, saved_model
+from explorer.capture.input_kinds import TEXT as TEXT_INPUT
+from pages.registry import pages_reading
 
 OTHER = "two men play football on a field"
 
@@ -220,8 +222,7 @@ def test_gates_of_ones_change_nothing_and_a_zero_gate_changes_the_output(opened)
         assert not torch.allclose(model.forward(source, target), plain)
 
 
-PAGES = ["lesson.py", "translation.py", "attention.py", "internals.py", "faithfulness.py", "decoding.py", "heads.py",
-         "patching.py", "compare.py", "prune.py", "papers.py", "glossary.py"]
+PAGES = [page.file for page in pages_reading(TEXT_INPUT.name)]      # every page a model of text is shown on
 
 
 def test_every_page_runs(opened):

@@ -34,13 +34,14 @@ from models.decoding import BeamResult
 from models.interface import AttentionModel, ExplorerModel, ModelError, Translates, target_languages
 from models.loader import open_model
 from pages.components.access import policy
+from pages.registry import PAGES, page
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
            "1 head (en-de-h1)": ROOT / "models" / "en-de-h1",
            "Digits ViT (digits-vit)": ROOT / "models" / "digits-vit"}
 IMAGE_MODEL = "Digits ViT (digits-vit)"     # what the Images page draws when the open model reads text
-IMAGES_PAGE = "images"
+IMAGES_PAGE = next(p.name for p in PAGES if p.reads == IMAGE.name)     # where a model that reads images is sent
 OWN = "Your own checkpoint folder…"      # a free-text folder box: on one's own machine only, never when served
 DEFAULT_MODEL = "8 heads (en-de-h8)"
 EXAMPLES = [example.english for example in CAPTION_EXAMPLES]
@@ -212,7 +213,7 @@ def view_pruned(checkpoint: ExplorerModel) -> HeadSet:
         return ()
 
 
-PRUNE_PAGE = "prune"
+PRUNE_PAGE = page("prune").name
 
 
 def pruning_notice(checkpoint: ExplorerModel, shown: str = "pruned", why: str = "") -> None:
