@@ -13,6 +13,7 @@ from explorer.analyses.positional import bias_by_offset
 from explorer.capture.trace import trace_sentence
 from models.interface import FILL_MASK
 from models.loader import open_model
+from models.vocabulary import attention_hook
 from tests.app.conftest import open_page, open_part
 from tests.app.test_pages import traces_of
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
@@ -84,12 +85,62 @@ CONLLU = """# text = a dog runs in the snow
 """
 
 
+def reading_scores(model, sentences: list[str]) -> dict[str, dict]:
+    """Each head of the stack that reads the text (the encoder; a decoder-only model's decoder): the scores behind
+    its roles, by Voita et al.'s definitions (explorer/analyses/roles.py's docstring), from the model's own forward one
+    sentence at a time. Queries and the rarest-piece candidates are word pieces (no special token); confidence: the
+    mean of each query's largest weight; offset share: the share of queries peaking at the head's most frequent offset
+    (−7 … +7); rare rate: the share of sentences whose mean over queries peaks on the rarest piece (counted over these
+    sentences), and its chance: the share of candidates that are (tied) rarest."""
+    kind = "encoder" if model.has("encoder") else "decoder"
+    rows = [model.encode(text).ids for text in sentences]
+    counts = np.bincount(np.concatenate(rows), minlength=max(map(max, rows)) + 1)
+    confidence, offsets = np.zeros((model.layers(kind), model.heads)), np.zeros((model.layers(kind), model.heads, 17))
+    hits, chance, usable, queries = 0.0, 0.0, 0, 0
+    for ids in rows:
+        batch = model.pad([ids])
+        _, cache = model.run_with_cache(batch if kind == "encoder" else None, batch if kind == "decoder" else None,
+                                        attention_hook(kind, "*", "pattern"))
+        pattern = cache.layers(kind, "pattern")[0].double().numpy()                  # [layers, heads, query, key]
+        words = np.array([token not in model.special_ids for token in ids])
+        real = pattern[:, :, words]
+        confidence += real.max(-1).sum(-1)
+        peaks = np.clip(real.argmax(-1) - np.flatnonzero(words), -8, 8)            # key − query of each peak
+        for offset in range(-8, 9):
+            offsets[..., offset + 8] += (peaks == offset).sum(-1)
+        queries += int(words.sum())
+        frequency = np.where(words, counts[ids], np.inf)
+        if words.sum() >= 2:
+            usable += 1
+            hits = hits + (frequency[real.mean(2).argmax(-1)] == frequency.min())
+            chance += np.mean(frequency[words] == frequency.min())
+    return {str(HeadSpec(kind, layer, head)): {"confidence": confidence[layer, head] / queries,
+                                                "share": offsets[layer, head, 1:-1].max() / queries,
+                                                "rate": hits[layer, head] / usable, "chance": chance / usable}
+            for layer, head in np.ndindex(confidence.shape)}
+
+
+def splitting(values: list[float]) -> float:
+    """A threshold between the values, near their median and far from each (no score rounded to 4 places crosses
+    it): some heads above, some below."""
+    ordered = sorted(values)
+    gaps = [(abs(i - len(ordered) / 2), (low + high) / 2) for i, (low, high) in enumerate(zip(ordered, ordered[1:]), 1)
+            if high - low > 1e-3]
+    return min(gaps)[1] if gaps else ordered[-1] + 0.01
+
+
 def test_heads_page_computes_roles_for_the_kinds_the_model_has(folder, tmp_path):
     treebank = tmp_path / "tiny.conllu"
     treebank.write_text(CONLLU * 3)
     text = tmp_path / "tiny.txt"              # a few lines, not the bundled 1,014 (tiny random models)
-    text.write_text("\n".join([SENTENCE, "A man is riding a bicycle.", "Two dogs play in the snow."] * 2) + "\n")
+    lines = [SENTENCE, "A man is riding a bicycle.", "Two dogs play in the snow."] * 2
+    text.write_text("\n".join(lines) + "\n")
     at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    # Thresholds that split the reading stack's heads, so that roles are given to some and not others.
+    scores = reading_scores(open_model(folder), lines)
+    positional, rare = splitting([h["share"] for h in scores.values()]), splitting([h["rate"] for h in scores.values()])
+    for name, value in (("positional", positional), ("rare_rate", rare), ("rare_over_chance", 0.0)):
+        at.number_input(key=f"threshold_{name}").set_value(value)
     at.text_input(key="heads_text_path").input(str(text)).run()
     at.text_input(key="heads_treebank_path").input(str(treebank)).run()
     at.button(key="heads_compute_roles").click().run()
@@ -97,7 +148,15 @@ def test_heads_page_computes_roles_for_the_kinds_the_model_has(folder, tmp_path)
     kinds = open_model(folder).kinds
     role_maps = [c for c in at.get("plotly_chart") if "layer" in str(c.proto.spec)]
     assert len(role_maps) >= len(kinds)
-    assert len(table_with(at, "roles")) == 2 * 4 * len(kinds)      # every head of the tiny model: 2 layers × 4 heads
+    table = table_with(at, "roles")
+    assert len(table) == 2 * 4 * len(kinds)      # every head of the tiny model: 2 layers × 4 heads
+    # The reading stack's roles and confidence as computed here (syntactic roles need 100 arcs: three trees give none).
+    roles = {spec: ", ".join(["positional"] * bool(h["share"] >= positional) + ["rare-token"] * bool(h["rate"] >= rare))
+             for spec, h in scores.items()}
+    assert [table.loc[spec, "roles"] for spec in scores] == list(roles.values())
+    assert 0 < sum("positional" in role for role in roles.values()) < len(roles)      # some heads have it, some not
+    np.testing.assert_allclose([table.loc[spec, "confidence"] for spec in scores],
+                               [h["confidence"] for h in scores.values()], atol=1e-4)   # shown to 4 places
 
 
 def table_with(at, column):

@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 
 import numpy as np
 import pytest
@@ -188,10 +189,46 @@ def test_empty_and_huge_input_give_a_message_on_every_page(page, text, message):
     assert any(message in value for value in shown), shown
 
 
-@pytest.mark.parametrize("page", PAGES + ["prune.py", "compare.py"])
+def strings_in(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in strings_in(item)]
+
+
+def drawn_text(at) -> tuple[list[str], list[str]]:
+    """What a page drew as text: (what the browser reads as HTML: st.html, markdown let through as HTML, and every
+    string of a plotly figure, whose labels and titles plotly reads as a subset of HTML; what it reads as Markdown:
+    the other markdown, captions and alerts, where a backslash escapes a character)."""
+    as_html, as_markdown = [], []
+    pending = [at._tree]
+    while pending:
+        node = pending.pop()
+        children = getattr(node, "children", None)
+        pending += list(children.values()) if isinstance(children, dict) else []
+        proto = getattr(node, "proto", None)
+        if node.type == "plotly_chart":
+            as_html += strings_in(json.loads(proto.spec))
+        elif node.type == "html":
+            as_html.append(proto.body)
+        elif node.type in ("markdown", "caption", "info", "warning", "error", "success"):
+            (as_html if getattr(proto, "allow_html", False) else as_markdown).append(proto.body)
+    return as_html, as_markdown
+
+
+@pytest.mark.parametrize("page", PAGES + ["prune.py", "compare.py", "lesson.py"])
 def test_hostile_and_odd_text_on_every_page(page):
+    """The typed markup is drawn as text wherever the page draws the sentence or its pieces: never raw, escaped
+    (&lt; in HTML and figures, \\< in Markdown); the pieces' own special-token labels (<unk>, </s>) likewise."""
     at = open_page(page, HOSTILE + " 😀 一只狗 \u202e")
     assert not at.error
+    as_html, as_markdown = drawn_text(at)
+    raw = re.compile(r"(?<!\\)(<script>alert|</script><script>|<img src=x)|onerror=alert\(2\)>")    # the text's tags
+    assert not [text for text in as_html + as_markdown if raw.search(text)]
+    assert not [text for text in as_html if re.search(r"<(unk|/?s|pad)>", text)]
+    # Translation shows its pieces in a table and Prune draws none: the other pages draw them, escaped.
+    escaped = [text for text in as_html if "&lt;" in text] + [text for text in as_markdown if "\\<" in text]
+    assert bool(escaped) == (page not in ("translation.py", "prune.py")), escaped[:3]
 
 
 @pytest.mark.parametrize("page", PAGES + ["prune.py"])

@@ -9,9 +9,14 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
+import torch
 
+from explorer.analyses.roles import analyse_roles
 from explorer.cli import main
-from tests.conftest import MULTI30K, ROOT
+from models.checkpoint import load_checkpoint, save_checkpoint
+from models.data import read_lines
+from models.transformer import Transformer
+from tests.conftest import MULTI30K, ROOT, tiny_config
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -139,16 +144,26 @@ def test_roles_importance_and_prune_curve_commands(tiny_checkpoint, tmp_path):
     assert (result["corpus"], result["importance_corpus"], result["measure"]) == ("test_2016_flickr.en.gz", "val.en.gz", "raw")
     assert list(data["all"]["other_orders"]) == ["layer"] and len(data["all"]["other_orders"]["layer"]) == 3
 
+    # Two snapshots that differ: an earlier, other random initialisation (epoch 1) and the model itself (epoch 2).
+    torch.manual_seed(1)
+    earlier = save_checkpoint(tmp_path / "earlier", Transformer(tiny_config()), model / "tokenizer.model",
+                              {"name": "earlier"})
     snapshots = tmp_path / "snapshots"
     snapshots.mkdir()
-    for epoch in (1, 2):
-        shutil.copy(model / "model.safetensors", snapshots / f"epoch-{epoch}.safetensors")
+    for epoch, folder in ((1, earlier), (2, model)):
+        shutil.copy(folder / "model.safetensors", snapshots / f"epoch-{epoch}.safetensors")
     evolution = cli("evolution", "--model", str(model), "--snapshots", str(snapshots), "--text", text, "--limit", "6")
     assert evolution.returncode == 0, evolution.stderr
     lines = json.loads(evolution.stdout)
     assert lines["epochs"] == [1, 2] and len(lines["heads"]) == 24
-    # The same weights at both epochs: the same statistics, equal to the roles of the model itself.
-    assert all(h["share"][0] == h["share"][1] and h["confidence"][0] == h["confidence"][1] for h in lines["heads"])
+    # Each epoch's line holds the roles of its own weights, each model opened from its own folder; they differ.
+    sentences = read_lines(MULTI30K / "val.en.gz")[:6]
+    for epoch, folder in enumerate((earlier, model)):
+        measured = {entry["spec"]: entry for entry in analyse_roles(load_checkpoint(folder), sentences).heads}
+        assert [(h["confidence"][epoch], h["share"][epoch]) for h in lines["heads"]] == \
+            [(measured[h["spec"]]["confidence"], (measured[h["spec"]].get("positional") or {}).get("share"))
+             for h in lines["heads"]]
+    assert sum(h["confidence"][0] != h["confidence"][1] for h in lines["heads"]) >= 20
 
     least = cli("evaluate", "--model", str(model), "--src", src, "--ref", ref, "--limit", "5",
                 "--prune-least-important", "0.5", "--json")

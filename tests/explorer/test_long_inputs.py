@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 from plotly.io.json import to_json_plotly
@@ -95,116 +96,101 @@ def short_figures(counts=(5, 20, 45)):
         yield f"step_comparison-{n}", step_comparison_figure(compared)
 
 
-def rounded(value):
-    """Floats to 10 significant digits, everywhere in a figure's JSON: np.exp's last bit differs between CPUs (its
-    vectorised loop), which is no change of the figure."""
+FIGURES_FILE = Path(__file__).with_name("short_figures.json")
+CHUNK = 256             # a typed array's numbers are kept as sums over runs of this many
+
+
+def chunk_sums(array: np.ndarray) -> list[list[float]]:
+    """Per run of CHUNK numbers: the sum of the positive ones, of the negative ones' sizes, and of every size
+    weighted by its place in the run. Each sum is of numbers of one sign, so a tolerance relative to it means
+    something; a value changed, moved or flipped in sign changes one of them."""
+    values = np.nan_to_num(array.astype(np.float64).ravel(), nan=0.0, posinf=0.0, neginf=0.0)
+    sums = []
+    for start in range(0, len(values), CHUNK):
+        run = values[start:start + CHUNK]
+        place = 1 + np.arange(len(run)) / CHUNK
+        sums.append([float(np.clip(run, 0, None).sum()), float(np.clip(-run, 0, None).sum()),
+                     float((np.abs(run) * place).sum())])
+    return sums
+
+
+def figure_numbers(figure) -> dict:
+    """A figure as its JSON gives it (without the template: plotly's process-wide default, which importing Streamlit
+    in another test of the same process replaces), split in two. "layout": a digest of everything but its floats —
+    structure, text (numbers written as text included), whole numbers, dtypes and shapes, and where NaN and ±inf
+    stand — compared exactly. "floats" (the JSON's own, in order) and "arrays" (each float typed array's chunk_sums):
+    compared with a tolerance, since np.exp's last bit differs between CPUs (its vectorised loop) and the inputs
+    here go through it."""
+    data = figure.to_plotly_json()
+    data["layout"].pop("template", None)
+    floats, arrays = [], []
+
+    def skeleton(value):
+        if isinstance(value, dict) and "bdata" in value:
+            array = decoded(value)
+            if array.dtype.kind != "f":
+                return {"dtype": value["dtype"], "values": array.tolist()}
+            arrays.append(chunk_sums(array))
+            return {"dtype": value["dtype"], "shape": list(array.shape), "nan": np.flatnonzero(np.isnan(array)).tolist(),
+                    "+inf": np.flatnonzero(array == np.inf).tolist(), "-inf": np.flatnonzero(array == -np.inf).tolist()}
+        if isinstance(value, float):
+            floats.append(value)
+            return "float"
+        if isinstance(value, list):
+            return [skeleton(item) for item in value]
+        if isinstance(value, dict):
+            return {key: skeleton(item) for key, item in value.items()}
+        return value
+
+    shape = skeleton(json.loads(to_json_plotly(data)))
+    layout = hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
+    return {"layout": layout, "floats": floats, "arrays": arrays}
+
+
+def significant(value):
+    """Numbers to 10 significant digits, for a data file that reads and diffs well (far below the tolerance)."""
     if isinstance(value, float):
         return float(f"{value:.10g}")
     if isinstance(value, list):
-        return [rounded(item) for item in value]
-    if isinstance(value, dict):
-        return {key: rounded(item) for key, item in value.items()}
-    return value
+        return [significant(item) for item in value]
+    return {key: significant(item) for key, item in value.items()} if isinstance(value, dict) else value
 
 
-def digest(figure) -> str:
-    """The figure's JSON without its template (the template is plotly's process-wide default, which importing
-    Streamlit, in another test of the same process, replaces), its numbers rounded (rounded())."""
-    data = figure.to_plotly_json()
-    data["layout"].pop("template", None)
-    plain = json.loads(to_json_plotly(data))
-    return hashlib.sha256(json.dumps(rounded(plain), sort_keys=True).encode()).hexdigest()[:16]
+def write_expected() -> None:
+    """After a change meant to alter these figures, once they are checked by eye:
+    `.venv/bin/python -m tests.explorer.test_long_inputs` rewrites tests/explorer/short_figures.json."""
+    figures = {name: significant(figure_numbers(figure)) for name, figure in short_figures(COUNTS)}
+    FIGURES_FILE.write_text("{\n" + ",\n".join(f"{json.dumps(name)}: {json.dumps(numbers)}"
+                                                for name, numbers in figures.items()) + "\n}\n", encoding="utf-8")
 
 
-# sha256 (first 16 hex digits) of each figure's JSON, made by the figure code as it was before long inputs were
-# handled (commit d532292): up to LONG_FROM tokens every figure must stay what it was. (Re-made over rounded numbers
-# on 2026-11-24, from code whose raw JSON still matched the old digests but for three walkthroughs that differed in
-# np.exp's last bit on this CPU. The steps overviews re-made when their entropy axis got round ticks of its
-# own, issue 30: nothing else in them changed. All re-made for issue 30's 11 px label floor: the 45- and 60-token
-# figures grew to hold 11 px labels, and the pruning step figure thins its labels to a projector's column. Internals'
-# masks, scores → softmax and walkthrough re-made for a projector's column, issue 30: the masks' key under their
-# cells, the padding mask's positions every few, as many panels a row as fit 560 px, the walkthrough's numbers
-# beside its bars at 11 px; cell values at 11 px where they fit a projector's column, a stretched figure's
-# key labels thinned past 30 tokens and its title wrapped to that column; token bars likewise, the embedding sum's
-# panel titles in two lines, the pruning steps' labels at 60°.) (A plotly upgrade that changes its JSON
-# changes these too: check the figures by eye, then print the new digests with
-# `python -c "from tests.explorer.test_long_inputs import *; [print(n, digest(f)) for n, f in short_figures(COUNTS)]"`.)
+# Each figure as the figure code made it before long inputs were handled (commit d532292): up to LONG_FROM tokens every
+# figure must stay what it was. The file holds each figure's layout digest and its numbers (figure_numbers). History:
+# digests of the whole JSON until 2026-11-26, re-made for issue 30 (the 11 px label floor; Internals' masks, scores →
+# softmax and walkthrough for a projector's column; the steps overview's entropy ticks; the pruning steps' labels at
+# 60°), each time checked by eye; the numbers taken out of the digest on 2026-11-26 (issue 44) from code whose digests
+# matched those, but for the three walkthroughs whose inputs differ in np.exp's last bit on this CPU. A plotly
+# upgrade that changes its JSON changes these too: check the figures by eye, then write_expected().
 COUNTS = (5, 20, 45, 60)
-BEFORE = {
-    "attention_heatmap-5": "40ab1b42268133a9",
-    "attention_heatmap-per-figure-5": "e164e402b528e263",
-    "heads_grid-5": "790b98a248b068a9",
-    "layer_heads-5": "1a2e0039812293a7",
-    "focus_rows-5": "f319bc0f78d0ee0f",
-    "matrix_heatmap-5": "3a6f9892154ea98a",
-    "mask_heatmap-5": "97d6ac4772c3f536",
-    "padding_mask-5": "0d76114e516eeecd",
-    "scores_mask_softmax-5": "fa655366bb7e3369",
-    "positional-5": "a2155512cccf717b",
-    "learned-5": "d4c1a0ae04257610",
-    "embedding_sum-5": "29b48cd1c486f254",
-    "walkthrough-5": "5be8826dc7534fe0",
-    "steps_overview-5": "88df3d097ba8f33a",
-    "attention_row-5": "c9cf4640e4d92e67",
-    "teacher_forcing-5": "6755366580c4411a",
-    "step_comparison-5": "28e98b206cb655ad",
-    "attention_heatmap-20": "c4dd70207df15692",
-    "attention_heatmap-per-figure-20": "bdd4bb363987632e",
-    "heads_grid-20": "c7adcf7351ae179b",
-    "layer_heads-20": "760deed551fac490",
-    "focus_rows-20": "b17178d9167b8b8f",
-    "matrix_heatmap-20": "ee3c77d8abbd8ee6",
-    "mask_heatmap-20": "b6fe55232eb74036",
-    "padding_mask-20": "0796a8d585b8c718",
-    "scores_mask_softmax-20": "1df9d3007ce20dc2",
-    "positional-20": "56a8d2c663b5ad89",
-    "learned-20": "876a3541a89616ef",
-    "embedding_sum-20": "5343114b54340af1",
-    "walkthrough-20": "7c0b9aee2fb0c82a",
-    "steps_overview-20": "f973ea8d67ef5b4a",
-    "attention_row-20": "1ead3b37cc45574f",
-    "teacher_forcing-20": "8d5ce1cc8ec0bfa8",
-    "step_comparison-20": "54c10bd35542446f",
-    "attention_heatmap-45": "10487083b318973e",
-    "attention_heatmap-per-figure-45": "f2aa5f2026cde089",
-    "heads_grid-45": "f66a1edbbca67462",
-    "layer_heads-45": "aa837d4fd82d4a05",
-    "focus_rows-45": "4fe16799e47f06bb",
-    "matrix_heatmap-45": "b5e76871f7c2662d",
-    "mask_heatmap-45": "ad41f72c8dd38342",
-    "padding_mask-45": "68b9074c03658049",
-    "scores_mask_softmax-45": "f6ca12ae13fbe6ef",
-    "positional-45": "f7eb36f5ef384a72",
-    "learned-45": "fcd79826d73186ea",
-    "embedding_sum-45": "c255a6d9ec82fe8e",
-    "walkthrough-45": "2cedddb3ae65c4dc",
-    "steps_overview-45": "24cfe48c0e9fcd5a",
-    "attention_row-45": "ab9ca502cbfde3be",
-    "teacher_forcing-45": "2d417784a9151e6d",
-    "step_comparison-45": "16dc6634a692a3ca",
-    "attention_heatmap-60": "344aecbf1784e025",
-    "attention_heatmap-per-figure-60": "d14b328e983ff88d",
-    "heads_grid-60": "450703afc511e621",
-    "layer_heads-60": "499cdfc57fb7e573",
-    "focus_rows-60": "df54956d4d6d988e",
-    "matrix_heatmap-60": "a2957f32072fe580",
-    "mask_heatmap-60": "33f87c4fe4e580fc",
-    "padding_mask-60": "bfb7dcafdb4c29be",
-    "scores_mask_softmax-60": "4f05711703625872",
-    "positional-60": "58d420666dff2e1d",
-    "learned-60": "0d8a4b28afb22a6d",
-    "embedding_sum-60": "cd9867d5b814bffc",
-    "walkthrough-60": "08aed9412bac322d",
-    "steps_overview-60": "7a52220870af1929",
-    "attention_row-60": "ebbb1e8534746a1e",
-    "teacher_forcing-60": "24d4d9514a1ee5f2",
-    "step_comparison-60": "87f9f7d6961d37d2",
-}
+
+
+def compared(numbers: dict, part: str) -> np.ndarray:
+    return np.array(numbers[part] if part == "floats" else [sums for array in numbers[part] for sums in array],
+                    dtype=float).ravel()
 
 
 def test_figures_up_to_sixty_tokens_are_unchanged():
-    changed = [name for name, figure in short_figures(COUNTS) if digest(figure) != BEFORE[name]]
+    expected = json.loads(FIGURES_FILE.read_text(encoding="utf-8"))
+    made = {name: figure_numbers(figure) for name, figure in short_figures(COUNTS)}
+    assert list(made) == list(expected)
+    changed = [name for name in made if made[name]["layout"] != expected[name]["layout"] or
+               [len(made[name]["floats"])] + [len(sums) for sums in made[name]["arrays"]] !=
+               [len(expected[name]["floats"])] + [len(sums) for sums in expected[name]["arrays"]]]
     assert not changed, f"these figures no longer render as before long inputs were handled: {changed}"
+    for name in made:
+        for part in ("floats", "arrays"):
+            np.testing.assert_allclose(compared(made[name], part), compared(expected[name], part), rtol=1e-5, atol=1e-7,
+                                       err_msg=f"{name}: its numbers ({part}) changed")
 
 
 # -- independent references: plain loops over the blocks --
@@ -438,3 +424,7 @@ def test_the_pages_on_a_250_token_text(h8):
     strips, tiles = specs(at)
     assert len(strips["data"]) == 3 and len(strips["data"][0]["y"]) == 250         # every token labelled
     assert len(tiles["data"]) == 8 + 2 + 1 and "resolution" in tiles["layout"]["title"]["text"]
+
+
+if __name__ == "__main__":
+    write_expected()
