@@ -31,6 +31,12 @@ from models.tokenizer import clean_text
 
 MASKED_SHARE = 0.15             # BERT's share of tokens to mask (Devlin et al. 2019)
 BATCH_TOKENS = 4000             # padded tokens per loss batch
+LOSS_CAP = 50.0                 # perplexity of a mean loss above this is e^50: a number, never an overflow
+
+
+def perplexity(loss: float) -> float:
+    """exp(mean loss per token): the one formula every perplexity in the project comes from."""
+    return math.exp(min(loss, LOSS_CAP))
 
 
 class Scorer:
@@ -101,7 +107,7 @@ class Scorer:
         return total / max(1, tokens)
 
     def quality(self, gates: dict | None = None) -> float:
-        return math.exp(min(self.loss(gates), 50.0))
+        return perplexity(self.loss(gates))
 
     def statistics(self, gates: dict | None = None, with_quality: bool = True) -> dict:
         """What this corpus contributes to the loss and quality of a bigger one: sums and counts only, never
@@ -202,7 +208,7 @@ def scores_from(stats: dict, metric: str) -> tuple[float, float | None]:
     loss = stats["loss_sum"] / max(1, stats["tokens"])
     if metric == "BLEU":
         return loss, (BLEU()._compute_score_from_stats(stats["bleu"]).score if "bleu" in stats else None)
-    return loss, math.exp(min(loss, 50.0))
+    return loss, perplexity(loss)
 
 
 def add_statistics(parts: list[dict]) -> dict:
