@@ -21,9 +21,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from explorer.analyses.corpus_jobs import ShardedScoring  # noqa: E402
 from explorer.analyses.corpus_scoring import scorer_for  # noqa: E402
-from explorer.analyses.distributed import RayRunner, engine_for  # noqa: E402
+from explorer.analyses.distributed import RayRunner  # noqa: E402
 from explorer.analyses.importance import importance_report  # noqa: E402
+from explorer.analyses.jobs import OnRay  # noqa: E402
 from models.checkpoint import load_checkpoint  # noqa: E402
 from models.data import read_parallel  # noqa: E402
 
@@ -50,7 +52,8 @@ def main() -> None:
     runner = RayRunner(str(args.model), args.workers)
     runner.pids()                                     # every worker is up and has opened the model
     startup = time.perf_counter() - started
-    shared = importance_report(scorer, engine=engine_for(runner, scorer, sources, references))
+    engine = ShardedScoring(OnRay(runner, checkpoint), scorer, {"sources": sources, "references": references})
+    shared = importance_report(scorer, engine=engine)
     shared_seconds = time.perf_counter() - started
     runner.close()
 

@@ -54,8 +54,8 @@ normalisation = st.radio("Order heads by", list(NORMALISATIONS), index=list(NORM
                          format_func=NORMALISATION_LABELS.get, key="prune_normalisation", persist_state=KEEP, horizontal=True,
                          disabled=importance is None, help=term_help("head importance"))
 if importance:
-    st.caption(f"Importance measured on {importance['corpus'].get('name') or 'a corpus'} "
-               f"({importance['corpus']['pairs']} {'sentence pairs' if translates else 'lines'}).")
+    st.caption(f"Importance measured on {importance.corpus.name or 'a corpus'} "
+               f"({importance.corpus.pairs} {'sentence pairs' if translates else 'lines'}).")
 else:
     st.caption("This model has no head importance yet: compute it on the Heads page (“Recompute on your own "
                "corpus”) to prune the least important heads and draw the pruning curve.")

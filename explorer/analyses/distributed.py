@@ -1,15 +1,13 @@
-"""Corpus analyses on Ray: evaluation, roles, importance (gradient and ablation) and pruning curves split into
-shards of the corpus, run by workers that each load the model once, and summed.
+"""Corpus jobs on Ray (explorer/analyses/jobs.py: evaluation, roles, importance, pruning curves, faithfulness): their
+shards run by workers that each open the model once; and how a corpus is cut into shards.
 
-Only with `--workers N` (N > 1) or `--ray-address`: without them nothing here is imported and the analyses run
-in one process as always.
+Only with `--workers N` (N > 1) or `--ray-address`: without them Ray is never imported and the jobs run in one
+process.
 
 - The model reaches each worker as a path it opens itself (safetensors, never pickle): nothing of a
   checkpoint is pickled, and a worker runs only this project's code.
-- Workers return additive statistics, never ratios: summed losses and token counts, sacreBLEU's n-gram
-  statistics (corpus BLEU is not the mean of the shards' BLEU), summed |∂L/∂gate| and example counts, and the
-  role tallies (counts, and per-sentence statistics in the corpus's order). The driver adds them up and computes
-  each score once, so results equal the one-process run: counts and BLEU exactly, summed floats up to rounding.
+- A worker runs one shard of a registered job (explorer/analyses/job_registry.py), found by its name and module:
+  plain data in, additive statistics out, which the driver merges (explorer/analyses/corpus_jobs.py).
 - A job whose worker dies (killed, out of memory, a node lost) is given to a fresh worker and counted in
   `retried`; each job's result is kept once, so nothing is lost or counted twice.
 """
@@ -26,15 +24,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
-from explorer.analyses.corpus_scoring import add_statistics, scores_from
 from models.interface import Multilingual
 from models.errors import ExplorerError
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_RETRIES = 3              # per job: a job that kills every worker it meets is a bug, not bad luck
-SETS_PER_JOB = 8             # head sets scored by one job (on one shard)
+SETS_PER_JOB = 8             # head sets scored by one Ray job (on one shard), corpus_jobs.HeadSets
 SHARDS_PER_WORKER = 2        # more shards than workers, so a slow or restarted worker delays less
 
 
@@ -58,58 +53,15 @@ class ShardWorker:
         return os.getpid()
 
     def run(self, job: dict):
-        from explorer.analyses.corpus_scoring import scorer_for
-        from explorer.capture.head_sets import head_mask, parse_heads
-        from explorer.analyses.importance import gradient_totals
-        from explorer.analyses.roles import role_tallies
+        """One shard of a registered corpus job (explorer/analyses/job_registry.py): the job's name and module, its
+        plain data and the target language of a multilingual model."""
+        from explorer.analyses.job_registry import registered
 
         time.sleep(self.job_delay)
         checkpoint = self.checkpoint
         if job.get("target_language") and isinstance(checkpoint, Multilingual):
             checkpoint = checkpoint.for_target_language(job["target_language"])
-        if job["job"] == "faithfulness":
-            from explorer.analyses.faithfulness import faithfulness_tallies
-            return faithfulness_tallies(checkpoint, job["sentences"])
-        if job["job"] == "roles":
-            return role_tallies(checkpoint, job["sentences"], job["trees"], tuple(job["kinds"]))
-        if job["job"] == "evaluate":
-            return evaluation_statistics(checkpoint, job)
-        scorer = scorer_for(checkpoint, job["sources"], job["references"])
-        if job["job"] == "gradient":
-            return gradient_totals(scorer)
-        return [scorer.statistics(head_mask(parse_heads(heads, checkpoint), checkpoint), job["with_quality"])
-                for heads in job["sets"]]
-
-
-def evaluation_statistics(model, job: dict) -> dict:
-    """One shard of `evaluate`: BLEU and chrF statistics of its translations (with the job's decoding options), or
-    a language model's loss totals."""
-    from explorer.analyses.corpus_scoring import scorer_for
-    from explorer.capture.head_sets import head_mask, parse_heads
-    from explorer.capture.translation import evaluation_statistics as translated
-
-    pruned = parse_heads(job["pruned"], model)
-    if job["references"] is None:
-        scorer = scorer_for(model, job["sources"])
-        total, tokens = scorer.loss_totals(head_mask(pruned, model))
-        return {"loss_sum": total, "tokens": tokens, "examples": scorer.size}
-    return translated(model, job["sources"], job["references"], job["beam"], pruned, job["alpha"], job["fix_casing"])
-
-
-def distributed_evaluate(runner: "RayRunner", checkpoint, sources: list[str], references: list[str] | None,
-                         options: dict, progress: Callable[[float], None] | None = None) -> dict:
-    """`evaluate` on shards: BLEU and chrF from the summed statistics, or loss and perplexity of a text."""
-    from explorer.capture.translation import evaluation_scores
-
-    groups = translation_groups(checkpoint, sources, references, options["fix_casing"])
-    parts = runner.run([dict(options, job="evaluate", sources=[sources[i] for i in shard],
-                             references=None if references is None else [references[i] for i in shard])
-                        for shard in shards_of(groups, runner.workers * SHARDS_PER_WORKER)], progress)
-    if references is None:
-        total = add_statistics(parts)
-        loss = total["loss_sum"] / max(1, total["tokens"])
-        return {"loss": round(loss, 4), "perplexity": round(math.exp(min(loss, 50.0)), 2), "lines": total["examples"]}
-    return evaluation_scores(parts, len(sources))       # the pairs with a blank side were never sent
+        return registered(job["job"], job.get("module")).run(checkpoint, job, None)
 
 
 def check_address(address: str, timeout: float = 3.0) -> None:
@@ -256,22 +208,6 @@ def let_workers_go() -> None:
         _kept.clear()
 
 
-def engine_for(runner: "RayRunner | None", scorer, sources: list[str], references: list[str] | None):
-    """The RayEngine for a scorer's corpus, or None without workers."""
-    if runner is None:
-        return None
-    groups = translation_groups(scorer.model, sources, references, fix_casing=False)   # as the scorer reads them
-    return RayEngine(runner, scorer.metric, sources, references, groups, scorer.model.target_language)
-
-
-def tallies_on(runner: "RayRunner | None"):
-    """analyse_roles' tallies_of: the role tallies computed by the workers (None: in this process)."""
-    if runner is None:
-        return None
-    return lambda checkpoint, sentences, trees, kinds, batch_size, progress: distributed_roles(
-        runner, sentences, trees, kinds, progress, checkpoint.target_language)
-
-
 def translation_groups(model, sources: list[str], references: list[str] | None,
                        fix_casing: bool = True) -> list[list[int]]:
     """Indices of the usable pairs (lines), grouped as the one-process run batches their translations: sorted by
@@ -302,54 +238,3 @@ def shards(count: int, parts: int) -> list[range]:
     parts = max(1, min(parts, count))
     size = math.ceil(count / parts)
     return [range(start, min(start + size, count)) for start in range(0, count, size)]
-
-
-class RayEngine:
-    """Gradient totals and head-set scores of a corpus on Ray (importance.importance_report and
-    pruning.pruning_curve take it as their engine / set_scores)."""
-
-    def __init__(self, runner: RayRunner, metric: str, sources: list[str], references: list[str] | None,
-                 groups: list[list[int]], target_language: str = "") -> None:
-        self.runner, self.metric = runner, metric
-        self.shards = [{"sources": [sources[i] for i in shard], "target_language": target_language,
-                        "references": None if references is None else [references[i] for i in shard]}
-                       for shard in shards_of(groups, runner.workers * SHARDS_PER_WORKER)]
-
-    def gradient_totals(self, progress: Callable[[float], None] | None = None) -> tuple[dict, int]:
-        parts = self.runner.run([dict(shard, job="gradient") for shard in self.shards], progress)
-        totals = {kind: np.sum([part[0][kind] for part in parts], axis=0) for kind in parts[0][0]}
-        return totals, sum(part[1] for part in parts)
-
-    def set_scores(self, sets: list, with_quality: bool, progress: Callable[[float], None] | None = None) -> list:
-        """[(loss, quality)] of each head set on the whole corpus: each job scores a few sets on one shard."""
-        from explorer.capture.head_sets import format_heads
-
-        texts = [format_heads(heads) for heads in sets]
-        chunks = [range(start, min(start + SETS_PER_JOB, len(sets))) for start in range(0, len(sets), SETS_PER_JOB)]
-        jobs = [dict(shard, job="statistics", sets=[texts[i] for i in chunk], with_quality=with_quality)
-                for chunk in chunks for shard in self.shards]
-        results = self.runner.run(jobs, progress)
-        per_set: list[list[dict]] = [[] for _ in sets]
-        for job_number, result in enumerate(results):
-            chunk = chunks[job_number // len(self.shards)]
-            for index, stats in zip(chunk, result):
-                per_set[index].append(stats)
-        scores = [scores_from(add_statistics(parts), self.metric) for parts in per_set]
-        return [(loss, quality if with_quality else None) for loss, quality in scores]
-
-
-def distributed_roles(runner: RayRunner, sentences: list[str], trees: list | None, kinds: tuple[str, ...],
-                      progress: Callable[[float], None] | None = None, target_language: str = ""):
-    """Role tallies of shards of the sentences (and trees), merged in order (explorer.analyses.head_tallies.merge_tallies)."""
-    from explorer.analyses.head_tallies import merge_tallies
-
-    parts = runner.workers * SHARDS_PER_WORKER
-    sentence_shards = shards(len(sentences), parts)
-    tree_shards = shards(len(trees), len(sentence_shards)) if trees else []
-    jobs = []
-    for number, sentence_range in enumerate(sentence_shards):
-        tree_range = tree_shards[number] if number < len(tree_shards) else range(0)
-        jobs.append({"job": "roles", "sentences": sentences[sentence_range.start: sentence_range.stop],
-                     "trees": [trees[i] for i in tree_range] if trees else None, "kinds": list(kinds),
-                     "target_language": target_language})
-    return merge_tallies(runner.run(jobs, progress))

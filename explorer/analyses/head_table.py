@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from explorer.capture.head_sets import HeadSpec
+from explorer.analyses.results import HeadRoles, ImportanceReport, RolesReport
 from explorer.analyses.roles import Thresholds, reclassified
 
 # Importance columns: the measures head_importance.json holds per head.
@@ -21,28 +22,27 @@ MEASURE_HEADERS = {"gradient_importance": "importance", "gradient_importance_nor
                    "loss_change": "Δ loss", "bleu_change": "Δ BLEU", "perplexity_change": "Δ perplexity"}
 
 
-def _label(entry: dict) -> str:
-    return entry.get("spec") or str(HeadSpec(entry["kind"], entry["layer"], entry["head"]))
+def _role_row(entry: HeadRoles) -> dict:
+    positional, rare = entry.positional, entry.rare_token
+    return {"kind": entry.kind, "layer": entry.layer, "head": entry.head, "roles": ", ".join(entry.roles),
+            "confidence": entry.confidence, "offset": positional.offset if positional else None,
+            "offset share": positional.share if positional else None, "rare rate": rare.rate if rare else None,
+            "rare chance": rare.chance if rare else None, "rare or 2nd rarest": rare.rate_top2 if rare else None,
+            "syntactic": ", ".join(entry.syntactic_relations)}
 
 
-def _role_row(entry: dict) -> dict:
-    positional, rare = entry.get("positional") or {}, entry.get("rare_token") or {}
-    return {"kind": entry["kind"], "layer": entry["layer"], "head": entry["head"], "roles": ", ".join(entry["roles"]),
-            "confidence": entry.get("confidence"), "offset": positional.get("offset"), "offset share": positional.get("share"),
-            "rare rate": rare.get("rate"), "rare chance": rare.get("chance"), "rare or 2nd rarest": rare.get("rate_top2"),
-            "syntactic": ", ".join(entry.get("syntactic_relations", []))}
-
-
-def head_table(roles: dict | None, importance: dict | None, thresholds: Thresholds | None = None) -> pd.DataFrame:
+def head_table(roles: RolesReport | dict | None, importance: ImportanceReport | dict | None,
+               thresholds: Thresholds | None = None) -> pd.DataFrame:
     """Per head, one row: role columns (from roles, re-classified at `thresholds` when given) and importance
     columns (from importance); either side may be missing. Index: the head's spec, in model order."""
     rows: dict[str, dict] = {}
     if roles:
-        entries = reclassified(roles, thresholds) if thresholds else roles["heads"]
-        rows = {_label(entry): _role_row(entry) for entry in entries}
-    for entry in (importance or {}).get("heads", []):
-        row = rows.setdefault(_label(entry), {"kind": entry["kind"], "layer": entry["layer"], "head": entry["head"]})
-        row.update({measure: entry[measure] for measure in IMPORTANCE_MEASURES if measure in entry})
+        entries = reclassified(roles, thresholds) if thresholds else RolesReport.from_json(roles).heads
+        rows = {entry.label(): _role_row(entry) for entry in entries}
+    for entry in ImportanceReport.from_json(importance).heads if importance else []:
+        row = rows.setdefault(entry.label(), {"kind": entry.kind, "layer": entry.layer, "head": entry.head})
+        row.update({measure: entry.measure(measure) for measure in IMPORTANCE_MEASURES
+                    if entry.measure(measure) is not None})
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "spec"
     for column in ("layer", "head", "offset"):        # whole numbers, with a gap where a head has none

@@ -66,7 +66,8 @@ def ablation(scorer: Scorer, heads: list[HeadSpec] | None = None, with_quality: 
              progress: Callable[[float], None] | None = None, set_scores: SetScores | None = None) -> dict:
     """Loss and quality (BLEU or perplexity) of the whole model, and their change when each head alone is masked.
     Keys: "loss", the metric's key ("bleu", "perplexity"), "heads": spec → {"loss_change", "<key>_change"}.
-    set_scores: score every head set in one call (explorer/analyses/distributed.py) instead of one after another here."""
+    set_scores: score every head set in one call (corpus_jobs.ShardedScoring: on Ray, or in shards here) instead of
+    one after another here."""
     heads = heads or all_heads(scorer.model)
     key = scorer.metric_key
     if set_scores is not None:
@@ -92,7 +93,7 @@ def importance_report(scorer: Scorer, with_ablation: bool = True, corpus_name: s
                       progress: Callable[[float], None] | None = None, roles: dict | None = None,
                       engine=None) -> dict:
     """JSON-ready: per head its gradient importance (raw and per-layer normalised) and ablation changes.
-    engine: computes the gradient totals and the ablations elsewhere (explorer/distributed.RayEngine); without
+    engine: computes the gradient totals and the ablations elsewhere (corpus_jobs.ShardedScoring, on Ray); without
     it, everything runs here, in this process."""
     started = time.perf_counter()
     share = 0.25 if with_ablation else 1.0

@@ -17,6 +17,7 @@ import torch
 
 from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 from explorer.analyses.corpus_scoring import Scorer
+from explorer.analyses.results import ImportanceReport, PruningCurve
 from explorer.capture.forcing import forced_log_probs
 from explorer.capture.trace import Trace
 from models.hooks import model_run
@@ -33,7 +34,8 @@ NORMALISATIONS = {"raw": "gradient_importance", "layer": "gradient_importance_no
 DEFAULT_NORMALISATION = "raw"
 
 
-def importance_scores(report: dict, normalisation: str = DEFAULT_NORMALISATION) -> dict[HeadSpec, float]:
+def importance_scores(report: ImportanceReport | dict,
+                      normalisation: str = DEFAULT_NORMALISATION) -> dict[HeadSpec, float]:
     """Per head the score to prune by: gradient importance, raw or normalised per layer.
 
     With one head per layer the normalisation makes every score 1 and the order meaningless, so the raw
@@ -41,9 +43,10 @@ def importance_scores(report: dict, normalisation: str = DEFAULT_NORMALISATION) 
     """
     if normalisation not in NORMALISATIONS:
         raise ValueError(f"unknown normalisation {normalisation!r}; expected one of {', '.join(NORMALISATIONS)}")
-    one_head_per_layer = max(h["head"] for h in report["heads"]) == 0
+    heads = ImportanceReport.from_json(report).heads
+    one_head_per_layer = max(h.head for h in heads) == 0
     measure = NORMALISATIONS["raw" if one_head_per_layer else normalisation]
-    return {HeadSpec(h["kind"], h["layer"], h["head"]): h[measure] for h in report["heads"] if measure in h}
+    return {HeadSpec(h.kind, h.layer, h.head): h.measure(measure) for h in heads if h.measure(measure) is not None}
 
 
 def importance_order(scores: dict[HeadSpec, float], heads: list[HeadSpec]) -> list[HeadSpec]:
@@ -132,20 +135,21 @@ def pruning_curve(scorer: Scorer, scores: dict[HeadSpec, float],
     return result
 
 
-def curve_rows(curve: dict) -> list[dict]:
+def curve_rows(curve: PruningCurve | dict) -> list[dict]:
     """The curve as flat rows (kind, order, fraction, heads pruned, BLEU or perplexity) for CSV export."""
-    metric = curve.get("metric", "BLEU").lower()
+    curve = PruningCurve.from_json(curve)
+    metric = curve.quality.lower()
     rows = []
-    for kind, data in curve["kinds"].items():
-        for i, fraction in enumerate(data["fractions"]):
-            rows.append({"kind": kind, "order": "importance", "fraction": fraction, "pruned": data["pruned"][i],
-                         metric: data["importance"][i]})
-            for name, points in data.get("other_orders", {}).items():
-                rows.append({"kind": kind, "order": name, "fraction": fraction, "pruned": data["pruned"][i],
+    for kind, data in curve.kinds.items():
+        for i, fraction in enumerate(data.fractions):
+            rows.append({"kind": kind, "order": "importance", "fraction": fraction, "pruned": data.pruned[i],
+                         metric: data.importance[i]})
+            for name, points in (data.other_orders or {}).items():
+                rows.append({"kind": kind, "order": name, "fraction": fraction, "pruned": data.pruned[i],
                              metric: points[i]})
-            for seed, run in enumerate(data["random_runs"]):
+            for seed, run in enumerate(data.random_runs):
                 rows.append({"kind": kind, "order": f"random {seed}", "fraction": fraction,
-                             "pruned": data["pruned"][i], metric: run[i]})
+                             "pruned": data.pruned[i], metric: run[i]})
     return rows
 
 

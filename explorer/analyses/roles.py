@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from explorer.capture.head_sets import HeadSpec
+from explorer.analyses.results import HeadRoles, RolesReport
 from explorer.analyses.head_tallies import (OFFSETS, RoleTallies, SyntaxTally, Tally, counted_frequencies, key_counts,
                                            real_tokens, tally_patterns, tally_syntax)
 from explorer.capture.treebank import Tree
@@ -58,7 +59,8 @@ class Thresholds:
 
 
 @dataclass
-class RolesReport:
+class RolesFindings:
+    """A report as analyse_roles computes it, its heads in their JSON form; results.RolesReport reads it by field."""
     heads: list[dict]           # one entry per head: kind, layer, head, spec, roles, and every score behind them
     thresholds: dict
     corpus: dict                # "text" and/or "treebank": name, sentences analysed, skipped
@@ -174,7 +176,7 @@ def role_tallies(model: ExplorerModel, sentences: list[str], trees: list[Tree] |
 
 
 def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, treebank_name: str, trees: int,
-                 seconds: float) -> RolesReport:
+                 seconds: float) -> RolesFindings:
     """Every head's roles and the scores behind them, from the tallies."""
     corpus = {"text": {"name": text_name, "sentences": len(tallied.texts), "skipped": tallied.skipped_lines}}
     if tallied.every is not None:
@@ -192,13 +194,13 @@ def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, t
                           per_sentence_offsets=[tally.per_sentence_offsets[i] for i in given]
                           if tally.per_sentence_offsets else [])
         heads.extend(head_results(kind, ordered, syntax, thresholds, texts))
-    return RolesReport(heads, asdict(thresholds), corpus, round(seconds, 2))
+    return RolesFindings(heads, asdict(thresholds), corpus, round(seconds, 2))
 
 
 def analyse_roles(model: ExplorerModel, sentences: list[str] | None = None, trees: list[Tree] | None = None,
                   thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = ATTENTION_KINDS, batch_size: int = 64,
                   text_name: str = "", treebank_name: str = "",
-                  progress: Callable[[float], None] | None = None, tallies_of=None) -> RolesReport:
+                  progress: Callable[[float], None] | None = None, tallies_of=None) -> RolesFindings:
     """Roles of every head: statistics on `sentences` (plain text; the trees' own text when only trees are
     given), syntactic scores on `trees` (if any). tallies_of: computes the tallies elsewhere (on Ray), with
     role_tallies' arguments."""
@@ -212,24 +214,27 @@ def analyse_roles(model: ExplorerModel, sentences: list[str] | None = None, tree
                         time.perf_counter() - started)
 
 
-def corpus_description(report: dict) -> str:
+def corpus_description(report: RolesReport | dict) -> str:
     """Where a roles report was measured, in words."""
-    corpus = report.get("corpus", {})
+    corpus = RolesReport.from_json(report).corpus
     parts = []
-    if "text" in corpus:
-        parts.append(f"positional, rare-token and confidence on {corpus['text'].get('name') or 'a text'} "
-                     f"({corpus['text']['sentences']} sentences)")
-    if "treebank" in corpus:
-        bank = corpus["treebank"]
-        parts.append(f"syntactic on {bank.get('name') or 'a treebank'} ({bank['sentences']} trees, "
-                     f"{bank.get('short_sentences', 0)} of ≤ {bank.get('short_pieces', SHORT_PIECES)} pieces)")
-    if not parts and "sentences" in corpus:   # a report written before the text / treebank split
-        parts.append(f"all statistics on {corpus.get('name') or 'a corpus'} ({corpus['sentences']} sentences)")
+    if corpus.text:
+        parts.append(f"positional, rare-token and confidence on {corpus.text.name or 'a text'} "
+                     f"({corpus.text.sentences} sentences)")
+    if corpus.treebank:
+        bank = corpus.treebank
+        parts.append(f"syntactic on {bank.name or 'a treebank'} ({bank.sentences} trees, "
+                     f"{bank.short_sentences or 0} of ≤ {bank.short_pieces or SHORT_PIECES} pieces)")
+    if not parts and "sentences" in corpus.extra:   # a report written before the text / treebank split
+        parts.append(f"all statistics on {corpus.extra.get('name') or 'a corpus'} "
+                     f"({corpus.extra['sentences']} sentences)")
     return "; ".join(parts)
 
 
-def classify(entry: dict, thresholds: Thresholds) -> tuple[list[str], list[str]]:
-    """(roles, syntactic relations) of one head from its scores: re-run with other thresholds at no cost."""
+def classify(entry: HeadRoles | dict, thresholds: Thresholds) -> tuple[list[str], list[str]]:
+    """(roles, syntactic relations) of one head from its scores: re-run with other thresholds at no cost. Read in
+    the head's JSON form, so an entry being built (head_results) and one read back classify alike."""
+    entry = entry.to_json() if isinstance(entry, HeadRoles) else entry
     roles, relations = [], []
     positional = entry.get("positional")
     if positional and positional["share"] >= thresholds.positional:
@@ -247,13 +252,12 @@ def classify(entry: dict, thresholds: Thresholds) -> tuple[list[str], list[str]]
     return roles, relations
 
 
-def reclassified(report: dict, thresholds: Thresholds) -> list[dict]:
-    """The report's head entries with roles (and syntactic relations) recomputed at other thresholds."""
+def reclassified(report: RolesReport | dict, thresholds: Thresholds) -> list[HeadRoles]:
+    """The report's heads with roles (and syntactic relations) recomputed at other thresholds."""
     entries = []
-    for entry in report["heads"]:
-        entry = dict(entry)
-        entry["roles"], entry["syntactic_relations"] = classify(entry, thresholds)
-        entries.append(entry)
+    for head in RolesReport.from_json(report).heads:
+        roles, relations = classify(head, thresholds)
+        entries.append(replace(head, roles=roles, syntactic_relations=relations))
     return entries
 
 
@@ -319,11 +323,14 @@ def _syntax_scores(syntax: SyntaxTally, layer: int, head: int) -> dict:
     return scores
 
 
-def role_summary(heads: list[dict]) -> dict:
+def role_summary(heads: list[HeadRoles] | list[dict]) -> dict:
     """One model's roles at a glance: how many heads have each role, and the strongest candidate for each.
 
-    The candidates matter when no head passes a threshold: they say how close the model came.
+    The candidates matter when no head passes a threshold: they say how close the model came. Read in the heads'
+    JSON form, as classify reads them.
     """
+    heads = [h.to_json() if isinstance(h, HeadRoles) else h for h in heads]
+
     def best(candidates):
         return max(candidates, default=None, key=lambda c: c[0])
 

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Callable
 
 from explorer.analyses.head_table import head_table, most_important
+from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.analyses.roles import corpus_description, role_summary
 from models.interface import ExplorerModel as Checkpoint
 from models.interface import target_languages
 
 ROLES_FILE, IMPORTANCE_FILE = "head_roles.json", "head_importance.json"
+REPORTS = {ROLES_FILE: RolesReport, IMPORTANCE_FILE: ImportanceReport}
 CACHE = Path(os.environ.get("ATTENTION_EXPLORER_CACHE", Path(__file__).resolve().parents[2] / ".cache" / "analyses"))
 
 
@@ -32,12 +34,19 @@ def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
         return None
 
 
-def summary(roles: dict | None, importance: dict | None) -> dict[str, str]:
+def shipped_report(checkpoint: Checkpoint, filename: str):
+    """head_roles.json or head_importance.json as its record (explorer/analyses/results.py), or None."""
+    document = shipped(checkpoint, filename)
+    return None if document is None else REPORTS[filename].from_json(document)
+
+
+def summary(roles: RolesReport | dict | None, importance: ImportanceReport | dict | None) -> dict[str, str]:
     """One model's analyses in a few lines: its strongest candidate per role, where the roles were measured,
     and its most important head (masked alone, it costs most by the task's own score)."""
     lines = {}
     if roles:
-        lines.update(role_summary(roles["heads"]))
+        roles = RolesReport.from_json(roles)
+        lines.update(role_summary(roles.heads))
         lines["roles measured"] = corpus_description(roles)
     top = most_important(head_table(None, importance)) if importance else None
     if top:

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
 
 from models.errors import ExplorerError
 from models.interface import Generates
-from explorer.analyses.distributed import workers_for
 from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.capture.inputs import InputError
 from explorer.capture.sampling_options import sampling_from_arguments
@@ -66,41 +64,31 @@ def run_translate(args: argparse.Namespace) -> None:
         print(line)
 
 def run_evaluate(args: argparse.Namespace) -> None:
-    from explorer.analyses.corpus_scoring import scorer_for
-    from explorer.capture.head_sets import format_heads, head_mask
-    from explorer.capture.translation import evaluate
+    from explorer.analyses.jobs import run_job
+    from explorer.analyses.results import TextScores
+    from explorer.capture.head_sets import format_heads
 
     model = model_for(args)
     sources, references = read_corpus(args, model)
     pruned = pruned_heads(args, model)
     started = time.perf_counter()
-    with workers_for(args.model, args.workers, args.ray_address) as runner:
-        if runner is not None:
-            from explorer.analyses.distributed import distributed_evaluate
-
-            bar, progress = progress_bar("evaluate")
-            result = distributed_evaluate(runner, model, sources, references, {
-                "beam": args.beam, "alpha": args.length_penalty, "fix_casing": not args.keep_casing,
-                "pruned": format_heads(pruned), "target_language": model.target_language}, progress)
-            bar.close()
-            distribution_note(runner, result)
-        elif references is None:
-            loss = scorer_for(model, sources).loss(head_mask(pruned, model))
-            result = {"loss": round(loss, 4), "perplexity": round(math.exp(min(loss, 50.0)), 2),
-                      "lines": scorer_for(model, sources).size}
-        else:
-            result = evaluate(model, sources, references, args.beam, pruned, args.length_penalty,
-                              not args.keep_casing)
+    bar, progress = progress_bar("evaluate")
+    ran = run_job("evaluate", model, {"sources": sources, "references": references},
+                  {"beam": args.beam, "alpha": args.length_penalty, "fix_casing": not args.keep_casing,
+                   "pruned": format_heads(pruned)}, args.workers, args.ray_address, progress, cache_folder=None)
+    bar.close()
+    scores, result = ran.result, ran.result.to_json()
+    distribution_note(ran.distributed, result)
     result["seconds"] = round(time.perf_counter() - started, 2)
     if args.json:
         print(json.dumps(result))
-    elif "perplexity" in result:
-        print(f"loss {result['loss']:.4f}  perplexity {result['perplexity']:.2f}  ({result['lines']} lines, "
+    elif isinstance(scores, TextScores):
+        print(f"loss {scores.loss:.4f}  perplexity {scores.perplexity:.2f}  ({scores.lines} lines, "
               f"{result['seconds']:.1f} s)")
     else:
-        skipped = f", {result['skipped']} pairs with a blank side left out" if result["skipped"] else ""
-        print(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
-              f"({result['sentences']} sentences{skipped}, {result['seconds']:.1f} s)")
+        skipped = f", {scores.skipped} pairs with a blank side left out" if scores.skipped else ""
+        print(f"BLEU {scores.bleu:.2f}  chrF {scores.chrf:.2f}  "
+              f"({scores.sentences} sentences{skipped}, {result['seconds']:.1f} s)")
 
 def run_trace(args: argparse.Namespace) -> None:
     from explorer.capture.trace import trace_sentence

@@ -21,8 +21,8 @@ def add_options(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.analyses.distributed import SHARDS_PER_WORKER, shards_of, workers_for
-    from explorer.analyses.faithfulness import METHOD_TITLES, faithfulness_tallies, merge_tallies, summary
+    from explorer.analyses.faithfulness import METHOD_TITLES
+    from explorer.analyses.jobs import run_job
     from models.data import CorpusError, read_lines
     from explorer.cli.inputs import opened
 
@@ -31,29 +31,19 @@ def run(args: argparse.Namespace) -> None:
     if not sentences:
         raise CorpusError(f"{args.src}: no sentences")
     started = time.perf_counter()
-    with workers_for(args.model, args.workers, args.ray_address) as runner:
-        bar, progress = progress_bar("faithfulness")
-        if runner is None:
-            tallies = faithfulness_tallies(model, sentences, progress)
-        else:
-            # whole generation batches a shard: each output is generated in the batch it has in one process
-            size = max(1, model.generation_batch)
-            groups = [list(range(start, min(start + size, len(sentences)))) for start in range(0, len(sentences), size)]
-            jobs = [{"job": "faithfulness", "sentences": [sentences[i] for i in shard],
-                     "target_language": model.target_language}
-                    for shard in shards_of(groups, runner.workers * SHARDS_PER_WORKER)]
-            tallies = merge_tallies(runner.run(jobs, progress))
-        bar.close()
-        result = summary(tallies)
-        result["seconds"] = round(time.perf_counter() - started, 2)
-        distribution_note(runner, result)
+    bar, progress = progress_bar("faithfulness")
+    ran = run_job("faithfulness", model, {"sentences": sentences}, {}, args.workers, args.ray_address, progress,
+                  cache_folder=None)
+    bar.close()
+    result = ran.result
+    document = dict(result.to_json(), seconds=round(time.perf_counter() - started, 2))
+    distribution_note(ran.distributed, document)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False))
+        print(json.dumps(document, ensure_ascii=False))
         return
     print(f"{'method':<22} {'ρ with leave-one-out':>21} {'ρ with gradient × input':>24} {'sentences':>9}")
-    for method, entry in result["methods"].items():
-        gradient = entry.get("spearman_gradient_x_input")
-        print(f"{METHOD_TITLES[method]:<22} {entry['spearman']:21.3f} "
-              f"{'' if gradient is None else f'{gradient:.3f}':>24} {entry['sentences']:9d}")
-    skipped = sum(result["skipped"].values())
-    print(f"{result['sentences']} sentences scored, {skipped} skipped, {result['seconds']:.1f} s")
+    for method, entry in result.methods.items():
+        gradient = entry.spearman_gradient_x_input
+        print(f"{METHOD_TITLES[method]:<22} {entry.spearman:21.3f} "
+              f"{'' if gradient is None else f'{gradient:.3f}':>24} {entry.sentences:9d}")
+    print(f"{result.sentences} sentences scored, {sum(result.skipped.values())} skipped, {document['seconds']:.1f} s")

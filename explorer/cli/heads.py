@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 
 from models.interface import TrainingSnapshots
 from models.data import CorpusError, read_lines
 # Ray itself is imported only when workers are asked for.
-from explorer.analyses.distributed import engine_for, tallies_on, workers_for
+from explorer.analyses.jobs import run_job
+from explorer.analyses.results import ImportanceReport
 from explorer.capture.head_sets import HeadSpecError
 from explorer.capture.inputs import InputError
 from explorer.analyses.roles import Thresholds
@@ -18,7 +20,7 @@ from explorer.cli.arguments import distribution_note, progress_bar
 from explorer.cli.inputs import opened, read_corpus
 
 def run_roles(args: argparse.Namespace) -> None:
-    from explorer.analyses.roles import analyse_roles, corpus_description
+    from explorer.analyses.roles import corpus_description
     from explorer.capture.treebank import read_trees
 
     if not args.text and not args.conllu:
@@ -31,25 +33,26 @@ def run_roles(args: argparse.Namespace) -> None:
     trees = read_trees(args.conllu, args.limit) if args.conllu else None
     thresholds = Thresholds(args.positional, args.syntactic_margin, args.syntactic_min_count, args.rare_rate,
                             args.rare_over_chance)
-    with workers_for(args.model, args.workers, args.ray_address) as runner:
-        bar, progress = progress_bar("roles")
-        report = analyse_roles(checkpoint, sentences, trees, thresholds, text_name=args.text.name if args.text else "",
-                               treebank_name=args.conllu.name if args.conllu else "", progress=progress,
-                               tallies_of=tallies_on(runner))
-        bar.close()
+    bar, progress = progress_bar("roles")
+    ran = run_job("roles", checkpoint, {"sentences": sentences, "trees": trees},
+                  {"thresholds": asdict(thresholds), "text_name": args.text.name if args.text else "",
+                   "treebank_name": args.conllu.name if args.conllu else ""},
+                  args.workers, args.ray_address, progress, cache_folder=None)
+    bar.close()
+    report = ran.result
     if args.json:
         document = report.to_json()
-        distribution_note(runner, document)
+        distribution_note(ran.distributed, document)
         print(json.dumps(document, ensure_ascii=False))
         return
     print(f"{'head':<11} {'roles':<30} {'conf':>5} {'offset':>6} {'share':>6} {'rare':>5} {'chance':>6}  syntactic relations")
     for head in report.heads:
-        positional = head.get("positional") or {}
-        print(f"{head['spec']:<11} {', '.join(head['roles']) or '-':<30} {head['confidence']:5.2f} "
-              f"{positional.get('offset', ''):>6} {positional.get('share', ''):>6} "
-              f"{head.get('rare_token', {}).get('rate', ''):>5} {head.get('rare_token', {}).get('chance', ''):>6}  "
-              f"{', '.join(head.get('syntactic_relations', []))}")
-    print(f"{corpus_description(report.to_json())}; {report.seconds:.1f} s")
+        positional, rare = head.positional, head.rare_token
+        print(f"{head.spec:<11} {', '.join(head.roles) or '-':<30} {head.confidence:5.2f} "
+              f"{positional.offset if positional else '':>6} {positional.share if positional else '':>6} "
+              f"{rare.rate if rare else '':>5} {rare.chance if rare else '':>6}  "
+              f"{', '.join(head.syntactic_relations)}")
+    print(f"{corpus_description(report)}; {report.seconds:.1f} s")
 
 def run_evolution(args: argparse.Namespace) -> None:
     from explorer.analyses.head_evolution import find_snapshots, head_evolution
@@ -68,38 +71,38 @@ def run_evolution(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 def run_importance(args: argparse.Namespace) -> None:
-    from explorer.analyses.corpus_scoring import scorer_for
-    from explorer.analyses.importance import importance_report
-    from explorer.analyses.shipped_analyses import ROLES_FILE, shipped
+    from explorer.analyses.shipped_analyses import ROLES_FILE, shipped_report
 
     checkpoint = opened(args)
     sources, references = read_corpus(args, checkpoint)
-    roles = {h["spec"]: h["roles"] for h in (shipped(checkpoint, ROLES_FILE) or {}).get("heads", [])}
-    scorer = scorer_for(checkpoint, sources, references)
-    with workers_for(args.model, args.workers, args.ray_address) as runner:
-        bar, progress = progress_bar("importance")
-        engine = engine_for(runner, scorer, sources, references)
-        report = importance_report(scorer, with_ablation=not args.gradient_only, corpus_name=args.src.name,
-                                   progress=progress, roles=roles, engine=engine)
-        bar.close()
-        distribution_note(runner, report)
+    shipped_roles = shipped_report(checkpoint, ROLES_FILE)
+    roles = {head.spec: head.roles for head in shipped_roles.heads} if shipped_roles else {}
+    bar, progress = progress_bar("importance")
+    ran = run_job("importance", checkpoint, {"sources": sources, "references": references},
+                  {"ablation": not args.gradient_only, "corpus_name": args.src.name, "roles": roles},
+                  args.workers, args.ray_address, progress, cache_folder=None)
+    bar.close()
+    report = ran.result
     if args.json:
-        print(json.dumps(report))
+        document = report.to_json()
+        distribution_note(ran.distributed, document)
+        print(json.dumps(document))
         return
-    metric = report["metric"]
-    change = f"{metric.lower()}_change"
-    print(f"{'head':<11} {'gradient':>11} {'normalised':>10} {'Δloss':>8} {'Δ' + metric:>11}")
-    for head in sorted(report["heads"], key=lambda h: -h["gradient_importance"]):
-        print(f"{head['spec']:<11} {head['gradient_importance']:11.4g} {head['gradient_importance_normalised']:10.3f} "
-              f"{head.get('loss_change', float('nan')):8.4f} {head.get(change, float('nan')):11.2f}")
-    examples = "pairs" if metric == "BLEU" else "lines"
-    print(f"{report['corpus']['examples']} {examples} in {report['seconds']:.1f} s "
-          f"(gradient pass {report['gradient_seconds']:.1f} s)")
+    change = f"{report.quality.lower()}_change"
+    print(f"{'head':<11} {'gradient':>11} {'normalised':>10} {'Δloss':>8} {'Δ' + report.quality:>11}")
+    for head in sorted(report.heads, key=lambda h: -h.gradient_importance):
+        loss_change, quality_change = head.loss_change, head.measure(change)
+        print(f"{head.spec:<11} {head.gradient_importance:11.4g} {head.gradient_importance_normalised:10.3f} "
+              f"{float('nan') if loss_change is None else loss_change:8.4f} "
+              f"{float('nan') if quality_change is None else quality_change:11.2f}")
+    examples = "pairs" if report.quality == "BLEU" else "lines"
+    print(f"{report.corpus.examples} {examples} in {report.seconds:.1f} s "
+          f"(gradient pass {report.gradient_seconds:.1f} s)")
 
-def importance_for_curve(args: argparse.Namespace, checkpoint, scorer, engine=None) -> dict:
+def importance_for_curve(args: argparse.Namespace, checkpoint, sources: list[str],
+                         references: list[str] | None) -> ImportanceReport:
     """--importance FILE, else the model's head_importance.json, else gradient importance on this corpus."""
-    from explorer.analyses.importance import importance_report
-    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped
+    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped_report
 
     if args.importance:
         try:
@@ -109,17 +112,22 @@ def importance_for_curve(args: argparse.Namespace, checkpoint, scorer, engine=No
                              "write one with `python -m explorer importance ... --json`") from None
         if not isinstance(report, dict) or not isinstance(report.get("heads"), list):
             raise InputError(f"{args.importance}: not an importance report (no list of heads)")
-        return report
-    report = shipped(checkpoint, IMPORTANCE_FILE)
+        try:
+            return ImportanceReport.from_json(report)
+        except ValueError as error:
+            raise InputError(f"{args.importance}: {error}") from None
+    report = shipped_report(checkpoint, IMPORTANCE_FILE)
     if report is not None:
         return report
     print(f"note: {args.model} has no {IMPORTANCE_FILE}; pruning in the order of gradient importance on "
           f"{args.src.name} itself (in-sample; --importance FILE gives an order measured elsewhere)", file=sys.stderr)
-    return importance_report(scorer, with_ablation=False, corpus_name=args.src.name, engine=engine)
+    return run_job("importance", checkpoint, {"sources": sources, "references": references},
+                   {"ablation": False, "corpus_name": args.src.name, "roles": {}}, args.workers, args.ray_address,
+                   cache_folder=None).result
 
 def run_prune_curve(args: argparse.Namespace) -> None:
-    from explorer.analyses.corpus_scoring import scorer_for
-    from explorer.analyses.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores, pruning_curve
+    from explorer.analyses.corpus_jobs import order_of
+    from explorer.analyses.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores
 
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     unknown = [k for k in kinds if k not in CURVE_KINDS]
@@ -127,43 +135,43 @@ def run_prune_curve(args: argparse.Namespace) -> None:
         raise HeadSpecError(f"--kinds: {', '.join(unknown) or 'nothing'} is not one of {', '.join(CURVE_KINDS)}")
     checkpoint = opened(args)
     sources, references = read_corpus(args, checkpoint)
-    scorer = scorer_for(checkpoint, sources, references)
-    with workers_for(args.model, args.workers, args.ray_address) as runner:
-        engine = engine_for(runner, scorer, sources, references)
-        report = importance_for_curve(args, checkpoint, scorer, engine)
-        others = {}
-        if args.compare_normalisations:
-            others = {name: importance_scores(report, name) for name in NORMALISATIONS if name != args.normalisation}
-        bar, progress = progress_bar("pruning curve")
-        curve = pruning_curve(scorer, importance_scores(report, args.normalisation), kinds, args.steps,
-                              max(0, args.seeds), progress, other_orders=others, corpus_name=args.src.name,
-                              importance_corpus=report.get("corpus", {}).get("name", ""),
-                              measure=args.normalisation, set_scores=engine.set_scores if engine else None)
-        bar.close()
-        distribution_note(runner, curve)
-    if not curve["kinds"]:
+    report = importance_for_curve(args, checkpoint, sources, references)
+    orders = {"importance": order_of(importance_scores(report, args.normalisation))}
+    if args.compare_normalisations:
+        orders.update({name: order_of(importance_scores(report, name)) for name in NORMALISATIONS
+                       if name != args.normalisation})
+    bar, progress = progress_bar("pruning curve")
+    ran = run_job("curve", checkpoint, {"sources": sources, "references": references},
+                  {"orders": orders, "kinds": list(kinds), "steps": args.steps, "seeds": max(0, args.seeds),
+                   "corpus_name": args.src.name, "importance_corpus": report.corpus.name,
+                   "measure": args.normalisation}, args.workers, args.ray_address, progress, cache_folder=None)
+    bar.close()
+    curve = ran.result
+    if not curve.kinds:
         raise HeadSpecError(f"--kinds {args.kinds}: {args.model} has none of these kinds of attention")
     if args.json:
-        print(json.dumps(curve))
+        document = curve.to_json()
+        distribution_note(ran.distributed, document)
+        print(json.dumps(document))
         return
-    for kind, data in curve["kinds"].items():
-        other = "".join(f" | {name}" for name in data["other_orders"])
-        print(f"{kind} ({plural(data['heads'], 'head')}): fraction pruned → {curve['metric']} by importance "
+    for kind, data in curve.kinds.items():
+        others = data.other_orders or {}
+        other = "".join(f" | {name}" for name in others)
+        print(f"{kind} ({plural(data.heads, 'head')}): fraction pruned → {curve.quality} by importance "
               f"({args.normalisation}){other} | random mean ± std")
-        for i, fraction_pruned in enumerate(data["fractions"]):
-            spread = (f"{data['random_mean'][i]:6.2f} ± {data['random_std'][i]:.2f}" if data["random_mean"] else "")
-            others_text = "".join(f" | {points[i]:6.2f}" for points in data["other_orders"].values())
-            print(f"  {fraction_pruned:4.0%} ({plural(data['pruned'][i], 'head'):>8})  {data['importance'][i]:6.2f}{others_text}"
+        for i, fraction_pruned in enumerate(data.fractions):
+            spread = (f"{data.random_mean[i]:6.2f} ± {data.random_std[i]:.2f}" if data.random_mean else "")
+            others_text = "".join(f" | {points[i]:6.2f}" for points in others.values())
+            print(f"  {fraction_pruned:4.0%} ({plural(data.pruned[i], 'head'):>8})  {data.importance[i]:6.2f}{others_text}"
                   f" | {spread}")
-    print(f"{curve['pairs']} {'pairs' if curve['metric'] == 'BLEU' else 'lines'}, {curve['seconds']:.1f} s")
+    print(f"{curve.pairs} {'pairs' if curve.quality == 'BLEU' else 'lines'}, {curve.seconds:.1f} s")
 
 def run_heads(args: argparse.Namespace) -> None:
     from explorer.analyses.head_table import head_table
-    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
-
+    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped_report
 
     checkpoint = opened(args)
-    roles, importance = shipped(checkpoint, ROLES_FILE), shipped(checkpoint, IMPORTANCE_FILE)
+    roles, importance = shipped_report(checkpoint, ROLES_FILE), shipped_report(checkpoint, IMPORTANCE_FILE)
     if not roles and not importance:
         raise InputError(f"{args.model}: has no {ROLES_FILE} or {IMPORTANCE_FILE}; compute them with the roles and "
                          "importance commands (scripts/ship_analyses.sh writes both)")

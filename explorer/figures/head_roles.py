@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from explorer.figures.common import (NARROW_WIDTH, SMALLEST_FONT, cell_size, every_label, font, label_font,
                                      round_step, text_width, title_height, wrapped_title)
+from explorer.analyses.results import HeadRoles
 from models.vocabulary import KIND_TITLES
 
 ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
@@ -74,7 +75,7 @@ def text_fits(texts, heads: int, size: int) -> bool:
     return heads <= MOST_HEADS_WITH_TEXT and longest <= cell_width(heads)
 
 
-def role_map(entries: list[dict], layers: int, heads: int, importance: dict[str, float], title: str,
+def role_map(entries: list[HeadRoles], layers: int, heads: int, importance: dict[str, float], title: str,
              colour_by: str = "role", measure: str = "importance", measure_key: str = "",
              measure_short: str = "importance") -> go.Figure:
     """Heads of one kind as a layers × heads grid, coloured by `colour_by`: "importance" (the scores in
@@ -86,18 +87,18 @@ def role_map(entries: list[dict], layers: int, heads: int, importance: dict[str,
     z = np.full((layers, heads), np.nan)
     text = np.full((layers, heads), "", dtype=object)
     hover = np.full((layers, heads), "", dtype=object)
-    places = decimals(importance.get(entry["spec"]) for entry in entries)
+    places = decimals(importance.get(entry.spec) for entry in entries)
     for entry in entries:
-        layer, head = entry["layer"], entry["head"]
-        share = importance.get(entry["spec"])
+        layer, head = entry.layer, entry.head
+        share = importance.get(entry.spec)
         if colour_by == "role":
-            z[layer, head], text[layer, head] = role_index(entry["roles"]), role_short(entry["roles"])
+            z[layer, head], text[layer, head] = role_index(entry.roles), role_short(entry.roles)
         elif colour_by == "confidence":
-            z[layer, head], text[layer, head] = entry["confidence"], f"{entry['confidence']:.2f}"
+            z[layer, head], text[layer, head] = entry.confidence, f"{entry.confidence:.2f}"
         elif share is not None:
             z[layer, head], text[layer, head] = share, short_number(share, places)
-        hover[layer, head] = (f"{entry['spec']}<br>{', '.join(entry['roles']) or 'no role'}"
-                              f"<br>confidence {entry['confidence']:.2f}"
+        hover[layer, head] = (f"{entry.spec}<br>{', '.join(entry.roles) or 'no role'}"
+                              f"<br>confidence {entry.confidence:.2f}"
                               + (f"<br>{measure} {share:.3g}" if share is not None else ""))   # raw scores ~0.0004
     colour = dict(colorbar=dict(thickness=12, title=dict(side="right")))
     if colour_by == "role":
@@ -137,22 +138,25 @@ def role_map(entries: list[dict], layers: int, heads: int, importance: dict[str,
     return figure
 
 
-def offset_histogram(entry: dict) -> go.Figure:
-    histogram = entry["positional"]["histogram"]
+def offset_histogram(entry: HeadRoles) -> go.Figure:
+    positional = entry.positional
+    histogram = positional.histogram
     labels = [("≤" if k == min(histogram, key=int) else "≥" if k == max(histogram, key=int) else "") + k for k in histogram]
     figure = go.Figure(go.Bar(x=labels, y=list(histogram.values()),
                               hovertemplate="offset %{x}<br>share of tokens %{y:.3f}<extra></extra>"))
-    figure.update_layout(title=f"{entry['spec']}: where its largest weight sits, relative to the query "
-                               f"(top: {entry['positional']['offset']:+d}, {entry['positional']['share']:.0%})",
+    figure.update_layout(title=f"{entry.spec}: where its largest weight sits, relative to the query "
+                               f"(top: {positional.offset:+d}, {positional.share:.0%})",
                          height=300, yaxis=dict(range=[0, 1], title="share of tokens"), xaxis=dict(title="key − query"),
                          margin=dict(l=10, r=10, t=50, b=10))
     figure.update_xaxes(type="category")
     return figure
 
 
-def syntactic_evidence(entry: dict) -> go.Figure:
+def syntactic_evidence(entry: HeadRoles, short: bool = False) -> go.Figure:
+    """Accuracy along each relation against the positional baseline, on every treebank sentence (short: on the
+    short ones)."""
     labels, accuracy, baseline, counts = [], [], [], []
-    for relation, directions in entry["syntactic"].items():
+    for relation, directions in (entry.syntactic_short if short else entry.syntactic).items():
         for direction, score in directions.items():
             labels.append(f"{relation} {direction}")
             accuracy.append(score["accuracy"]), baseline.append(score["baseline"]), counts.append(score["count"])
@@ -161,7 +165,7 @@ def syntactic_evidence(entry: dict) -> go.Figure:
                hovertemplate="%{x}<br>accuracy %{y:.3f}<br>%{customdata} arcs<extra></extra>"),
         go.Bar(x=labels, y=baseline, name="positional baseline",
                hovertemplate="%{x}<br>baseline %{y:.3f}<extra></extra>")])
-    figure.update_layout(title=f"{entry['spec']}: how often its top word is the other end of the arc",
+    figure.update_layout(title=f"{entry.spec}: how often its top word is the other end of the arc",
                          barmode="group", height=360, yaxis=dict(range=[0, 1], title="accuracy"),
                          margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.1))
     figure.update_xaxes(tickangle=-45)

@@ -9,6 +9,7 @@ from plotly.subplots import make_subplots
 
 from explorer.figures.common import NARROW_WIDTH, every_label, label_room, plural, position_labels
 from explorer.analyses.pruning import DiffPiece, StepComparison
+from explorer.analyses.results import PruningCurve
 
 DIFF_STYLES = {"delete": "background:#fde0dd;text-decoration:line-through", "insert": "background:#d9f0d3",
                "equal": ""}
@@ -53,44 +54,46 @@ def step_comparison_figure(steps: StepComparison) -> go.Figure:
 OTHER_ORDER_COLOURS = ("#54a24b", "#b279a2", "#f58518")
 
 
-def curve_title(curve: dict) -> str:
+def curve_title(curve: PruningCurve | dict) -> str:
     """Says where BLEU was measured and where the importance order came from: in- or out-of-sample."""
-    where = f" of {curve['corpus']}" if curve.get("corpus") else ""
-    metric = curve.get("metric", "BLEU")
+    curve = PruningCurve.from_json(curve)
+    where = f" of {curve.corpus}" if curve.corpus else ""
+    metric = curve.quality
     examples = "sentence pairs" if metric == "BLEU" else "lines"
     measured = "BLEU (greedy)" if metric == "BLEU" else f"{metric} (lower is better)"
-    title = f"Pruning curve: {measured} on {curve['pairs']} {examples}{where}"
-    source = curve.get("importance_corpus")
+    title = f"Pruning curve: {measured} on {curve.pairs} {examples}{where}"
+    source = curve.importance_corpus
     if source:
-        sample = "the same file: in-sample" if source == curve.get("corpus") else "other sentences: out-of-sample"
+        sample = "the same file: in-sample" if source == curve.corpus else "other sentences: out-of-sample"
         title += f"<br><sup>importance measured on {source} ({sample})</sup>"
     return title
 
 
-def curve_figure(curve: dict) -> go.Figure:
-    kinds = list(curve["kinds"])
-    metric = curve.get("metric", "BLEU")
+def curve_figure(curve: PruningCurve | dict) -> go.Figure:
+    curve = PruningCurve.from_json(curve)
+    kinds = list(curve.kinds)
+    metric = curve.quality
     figure = make_subplots(rows=1, cols=len(kinds), shared_yaxes=True,
-                           subplot_titles=[f"{k} ({plural(curve['kinds'][k]['heads'], 'head')})" for k in kinds])
+                           subplot_titles=[f"{k} ({plural(curve.kinds[k].heads, 'head')})" for k in kinds])
     for column, kind in enumerate(kinds, start=1):
-        data = curve["kinds"][kind]
-        x = [100 * f for f in data["fractions"]]
-        if data["random_mean"]:
-            upper = [m + s for m, s in zip(data["random_mean"], data["random_std"])]
-            lower = [m - s for m, s in zip(data["random_mean"], data["random_std"])]
+        data = curve.kinds[kind]
+        x = [100 * f for f in data.fractions]
+        if data.random_mean:
+            upper = [m + s for m, s in zip(data.random_mean, data.random_std)]
+            lower = [m - s for m, s in zip(data.random_mean, data.random_std)]
             figure.add_trace(go.Scatter(x=x + x[::-1], y=upper + lower[::-1], fill="toself", line=dict(width=0),
                                         fillcolor="rgba(228,87,86,0.2)", showlegend=False, hoverinfo="skip"),
                              row=1, col=column)
-            figure.add_trace(go.Scatter(x=x, y=data["random_mean"], name="random order (mean ± std)",
+            figure.add_trace(go.Scatter(x=x, y=data.random_mean, name="random order (mean ± std)",
                                         line=dict(color="#e45756", dash="dash"), showlegend=column == 1,
                                         hovertemplate="%{x:.0f}% pruned<br>" + metric + " %{y:.2f}<extra>random</extra>"),
                              row=1, col=column)
-        main_name = f"least important first ({curve['measure']})" if curve.get("measure") else "least important first"
-        figure.add_trace(go.Scatter(x=x, y=data["importance"], name=main_name, line=dict(color="#4c78a8"),
+        main_name = f"least important first ({curve.measure})" if curve.measure else "least important first"
+        figure.add_trace(go.Scatter(x=x, y=data.importance, name=main_name, line=dict(color="#4c78a8"),
                                     showlegend=column == 1,
                                     hovertemplate="%{x:.0f}% pruned<br>" + metric + " %{y:.2f}<extra>by importance</extra>"),
                          row=1, col=column)
-        for (name, points), colour in zip(data.get("other_orders", {}).items(), OTHER_ORDER_COLOURS):
+        for (name, points), colour in zip((data.other_orders or {}).items(), OTHER_ORDER_COLOURS):
             figure.add_trace(go.Scatter(x=x, y=points, name=f"least important first ({name})",
                                         line=dict(color=colour, dash="dot"), showlegend=column == 1,
                                         hovertemplate="%{x:.0f}% pruned<br>" + metric + " %{y:.2f}<extra>" + name + "</extra>"),

@@ -9,7 +9,8 @@ from dataclasses import asdict
 import streamlit as st
 
 from explorer.analyses.roles import Thresholds
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
+from explorer.analyses.results import ImportanceReport, RolesReport
+from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, REPORTS, ROLES_FILE, shipped_report
 
 FILES = {"roles": ROLES_FILE, "importance": IMPORTANCE_FILE}
 
@@ -18,12 +19,13 @@ def _key(what: str, model) -> str:
     return f"{what}:{model.path}|{model.target_language}"
 
 
-def head_analysis(what: str, model) -> dict | None:
-    """"roles" or "importance" of a model: this session's, else shipped with it, else None."""
-    return st.session_state.get(_key(what, model)) or shipped(model, FILES[what])
+def head_analysis(what: str, model) -> RolesReport | ImportanceReport | None:
+    """"roles" or "importance" of a model, read by field: this session's, else shipped with it, else None."""
+    kept = st.session_state.get(_key(what, model))
+    return REPORTS[FILES[what]].from_json(kept) if kept else shipped_report(model, FILES[what])
 
 
-def keep_head_analysis(what: str, model, result: dict) -> None:
+def keep_head_analysis(what: str, model, result: RolesReport | ImportanceReport) -> None:
     """A result computed in this session, for every page that shows the model's heads."""
     st.session_state[_key(what, model)] = result
 

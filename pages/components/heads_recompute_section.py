@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses import distributed
-from explorer.analyses.corpus_scoring import corpus_task, scorer_for
-from explorer.analyses.importance import importance_report
-from explorer.analyses.roles import analyse_roles
-from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash
+from explorer.analyses.corpus_scoring import corpus_task
+from explorer.analyses.jobs import run_job
 from explorer.capture.treebank import trees_of
 from models.data import CorpusError, lines_of
 from pages.components.access import policy
@@ -20,12 +17,11 @@ from pages.components.session import DEFAULT_CORPUS, DEFAULT_TREEBANK
 from pages.components.widgets import analysis_folder, corpus_file, corpus_lines, ray_settings, show_retries
 
 
-def run_corpus_analysis(what: str, job, checkpoint, workers: int, address: str | None) -> None:
+def run_corpus_analysis(what: str, job, checkpoint) -> None:
     """Head roles or importance on a corpus, as a queued job with a progress bar (run_queued_job): job() reads the
-    files and returns compute(runner, progress); the result is kept in this session (keep_head_analysis) and the
-    page runs again. A bad file or a Ray failure is said on the page."""
-    key = f"{checkpoint.path}|{checkpoint.target_language}"     # this session's results, per model and language
-    if run_queued_job(f"computing head {what}", f"Computing head {what}…", key, workers, address, job,
+    files and returns compute(progress); the result is kept in this session (keep_head_analysis) and the page runs
+    again. A bad file or a Ray failure is said on the page."""
+    if run_queued_job(f"computing head {what}", f"Computing head {what}…", job,
                       lambda result: keep_head_analysis(what, checkpoint, result), "heads",
                       ray_failure="Could not compute on Ray: ", file_failure="Cannot use these files: "):
         st.rerun()
@@ -50,11 +46,11 @@ def recompute_on_your_corpus(checkpoint, translates: bool) -> None:
                 trees = trees_of(tree_data, tree_source) if tree_data else None
                 if not sentences and not trees:
                     raise CorpusError(f"{text_source or tree_source}: holds no sentences")
-                return lambda runner, progress: cached_analysis(
-                    "roles", checkpoint, corpus_hash(text_data, tree_data), lambda: analyse_roles(
-                        checkpoint, sentences, trees, text_name=text_name, treebank_name=tree_name, progress=progress,
-                        tallies_of=distributed.tallies_on(runner)).to_json(), analysis_folder(text_file, treebank))
-            run_corpus_analysis("roles", roles_job, checkpoint, workers, address)
+                return lambda progress: run_job(
+                    "roles", checkpoint, {"sentences": sentences, "trees": trees},
+                    {"text_name": text_name, "treebank_name": tree_name}, workers, address, progress,
+                    analysis_folder(text_file, treebank))
+            run_corpus_analysis("roles", roles_job, checkpoint)
         if translates:
             source = corpus_file("Source sentences for importance", "heads_src", DEFAULT_CORPUS / "val.en.gz")
             reference = corpus_file("Their reference translations (aligned)", "heads_ref", DEFAULT_CORPUS / "val.de.gz")
@@ -69,12 +65,7 @@ def recompute_on_your_corpus(checkpoint, translates: bool) -> None:
                      disabled=not (source and (reference or not translates))):
             def importance_job():
                 sources, references, corpus_name = corpus_lines(source, reference if translates else None, limit)
-                corpus_key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
-                                         str(limit).encode())
-                scorer = scorer_for(checkpoint, sources, references)
-                return lambda runner, progress: cached_analysis(
-                    "importance", checkpoint, corpus_key,
-                    lambda: importance_report(scorer, corpus_name=corpus_name, progress=progress,
-                                              engine=distributed.engine_for(runner, scorer, sources, references)),
-                    analysis_folder(source, reference))
-            run_corpus_analysis("importance", importance_job, checkpoint, workers, address)
+                return lambda progress: run_job(
+                    "importance", checkpoint, {"sources": sources, "references": references},
+                    {"corpus_name": corpus_name}, workers, address, progress, analysis_folder(source, reference))
+            run_corpus_analysis("importance", importance_job, checkpoint)

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analyses.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
+from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.analyses.roles import SHORT_PIECES, corpus_description, reclassified, role_summary
 from explorer.capture.exports import table_csv
 from explorer.figures.attention import attention_heatmap
@@ -42,7 +43,7 @@ def table_config(shown: pd.DataFrame, measure_label: str) -> dict:
     return config
 
 
-def roles_and_importance(checkpoint, roles: dict | None, importance: dict | None, thresholds,
+def roles_and_importance(checkpoint, roles: RolesReport | None, importance: ImportanceReport | None, thresholds,
                           sentence_notices) -> None:
     """The role maps, the head table, one head's numbers and its pattern on the current sentence; recomputing
     roles and importance on a corpus."""
@@ -65,8 +66,8 @@ def roles_and_importance(checkpoint, roles: dict | None, importance: dict | None
                        f"{summary['syntactic']} syntactic, {summary['rare-token']} rare-token; strongest candidates — "
                        f"{candidates}.")
         st.caption(f"Roles measured: {corpus_description(roles)}."
-                   + (f" Importance on {importance['corpus'].get('name')} ("
-                      f"{plural(importance['corpus']['pairs'], 'pair' if translates else 'line')})." if importance else ""),
+                   + (f" Importance on {importance.corpus.name} ("
+                      f"{plural(importance.corpus.pairs, 'pair' if translates else 'line')})." if importance else ""),
                    help=term_help("positional head", "syntactic head", "rare-token head"))
 
     # With one head per layer, per-layer normalisation makes every score 1.00: not worth offering. The change on
@@ -79,7 +80,8 @@ def roles_and_importance(checkpoint, roles: dict | None, importance: dict | None
                              help=term_help("head importance", "BLEU" if translates else "perplexity"))
     url_state.keep("measure", measure_label)
     measure = MEASURES[measure_label]
-    scores = {h["spec"]: h.get(measure) for h in (importance or {}).get("heads", []) if h.get(measure) is not None}
+    scores = {h.spec: h.measure(measure) for h in (importance.heads if importance else [])
+              if h.measure(measure) is not None}
     if entries:
         # Importance colours the maps when the model has it; otherwise the role does.
         colourings = [c for c in COLOUR_BY if c != "importance" or scores]
@@ -94,15 +96,15 @@ def roles_and_importance(checkpoint, roles: dict | None, importance: dict | None
         # another in a projector's column; the table under them at the page's width.
         maps_row = st.container(horizontal=True)
         for kind, title in KIND_TITLES.items():
-            kind_entries = [e for e in entries if e["kind"] == kind]
+            kind_entries = [e for e in entries if e.kind == kind]
             if kind_entries:
                 figure = role_map(kind_entries, checkpoint.layers(kind), checkpoint.heads, scores, title,
                                   colour_by=colour_by, measure=measure_label, measure_key=measure,
                                   measure_short=MEASURE_HEADERS[measure])
                 with maps_row.container(width="content"):
                     show_figure(figure, f"roles-{kind}",
-                                pd.DataFrame([{k: e[k] for k in ("spec", "confidence")} | {"roles": ", ".join(e["roles"])}
-                                              | ({measure: scores.get(e["spec"])} if scores else {})
+                                pd.DataFrame([{"spec": e.spec, "confidence": e.confidence, "roles": ", ".join(e.roles)}
+                                              | ({measure: scores.get(e.spec)} if scores else {})
                                               for e in kind_entries]), width="content")
         table = head_table(roles, importance, thresholds)
         # A few columns at a time, each group whole in a projector's column; every column is in the CSV.
@@ -119,48 +121,47 @@ def roles_and_importance(checkpoint, roles: dict | None, importance: dict | None
                            mime="text/csv", key="heads_csv", help="Every column of the head table, importance included.")
 
         st.header("One head")
-        by_spec = {e["spec"]: e for e in entries}
+        by_spec = {e.spec: e for e in entries}
         # The head the other pages look at (`head=kind.layer.head`), when Streamlit has forgotten this page's choice.
-        by_head = {f"{e['kind']}.{e['layer']}.{e['head']}": e["spec"] for e in entries}
+        by_head = {f"{e.kind}.{e.layer}.{e.head}": e.spec for e in entries}
         url_state.valid("heads_head", list(by_spec))
         if "heads_head" not in st.session_state and url_state.saved("head") in by_head:
             st.session_state["heads_head"] = by_head[url_state.saved("head")]
         spec = st.selectbox("Head", list(by_spec), key="heads_head",
-                            format_func=lambda s: f"{s} ({', '.join(by_spec[s]['roles']) or 'no role'})")
+                            format_func=lambda s: f"{s} ({', '.join(by_spec[s].roles) or 'no role'})")
         entry = by_spec[spec]
-        url_state.keep("head", f"{entry['kind']}.{entry['layer']}.{entry['head']}")
+        url_state.keep("head", f"{entry.kind}.{entry.layer}.{entry.head}")
         # A row that wraps, each number as wide as its label: in four columns at 1024 px the labels were cut
         # ("Peaks on the rarest …").
         facts = st.container(horizontal=True, gap="large")
-        facts.metric("Confidence", f"{entry['confidence']:.2f}", help=term_help("confidence"), width="content")
-        if entry.get("rare_token"):
+        facts.metric("Confidence", f"{entry.confidence:.2f}", help=term_help("confidence"), width="content")
+        rare = entry.rare_token
+        if rare:
             # Chance is a reference, not a change: no arrow.
-            facts.metric("Peaks on the rarest token", f"{entry['rare_token']['rate']:.0%}",
-                         f"chance {entry['rare_token']['chance']:.0%}", delta_color="off", delta_arrow="off",
-                         width="content")
-        if entry.get("rare_token", {}).get("rate_top2") is not None:
-            facts.metric("Peaks on the rarest or 2nd rarest", f"{entry['rare_token']['rate_top2']:.0%}",
-                         f"chance {entry['rare_token']['chance_top2']:.0%}", delta_color="off", delta_arrow="off",
-                         width="content")
+            facts.metric("Peaks on the rarest token", f"{rare.rate:.0%}", f"chance {rare.chance:.0%}",
+                         delta_color="off", delta_arrow="off", width="content")
+        if rare and rare.rate_top2 is not None:
+            facts.metric("Peaks on the rarest or 2nd rarest", f"{rare.rate_top2:.0%}", f"chance {rare.chance_top2:.0%}",
+                         delta_color="off", delta_arrow="off", width="content")
         if scores.get(spec) is not None:        # significant digits: raw gradient scores can be ~0.0004
             facts.metric(measure_label[0].upper() + measure_label[1:], f"{scores[spec]:.3g}",
                          help="Importance: the measure shown above the role maps.", width="content")
-        if entry.get("positional"):
+        if entry.positional:
+            histogram = entry.positional.histogram
             show_figure(offset_histogram(entry), f"{spec}-offsets",
-                        pd.DataFrame({"offset": list(entry["positional"]["histogram"]),
-                                      "share": list(entry["positional"]["histogram"].values())}))
-        if entry.get("syntactic"):
+                        pd.DataFrame({"offset": list(histogram), "share": list(histogram.values())}))
+        if entry.syntactic:
             scope = st.radio("Treebank sentences", ["all", f"≤ {SHORT_PIECES} pieces"], key="heads_syntax_scope",
-                             horizontal=True, disabled="syntactic_short" not in entry,
+                             horizontal=True, disabled=entry.syntactic_short is None,
                              help=term_help("treebank", "dependency relation"))
-            scores_key = "syntactic" if scope == "all" else "syntactic_short"
-            shown = dict(entry, syntactic=entry[scores_key])
-            show_figure(syntactic_evidence(shown), f"{spec}-syntactic",
-                        pd.DataFrame([{"relation": r, "direction": d, **s} for r, ds in entry[scores_key].items()
+            short = scope != "all"
+            show_figure(syntactic_evidence(entry, short), f"{spec}-syntactic",
+                        pd.DataFrame([{"relation": r, "direction": d, **s}
+                                      for r, ds in (entry.syntactic_short if short else entry.syntactic).items()
                                       for d, s in ds.items()]))
-        st.markdown("**Sentences where it behaves most typically** (from "
-                    f"{((roles or {}).get('corpus', {}).get('text') or {}).get('name') or 'the corpus'})")
-        for example in entry.get("examples", []):
+        text = roles.corpus.text if roles else None
+        st.markdown(f"**Sentences where it behaves most typically** (from {(text and text.name) or 'the corpus'})")
+        for example in entry.examples:
             st.text(example)
 
     recompute_on_your_corpus(checkpoint, translates)     # pages/components/heads_recompute_section.py
@@ -170,7 +171,7 @@ def roles_and_importance(checkpoint, roles: dict | None, importance: dict | None
         _, trace = current_trace((), notices=False)
         with sentence_notices:          # under the title, where a notice about the sentence is read first
             warn_if_truncated(trace, checkpoint)
-        kind, layer, head = entry["kind"], entry["layer"], entry["head"]
+        kind, layer, head = entry.kind, entry.layer, entry.head
         pattern, queries, keys = trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind)
         size = focus_size(queries)
         if max(len(queries), len(keys)) <= size:

@@ -86,20 +86,20 @@ def corpus_job(what: str):
         queue.leave(ticket)
 
 
-def run_queued_job(what: str, progress_text: str, runner_key: str, workers: int, address: str | None, prepare, keep,
-                   retries_key: str, ray_failure: str = "", file_failure: str = "") -> bool:
-    """A corpus analysis as this session's queued job (corpus_job: `what` names it on the waiting page), on Ray
-    workers or in this process (workers_for), with a progress bar: prepare() reads the files and returns
-    compute(runner, progress), whose result goes to keep(result); shards Ray retried are remembered for
-    show_retries(retries_key). True once kept; a Ray failure or a bad file is said on the page (after
-    `ray_failure` or `file_failure`) and gives False."""
+def run_queued_job(what: str, progress_text: str, prepare, keep, retries_key: str, ray_failure: str = "",
+                   file_failure: str = "") -> bool:
+    """A corpus job as this session's queued job (corpus_job: `what` names it on the waiting page), with a progress
+    bar: prepare() reads the files and returns compute(progress), which runs it (explorer/analyses/jobs.py's run_job:
+    on Ray workers or in this process) and returns what run_job returns; its result goes to keep(result), and the
+    shards Ray retried are remembered for show_retries(retries_key). True once kept; a Ray failure or a bad file is
+    said on the page (after `ray_failure` or `file_failure`) and gives False."""
     try:
         compute = prepare()
-        # workers_for read from its module when called (not bound on import): tests put a stand-in there.
-        with corpus_job(what), distributed.workers_for(runner_key, workers, address) as runner:
+        with corpus_job(what):
             bar = st.progress(0.0, text=progress_text)
-            keep(compute(runner, lambda fraction: bar.progress(fraction)))
-            remember_retries(runner, retries_key)
+            ran = compute(lambda fraction: bar.progress(fraction))
+            keep(ran.result)
+            remember_retries(ran.distributed, retries_key)
         return True
     except distributed.DistributedError as error:
         st.error(f"{ray_failure}{error}")

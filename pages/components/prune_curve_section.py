@@ -7,10 +7,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses import distributed
-from explorer.analyses.corpus_scoring import corpus_task, scorer_for
-from explorer.analyses.pruning import CURVE_KINDS, curve_heads, curve_rows, importance_scores, pruning_curve
-from explorer.analyses.shipped_analyses import cached_analysis, corpus_hash, shipped
+from explorer.analyses.corpus_jobs import order_of
+from explorer.analyses.corpus_scoring import corpus_task
+from explorer.analyses.jobs import run_job
+from explorer.analyses.pruning import CURVE_KINDS, curve_heads, curve_rows, importance_scores
+from explorer.analyses.results import ImportanceReport, PruningCurve
+from explorer.analyses.shipped_analyses import shipped
 from explorer.figures.pruning import curve_figure
 from pages.components.glossary_links import term_help
 from pages.components.jobs import run_queued_job
@@ -20,7 +22,7 @@ from pages.components.widgets import analysis_folder, corpus_file, corpus_lines,
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 
 
-def show_pruning_curve(checkpoint, heads, importance: dict | None, normalisation: str) -> None:
+def show_pruning_curve(checkpoint, heads, importance: ImportanceReport | None, normalisation: str) -> None:
     path = str(checkpoint.path)
     analyses = f"{path}|{checkpoint.target_language}"           # as the Heads page keeps them
     translates = corpus_task(checkpoint).needs_references     # scored on sentence pairs, by BLEU
@@ -29,7 +31,6 @@ def show_pruning_curve(checkpoint, heads, importance: dict | None, normalisation
                "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
                "the importance was measured on (the default: importance from val, curve on test_2016_flickr), or the "
                "order has seen the answers.")
-    curve = shipped(checkpoint, "head_pruning_curve.json")
     with st.form("prune_curve"):
         settings = st.columns([3, 2, 2, 2])     # the kinds box wide enough for its four chips
         offered = [kind for kind in CURVE_KINDS if curve_heads(kind, heads)]
@@ -46,29 +47,21 @@ def show_pruning_curve(checkpoint, heads, importance: dict | None, normalisation
     if compute and curve_kinds:
         def prepare():
             sources, references, corpus_name = corpus_lines(curve_source, curve_reference, pairs)
-            key = corpus_hash("\n".join(sources).encode(), "\n".join(references or []).encode(),
-                              f"{sorted(curve_kinds)}-{curve_steps}-{seeds}-{normalisation}".encode())
-            scorer = scorer_for(checkpoint, sources, references)
+            options = {"orders": {"importance": order_of(importance_scores(importance, normalisation))},
+                       "kinds": list(curve_kinds), "steps": curve_steps, "seeds": seeds,
+                       "corpus_name": corpus_name, "importance_corpus": importance.corpus.name,
+                       "measure": normalisation}
+            return lambda progress: run_job("curve", checkpoint, {"sources": sources, "references": references},
+                                            options, workers, address, progress,
+                                            analysis_folder(curve_source, curve_reference))
 
-            def compute_on(runner, progress) -> dict:
-                engine = distributed.engine_for(runner, scorer, sources, references)
-
-                def compute_curve() -> dict:
-                    return pruning_curve(scorer, importance_scores(importance, normalisation), tuple(curve_kinds),
-                                         curve_steps, seeds, progress=progress,
-                                         corpus_name=corpus_name,
-                                         importance_corpus=importance["corpus"].get("name", ""), measure=normalisation,
-                                         set_scores=engine.set_scores if engine else None)
-
-                return cached_analysis("curve", checkpoint, key, compute_curve,
-                                       analysis_folder(curve_source, curve_reference))
-            return compute_on
-
-        def keep(result: dict) -> None:
+        def keep(result: PruningCurve) -> None:
             st.session_state[f"curve:{analyses}"] = result
 
-        if run_queued_job("the pruning curve", "Pruning and scoring…", path, workers, address, prepare, keep, "curve"):
+        if run_queued_job("the pruning curve", "Pruning and scoring…", prepare, keep, "curve"):
             show_retries("curve")
-    curve = st.session_state.get(f"curve:{analyses}", curve)
+    curve = st.session_state.get(f"curve:{analyses}")
+    if curve is None and (document := shipped(checkpoint, "head_pruning_curve.json")):
+        curve = PruningCurve.from_json(document)
     if curve:
         show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))

@@ -368,7 +368,7 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
     roles = json.loads((h8.path / "head_roles.json").read_text())
     from explorer.analyses.roles import reclassified
 
-    expected = {h["spec"] for h in reclassified(roles, Thresholds(positional=0.0)) if not h["roles"]}
+    expected = {h.spec for h in reclassified(roles, Thresholds(positional=0.0)) if not h.roles}
     assert pruned == expected and all(spec.startswith("cross.") for spec in pruned)
 
 

@@ -203,19 +203,31 @@ def test_many_threads_never_run_more_jobs_than_the_slots():
 
 def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp_path):
     """The CLI notes shards retried after a Ray worker died (tests/explorer: a real worker killed); the page does
-    too. Here the runner reports two retried shards."""
+    too. Here a runner runs each shard as a Ray worker would (ShardWorker.run, in this process) and reports two of
+    them retried."""
     from contextlib import contextmanager
     from types import SimpleNamespace
 
     import explorer.analyses.distributed
     import explorer.analyses.shipped_analyses
+    from explorer.analyses.distributed import ShardWorker
+    from models.loader import open_model
+
+    class RunnerThatLostOne:
+        workers, startup_seconds = 2, 0.0
+
+        def __init__(self, path):
+            self.worker, self.retried = SimpleNamespace(checkpoint=open_model(path), job_delay=0.0), 0
+
+        def run(self, jobs, progress=None):
+            self.retried += 2
+            return [ShardWorker.run(self.worker, job) for job in jobs]
 
     @contextmanager
     def workers_that_lost_one(path, workers=1, address=None):
-        yield SimpleNamespace(retried=2)
+        yield RunnerThatLostOne(path)
 
     monkeypatch.setattr(explorer.analyses.distributed, "workers_for", workers_that_lost_one)
-    monkeypatch.setattr(explorer.analyses.distributed, "engine_for", lambda *arguments: None)
     monkeypatch.setattr(explorer.analyses.shipped_analyses, "CACHE", tmp_path)
     monkeypatch.delenv(access.SERVE, raising=False)
     access.policy.cache_clear()

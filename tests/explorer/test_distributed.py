@@ -1,5 +1,5 @@
-"""Corpus analyses on a local Ray with two workers (explorer/analyses/distributed.py): every command's result equals the
-one-process result, a worker killed mid-run is replaced without losing or double-counting a shard, and a bad
+"""Corpus jobs on a local Ray with two workers (explorer/analyses/jobs.py, distributed.py): every command's result
+equals the one-process result, a worker killed mid-run is replaced without losing or double-counting a shard, and a bad
 Ray address is one clear line within seconds."""
 
 import json
@@ -13,8 +13,10 @@ import pytest
 
 from explorer.cli import main
 from explorer.analyses.corpus_scoring import scorer_for
-from explorer.analyses.distributed import (RayRunner, connect, engine_for, let_workers_go, model_files_stamp,
-                                          translation_groups, workers_for)
+from explorer.analyses.corpus_jobs import ShardedScoring
+from explorer.analyses.distributed import (RayRunner, connect, let_workers_go, model_files_stamp, translation_groups,
+                                          workers_for)
+from explorer.analyses.jobs import OnRay
 from explorer.analyses.faithfulness import ATTENTION_METHODS
 from explorer.capture.head_sets import HeadSpec, head_mask
 from models.checkpoint import Checkpoint
@@ -166,7 +168,8 @@ def test_a_killed_worker_is_replaced_and_every_shard_counted_once(tiny_checkpoin
     killer = threading.Timer(0.15, lambda: os.kill(victim, signal.SIGKILL))
     killer.start()
     try:
-        scores = engine_for(runner, scorer, sources, references).set_scores(sets, True)
+        engine = ShardedScoring(OnRay(runner, tiny_checkpoint), scorer, {"sources": sources, "references": references})
+        scores = engine.set_scores(sets, True)
     finally:
         killer.join()
         runner.close()

@@ -2,6 +2,7 @@
 significant digits, and the page reading its corpora from paths (AppTest for the page itself)."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ def shipped(checkpoint, name):
 
 
 def encoder_entries(checkpoint, thresholds=Thresholds()):
-    return [e for e in reclassified(shipped(checkpoint, "head_roles.json"), thresholds) if e["kind"] == "encoder"]
+    return [e for e in reclassified(shipped(checkpoint, "head_roles.json"), thresholds) if e.kind == "encoder"]
 
 
 def scores_of(checkpoint, measure):
@@ -42,7 +43,7 @@ def test_the_map_is_coloured_by_what_is_chosen_with_a_colour_bar(h8):
             np.testing.assert_allclose(z[0, 3], scores["enc.0.3"])
             assert texts[3] == f"{scores['enc.0.3']:.3f}"        # 0.018: the largest (0.025) has two digits
         elif colour_by == "confidence":
-            assert texts[0] == f"{entries[0]['confidence']:.2f}"
+            assert texts[0] == f"{entries[0].confidence:.2f}"
         else:
             assert set(texts) <= {"", "pos", "syn", "rare", "P+S", "P+R", "S+R", "P+S+R"} and "P+R" in set(texts)
     # Without importance the map falls back to the roles.
@@ -125,8 +126,8 @@ def test_a_map_has_its_own_width_and_writes_values_only_where_they_fit(h8):
     assert trace.texttemplate == "%{text}" and trace.textfont.size >= 11
     assert max(text_width(t, trace.textfont.size) for t in np.array(trace.text).ravel()) <= cell_width(8)
     # Sixteen heads in the same width: cells too narrow for "0.017", the values on hover only.
-    wide = [dict(e, head=e["head"] + 8 * copy, spec=f"{e['spec']}.{copy}") for e in entries for copy in (0, 1)]
-    many = role_map(wide, 3, 16, {e["spec"]: scores[e["spec"].rsplit(".", 1)[0]] for e in wide}, "t",
+    wide = [replace(e, head=e.head + 8 * copy, spec=f"{e.spec}.{copy}") for e in entries for copy in (0, 1)]
+    many = role_map(wide, 3, 16, {e.spec: scores[e.spec.rsplit(".", 1)[0]] for e in wide}, "t",
                     colour_by="importance", measure_key="gradient_importance").data[0]
     assert many.texttemplate == "" and "0.0" in many.customdata[0][0]
 
