@@ -49,11 +49,11 @@ def pruned_heads(args: argparse.Namespace, model) -> list:
         pruned |= set(least_important(scores, args.prune_least_important, all_heads(model)))
     return sorted(pruned)
 
-def shipped_importance(model) -> dict:
-    """The model's head_importance.json, or an error saying how to create it."""
-    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped
+def shipped_importance(model):
+    """The model's head_importance.json (an ImportanceReport), or an error saying how to create it."""
+    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped_report
 
-    report = shipped(model, IMPORTANCE_FILE)
+    report = shipped_report(model, IMPORTANCE_FILE)
     if report is None:
         raise HeadSpecError(f"{model.path / IMPORTANCE_FILE}: missing; create it with "
                             f"`python -m explorer importance --model {model.path} --src ... --ref ... --json`")
