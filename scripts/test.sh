@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Install what is needed (Python packages, Debian's Chromium), then run every test.
+# --fast: everything but the real-browser tests (tests/browser), and no Chromium to install; other arguments go to
+# pytest (`bash scripts/test.sh --fast -k lesson`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --browser
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  bash scripts/setup.sh
+  set -- --ignore=tests/browser "$@"
+else
+  bash scripts/setup.sh --browser
+fi
 # Two processes, each with one torch thread: the tests of one xdist group (a browser's, Ray's) stay on one
 # (tests/browser/conftest.py). More processes only made the 2 cores busier: 307 s with three, 330 s with four.
 exec .venv/bin/python -m pytest -q -n 2 --dist loadgroup tests "$@"

@@ -149,6 +149,20 @@ def h8() -> Checkpoint:
     return load_checkpoint(BUNDLED[8])
 
 
+@pytest.fixture(scope="session")
+def local_ray():
+    """One local Ray with two CPUs for every Ray test of a process (they share the xdist group "ray", so one
+    process): starting one costs ~6 s alone, ~16 s beside the other test process."""
+    import ray
+
+    from explorer.analyses.distributed import connect, let_workers_go
+
+    connect(2, None)
+    yield ray
+    let_workers_go()
+    ray.shutdown()
+
+
 def batch_of(tokenizer: Tokenizer, sentences: list[str]) -> torch.Tensor:
     from models.data import pad_batch
 

@@ -14,7 +14,7 @@ import pytest
 from explorer.cli import main
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.analyses.corpus_jobs import ShardedScoring
-from explorer.analyses.distributed import (RayRunner, connect, let_workers_go, model_files_stamp, translation_groups,
+from explorer.analyses.distributed import (RayRunner, let_workers_go, model_files_stamp, translation_groups,
                                           workers_for)
 from explorer.analyses.jobs import OnRay
 from explorer.analyses.faithfulness import ATTENTION_METHODS
@@ -30,16 +30,6 @@ pytestmark = pytest.mark.xdist_group("ray")    # one local Ray for these tests, 
 UD = ROOT.parent / "shared" / "data" / "ud" / "en_ewt-ud-dev.conllu.gz"
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    import ray
-
-    connect(2, None)
-    yield
-    let_workers_go()
-    ray.shutdown()
-
-
 def run(capsys, *args) -> dict:
     capsys.readouterr()
     assert main(list(args)) == 0, capsys.readouterr().err
@@ -53,12 +43,13 @@ def without_timing(result: dict) -> dict:
 def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoint, local_ray, capsys, tmp_path,
                                                                   monkeypatch):
     model = str(tiny_checkpoint.path)
-    # 16 pairs in generation batches of 8 here (64 in the workers, which translate a shard of one batch in one
-    # batch, as here): two batches, so two shards, one for each worker. (70 pairs in batches of 64 took 4x longer.)
-    monkeypatch.setattr(Checkpoint, "generation_batch", 8)
-    pairs = ["--src", str(MULTI30K / "val.en.gz"), "--ref", str(MULTI30K / "val.de.gz"), "--limit", "16"]
+    # 8 pairs in generation batches of 4 here (64 in the workers, which translate a shard of one batch in one
+    # batch, as here): two batches, so two shards, one for each worker. (70 pairs in batches of 64 took 4x longer,
+    # and 16 in batches of 8 twice as long: importance masks every head on every pair.)
+    monkeypatch.setattr(Checkpoint, "generation_batch", 4)
+    pairs = ["--src", str(MULTI30K / "val.en.gz"), "--ref", str(MULTI30K / "val.de.gz"), "--limit", "8"]
     sources, references = read_parallel(MULTI30K / "val.en.gz", MULTI30K / "val.de.gz")
-    assert [len(group) for group in translation_groups(tiny_checkpoint, sources[:16], references[:16])] == [8, 8]
+    assert [len(group) for group in translation_groups(tiny_checkpoint, sources[:8], references[:8])] == [4, 4]
     commands = {
         "evaluate": ["evaluate", "--model", model, *pairs, "--json"],
         "importance": ["importance", "--model", model, *pairs, "--json"],

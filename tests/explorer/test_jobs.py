@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from explorer.analyses.corpus_jobs import corpus_key
-from explorer.analyses.distributed import connect, let_workers_go, shards
+from explorer.analyses.distributed import let_workers_go, shards
 from explorer.analyses.job_registry import JOBS, corpus_job, registered
 from explorer.analyses.jobs import run_job
 from explorer.analyses.records import Record
@@ -63,10 +63,7 @@ def test_a_registered_job_runs_in_this_process_and_its_second_run_is_read_from_d
 
 
 @pytest.mark.xdist_group("ray")     # one local Ray for the Ray tests, on one xdist worker
-def test_a_registered_job_gives_the_same_answer_on_a_local_ray(tiny_checkpoint, tmp_path):
-    import ray
-
-    connect(2, None)
+def test_a_registered_job_gives_the_same_answer_on_a_local_ray(tiny_checkpoint, local_ray, tmp_path):
     try:
         RUNS.clear()
         shared = run_job("test-words", tiny_checkpoint, {"lines": LINES}, workers=2, cache_folder=tmp_path)
@@ -79,4 +76,3 @@ def test_a_registered_job_gives_the_same_answer_on_a_local_ray(tiny_checkpoint, 
         assert again.cached and again.distributed is None and again.result == shared.result
     finally:
         let_workers_go()
-        ray.shutdown()
