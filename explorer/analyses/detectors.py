@@ -165,7 +165,7 @@ def probe_inputs(model: ExplorerModel, kind: str, sequences: list[list[int]]):
 def longest_length(model: ExplorerModel, requested: int) -> int:
     """The longest repeat that fits the model's positions with its special tokens and decoder prefix (≥ 1)."""
     lead, trail = special_frame(model)
-    room = model.max_positions - max(len(lead) + len(trail), len(model.decoder_prefix()) if model.has("encoder") else 0)
+    room = model.max_positions - max(len(lead) + len(trail), len(model.decoder_prefix()) if model.has("encoder") and model.has("decoder") else 0)
     return max(1, min(requested, room // 2))
 
 

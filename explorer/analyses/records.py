@@ -14,6 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+from models.errors import ExplorerError
+
+
+class RecordError(ExplorerError):
+    """A JSON object that is not the record it should be (a saved report someone gives the explorer)."""
+
 
 @dataclass(frozen=True)
 class list_of:                       # noqa: N801 (read as a type: `list_of(HeadRoles)`)
@@ -69,11 +75,11 @@ class Record:
         if isinstance(document, cls):
             return document
         if not isinstance(document, dict):
-            raise ValueError(f"not a {cls.__name__}: a JSON object was expected")
+            raise RecordError(f"not a {cls.__name__}: a JSON object was expected")
         known = {item.name for item in fields(cls)} - {"extra"}
         values = {name: _typed(value, cls.NESTED[name]) if name in cls.NESTED else value
                   for name, value in document.items() if name in known}
         try:
             return cls(**values, extra={name: value for name, value in document.items() if name not in known})
         except TypeError as error:         # a required key missing: say which, as a reader's error
-            raise ValueError(f"not a {cls.__name__}: {error}") from None
+            raise RecordError(f"not a {cls.__name__}: {error}") from None

@@ -11,6 +11,7 @@ from models.interface import TrainingSnapshots
 from models.data import CorpusError, read_lines
 # Ray itself is imported only when workers are asked for.
 from explorer.analyses.jobs import run_job
+from explorer.analyses.records import RecordError
 from explorer.analyses.results import ImportanceReport
 from explorer.capture.head_sets import HeadSpecError
 from explorer.capture.inputs import InputError
@@ -114,7 +115,7 @@ def importance_for_curve(args: argparse.Namespace, checkpoint, sources: list[str
             raise InputError(f"{args.importance}: not an importance report (no list of heads)")
         try:
             return ImportanceReport.from_json(report)
-        except ValueError as error:
+        except RecordError as error:        # say which file it was
             raise InputError(f"{args.importance}: {error}") from None
     report = shipped_report(checkpoint, IMPORTANCE_FILE)
     if report is not None:
