@@ -309,9 +309,12 @@ def rotary_angles_figure(angles: np.ndarray, frequencies: tuple[float, ...], tok
                       ticktext=["0", "π/2", "π", "3π/2", "2π"]),
         hovertemplate="position %{y}<br>%{x}: θ = %{customdata[1]:.4g} rad a position<br>angle p·θ = "
                       "%{customdata[0]:.3f} rad (%{z:.2f} after whole turns)<extra></extra>"))
-    figure.update_layout(title=title + (zoom_note(positions) if is_long(positions) else ""),
-                         height=max(300, axis_length(positions) + 160), margin=dict(l=10, r=10, t=80, b=10))
-    figure.update_xaxes(**every_label(pairs, side="top", tickangle=-60,
+    # The usual zoom note, on two lines: this figure is as narrow as its few pairs, and one line ran past its edge.
+    note = zoom_note(positions).replace(" to zoom in", "<br>to zoom in") if is_long(positions) else ""
+    figure.update_layout(title=title + note, height=max(300, axis_length(positions) + 220),
+                         margin=dict(l=10, r=10, t=100 if note else 60, b=110))
+    # The pairs' axis under the cells: at the top its labels ran into the title and its subtitle.
+    figure.update_xaxes(**every_label(pairs, side="bottom", tickangle=0 if pairs <= 16 else -60,
                                       title=f"pair of q/k dimensions: fastest (θ = {frequencies[0]:.3g}) to slowest "
                                             f"(θ = {frequencies[-1]:.3g})"))
     figure.update_yaxes(**every_label(positions, autorange="reversed", title="position"))
