@@ -1,6 +1,6 @@
 """The one place that knows which family a folder holds: a checkpoint of ours (a translator, or an image classifier
-whose config.json says task "classify"), a Hugging Face folder (config.json with a model_type), or a Hugging Face
-hub id already in the local cache."""
+whose config.json says task "classify"), a Hugging Face folder (config.json with a model_type), a Hugging Face
+hub id already in the local cache, or the name of a model installed as a Python package (models/installed.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from models.hf_encoder import EncoderOnly
 from models.hf_encoder_decoder import EncoderDecoder
 from models.hf_vit import HuggingFaceImageClassifier
 from models.hugging_face import HuggingFaceError, pickle_only, read_config
+from models.installed import installed_model_folder
 from models.interface import CLASSIFY, AttentionModel
 from models.llama import Llama
 from models.m2m100 import MultilingualEncoderDecoder
@@ -94,7 +95,16 @@ def classifier_info(path: str | Path) -> dict | None:
 
 
 def open_model(path: str | Path) -> AttentionModel:
-    """The model at path; CheckpointError (HuggingFaceError for Hugging Face inputs) with a one-line reason."""
+    """The model at path; CheckpointError (HuggingFaceError for Hugging Face inputs) with a one-line reason. A
+    registered name (all-MiniLM-L6-v2) is resolved first: it opens its installed package's folder, weights checked."""
+    installed = installed_model_folder(path)
+    if installed is not None:
+        folder, entry = installed
+        model = open_hugging_face(folder)
+        model.path = Path(str(path))            # named by its name: what the CLI and the pages show
+        model.info = {**model.info, "description": f"{path}: {entry.description} (from the package "
+                                                   f"{entry.package}, {folder})"}
+        return model
     folder = hugging_face_folder(path)
     if folder is None:
         classifier = classifier_info(path)
