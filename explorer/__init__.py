@@ -28,7 +28,7 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            # what attention does and does not explain (docs/analyses.md): each function named apart from its module, since
            # importing explorer/analyses/logit_lens.py would otherwise replace a function explorer.analyses.logit_lens
            "word_trace", "attention_sinks", "attention_flow", "faithfulness_of", "logit_lens_of", "patch",
-           "detect_heads", "sample",
+           "detect_heads", "sample", "word_focus_table",
            # an image model (a Vision Transformer): its attention over the image's patches
            "trace_image", "image_attention_figure"]
 
@@ -210,3 +210,13 @@ def attention_sinks(trace: "Trace", model: "ExplorerModel"):
     from explorer.analyses.sinks import sinks as shares
 
     return pd.DataFrame(shares(trace, model)).set_index("head")
+
+
+def word_focus_table(trace: "Trace", model: "ExplorerModel", word: str, kind: str | None = None, occurrence: int = 1):
+    """The lecture's question for every head: the word that `word` (its `occurrence`-th appearance) gives the most
+    weight, and that weight, over words (to a word the sum of its pieces, from a word the mean), nothing excluded:
+    special tokens and punctuation are named when they get the most. kind: default the self-attention that reads the
+    sentence. A FocusTable (.heads, one row per head; .counts(); .to_json()); `python -m explorer focus` prints it."""
+    from explorer.analyses.focus_table import word_focus_table as table
+
+    return table(trace, model, word, kind, occurrence)

@@ -26,6 +26,7 @@ from explorer.cli.heads import run_evolution, run_heads, run_importance, run_pru
 # The analyses' subcommands, each in a module of its own (add_options, run)
 import explorer.cli.detect as cli_detect
 import explorer.cli.faithfulness as cli_faithfulness
+import explorer.cli.focus as cli_focus
 import explorer.cli.patch as cli_patch
 import explorer.cli.replicate as cli_replicate
 import explorer.cli.sinks as cli_sinks
@@ -150,6 +151,7 @@ COMMANDS = {
                            "order", options.prune_curve_options, run_prune_curve),
     "detect": Command("head detectors: previous-token, duplicate-token, induction and prefix-matching scores on "
                       "repeated random tokens, with chance", cli_detect.add_options, cli_detect.run),
+    "focus": Command(cli_focus.HELP, cli_focus.add_options, cli_focus.run),
     "patch": Command("activation patching: the share of the clean output's log-probability each head and each "
                      "layer's output restores in a corrupted run", cli_patch.add_options, cli_patch.run),
     "faithfulness": Command("Spearman correlation of attention, rollout, flow and norms with leave-one-out "
