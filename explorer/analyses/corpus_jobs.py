@@ -18,7 +18,7 @@ import numpy as np
 
 from explorer.analyses import faithfulness, head_tallies
 from explorer.analyses.corpus_scoring import add_statistics, perplexity, scorer_for, scores_from
-from explorer.analyses.distributed import SETS_PER_JOB, shards, shards_of, translation_groups
+from explorer.analyses.distributed import SETS_PER_JOB, generation_batch, shards, shards_of, translation_groups
 from explorer.analyses.importance import gradient_totals, importance_report
 from explorer.analyses.job_registry import Progress, corpus_job, registered
 from explorer.analyses.pruning import pruning_curve
@@ -237,7 +237,7 @@ class Faithfulness:
         if parts <= 1:
             return [{"sentences": sentences}]
         # whole generation batches a shard: each output is generated in the batch it has in one process
-        size = max(1, model.generation_batch)
+        size = max(1, generation_batch(model))
         groups = [list(range(start, min(start + size, len(sentences)))) for start in range(0, len(sentences), size)]
         return [{"sentences": [sentences[i] for i in shard]} for shard in shards_of(groups, parts)]
 

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
-from models.interface import Multilingual
+from models.interface import Generates, Multilingual
 from models.errors import ExplorerError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,7 +144,9 @@ class RayRunner:
                 queue.appendleft(index)
                 continue
             except ray.exceptions.RayTaskError as error:     # the job itself failed: the same everywhere
-                raise DistributedError(f"a worker failed: {str(error.cause or error).splitlines()[0]}") from None
+                if isinstance(error.cause, ExplorerError):  # the person's input: their one-line message
+                    raise error.cause from None
+                raise RuntimeError(f"a worker failed: {str(error.cause or error).splitlines()[0]}") from error
             idle.append(actor)
             done += 1
             if progress:
@@ -217,7 +219,7 @@ def translation_groups(model, sources: list[str], references: list[str] | None,
     from explorer.capture.translation import usable_pairs
     from models.tokenizer import clean_text
 
-    size = model.generation_batch
+    size = generation_batch(model)
     if references is None:                       # a language model's text: scored by loss alone, in any batches
         kept = [i for i, line in enumerate(sources) if clean_text(line)]
         return [kept[start: start + size] for start in range(0, len(kept), size)]
@@ -225,6 +227,11 @@ def translation_groups(model, sources: list[str], references: list[str] | None,
     length = {i: len(prepare_source(sources[i], model, fix_casing).ids) for i in kept}
     order = sorted(kept, key=length.get)
     return [order[start: start + size] for start in range(0, len(order), size)]
+
+
+def generation_batch(model) -> int:
+    """Sentences a model decodes together (1 for one that writes nothing: any grouping scores alike)."""
+    return model.generation_batch if isinstance(model, Generates) else 1
 
 
 def shards_of(groups: list[list[int]], parts: int) -> list[list[int]]:

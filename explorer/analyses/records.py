@@ -71,15 +71,20 @@ class Record:
         return document
 
     @classmethod
-    def from_json(cls, document: dict):
+    def from_json(cls, document: dict, source: str | None = None):
+        """The record a JSON object holds. source: the file it came from when a person gave it (a saved report, a
+        shipped file someone may have edited): a malformed one is then a RecordError naming the file. Without it
+        the object is the explorer's own, and a malformed one is a bug that keeps its traceback (a TypeError)."""
         if isinstance(document, cls):
             return document
-        if not isinstance(document, dict):
-            raise RecordError(f"not a {cls.__name__}: a JSON object was expected")
-        known = {item.name for item in fields(cls)} - {"extra"}
-        values = {name: _typed(value, cls.NESTED[name]) if name in cls.NESTED else value
-                  for name, value in document.items() if name in known}
         try:
+            if not isinstance(document, dict):
+                raise TypeError(f"not a {cls.__name__}: a JSON object was expected")
+            known = {item.name for item in fields(cls)} - {"extra"}
+            values = {name: _typed(value, cls.NESTED[name]) if name in cls.NESTED else value
+                      for name, value in document.items() if name in known}
             return cls(**values, extra={name: value for name, value in document.items() if name not in known})
-        except TypeError as error:         # a required key missing: say which, as a reader's error
-            raise RecordError(f"not a {cls.__name__}: {error}") from None
+        except TypeError as error:         # a required key missing, or an object where a list was expected
+            if source is None:
+                raise
+            raise RecordError(f"{source}: not a {cls.__name__} ({error})") from None

@@ -37,7 +37,7 @@ def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
 def shipped_report(checkpoint: Checkpoint, filename: str):
     """head_roles.json or head_importance.json as its record (explorer/analyses/results.py), or None."""
     document = shipped(checkpoint, filename)
-    return None if document is None else REPORTS[filename].from_json(document)
+    return None if document is None else REPORTS[filename].from_json(document, source=str(checkpoint.path / filename))
 
 
 def summary(roles: RolesReport | dict | None, importance: ImportanceReport | dict | None) -> dict[str, str]:

@@ -11,7 +11,6 @@ from models.interface import TrainingSnapshots
 from models.data import CorpusError, read_lines
 # Ray itself is imported only when workers are asked for.
 from explorer.analyses.jobs import run_job
-from explorer.analyses.records import RecordError
 from explorer.analyses.results import ImportanceReport
 from explorer.capture.head_sets import HeadSpecError
 from explorer.capture.inputs import InputError
@@ -113,10 +112,7 @@ def importance_for_curve(args: argparse.Namespace, checkpoint, sources: list[str
                              "write one with `python -m explorer importance ... --json`") from None
         if not isinstance(report, dict) or not isinstance(report.get("heads"), list):
             raise InputError(f"{args.importance}: not an importance report (no list of heads)")
-        try:
-            return ImportanceReport.from_json(report)
-        except RecordError as error:        # say which file it was
-            raise InputError(f"{args.importance}: {error}") from None
+        return ImportanceReport.from_json(report, source=str(args.importance))
     report = shipped_report(checkpoint, IMPORTANCE_FILE)
     if report is not None:
         return report

@@ -76,3 +76,18 @@ def test_a_registered_job_gives_the_same_answer_on_a_local_ray(tiny_checkpoint, 
         assert again.cached and again.distributed is None and again.result == shared.result
     finally:
         let_workers_go()
+
+
+def test_a_model_that_writes_nothing_is_sharded_too(tmp_path_factory):
+    """Sharding groups sentences as the model decodes them together; a masked language model decodes nothing
+    (it has no generation_batch) and is sharded a sentence a group, every line once."""
+    from explorer.analyses.corpus_jobs import corpus_shards
+    from models.loader import open_model
+    from tests.hugging_face_models import saved_model
+
+    bert = open_model(saved_model("bert", tmp_path_factory))
+    lines = [f"A dog number {i} runs." for i in range(7)]
+    evaluated = corpus_shards(bert, lines, None, parts=3)
+    assert sorted(line for shard in evaluated for line in shard["sources"]) == sorted(lines) and len(evaluated) == 3
+    faithful = registered("faithfulness").shard(bert, {"sentences": lines}, {}, 3)
+    assert [line for shard in faithful for line in shard["sentences"]] == lines and len(faithful) == 3

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from explorer.analyses.records import Record
+from explorer.analyses.records import Record, RecordError
 from explorer.analyses.results import (FaithfulnessSummary, HeadRoles, ImportanceReport, PruningCurve, RolesReport,
                                        TextScores, TranslationScores, evaluation_from_json)
 from tests.conftest import SHIPPED
@@ -49,6 +49,8 @@ def test_optional_and_unknown_keys_are_kept_as_they_came():
     summary = FaithfulnessSummary.from_json({"sentences": 1, "skipped": {}, "methods": {
         "rollout": {"spearman": 0.5, "sentences": 1}}})
     assert summary.methods["rollout"].spearman_gradient_x_input is None
-    with pytest.raises(ValueError, match="not a TextScores"):
+    with pytest.raises(TypeError):                  # the explorer's own object, malformed: a bug, with its traceback
         TextScores.from_json({"loss": 1.0})
+    with pytest.raises(RecordError, match="saved.json: not a TextScores"):    # a person's file: their error
+        TextScores.from_json({"loss": 1.0}, source="saved.json")
     assert issubclass(TextScores, Record)
