@@ -184,11 +184,12 @@ def attention_flow(trace: "Trace | np.ndarray", kind: str = "encoder"):
     """Attention flow (Abnar & Zuidema 2020) [query, key] of a trace's encoder or decoder self-attention, or of a
     pattern array [layers, heads, q, q]; at most explorer.analyses.flow.MAX_FLOW_TOKENS tokens."""
     from explorer.analyses.flow import attention_flow as flow
+    from explorer.capture.inputs import InputError
     from models.vocabulary import check_kind
 
     if hasattr(trace, "pattern"):
         if check_kind(kind) == "cross":
-            raise ValueError("attention flow follows one stack's self-attention: kind is \"encoder\" or \"decoder\"")
+            raise InputError("attention flow follows one stack's self-attention: kind is \"encoder\" or \"decoder\"")
         return flow(trace.pattern(kind))
     return flow(trace)
 

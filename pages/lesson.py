@@ -75,7 +75,7 @@ head = head_column.selectbox("Head", range(checkpoint.heads), key="lesson_head",
                              help="Each layer has several heads: attention computed in parallel with different "
                                   "learned matrices.")
 step = 0
-if trace.steps and trace.image is None:        # a decoder's steps (an image is classified in one)
+if trace.steps and not image:        # a decoder's steps (an image is classified in one)
     outputs = trace.output_tokens
     url_state.kept("lesson_output_step", "step", range(len(outputs)), default=default.step)
     step = step_column.selectbox("Output step", range(len(outputs)), key="lesson_output_step",

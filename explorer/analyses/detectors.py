@@ -36,6 +36,7 @@ import torch
 
 from models.interface import ExplorerModel
 from models.vocabulary import attention_hook
+from explorer.capture.inputs import InputError
 
 DETECTORS = ("previous_token", "duplicate_token", "induction", "prefix_matching")
 DETECTOR_TITLES = {"previous_token": "previous token", "duplicate_token": "duplicate token",
@@ -139,7 +140,7 @@ def repeated_random_tokens(model: ExplorerModel, seeds: int, length: int) -> lis
                                                      model.unk_id) if i is not None}
     candidates = torch.tensor([i for i in range(vocabulary_size(model)) if i not in excluded])
     if len(candidates) < length:
-        raise ValueError(f"{model.name}: its vocabulary has {len(candidates)} ordinary tokens, fewer than "
+        raise InputError(f"{model.name}: its vocabulary has {len(candidates)} ordinary tokens, fewer than "
                          f"--length {length}")
     sequences = []
     for seed in range(seeds):

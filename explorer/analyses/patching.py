@@ -35,6 +35,7 @@ from explorer.capture.wording import plural
 from models.hooks import model_run
 from models.interface import Batch, ExplorerModel
 from models.vocabulary import attention_hook, layer_hook
+from models.errors import ExplorerError
 
 METRICS = {"total": "log-probability of the whole clean output", "first": "log-probability of its first token"}
 NOTHING_TO_RESTORE = 1e-4       # nats: clean and corrupted runs closer than this leave nothing to restore
@@ -295,7 +296,7 @@ def suggested_swap(model: ExplorerModel, text: str) -> Swap | None:
     words = text.split()
     try:
         clean_ids = model.encode(text).ids
-    except ValueError:
+    except ExplorerError:               # a sentence the model cannot read: no suggestion (a bug still raises)
         return None
     cores = [word.strip(".,;:!?\"'()") for word in words]
     found = [(i, replacements(core.lower())) for i, core in enumerate(cores)]

@@ -23,7 +23,7 @@ CLASS_TITLE = ImageInput.output_title
 def checked_image(model: AttentionModel, image) -> np.ndarray:
     """The image as [height, width] float32 in 0 … 1, or InputError saying what is wrong with it."""
     if input_kind(model) is not IMAGE:
-        raise InputError(f"{model.name} reads text, not images; give it a sentence")
+        raise InputError(f"{model.name} reads {input_kind(model).reads}, not images")
     pixels = np.asarray(image, dtype=np.float32)
     if pixels.ndim != 2 or pixels.shape != tuple(model.image_shape):
         raise InputError(f"an image of shape {list(pixels.shape)}; {model.name} reads one of "

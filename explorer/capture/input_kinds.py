@@ -16,6 +16,7 @@ class InputKind:
     name: str               # "text", "image": also the command line's option (--text, --image)
     capability: type        # the interface's capability a model claims to read it
     what: str               # what a person gives it, in words: "a sentence", "an image"
+    reads: str              # what a model of this kind reads, for messages: "text", "images"
     token: str              # what one token of it is: "piece", "patch"
 
 
@@ -27,8 +28,8 @@ def register_input_kind(kind: InputKind) -> InputKind:
     return kind
 
 
-TEXT = register_input_kind(InputKind("text", TextInput, "a sentence", "piece"))
-IMAGE = register_input_kind(InputKind("image", ImageInput, "an image", "patch"))
+TEXT = register_input_kind(InputKind("text", TextInput, "a sentence", "text", "piece"))
+IMAGE = register_input_kind(InputKind("image", ImageInput, "an image", "images", "patch"))
 
 
 def input_kind(model: AttentionModel) -> InputKind:

@@ -20,7 +20,7 @@ from models.hooks import model_run
 from models.interface import AttentionModel, ExplorerModel, Generates
 from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, attention_hook, stack_hook
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
-from explorer.capture.inputs import prepare_source
+from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.value_norms import norm_attention
 
 DERIVED_VALUES = ("norm",)      # per head, computed from the captured ones: {kind}.norm (Kobayashi et al. 2020)
@@ -112,7 +112,7 @@ class Trace:
                                                      for k, v in self.arrays().items()})
             path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
         else:
-            raise ValueError(f"{path}: the trace file must end in .npz or .json")
+            raise InputError(f"{path}: the trace file must end in .npz or .json")
         return path
 
     @classmethod

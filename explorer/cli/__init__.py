@@ -119,7 +119,8 @@ def trace_an_image(args: argparse.Namespace, model) -> None:
     from explorer.capture.image_trace import trace_image
 
     if input_kind(model) is not IMAGE:
-        raise InputError(f"--image: {args.model} reads text; give it a sentence with --text")
+        raise InputError(f"--image: {args.model} reads {input_kind(model).reads}; give it {input_kind(model).what} "
+                         f"with --{input_kind(model).name}")
     if args.image is None:
         raise InputError(f"{args.model} reads images; give one with --image (e.g. --image digits:17)")
     pixels, description = read_image(args.image, model)

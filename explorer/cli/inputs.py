@@ -18,7 +18,7 @@ def opened(args: argparse.Namespace, images: bool = False):
 
     model = open_model(args.model)
     if input_kind(model) is not TEXT and not images:
-        raise InputError(f"{args.model} reads images: `{args.command}` works on models of text; "
+        raise InputError(f"{args.model} reads {input_kind(model).reads}: `{args.command}` works on models of text; "
                          f"`trace --model {args.model} --image digits:N` traces an image")
     return model
 

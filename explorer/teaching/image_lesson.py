@@ -15,6 +15,7 @@ from explorer.figures.image import (attention_over_image, class_probabilities, d
 from explorer.teaching.lesson import Lesson
 from explorer.teaching.lesson_steps import VIT_BASE, DeepLink, Focus, Number, Step, vector
 from explorer.figures import lesson as figures
+from explorer.capture.input_kinds import IMAGE, input_kind
 
 IMAGES = "images.py"
 # Each shared step's deep view on the Images page (its tab).
@@ -152,4 +153,4 @@ class ImageLesson(Lesson):
 
 def lesson_for(model, trace, label: str | None = None) -> Lesson:
     """The Lesson that fits the trace: an image's (with its label, when known), or a sentence's."""
-    return ImageLesson(model, trace, label) if trace.image is not None else Lesson(model, trace)
+    return ImageLesson(model, trace, label) if input_kind(model) is IMAGE else Lesson(model, trace)

@@ -184,7 +184,7 @@ def current_checkpoint() -> ExplorerModel:
     """The chosen model of text; on a page about sentences, a model that reads images is sent to the Images page."""
     model = chosen_model()
     if input_kind(model) is not TEXT:
-        st.info(f"**{model.name}** reads images, not sentences: this page is about a sentence's tokens. The "
+        st.info(f"**{model.name}** reads {input_kind(model).reads}, not sentences: this page is about a sentence's tokens. The "
                 f"[Images]({IMAGES_PAGE}) page shows where its heads look on a digit, layer by layer and head by head.")
         st.stop()
     return model
