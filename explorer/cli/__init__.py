@@ -1,5 +1,5 @@
 """python -m explorer: translate (or generate), evaluate, trace and analyse heads from the command line, on the
-explorer's own models and on Hugging Face models (Marian, BART, M2M100/NLLB, T5, BERT, GPT-2).
+explorer's own models and on Hugging Face models (Marian, BART, M2M100/NLLB, T5, BERT, GPT-2, Llama/Qwen2/Mistral).
 
 Every anticipated failure (bad checkpoint, unreadable or misaligned corpus, wrong head spec, empty sentence)
 prints one line starting with "error:" and exits non-zero, without a traceback.

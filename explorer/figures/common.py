@@ -222,7 +222,7 @@ def token_axes(figure: go.Figure, row_title: str = "query", column_title: str = 
 
 ABSOLUTE, PER_FIGURE = "absolute", "per-figure"
 COLOUR_SCALES = {ABSOLUTE: "0–1 (absolute)", PER_FIGURE: "0–max of each figure"}
-# Not a sidebar choice: the figure shows norm-based attention ‖α·f(x)‖ (explorer/analyses/norms.py), which has no fixed
+# Not a sidebar choice: the figure shows norm-based attention ‖α·f(x)‖ (explorer/capture/value_norms.py), which has no fixed
 # top, so each figure runs from 0 to its own largest norm and says so.
 NORMS = "norms"
 

@@ -3,7 +3,7 @@
 rule.
 
 A paper is a function `(model, budget) -> Card` registered with @paper; it measures by capability (the model's
-attention kinds, task, shipped analyses), never by family, and says what the model lacks instead of a number
+attention kinds, what it reads and writes, shipped analyses), never by family, and says what the model lacks instead of a number
 ("not measurable"). explorer/papers/replication.py runs them and gives one JSON object:
 {"model": ..., "papers": [{"paper", "claim", "paper_value", "ours", "verdict", "command", ...}, ...]}; the bundled
 models ship it as replication.json (explorer/analyses/shipped_analyses.py's conventions).

@@ -69,7 +69,7 @@ ATTENTION_VALUES = {"pattern": "weights α", "norm": "norms ‖α·f(x)‖ (Koba
 
 
 def attention_values(key: str, where=st) -> str:
-    """Weights, or Kobayashi et al.'s norms ‖α·f(x)‖ (explorer/analyses/norms.py): "pattern" or "norm", the trace's own
+    """Weights, or Kobayashi et al.'s norms ‖α·f(x)‖ (explorer/capture/value_norms.py): "pattern" or "norm", the trace's own
     names; shared by the pages through the URL's `values=`."""
     url_state.kept(key, "values", list(ATTENTION_VALUES))
     shown = where.radio("Show", list(ATTENTION_VALUES), format_func=ATTENTION_VALUES.get, key=key, horizontal=True,

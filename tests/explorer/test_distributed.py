@@ -14,7 +14,7 @@ import pytest
 from explorer.cli import main
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.analyses.corpus_jobs import ShardedScoring
-from explorer.analyses.distributed import (RayRunner, let_workers_go, model_files_stamp, translation_groups,
+from explorer.analyses.distributed import (RayRunner, model_files_stamp, translation_groups,
                                           workers_for)
 from explorer.analyses.jobs import OnRay
 from explorer.analyses.faithfulness import ATTENTION_METHODS
