@@ -9,13 +9,12 @@ checked the wheel; the digest is kept per (file, size, mtime), so opening the mo
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 
 from models.interface import ModelError
+from models.weights_file import file_sha256
 
 WEIGHTS = "model.safetensors"
 REQUIREMENTS = "requirements-models.txt"
@@ -46,16 +45,6 @@ INSTALLED = {
         description="a BERT sentence encoder (6 layers × 12 heads, d 384) trained on over a billion sentence pairs; "
                     "for sentence embeddings and their similarity"),
 }
-
-
-@lru_cache(maxsize=32)
-def file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    """The file's sha256; size and mtime are part of the cache key, so a changed file is hashed again."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verified_folder(name: str, entry: InstalledModel) -> Path:

@@ -8,7 +8,9 @@ the layout is a tag in the file and not a guess).
 
 from __future__ import annotations
 
+import hashlib
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import torch
@@ -18,6 +20,16 @@ from safetensors.torch import save_file
 LAYOUT_KEY, LAYOUT = "weight_layout", "out_in"
 # Also matches the same weight's Adam moments in a training state ("adam.exp_avg.<name>").
 PROJECTION_WEIGHT = re.compile(r"\.(w_q|w_k|w_v|w_o|w_1|w_2)\.weight$")
+
+
+@lru_cache(maxsize=32)
+def file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """The file's sha256; size and mtime are part of the cache key, so a changed file is hashed again."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_weights(tensors: dict[str, torch.Tensor], path: str | Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -18,6 +17,7 @@ from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.analyses.roles import corpus_description, role_summary
 from models.interface import ExplorerModel as Checkpoint
 from models.interface import target_languages
+from models.weights_file import file_sha256
 
 ROLES_FILE, IMPORTANCE_FILE = "head_roles.json", "head_importance.json"
 REPORTS = {ROLES_FILE: RolesReport, IMPORTANCE_FILE: ImportanceReport}
@@ -54,21 +54,13 @@ def summary(roles: RolesReport | dict | None, importance: ImportanceReport | dic
     return lines
 
 
-@lru_cache(maxsize=32)
-def _file_hash(path: str, modified: float) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def checkpoint_hash(checkpoint: Checkpoint) -> str:
     """The hash of the weights file (of a sharded Hugging Face model: of its index and every shard's size and time)."""
     folder = Path(checkpoint.folder or checkpoint.path)
     weights = folder / "model.safetensors"
     if weights.is_file():
-        return _file_hash(str(weights), weights.stat().st_mtime)
+        stat = weights.stat()
+        return file_sha256(str(weights), stat.st_size, stat.st_mtime_ns)
     shards = sorted(folder.glob("*.safetensors"))
     listing = "\n".join(f"{p.name} {p.stat().st_size} {p.stat().st_mtime}" for p in shards).encode()
     return hashlib.sha256(str(folder.resolve()).encode() + listing).hexdigest()
