@@ -24,8 +24,9 @@ kinds = [kind for kind in KIND_TITLES if checkpoint.layers(kind)]          # the
 toggle_key = {spec: f"prune_{checkpoint.name}_{spec}" for spec in heads}
 # Shipped with the model, or computed in this session on the Heads page.
 importance, roles = head_analysis("importance", checkpoint), head_analysis("roles", checkpoint)
-# Translation models are scored by BLEU; language models by perplexity on a text (lower is better).
-translates = corpus_task(checkpoint).needs_references
+# How this model is scored on a corpus: its metric, what its examples are called (BLEU on sentence pairs, perplexity
+# on lines …).
+scorer = corpus_task(checkpoint)
 
 
 def set_pruned(pruned: set) -> None:
@@ -55,7 +56,7 @@ normalisation = st.radio("Order heads by", list(NORMALISATIONS), index=list(NORM
                          disabled=importance is None, help=term_help("head importance"))
 if importance:
     st.caption(f"Importance measured on {importance.corpus.name or 'a corpus'} "
-               f"({importance.corpus.pairs} {'sentence pairs' if translates else 'lines'}).")
+               f"({importance.corpus.pairs} {scorer.example_noun}).")
 else:
     st.caption("This model has no head importance yet: compute it on the Heads page (“Recompute on your own "
                "corpus”) to prune the least important heads and draw the pruning curve.")

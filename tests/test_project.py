@@ -185,6 +185,27 @@ def task_comparisons(tree: ast.Module) -> list[str]:
     return sorted(found, key=lambda place: int(place.split(":")[0]))
 
 
+METRIC_NAMES = {"bleu", "perplexity"}          # any case: "BLEU", "Perplexity" …
+
+
+def metric_values(node: ast.expr) -> bool:
+    """A metric's name as a string: "BLEU", "perplexity", ("bleu", …)."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(metric_values(element) for element in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() in METRIC_NAMES
+
+
+def metric_comparisons(tree: ast.Module) -> list[str]:
+    """Where code compares a metric (`.metric == "BLEU"`, `quality != "perplexity"`, `metric in ("bleu", …)`) instead
+    of asking the metric's Scorer (corpus_scoring.scorer_by_metric, corpus_task) for its words and its direction."""
+    def names_a_metric(node: ast.expr) -> bool:
+        return base_name(node) in {"metric", "quality", "metric_key"}
+
+    return [f"{node.lineno}: a metric compared" for node in ast.walk(tree)
+            if isinstance(node, ast.Compare) and any(names_a_metric(side) for side in [node.left, *node.comparators])
+            and any(metric_values(side) for side in [node.left, *node.comparators])]
+
+
 def code_above_models() -> dict[str, ast.Module]:
     return {module: tree for module, tree in parsed(("explorer", "pages")).items()}
 
@@ -217,6 +238,19 @@ def test_nothing_above_models_compares_a_task():
     assert task_comparisons(planted) == ["1: a task compared", "2: a task compared", "3: a task compared",
                                          "4: a task compared", "5: a task compared", "7: match on a task"]
     comparing = {module: found for module, tree in code_above_models().items() if (found := task_comparisons(tree))}
+    assert comparing == {}
+
+
+def test_nothing_above_models_compares_a_metric_but_its_scorer():
+    """What a metric is measured on, which way is better and how its statistics become scores are the Scorer's
+    (explorer/analyses/corpus_scoring.py): code above models/ asks it rather than comparing a metric's name."""
+    planted = ast.parse("a = report.quality == 'BLEU'\nb = curve.metric != \"perplexity\"\n"
+                        "c = metric in ('bleu', 'x')\nd = scorer.metric_key == 'Perplexity'\ne = measure == 'BLEU'\n"
+                        "f = scorer.metric == other.metric\ng = 'BLEU' if quality == 'BLEU' else 'lines'\n")
+    assert metric_comparisons(planted) == ["1: a metric compared", "2: a metric compared", "3: a metric compared",
+                                           "4: a metric compared", "7: a metric compared"]
+    comparing = {module: found for module, tree in code_above_models().items()
+                 if module != "explorer.analyses.corpus_scoring" and (found := metric_comparisons(tree))}
     assert comparing == {}
 
 

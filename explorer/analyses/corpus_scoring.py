@@ -2,7 +2,8 @@
 losses (differentiable with respect to the head gates, for gradient importance), the corpus loss, and a quality
 measure. One scorer per output capability (registered with @scores_output), written once on the model interface;
 importance, ablation and pruning curves are written once against the Scorer, and the pages and the command line ask
-the registry (corpus_task) what a corpus is for a model: sentence pairs or lines, BLEU or perplexity.
+the registry (corpus_task) what a corpus is for a model: sentence pairs or lines, BLEU or perplexity. A report
+read back names its metric; scorer_by_metric gives that metric's Scorer (its words, its direction, its scores).
 
 - TranslationScorer: sentence pairs; teacher-forced loss of the references, BLEU of the model's translations.
 - ContinuationScorer: plain lines; next-token loss over each line, perplexity.
@@ -39,23 +40,48 @@ def perplexity(loss: float) -> float:
     return math.exp(min(loss, LOSS_CAP))
 
 
+class class_property:
+    """A read-only attribute computed from the class: the same on the Scorer class corpus_task() returns and on its
+    instances (`corpus_task(model).metric_key`, `scorer.metric_key`)."""
+
+    def __init__(self, compute) -> None:
+        self.compute = compute
+
+    def __get__(self, instance, owner):
+        return self.compute(owner)
+
+
 class Scorer:
     """A corpus and a model: losses and quality with the head gates of the call (model_run head masks).
     Examples are (source ids, labelled ids) pairs made by the task's scorer; batches() pads them."""
 
-    metric = "perplexity"       # the quality measure's name; also its key in reports ("bleu", "perplexity")
+    metric = "perplexity"       # the quality measure's name, as people read it ("BLEU", "perplexity")
+    metric_note = "lower is better"     # said after the metric's name in a pruning curve's title
     higher_is_better = False
     needs_references = False    # scored on sentence pairs (a source and its reference) rather than plain lines
     example_noun = "lines"      # what its corpus's examples are called
+    example_word = "line"       # one example, in a word: "200 lines", "1 pair"
     loss_name = ""              # the loss it is scored by, in words
 
     def __init__(self, model: ExplorerModel) -> None:
         self.model = model
         self.examples: list[tuple[list[int], list[int]]] = []
 
-    @property
-    def metric_key(self) -> str:
-        return self.metric.lower()
+    @class_property
+    def metric_key(cls) -> str:
+        """The metric's key in reports and statistics: "bleu", "perplexity" ("bleu_change" …)."""
+        return cls.metric.lower()
+
+    @class_property
+    def metric_title(cls) -> str:
+        """The metric's name at the start of a label: "BLEU", "Perplexity"."""
+        return cls.metric[:1].upper() + cls.metric[1:]
+
+    @classmethod
+    def scores_from_statistics(cls, stats: dict) -> tuple[float, float | None]:
+        """(loss, quality) of summed statistics (statistics(), add_statistics()): perplexity = exp(loss)."""
+        loss = mean_loss(stats)
+        return loss, perplexity(loss)
 
     @property
     def size(self) -> int:
@@ -111,12 +137,10 @@ class Scorer:
 
     def statistics(self, gates: dict | None = None, with_quality: bool = True) -> dict:
         """What this corpus contributes to the loss and quality of a bigger one: sums and counts only, never
-        ratios (corpus BLEU is not the mean of shards' BLEU). scores_from() turns summed statistics into scores."""
+        ratios (corpus BLEU is not the mean of shards' BLEU). scores_from_statistics() turns summed statistics into
+        scores."""
         total, tokens = self.loss_totals(gates)
-        stats = {"loss_sum": total, "tokens": tokens, "examples": self.size}
-        if with_quality and self.metric == "BLEU":
-            stats["bleu"] = bleu_statistics(self.translations(gates), self.references)
-        return stats
+        return {"loss_sum": total, "tokens": tokens, "examples": self.size}
 
     def translations(self, gates: dict | None = None) -> list[str]:
         raise NotImplementedError(f"{self.metric} is not measured on translations")
@@ -137,9 +161,11 @@ def scores_output(capability: type):
 @scores_output(Translates)
 class TranslationScorer(Scorer):
     metric = "BLEU"
+    metric_note = "greedy"
     higher_is_better = True
     needs_references = True
     example_noun = "sentence pairs"
+    example_word = "pair"
     loss_name = "teacher-forced loss of the references"
 
     def __init__(self, model: ExplorerModel, sources: list[str], references: list[str]) -> None:
@@ -156,6 +182,19 @@ class TranslationScorer(Scorer):
 
     def quality(self, gates=None):
         return bleu(self.translations(gates), self.references)
+
+    def statistics(self, gates=None, with_quality=True):
+        """The loss's sums and, with quality, sacreBLEU's statistics of the translations (summed over shards)."""
+        stats = super().statistics(gates, with_quality)
+        if with_quality:
+            stats["bleu"] = bleu_statistics(self.translations(gates), self.references)
+        return stats
+
+    @classmethod
+    def scores_from_statistics(cls, stats):
+        """(loss, corpus BLEU from the summed sacreBLEU statistics; None where they were not gathered)."""
+        loss = mean_loss(stats)
+        return loss, (BLEU()._compute_score_from_stats(stats["bleu"]).score if "bleu" in stats else None)
 
 
 def _lines(model: ExplorerModel, lines: list[str]) -> list[list[int]]:
@@ -203,12 +242,14 @@ class MaskedScorer(Scorer):
         return self.model.pad(inputs), None, Batch.of(labels, IGNORED).ids
 
 
+def mean_loss(stats: dict) -> float:
+    """The mean loss per scored token of summed statistics."""
+    return stats["loss_sum"] / max(1, stats["tokens"])
+
+
 def scores_from(stats: dict, metric: str) -> tuple[float, float | None]:
-    """(loss, quality) of summed statistics: BLEU from sacreBLEU's statistics, perplexity = exp(loss)."""
-    loss = stats["loss_sum"] / max(1, stats["tokens"])
-    if metric == "BLEU":
-        return loss, (BLEU()._compute_score_from_stats(stats["bleu"]).score if "bleu" in stats else None)
-    return loss, perplexity(loss)
+    """(loss, quality) of summed statistics, as the Scorer of `metric` makes them (scores_from_statistics)."""
+    return scorer_by_metric(metric).scores_from_statistics(stats)
 
 
 def add_statistics(parts: list[dict]) -> dict:
@@ -228,6 +269,17 @@ def corpus_task(model) -> type[Scorer]:
             return scorer
     raise InputError(f"{model.name}: is not scored on a corpus (its output is none of "
                      f"{', '.join(capability.__name__ for capability in SCORERS)})")
+
+
+def scorer_by_metric(name: str) -> type[Scorer]:
+    """The Scorer class of a metric a report names ("BLEU", "perplexity", or its key "bleu"): what its examples are
+    called, whether higher is better, how its statistics become scores. The first registered one where several
+    share a metric (perplexity: continuation and masked-token)."""
+    for scorer in SCORERS.values():
+        if name in (scorer.metric, scorer.metric_key):
+            return scorer
+    raise InputError(f"{name!r} is not a metric the explorer scores with (it knows "
+                     f"{', '.join(dict.fromkeys(scorer.metric for scorer in SCORERS.values()))})")
 
 
 def scorer_for(model: ExplorerModel, sources: list[str], references: list[str] | None = None) -> Scorer:

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from models.interface import TrainingSnapshots
 from models.data import CorpusError, read_lines
 # Ray itself is imported only when workers are asked for.
+from explorer.analyses.corpus_scoring import scorer_by_metric
 from explorer.analyses.jobs import run_job
 from explorer.analyses.results import ImportanceReport
 from explorer.capture.head_sets import HeadSpecError
@@ -88,15 +89,15 @@ def run_importance(args: argparse.Namespace) -> None:
         distribution_note(ran.distributed, document)
         print(json.dumps(document))
         return
-    change = f"{report.quality.lower()}_change"
+    scorer = scorer_by_metric(report.quality)        # the metric the report names: its key, what an example is
+    change = f"{scorer.metric_key}_change"
     print(f"{'head':<11} {'gradient':>11} {'normalised':>10} {'Δloss':>8} {'Δ' + report.quality:>11}")
     for head in sorted(report.heads, key=lambda h: -h.gradient_importance):
         loss_change, quality_change = head.loss_change, head.measure(change)
         print(f"{head.spec:<11} {head.gradient_importance:11.4g} {head.gradient_importance_normalised:10.3f} "
               f"{float('nan') if loss_change is None else loss_change:8.4f} "
               f"{float('nan') if quality_change is None else quality_change:11.2f}")
-    examples = "pairs" if report.quality == "BLEU" else "lines"
-    print(f"{report.corpus.examples} {examples} in {report.seconds:.1f} s "
+    print(f"{report.corpus.examples} {scorer.example_word}s in {report.seconds:.1f} s "
           f"(gradient pass {report.gradient_seconds:.1f} s)")
 
 def importance_for_curve(args: argparse.Namespace, checkpoint, sources: list[str],
@@ -161,7 +162,7 @@ def run_prune_curve(args: argparse.Namespace) -> None:
             others_text = "".join(f" | {points[i]:6.2f}" for points in others.values())
             print(f"  {fraction_pruned:4.0%} ({plural(data.pruned[i], 'head'):>8})  {data.importance[i]:6.2f}{others_text}"
                   f" | {spread}")
-    print(f"{curve.pairs} {'pairs' if curve.quality == 'BLEU' else 'lines'}, {curve.seconds:.1f} s")
+    print(f"{curve.pairs} {scorer_by_metric(curve.quality).example_word}s, {curve.seconds:.1f} s")
 
 def run_heads(args: argparse.Namespace) -> None:
     from explorer.analyses.head_table import head_table

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.common import NARROW_WIDTH, every_label, label_room, plural, position_labels
+from explorer.analyses.corpus_scoring import scorer_by_metric
 from explorer.analyses.pruning import DiffPiece, StepComparison
 from explorer.analyses.results import PruningCurve
 
@@ -55,13 +56,11 @@ OTHER_ORDER_COLOURS = ("#54a24b", "#b279a2", "#f58518")
 
 
 def curve_title(curve: PruningCurve | dict) -> str:
-    """Says where BLEU was measured and where the importance order came from: in- or out-of-sample."""
+    """Says where the quality was measured and where the importance order came from: in- or out-of-sample."""
     curve = PruningCurve.from_json(curve)
     where = f" of {curve.corpus}" if curve.corpus else ""
-    metric = curve.quality
-    examples = "sentence pairs" if metric == "BLEU" else "lines"
-    measured = "BLEU (greedy)" if metric == "BLEU" else f"{metric} (lower is better)"
-    title = f"Pruning curve: {measured} on {curve.pairs} {examples}{where}"
+    scorer = scorer_by_metric(curve.quality)           # what its metric is measured on, and how it reads
+    title = f"Pruning curve: {scorer.metric} ({scorer.metric_note}) on {curve.pairs} {scorer.example_noun}{where}"
     source = curve.importance_corpus
     if source:
         sample = "the same file: in-sample" if source == curve.corpus else "other sentences: out-of-sample"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.corpus_scoring import corpus_task
+from explorer.analyses.corpus_scoring import Scorer
 from explorer.analyses.jobs import run_job
 from explorer.capture.treebank import trees_of
 from models.data import CorpusError, lines_of
@@ -27,7 +27,8 @@ def run_corpus_analysis(what: str, job, checkpoint) -> None:
         st.rerun()
 
 
-def recompute_on_your_corpus(checkpoint, translates: bool) -> None:
+def recompute_on_your_corpus(checkpoint, scorer: type[Scorer]) -> None:
+    """scorer: the model's Scorer class (corpus_task): whether importance needs references, what an example is."""
     with st.expander("Recompute on your own corpus"):
         st.caption(("Results of the bundled corpora are cached on disk; of an upload, kept in this browser session only "
                     "(this server writes nothing of yours to its disk). " if policy().serving else
@@ -51,20 +52,21 @@ def recompute_on_your_corpus(checkpoint, translates: bool) -> None:
                     {"text_name": text_name, "treebank_name": tree_name}, workers, address, progress,
                     analysis_folder(text_file, treebank))
             run_corpus_analysis("roles", roles_job, checkpoint)
-        if translates:
+        if scorer.needs_references:
             source = corpus_file("Source sentences for importance", "heads_src", DEFAULT_CORPUS / "val.en.gz")
             reference = corpus_file("Their reference translations (aligned)", "heads_ref", DEFAULT_CORPUS / "val.de.gz")
         else:
             source = corpus_file("Text for importance, one example per line (scored by its "
-                                 + corpus_task(checkpoint).loss_name + ")",
+                                 + scorer.loss_name + ")",
                                  "heads_src", DEFAULT_CORPUS / "val.en.gz")
             reference = None
-        limit = st.number_input("Sentence pairs (at most)" if translates else "Lines (at most)", 10, 5000, 500,
+        limit = st.number_input(f"{scorer.example_noun.capitalize()} (at most)", 10, 5000, 500,
                                 key="heads_limit")
         if st.button("Compute importance", key="heads_compute_importance",
-                     disabled=not (source and (reference or not translates))):
+                     disabled=not (source and (reference or not scorer.needs_references))):
             def importance_job():
-                sources, references, corpus_name = corpus_lines(source, reference if translates else None, limit)
+                sources, references, corpus_name = corpus_lines(
+                    source, reference if scorer.needs_references else None, limit)
                 return lambda progress: run_job(
                     "importance", checkpoint, {"sources": sources, "references": references},
                     {"corpus_name": corpus_name}, workers, address, progress, analysis_folder(source, reference))

@@ -16,7 +16,7 @@ from explorer.figures.focus import focus_heatmap, focus_size, overview_heatmap
 from explorer.figures.common import plural
 from explorer.figures.head_roles import COLOUR_BY, offset_histogram, role_map, syntactic_evidence
 from explorer.figures.windows import focus_range
-from explorer.analyses.corpus_scoring import corpus_task
+from explorer.analyses.corpus_scoring import SCORERS, corpus_task
 from models.vocabulary import KIND_TITLES
 from pages.components import url_state
 from pages.components.glossary_links import term_help
@@ -47,8 +47,8 @@ def roles_and_importance(checkpoint, roles: RolesReport | None, importance: Impo
                           sentence_notices) -> None:
     """The role maps, the head table, one head's numbers and its pattern on the current sentence; recomputing
     roles and importance on a corpus."""
-    # Translation models are scored by BLEU on sentence pairs; language models by perplexity on plain text.
-    translates = corpus_task(checkpoint).needs_references
+    # The model's Scorer: its metric (BLEU on sentence pairs, perplexity on plain text …) and what an example is.
+    scorer = corpus_task(checkpoint)
     if roles is None:
         st.info("This checkpoint ships no head roles: compute them below on plain sentences and/or a CoNLL-U treebank.")
         entries = []
@@ -67,17 +67,17 @@ def roles_and_importance(checkpoint, roles: RolesReport | None, importance: Impo
                        f"{candidates}.")
         st.caption(f"Roles measured: {corpus_description(roles)}."
                    + (f" Importance on {importance.corpus.name} ("
-                      f"{plural(importance.corpus.pairs, 'pair' if translates else 'line')})." if importance else ""),
+                      f"{plural(importance.corpus.pairs, scorer.example_word)})." if importance else ""),
                    help=term_help("positional head", "syntactic head", "rare-token head"))
 
     # With one head per layer, per-layer normalisation makes every score 1.00: not worth offering. The change on
-    # masking is BLEU's for translation models, perplexity's for language models.
-    unmeasured = {"perplexity_change"} if translates else {"bleu_change"}
+    # masking is in the model's own metric (BLEU's for translation models, perplexity's for language models).
+    unmeasured = {f"{other.metric_key}_change" for other in SCORERS.values()} - {f"{scorer.metric_key}_change"}
     offered = [m for m in MEASURES if (checkpoint.heads > 1 or MEASURES[m] != "gradient_importance_normalised")
                and MEASURES[m] not in unmeasured]
     url_state.kept("heads_measure", "measure", offered)
     measure_label = st.radio("Importance shown", offered, key="heads_measure", horizontal=True,
-                             help=term_help("head importance", "BLEU" if translates else "perplexity"))
+                             help=term_help("head importance", scorer.metric))
     url_state.keep("measure", measure_label)
     measure = MEASURES[measure_label]
     scores = {h.spec: h.measure(measure) for h in (importance.heads if importance else [])
@@ -164,7 +164,7 @@ def roles_and_importance(checkpoint, roles: RolesReport | None, importance: Impo
         for example in entry.examples:
             st.text(example)
 
-    recompute_on_your_corpus(checkpoint, translates)     # pages/components/heads_recompute_section.py
+    recompute_on_your_corpus(checkpoint, scorer)     # pages/components/heads_recompute_section.py
 
     if entries:
         st.header(f"{spec} on the current sentence")

@@ -20,18 +20,19 @@ KEEP = "session"      # a choice made here is still there when the person comes 
 
 def show_corpus_score(checkpoint, pruned) -> None:
     path = str(checkpoint.path)
-    # Translation models are scored by BLEU; language models by perplexity on a text (lower is better).
-    translates = corpus_task(checkpoint).needs_references
+    # The model's Scorer: its metric (BLEU, perplexity), which way is better, what its examples are called, and
+    # whether it needs references (a translation model's sentence pairs) or scores a plain text.
+    scorer = corpus_task(checkpoint)
     has_output = isinstance(checkpoint, Generates)
     st.header("On a corpus")
-    if translates:
-        measures = ["the example sentences: pruned vs unpruned output", "BLEU against references"]
+    if scorer.needs_references:
+        measures = ["the example sentences: pruned vs unpruned output", f"{scorer.metric} against references"]
     elif has_output:
         # Continuing the examples runs a language model to its length limit on each (no end token in sight): seconds
         # for a GPT-2-sized model, so not on arrival; perplexity is scored when asked.
-        measures = ["perplexity of a text", "the example sentences: pruned vs unpruned output"]
+        measures = [f"{scorer.metric} of a text", "the example sentences: pruned vs unpruned output"]
     else:
-        measures = ["perplexity of a text"]
+        measures = [f"{scorer.metric} of a text"]
     corpus_choice = st.radio("Measure", measures, key="prune_corpus", persist_state=KEEP, horizontal=True)
 
     if corpus_choice.startswith("the example"):
@@ -41,15 +42,16 @@ def show_corpus_score(checkpoint, pruned) -> None:
         st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}",
                   help=term_help("BLEU"))
     else:
-        if translates:
+        if scorer.needs_references:
             source = corpus_file("Source file", "prune_src", DEFAULT_CORPUS / "val.en.gz")
             reference = corpus_file("References", "prune_ref", DEFAULT_CORPUS / "val.de.gz")
         else:
             source, reference = corpus_file("Text file, one example per line", "prune_src", DEFAULT_CORPUS / "val.en.gz"), None
-        limit = st.number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="prune_limit",
+        limit = st.number_input(scorer.example_noun.capitalize(), 10, 5000, 200, key="prune_limit",
                                 persist_state=KEEP)
         # Scoring a corpus translates it twice: only when asked, never on every head toggle.
-        if st.button("Score the corpus", key="prune_score", disabled=not (source and (reference or not translates))):
+        if st.button("Score the corpus", key="prune_score",
+                     disabled=not (source and (reference or not scorer.needs_references))):
             try:
                 sources, references, name = corpus_lines(source, reference, limit)
                 with corpus_job("scoring the corpus"):
@@ -63,9 +65,8 @@ def show_corpus_score(checkpoint, pruned) -> None:
         scored = st.session_state.get("prune_corpus_score")
         if scored:
             (name, scored_limit, scored_heads), after_score, before_score = scored
-            metric = "BLEU" if translates else "Perplexity"
-            st.metric(f"{metric} on the first {scored_limit} {'pairs' if translates else 'lines'} of {name}"
+            st.metric(f"{scorer.metric_title} on the first {scored_limit} {scorer.example_word}s of {name}"
                       + (", pruned" if scored_heads else ""), f"{after_score:.2f}", f"{after_score - before_score:+.2f} vs unpruned",
-                      delta_color="normal" if translates else "inverse", help=term_help("BLEU" if translates else "perplexity"))
+                      delta_color="normal" if scorer.higher_is_better else "inverse", help=term_help(scorer.metric))
             if scored_heads != pruned:
                 st.caption("The pruned heads have changed since: score again to update.")

@@ -25,9 +25,9 @@ KEEP = "session"      # a choice made here is still there when the person comes 
 def show_pruning_curve(checkpoint, heads, importance: ImportanceReport | None, normalisation: str) -> None:
     path = str(checkpoint.path)
     analyses = f"{path}|{checkpoint.target_language}"           # as the Heads page keeps them
-    translates = corpus_task(checkpoint).needs_references     # scored on sentence pairs, by BLEU
+    scorer = corpus_task(checkpoint)      # its metric, what its examples are called, whether it needs references
     st.header("Pruning curve", help=term_help("pruning", "head importance"))
-    st.caption(f"{'BLEU' if translates else 'Perplexity'} as heads are masked, least important first (gradient "
+    st.caption(f"{scorer.metric_title} as heads are masked, least important first (gradient "
                "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
                "the importance was measured on (the default: importance from val, curve on test_2016_flickr), or the "
                "order has seen the answers.")
@@ -37,11 +37,11 @@ def show_pruning_curve(checkpoint, heads, importance: ImportanceReport | None, n
         curve_kinds = settings[0].multiselect("Kinds", offered, default=offered, key="curve_kinds", persist_state=KEEP)
         curve_steps = settings[1].number_input("Points", 2, 20, 10, key="curve_steps", persist_state=KEEP)
         seeds = settings[2].number_input("Random seeds", 0, 10, 3, key="curve_seeds", persist_state=KEEP)
-        pairs = settings[3].number_input("Sentence pairs" if translates else "Lines", 10, 5000, 200, key="curve_pairs", persist_state=KEEP)
-        curve_source = corpus_file("Source file" if translates else "Text file, one example per line", "curve_src",
-                                   DEFAULT_CORPUS / "test_2016_flickr.en.gz")
+        pairs = settings[3].number_input(scorer.example_noun.capitalize(), 10, 5000, 200, key="curve_pairs", persist_state=KEEP)
+        curve_source = corpus_file("Source file" if scorer.needs_references else "Text file, one example per line",
+                                   "curve_src", DEFAULT_CORPUS / "test_2016_flickr.en.gz")
         curve_reference = (corpus_file("References", "curve_ref", DEFAULT_CORPUS / "test_2016_flickr.de.gz")
-                           if translates else None)
+                           if scorer.needs_references else None)
         workers, address = ray_settings("curve")
         compute = st.form_submit_button("Compute the curve", disabled=importance is None)
     if compute and curve_kinds:
