@@ -7,6 +7,7 @@ import streamlit as st
 
 from explorer.capture.head_sets import HeadSpecError, format_heads, live_heads, parse_heads
 from explorer.capture.image_trace import trace_image
+from explorer.capture.inputs import InputError
 from explorer.figures.image import class_probabilities, digit_figure
 from explorer.teaching.wording import plural
 from pages.components.glossary_links import linked
@@ -39,7 +40,11 @@ if pruned_elsewhere and not from_sidebar:    # the Prune page's heads are the si
 
 pixels, description, label = chosen_image(model.image_shape)
 pruned = pruned_heads(model)
-trace = trace_image(model, pixels, pruned, description=description)    # an unreadable image: a notice (errors.py)
+try:
+    trace = trace_image(model, pixels, pruned, description=description)
+except InputError as error:
+    st.info(str(error))
+    st.stop()
 if pruned:
     st.info(f"✂ {len(pruned)} heads pruned ({format_heads(pruned)}): every view below shows the model without them.")
 left, right = st.columns([1, 2])

@@ -101,18 +101,9 @@ def test_the_pages_catch_shows_the_message(monkeypatch):
         with errors_as_messages():
             raise ExplorerError("“<b>your file</b>”: not a CoNLL-U treebank")
 
-    def typed():
-        from explorer.capture.inputs import InputError
-        from pages.components.errors import errors_as_messages
-
-        with errors_as_messages():
-            raise InputError("Type a sentence first.")
-
     at = AppTest.from_function(page).run()
     assert not at.exception
     assert [e.value for e in at.error] == ["“<b>your file</b>”: not a CoNLL-U treebank"]
-    at = AppTest.from_function(typed).run()       # what the model cannot read of what was typed: a notice
-    assert not at.exception and not at.error and [i.value for i in at.info] == ["Type a sentence first."]
 
 
 @pytest.mark.parametrize("error", ["ModelError", "CorpusError", "InputError", "HeadSpecError", "DistributedError"])

@@ -1,8 +1,6 @@
 """The pages' one catch of the errors a person can cause (models/errors.py: ExplorerError): the page script runs
 inside `errors_as_messages()` (pages/app.py), so a bad sentence, file, head list or model folder becomes one
-message under what the page drew so far, and the page ends there. What the person typed and the model cannot read
-(InputError: an empty sentence, an image of the wrong size) is a notice; anything else they gave is an error.
-Anything that is not an ExplorerError is a bug, and Streamlit shows its traceback."""
+message under what the page drew so far. Anything else is a bug, and Streamlit shows its traceback."""
 
 from __future__ import annotations
 
@@ -10,7 +8,6 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from explorer.capture.inputs import InputError
 from models.errors import ExplorerError
 
 
@@ -18,7 +15,5 @@ from models.errors import ExplorerError
 def errors_as_messages():
     try:
         yield
-    except InputError as error:
-        st.info(str(error))
     except ExplorerError as error:
         st.error(str(error), icon=":material/error:")

@@ -24,7 +24,7 @@ from explorer.capture.head_sets import HeadSet, HeadSpecError, format_heads, hea
 from explorer.analyses.shipped_analyses import shipped
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.capture.input_kinds import IMAGE, TEXT, input_kind
-from explorer.capture.inputs import prepare_source
+from explorer.capture.inputs import InputError, prepare_source
 from explorer.teaching.lesson_steps import quoted as literally
 from explorer.capture.memo import BoundedCache
 from explorer.teaching.wording import plural
@@ -248,10 +248,13 @@ def current_trace(pruned: HeadSet | None = None, notices: bool = True) -> tuple[
     checkpoint = current_checkpoint()
     if pruned is None:
         pruned = view_pruned(checkpoint)
-    # What the model cannot read raises InputError, which the app shows as a notice (pages/components/errors.py).
-    prepare_source(chosen.sentence, checkpoint)          # a clear message for empty input, before the cache
-    trace = cached_trace(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.beam_size,
-                         pruned, chosen.fix_casing, checkpoint.target_language)
+    try:
+        prepare_source(chosen.sentence, checkpoint)          # a clear message for empty input, before the cache
+        trace = cached_trace(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.beam_size,
+                             pruned, chosen.fix_casing, checkpoint.target_language)
+    except InputError as error:
+        st.info(str(error))
+        st.stop()
     if notices:
         warn_if_truncated(trace, checkpoint)
     return checkpoint, trace
