@@ -111,6 +111,9 @@ def strings(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Name) and node.id == "term":     # pages/lesson.py links each step's STEP_TERMS
         from explorer.teaching.lesson_steps import STEP_TERMS
         return [term for terms in STEP_TERMS.values() for term in terms]
+    if isinstance(node, ast.Attribute) and node.attr == "metric":    # a corpus Scorer's measure: every registered one
+        from explorer.analyses.corpus_scoring import SCORERS
+        return [scorer.metric for scorer in SCORERS.values()]
     raise AssertionError(f"a term the test cannot read: {ast.unparse(node)}")
 
 
