@@ -66,8 +66,13 @@ def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     open_tab(page, "bertviz model view")
     assert "girl" in page.locator("iframe").first.get_attribute("srcdoc")
     frame = page.frame_locator("iframe").first
-    frame.locator("svg line").first.wait_for(state="attached", timeout=30_000)
-    assert frame.locator("svg line").count() >= 3 * 8  # lines in the thumbnails of every head
+    # lines in the thumbnails of every head. Waited for as a count: under load the first line can attach in the frame
+    # the tab replaces, and a count read once then finds the new frame still drawing (0 lines, seen once in CI).
+    lines, waited = frame.locator("svg line"), 0
+    while lines.count() < 3 * 8 and waited < 30_000:
+        page.wait_for_timeout(POLL_MS)
+        waited += POLL_MS
+    assert lines.count() >= 3 * 8
     assert context.blocked == []
 
 
