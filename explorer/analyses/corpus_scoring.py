@@ -40,22 +40,13 @@ def perplexity(loss: float) -> float:
     return math.exp(min(loss, LOSS_CAP))
 
 
-class class_property:
-    """A read-only attribute computed from the class: the same on the Scorer class corpus_task() returns and on its
-    instances (`corpus_task(model).metric_key`, `scorer.metric_key`)."""
-
-    def __init__(self, compute) -> None:
-        self.compute = compute
-
-    def __get__(self, instance, owner):
-        return self.compute(owner)
-
-
 class Scorer:
     """A corpus and a model: losses and quality with the head gates of the call (model_run head masks).
     Examples are (source ids, labelled ids) pairs made by the task's scorer; batches() pads them."""
 
     metric = "perplexity"       # the quality measure's name, as people read it ("BLEU", "perplexity")
+    metric_key = "perplexity"   # its key in reports and statistics ("bleu_change" …)
+    metric_title = "Perplexity" # its name at the start of a label
     metric_note = "lower is better"     # said after the metric's name in a pruning curve's title
     higher_is_better = False
     needs_references = False    # scored on sentence pairs (a source and its reference) rather than plain lines
@@ -66,16 +57,6 @@ class Scorer:
     def __init__(self, model: ExplorerModel) -> None:
         self.model = model
         self.examples: list[tuple[list[int], list[int]]] = []
-
-    @class_property
-    def metric_key(cls) -> str:
-        """The metric's key in reports and statistics: "bleu", "perplexity" ("bleu_change" …)."""
-        return cls.metric.lower()
-
-    @class_property
-    def metric_title(cls) -> str:
-        """The metric's name at the start of a label: "BLEU", "Perplexity"."""
-        return cls.metric[:1].upper() + cls.metric[1:]
 
     @classmethod
     def scores_from_statistics(cls, stats: dict) -> tuple[float, float | None]:
@@ -160,7 +141,8 @@ def scores_output(capability: type):
 
 @scores_output(Translates)
 class TranslationScorer(Scorer):
-    metric = "BLEU"
+    metric = metric_title = "BLEU"
+    metric_key = "bleu"
     metric_note = "greedy"
     higher_is_better = True
     needs_references = True
