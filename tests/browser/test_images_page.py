@@ -58,7 +58,11 @@ def test_a_box_dragged_on_the_canvas_inks_a_pixel_the_model_then_reads(context, 
     page.mouse.down()
     page.mouse.move(box["x"] + box["width"] - 3, box["y"] + box["height"] - 3, steps=5)
     page.mouse.up()
-    page.locator(".gtitle", has_text="Class probabilities").wait_for()
+    # The selection reaches the app a moment after the mouse is let go: wait for the rerun to ink a square (one CI
+    # run settled before the rerun began and read the blank paper).
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .scatterlayer .point')]
+                 .some(p => getComputedStyle(p).fill === 'rgb(0, 0, 0)')""", timeout=60_000, polling=200)
     settle(page)
     colours = canvas.locator(".scatterlayer .point").evaluate_all("ps => ps.map(p => getComputedStyle(p).fill)")
     dark = [index for index, colour in enumerate(colours) if colour in ("rgb(0, 0, 0)",)]
