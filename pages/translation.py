@@ -1,14 +1,15 @@
-"""The model's output for the current sentence (a translation, a continuation, or nothing for a masked language
-model), its tokens, and what the model is."""
+"""The model's output for the current sentence (a translation, a continuation, a sentence encoder's embedding, or
+nothing for a masked language model), its tokens, and what the model is."""
 
 import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import is_long, plural
 from explorer.capture.head_sets import all_heads
-from models.interface import Generates
+from models.interface import Embeds, Generates
 from pages.components.glossary_links import linked, term_help
-from pages.components.session import current_trace, pruning_notice
+from pages.components.sentence_embedding_section import show_sentence_embedding
+from pages.components.session import current_trace, pruning_notice, view_pruned
 
 st.title("Translation")   # first: the notices about the sentence go under it
 st.caption("What the model makes of the sidebar's sentence, and the tokens it split the text into: every other page's "
@@ -20,7 +21,9 @@ decoding = "" if not writes else f" · decoding: {trace.decoding}"
 st.caption(f"{checkpoint.name}: {checkpoint.info.get('description', '')}{decoding}",
            help=None if not writes else term_help("greedy decoding", "beam search"))
 st.subheader(trace.output_title)
-if not writes:
+if isinstance(checkpoint, Embeds):
+    show_sentence_embedding(checkpoint, trace, view_pruned(checkpoint))
+elif not writes:
     st.text("This model generates nothing: it fills in masked tokens. The Decoding page hides a token of your "
             "sentence behind the mask and shows what it predicts.")
 else:

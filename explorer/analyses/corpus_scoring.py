@@ -9,6 +9,8 @@ read back names its metric; scorer_by_metric gives that metric's Scorer (its wor
 - ContinuationScorer: plain lines; next-token loss over each line, perplexity.
 - MaskedScorer: plain lines; a fixed 15% of each line's tokens (chosen by a generator seeded by the line) replaced by
   the mask token and predicted; perplexity over them.
+- EmbeddingScorer: plain lines; a sentence encoder's embeddings with the heads masked against the whole model's:
+  1 − their cosine, and their mean cosine.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from explorer.capture.inputs import prepare_source
 from explorer.capture.translation import bleu, bleu_statistics, usable_pairs
 from models.hooks import model_run
 from explorer.capture.inputs import InputError
-from models.interface import Batch, Continues, ExplorerModel, FillsMask, Translates
+from models.interface import Batch, Continues, Embeds, ExplorerModel, FillsMask, Translates
 from models.tokenizer import clean_text
 
 MASKED_SHARE = 0.15             # BERT's share of tokens to mask (Devlin et al. 2019)
@@ -224,6 +226,67 @@ class MaskedScorer(Scorer):
         return self.model.pad(inputs), None, Batch.of(labels, IGNORED).ids
 
 
+@scores_output(Embeds)
+class EmbeddingScorer(Scorer):
+    """A sentence encoder's embeddings of plain lines with some heads masked, against the whole model's.
+
+    Loss: 1 − the cosine between a line's embedding with the heads masked and the whole model's (0: nothing
+    changed); quality: the mean cosine. Michel et al.'s importance is |∂L/∂ξ_h| at the whole model, where this
+    loss is at its minimum and has no gradient; what matters there is how fast the embedding moves, the Jacobian
+    J_h = ∂e/∂ξ_h. sentence_losses (what importance differentiates) is therefore u·e for a random direction u
+    drawn per line (seeded by the line), scaled so that E|u·J_h| = ‖J_h‖ (u ~ N(0, π/2·I)): the mean over lines of
+    |∂(u·e)/∂ξ_h| estimates E‖∂e/∂ξ_h‖, the first-order size of the change of the embedding when head h goes."""
+    metric = "cosine to the whole model"
+    metric_key = "cosine"
+    metric_title = "Cosine to the whole model"
+    metric_note = "1 = unchanged"
+    higher_is_better = True
+    loss_name = "1 − cosine to the whole model's embedding"
+
+    def __init__(self, model: ExplorerModel, lines: list[str]) -> None:
+        super().__init__(model)
+        self.examples = [(ids, []) for ids in _lines(model, lines)]
+        self._whole: dict[tuple[int, ...], torch.Tensor] = {}
+
+    def batch(self, indices):
+        return self.model.pad([self.examples[i][0] for i in indices]), None, torch.tensor(indices)
+
+    def embeddings(self, batch, gates) -> tuple[torch.Tensor, torch.Tensor]:
+        """([B, d] embeddings with these gates, [B, d] the whole model's, computed once per batch)."""
+        source, _, indices = batch
+        key = tuple(indices.tolist())
+        if key not in self._whole:
+            with torch.no_grad(), model_run(head_mask={}):
+                self._whole[key] = self.model.embed(source).float()
+        with model_run(head_mask=gates or {}):
+            return self.model.embed(source).float(), self._whole[key]
+
+    def token_losses(self, batch, gates):
+        """([B, 1] 1 − cosine to the whole model, [B, 1] all scored): one scored "token" per line."""
+        masked, whole = self.embeddings(batch, gates)
+        losses = 1 - F.cosine_similarity(masked, whole, dim=-1)
+        return losses[:, None], torch.ones_like(losses[:, None], dtype=torch.bool)
+
+    def sentence_losses(self, batch, gates=None):
+        """u·e per line, u a fixed random direction of the line's own (see the class): its gradient's size is the
+        embedding's."""
+        masked, _ = self.embeddings(batch, gates)
+        directions = torch.stack([self.direction(int(i), masked.shape[-1]) for i in batch[2]])
+        return (directions * masked).sum(-1)
+
+    def direction(self, index: int, size: int) -> torch.Tensor:
+        generator = torch.Generator().manual_seed(zlib.crc32(str(self.examples[index][0]).encode()))
+        return torch.randn(size, generator=generator) * math.sqrt(math.pi / 2)
+
+    def quality(self, gates=None) -> float:
+        return 1 - self.loss(gates)
+
+    @classmethod
+    def scores_from_statistics(cls, stats):
+        loss = mean_loss(stats)
+        return loss, 1 - loss
+
+
 def mean_loss(stats: dict) -> float:
     """The mean loss per scored token of summed statistics."""
     return stats["loss_sum"] / max(1, stats["tokens"])
@@ -243,12 +306,17 @@ def add_statistics(parts: list[dict]) -> dict:
     return total
 
 
+def scorer_of(model) -> type[Scorer] | None:
+    """The Scorer class of the first registered capability the model claims; None when it claims none."""
+    return next((scorer for capability, scorer in SCORERS.items() if isinstance(model, capability)), None)
+
+
 def corpus_task(model) -> type[Scorer]:
     """What a corpus is for this model, as the class of its Scorer (its metric, whether it needs references, what
     an example is called, the loss): the first registered capability the model claims."""
-    for capability, scorer in SCORERS.items():
-        if isinstance(model, capability):
-            return scorer
+    scorer = scorer_of(model)
+    if scorer is not None:
+        return scorer
     raise InputError(f"{model.name}: is not scored on a corpus (its output is none of "
                      f"{', '.join(capability.__name__ for capability in SCORERS)})")
 

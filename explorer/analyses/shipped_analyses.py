@@ -24,8 +24,14 @@ REPORTS = {ROLES_FILE: RolesReport, IMPORTANCE_FILE: ImportanceReport}
 CACHE = Path(os.environ.get("ATTENTION_EXPLORER_CACHE", Path(__file__).resolve().parents[2] / ".cache" / "analyses"))
 
 
+def analyses_folder(checkpoint: Checkpoint) -> Path:
+    """Where a model's shipped analyses are: its own folder, or for a model installed as a package (opened by its
+    name), the project's models/<name>/ (models/installed.py)."""
+    return Path(checkpoint.info.get("analyses_folder") or checkpoint.path)
+
+
 def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
-    path = checkpoint.path / filename
+    path = analyses_folder(checkpoint) / filename
     if not path.is_file():
         return None
     try:
@@ -37,7 +43,7 @@ def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
 def shipped_report(checkpoint: Checkpoint, filename: str):
     """head_roles.json or head_importance.json as its record (explorer/analyses/results.py), or None."""
     document = shipped(checkpoint, filename)
-    return None if document is None else REPORTS[filename].from_json(document, source=str(checkpoint.path / filename))
+    return None if document is None else REPORTS[filename].from_json(document, source=str(analyses_folder(checkpoint) / filename))
 
 
 def summary(roles: RolesReport | dict | None, importance: ImportanceReport | dict | None) -> dict[str, str]:

@@ -79,6 +79,8 @@ def familiarity(text: str, model: ExplorerModel) -> Familiarity | None:
 def training_description(checkpoint: ExplorerModel) -> str:
     """What the model was trained on, from its config.json; "" when the checkpoint does not say."""
     data = checkpoint.info.get("data") or {}
+    if checkpoint.info.get("summary"):        # a pretrained model installed as a package (models/installed.py)
+        return checkpoint.info["summary"]
     if data.get("training_images"):
         accuracy = (checkpoint.info.get("scores") or {}).get("held_out_accuracy")
         right = f"; {accuracy:.1%} right on {data.get('held_out_images')} held-out ones" if accuracy else ""

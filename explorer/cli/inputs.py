@@ -51,11 +51,11 @@ def pruned_heads(args: argparse.Namespace, model) -> list:
 
 def shipped_importance(model):
     """The model's head_importance.json (an ImportanceReport), or an error saying how to create it."""
-    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped_report
+    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, analyses_folder, shipped_report
 
     report = shipped_report(model, IMPORTANCE_FILE)
     if report is None:
-        raise HeadSpecError(f"{model.path / IMPORTANCE_FILE}: missing; create it with "
+        raise HeadSpecError(f"{analyses_folder(model) / IMPORTANCE_FILE}: missing; create it with "
                             f"`python -m explorer importance --model {model.path} --src ... --ref ... --json`")
     return report
 

@@ -89,6 +89,14 @@ GLOSSARY: dict[str, Entry] = _sorted({
         "Of a head: the average of its largest attention weight per query, over many sentences. A confident head puts "
         "most of its weight on one key; a diffuse one spreads it.",
         "Voita et al. 2019 · Heads page", ("attention weight", "head")),
+    "cosine similarity": Entry(
+        "How alike two vectors' directions are: their dot product divided by both lengths, from −1 (opposite) through "
+        "0 (unrelated) to 1 (the same direction). Sentence embeddings are compared by it.",
+        "Reimers & Gurevych 2019 · Translation page for a sentence encoder", ("sentence embedding",)),
+    "cosine to the whole model": Entry(
+        "How a sentence encoder is scored with heads pruned: the mean, over a corpus's lines, of the cosine between "
+        "each line's embedding by the pruned model and by the whole model. 1: pruning changed nothing.",
+        "Prune page, Heads page", ("cosine similarity", "sentence embedding", "pruning")),
     "cross-attention": Entry(
         "Encoder–decoder attention: the decoder's queries look at the encoder's output (the source sentence). It is "
         "where a translation model connects each output word to source words.",
@@ -302,6 +310,11 @@ GLOSSARY: dict[str, Entry] = _sorted({
         "√d_k so they do not grow with the vector length, masked, turned into weights by a softmax, and used to "
         "average the values.",
         "Vaswani et al. 2017, §3.2.1 · Internals page", ("query, key, value", "softmax", "d_k", "mask")),
+    "sentence embedding": Entry(
+        "One vector for a whole sentence. A sentence encoder such as all-MiniLM-L6-v2 averages its last layer's "
+        "token vectors (mean pooling) and scales the mean to length 1; it was trained so that sentences that mean "
+        "alike get vectors with a high cosine similarity.",
+        "Reimers & Gurevych 2019 · Translation page for all-MiniLM-L6-v2", ("cosine similarity", "embedding")),
     "self-attention": Entry(
         "Attention in which the queries, keys and values all come from the same sequence: the encoder's tokens "
         "attend to each other, the decoder's output tokens to the earlier output tokens.",

@@ -1,6 +1,7 @@
 """The Prune page's output with and without the pruned heads: the two outputs, their token-level diff and, per step
 of the unpruned output, its token's probability in both models and the KL divergence between them
-(explorer/analyses/pruning.py); a masked language model's note instead."""
+(explorer/analyses/pruning.py); a sentence encoder's embedding and nearest captions, pruned and whole; a masked
+language model's note instead."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import streamlit as st
 
 from explorer.analyses.pruning import compare_steps, token_diff
 from explorer.figures.pruning import diff_html, step_comparison_figure
-from models.interface import Generates
+from explorer.capture.head_sets import head_set
+from models.interface import Embeds, Generates
 from pages.components.glossary_links import linked
+from pages.components.sentence_embedding_section import show_pruned_embedding
 from pages.components.session import current_trace
 from pages.components.widgets import show_figure
 
@@ -40,6 +43,8 @@ def show_pruned_output(checkpoint, pruned, least: set, importance: dict | None) 
         show_figure(step_comparison_figure(steps), "prune-step-probabilities",
                     pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned,
                                   "KL": steps.kl}))
+    elif isinstance(checkpoint, Embeds):
+        show_pruned_embedding(checkpoint, base, head_set(pruned))
     else:
         st.caption("A masked language model has no output text to compare: its masked-token perplexity on a text, below, "
                    "shows what the pruning costs (and the Decoding page's masked-token view, which heads a prediction "

@@ -32,6 +32,7 @@ from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.translation import translate
 from models.decoding import BeamResult
 from models.interface import AttentionModel, ExplorerModel, ModelError, Translates, target_languages
+from models.installed import INSTALLED
 from models.loader import open_model
 from pages.components.access import policy
 from pages.registry import PAGES, page
@@ -43,6 +44,8 @@ BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h
 IMAGE_MODEL = "Digits ViT (digits-vit)"     # what the Images page draws when the open model reads text
 IMAGES_PAGE = next(p.name for p in PAGES if p.reads == IMAGE.name)     # where a model that reads images is sent
 OWN = "Your own checkpoint folder…"      # a free-text folder box: on one's own machine only, never when served
+# Real pretrained models installed as packages (models/installed.py), offered when installed: label → name.
+INSTALLED_MODELS = {f"MiniLM, pretrained ({name})": name for name in INSTALLED}
 DEFAULT_MODEL = "8 heads (en-de-h8)"
 EXAMPLES = [example.english for example in CAPTION_EXAMPLES]
 EXAMPLE_LABELS = {example.english: label(example) for example in CAPTION_EXAMPLES}
@@ -139,7 +142,9 @@ def evolution_chart(path: str, modified: float, measure: str, thresholds: tuple)
 
 
 def weights_mtime(path: str) -> float:
-    weights = Path(path) / "model.safetensors"
+    installed = INSTALLED.get(path)
+    folder = (installed.installed_folder() if installed else None) or Path(path)
+    weights = folder / "model.safetensors"
     return weights.stat().st_mtime if weights.is_file() else 0.0
 
 
@@ -147,14 +152,17 @@ def offered_models() -> dict[str, str]:
     """label → folder or hub id: the bundled models that are present, then those the host named at start
     (`start.sh --models …`, each by its folder's name or its hub id)."""
     offered = {label: str(path) for label, path in BUNDLED.items() if (path / "config.json").is_file()}
+    offered |= {label: name for label, name in INSTALLED_MODELS.items() if INSTALLED[name].installed_folder()}
     for named in policy().models:
         offered.setdefault(Path(named).name if Path(named).is_dir() else named, named)
     return offered
 
 
 def model_links() -> dict[str, str]:
-    """label → its name in a link's `?model=`: 'h8' for the bundled 8-head model, the label for a host's model."""
-    return {label: BUNDLED[label].name.rsplit("-", 1)[-1] if label in BUNDLED else label for label in offered_models()}
+    """label → its name in a link's `?model=`: 'h8' for the bundled 8-head model, an installed model's name
+    (all-MiniLM-L6-v2), the label for a host's model."""
+    return {label: BUNDLED[label].name.rsplit("-", 1)[-1] if label in BUNDLED else INSTALLED_MODELS.get(label, label)
+            for label in offered_models()}
 
 
 def selection() -> Selection:
