@@ -234,7 +234,7 @@ def resolution_text(reading: WordAttention, found: Focus, settled: Resolution) -
         named = ", ".join(f"{reading.head_name(*lh)} ({percent(found.weight[lh])})" for lh in settled.resolving[:4])
         more = f" and {len(settled.resolving) - 4} more" if len(settled.resolving) > 4 else ""
         return (f"Here {word} means {antecedent}. {len(settled.resolving)} of {settled.heads} "
-                f"{'head resolves' if len(settled.resolving) == 1 else 'heads resolve'} it (give "
+                f"heads {'resolves' if len(settled.resolving) == 1 else 'resolve'} it (give "
                 f"{antecedent} the most weight among the other words): {named}{more}.")
     best_target = found.target[settled.best]
     instead = (f", whose most-attended word is {quoted(reading.words[best_target])}"
@@ -279,6 +279,20 @@ def lecture_pair(model: ExplorerModel, pruned: Iterable[HeadSpec] = ()) -> tuple
     return opening + f"none of the {len(heads)} heads does on this model{example}.", []
 
 
+def lecture_answer(model: ExplorerModel, text: str, pronoun: str, antecedent: str) -> str:
+    """What a model's heads make of a sentence's pronoun whose antecedent is known, and for the lecture's sentences
+    what they make of the pair: the words another model is compared by ("" when its tokenizer splits the words)."""
+    reading = sentence_attention(model, text)
+    word = find_word(reading, pronoun)
+    target = find_word(reading, antecedent, word) if word is not None else None
+    if target is None:
+        return ""
+    lines = [resolution_text(reading, focus(reading, word), resolution(reading, focus(reading, word), target))]
+    if text in {sentence for sentence, _, _ in LECTURE}:
+        lines.append(lecture_pair(model)[0])
+    return "\n\n".join(line for line in lines if line)
+
+
 def why_unresolved(model: ExplorerModel) -> str:
     """Why a small caption model may not resolve a pronoun the way the lecture's figure shows."""
     data = model.info.get("data") or {}
@@ -287,8 +301,8 @@ def why_unresolved(model: ExplorerModel) -> str:
         return (f"Why: this model is small (d_model {model.d_model}, {layers} layers) and was trained on {pairs:,} "
                 "image captions (Multi30k), where sentences like this one barely occur: a caption describes a picture "
                 "and rarely needs an “it” resolved. The lecture's figure comes from the paper's Transformer, trained "
-                "on millions of sentence pairs (WMT). To look at a large model, open a local Hugging Face folder (e.g. "
-                "a Marian or M2M100 translation model) under “Your own checkpoint folder…” in the sidebar. The captions "
-                "under “Try a sentence” are the few where one of this model's heads does find the antecedent.")
+                "on millions of sentence pairs (WMT). To look at a large model, pick all-MiniLM-L6-v2 in the sidebar "
+                "(a real pretrained encoder, trained on over a billion sentence pairs), or open a local Hugging Face "
+                "folder (e.g. a Marian translation model) under “Your own checkpoint folder…”. The captions under “Try a sentence” are the few where one of this model's heads does find the antecedent.")
     return ("Attention weights need not point at the antecedent even where a model gets the pronoun right: they are "
             "one step of its computation (docs/analyses.md, “What attention does and does not explain”).")

@@ -148,6 +148,16 @@ def weights_mtime(path: str) -> float:
     return weights.stat().st_mtime if weights.is_file() else 0.0
 
 
+def partner_model(model: AttentionModel) -> tuple[str, str] | None:
+    """(label, path) of the model the lecture's answers are shown beside: the bundled 8-head model for an installed
+    pretrained one, the first installed pretrained model for any other; None when it is not offered."""
+    offered = offered_models()
+    installed = [label for label in INSTALLED_MODELS if label in offered]
+    own = str(model.path) in INSTALLED
+    label = DEFAULT_MODEL if own else (installed[0] if installed else None)
+    return (label, offered[label]) if label in offered else None
+
+
 def offered_models() -> dict[str, str]:
     """label → folder or hub id: the bundled models that are present, then those the host named at start
     (`start.sh --models …`, each by its folder's name or its hub id)."""

@@ -10,6 +10,7 @@ VIEW (a plain session entry, never forgotten) and given back to its widget when 
 from __future__ import annotations
 
 from typing import Any, Callable
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -129,6 +130,11 @@ def keep(parameter: str, value: Any, encode: Callable[[Any], str] = str) -> None
         view[parameter] = text
         if st.query_params.get(parameter) != text:
             st.query_params[parameter] = text
+
+
+def address(page: str, **parameters: str) -> str:
+    """A link to a page of the app with these parameters (`attention?model=all-MiniLM-L6-v2&sentence=…`)."""
+    return f"{page}?{urlencode(parameters)}"
 
 
 def publish(model: str, sentence: str, beam_size: int, fix_casing: bool = True, target_language: str = "") -> None:

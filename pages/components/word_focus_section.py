@@ -13,14 +13,18 @@ from explorer.figures.word_focus import focus_table, word_focus_grid
 from explorer.capture.head_sets import parse_heads
 from explorer.analyses.pronoun_examples import shipped_examples
 from explorer.capture.trace import Trace
-from explorer.analyses.word_focus import (LECTURE, answer_text, default_word, find_word, focus, lecture_pair, percent,
-                                 resolution, resolution_text, why_unresolved, word_attention, word_keys)
+from explorer.analyses.word_focus import (LECTURE, answer_text, default_word, find_word, focus, lecture_answer,
+                                         lecture_pair, percent, resolution, resolution_text, why_unresolved,
+                                         word_attention, word_keys)
 from models.interface import ExplorerModel
 from models.tokenizer import clean_text
 from pages.components import url_state
+from pages.components.session import cached_checkpoint, model_links, partner_model, weights_mtime
 from pages.components.widgets import show_figure
+from pages.registry import page
 
 TRY_KEY, WORD_KEY = "word_focus_try", "word_focus_word"
+ATTENTION_PAGE = page("attention").name
 
 
 def plain(text: str) -> str:
@@ -122,4 +126,18 @@ def word_focus_section(checkpoint: ExplorerModel, trace: Trace) -> None:
             if not settled.resolving or (lecture and not following):
                 lines.append(why_unresolved(checkpoint))
             st.info(plain("\n\n".join(lines)))
+            partner_answer(checkpoint, current, example)
+
+
+def partner_answer(checkpoint: ExplorerModel, text: str, example: dict) -> None:
+    """The same question on the partner model (MiniLM beside the bundled model, and back), with a link to it."""
+    partner = partner_model(checkpoint)
+    if partner is None:
+        return
+    label, path = partner
+    model = cached_checkpoint(path, weights_mtime(path))
+    answer = lecture_answer(model, text, example["pronoun"], example["antecedent"])
+    if answer:
+        link = url_state.address(ATTENTION_PAGE, model=model_links()[label], sentence=text)
+        st.info(f"**On {plain(model.name)}** ([open it]({link})): " + plain(answer))
 
