@@ -7,6 +7,8 @@ import streamlit as st
 from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
 from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
 from explorer.analyses.flow import MAX_FLOW_TOKENS
+from explorer.analyses.sentence_similarity import PAIR_SENTENCE
+from models.interface import Embeds
 from pages.components import url_state
 from pages.components.glossary_links import linked, term_help
 from pages.components.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
@@ -34,10 +36,11 @@ def correlation_table(result: Faithfulness) -> pd.DataFrame:
 
 @st.cache_data(max_entries=32, show_spinner="Blanking out each token, taking gradients and attention flow…")
 def cached_faithfulness(path: str, modified: float, sentence: str, fix_casing: bool,
-                        target_language: str) -> Faithfulness | str:
+                        target_language: str, compared: str = "") -> Faithfulness | str:
     """The analysis of one sentence, or the sentence saying why it cannot be scored."""
     try:
-        return faithfulness(cached_checkpoint(path, modified, target_language), sentence, fix_casing)
+        return faithfulness(cached_checkpoint(path, modified, target_language), sentence, fix_casing,
+                            compared=compared)
     except Unscorable as reason:
         return str(reason)
 
@@ -51,13 +54,19 @@ pruning_notice(checkpoint, "full", "faithfulness is scored on the model as train
                "of a pruned model would mix two questions).")
 greedy_notice("each score explains the model's own most likely output, one token at a time.")
 chosen = selection()
+embeds = isinstance(checkpoint, Embeds)
+# A sentence encoder's output is explained as its similarity to the Translation page's second sentence.
+compared = st.session_state.get("embedding_second", PAIR_SENTENCE) if embeds else ""
 result = cached_faithfulness(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.fix_casing,
-                             checkpoint.target_language)
+                             checkpoint.target_language, compared)
 if isinstance(result, str):
     st.info(f"This sentence cannot be scored: {result}.")
     st.stop()
 
-if checkpoint.has("cross"):
+if embeds:
+    explained = (f"the {result.output} (the second sentence is set on the Translation page)", "every position's row "
+                 "of the last layer's self-attention, averaged over heads: mean pooling reads every position alike")
+elif checkpoint.has("cross"):
     explained = (f"the translation “{result.output}” (greedy, with its end token)", "cross-attention of the last "
                  "layer, averaged over heads and output steps; rollout and flow carry it back through the encoder's "
                  "self-attention to the input tokens")
@@ -68,11 +77,15 @@ else:
     explained = (f"the token it fills in for [MASK]: “{result.output}” (the sentence's [MASK], or else its middle "
                  "token hidden behind [MASK])", "the masked position's row of the last layer's self-attention, "
                  "averaged over heads")
+explained_value = "the cosine" if embeds else "log p(output)"
 st.caption(
     f"What the output depends on, token by token, for {explained[0]}. **{linked('leave-one-out', 'Leave-one-out')}**: "
-    "log p(output | sentence) − log p(output | sentence with the token replaced by the unknown token), under "
-    f"{linked('teacher forcing')}; how much the output loses without the token. "
-    f"**{linked('gradient × input', 'Gradient × input')}**: ‖∂ log p(output)/∂x ⊙ x‖₂ over the token's input vector. "
+    + ("cosine(sentence, second) − cosine(sentence with the token replaced by the unknown token, second)"
+       if embeds else "log p(output | sentence) − log p(output | sentence with the token replaced by the unknown "
+       f"token), under {linked('teacher forcing')}")
+    + "; how much the output loses without the token. "
+    f"**{linked('gradient × input', 'Gradient × input')}**: ‖∂ {explained_value}/∂x ⊙ x‖₂ over the token's input "
+    "vector. "
     f"**Attention scores**: {explained[1]}; **norm** uses Kobayashi et al.'s "
     f"{linked('norm-based attention', '‖α f(x)‖')} instead of the weights α. "
     "Special tokens are not scored. Pruned heads are not applied here.")

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.detectors import patching_maps
+from models.interface import Embeds
 from explorer.analyses.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
 from pages.components import url_state
 from pages.components.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
@@ -89,20 +90,22 @@ if checkpoint.has("decoder"):
 result = cached_patching(chosen.model_path, weights_mtime(chosen.model_path), checkpoint.target_language,
                          chosen.sentence, corrupt, metric, chosen.fix_casing)
 
+# What a run is scored by: the clean output's log-probability, or a sentence encoder's cosine with the clean embedding.
+measure = "cosine with the clean embedding" if isinstance(checkpoint, Embeds) else "log-probability of the clean output"
 clean_side, corrupt_side = st.columns(2)
 clean_side.markdown("**Clean**")
 sentence_block(clean_side, result.clean, result.corrupt)
 clean_side.text(f"→ {result.clean_output}")
-clean_side.caption(f"log-probability of its output: {result.lp_clean:.3f}")
+clean_side.caption(f"{measure}: {result.lp_clean:.3f}")
 corrupt_side.markdown("**Corrupted**")
 sentence_block(corrupt_side, result.corrupt, result.clean)
 corrupt_side.text(f"→ {result.corrupt_output}")
-corrupt_side.caption(f"log-probability of the clean output: {result.lp_corrupt:.3f}")
-st.caption(f"In bold: the words that differ. Scored: “{result.clean_output}”, read at {result.read_at}. restored = (lp_patched − lp_corrupt) / "
-           "(lp_clean − lp_corrupt): 1 brings the clean output's log-probability back, 0 changes nothing, below 0 or "
-           "above 1 overshoots.")
+corrupt_side.caption(f"{measure}: {result.lp_corrupt:.3f}")
+st.caption(f"In bold: the words that differ. Scored: “{result.clean_output}”, read at {result.read_at}. restored = "
+           f"(patched − corrupted) / (clean − corrupted), each the {measure}: 1 brings it back, 0 changes nothing, "
+           "below 0 or above 1 overshoots.")
 if result.nothing_to_restore:
-    st.info("The clean and corrupted sentences give the clean output the same log-probability "
+    st.info(f"The clean and corrupted sentences give the same {measure} "
             f"({result.lp_clean:.4f}): there is nothing to restore. Change another word.")
     st.stop()
 

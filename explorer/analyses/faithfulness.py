@@ -9,7 +9,9 @@ Choices, stated once (the Faithfulness page and docs/analyses.md repeat them):
 - Scored tokens: the source's, special tokens (BOS, EOS, [CLS], [SEP], padding, the [MASK] itself) left out. An
   encoder–decoder's source is the encoder's input; a decoder-only model's the prompt; a masked language model's
   the sentence with the [MASK] the person typed, or else its middle token hidden behind [MASK] (the Decoding page's
-  default).
+  default). A sentence encoder (Embeds) writes no token: what is explained is the cosine similarity of the
+  sentence's embedding to a second sentence's (the Translation page's comparison), which mean pooling reads from
+  every position alike.
 - Leave-one-out (the reference): log p(output | source) − log p(output | source with token i replaced by the
   model's unknown token, or its mask token where it has none), every blanked variant in one batch.
 - Gradient × input: ‖∂ log p(output)/∂x_i ⊙ x_i‖₂, the L2 norm over the input vector x_i (token embedding +
@@ -42,7 +44,7 @@ from explorer.capture.value_norms import norm_attention
 from explorer.analyses.rollout import attention_rollout
 from explorer.capture.trace import decoded
 from models.hooks import model_run
-from models.interface import ExplorerModel
+from models.interface import Embeds, ExplorerModel
 from models.vocabulary import attention_hook, stack_hook
 
 MIN_TOKENS = 3
@@ -66,6 +68,7 @@ class Setup:
     positions: list[int]        # the attention rows that predict the output (decoder positions, or the masks)
     scored: list[int]           # source positions that are blanked and scored
     tokens: list[str]           # the source's pieces
+    compared_ids: list[int] = field(default_factory=list)  # a sentence encoder's second sentence
 
 
 @dataclass
@@ -106,11 +109,20 @@ def with_end_token(model: ExplorerModel, source_ids: list[int], output: list[int
     return output + [model.end_id] if ended else output
 
 
-def setup_for(model: ExplorerModel, text: str, fix_casing: bool = True, output: list[int] | None = None) -> Setup:
-    """output: the model's greedy output with its end token, when already generated (a corpus: in batches)."""
+def setup_for(model: ExplorerModel, text: str, fix_casing: bool = True, output: list[int] | None = None,
+              compared: str = "") -> Setup:
+    """output: the model's greedy output with its end token, when already generated (a corpus: in batches).
+    compared: the second sentence a sentence encoder's similarity is explained against."""
     source = prepare_source(text, model, fix_casing)
     ids = list(source.ids)
-    if model.has("decoder"):
+    compared_ids = []
+    if isinstance(model, Embeds):                   # every position is pooled: every row predicts the output
+        if not compared.strip():
+            raise Unscorable(f"{model.name} writes no token: its faithfulness explains the cosine similarity to a "
+                             "second sentence, and none was given", "no second sentence to compare with")
+        compared_ids = prepare_source(compared, model, fix_casing).ids
+        output, positions, masked = [], list(range(len(ids))), set()
+    elif model.has("decoder"):
         if output is None:
             _, output = decoded(model, ids)         # greedy, with the end token when the model chose one
         if not output:
@@ -134,7 +146,7 @@ def setup_for(model: ExplorerModel, text: str, fix_casing: bool = True, output: 
         masked = set(positions)
     scored = [i for i, token in enumerate(ids)
               if token not in model.special_ids and i not in masked and token != blank_id(model)]
-    return Setup(ids, output, positions, scored, model.pieces(ids))
+    return Setup(ids, output, positions, scored, model.pieces(ids), compared_ids)
 
 
 def widened(values: torch.Tensor) -> torch.Tensor:
@@ -143,7 +155,11 @@ def widened(values: torch.Tensor) -> torch.Tensor:
 
 
 def output_log_probs(model: ExplorerModel, setup: Setup, rows: list[list[int]]) -> torch.Tensor:
-    """log p(setup's output | each source row), summed over the output tokens: [rows]."""
+    """log p(setup's output | each source row), summed over the output tokens: [rows]. For a sentence encoder, the
+    cosine of each row's embedding with the second sentence's instead."""
+    if setup.compared_ids:
+        embeddings = widened(model.embed(model.pad(rows + [setup.compared_ids])))
+        return torch.nn.functional.cosine_similarity(embeddings[:-1], embeddings[-1:], dim=-1)
     if not model.has("decoder"):
         logits = widened(model.forward(model.pad(rows))[:, setup.positions])
         chosen = torch.tensor(setup.output_ids)[None, :, None].expand(len(rows), -1, 1)
@@ -240,10 +256,11 @@ def rank_correlation(scores: np.ndarray, reference: np.ndarray) -> float:
 
 
 def faithfulness(model: ExplorerModel, text: str, fix_casing: bool = True,
-                 output: list[int] | None = None) -> Faithfulness:
+                 output: list[int] | None = None, compared: str = "") -> Faithfulness:
     """The per-token scores of one sentence and their rank correlations. Raises Unscorable (an InputError) with the
-    reason when the sentence cannot be scored. output: its greedy output, when already generated."""
-    setup = setup_for(model, text, fix_casing, output)
+    reason when the sentence cannot be scored. output: its greedy output, when already generated. compared: a
+    sentence encoder's second sentence."""
+    setup = setup_for(model, text, fix_casing, output, compared)
     if len(setup.scored) < MIN_TOKENS:
         raise Unscorable(f"only {len(setup.scored)} scorable source token(s) (special tokens excluded); a rank "
                          f"correlation needs at least {MIN_TOKENS}", f"fewer than {MIN_TOKENS} scorable tokens")
@@ -252,7 +269,11 @@ def faithfulness(model: ExplorerModel, text: str, fix_casing: bool = True,
     attention, notes = attention_scores(model, setup)
     spearman = {method: rank_correlation(values, reference) for method, values in attention.items()}
     spearman["gradient_x_input"] = rank_correlation(gradient, reference)
-    if model.has("decoder"):
+    if setup.compared_ids:
+        with torch.no_grad():
+            similarity = float(output_log_probs(model, setup, [setup.source_ids])[0])
+        output = f"cosine {similarity:.3f} with “{model.detokenize(setup.compared_ids)}”"
+    elif model.has("decoder"):
         output = model.detokenize(setup.output_ids)
     else:
         output = " ".join(model.pieces(setup.output_ids))

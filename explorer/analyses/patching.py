@@ -6,7 +6,8 @@ taken from the clean run, and measure how much of the clean output that one valu
 - The target is the clean run's own output (greedy), teacher forced in every run (explorer/capture/forcing.py), so the
   decoder reads the same tokens everywhere and only the source differs. A masked language model (no decoder) is
   read at the clean sentence's first mask token, or at its last ordinary token when it has none: the clean run's
-  top prediction there is the target.
+  top prediction there is the target. A sentence encoder (Embeds) is read by its embedding: the "log-probability"
+  is then the cosine with the clean run's embedding (1 for the clean run itself).
 - Metric: restored = (lp_patched − lp_corrupt) / (lp_clean − lp_corrupt), lp the total log-probability of the
   target ("total"), or of its first token only ("first"). 1: the value alone brings back the clean output's
   probability; 0: it changes nothing; below 0 or above 1: it overshoots either way.
@@ -33,7 +34,7 @@ from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, PreparedSource, prepare_source
 from explorer.capture.wording import plural
 from models.hooks import model_run
-from models.interface import Batch, ExplorerModel
+from models.interface import Batch, Embeds, ExplorerModel
 from models.vocabulary import attention_hook, layer_hook
 from models.errors import ExplorerError
 
@@ -130,7 +131,16 @@ class Scorer:
 
     def __init__(self, model: ExplorerModel, clean_ids: list[int], corrupt_ids: list[int], metric: str) -> None:
         self.model, self.metric = model, metric
-        if model.has("decoder"):
+        self.clean_embedding = None
+        if isinstance(model, Embeds):
+            self.inputs = (model.pad([clean_ids, corrupt_ids]), None)
+            self.clean_embedding = model.embed(self.row(0)[0]).double()
+            corrupt = float(torch.cosine_similarity(model.embed(self.row(1)[0]).double(), self.clean_embedding))
+            self.chosen, self.output_text = [], "the clean sentence's embedding"
+            self.corrupt_text = f"an embedding at cosine {corrupt:.3f} with it"
+            self.read_at = "the sentence embedding: its cosine with the clean run's"
+            first = scored = 0
+        elif model.has("decoder"):
             # Both sentences decoded in one batch (as many pieces: no padding, so each as if alone).
             generated = model.generate([clean_ids, corrupt_ids])
             clean_output, corrupt_output = (ids[: model.max_positions - 1] for ids in generated)
@@ -167,8 +177,15 @@ class Scorer:
         return tuple(None if part is None else Batch(part.ids.expand(rows, -1), part.present.expand(rows, -1))
                      for part in self.row(index))
 
+    def outputs(self, source: Batch | None, target: Batch | None) -> torch.Tensor:
+        """What a run gives: logits, or a sentence encoder's embeddings."""
+        return self.model.forward(source, target) if self.clean_embedding is None else self.model.embed(source)
+
     def log_probs(self, logits: torch.Tensor) -> torch.Tensor:
-        """[rows] the target's total log-probability in each row of logits [rows, positions, vocab]."""
+        """[rows] the target's total log-probability in each row of logits [rows, positions, vocab]; a sentence
+        encoder's: the cosine of each row's embedding [rows, d] with the clean run's."""
+        if self.clean_embedding is not None:
+            return torch.cosine_similarity(logits.double(), self.clean_embedding, dim=-1)
         scored = logits[:, self.positions]
         chosen = scored.gather(-1, self.tokens[None, :, None].expand(len(logits), -1, 1))[..., 0]
         return (chosen - torch.logsumexp(scored, -1)).double().sum(1)
@@ -212,10 +229,11 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total",
     scorer = Scorer(model, clean_ids, corrupt_ids, metric)
     patches = patch_list(model)
     names = sorted({name for p in patches for name, _ in p.values})
-    clean_logits, clean_values = model.run_with_cache(*scorer.row(0), names=names)
+    _, clean_values = model.run_with_cache(*scorer.row(0), names=names)
+    clean_logits = scorer.outputs(*scorer.row(0))
     lp_clean = float(scorer.log_probs(clean_logits)[0])
     # The corrupted run alone: the batch's unpatched row must match it (restored 0), a check on the hooks.
-    lp_corrupt = float(scorer.log_probs(model.forward(*scorer.row(1)))[0])
+    lp_corrupt = float(scorer.log_probs(scorer.outputs(*scorer.row(1)))[0])
     positions = max(part.ids.shape[1] for part in scorer.inputs if part is not None)
     # h8 on 20 tokens: all 80 rows at once; GPT-2 small (50,257 logits a position): ~25 rows a pass
     chunk = max(1, min(CHUNK_TOKENS // positions, LOGIT_BUDGET // (clean_logits[0].numel())))
@@ -223,7 +241,7 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total",
     for start in range(0, len(patches), chunk):
         part = patches[start: start + chunk]
         with model_run(patched_hooks(part, clean_values), hook_names=model.hook_names):
-            lps.append(scorer.log_probs(model.forward(*scorer.repeated(1, len(part)))))
+            lps.append(scorer.log_probs(scorer.outputs(*scorer.repeated(1, len(part)))))
     lp = dict(zip((p.label for p in patches), torch.cat(lps).tolist()))
     spread = lp_clean - lp_corrupt
 

@@ -8,12 +8,13 @@ import streamlit as st
 
 from explorer.capture.input_kinds import TEXT, input_kind
 from explorer.capture.inputs import InputError
-from models.interface import ModelError
+from models.installed import INSTALLED
+from models.interface import Embeds, ModelError
 from pages.components import url_state
 from pages.components.access import policy, quoted, refuse
 from pages.components.glossary_links import term_help
 from pages.components.session import (cached_checkpoint, cached_trace, current_checkpoint, greedy_notice, offered_models,
-                                      pruning_notice, selection, warn_if_truncated, weights_mtime)
+                                      partner_model, pruning_notice, selection, warn_if_truncated, weights_mtime)
 
 MOST = 3
 
@@ -41,8 +42,16 @@ def chosen_models() -> tuple[dict, dict, list[str]]:
         url_state.keep("compare_others", others.strip())
         candidates.update({line.strip(): line.strip() for line in others.splitlines() if line.strip()})
     url_state.kept_list("compare_models", "compare", list(candidates))
-    labels = st.multiselect("Models (two or three)", list(candidates), default=list(candidates)[:MOST], key="compare_models",
+    # The open model first; a pretrained one beside the bundled 8-head model (the lecture's comparison), else the
+    # bundled models with 8, 2 and 1 heads.
+    partner = partner_model(current_checkpoint())
+    pretrained = opened in INSTALLED and partner is not None and partner[0] in candidates
+    default = [next(iter(candidates)), partner[0]] if pretrained else list(candidates)[:MOST]
+    labels = st.multiselect("Models (two or three)", list(candidates), default=default, key="compare_models",
                             max_selections=MOST)
+    if partner is not None and partner[0] not in labels and not pretrained:
+        st.caption(f"A real pretrained encoder: add “{partner[0]}” to compare its heads with these on the same "
+                   "sentence (encoder self-attention).")
     url_state.keep("compare", "|".join(labels))
     if len(labels) < 2:
         st.info("Choose at least two models to compare (the bundled models are models/en-de-h1, -h2 and -h8"
@@ -84,7 +93,9 @@ def show_outputs(models: dict, traces: dict, labels: list[str]) -> None:
         with column:
             st.subheader(label)
             st.caption(traces[label].output_title)
-            st.text(traces[label].output_text or "(a masked language model: no output text)")
+            st.text(traces[label].output_text or ("(no text: one vector for the sentence, its embedding)"
+                                                  if isinstance(models[label], Embeds)
+                                                  else "(a masked language model: no output text)"))
             if info:
                 st.caption(f"test BLEU greedy {info.get('bleu_greedy')}, beam 5 {info.get('bleu_beam5')}",
                            help=term_help("BLEU", "greedy decoding", "beam search"))
