@@ -10,6 +10,7 @@ from explorer.teaching.lesson_steps import SHORT_TITLES, STEP_TERMS, Focus
 from pages.components import url_state
 from pages.components.glossary_links import linked
 from pages.components.image_input_section import traced_image
+from pages.components.lesson_lecture_note import lecture_note
 from pages.components.session import chosen_model, current_trace, pruning_notice
 from pages.components.widgets import show_figure
 
@@ -109,6 +110,8 @@ elif shown.tokens is not None:
     st.markdown(chips_html(shown.tokens, shown.marked), unsafe_allow_html=True)
 if shown.differs:
     st.info(f"**Unlike the paper:** {shown.differs}")
+if not image:
+    lecture_note(checkpoint, trace.text, slug)
 st.caption("In the glossary: " + " · ".join(linked(term) for term in STEP_TERMS[slug]))
 
 if shown.link is not None and st.button(f"See it in depth: {shown.link.title} →", key="lesson_link", width="stretch",

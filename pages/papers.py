@@ -7,9 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from explorer.papers.bench import NOT_MEASURABLE, REPLICATION_FILE, Budget
-from explorer.analyses.shipped_analyses import shipped
+from explorer.analyses.shipped_analyses import analyses_folder, shipped
 from pages.components.glossary_links import linked
 from pages.components.jobs import corpus_job
+from pages.components.paper_columns import installed_benches, show_beside
 from pages.components.session import current_checkpoint, pruning_notice
 
 # Words, not emoji: a browser without an emoji font would draw empty boxes.
@@ -58,6 +59,7 @@ st.download_button("⬇ JSON", json.dumps(report, ensure_ascii=False, indent=1),
                    mime="application/json", key="papers_json",
                    help="The object `python -m explorer replicate --model M --json` prints (replication.json).")
 
+beside = installed_benches(analyses_folder(checkpoint))     # an installed pretrained encoder's column
 for card in cards:
     with st.expander(f"{card['paper']}: {VERDICT_MARKS.get(card['verdict'], card['verdict'])}"):
         st.markdown(f"**Claim.** {card['claim']}")
@@ -66,6 +68,7 @@ for card in cards:
         st.markdown(f"**Verdict: {card['verdict']}.** {card['rule']}")
         if card["command"]:
             st.code(card["command"], language="bash")
+        show_beside(card, checkpoint.name, beside)
         if card.get("numbers"):
             st.json(card["numbers"], expanded=False)
         if card.get("name") == "olsson":

@@ -279,6 +279,21 @@ def lecture_pair(model: ExplorerModel, pruned: Iterable[HeadSpec] = ()) -> tuple
     return opening + f"none of the {len(heads)} heads does on this model{example}.", []
 
 
+def lecture_strongest(model: ExplorerModel, text: str) -> tuple[str, float] | None:
+    """On one of the lecture's sentences: the head that gives the antecedent the most weight from “it”, and that
+    weight (None for another sentence, or a tokenizer that splits the words)."""
+    known = {sentence: (pronoun, antecedent) for sentence, pronoun, antecedent in LECTURE}
+    if text not in known:
+        return None
+    reading = sentence_attention(model, text)
+    word = find_word(reading, known[text][0])
+    target = find_word(reading, known[text][1], word) if word is not None else None
+    if target is None:
+        return None
+    settled = resolution(reading, focus(reading, word), target)
+    return reading.head_name(*settled.best), settled.best_weight
+
+
 def lecture_answer(model: ExplorerModel, text: str, pronoun: str, antecedent: str) -> str:
     """What a model's heads make of a sentence's pronoun whose antecedent is known, and for the lecture's sentences
     what they make of the pair: the words another model is compared by ("" when its tokenizer splits the words)."""

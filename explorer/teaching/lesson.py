@@ -20,7 +20,7 @@ from explorer.figures import lesson as figures
 from explorer.analyses.internals import Walkthrough, default_query, qkv_walkthrough
 from explorer.capture.trace import Trace
 from explorer.analyses.word_focus import PRONOUNS          # the lecture's question is where a pronoun looks: open on it
-from models.interface import ExplorerModel
+from models.interface import Embeds, ExplorerModel
 
 from explorer.teaching.lesson_steps import PAPER, TITLES, DeepLink, Focus, Number, Step, quoted, vector
 
@@ -30,7 +30,6 @@ class Lesson:
 
     paper = PAPER               # what "the paper" is: Vaswani et al.'s base model (an image lesson: ViT-Base)
     word, piece = "word", "piece"       # what the shared steps call a token (an image lesson: "token" both)
-    top_reader = "vectors are what the decoder reads."
     heatmaps = "the heatmaps on the Attention page"
 
     def __init__(self, model: ExplorerModel, trace: Trace) -> None:
@@ -39,6 +38,15 @@ class Lesson:
         self.reader = "encoder" if "encoder" in trace.attention else "decoder"
         self.side = "source" if self.reader == "encoder" else "target"
         self.words = trace.query_tokens(self.reader)
+
+    @property
+    def top_reader(self) -> str:
+        """What reads the encoder's last layer, ending the Layers step's sentence."""
+        if "decoder" in self.trace.attention:
+            return "vectors are what the decoder reads."
+        if isinstance(self.model, Embeds):
+            return "vectors are averaged into one vector for the whole sentence, its embedding: the model's output."
+        return "vectors are what the masked-token head reads to fill in a [MASK]."
 
     # -- what there is to choose --------------------------------------------------------------------------------
     @property
