@@ -31,7 +31,7 @@ from models.hooks import capture
 from models.interface import ExplorerModel
 from models.vocabulary import attention_hook
 
-PUNCTUATION = {"."}                # Clark et al.'s "[. or ,]"
+PUNCTUATION = {".", ","}                # Clark et al.'s "[. or ,]"
 OFFSETS = range(-3, 3)                   # the baseline's offsets, as their notebook (offset_predictor(i), −3 … 2)
 DIRECTIONS = ("dependent→head", "head→dependent")
 BATCH = 32
@@ -136,7 +136,7 @@ def _hits(words: np.ndarray, source: int, target: int) -> np.ndarray:
     """[layers, heads] booleans: the argmax of row `source` of word attention [layers, heads, W, W], itself left
     out, is `target`."""
     row = words[:, :, source, :].copy()
-    pass
+    row[:, :, source] = -np.inf
     return row.argmax(-1) == target
 
 
