@@ -47,3 +47,34 @@ def test_a_model_without_a_bench_offers_the_run_and_shows_the_librarys_cards(tin
     assert sentences == 20 and [card["paper"] for card in expected["papers"]]
     ours = [block.value for block in at.markdown if block.value.startswith("**Ours.**")]
     assert ours == [f"**Ours.** {card['ours'] or '—'}" for card in expected["papers"]]
+
+
+
+def test_the_installed_encoders_bench_stands_beside_voita_and_clark(tmp_path, monkeypatch):
+    """With all-MiniLM-L6-v2 installed and a bench of it in its analyses folder (here its Voita and Clark cards on 3
+    sentences, written to a temporary folder), the open model's Voita and Clark cards show its verdict and numbers,
+    and Clark's table a column of its best head per relation beside the paper's."""
+    from explorer.papers.bench import Budget
+    from explorer.papers.replication import replicate
+    from models.installed import INSTALLED
+    from models.loader import open_model
+    from pages.components import paper_columns
+
+    name = "all-MiniLM-L6-v2"
+    assert INSTALLED[name].installed_folder() is not None, f"{name} is not installed: run bash scripts/setup.sh"
+    bench = replicate(open_model(name), ["voita", "clark"], Budget(sentences=3))
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "replication.json").write_text(json.dumps(bench), encoding="utf-8")
+    monkeypatch.setattr(paper_columns, "analyses_folder", lambda installed: tmp_path / installed)
+    theirs = {card["name"]: card for card in bench["papers"]}
+    at = open_page("papers.py", SENTENCE)
+    lines = [block.value for block in at.markdown if block.value.startswith(f"**{name}")]
+    assert lines == [f"**{name} (installed; its shipped bench): {theirs[paper]['verdict']}.** {theirs[paper]['ours']}"
+                     for paper in ("voita", "clark")]
+    [relations] = [frame.value for frame in at.table if name in frame.value.columns and "det → det" in frame.value.index]
+    det = next(row for row in theirs["clark"]["numbers"]["relations"] if row["ud"] == "det")["ours"]
+    assert relations.loc["det → det", name] == f"{det['head']} {det['accuracy']:.1%} vs {det['baseline']:.1%}"
+    assert relations.loc["det → det", "paper (BERT-base)"] == "8-11 94.3% vs 51.7%"
+    [layers] = [frame.value for frame in at.table if name in frame.value.columns and "layer 1" in frame.value.index]
+    shares = theirs["clark"]["numbers"]["token_shares"]["by_layer"]
+    assert layers.loc["layer 6", name] == " / ".join(f"{shares[c][5]:.2f}" for c in ("first", "end", "punctuation"))
