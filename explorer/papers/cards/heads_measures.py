@@ -32,7 +32,7 @@ CURVE_FILE = "head_pruning_curve.json"
 BUNDLED = {heads: PROJECT / "models" / f"en-de-h{heads}" for heads in (1, 2, 8)}
 
 # Roles and gradient importance computed for a model without shipped ones, by (model, target language,
-# sentences): Voita's and Clark's cards read one roles analysis, Voita's and Michel's one importance.
+# sentences): Voita's card reads one roles analysis, Voita's and Michel's one importance.
 # Tests that plant a head through a hook clear it (the planted model is not the model).
 MEMO: dict[tuple, dict] = {}
 
