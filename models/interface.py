@@ -227,6 +227,7 @@ class FillsMask(ABC):
     """Predicts the pieces behind its mask token (a masked language model); it writes no sequence."""
     task = FILL_MASK
     output_title = "Predictions for [MASK]"
+    gives = "fills in masked tokens (the app's Decoding page hides a word and shows what it predicts)"
 
 
 class Embeds(ABC):
@@ -235,6 +236,7 @@ class Embeds(ABC):
     cosine of their embeddings. It predicts no token: no mask token, no vocabulary read-out."""
     task = EMBED
     output_title = "Sentence embedding"
+    gives = "turns a sentence into one vector, its embedding (the app's Translation page shows it)"
 
     @abstractmethod
     def embed(self, source: Batch) -> torch.Tensor:
@@ -246,6 +248,7 @@ class ImageInput(ABC):
     names its class."""
     task = CLASSIFY
     output_title = "Class"
+    gives = "names the class of an image (the app's Images page shows it)"
     image_shape: tuple[int, int]        # (height, width) in pixels, values 0 … 1
     patch_size: int                     # a token is a patch_size × patch_size square of pixels
     class_names: tuple[str, ...]        # what each output logit stands for

@@ -48,7 +48,7 @@ class SentenceEncoder(BertLayout, Embeds):
         model.pooling = modes[0]
         model.normalized = any(str(m.get("type", "")).endswith("Normalize") for m in modules if isinstance(m, dict))
         model.mask_id = None        # no head was trained to fill a mask
-        model.info["description"] = (f"sentence encoder ({family}, {model.pooling} pooling"
+        model.info["description"] = (f"Hugging Face sentence encoder ({family}, {model.pooling} pooling"
                                      f"{', unit length' if model.normalized else ''}), from {folder}")
         return model
 

@@ -100,7 +100,7 @@ def bart(folder):
     return transformers.BartForConditionalGeneration(config), tokenizer
 
 
-def bert(folder):
+def _bert_parts():
     backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
     backend.train_from_iterator(corpus(), trainers.WordPieceTrainer(
@@ -109,7 +109,29 @@ def bert(folder):
                                                cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
     config = transformers.BertConfig(vocab_size=backend.get_vocab_size(), hidden_size=16, num_hidden_layers=2,
                                      num_attention_heads=4, intermediate_size=32, max_position_embeddings=64)
+    return config, tokenizer
+
+
+def bert(folder):
+    config, tokenizer = _bert_parts()
     return transformers.BertForMaskedLM(config), tokenizer
+
+
+def sentence_bert(folder, pooling: str = "mean"):
+    """A sentence-transformers folder, as all-MiniLM-L6-v2's: the bare BertModel, mean pooling, then Normalize."""
+    config, tokenizer = _bert_parts()
+    # Weights far from BERT's 0.02 initialisation, so that the heads move the embedding: pruning every head of the
+    # default tiny model leaves its cosine with the whole model's at 1.000, and pruning would show nothing.
+    config.initializer_range = 0.5
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({
+        "word_embedding_dimension": config.hidden_size, "pooling_mode_cls_token": pooling == "cls",
+        "pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": pooling == "max"}))
+    (folder / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]))
+    return transformers.BertModel(config), tokenizer
 
 
 def _sentencepiece(folder, **options):
@@ -149,8 +171,13 @@ def m2m100(folder):
     return transformers.M2M100ForConditionalGeneration(config), tokenizer
 
 
-FAMILIES = {"marian": marian, "bart": bart, "gpt2": gpt2, "bert": bert, "t5": t5, "m2m100": m2m100, "llama": llama}
+FAMILIES = {"marian": marian, "bart": bart, "gpt2": gpt2, "bert": bert, "sentence-bert": sentence_bert, "t5": t5,
+            "m2m100": m2m100, "llama": llama}
 
+# The families whose output is a distribution over their vocabulary (all but a sentence encoder's embedding), and
+# those that write a sequence with it.
+PREDICTS_TOKENS = [family for family in FAMILIES if family != "sentence-bert"]
+GENERATES = [family for family in PREDICTS_TOKENS if family != "bert"]
 
 _SAVED: dict[tuple[str, int], Path] = {}
 

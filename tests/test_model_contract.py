@@ -14,7 +14,7 @@ import torch
 from explorer.cli import main as cli
 from models.hooks import model_run
 import models.interface as interface
-from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, Encoded, ExplorerModel
+from models.interface import CONTINUE, EMBED, FILL_MASK, TRANSLATE, Batch, Encoded, ExplorerModel
 from models.loader import open_model
 from models.vocabulary import ATTENTION_KINDS, attention_hook, layer_hook
 from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, eager_attentions, saved_model
@@ -50,7 +50,7 @@ def test_the_core_is_small_and_every_capability_adds_its_own_members():
     core = members(interface.AttentionModel)
     assert len(core) <= 20, sorted(core)
     capabilities = [interface.TextInput, interface.ImageInput, interface.Generates, interface.Translates,
-                    interface.Continues, interface.FillsMask, interface.Multilingual, interface.TrainingSnapshots,
+                    interface.Continues, interface.FillsMask, interface.Embeds, interface.Multilingual, interface.TrainingSnapshots,
                     interface.CachedBeamSearch]
     for capability in capabilities:
         assert members(capability) and not members(capability) & core, capability.__name__
@@ -63,8 +63,8 @@ def test_each_family_has_the_capabilities_it_uses(opened):
     folder, model = opened
     assert isinstance(model, interface.AttentionModel) and isinstance(model, interface.TextInput)
     # It claims exactly one kind of output, and only what it can do: a model that writes no sequence has no generate.
-    outputs = [capability for capability in (interface.Translates, interface.Continues, interface.FillsMask)
-               if isinstance(model, capability)]
+    outputs = [capability for capability in (interface.Translates, interface.Continues, interface.FillsMask,
+                                             interface.Embeds) if isinstance(model, capability)]
     assert len(outputs) == 1, outputs
     assert isinstance(model, interface.Generates) == hasattr(model, "generate") == hasattr(model, "step_limit")
     assert isinstance(model, interface.Multilingual) == (model.name.startswith("m2m100") or "m2m100" in folder)
@@ -80,7 +80,7 @@ def test_every_member_answers_for_its_model(opened):
     assert all(model.layers(kind) > 0 for kind in model.kinds)
     assert all(model.layers(kind) == 0 for kind in ATTENTION_KINDS if kind not in model.kinds)
     assert model.heads > 0 and model.d_k > 0 and model.d_model > 0 and model.max_positions > 0
-    assert model.task in (TRANSLATE, CONTINUE, FILL_MASK) and model.output_title and model.name
+    assert model.task in (TRANSLATE, CONTINUE, FILL_MASK, EMBED) and model.output_title and model.name
     assert model.architecture.positional in ("sinusoidal", "sinusoidal-halves", "learned", "relative", "rotary")
     frequencies = np.array(model.architecture.rotary_frequencies)
     if model.architecture.positional == "rotary":     # θ per pair of q/k dimensions, fastest first, at most d_k / 2
@@ -93,7 +93,7 @@ def test_every_member_answers_for_its_model(opened):
     assert model.pieces(encoded.ids) == encoded.pieces
     assert "dog" in model.detokenize([i for i in encoded.ids if i not in model.special_ids]).replace(" ", "")
     assert model.pad_id in model.special_ids or model.task == CONTINUE        # GPT-2 pads with its end token
-    if model.task != FILL_MASK:
+    if isinstance(model, interface.Generates):
         assert model.encode_reference(OTHER)[-1] == model.end_id
     aligned = model.align_words(SENTENCE.split())
     assert aligned is not None and len(aligned.word_pieces) == len(SENTENCE.split())
@@ -115,8 +115,13 @@ def test_every_member_answers_for_its_model(opened):
         assert model.position_bias("cross", 3, 5) is None
     else:
         assert model.position_bias(model.kinds[0], 3, 5) is None
-    if model.task == FILL_MASK:
+    if isinstance(model, interface.FillsMask):
         assert model.mask_id is not None and not isinstance(model, interface.Generates)
+    elif isinstance(model, interface.Embeds):       # no head to fill a mask with; one unit vector per sentence
+        assert model.mask_id is None and not isinstance(model, interface.Generates)
+        embeddings = model.embed(source)
+        assert embeddings.shape == (len(source.ids), model.d_model)
+        torch.testing.assert_close(embeddings.norm(dim=-1), torch.ones(len(source.ids)))
     else:
         assert model.step_limit(len(encoded.ids)) > 0
         target_ids, first = model.decoder_input(encoded.ids, [7, 8])
@@ -193,8 +198,8 @@ def test_greedy_decoding_is_the_step_by_step_argmax(opened):
     """generate (transformers' own, or our cached decoder) against a plain loop over forward: the most probable
     next token, again and again, until the end token or the step limit."""
     _, model = opened
-    if model.task == FILL_MASK:
-        pytest.skip("a masked language model does not decode")
+    if not isinstance(model, interface.Generates):
+        pytest.skip("a masked language model or a sentence encoder does not decode")
     for text in (SENTENCE, OTHER):
         source_ids = model.encode(text).ids
         source = model.pad([source_ids]) if model.has("encoder") else None
@@ -262,7 +267,8 @@ def test_every_cli_command_works_or_says_in_one_line_why_not(opened, tmp_path, c
         "heads": ["heads", "--model", folder, "--json"],
         "evolution": ["evolution", "--model", folder, "--snapshots", str(tmp_path), "--text", str(src)],
     }
-    expected_to_refuse = {"heads", "evolution"} | ({"translate", "generate"} if model.task == FILL_MASK else set())
+    expected_to_refuse = {"heads", "evolution"} | (set() if isinstance(model, interface.Generates)
+                                                   else {"translate", "generate"})
     for name, argv in commands.items():
         capsys.readouterr()
         code = cli(argv)

@@ -17,7 +17,7 @@ from dataclasses import asdict
 import numpy as np
 
 from explorer.analyses import faithfulness, head_tallies
-from explorer.analyses.corpus_scoring import add_statistics, perplexity, scorer_for, scores_from
+from explorer.analyses.corpus_scoring import add_statistics, corpus_task, scorer_for, scores_from
 from explorer.analyses.distributed import SETS_PER_JOB, generation_batch, shards, shards_of, translation_groups
 from explorer.analyses.importance import gradient_totals, importance_report
 from explorer.analyses.job_registry import Progress, corpus_job, registered
@@ -69,9 +69,10 @@ class Evaluate:
 
     def merge(model, inputs: dict, options: dict, parts: list) -> TranslationScores | TextScores:
         if inputs["references"] is None:
-            total = add_statistics(parts)
-            loss = total["loss_sum"] / max(1, total["tokens"])
-            return TextScores(round(loss, 4), round(perplexity(loss), 2), total["examples"])
+            scorer, total = corpus_task(model), add_statistics(parts)
+            loss, quality = scorer.scores_from_statistics(total)
+            return TextScores(round(loss, 4), total["examples"],
+                              **{scorer.metric_key: round(quality, 4 if scorer.higher_is_better else 2)})
         # skipped: of the pairs given, those with a blank side (never translated)
         return TranslationScores.from_json(evaluation_scores(parts, len(inputs["sources"])))
 

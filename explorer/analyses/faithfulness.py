@@ -11,7 +11,7 @@ Choices, stated once (the Faithfulness page and docs/analyses.md repeat them):
   the sentence with the [MASK] the person typed, or else its middle token hidden behind [MASK] (the Decoding page's
   default). A sentence encoder (Embeds) writes no token: what is explained is the cosine similarity of the
   sentence's embedding to a second sentence's (the Translation page's comparison), which mean pooling reads from
-  every position alike.
+  every position alike (over a corpus: the similarity to CORPUS_COMPARED, a generic caption).
 - Leave-one-out (the reference): log p(output | source) − log p(output | source with token i replaced by the
   model's unknown token, or its mask token where it has none), every blanked variant in one batch.
 - Gradient × input: ‖∂ log p(output)/∂x_i ⊙ x_i‖₂, the L2 norm over the input vector x_i (token embedding +
@@ -56,6 +56,10 @@ METHOD_TITLES = {"leave_one_out": "leave-one-out", "gradient_x_input": "gradient
                  "norm": "norm ‖α f(x)‖"}
 # Abnar & Zuidema 2020, Table 1: their 6-layer Transformer encoder predicting verb number (subject–verb agreement),
 # layer 6, Spearman's ρ with blank-out importance, the mean over their test examples.
+# A sentence encoder's second sentence over a corpus: one generic caption for every line (not a line of the corpus,
+# so that a shard of it scores each line as the whole corpus does), near enough to every caption that its cosine
+# with each has something to explain.
+CORPUS_COMPARED = "A person is doing something outside."
 ABNAR_ZUIDEMA = {"last_layer": 0.29, "rollout": 0.71, "flow": 0.70}
 
 
@@ -291,7 +295,8 @@ def faithfulness_tallies(model: ExplorerModel, sentences: list[str],
         if progress:
             progress((number - 1) / len(sentences))
         try:
-            result = faithfulness(model, text, fix_casing=False, output=output)
+            result = faithfulness(model, text, fix_casing=False, output=output,
+                                  compared=CORPUS_COMPARED if isinstance(model, Embeds) else "")
         except InputError as error:                    # Unscorable, or an empty line
             reason = getattr(error, "reason", str(error))
             tallies["skipped"][reason] = tallies["skipped"].get(reason, 0) + 1

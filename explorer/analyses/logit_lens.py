@@ -146,8 +146,11 @@ def logit_lens(model: ExplorerModel, trace: Trace, top_k: int = 5) -> LogitLens:
 def masked_logit_lens(model: ExplorerModel, trace: Trace, position: int, top_k: int = 5) -> LogitLens:
     """A masked language model's lens: the token at `position` hidden behind the mask token, and what each encoder
     layer would fill in (one column; chosen = the hidden token)."""
-    if model.mask_id is None or model.has("decoder"):
+    if model.has("decoder"):
         raise InputError(f"{model.name} is not a masked language model: its lens reads the decoder's steps")
+    if model.mask_id is None:
+        raise InputError(f"{model.name} predicts no token (no decoder, no mask token): the logit lens reads a "
+                         "model's layers through its output over the vocabulary, and this one has none")
     ids = list(trace.source_ids)
     hidden = ids[position]
     ids[position] = model.mask_id

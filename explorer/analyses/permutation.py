@@ -20,12 +20,12 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.analyses.faithfulness import Setup, blank_id, greedy_outputs, leave_one_out, setup_for, widened
+from explorer.analyses.faithfulness import Setup, Unscorable, blank_id, greedy_outputs, leave_one_out, setup_for, widened
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError
 from explorer.capture.translation import bleu
 from models.hooks import Hook, model_run
-from models.interface import ExplorerModel
+from models.interface import Embeds, ExplorerModel
 from models.vocabulary import attention_hook
 
 # (pattern [batch, heads, query, key], allowed [same shape, bool]) → the pattern to use instead
@@ -134,6 +134,9 @@ def permutation_effect(model: ExplorerModel, sentences: list[str], seed: int = 0
     skipped: dict[str, int] = {}
     for number, (text, output) in enumerate(zip(sentences, outputs), start=1):
         try:
+            if isinstance(model, Embeds):
+                raise Unscorable(f"{model.name} writes an embedding, not a distribution over tokens to compare",
+                                 "its output is an embedding, not a distribution")
             setup = setup_for(model, text, fix_casing=False, output=output)
         except InputError as error:
             reason = getattr(error, "reason", str(error))

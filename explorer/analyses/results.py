@@ -205,9 +205,19 @@ class TranslationScores(Record):
 
 @dataclass
 class TextScores(Record):
+    """A model scored on plain lines: its loss, and its quality measure named by its Scorer's metric_key
+    (perplexity for a language model; a sentence encoder's cosine to the whole model, with heads pruned)."""
+    OPTIONAL = ("perplexity", "cosine")
+
     loss: float
-    perplexity: float
     lines: int
+    perplexity: float | None = None
+    cosine: float | None = None
+
+    @property
+    def quality(self) -> tuple[str, float]:
+        """(the measure's name, its value): the one of perplexity and cosine that was measured."""
+        return ("perplexity", self.perplexity) if self.perplexity is not None else ("cosine", self.cosine)
 
 
 def evaluation_from_json(document: dict) -> TranslationScores | TextScores:

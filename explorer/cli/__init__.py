@@ -38,8 +38,8 @@ def run_translate(args: argparse.Namespace) -> None:
 
     model = model_for(args)
     if not isinstance(model, Generates):          # it writes nothing: say so instead of printing empty lines
-        raise InputError(f"{args.model}: fills in masked tokens; it does not translate or continue text (use trace to "
-                         "see its attention, or the app's Decoding page to fill in a masked word)")
+        raise InputError(f"{args.model}: {model.gives}; it does not translate or continue text (use trace to see "
+                         "its attention)")
     pruned = pruned_heads(args, model)
     sampling = sampling_from_arguments(args)            # None: greedy or beam search
     for number, text in enumerate(args.text, start=1):   # say what the model will not see, on stderr
@@ -84,7 +84,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(result))
     elif isinstance(scores, TextScores):
-        print(f"loss {scores.loss:.4f}  perplexity {scores.perplexity:.2f}  ({scores.lines} lines, "
+        name, value = scores.quality
+        print(f"loss {scores.loss:.4f}  {name} {value:.4g}  ({scores.lines} lines, "
               f"{result['seconds']:.1f} s)")
     else:
         skipped = f", {scores.skipped} pairs with a blank side left out" if scores.skipped else ""

@@ -22,7 +22,7 @@ from pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
 from tests.conftest import ROOT
-from tests.hugging_face_models import FAMILIES, SENTENCE as TINY_SENTENCE, saved_model
+from tests.hugging_face_models import PREDICTS_TOKENS, SENTENCE as TINY_SENTENCE, saved_model
 
 SENTENCE = "A little girl is climbing the stairs of a wooden playhouse."   # not sure of itself: samples differ
 
@@ -99,7 +99,7 @@ def test_temperature_zero_is_the_greedy_output(h8):
     assert any("temperature 0: greedy decoding" in c.value for c in at.caption)
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", PREDICTS_TOKENS)
 def test_the_sections_run_on_hugging_face_models(family, tmp_path_factory):
     folder = saved_model(family, tmp_path_factory)
     model = open_model(folder)

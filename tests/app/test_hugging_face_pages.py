@@ -11,7 +11,8 @@ import pytest
 from explorer.capture.head_sets import HeadSpec
 from explorer.analyses.positional import bias_by_offset
 from explorer.capture.trace import trace_sentence
-from models.interface import FILL_MASK
+from explorer.analyses.sentence_similarity import PAIR_SENTENCE, embed_texts
+from models.interface import FILL_MASK, Embeds
 from models.loader import open_model
 from models.vocabulary import attention_hook
 from tests.app.conftest import open_page, open_part
@@ -29,7 +30,14 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
     loaded = open_model(folder)
     expected = trace_sentence(loaded, SENTENCE)           # as the pages trace it: the sentence recased
     at = open_page("translation.py", SENTENCE, model=OWN, own_model=str(folder))
-    if loaded.task == FILL_MASK:                                     # no output text: says so, and where to look
+    if isinstance(loaded, Embeds):          # one vector, drawn; the second sentence's cosine, recomputed here
+        embedding = embed_texts(loaded, [expected.text])[0]
+        bars = traces_of(json.loads(at.get("plotly_chart")[0].proto.spec))[0]
+        np.testing.assert_allclose(np.array(bars["y"], dtype=float), embedding, atol=1e-6)
+        second = embed_texts(loaded, [PAIR_SENTENCE])[0]
+        assert at.metric[0].value == f"{float(embedding @ second):.3f}"
+        assert len(table_with(at, "caption")) == 5 and expected.output_text == ""     # the 5 nearest captions
+    elif loaded.task == FILL_MASK:                                     # no output text: says so, and where to look
         assert "fills in masked tokens" in at.text[0].value and expected.output_text == ""
     else:
         assert at.text[0].value == expected.output_text.strip()     # st.text drops a byte-level BPE's leading space
@@ -68,7 +76,9 @@ def test_internals_and_decoding_draw_every_family(folder):
         assert any("position" in title.lower() for title in titles)
     at = open_page("decoding.py", SENTENCE, model=OWN, own_model=str(folder))
     titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
-    if model.task == FILL_MASK:
+    if isinstance(model, Embeds):           # nothing to decode: it says so in a sentence, and draws nothing
+        assert titles == [] and any("Decoding, beam search and the logit lens do not apply" in i.value for i in at.info)
+    elif model.task == FILL_MASK:
         assert any(t.startswith("masked") for t in titles) and any("Heads behind" in t for t in titles)
     else:
         assert "Every step" in titles[0] and any("Beam" in t or "beam" in t for t in titles)
@@ -172,6 +182,14 @@ def test_prune_page_prunes_a_hugging_face_model(folder):
     for spec in layer_heads:
         at.checkbox(key=f"prune_{folder.name}_{spec}").check().run()
     assert not at.exception
+    if isinstance(loaded, Embeds):          # how far the pruned embedding moved, recomputed here
+        layer_heads += [HeadSpec(kind, 0, head) for head in range(loaded.heads)]     # every head: a visible move
+        for spec in layer_heads:
+            at.checkbox(key=f"prune_{folder.name}_{spec}").check().run()
+        whole, pruned = (embed_texts(loaded, [SENTENCE.capitalize()], heads)[0] for heads in ([], layer_heads))
+        metric = next(m for m in at.metric if m.label == "Cosine, pruned vs whole model")
+        assert metric.value == f"{float(whole @ pruned):.3f}" and float(metric.value) < 0.999
+        return
     if loaded.task == FILL_MASK:
         assert any("masked language model has no output text" in c.value for c in at.caption)
         return

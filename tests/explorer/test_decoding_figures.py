@@ -21,7 +21,7 @@ from models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
 from models.loader import open_model
 from models.tokenizer import BOS, PAD
 from tests.conftest import SENTENCES
-from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, saved_model
+from tests.hugging_face_models import GENERATES, SENTENCE, TEXT, saved_model
 
 FORTY_FIVE_WORDS = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side "
                     "and an old man with a grey hat sits on a wooden bench reading a newspaper under a large green "
@@ -85,7 +85,7 @@ def test_the_bundled_models_beam_tree_has_no_special_token(h8, beam):
     assert result.steps and not tokens_of(result) & never_next(h8)
 
 
-@pytest.fixture(scope="module", params=[family for family in FAMILIES if family != "bert"])
+@pytest.fixture(scope="module", params=GENERATES)
 def hugging_face_model(request, tmp_path_factory):
     return open_model(saved_model(request.param, tmp_path_factory))
 

@@ -19,10 +19,10 @@ from explorer.analyses.logit_lens import EMBEDDINGS, LogitLens, lens_note, lens_
 from explorer.capture.trace import trace_sentence
 from models.interface import ExplorerModel
 from models.loader import open_model
-from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
+from tests.hugging_face_models import PREDICTS_TOKENS, SENTENCE, saved_model
 
 
-@pytest.fixture(scope="module", params=["ours", *FAMILIES])
+@pytest.fixture(scope="module", params=["ours", *PREDICTS_TOKENS])
 def opened(request, tmp_path_factory, tiny_checkpoint) -> ExplorerModel:
     return tiny_checkpoint if request.param == "ours" else open_model(saved_model(request.param, tmp_path_factory))
 
@@ -204,3 +204,13 @@ def test_the_notebook_api_answers_every_call(h8, tmp_path_factory):
     bert = open_model(saved_model("bert", tmp_path_factory))
     lens = explorer.logit_lens_of(bert, SENTENCE, position=2)
     assert lens.what == "masked" and lens.steps == bert.pieces([bert.encode(SENTENCE).ids[2]])
+
+
+def test_a_sentence_encoder_has_no_lens_and_says_why(tmp_path_factory):
+    """An encoder read out by pooling predicts no token: unembed refuses, and the lens says why in words."""
+    model = open_model(saved_model("sentence-bert", tmp_path_factory))
+    trace = trace_sentence(model, SENTENCE)
+    with pytest.raises(ValueError, match="reads out no vocabulary"):
+        model.unembed("encoder", torch.zeros(1, model.d_model))
+    with pytest.raises(InputError, match="predicts no token"):
+        masked_logit_lens(model, trace, 1)

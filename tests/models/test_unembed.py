@@ -10,10 +10,10 @@ import torch
 from models.interface import ExplorerModel
 from models.loader import open_model
 from models.vocabulary import layer_hook
-from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
+from tests.hugging_face_models import PREDICTS_TOKENS, SENTENCE, saved_model
 
 
-@pytest.fixture(scope="module", params=["ours", *FAMILIES])
+@pytest.fixture(scope="module", params=["ours", *PREDICTS_TOKENS])
 def opened(request, tmp_path_factory, tiny_checkpoint) -> ExplorerModel:
     return tiny_checkpoint if request.param == "ours" else open_model(saved_model(request.param, tmp_path_factory))
 
