@@ -106,8 +106,8 @@ def open_model(path: str | Path) -> AttentionModel:
         folder, entry = installed
         model = open_hugging_face(folder)
         model.path = Path(str(path))            # named by its name: what the CLI and the pages show
-        model.info = {**model.info, "description": f"{path}: {entry.description} (from the package "
-                                                   f"{entry.package}, {folder})",
+        # Named by the package, never by its folder: a shared server's pages show no path of its file system.
+        model.info = {**model.info, "description": f"{entry.description} (the package {entry.package})",
                       "summary": entry.summary, "analyses_folder": str(analyses_folder(str(path)))}
         return model
     folder = hugging_face_folder(path)

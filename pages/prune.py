@@ -91,8 +91,9 @@ if roles is not None and len(without_role) == len(heads):
             "head; it is off. Lower the thresholds on the Heads page to see the strongest candidates get one.")
 
 with st.expander("Heads (ticked = pruned)", expanded=True):
-    st.caption("Each box is one head, numbered 0 to "
-               f"{checkpoint.heads - 1} in its layer: box 5 of cross-attention layer 2 is head cross.2.5.")
+    example = HeadSpec(kinds[-1], checkpoint.layers(kinds[-1]) - 1, min(5, checkpoint.heads - 1))
+    st.caption(f"Each box is one head, numbered 0 to {checkpoint.heads - 1} in its layer: box {example.head} of "
+               f"{KIND_TITLES[example.kind].lower()} layer {example.layer} is head {example}.")
     for kind in kinds:
         st.markdown(f"**{KIND_TITLES[kind]}**")
         for layer in range(checkpoint.layers(kind)):

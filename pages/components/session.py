@@ -45,7 +45,7 @@ IMAGE_MODEL = "Digits ViT (digits-vit)"     # what the Images page draws when th
 IMAGES_PAGE = next(p.name for p in PAGES if p.reads == IMAGE.name)     # where a model that reads images is sent
 OWN = "Your own checkpoint folder…"      # a free-text folder box: on one's own machine only, never when served
 # Real pretrained models installed as packages (models/installed.py), offered when installed: label → name.
-INSTALLED_MODELS = {f"MiniLM, pretrained ({name})": name for name in INSTALLED}
+INSTALLED_MODELS = {f"{name} (pretrained)": name for name in INSTALLED}
 DEFAULT_MODEL = "8 heads (en-de-h8)"
 EXAMPLES = [example.english for example in CAPTION_EXAMPLES]
 EXAMPLE_LABELS = {example.english: label(example) for example in CAPTION_EXAMPLES}
