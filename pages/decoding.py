@@ -13,19 +13,20 @@ from pages.components.decoding_masked_section import masked_token_view
 from pages.components.decoding_step_section import show_one_step
 from pages.components.lens_and_sampling import logit_lens_section, sampling_section
 from pages.components.session import current_trace, pruning_notice, view_pruned
-from pages.components.glossary_links import term_help
+from pages.components.glossary_links import linked, term_help
 from pages.components.widgets import show_figure
 from pages.registry import page
 
 st.title("Decoding")   # first: the notices about the sentence go under it
-st.caption("How the model picks each token it writes: the probabilities it gave the candidates at every step, where "
-           "it looked while choosing, and how other ways of choosing (sampling, beam search) change the output.")
 checkpoint, trace = current_trace()
 if isinstance(checkpoint, Embeds):          # a sentence encoder: nothing to decode
     st.info(f"**{checkpoint.name}** writes no tokens and fills no mask: its output is one vector for the whole "
             f"sentence, shown on the [Translation]({page('translation').name}) page. Decoding, beam search and the "
-            "logit lens do not apply to it.")
+            f"{linked('logit lens')} do not apply to it; the [Attention]({page('attention').name}) and "
+            f"[Patching]({page('patching').name}) pages do.")
     st.stop()
+st.caption("How the model picks each token it writes: the probabilities it gave the candidates at every step, where "
+           "it looked while choosing, and how other ways of choosing (sampling, beam search) change the output.")
 if not isinstance(checkpoint, Generates):
     pruning_notice(checkpoint, "full", "the masked-token view fills the mask with the model as trained.")
 else:

@@ -53,7 +53,8 @@ st.caption(f"{linked('activation patching', 'Activation patching')}, or causal t
            "in GPT”; Vig et al. 2020, causal mediation analysis): run the model on your sentence (clean) and on a copy "
            f"with one word changed (corrupted), then rerun the corrupted copy with one value — one head's output "
            f"{linked('z')}, or one layer's whole output — taken from the clean run, and measure how much of the clean "
-           f"output's {linked('log-probability')} that one value brings back.")
+           + (f"output that one value brings back: its embedding's {linked('cosine similarity')} with the clean one's."
+              if isinstance(checkpoint, Embeds) else f"output's {linked('log-probability')} that one value brings back."))
 
 # The corrupted box belongs to one clean sentence: a new sentence in the sidebar gets a new suggestion.
 state = st.session_state
@@ -116,13 +117,17 @@ checks[0].metric("Every layer's output patched", f"{round(result.all_layers, 3) 
 checks[1].metric("Nothing patched", f"{round(result.nothing, 3) + 0.0:.1%}",
                  help="Computed: a row of the batch with nothing patched, against the corrupted run made alone: 0% "
                       "(the hooks reach their own rows only).")
-show_figure(patching_maps(result), f"{checkpoint.name}-patching", result_table(result), width="content")
+title = ("Share of the clean embedding's cosine restored<br><sup>one value patched at a time from the clean run into "
+         "the corrupted one</sup>" if isinstance(checkpoint, Embeds) else "")
+show_figure(patching_maps(result, title), f"{checkpoint.name}-patching", result_table(result), width="content")
 st.caption(f"Each cell: one head's {linked('z')} (its output before {linked('W_O')}) patched alone, for every kind, "
            f"layer and head; the last panel: one layer's whole output (the {linked('residual stream')} after it, every "
            "position). Red restores, blue moves "
            "further from the clean output. Patching every layer's output restores 100% and patching nothing 0%, "
-           "as the two numbers above show. An encoder layer's output carries everything the decoder learns of the "
-           "source, so each restores ~100%; a decoder layer's output leaves the later layers reading the corrupted "
-           "source.")
+           "as the two numbers above show. "
+           + ("A layer's output at every position is the whole state every later layer reads, so each restores "
+              "100%: the heads' panel is where the difference is located." if not checkpoint.has("decoder") else
+              "An encoder layer's output carries everything the decoder learns of the source, so each restores "
+              "~100%; a decoder layer's output leaves the later layers reading the corrupted source."))
 command_line("The same from the command line: "
              f"`python -m explorer patch --model {model_argument(checkpoint.path)} --clean … --corrupt … [--json]`.")

@@ -276,7 +276,7 @@ def faithfulness(model: ExplorerModel, text: str, fix_casing: bool = True,
     if setup.compared_ids:
         with torch.no_grad():
             similarity = float(output_log_probs(model, setup, [setup.source_ids])[0])
-        output = f"cosine {similarity:.3f} with “{model.detokenize(setup.compared_ids)}”"
+        output = f"cosine {similarity:.3f} with “{compared}”"
     elif model.has("decoder"):
         output = model.detokenize(setup.output_ids)
     else:

@@ -62,7 +62,8 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
     A long sentence's heads are pooled to a cell every 2 px of their share of the page's width (at most 64
     cells a side), and the title says so: 12 × 12 heads of 500 tokens would otherwise be 36 million cells.
 
-    flags: (layer, head) → a short note ("sink 0.83"): that head is outlined and the note written on its top.
+    flags: (layer, head) → a short note ("sink 0.83"): that head is outlined and the note written on its top (past 8
+    heads a row, too narrow for it: an S, or ✂ for "pruned", whose hover holds the note).
     """
     layers, heads, n_queries, n_keys = pattern.shape
     pooled = is_long(max(n_queries, n_keys))
@@ -90,8 +91,12 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
     figure = go.Figure(go.Heatmap(z=grid, x=columns, y=rows, zmin=low, zmax=high, colorscale="Blues",
                                   hoverongaps=False, hovertemplate=hover_text(POOLED_HOVER if pooled else GRID_HOVER, scale),
                                   colorbar=dict(title=scale_note(pattern, scale), thickness=12)))
-    figure.update_xaxes(type="category", side="top", showgrid=False, tickvals=[columns[h * (n_keys + gap) + n_keys // 2]
-                        for h in range(heads)], ticktext=[f"head {h}" for h in range(heads)])
+    # Past 8 heads a row, a head is too narrow for "head 11" or a flag's note (12 heads at a projector's 1024 px:
+    # ~28 px each): the columns are h0 … h11 and a flag is a mark whose hover holds its note.
+    crowded = heads > 8
+    figure.update_xaxes(type="category", side="top", showgrid=False, tickangle=0 if crowded else None,
+                        tickvals=[columns[h * (n_keys + gap) + n_keys // 2] for h in range(heads)],
+                        ticktext=[f"h{h}" if crowded else f"head {h}" for h in range(heads)])
     figure.update_yaxes(type="category", autorange="reversed", showgrid=False, tickvals=[
                         rows[layer * (n_queries + gap) + n_queries // 2] for layer in range(layers)],
                         ticktext=[f"layer {layer}" for layer in range(layers)])
@@ -99,8 +104,10 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
         left, top = head * (n_keys + gap) - 0.5, layer * (n_queries + gap) - 0.5      # category indices
         figure.add_shape(type="rect", x0=left, x1=left + n_keys, y0=top, y1=top + n_queries,
                          line=dict(color="darkorange", width=2))
-        figure.add_annotation(x=left + n_keys / 2, y=top, text=note, showarrow=False, yanchor="top",
-                              font=dict(size=11, color="black"), bgcolor="rgba(255, 200, 120, 0.85)")
+        figure.add_annotation(x=left + n_keys / 2, y=top, text=("✂" if note == "pruned" else "S") if crowded else note,
+                              hovertext=note,
+                              showarrow=False, yanchor="top", font=dict(size=11, color="black"),
+                              bgcolor="rgba(255, 200, 120, 0.85)")
     if pooled:
         # Square cells, each head `tile` px wide (its share of GRID_WIDTH, 260 at most): the figure has its own
         # width, so one or two heads are not stretched over the page (and the layers with them down it).

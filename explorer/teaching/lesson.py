@@ -107,13 +107,21 @@ class Lesson:
         step.slug, step.title = slug, TITLES[slug]
         return step
 
+    def word_mark(self) -> str:
+        """How this tokenizer marks where words start (SentencePiece, byte-level BPE) or continue (WordPiece)."""
+        if any(token.startswith("▁") for token in self.words):
+            return "▁ marks a piece that starts a word."
+        if any(token.startswith("##") for token in self.words):
+            return "## marks a piece that continues the word before it."
+        return ""
+
     def _sentence(self, focus: Focus) -> Step:
         trace, tokens = self.trace, self.words
         ids = trace.source_ids if self.reader == "encoder" else trace.target_ids
         text = (f"The model never sees letters or whole words: its tokenizer cuts {quoted(trace.text)} into "
                 f"**{len(tokens)} pieces** from a vocabulary it learned, and each piece becomes a number (its id). "
-                "Frequent words are one piece; rare ones are split. ▁ marks a piece that starts a word. Every step "
-                f"below follows the word {quoted(tokens[focus.word])} (choose another above).")
+                f"Frequent words are one piece; rare ones are split, and punctuation is a piece of its own. "
+                f"{self.word_mark()} Every step below follows the word {quoted(tokens[focus.word])} (choose another above).")
         if ids and ids[-1] == self.model.end_id:
             text += f" The last piece, {quoted(tokens[-1])}, marks the end of the sentence."
         numbers = [Number("words", "words typed", len(trace.text.split())), Number("pieces", "pieces", len(tokens)),

@@ -29,7 +29,9 @@ def every_head(checkpoint, trace, kind: str, pattern, queries: list[str], keys: 
     st.caption(f"Rows are layers, columns heads; hover any cell for its head, tokens and {value_name}. Outlined: "
                f"{linked('attention sink', 'attention sinks')}, heads with ≥ {SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) "
                "on the first token, special tokens and punctuation on this sentence, with that share by weight and "
-               "by norm (Clark et al. 2019, Xiao et al. 2023; the Heads page lists them).")
+               "by norm (Clark et al. 2019, Xiao et al. 2023; the Heads page lists them)"
+               + ("; with this many heads a row each is marked S: hover the mark for its shares." if checkpoint.heads > 8
+                  else "."))
     grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
                       f"{plural(checkpoint.heads, 'head')} (hover for tokens){in_words}", scale,
                       flags={**sink_notes(trace, checkpoint, kind),     # a pruned head is outlined and says so

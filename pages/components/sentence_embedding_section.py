@@ -29,7 +29,7 @@ def captions_embedded(path: str, modified: float, pruned: HeadSet = ()):
 
 
 def neighbours_table(neighbours) -> pd.DataFrame:
-    return pd.DataFrame({"caption": [n.caption for n in neighbours], "cosine": [round(n.cosine, 3) for n in neighbours]})
+    return pd.DataFrame({"caption": [n.caption for n in neighbours], "cosine": [f"{n.cosine:.3f}" for n in neighbours]})
 
 
 def show_sentence_embedding(checkpoint, trace, pruned: HeadSet) -> None:

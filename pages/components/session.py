@@ -31,7 +31,7 @@ from explorer.teaching.wording import plural
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.translation import translate
 from models.decoding import BeamResult
-from models.interface import AttentionModel, ExplorerModel, ModelError, Translates, target_languages
+from models.interface import AttentionModel, ExplorerModel, Generates, ModelError, Translates, target_languages
 from models.installed import INSTALLED
 from models.loader import open_model
 from pages.components.access import policy
@@ -253,7 +253,7 @@ def pruning_notice(checkpoint: ExplorerModel, shown: str = "pruned", why: str = 
 def greedy_notice(why: str) -> None:
     """Say at a page's top that it decodes greedily whatever the sidebar's decoding (beam search), and why."""
     beam = selection().beam_size
-    if beam > 1:
+    if beam > 1 and isinstance(chosen_model(), Generates):        # a model that writes nothing decodes nothing
         st.warning(f"The sidebar asks for beam search ({beam} beams), but this page decodes greedily: {why}")
 
 

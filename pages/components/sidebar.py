@@ -7,7 +7,7 @@ import streamlit as st
 from explorer.capture.domain import training_description
 from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
-from models.interface import ModelError, target_languages
+from models.interface import Generates, ModelError, target_languages
 from pages.components import url_state
 from pages.components.access import policy
 from pages.components.glossary_links import term_help
@@ -30,26 +30,30 @@ def _one_line() -> None:
     st.session_state.sentence = url_state.one_line(st.session_state.sentence)
 
 
-def sentence_and_decoding() -> None:
-    """The sentence box, the examples and the decoding choice (inside the sidebar): for a model of text."""
+def sentence_and_decoding(writes: bool = True) -> None:
+    """The sentence box, the examples and the decoding choice (inside the sidebar): for a model of text. writes:
+    the model generates text (a sentence encoder or a masked language model has no decoding to choose)."""
     st.session_state.setdefault("sentence", EXAMPLES[0])
     # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
     # Enter applies it (pages/app.py's script: Enter leaves the box, which commits it), so does Ctrl+Enter, and
     # so does the button (a click leaves the box too); a newline pasted becomes a space.
     st.text_area("English sentence", key="sentence", height=100, on_change=_one_line)
-    st.button("Translate", key="apply_sentence", type="primary",
+    action = "Translate" if writes else "Apply"
+    st.button(action, key="apply_sentence", type="primary",
               help="Applies the sentence typed above (so does Enter): every page then shows it.")
-    st.caption("Type or paste a sentence, then press Enter or Translate.")
+    st.caption(f"Type or paste a sentence, then press Enter or {action}.")
     if policy().serving:        # a visitor learns the limits before meeting them
         st.caption(f"At most {MAX_SENTENCE_CHARS:,} characters, of which the model reads as many tokens as it "
                    "takes (256 for the bundled models); longer text is cut, with a notice.")
     st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example, index=None,
                  format_func=EXAMPLE_LABELS.get, placeholder="Pick an example sentence…")
-    decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True,
-                        help=term_help("greedy decoding", "beam search"))
+    # Kept, disabled, for a model that writes nothing: the choice is still there when a translator is chosen again.
+    decoding = st.radio("Decoding", ["greedy", "beam search"], key="decoding", horizontal=True, disabled=not writes,
+                        help=term_help("greedy decoding", "beam search") if writes else
+                        "This model writes no text, so there is nothing to decode; the choice is kept for the others.")
     if decoding == "beam search":
         st.session_state.setdefault("beam_size", 5)
-        st.slider("Beam size", 2, 10, key="beam_size")
+        st.slider("Beam size", 2, 10, key="beam_size", disabled=not writes)
     st.checkbox("Fix ALL-CAPS / all-lower-case input", value=True, key="fix_casing",
                 help="Captions are written in sentence case; a sentence typed all in capitals or all in lower "
                      "case is fed to the model in sentence case, and the page shows what was fed.")
@@ -70,7 +74,7 @@ def render_sidebar() -> None:
         if opened is not None and input_kind(opened) is IMAGE:
             st.caption(f"{opened.name} reads images: pick or draw a digit on the [Images]({IMAGES_PAGE}) page.")
         else:
-            sentence_and_decoding()
+            sentence_and_decoding(opened is None or isinstance(opened, Generates))
         url_state.kept("colour_scale", "scale", list(COLOUR_SCALES))
         scale = st.radio("Attention colours", list(COLOUR_SCALES), format_func=COLOUR_SCALES.get, key="colour_scale",
                          help="0–1: every figure on one scale, so figures compare. 0–max: each figure's own largest "

@@ -144,3 +144,19 @@ def test_the_table_columns_come_a_group_at_a_time(h8):
     # Every column of the whole table is in one group or another (the CSV has the rest of the measures).
     assert {c for columns in shown.values() for c in columns} == set(shown_columns(table, "bleu_change").columns)
     assert shown_columns(table, "bleu_change", "rare-token")["rare rate"].equals(table["rare rate"])
+
+
+def test_a_grid_of_twelve_heads_marks_its_flags_and_names_its_columns_in_their_room():
+    """12 heads a row (MiniLM) at a projector's width leave ~28 px a head: a flag's note would run into the next
+    head's, so it is an S (✂ for a pruned head) with the note in its hover, and the columns are h0 … h11."""
+    from explorer.figures.attention import heads_grid
+
+    pattern = np.full((2, 12, 4, 4), 0.25)
+    tokens = ["a", "b", "c", "d"]
+    notes = {(0, 3): "sink 0.81 · norm 0.37", (1, 11): "pruned"}
+    grid = heads_grid(pattern, tokens, tokens, "encoder", flags=notes)
+    assert list(grid.layout.xaxis.ticktext) == [f"h{h}" for h in range(12)] and grid.layout.xaxis.tickangle == 0
+    marks = {(a.text, a.hovertext) for a in grid.layout.annotations}
+    assert marks == {("S", "sink 0.81 · norm 0.37"), ("✂", "pruned")}
+    eight = heads_grid(pattern[:, :8], tokens, tokens, "encoder", flags={(0, 3): notes[(0, 3)]})
+    assert eight.layout.annotations[0].text == notes[(0, 3)] and eight.layout.xaxis.ticktext[0] == "head 0"
