@@ -139,5 +139,5 @@ def partner_answer(checkpoint: ExplorerModel, text: str, example: dict) -> None:
     answer = lecture_answer(model, text, example["pronoun"], example["antecedent"])
     if answer:
         link = url_state.address(ATTENTION_PAGE, model=model_links()[label], sentence=text)
-        st.info(f"**On {plain(model.name)}** ([open it]({link})): " + plain(answer))
+        st.info(f"**On the model “{plain(label)}”** ([open it on this sentence]({link})): " + plain(answer))
 

@@ -45,7 +45,9 @@ def test_optional_and_unknown_keys_are_kept_as_they_came():
     assert report.unpruned is None and report.extra == {"distributed": {"workers": 2}}
     assert list(report.to_json()) == list(older) and report.to_json() == older
     assert isinstance(evaluation_from_json({"bleu": 1.0, "chrf": 2.0, "sentences": 3, "skipped": 0}), TranslationScores)
-    assert evaluation_from_json({"loss": 1.0, "perplexity": 2.7, "lines": 3}) == TextScores(1.0, 2.7, 3)
+    assert evaluation_from_json({"loss": 1.0, "perplexity": 2.7, "lines": 3}) == TextScores(1.0, 3, perplexity=2.7)
+    embedded = evaluation_from_json({"loss": 0.1, "lines": 3, "cosine": 0.9})      # a sentence encoder's
+    assert embedded.quality == ("cosine", 0.9) and "perplexity" not in embedded.to_json()
     summary = FaithfulnessSummary.from_json({"sentences": 1, "skipped": {}, "methods": {
         "rollout": {"spearman": 0.5, "sentences": 1}}})
     assert summary.methods["rollout"].spearman_gradient_x_input is None
