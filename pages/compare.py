@@ -48,7 +48,7 @@ tokens = [traces[label].source_tokens for label in labels]
 same_tokens = all(t == tokens[0] for t in tokens) and tokens[0]
 focus = None
 if same_tokens:
-    url_state.kept("compare_focus", "focus", range(len(tokens[0])))
+    url_state.kept("compare_focus", "focus", range(len(tokens[0])), tokens=tokens[0])
     focus = right.selectbox("Focus on the source token", range(len(tokens[0])), key="compare_focus",
                             format_func=lambda i: f"{i}: {tokens[0][i]}")
     url_state.keep("focus", focus)

@@ -54,7 +54,7 @@ def head_choice() -> tuple[int, int]:
 # -- what the steps follow: a word, a layer and head, an output step (kept in the URL once chosen) --
 layer, head = head_choice()
 word_column, layer_column, head_column, step_column = st.columns([3, 2, 2, 3])
-url_state.kept("lesson_word", "query", range(len(lesson.words)), default=default.word)
+url_state.kept("lesson_word", "query", range(len(lesson.words)), default=default.word, tokens=lesson.words)
 word = word_column.selectbox("Token to follow" if image else "Word to follow",
                              range(len(lesson.words)), key="lesson_word",
                              format_func=lambda i: f"{i}: {lesson.words[i]}",
@@ -78,7 +78,7 @@ head = head_column.selectbox("Head", range(checkpoint.heads), key="lesson_head",
 step = 0
 if trace.steps and not image:        # a decoder's steps (an image is classified in one)
     outputs = trace.output_tokens
-    url_state.kept("lesson_output_step", "step", range(len(outputs)), default=default.step)
+    url_state.kept("lesson_output_step", "step", range(len(outputs)), default=default.step, tokens=outputs)
     step = step_column.selectbox("Output step", range(len(outputs)), key="lesson_output_step",
                                  format_func=lambda i: f"{i}: {outputs[i]}",
                                  on_change=lambda: url_state.keep("step", st.session_state["lesson_output_step"]),

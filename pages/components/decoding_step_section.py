@@ -25,7 +25,7 @@ def show_one_step(checkpoint, trace) -> None:
     keys = trace.source_tokens if looked_at == "cross" else trace.target_tokens
     picker, layer_picker, head_picker = st.columns([2, 1, 1])
     if len(trace.steps) > 1:
-        url_state.kept("decoding_step", "step", range(len(trace.steps)), default=0)
+        url_state.kept("decoding_step", "step", range(len(trace.steps)), default=0, tokens=trace.output_tokens)
         step_index = picker.slider("Step", 0, len(trace.steps) - 1, key="decoding_step", persist_state="session")
         url_state.keep("step", step_index)
     else:

@@ -28,7 +28,7 @@ def walkthrough(checkpoint, trace, picked: tuple) -> None:
     kind, layer, head, queries, keys = picked
     # Default to a query in the middle of the sentence: the decoder's first query (<s>) sees one key, so its
     # softmax is trivially 1 and shows nothing of the arithmetic.
-    url_state.kept("internals_query", "query", range(len(queries)))
+    url_state.kept("internals_query", "query", range(len(queries)), tokens=queries)
     query = st.selectbox("Query token", range(len(queries)), index=default_query(queries),
                          format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
     url_state.keep("query", query)

@@ -9,7 +9,7 @@ VIEW (a plain session entry, never forgotten) and given back to its widget when 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -61,14 +61,20 @@ def restore(links: dict[str, str], own: str | None, max_chars: int) -> None:
     state[VIEW] = {name: query[name] for name in query if name not in SIDEBAR_PARAMETERS}
 
 
-def kept(key: str, parameter: str | None, options, encode: Callable[[Any], str] = str, default: Any = None) -> None:
+def kept(key: str, parameter: str | None, options, encode: Callable[[Any], str] = str, default: Any = None,
+         tokens: Sequence[str] | None = None) -> None:
     """Before a page draws the widget `key`: give it back the value kept under `parameter` (from this session's
     last visit, or from the link), when that value is one of `options`; else `default` (when given) if the
-    widget holds nothing valid. After drawing it, call keep()."""
+    widget holds nothing valid. After drawing it, call keep().
+    tokens: for a picker of positions, each position's token: the choice follows its token (follow_token)."""
     state = st.session_state
     if parameter:
         bind(parameter, key)
+    if tokens is not None and follow_token(key, list(options), list(tokens), default) and parameter:
+        # the link says what the picker now shows: the same token's new position, or no choice (the default)
+        keep(parameter, state[key] if key in state and state[key] != default else "", encode)
     if key in state and state[key] in options:
+        remember_token(key, tokens)
         return
     by_text = {encode(option): option for option in options}
     if parameter and saved(parameter) in by_text:
@@ -77,6 +83,39 @@ def kept(key: str, parameter: str | None, options, encode: Callable[[Any], str] 
         state[key] = default
     else:
         valid(key, options)
+    remember_token(key, tokens)
+
+
+def bare(token: str) -> str:
+    """A token as a word view and a piece view both name it: without SentencePiece's ▁ or WordPiece's ##."""
+    return token.removeprefix("▁").removeprefix("##")
+
+
+def follow_token(key: str, options: list, tokens: list[str], default: Any) -> bool:
+    """A position picker's choice is a token, not a number: when the tokens changed since the choice (another
+    sentence, model or units), it moves to the same token's nearest occurrence, else to `default` (a stated one:
+    the page's own), so that the label and the figure never name two different tokens. Whether the tokens changed."""
+    state = st.session_state
+    memory = state.get(f"_{key}_token")
+    if memory is None or memory[0] == tokens:
+        return False                            # a first visit, or the person's own new choice: kept as it is
+    _, token, position = memory
+    same = [option for option in options if bare(tokens[option]) == bare(token)]
+    if same:
+        state[key] = min(same, key=lambda option: abs(option - position))
+    elif default is not None:
+        state[key] = default
+    else:
+        state.pop(key, None)
+    return True
+
+
+def remember_token(key: str, tokens: Sequence[str] | None) -> None:
+    """What the picker `key` shows now: (the tokens, the chosen token, its position), for follow_token."""
+    state = st.session_state
+    chosen = state.get(key)
+    if tokens is not None and isinstance(chosen, int) and 0 <= chosen < len(tokens):
+        state[f"_{key}_token"] = (list(tokens), tokens[chosen], chosen)
 
 
 def kept_text(key: str, parameter: str) -> None:
@@ -104,6 +143,7 @@ def follow(parameters: dict[str, str]) -> None:
         view[parameter] = value
         for key in st.session_state.get(BOUND, {}).get(parameter, ()):
             st.session_state.pop(key, None)
+            st.session_state.pop(f"_{key}_token", None)     # the link's choice, not the token followed before
 
 
 def saved(parameter: str) -> str:

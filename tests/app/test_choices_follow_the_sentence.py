@@ -1,0 +1,59 @@
+"""A choice of a token follows its token (pages/components/url_state.follow_token): a student who picks a word and
+then types another sentence, half-way through, still follows that word where it is, and a stated default where it
+is not; the picker's label and the step's text name the same piece."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+FIRST = "A man is riding a bicycle down the street."
+SECOND = "On the street a woman in a red dress is riding a horse."
+THIRD = "Two dogs play in the snow."
+
+
+def lesson(sentence: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
+    at.session_state["sentence"] = sentence
+    at.query_params["lesson"] = "qkv"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def chosen_piece(at: AppTest, key: str) -> str:
+    box = at.selectbox(key=key)
+    return box.format_func(box.value).split(": ", 1)[1]
+
+
+def retyped(at: AppTest, sentence: str) -> AppTest:
+    at.session_state["sentence"] = sentence
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_lessons_word_follows_it_into_a_new_sentence_and_falls_back_where_it_is_gone(h8):
+    at = lesson(FIRST)
+    words = at.selectbox(key="lesson_word").options
+    riding = next(i for i, option in enumerate(words) if option.endswith("▁riding"))
+    at.selectbox(key="lesson_word").set_value(riding).run()
+    assert chosen_piece(at, "lesson_word") == "▁riding"
+    at = retyped(at, SECOND)                   # "riding" is still there, at another position
+    assert chosen_piece(at, "lesson_word") == "▁riding" and at.selectbox(key="lesson_word").value != riding
+    assert "▁riding" in " ".join(m.value for m in at.markdown)      # the step's text follows the same piece
+    at = retyped(at, THIRD)                    # gone: the page's default, which the picker names
+    assert chosen_piece(at, "lesson_word") != "▁riding"
+    default = at.selectbox(key="lesson_word").value
+    assert at.query_params.get("query") in (None, [], str(default), [str(default)])
+
+
+def test_a_choice_made_on_the_same_sentence_is_the_persons_own(h8):
+    at = lesson(FIRST)
+    at.selectbox(key="lesson_word").set_value(2).run()
+    at.selectbox(key="lesson_word").set_value(5).run()        # the person moves on: no following back to 2
+    assert at.selectbox(key="lesson_word").value == 5
+    street = chosen_piece(at, "lesson_word")
+    at = retyped(at, FIRST.replace("bicycle", "small red bicycle"))     # two words earlier: the piece moves on
+    assert chosen_piece(at, "lesson_word") == street and at.selectbox(key="lesson_word").value == 7
