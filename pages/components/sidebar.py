@@ -22,6 +22,9 @@ html { font-size: 20px; }
 </style>"""
 
 
+KEPT_SENTENCE = "_kept_sentence"
+
+
 def _use_example() -> None:
     st.session_state.sentence = st.session_state.example
 
@@ -33,11 +36,14 @@ def _one_line() -> None:
 def sentence_and_decoding(writes: bool = True) -> None:
     """The sentence box, the examples and the decoding choice (inside the sidebar): for a model of text. writes:
     the model generates text (a sentence encoder or a masked language model has no decoding to choose)."""
-    st.session_state.setdefault("sentence", EXAMPLES[0])
+    # A model that reads images has no sentence box, and Streamlit forgets a box it did not draw: the sentence is
+    # kept beside it too, so that switching to the image model and back finds the person's own sentence.
+    st.session_state.setdefault("sentence", st.session_state.get(KEPT_SENTENCE, EXAMPLES[0]))
     # No max_chars: the box would silently drop a longer paste. Longer text is cut, with a notice (below).
     # Enter applies it (pages/app.py's script: Enter leaves the box, which commits it), so does Ctrl+Enter, and
     # so does the button (a click leaves the box too); a newline pasted becomes a space.
     st.text_area("English sentence", key="sentence", height=100, on_change=_one_line)
+    st.session_state[KEPT_SENTENCE] = st.session_state["sentence"]
     action = "Translate" if writes else "Apply"
     st.button(action, key="apply_sentence", type="primary",
               help="Applies the sentence typed above (so does Enter): every page then shows it.")

@@ -57,3 +57,13 @@ def test_a_choice_made_on_the_same_sentence_is_the_persons_own(h8):
     street = chosen_piece(at, "lesson_word")
     at = retyped(at, FIRST.replace("bicycle", "small red bicycle"))     # two words earlier: the piece moves on
     assert chosen_piece(at, "lesson_word") == street and at.selectbox(key="lesson_word").value == 7
+
+
+def test_switching_to_the_image_model_and_back_keeps_the_persons_sentence(h8):
+    at = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
+    at.run()
+    at.sidebar.text_area(key="sentence").input(SECOND).run()
+    at.sidebar.selectbox(key="model").set_value("Digits ViT (digits-vit)").run()
+    assert not at.exception and not at.sidebar.text_area           # no sentence box for a model of images
+    at.sidebar.selectbox(key="model").set_value("8 heads (en-de-h8)").run()
+    assert not at.exception and at.sidebar.text_area(key="sentence").value == SECOND
