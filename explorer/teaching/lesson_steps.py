@@ -4,6 +4,7 @@ the glossary terms each step links; the Lesson itself (explorer/teaching/lesson.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,5 +114,12 @@ def vector(values: np.ndarray) -> list[float]:
 
 
 def quoted(token: str) -> str:
-    """A piece in a step's markdown, taken literally: a sentence's `*`, `[`, `<` or `$` never becomes markup."""
-    return "“" + re.sub(r"([\\`*_\[\]$<>|~#])", r"\\\1", token) + "”"
+    """A piece in a step's markdown, taken literally: a sentence's `*`, `[`, `<` or `$` never becomes markup.
+    Right-to-left text (Arabic, Hebrew) is isolated (U+2068 … U+2069), so that it cannot carry the quotes and the
+    commas around it to its own side."""
+    escaped = re.sub(r"([\\`*_\[\]$<>|~#])", r"\\\1", token)
+    return "“" + (f"\u2068{escaped}\u2069" if right_to_left(token) else escaped) + "”"
+
+
+def right_to_left(text: str) -> bool:
+    return any(unicodedata.bidirectional(character) in ("R", "AL") for character in text)

@@ -293,12 +293,17 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
         st.warning(f"The output stops mid-sentence. {stopping_reason(trace, checkpoint)} A sentence this long or "
                    "this far from the training data often makes the model repeat itself.")
     if trace.recased_from:
-        st.info(f"You typed “{shorten(trace.recased_from)}” all in capitals or all in lower case; the model was "
-                f"given “{shorten(trace.text)}”, in sentence case like its training captions. Untick “Fix ALL-CAPS "
+        st.info(f"You typed {literally(shorten(trace.recased_from))} all in capitals or all in lower case; the model "
+                f"was given {literally(shorten(trace.text))}, in sentence case like its training captions. Untick “Fix ALL-CAPS "
                 "/ all-lower-case input” in the sidebar to feed it as typed.")
     known = familiarity(trace.text, checkpoint)
-    if known is not None and known.out_of_domain:
-        named = ", ".join(f"“{w}”" for w in known.unfamiliar[:6]) or "most of its words"
+    if known is not None and known.in_output_language:
+        written = checkpoint.target_language if isinstance(checkpoint, Translates) else ""
+        st.info(f"This looks like {written or 'the language the model writes'}"
+                f"{', the language the model writes' if written else ''}; it reads English. Type an English "
+                f"sentence, e.g. “{EXAMPLES[0]}”")
+    elif known is not None and known.out_of_domain:
+        named = ", ".join(literally(w) for w in known.unfamiliar[:6]) or "most of its words"
         # The visitor's own sentence in markdown: taken literally (its * [ ] < $ never become markup).
         far = (f"Part of your text, {literally(shorten(known.farthest_sentence))}, is" if known.farthest_sentence
                and known.farthest_log_perplexity > known.log_perplexity else "This sentence is")
@@ -309,7 +314,8 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
     if unknown:
         unk = checkpoint.pieces([checkpoint.unk_id])[0]
         domain = " It was trained on English image captions." if known is not None else ""
-        st.info(f"The model's vocabulary has no piece for {' '.join(unknown[:10])}: it reads each as {unk} "
+        st.info(f"The model's vocabulary has no piece for {', '.join(literally(u) for u in unknown[:10])}: it reads "
+                f"each as {literally(unk)} "
                 f"(an unknown token).{domain}")
 
 

@@ -460,6 +460,14 @@ def test_the_sidebar_says_what_the_model_knows_and_far_sentences_get_a_notice(tm
     assert len(notices) == 1 and "“quarterly”" in notices[0]
     at = open_page("translation.py", "Two dogs play in the snow.")
     assert not [i for i in at.info if "far from what the model" in i.value]
+    # German typed into an English→German model: said plainly, instead of "far from the training data"
+    at = open_page("translation.py", "Zwei Hunde spielen im Schnee.")
+    said = [i.value for i in at.info]
+    assert any(text.startswith("This looks like German, the language the model writes; it reads English.")
+               for text in said) and not any("far from what the model" in text for text in said)
+    # Right-to-left words keep the notice's own quotes and commas in place (isolated, U+2068 … U+2069)
+    at = open_page("translation.py", "A man says שלום עולם to a dog.")
+    assert any("no piece for “\u2068שלום\u2069”, “\u2068עולם\u2069”: it reads" in i.value for i in at.info)
 
     import shutil
 

@@ -14,6 +14,10 @@ REQUIRED = [
     "induction head", "previous-token head", "positional head", "syntactic head", "rare-token head",
     "head importance", "pruning", "activation patching", "BLEU", "chrF", "perplexity", "piece",
     "norm-based attention", "dependency relation", "Multi30k", "sampling", "temperature", "top-k", "top-p",
+    # issue 46: the lecture's training step
+    "one-hot", "cross-entropy", "loss", "argmax",
+    # issue 45: a sentence encoder's output
+    "sentence embedding", "cosine similarity",
 ]
 
 
