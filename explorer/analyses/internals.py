@@ -38,8 +38,13 @@ def batch_partner(model: ExplorerModel, text: str, candidates: list[str]) -> str
 
 def default_query(tokens: list[str]) -> int:
     """The query a walkthrough opens on: the middle-most token with a letter or digit in it, not a bare word-start
-    mark or punctuation (and never the decoder's first position, whose softmax over one key is trivially 1)."""
+    mark or punctuation (and never the decoder's first position, whose softmax over one key is trivially 1); a
+    piece that starts a word where the tokenizer marks them (▁, or no ## for WordPiece), not the "m" inside one."""
     words = [i for i, token in enumerate(tokens) if i > 0 and any(c.isalnum() for c in token)]
+    if any(token.startswith("▁") for token in tokens):
+        words = [i for i in words if tokens[i].startswith("▁")] or words
+    else:
+        words = [i for i in words if not tokens[i].startswith("##")] or words
     middle = len(tokens) // 2
     return min(words, key=lambda i: abs(i - middle)) if words else middle
 
