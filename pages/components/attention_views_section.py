@@ -5,6 +5,7 @@ of pages/components/attention_heatmap.py with the page's tokens and window."""
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow
@@ -32,10 +33,15 @@ def every_head(checkpoint, trace, kind: str, pattern, queries: list[str], keys: 
                "by norm (Clark et al. 2019, Xiao et al. 2023; the Heads page lists them)"
                + ("; with this many heads a row each is marked S: hover the mark for its shares." if checkpoint.heads > 8
                   else "."))
+    pruned_here = [(spec.layer, spec.head) for spec in pruned_heads if spec.kind == kind]
+    if pruned_here:         # a pruned head writes nothing: blank, as the word table blanks it, outlined "pruned"
+        pattern = pattern.astype(float, copy=True)
+        for layer, head in pruned_here:
+            pattern[layer, head] = np.nan
     grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
                       f"{plural(checkpoint.heads, 'head')} (hover for tokens){in_words}", scale,
                       flags={**sink_notes(trace, checkpoint, kind),     # a pruned head is outlined and says so
-                             **{(spec.layer, spec.head): "pruned" for spec in pruned_heads if spec.kind == kind}})
+                             **{head: "pruned" for head in pruned_here}})
     # A long sentence's pooled grid has its own width (square cells); a short one stretches over the page.
     show_figure(grid, f"{kind}-all-heads", {f"{kind}.{shown}": pattern},
                 width="content" if grid.layout.width else "stretch")

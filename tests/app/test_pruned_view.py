@@ -95,3 +95,18 @@ def test_the_farthest_sentence_is_named_literally_never_as_markdown():
     at = open_page("translation.py", "A dog runs on the grass with a ball. " + strange)
     said = [element.value for element in at.info if element.value.startswith("Part of your text")]
     assert said and "\\[quarterly\\]" in said[0] and "\\*earnings\\*" in said[0], said
+
+
+def test_the_every_head_grid_blanks_a_pruned_head_as_the_word_table_does(h8):
+    """A pruned head writes nothing: its tile is blank (outlined "pruned"), every other tile its own pattern."""
+    at = open_page("attention.py", SENTENCE, url_pruned="enc.1.3", attention_kind="encoder",
+                   attention_view="Every head")
+    trace = trace_sentence(h8, SENTENCE, pruned=parse_heads("enc.1.3", h8))
+    grid = np.array(chart_titled(at, "encoder: 3 layers × 8 heads")[0]["z"], dtype=float)
+    tokens = len(trace.source_tokens)
+    gap = 1 + tokens // 8
+    tile = lambda layer, head: grid[layer * (tokens + gap): layer * (tokens + gap) + tokens,      # noqa: E731
+                                    head * (tokens + gap): head * (tokens + gap) + tokens]
+    assert np.isnan(tile(1, 3)).all()
+    np.testing.assert_allclose(tile(1, 2), trace.pattern("encoder")[1, 2], atol=1e-6)
+    np.testing.assert_allclose(tile(0, 3), trace.pattern("encoder")[0, 3], atol=1e-6)
