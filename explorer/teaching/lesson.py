@@ -209,7 +209,8 @@ class Lesson:
                   f" No key is masked here: the encoder lets every {self.piece} see every other.")
         text = (f"Softmax turns the scores into weights: e^score, divided by their sum, so every weight is between 0 "
                 f"and 1 and the row adds up to 1.{masked} {quoted(word)} gives **{walk.weights[key]:.1%}** of its "
-                f"attention to {quoted(keys[key])}. This row is one row of {self.heatmaps}.")
+                f"attention to {quoted(keys[key])}. {self.how_typical(focus, key)}This row is one row of "
+                f"{self.heatmaps}.")
         numbers = [Number("key", "key", keys[key]), Number("scaled", "scaled score", float(walk.scaled[key])),
                    Number("weight", f"weight on {keys[key]}", float(walk.weights[key])),
                    Number("sum", "sum of the row", float(walk.weights.sum()))]
@@ -362,6 +363,17 @@ class Lesson:
                     link=DeepLink("decoding.py", "Decoding → step by step", {"step": str(focus.step)}))
 
     # -- where this model differs from the paper ---------------------------------------------------------------
+    def how_typical(self, focus: Focus, key: int) -> str:
+        """How many of the stack's heads give this key the most weight from the followed word: one head's step is
+        read as the model's only when most heads agree ("1 of 24 heads does this")."""
+        rows = self.trace.pattern(self.reader)[:, :, focus.word]            # [layers, heads, keys]
+        agreeing = int((rows.argmax(-1) == key).sum())
+        total = rows.shape[0] * rows.shape[1]
+        keys = self.trace.key_tokens(self.reader)
+        return (f"{agreeing} of {total} heads of the {self.reader} {'gives' if agreeing == 1 else 'give'} "
+                f"{quoted(keys[key])} the most weight from "
+                f"{quoted(self.words[focus.word])}{': this head is typical' if agreeing > total / 2 else ''}. ")
+
     def d_k_difference(self) -> str:
         d_k = self.model.d_k
         return (f"The paper's d_k is {self.paper['d_k']} ({self.paper['d_model']} ÷ {self.paper['heads']} heads); this model's is "

@@ -12,7 +12,7 @@ from pages.components import url_state
 from pages.components.session import cached_checkpoint, model_links, partner_model, weights_mtime
 from pages.registry import page
 
-STEPS = ("heads", "layers")     # the steps that show every head, or the heads' average, for the word followed
+STEPS = ("softmax", "heads", "layers")     # the steps that show a head's weights, every head, or their average
 TYPICAL = 0.5                   # the lecture's figure: one head gives the antecedent most of the word's weight
 
 

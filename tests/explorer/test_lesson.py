@@ -140,3 +140,21 @@ def test_every_step_links_terms_the_glossary_has():
     for terms in STEP_TERMS.values():
         for term in terms:
             assert entry(term).definition
+
+
+def test_the_softmax_step_says_how_many_heads_agree_with_the_one_it_shows(h8):
+    """One head's weights are read as the model's only when most heads agree: the step counts the heads of the
+    stack whose largest weight from the followed word is on the same key (recounted here from the trace)."""
+    from explorer.capture.trace import trace_sentence
+    from explorer.teaching.lesson import Lesson
+    from explorer.teaching.lesson_steps import Focus
+
+    trace = trace_sentence(h8, "The animal didn't cross the street because it was too tired.")
+    lesson = Lesson(h8, trace)
+    it = lesson.default_focus().word
+    step = lesson.step("softmax", Focus(it, -1, 2, 0, 0))
+    rows = trace.pattern("encoder")[:, :, it]
+    key = int(rows[2, 0].argmax())
+    agreeing = int((rows.argmax(-1) == key).sum())
+    assert trace.source_tokens[key] == "▁animal" and agreeing == 1
+    assert "1 of 24 heads of the encoder gives “▁animal” the most weight from “▁it”." in step.text
