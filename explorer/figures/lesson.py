@@ -16,7 +16,7 @@ from explorer.figures.common import FIGURE_SCALE, display_tokens, font
 MOST_KEYS = 24          # rows a figure shows at most; the rest are named in its title
 ROW = 22                # px a row (a 12 px label and its spacing)
 SHOWN_DIMENSIONS = 32   # a vector's first values drawn
-CHOSEN, OTHER = "#d62728", "#1f77b4"
+CHOSEN, OTHER, REST = "#d62728", "#1f77b4", "#bbbbbb"
 
 
 def shown_keys(values: np.ndarray, chosen: int | None) -> np.ndarray:
@@ -80,7 +80,8 @@ def vector_rows(rows: dict[str, np.ndarray], title: str) -> go.Figure:
     limit = float(np.abs(matrix).max()) or 1.0
     figure = go.Figure(go.Heatmap(z=matrix, y=labels, x=[str(d) for d in range(matrix.shape[1])],
                                   colorscale="RdBu_r", zmin=-limit, zmax=limit, xgap=1, ygap=2,
-                                  colorbar=dict(thickness=12, len=1.0, tickfont=dict(size=font(12)), nticks=3),
+                                  colorbar=dict(thickness=12, len=1.0, tickfont=dict(size=font(12)), nticks=5,
+                                                title=dict(text="value", font=dict(size=font(12)))),
                                   hovertemplate="%{y}<br>value %{x}: %{z:.4f}<extra></extra>"))
     figure.update_xaxes(title=dict(text="value number", font=dict(size=font(12))), dtick=4)
     return sized(figure, max(len(labels), 2) * 2, title, bottom=60)
@@ -149,16 +150,65 @@ def masked_window(pattern: np.ndarray, mask: np.ndarray, tokens: list[str], posi
 
 
 def probability_bars(tokens: list[str], probabilities: list[float], chosen: str, title: str) -> go.Figure:
-    """The top of the output distribution, a bar per piece, the chosen one in red."""
-    labels = [f"{i + 1}. {token}" for i, token in enumerate(display_tokens(tokens))]
-    figure = go.Figure(go.Bar(x=probabilities, y=labels, orientation="h",
-                              text=[f"{p:.1%}" if p >= 0.001 else "<0.1%" for p in probabilities],
+    """The top of the output distribution, a bar per piece, the chosen one in red, and a grey bar for the rest of
+    the vocabulary: the bars add up to 100%, as softmax's do."""
+    rest = max(0.0, 1.0 - float(sum(probabilities)))
+    labels = [f"{i + 1}. {token}" for i, token in enumerate(display_tokens(tokens))] + ["the rest of the vocabulary"]
+    values = list(probabilities) + [rest]
+    figure = go.Figure(go.Bar(x=values, y=labels, orientation="h",
+                              text=[f"{p:.1%}" if p >= 0.001 else "<0.1%" for p in values],
                               textposition="outside", cliponaxis=False, textfont=dict(size=font(12)),
-                              marker_color=[CHOSEN if t == chosen else OTHER for t in tokens],
+                              marker_color=[CHOSEN if t == chosen else OTHER for t in tokens] + [REST],
                               hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
-    top = max(probabilities) * 1.3 or 1            # room for the values written beside the bars
+    top = max(values) * 1.3 or 1                   # room for the values written beside the bars
     figure.update_xaxes(range=[0, top], tickformat=".0%", tickvals=[v for v in (0, 0.25, 0.5, 0.75, 1) if v <= top])
     return sized(figure, len(labels), title)
+
+
+def one_hot_bars(tokens: list[str], probabilities: list[float], target: str, title: str) -> go.Figure:
+    """Training's comparison: the predicted probabilities of the top pieces (and the rest) beside the one-hot
+    target, 1 at the target piece and 0 elsewhere."""
+    figure = probability_bars(tokens, probabilities, target, title)
+    labels = list(figure.data[0].y)
+    one_hot = [1.0 if token == target else 0.0 for token in tokens] + [0.0 if target in tokens else 1.0]
+    figure.add_trace(go.Scatter(x=one_hot, y=labels, mode="markers", name="one-hot target",
+                                marker=dict(symbol="line-ns-open", size=font(18), color="black", line=dict(width=3)),
+                                hovertemplate="%{y}: target %{x:.0f}<extra></extra>"))
+    figure.update_xaxes(range=[0, 1.25], tickvals=[0, 0.25, 0.5, 0.75, 1])
+    figure.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.02, yanchor="top", x=0))
+    figure.update_layout(margin=dict(b=70), height=figure.layout.height + 30)
+    return figure
+
+
+def matrix_form(q: np.ndarray, k_t: np.ndarray, weights: np.ndarray, z: np.ndarray, queries: list[str],
+                keys: list[str], row: int, title: str) -> go.Figure:
+    """Q, Kᵀ, softmax(QKᵀ/√d_k) and Z side by side as heatmaps (hover: row, column, value), the followed query's
+    row outlined in Q, the weights and Z."""
+    from plotly.subplots import make_subplots
+
+    d_k, n_keys = k_t.shape
+    figure = make_subplots(rows=1, cols=4, column_widths=[d_k, n_keys, n_keys, d_k], horizontal_spacing=0.04,
+                           subplot_titles=("Q", "Kᵀ", "softmax(QKᵀ/√d_k)", "Z = weights · V"))
+    query_labels, key_labels = labels_at(queries, range(len(queries))), labels_at(keys, range(len(keys)))
+    dimensions = [str(d) for d in range(d_k)]
+    for column, (matrix, x, y, scale) in enumerate(
+            [(q, dimensions, query_labels, "RdBu_r"), (k_t, key_labels, dimensions, "RdBu_r"),
+             (weights, key_labels, query_labels, "Blues"), (z, dimensions, query_labels, "RdBu_r")], start=1):
+        limit = float(np.abs(matrix).max()) or 1.0
+        figure.add_trace(go.Heatmap(z=matrix, x=x, y=y, colorscale=scale, showscale=False,
+                                    zmin=0 if scale == "Blues" else -limit, zmax=1 if scale == "Blues" else limit,
+                                    hovertemplate="%{y} · %{x}: %{z:.4f}<extra></extra>"), row=1, col=column)
+        figure.update_xaxes(showticklabels=False, type="category", row=1, col=column)
+        figure.update_yaxes(autorange="reversed", type="category", showticklabels=column == 1,
+                            tickfont=dict(size=font(12)), row=1, col=column)
+        if column != 2:         # the followed query's row: a rectangle around it
+            figure.add_shape(type="rect", x0=-0.5, x1=len(x) - 0.5, y0=row - 0.5, y1=row + 0.5,
+                             line=dict(color=CHOSEN, width=2), row=1, col=column)
+    figure.update_annotations(font=dict(size=font(13)))
+    rows = max(len(queries), 8)
+    figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=90 + rows * font(16),
+                         margin=dict(l=10, r=10, t=80, b=20), font=dict(size=font(12)))
+    return figure
 
 
 # -- the step's numbers and token chips, as HTML (the page shows them; each number carries its full value) --

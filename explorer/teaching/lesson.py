@@ -22,6 +22,7 @@ from explorer.capture.trace import Trace
 from explorer.analyses.word_focus import PRONOUNS          # the lecture's question is where a pronoun looks: open on it
 from models.interface import Embeds, ExplorerModel
 
+from explorer.teaching.lesson_lecture import how_typical, lecture_example, matrix_step, training_step
 from explorer.teaching.lesson_steps import PAPER, TITLES, DeepLink, Focus, Number, Step, quoted, vector
 
 
@@ -54,13 +55,13 @@ class Lesson:
         has = self.trace.attention
         embedded = self.side in self.trace.embeddings and self.side in self.trace.inputs
         slugs = ["sentence"] + (["embedding"] if embedded else [])
-        slugs += ["qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers"]
+        slugs += ["qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "layers"]
         if self.reader == "encoder" and "decoder" in has and self.trace.steps:
             slugs.append("masked")
         if "cross" in has and self.trace.steps:
             slugs.append("cross")
         if self.trace.steps:
-            slugs += ["probabilities", "next"]
+            slugs += ["probabilities", "next", "training"]
         return slugs
 
     def layers(self, kind: str | None = None) -> int:
@@ -192,7 +193,7 @@ class Lesson:
         bias = " and adds a learned bias for the key's distance from the query" if walk.biased else ""
         text = (f"The model {how}{bias}. Why: a dot product of d_k numbers grows with d_k, and large scores would "
                 f"make softmax give almost all weight to one key, where learning stalls. "
-                f"{walk.dots[key]:.4f} → **{walk.scaled[key]:.4f}**.")
+                f"{walk.dots[key]:.4f} → **{walk.scaled[key]:.4f}**. {lecture_example()}")
         numbers = [Number("key", "key", keys[key]), Number("score", "q · k", float(walk.dots[key])),
                    Number("scaling", "factor (× 1/√d_k)" if scaled_by_root else "factor", float(walk.scaling)), Number("scaled", "scaled score", float(walk.scaled[key]))]
         return Step("", "", text, numbers,
@@ -209,7 +210,7 @@ class Lesson:
                   f" No key is masked here: the encoder lets every {self.piece} see every other.")
         text = (f"Softmax turns the scores into weights: e^score, divided by their sum, so every weight is between 0 "
                 f"and 1 and the row adds up to 1.{masked} {quoted(word)} gives **{walk.weights[key]:.1%}** of its "
-                f"attention to {quoted(keys[key])}. {self.how_typical(focus, key)}This row is one row of "
+                f"attention to {quoted(keys[key])}. {how_typical(self, focus, key)}This row is one row of "
                 f"{self.heatmaps}.")
         numbers = [Number("key", "key", keys[key]), Number("scaled", "scaled score", float(walk.scaled[key])),
                    Number("weight", f"weight on {keys[key]}", float(walk.weights[key])),
@@ -231,6 +232,12 @@ class Lesson:
         rows["z = the sum over every key"] = walk.z
         return Step("", "", text, numbers, figures.vector_rows(rows, f"{word}: weight × v, summed"),
                     link=self.walkthrough_link(focus))
+
+    def _matrix(self, focus: Focus) -> Step:
+        return matrix_step(self, focus)
+
+    def _training(self, focus: Focus) -> Step:
+        return training_step(self, focus)
 
     def _heads(self, focus: Focus) -> Step:
         walk, model = self.walk(focus), self.model
@@ -354,7 +361,13 @@ class Lesson:
         last = focus.step == len(trace.steps) - 1
         ends = (f" {quoted(step.chosen)} ends the output." if last and step.chosen_id == self.model.end_id else
                 " The loop goes on until the model chooses the end piece or reaches its step limit.")
-        text = (f"{how}: {quoted(step.chosen)}. It is appended to the decoder's input, and the decoder runs "
+        best = step.top_tokens[0] if step.top_tokens else step.chosen
+        why = ""
+        if best != step.chosen:     # beam search took a less probable piece here: say why
+            why = (f" Not {quoted(best)}, though it had more probability at this step ({step.top_probs[0]:.1%} against "
+                   f"{step.chosen_prob:.1%}): the whole output through {quoted(step.chosen)} has the best total "
+                   "log-probability (length-normalised) of the partial outputs beam search kept.")
+        text = (f"{how}: {quoted(step.chosen)}.{why} It is appended to the decoder's input, and the decoder runs "
                 f"again, with it as its newest input, for output step {focus.step + 1}; the encoder's output is reused, unchanged.{ends}")
         numbers = [Number("step", "step", focus.step), Number("chosen", "chosen piece", step.chosen),
                    Number("steps", "steps in all", len(trace.steps)), Number("output", trace.output_title,
@@ -363,17 +376,6 @@ class Lesson:
                     link=DeepLink("decoding.py", "Decoding → step by step", {"step": str(focus.step)}))
 
     # -- where this model differs from the paper ---------------------------------------------------------------
-    def how_typical(self, focus: Focus, key: int) -> str:
-        """How many of the stack's heads give this key the most weight from the followed word: one head's step is
-        read as the model's only when most heads agree ("1 of 24 heads does this")."""
-        rows = self.trace.pattern(self.reader)[:, :, focus.word]            # [layers, heads, keys]
-        agreeing = int((rows.argmax(-1) == key).sum())
-        total = rows.shape[0] * rows.shape[1]
-        keys = self.trace.key_tokens(self.reader)
-        return (f"{agreeing} of {total} heads of the {self.reader} {'gives' if agreeing == 1 else 'give'} "
-                f"{quoted(keys[key])} the most weight from "
-                f"{quoted(self.words[focus.word])}{': this head is typical' if agreeing > total / 2 else ''}. ")
-
     def d_k_difference(self) -> str:
         d_k = self.model.d_k
         return (f"The paper's d_k is {self.paper['d_k']} ({self.paper['d_model']} ÷ {self.paper['heads']} heads); this model's is "

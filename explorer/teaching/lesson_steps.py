@@ -68,6 +68,7 @@ TITLES = {
     "scale": "Scaled: ÷ √d_k",
     "softmax": "Softmax: the attention weights",
     "values": "Weighted sum of the values: z",
+    "matrix": "Every word at once: softmax(QKᵀ/√d_k)·V",
     "heads": "Every head, concatenated",
     "output": "W_O: back to d_model",
     "layers": "The encoder's layers",
@@ -75,6 +76,7 @@ TITLES = {
     "cross": "Encoder–decoder attention",
     "probabilities": "Linear + softmax: the next word's probabilities",
     "next": "The chosen word, and the loop",
+    "training": "Training: one-hot target, cross-entropy loss",
     # an image through a Vision Transformer (explorer/teaching/image_lesson.py)
     "image": "Your image, as patches",
     "classify": "The class token: linear + softmax",
@@ -90,6 +92,7 @@ STEP_TERMS = {
     "scale": ("d_k", "scaled dot-product attention", "softmax"),
     "softmax": ("softmax", "attention weight", "mask"),
     "values": ("z", "attention weight"),
+    "matrix": ("scaled dot-product attention", "query, key, value", "softmax", "z"),
     "heads": ("multi-head attention", "head", "z"),
     "output": ("W_O", "residual stream", "layer norm", "feed-forward layer"),
     "layers": ("layer", "encoder", "self-attention", "head average"),
@@ -97,15 +100,17 @@ STEP_TERMS = {
     "cross": ("cross-attention", "encoder", "decoder"),
     "probabilities": ("logits", "softmax", "entropy"),
     "next": ("greedy decoding", "beam search", "special token"),
+    "training": ("one-hot", "cross-entropy", "loss", "teacher forcing"),
     "image": ("patch", "class token", "Vision Transformer"),
     "classify": ("class token", "logits", "softmax"),
 }
 
 # The step list's labels: short, so all of them fit a 1024-pixel projector's column in a few rows.
 SHORT_TITLES = {"sentence": "Pieces", "embedding": "Embedding + position", "qkv": "Q, K, V", "scores": "q · k",
-                "scale": "÷ √d_k", "softmax": "Softmax", "values": "z = Σ weight × v", "heads": "All heads",
+                "scale": "÷ √d_k", "softmax": "Softmax", "values": "z = Σ weight × v", "matrix": "Matrix form",
+                "heads": "All heads",
                 "output": "W_O", "layers": "Layers", "masked": "Masked self-attention", "cross": "Cross-attention",
-                "probabilities": "Linear + softmax", "next": "Next word, loop",
+                "probabilities": "Linear + softmax", "next": "Next word, loop", "training": "Training",
                 "image": "Patches", "classify": "Class"}
 
 

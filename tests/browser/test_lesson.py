@@ -66,6 +66,10 @@ def expected(trace, slug: str, word: int, layer: int, head: int, step: int) -> d
             "softmax": {"weight": [weights[key]], "sum": [1.0]},
             "values": {"z": values["z"][layer, head, word, :4]},
             "probabilities": {"probability": [trace.steps[step].chosen_prob]},
+            # training: the one-hot target's cross-entropy, −ln p(target), and its mean over every step
+            "training": {"probability": [trace.steps[step].chosen_prob],
+                         "loss": [-np.log(trace.steps[step].chosen_prob)],
+                         "mean_loss": [np.mean([-np.log(s.chosen_prob) for s in trace.steps])]},
             }.get(slug, {})
 
 
@@ -112,12 +116,12 @@ def test_the_lesson_walks_forward_and_back_at_both_sizes(app_url, context, h8):
     default = Lesson(h8, trace).default_focus()
     forward, back = set(), set()
     walk(page, trace, default, "wide", "forward", forward)
-    assert heading(page).startswith("Step 14 of 14")
+    assert heading(page).startswith("Step 16 of 16")
     page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
     settle(page)
     walk(page, trace, default, "projector", "back", back)
-    assert heading(page).startswith("Step 1 of 14")
-    assert forward == back and len(forward) == 14
+    assert heading(page).startswith("Step 1 of 16")
+    assert forward == back and len(forward) == 16
 
 
 def test_another_word_of_a_twenty_word_sentence(app_url, context, h8):
@@ -133,12 +137,12 @@ def test_another_word_of_a_twenty_word_sentence(app_url, context, h8):
     trace = trace_sentence(h8, TWENTY_WORDS)
     assert len(TWENTY_WORDS.split()) == 20
     for slug, label in [("scores", "4. q · k"), ("softmax", "6. Softmax"), ("values", "7. z = Σ weight × v"),
-                        ("probabilities", "13. Linear + softmax")]:
+                        ("probabilities", "14. Linear + softmax"), ("training", "16. Training")]:
         if slug != "scores":
             page.locator('[data-testid="stButtonGroup"]').get_by_text(label, exact=True).click()
             page.wait_for_function(f"() => new URLSearchParams(location.search).get('lesson') === '{slug}'",
                                    timeout=60_000, polling=POLL_MS)
-        page.get_by_text(f"Step {label.split('.')[0]} of 14:").wait_for(timeout=60_000)
+        page.get_by_text(f"Step {label.split('.')[0]} of 16:").wait_for(timeout=60_000)
         settle(page)
         assert_numbers(check_step(page, "projector"), expected(trace, slug, word, layer, head, step), slug)
     assert query_parameters(page)["query"] == str(word)

@@ -108,11 +108,11 @@ def test_a_focus_out_of_range_is_clamped(lecture):
 
 
 @pytest.mark.parametrize("family, expected", [
-    ("gpt2", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers",
-              "probabilities", "next"]),
-    ("bert", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers"]),
-    ("t5", ["sentence", "qkv", "scores", "scale", "softmax", "values", "heads", "output", "layers", "masked", "cross",
-            "probabilities", "next"]),
+    ("gpt2", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "layers",
+              "probabilities", "next", "training"]),
+    ("bert", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "layers"]),
+    ("t5", ["sentence", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "layers", "masked", "cross",
+            "probabilities", "next", "training"]),
 ])
 def test_the_steps_follow_what_a_model_can_do(family, expected, tmp_path_factory):
     """A decoder-only model walks its decoder and has no cross-attention; a masked language model has no decoding;
