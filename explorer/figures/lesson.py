@@ -175,8 +175,10 @@ def one_hot_bars(tokens: list[str], probabilities: list[float], target: str, tit
                                 marker=dict(symbol="line-ns-open", size=font(18), color="black", line=dict(width=3)),
                                 hovertemplate="%{y}: target %{x:.0f}<extra></extra>"))
     figure.update_xaxes(range=[0, 1.25], tickvals=[0, 0.25, 0.5, 0.75, 1])
-    figure.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.02, yanchor="top", x=0))
-    figure.update_layout(margin=dict(b=70), height=figure.layout.height + 30)
+    figure.data[0].name = "predicted probability"
+    # The legend between the title and the bars (the room sized() leaves there), clear of the axis's numbers.
+    figure.update_layout(showlegend=True, legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0,
+                                                      font=dict(size=font(12))))
     return figure
 
 
