@@ -3,25 +3,29 @@ has the steps and their numbers; this page draws them, keeps the step in the URL
 
 import streamlit as st
 
-from explorer.figures.lesson import LESSON_CSS, chips_html, numbers_html
+from explorer.figures.lesson import LESSON_CSS
 from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.teaching.image_lesson import lesson_for
-from explorer.teaching.lesson_steps import SHORT_TITLES, STEP_TERMS, Focus
+from explorer.teaching.lesson_steps import SHORT_TITLES, Focus
 from pages.components import url_state
-from pages.components.glossary_links import linked
 from pages.components.image_input_section import traced_image
-from pages.components.lesson_lecture_note import lecture_note
+from pages.components.lesson_step_section import show_step
+from pages.components.presentation import scroll_to_new_step, step_keys
 from pages.components.session import chosen_model, current_trace, pruning_notice
-from pages.components.widgets import show_figure
 
 model = chosen_model()
 image = input_kind(model) is IMAGE     # a digit through a Vision Transformer: the same steps, on patches
 st.title("Lesson: your digit through a Vision Transformer" if image else
          "Lesson: your sentence through the Transformer")
-st.caption(f"Follow your {'digit' if image else 'sentence'} through the model in a lecture's order. Each step says "
-           "what happens in plain words, shows this model's real numbers and one small figure, and links to the page "
-           "that shows it in full. Move with ◀ Previous / Next ▶, or jump with the list of steps; "
-           + ("choose a digit just below." if image else "type your own sentence in the sidebar."))
+# Projector mode presents: the step comes first, on the class's first screen; what it follows is chosen below it.
+projector = bool(st.session_state.get("projector"))
+step_area = st.container()
+if not projector:
+    st.caption(f"Follow your {'digit' if image else 'sentence'} through the model in a lecture's order. Each step "
+               "says what happens in plain words, shows this model's real numbers and one small figure, and links to "
+               "the page that shows it in full. Move with ◀ Previous / Next ▶ (or the ← and → keys), or jump with "
+               "the list of steps; " + ("choose a digit just below." if image else "type your own sentence in the "
+                                        "sidebar."))
 label = None                    # a held-out digit's own label
 if image:
     checkpoint, (trace, label) = model, traced_image(model)
@@ -101,25 +105,7 @@ url_state.keep("lesson", slug)
 number = slugs.index(slug)
 shown = lesson.step(slug, Focus(word, -1, layer, head, step))
 
-st.subheader(f"Step {number + 1} of {len(slugs)}: {shown.title}")
-st.markdown(shown.text)
-st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
-if shown.figure is not None:
-    show_figure(shown.figure, f"lesson-{slug}")
-elif shown.tokens is not None:
-    st.markdown(chips_html(shown.tokens, shown.marked), unsafe_allow_html=True)
-if shown.differs:
-    st.info(f"**Unlike the paper:** {shown.differs}")
-if not image:
-    lecture_note(checkpoint, trace.text, slug)
-st.caption("In the glossary: " + " · ".join(linked(term) for term in STEP_TERMS[slug]))
-
-if shown.link is not None and st.button(f"See it in depth: {shown.link.title} →", key="lesson_link", width="stretch",
-                                       help="Opens that page on the same sentence, word, layer and head."):
-    url_state.follow(shown.link.parameters)
-    st.switch_page(shown.link.page)
-previous_column, next_column = st.columns(2)
-previous_column.button("◀ Previous", key="lesson_previous", on_click=move, args=(-1,), disabled=number == 0,
-                       width="stretch")
-next_column.button("Next ▶", key="lesson_next", on_click=move, args=(1,), disabled=number == len(slugs) - 1,
-                   width="stretch")
+with step_area if projector else st.container():
+    show_step(shown, slug, number, len(slugs), checkpoint, trace.text if not image else None, move)
+step_keys()                     # ← and → press ◀ Previous and Next ▶
+scroll_to_new_step(f"Step {number + 1} of {len(slugs)}")

@@ -9,6 +9,7 @@ from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
 from models.interface import Generates, ModelError, target_languages
 from pages.components import url_state
+from pages.components.presentation import fold_sidebar_for_projector
 from pages.components.access import policy
 from pages.components.glossary_links import term_help
 from pages.components.session import (EXAMPLE_LABELS, EXAMPLES, IMAGES_PAGE, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
@@ -91,6 +92,7 @@ def render_sidebar() -> None:
                               help="For a class: larger type and figure cells, one figure per row. Kept in the "
                                    "address, so a link opens a class's view.")
         url_state.keep("projector", "on" if projector else "")
+    fold_sidebar_for_projector(projector)      # the class sees the whole width (pages/components/presentation.py)
     # Per run and per session (a context variable, explorer/figures/common.py): this session's figures only.
     FIGURE_SCALE.set(PROJECTOR_SCALE if projector else 1.0)
     if projector:

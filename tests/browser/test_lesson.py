@@ -170,3 +170,30 @@ def test_the_sentence_applies_on_enter_and_with_the_button(app_url, context, h8)
         page.get_by_text(translate(h8, [sentence])[0], exact=True).wait_for(timeout=60_000)
         assert query_parameters(page)["sentence"] == sentence
         assert page.get_by_label("English sentence").input_value() == sentence      # no newline typed into it
+
+
+def test_a_teacher_presents_it_at_a_projector_with_the_arrow_keys(app_url, context):
+    """Projector mode from a link, at 1024×768: the sidebar folds, the step's title is on the first screen, → and ←
+    move between steps, and each new step's title comes to the top of the screen."""
+    page = context.new_page()
+    page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
+    page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': 'scores'})}")
+    page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
+    settle(page)
+    page.wait_for_function("""() => document.querySelector('[data-testid="stSidebar"]')
+                               ?.dataset.collapsed === 'true'""", timeout=30_000, polling=POLL_MS)
+    title = page.locator('[data-testid="stHeading"]', has_text="Step 4 of 16")
+    assert title.bounding_box()["y"] + title.bounding_box()["height"] < 768        # on the first screen
+    page.mouse.wheel(0, 2000)                                                        # the class scrolled down
+    settle(page)
+    page.locator("body").press("ArrowRight")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('lesson') === 'scale'", timeout=60_000,
+                           polling=POLL_MS)
+    settle(page)
+    top = page.locator('[data-testid="stHeading"]', has_text="Step 5 of 16").bounding_box()["y"]
+    assert 0 <= top < 200, top                                                       # the new step's title at the top
+    page.locator("body").press("ArrowLeft")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('lesson') === 'scores'", timeout=60_000,
+                           polling=POLL_MS)
+    page.close()
+    assert context.blocked == []
