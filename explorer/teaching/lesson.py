@@ -13,6 +13,7 @@ cross-attention, the output steps need decoding steps. No streamlit here: pages/
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from explorer.analyses.word_focus import PRONOUNS          # the lecture's quest
 from models.interface import Embeds, ExplorerModel
 
 from explorer.teaching.lesson_lecture import how_typical, lecture_example, matrix_step, training_step
-from explorer.teaching.lesson_steps import PAPER, TITLES, DeepLink, Focus, Number, Step, quoted, vector
+from explorer.teaching.lesson_steps import (PAPER, TITLES, DeepLink, Focus, Number, Step, followed, quoted, vector,
+                                            word_mark)
 
 
 class Lesson:
@@ -106,15 +108,10 @@ class Lesson:
         focus = self.clamped(focus)
         step = getattr(self, f"_{slug}")(focus)
         step.slug, step.title = slug, TITLES[slug]
+        if step.link is not None:       # the deep view opens on what the lesson follows, whatever page it is
+            step.link = replace(step.link, parameters={**followed(self.words, focus, self.head_name(focus)),
+                                                        **step.link.parameters})
         return step
-
-    def word_mark(self) -> str:
-        """How this tokenizer marks where words start (SentencePiece, byte-level BPE) or continue (WordPiece)."""
-        if any(token.startswith("▁") for token in self.words):
-            return "▁ marks a piece that starts a word."
-        if any(token.startswith("##") for token in self.words):
-            return "## marks a piece that continues the word before it."
-        return ""
 
     def _sentence(self, focus: Focus) -> Step:
         trace, tokens = self.trace, self.words
@@ -122,7 +119,7 @@ class Lesson:
         text = (f"The model never sees letters or whole words: its tokenizer cuts {quoted(trace.text)} into "
                 f"**{len(tokens)} pieces** from a vocabulary it learned, and each piece becomes a number (its id). "
                 f"Frequent words are one piece; rare ones are split, and punctuation is a piece of its own. "
-                f"{self.word_mark()} Every step below follows the word {quoted(tokens[focus.word])} (choose another above).")
+                f"{word_mark(self.words)} Every step below follows the word {quoted(tokens[focus.word])} (choose another above).")
         if ids and ids[-1] == self.model.end_id:
             text += f" The last piece, {quoted(tokens[-1])}, marks the end of the sentence."
         numbers = [Number("words", "words typed", len(trace.text.split())), Number("pieces", "pieces", len(tokens)),

@@ -128,3 +128,26 @@ def quoted(token: str) -> str:
 
 def right_to_left(text: str) -> bool:
     return any(unicodedata.bidirectional(character) in ("R", "AL") for character in text)
+
+
+def word_mark(tokens: list[str]) -> str:
+    """How the tokenizer marks where words start (SentencePiece, byte-level BPE) or continue (WordPiece)."""
+    if any(token.startswith("▁") for token in tokens):
+        return "▁ marks a piece that starts a word."
+    if any(token.startswith("##") for token in tokens):
+        return "## marks a piece that continues the word before it."
+    return ""
+
+
+def followed(words: list[str], focus: Focus, head: str) -> dict[str, str]:
+    """The link parameters of what a lesson follows, for its deep views: the word (a piece's position, `query=`;
+    as a word, `word=it` or `word=the~2`, where the piece starts one), the head (`kind.layer.head`), the output
+    step."""
+    parameters = {"query": str(focus.word), "head": head, "step": str(focus.step)}
+    piece = words[focus.word]
+    word = piece.removeprefix("▁")
+    if piece.startswith("▁") and word.isalpha():
+        earlier = sum(other.startswith("▁") and other.removeprefix("▁").lower() == word.lower()
+                      for other in words[: focus.word])
+        parameters["word"] = word if not earlier else f"{word}~{earlier + 1}"
+    return parameters

@@ -57,6 +57,17 @@ def test_see_it_in_depth_opens_the_deep_view_on_the_same_choice():
             at.session_state["internals_head"]) == ("encoder", 1, 3)
 
 
+def test_every_deep_link_carries_the_word_layer_head_and_step_it_came_from():
+    """The heads step's link opens Attention on the word the lesson follows ("it", not the page's own default),
+    with the same head."""
+    at = opened(lesson="heads", query="12", head="encoder.1.3")
+    assert at.selectbox(key="lesson_word").format_func(12).endswith("▁it")
+    at.button(key="lesson_link").click().run()
+    assert not at.exception and at.title[0].value.startswith("Attention")
+    assert at.query_params["word"] in ("it", ["it"]) and at.query_params["head"] in ("encoder.1.3", ["encoder.1.3"])
+    assert at.selectbox(key="word_focus_word").value == "it"
+
+
 def test_a_default_choice_is_not_published():
     """The lesson's own defaults (its word, layer, head, output step) stay out of the URL, so the pages that share
     query=, head= and step= open on their own defaults until the person chooses."""

@@ -96,9 +96,17 @@ def test_the_differences_from_the_paper_are_the_models(lecture):
 
 def test_a_link_carries_the_same_word_layer_and_head(lecture):
     lesson, _ = lecture
-    link = lesson.step("qkv", Focus(5, -1, 1, 3, 0)).link
+    link = lesson.step("qkv", Focus(5, -1, 1, 3, 2)).link          # piece 5 is the "'" of didn't: no word
     assert link.page == "internals.py" and link.parameters == {"part": "Q, K, V walkthrough", "head": "encoder.1.3",
-                                                               "query": "5"}
+                                                               "query": "5", "step": "2"}
+    heads_link = lesson.step("heads", Focus(1, -1, 1, 3, 2)).link
+    assert lesson.words[1] == "▁animal" and heads_link.parameters["word"] == "animal"
+    # every step's link carries them, the cross-attention head's own kind kept
+    for slug in lesson.slugs:
+        carried = lesson.step(slug, Focus(5, -1, 1, 3, 2)).link
+        if carried is not None:
+            assert {"query": "5", "step": "2"}.items() <= carried.parameters.items(), slug
+            assert carried.parameters["head"] == {"cross": "cross.1.3", "masked": "decoder.1.3"}.get(slug, "encoder.1.3")
 
 
 def test_a_focus_out_of_range_is_clamped(lecture):
