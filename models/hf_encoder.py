@@ -16,8 +16,10 @@ class BertLayout(HuggingFaceModel):
     """Where a BERT-like encoder keeps its blocks and embeddings, with or without a head on top."""
     kinds = ("encoder",)
     block_paths = ((re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self$"), "encoder"),)
-    architecture = Architecture("learned", embedding_steps=("token embedding", "+ learned position (+ segment)",
-                                                            "→ layer norm = input to layer 0"))
+    # BERT normalises after each residual sum, as Vaswani et al. do (post-norm).
+    architecture = Architecture("learned", norm_placement="post",
+                                embedding_steps=("token embedding", "+ learned position (+ segment)",
+                                                 "→ layer norm = input to layer 0"))
 
     @property
     def encoder_prefix(self) -> str:

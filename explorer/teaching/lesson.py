@@ -23,7 +23,7 @@ from explorer.capture.trace import Trace
 from explorer.analyses.word_focus import PRONOUNS          # the lecture's question is where a pronoun looks: open on it
 from models.interface import Embeds, ExplorerModel
 
-from explorer.teaching.lesson_lecture import how_typical, lecture_example, matrix_step, training_step
+from explorer.teaching.lesson_lecture import block_step, how_typical, lecture_example, matrix_step, training_step
 from explorer.teaching.lesson_steps import (PAPER, TITLES, DeepLink, Focus, Number, Step, followed, quoted, vector,
                                             word_mark)
 
@@ -57,7 +57,7 @@ class Lesson:
         has = self.trace.attention
         embedded = self.side in self.trace.embeddings and self.side in self.trace.inputs
         slugs = ["sentence"] + (["embedding"] if embedded else [])
-        slugs += ["qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "layers"]
+        slugs += ["qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers"]
         if self.reader == "encoder" and "decoder" in has and self.trace.steps:
             slugs.append("masked")
         if "cross" in has and self.trace.steps:
@@ -235,6 +235,9 @@ class Lesson:
 
     def _training(self, focus: Focus) -> Step:
         return training_step(self, focus)
+
+    def _block(self, focus: Focus) -> Step:
+        return block_step(self, focus)
 
     def _heads(self, focus: Focus) -> Step:
         walk, model = self.walk(focus), self.model

@@ -86,3 +86,42 @@ def how_typical(lesson, focus: Focus, key: int) -> str:
     return (f"{agreeing} of {total} heads of the {lesson.reader} {'gives' if agreeing == 1 else 'give'} "
             f"{quoted(keys[key])} the most weight from "
             f"{quoted(lesson.words[focus.word])}{': this head is typical' if agreeing > total / 2 else ''}. ")
+
+
+def block_step(lesson, focus: Focus) -> Step:
+    """The rest of a layer, with the model's own vectors for the followed word: what enters the layer (the residual
+    stream), what attention adds to it, and what leaves it after the feed-forward network and layer norm."""
+    import torch
+
+    from models.vocabulary import layer_hook, stack_hook
+
+    model, trace, stack = lesson.model, lesson.trace, lesson.reader
+    ids = trace.source_ids if stack == "encoder" else trace.target_ids
+    before = stack_hook(stack, "input") if focus.layer == 0 else layer_hook(stack, focus.layer - 1)
+    after = layer_hook(stack, focus.layer)
+    batch = model.pad([ids])
+    with torch.no_grad():
+        _, cache = model.run_with_cache(batch if stack == "encoder" else None,
+                                        batch if stack == "decoder" else None, [before, after])
+    entering, leaving = (cache[name][0, focus.word].float().numpy() for name in (before, after))
+    added = lesson.walk(focus).output                   # the attention block's output, W_O's (the step before)
+    word = lesson.words[focus.word]
+    cosine = float(entering @ leaving / max(np.linalg.norm(entering) * np.linalg.norm(leaving), 1e-12))
+    order = {"pre": "layer norm first, inside each branch: x + Attention(LayerNorm(x)), then x + FFN(LayerNorm(x))",
+             "post": "each sublayer added, then the sum normalised: LayerNorm(x + Attention(x)), then "
+                     "LayerNorm(x + FFN(x))"}.get(model.architecture.norm_placement,
+                                                 "each sublayer added to the vector, with layer norms")
+    text = (f"Attention's output is not the word's new vector: it is **added** to the vector that entered the layer "
+            f"(the residual connection), so what a layer adds is a change, and the word's own information flows on. "
+            f"Then a **feed-forward network** (two linear maps with a non-linearity between) works on each "
+            f"{lesson.piece} alone and is added the same way; **layer norm** rescales the vector to mean 0 and "
+            f"variance 1 (with learned gains) so the sums do not grow layer after layer. This model: {order}. For "
+            f"{quoted(word)} in layer {focus.layer}, the vector's length goes from {np.linalg.norm(entering):.2f} to "
+            f"{np.linalg.norm(leaving):.2f}; the cosine between what entered and what left is {cosine:.2f}.")
+    numbers = [Number("entering", "length entering the layer", float(np.linalg.norm(entering))),
+               Number("attention", "length of attention's output", float(np.linalg.norm(added))),
+               Number("leaving", "length leaving the layer", float(np.linalg.norm(leaving))),
+               Number("cosine", "cosine, entering vs leaving", cosine)]
+    figure = figures.vector_rows({"entering the layer": entering, "+ attention's output": added,
+                                  "leaving the layer": leaving}, f"{word}: through layer {focus.layer}")
+    return Step("", "", text, numbers, figure, link=lesson.walkthrough_link(focus))

@@ -71,6 +71,7 @@ TITLES = {
     "matrix": "Every word at once: softmax(QKᵀ/√d_k)·V",
     "heads": "Every head, concatenated",
     "output": "W_O: back to d_model",
+    "block": "Residual, layer norm and feed-forward",
     "layers": "The encoder's layers",
     "masked": "Decoder: masked self-attention",
     "cross": "Encoder–decoder attention",
@@ -95,6 +96,7 @@ STEP_TERMS = {
     "matrix": ("scaled dot-product attention", "query, key, value", "softmax", "z"),
     "heads": ("multi-head attention", "head", "z"),
     "output": ("W_O", "residual stream", "layer norm", "feed-forward layer"),
+    "block": ("residual stream", "layer norm", "feed-forward layer"),
     "layers": ("layer", "encoder", "self-attention", "head average"),
     "masked": ("decoder", "look-ahead mask", "self-attention", "teacher forcing"),
     "cross": ("cross-attention", "encoder", "decoder"),
@@ -109,7 +111,8 @@ STEP_TERMS = {
 SHORT_TITLES = {"sentence": "Pieces", "embedding": "Embedding + position", "qkv": "Q, K, V", "scores": "q · k",
                 "scale": "÷ √d_k", "softmax": "Softmax", "values": "z = Σ weight × v", "matrix": "Matrix form",
                 "heads": "All heads",
-                "output": "W_O", "layers": "Layers", "masked": "Masked self-attention", "cross": "Cross-attention",
+                "output": "W_O", "block": "Add & norm, FFN", "layers": "Layers", "masked": "Masked self-attention",
+                "cross": "Cross-attention",
                 "probabilities": "Linear + softmax", "next": "Next word, loop", "training": "Training",
                 "image": "Patches", "classify": "Class"}
 

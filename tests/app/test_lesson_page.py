@@ -35,17 +35,17 @@ def stated(at: AppTest) -> dict:
 def test_the_app_opens_on_the_lesson_and_its_numbers_are_the_traces(h8):
     at = opened(lesson="softmax", query="12", head="encoder.2.0")
     assert at.title[0].value.startswith("Lesson")
-    assert at.subheader[0].value == "Step 6 of 16: Softmax: the attention weights"
+    assert at.subheader[0].value == "Step 6 of 17: Softmax: the attention weights"
     pattern = trace_sentence(h8, SENTENCE).pattern("encoder")[2, 0, 12]
     numbers = stated(at)
     assert numbers["key"] == "▁animal" == h8.pieces([trace_sentence(h8, SENTENCE).source_ids[int(np.argmax(pattern))]])[0]
     assert np.isclose(numbers["weight"], pattern.max(), atol=1e-6) and np.isclose(numbers["sum"], 1, atol=1e-6)
 
     at.button(key="lesson_next").click().run()
-    assert at.subheader[0].value.startswith("Step 7 of 16") and at.query_params["lesson"] == "values"
+    assert at.subheader[0].value.startswith("Step 7 of 17") and at.query_params["lesson"] == "values"
     at.button(key="lesson_previous").click().run()
     at.button(key="lesson_previous").click().run()
-    assert at.subheader[0].value.startswith("Step 5 of 16") and at.query_params["lesson"] == "scale"
+    assert at.subheader[0].value.startswith("Step 5 of 17") and at.query_params["lesson"] == "scale"
 
 
 def test_see_it_in_depth_opens_the_deep_view_on_the_same_choice():

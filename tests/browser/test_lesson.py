@@ -116,12 +116,12 @@ def test_the_lesson_walks_forward_and_back_at_both_sizes(app_url, context, h8):
     default = Lesson(h8, trace).default_focus()
     forward, back = set(), set()
     walk(page, trace, default, "wide", "forward", forward)
-    assert heading(page).startswith("Step 16 of 16")
+    assert heading(page).startswith("Step 17 of 17")
     page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
     settle(page)
     walk(page, trace, default, "projector", "back", back)
-    assert heading(page).startswith("Step 1 of 16")
-    assert forward == back and len(forward) == 16
+    assert heading(page).startswith("Step 1 of 17")
+    assert forward == back and len(forward) == 17
 
 
 def test_another_word_of_a_twenty_word_sentence(app_url, context, h8):
@@ -137,12 +137,12 @@ def test_another_word_of_a_twenty_word_sentence(app_url, context, h8):
     trace = trace_sentence(h8, TWENTY_WORDS)
     assert len(TWENTY_WORDS.split()) == 20
     for slug, label in [("scores", "4. q · k"), ("softmax", "6. Softmax"), ("values", "7. z = Σ weight × v"),
-                        ("probabilities", "14. Linear + softmax"), ("training", "16. Training")]:
+                        ("probabilities", "15. Linear + softmax"), ("training", "17. Training")]:
         if slug != "scores":
             page.locator('[data-testid="stButtonGroup"]').get_by_text(label, exact=True).click()
             page.wait_for_function(f"() => new URLSearchParams(location.search).get('lesson') === '{slug}'",
                                    timeout=60_000, polling=POLL_MS)
-        page.get_by_text(f"Step {label.split('.')[0]} of 16:").wait_for(timeout=60_000)
+        page.get_by_text(f"Step {label.split('.')[0]} of 17:").wait_for(timeout=60_000)
         settle(page)
         assert_numbers(check_step(page, "projector"), expected(trace, slug, word, layer, head, step), slug)
     assert query_parameters(page)["query"] == str(word)
@@ -182,7 +182,7 @@ def test_a_teacher_presents_it_at_a_projector_with_the_arrow_keys(app_url, conte
     settle(page)
     page.wait_for_function("""() => document.querySelector('[data-testid="stSidebar"]')
                                ?.dataset.collapsed === 'true'""", timeout=30_000, polling=POLL_MS)
-    title = page.locator('[data-testid="stHeading"]', has_text="Step 4 of 16")
+    title = page.locator('[data-testid="stHeading"]', has_text="Step 4 of 17")
     assert title.bounding_box()["y"] + title.bounding_box()["height"] < 768        # on the first screen
     page.mouse.wheel(0, 2000)                                                        # the class scrolled down
     settle(page)
@@ -190,7 +190,7 @@ def test_a_teacher_presents_it_at_a_projector_with_the_arrow_keys(app_url, conte
     page.wait_for_function("() => new URLSearchParams(location.search).get('lesson') === 'scale'", timeout=60_000,
                            polling=POLL_MS)
     settle(page)
-    top = page.locator('[data-testid="stHeading"]', has_text="Step 5 of 16").bounding_box()["y"]
+    top = page.locator('[data-testid="stHeading"]', has_text="Step 5 of 17").bounding_box()["y"]
     assert 0 <= top < 200, top                                                       # the new step's title at the top
     page.locator("body").press("ArrowLeft")
     page.wait_for_function("() => new URLSearchParams(location.search).get('lesson') === 'scores'", timeout=60_000,

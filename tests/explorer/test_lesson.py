@@ -116,10 +116,10 @@ def test_a_focus_out_of_range_is_clamped(lecture):
 
 
 @pytest.mark.parametrize("family, expected", [
-    ("gpt2", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "layers",
+    ("gpt2", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers",
               "probabilities", "next", "training"]),
-    ("bert", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "layers"]),
-    ("t5", ["sentence", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "layers", "masked", "cross",
+    ("bert", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers"]),
+    ("t5", ["sentence", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers", "masked", "cross",
             "probabilities", "next", "training"]),
 ])
 def test_the_steps_follow_what_a_model_can_do(family, expected, tmp_path_factory):
@@ -166,3 +166,25 @@ def test_the_softmax_step_says_how_many_heads_agree_with_the_one_it_shows(h8):
     agreeing = int((rows.argmax(-1) == key).sum())
     assert trace.source_tokens[key] == "▁animal" and agreeing == 1
     assert "1 of 24 heads of the encoder gives “▁animal” the most weight from “▁it”." in step.text
+
+
+def test_the_residual_step_states_transformers_own_hidden_states(tmp_path_factory):
+    """What enters and leaves a layer, for the followed word: transformers' own hidden_states[L] and [L + 1] (a
+    tiny BERT, post-norm), and the cosine between them recomputed."""
+    from transformers import BertForMaskedLM
+
+    folder = saved_model("bert", tmp_path_factory)
+    model = open_model(str(folder))
+    trace = trace_sentence(model, "a dog runs in the snow")
+    lesson = Lesson(model, trace)
+    focus = Focus(2, -1, 1, 0, 0)
+    numbers = {number.name: number.value for number in lesson.step("block", focus).numbers}
+    theirs = BertForMaskedLM.from_pretrained(folder, attn_implementation="eager").eval()
+    with torch.no_grad():
+        hidden = theirs(input_ids=torch.tensor([trace.source_ids]), output_hidden_states=True).hidden_states
+    entering, leaving = hidden[1][0, 2].numpy(), hidden[2][0, 2].numpy()
+    assert numbers["entering"] == pytest.approx(np.linalg.norm(entering), rel=1e-5)
+    assert numbers["leaving"] == pytest.approx(np.linalg.norm(leaving), rel=1e-5)
+    cosine = entering @ leaving / (np.linalg.norm(entering) * np.linalg.norm(leaving))
+    assert numbers["cosine"] == pytest.approx(float(cosine), abs=1e-5)
+    assert "LayerNorm(x + Attention(x))" in lesson.step("block", focus).text        # BERT is post-norm
