@@ -147,7 +147,9 @@ def overview_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: l
     left = text_width(str(len(query_tokens)), size) + size + 30
     width = int(cell * len(keys)) + left + 20
     title = wrapped_title(f"{title}<br><sup>{note}</sup>", width - 20)
-    top = title_height(title) + 2 * size + 14               # the title, the numbers and the axis title
+    # the title, the numbers and the axis title, with the axis title's own standoff (in projector mode the
+    # numbers and the axis title grow, and without it the axis title ran over the title's second line)
+    top = title_height(title) + 3 * size + 14
     figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
                          width=width, height=int(cell * len(queries)) + top + 12,
                          margin=dict(l=10, r=10, t=top, b=10), plot_bgcolor="white")
