@@ -8,6 +8,7 @@ keyed by the weights' sha256); a pruned model embeds them again (in memory only:
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,8 +53,6 @@ def caption_embeddings(model: Embeds, captions: list[str], weights_hash: str, fo
                        ) -> np.ndarray:
     """The whole model's embeddings of the captions: read from `folder` when computed before for these weights and
     these captions, else computed and kept there (None: never written)."""
-    import hashlib
-
     key = hashlib.sha256((weights_hash + "\n" + "\n".join(captions)).encode()).hexdigest()[:32]
     path = None if folder is None else folder / f"{key}.npy"
     if path is not None and path.is_file():

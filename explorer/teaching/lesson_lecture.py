@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 from explorer.figures import lesson as figures
 from explorer.teaching.lesson_steps import DeepLink, Focus, Number, Step, quoted
+from models.vocabulary import layer_hook, stack_hook
 
 LECTURE_SCORES = (112.0, 96.0)
 LECTURE_D_K = 64
@@ -91,10 +93,6 @@ def how_typical(lesson, focus: Focus, key: int) -> str:
 def block_step(lesson, focus: Focus) -> Step:
     """The rest of a layer, with the model's own vectors for the followed word: what enters the layer (the residual
     stream), what attention adds to it, and what leaves it after the feed-forward network and layer norm."""
-    import torch
-
-    from models.vocabulary import layer_hook, stack_hook
-
     model, trace, stack = lesson.model, lesson.trace, lesson.reader
     ids = trace.source_ids if stack == "encoder" else trace.target_ids
     before = stack_hook(stack, "input") if focus.layer == 0 else layer_hook(stack, focus.layer - 1)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.word_focus import LECTURE, lecture_strongest, percent
+from explorer.analyses.word_focus import LECTURE, percent
 from models.tokenizer import clean_text
 from pages.components import url_state
-from pages.components.session import cached_checkpoint, model_links, partner_model, weights_mtime
+from pages.components.session import (cached_checkpoint, cached_lecture_strongest, model_links, partner_model,
+                                      selection, weights_mtime)
 from pages.registry import page
 
 STEPS = ("softmax", "heads", "layers")     # the steps that show a head's weights, every head, or their average
@@ -21,10 +22,11 @@ def lecture_note(checkpoint, text: str, slug: str) -> None:
     partner = partner_model(checkpoint)
     if slug not in STEPS or sentence is None or partner is None:
         return
-    here = lecture_strongest(checkpoint, sentence)
+    opened = selection().model_path
+    here = cached_lecture_strongest(opened, weights_mtime(opened), sentence)
     label, path = partner
     other_model = cached_checkpoint(path, weights_mtime(path))
-    there = lecture_strongest(other_model, sentence)
+    there = cached_lecture_strongest(path, weights_mtime(path), sentence)
     if here is None or there is None:
         return
     antecedent = next(a for s, _, a in LECTURE if s == sentence)

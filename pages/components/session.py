@@ -32,6 +32,7 @@ from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.translation import translate
 from models.decoding import BeamResult
 from models.interface import AttentionModel, ExplorerModel, Generates, ModelError, Translates, target_languages
+from explorer.analyses.word_focus import lecture_answer, lecture_strongest
 from models.installed import INSTALLED
 from models.loader import open_model
 from pages.components.access import policy
@@ -115,6 +116,19 @@ def cached_masked_word(path: str, modified: float, text: str, position: int, fix
     """A masked language model's predictions for one masked token of the sentence."""
     model = cached_checkpoint(path, modified)
     return masked_word(model, cached_trace(path, modified, text, 1, (), fix_casing), position)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_lecture_strongest(path: str, modified: float, sentence: str) -> tuple[str, float] | None:
+    """The head that gives the lecture's antecedent the most weight from "it" (explorer.analyses.word_focus):
+    two forward passes a model, computed once, not on every rerun of the Lesson or the Attention page."""
+    return lecture_strongest(cached_checkpoint(path, modified), sentence)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_lecture_answer(path: str, modified: float, text: str, pronoun: str, antecedent: str) -> str:
+    """What a model's heads make of a known pronoun (and the lecture's pair), in words; computed once."""
+    return lecture_answer(cached_checkpoint(path, modified), text, pronoun, antecedent)
 
 
 @st.cache_data(max_entries=64, show_spinner="Translating the examples…")

@@ -13,13 +13,12 @@ from explorer.figures.word_focus import focus_table, word_focus_grid
 from explorer.capture.head_sets import parse_heads
 from explorer.analyses.pronoun_examples import shipped_examples
 from explorer.capture.trace import Trace
-from explorer.analyses.word_focus import (LECTURE, answer_text, default_word, find_word, focus, lecture_answer,
-                                         lecture_pair, percent, resolution, resolution_text, why_unresolved,
+from explorer.analyses.word_focus import (LECTURE, answer_text, default_word, find_word, focus, lecture_pair, percent, resolution, resolution_text, why_unresolved,
                                          word_attention, word_keys)
 from models.interface import ExplorerModel
 from models.tokenizer import clean_text
 from pages.components import url_state
-from pages.components.session import cached_checkpoint, model_links, partner_model, weights_mtime
+from pages.components.session import cached_lecture_answer, model_links, partner_model, weights_mtime
 from pages.components.widgets import show_figure
 from pages.registry import page
 
@@ -135,8 +134,7 @@ def partner_answer(checkpoint: ExplorerModel, text: str, example: dict) -> None:
     if partner is None:
         return
     label, path = partner
-    model = cached_checkpoint(path, weights_mtime(path))
-    answer = lecture_answer(model, text, example["pronoun"], example["antecedent"])
+    answer = cached_lecture_answer(path, weights_mtime(path), text, example["pronoun"], example["antecedent"])
     if answer:
         link = url_state.address(ATTENTION_PAGE, model=model_links()[label], sentence=text)
         st.info(f"**On the model “{plain(label)}”** ([open it on this sentence]({link})): " + plain(answer))
