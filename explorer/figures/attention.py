@@ -7,17 +7,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, FIGURE_SCALE, PANEL_LABELS, POOLED_PANEL, SMALLEST_FONT,
-                                     cell_size, every_label, font, hover_text, is_long, label_room, position_labels,
-                                     scale_note, token_axes, weight_range)
+from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, PANEL_LABELS, POOLED_PANEL, PRINTED_UP_TO,
+                                     SMALLEST_FONT, cell_size, every_label, font, hover_text, is_long, label_room, position_labels,
+                                     projector_mode, scale_note, token_axes, weight_range)
 from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
                                       resolution_note)
 
 ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
-
-
-PRINTED_UP_TO = 20     # tokens: a heatmap's cells print their weights in projector mode
-
 
 def attention_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
                       highlight: int | None = None, scale: str = ABSOLUTE) -> go.Figure:
@@ -37,7 +33,7 @@ def attention_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: 
         pattern = pattern.astype(np.float32)        # half the bytes of float64 (rollout's), as precise on screen
     low, high = weight_range(pattern, scale)
     # At a projector a class cannot hover: up to PRINTED_UP_TO tokens each cell prints its weight.
-    printed = FIGURE_SCALE.get() > 1 and max(pattern.shape) <= PRINTED_UP_TO
+    printed = projector_mode() and max(pattern.shape) <= PRINTED_UP_TO
     figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
                                   hovertemplate=hover_text(ATTENTION_HOVER, scale),
                                   texttemplate="%{z:.2f}" if printed else None,

@@ -108,6 +108,20 @@ PANEL_LABELS = 130      # px beside a row of panels for the query labels and the
 # A classroom projector's 1024 px window with the sidebar open leaves the main column 564 px (measured in Chromium):
 # a figure that sets its own width and must stay readable there (a long sentence's focus window) is never wider.
 NARROW_WIDTH = 560
+# Projector mode folds the sidebar (pages/components/presentation.py): a 1024 px window's main column is then 824 px
+# (measured in Chromium). A figure that sets its own width in projector mode (a focus window) takes this much.
+PROJECTOR_COLUMN = 820
+PRINTED_UP_TO = 20      # tokens a side: up to this many, a heatmap's cells print their weights in projector mode
+
+
+def projector_mode() -> bool:
+    """Whether this page run draws for a projector (FIGURE_SCALE set by the sidebar's toggle)."""
+    return FIGURE_SCALE.get() > 1
+
+
+def printed_cell() -> int:
+    """Px a heatmap cell needs to print its weight ("0.12", four digits at 0.55 em) at the smallest font."""
+    return int(0.55 * font(SMALLEST_FONT) * 4) + 6
 
 
 def dense_cell() -> int:

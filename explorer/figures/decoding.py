@@ -14,8 +14,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.capture.decoding_steps import TeacherForcing
-from explorer.figures.common import (cell_size, display_tokens, every_label, font, is_long, projector_title,
-                                     label_font, label_room, position_labels, stretched_length)
+from explorer.figures.common import (PROJECTOR_COLUMN, cell_size, display_tokens, every_label, font, is_long,
+                                     label_font, label_room, position_labels, projector_mode, projector_title,
+                                     stretched_length, title_height, wrapped_title)
 from explorer.capture.trace import StepDistribution
 from models.decoding import BeamResult
 
@@ -172,14 +173,22 @@ AXIS_ROOM = 60             # px left of the first rank: step numbers and the axi
 
 
 def beam_font(beam: int) -> int:
-    return 11 if beam <= 5 else 10
+    """The labels' px: 11 (10 past a beam of 5, so ten ranks keep a few characters each), scaled up in projector
+    mode."""
+    return font(11 if beam <= 5 else 10)
 
 
-def label_chars(beam: int, font: int) -> int:
+def beam_room() -> int:
+    """Px the ranks share: a 1400 px window's main column, or in projector mode the folded sidebar's column less
+    the step axis (the tree is drawn at its own width, so it must fit)."""
+    return PROJECTOR_COLUMN - AXIS_ROOM - 10 if projector_mode() else BEAM_ROOM
+
+
+def label_chars(beam: int, size: int) -> int:
     """The most characters a beam-tree label keeps (its last one an ellipsis when cut): what fits in a rank's
-    share of the page at this font, 6 to 24."""
-    share = BEAM_ROOM / max(beam, 1)
-    return int(np.clip((share - TEXT_OFFSET - COLUMN_GAP) // (CHAR_WIDTH * font), 6, 24))
+    share of the page at this font size, 5 to 24 (ten ranks keep "▁Hun…" at a projector)."""
+    share = beam_room() / max(beam, 1)
+    return int(np.clip((share - TEXT_OFFSET - COLUMN_GAP) // (CHAR_WIDTH * size), 5, 24))
 
 
 def cut(piece: str, chars: int) -> str:
@@ -206,14 +215,15 @@ def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
     pieces: a function from token ids to piece strings (the tokenizer's).
     """
     beam = max([len(step.tokens) for step in result.steps], default=1)
-    font = beam_font(beam)
-    chars = label_chars(beam, font)
+    size = beam_font(beam)
+    chars = label_chars(beam, size)
+    row = font(BEAM_ROW)
     best = tuple(result.best.tokens)
     # The root is the decoder's start, named as such: its token (<s>, <pad>…) is no step's choice.
     xs, ys, labels, hovers, on_best = [0], [0], ["start"], ["the decoder's start: every beam extends it"], [True]
     edges_x, edges_y, best_x, best_y = [], [], [], []
     longest = 3
-    clear = 9 / BEAM_ROW             # of a row, between its labels' middle and the band where links cross
+    clear = 9 / BEAM_ROW             # of a row (a share: the same in projector mode, where rows and labels grow), between its labels' middle and the band where links cross
     for step_index, (step, paths) in enumerate(zip(result.steps, beam_paths(result)), start=1):
         whole = pieces(step.tokens)
         for rank, (piece, parent, log_prob, path) in enumerate(zip(whole, step.parents, step.log_probs, paths)):
@@ -240,22 +250,27 @@ def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
     figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers+text", text=labels, textposition="middle right",
                                 hovertext=hovers, hoverinfo="text",
                                 marker=dict(size=BEAM_MARKER, color=["crimson" if b else "#1f77b4" for b in on_best]),
-                                textfont=dict(size=font, color="#222222", shadow="auto")))
+                                textfont=dict(size=size, color="#222222", shadow="auto")))
     steps = len(result.steps)
-    column = TEXT_OFFSET + math.ceil(CHAR_WIDTH * font * longest) + COLUMN_GAP
+    column = TEXT_OFFSET + math.ceil(CHAR_WIDTH * size * longest) + COLUMN_GAP
     plot_width = max(column * beam, 520)
     column = plot_width / beam
     lead = (BEAM_MARKER + 4) / column            # room left of the first dot, in ranks
-    top = 96
-    figure.update_layout(title=dict(text="Beam search: the live beams of every step, rank 0 (best) on the left"
-                                         "<br><sup>red: the best finished hypothesis; hover a token for its whole "
-                                         "text and cumulative log-probability</sup>",
-                                    y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
-                         showlegend=False, plot_bgcolor="white", width=plot_width + AXIS_ROOM + 10,
-                         height=top + BEAM_ROW * (steps + 1) + 10, margin=dict(l=AXIS_ROOM, r=10, t=top, b=10))
+    width = plot_width + AXIS_ROOM + 10
+    # Plotly never wraps a title and cuts it at the figure's edge: broken into lines of the figure's width, the
+    # plot moved down by them, with room for the rank numbers and "rank" above the first row.
+    title = wrapped_title("Beam search: the live beams of every step, rank 0 (best) on the left"
+                          "<br><sup>red: the best finished hypothesis; hover a token for its whole text and "
+                          "cumulative log-probability</sup>", width - 20)
+    top = title_height(title) + 2 * font(12) + 24
+    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
+                         showlegend=False, plot_bgcolor="white", width=width,
+                         height=top + row * (steps + 1) + 10, margin=dict(l=AXIS_ROOM, r=10, t=top, b=10))
     figure.update_xaxes(side="top", tickmode="array", tickvals=list(range(beam)), range=[-lead, beam - lead],
-                        title=dict(text="rank", standoff=4), zeroline=False, showgrid=False)
-    figure.update_yaxes(title="step", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=label_font(steps + 1)),
+                        tickfont=dict(size=font(12)), title=dict(text="rank", standoff=4, font=dict(size=font(12))),
+                        zeroline=False, showgrid=False)
+    figure.update_yaxes(title=dict(text="step", font=dict(size=font(12))), tickmode="linear", tick0=0, dtick=1,
+                        tickfont=dict(size=label_font(steps + 1)),
                         range=[steps + 0.5, -0.5], zeroline=False, showgrid=False)
     return figure
 

@@ -10,9 +10,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, SMALLEST_FONT, dense_cell, display_tokens, font,
-                                     hover_text, is_long, position_labels, scale_note, text_width, title_height,
-                                     token_axes, weight_range, wrapped_title)
+from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PRINTED_UP_TO, PROJECTOR_COLUMN, SMALLEST_FONT,
+                                     dense_cell, display_tokens, font, hover_text, is_long, position_labels,
+                                     printed_cell, projector_mode, scale_note, text_width, title_height, token_axes,
+                                     weight_range, wrapped_title)
 from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
                                       resolution_note)
 from explorer.figures.attention import POOLED_HOVER
@@ -52,11 +53,20 @@ def focus_room(query_tokens: list[str]) -> int:
     return longest + font(12) + 12 + FOCUS_BAR + 20
 
 
-def focus_size(query_tokens: list[str], width: int = NARROW_WIDTH) -> int:
-    """Tokens a side of a focus window: as many keys as fit `width` px at dense_cell() each beside the query
-    labels (24 of the 45-word sentence's 49 pieces, 18 in projector mode; fewer beside long German pieces); 8 at
-    least. A sentence no longer than this is drawn whole (attention_heatmap)."""
-    return max(8, (width - focus_room(query_tokens)) // dense_cell())
+def focus_cell() -> int:
+    """Px a token of a focus window: the densest cell that labels every token, or in projector mode a cell that
+    prints its weight (a class cannot hover)."""
+    return printed_cell() if projector_mode() else dense_cell()
+
+
+def focus_size(query_tokens: list[str]) -> int:
+    """Tokens a side of a focus window: as many keys as fit NARROW_WIDTH px at dense_cell() each beside the query
+    labels (24 of the 45-word sentence's 49 pieces; fewer beside long German pieces); in projector mode as many
+    as fit the folded sidebar's PROJECTOR_COLUMN with each cell printing its weight (16), PRINTED_UP_TO at most;
+    8 at least. A sentence no longer than this is drawn whole (attention_heatmap)."""
+    if projector_mode():
+        return max(8, min(PRINTED_UP_TO, (PROJECTOR_COLUMN - focus_room(query_tokens)) // printed_cell()))
+    return max(8, (NARROW_WIDTH - focus_room(query_tokens)) // dense_cell())
 
 
 def window_title(query_tokens: list[str], key_tokens: list[str], rows: range, columns: range,
@@ -77,17 +87,21 @@ def focus_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list
                   columns: range, scale: str = ABSOLUTE, units: str = "tokens") -> go.Figure:
     """A long sentence's focus window: pattern [query, key] cut to `rows` × `columns`, every query and key
     labelled with its position in the sentence at the smallest font, a dense_cell() per token, so the figure is
-    as wide as its window (NARROW_WIDTH at most for a focus_size window) however long the sentence. Coloured on
+    as wide as its window (NARROW_WIDTH at most for a focus_size window, PROJECTOR_COLUMN in projector mode, where
+    each cell prints its weight) however long the sentence. Coloured on
     the whole pattern's range, like the overview beside it; its title says which part of the sentence it shows."""
     low, high = weight_range(pattern, scale)
     queries = position_labels(query_tokens)[rows.start:rows.stop]
     keys = position_labels(key_tokens)[columns.start:columns.stop]
     window = np.asarray(pattern[rows.start:rows.stop, columns.start:columns.stop])
     bar = scale_note(pattern, scale).replace("this figure", "whole pattern")        # its range is the head's
+    printed = projector_mode()          # a class cannot hover: each cell prints its weight
     figure = go.Figure(go.Heatmap(z=window, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
                                   hovertemplate=hover_text(ATTENTION_HOVER, scale),
+                                  texttemplate="%{z:.2f}" if printed else None,
+                                  textfont=dict(size=font(SMALLEST_FONT)) if printed else None,
                                   colorbar=dict(title=bar, thickness=12)))
-    cell, size = dense_cell(), font(SMALLEST_FONT)
+    cell, size = focus_cell(), font(SMALLEST_FONT)
     axis = dict(type="category", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=size), automargin=True,
                 title_font=dict(size=font(12)), showgrid=False)
     figure.update_xaxes(side="top", tickangle=-60, title_text="key", **axis)

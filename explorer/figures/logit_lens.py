@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import (NARROW_WIDTH, axis_length, display_tokens, every_label, is_long, label_font,
-                                     label_room, position_labels, zoom_note)
+from explorer.figures.common import (NARROW_WIDTH, axis_length, display_tokens, every_label, font, is_long,
+                                     label_font, label_room, position_labels, title_height, wrapped_title, zoom_note)
 from explorer.figures.decoding import probability_text
 from explorer.analyses.logit_lens import LogitLens
 
@@ -29,15 +29,15 @@ def cut(token: str, chars: int) -> str:
 
 def logit_lens_figure(lens: LogitLens) -> go.Figure:
     steps, layers = len(lens.steps), len(lens.layers)
-    font = label_font(steps)
+    size = label_font(steps)
     tops = [[lens.top_tokens[r][s][0] for r in range(layers)] for s in range(steps)]
     longest = max((len(token) for row in tops for token in row), default=4)
     labels_width = label_room(position_labels(lens.steps), steps, angle=90)
     # Columns sized for a projector's column (the figure keeps its width at every window width; Streamlit
     # squeezed a wider one into 564 px at 1024 px, running the tokens into each other).
     room = (NARROW_WIDTH - 40 - labels_width - COLOUR_BAR) // max(layers, 1)
-    column = int(np.clip(min(room, CHAR_WIDTH * font * longest + 10), *COLUMN))
-    chars = max(3, int((column - 8) // (CHAR_WIDTH * font)))
+    column = int(np.clip(min(room, CHAR_WIDTH * size * longest + 10), *COLUMN))
+    chars = max(3, int((column - 8) // (CHAR_WIDTH * size)))
     # A long output, or layers too many for a token's room each: the colours alone, the tokens on hover.
     written = not is_long(steps) and room >= COLUMN[0]
     text = [[display_tokens([cut(token, chars)])[0] for token in row] for row in tops]
@@ -45,23 +45,23 @@ def logit_lens_figure(lens: LogitLens) -> go.Figure:
     rows = position_labels(lens.steps)
     figure = go.Figure(go.Heatmap(
         z=lens.chosen_probs.T, x=lens.layers, y=rows, zmin=0, zmax=1, colorscale="Blues", text=text,
-        texttemplate="%{text}" if written else None, textfont=dict(size=font), hovertext=hover, hoverinfo="text",
+        texttemplate="%{text}" if written else None, textfont=dict(size=size), hovertext=hover, hoverinfo="text",
         colorbar=dict(title="p(chosen)", thickness=12, len=min(1.0, 300 / max(axis_length(steps), 1)))))
     what = "position" if lens.what == "masked" else "step"
     title = (f"Logit lens (nostalgebraist 2020)<br><sup>each {lens.stack} layer's residual stream through the final "
-             f"norm and output projection<br>colour: p(the token the {what} finally "
+             f"norm and output projection</sup><br><sup>colour: p(the token the {what} finally "
              f"{'hid' if lens.what == 'masked' else 'chose'}); text: the layer's top token; hover: its top 5</sup>")
-    top = 130
-    figure.update_xaxes(**every_label(layers, side="top", title="layer"))
-    figure.update_yaxes(**every_label(steps, autorange="reversed", title=what))
-    height = axis_length(steps) + top + 20
     if is_long(steps):
         title += zoom_note(steps, layers)
-        top += 16
-        height += 16
+    width = min(max(column * layers + labels_width + COLOUR_BAR + 40, MIN_WIDTH), NARROW_WIDTH)
+    # The title in lines of the figure's width (plotly cuts it at the edge), then the layer names at 30° and
+    # "layer" above the cells: measured, so that at a projector's larger type no line runs over another.
+    title = wrapped_title(title, width - 20)
+    top = title_height(title) + label_room(lens.layers, layers, angle=30) + font(12) + 12
+    figure.update_xaxes(**every_label(layers, side="top", title="layer", tickangle=-30))
+    figure.update_yaxes(**every_label(steps, autorange="reversed", title=what))
     figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
-                         width=min(max(column * layers + labels_width + COLOUR_BAR + 40, MIN_WIDTH), NARROW_WIDTH),
-                         height=max(height, 260),
+                         width=width, height=max(axis_length(steps) + top + 20, 260),
                          margin=dict(t=top, l=10, r=10, b=10))
     return figure
 

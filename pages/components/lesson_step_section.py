@@ -17,6 +17,9 @@ from pages.components.widgets import show_figure
 def show_step(shown: Step, slug: str, number: int, count: int, checkpoint, sentence: str | None, move) -> None:
     """sentence: the text the lecture's note checks (None for an image); move(by) changes the open step."""
     st.subheader(f"Step {number + 1} of {count}: {shown.title}")
+    # Under the title, where a new step's scroll leaves the screen's top (and in a 1400 × 900 first screen); again
+    # under the step for a reader who scrolled down through it.
+    step_buttons(number, count, move, "")
     st.markdown(shown.text)
     st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
     if shown.figure is not None:
@@ -34,8 +37,13 @@ def show_step(shown: Step, slug: str, number: int, count: int, checkpoint, sente
                                            help="Opens that page on the same sentence, word, layer and head."):
         url_state.follow(shown.link.parameters)
         st.switch_page(shown.link.page)
+    step_buttons(number, count, move, "_end")
+
+
+def step_buttons(number: int, count: int, move, where: str) -> None:
+    """◀ Previous and Next ▶ side by side (keys lesson_previous / lesson_next, with `where` after them)."""
     previous_column, next_column = st.columns(2)
-    previous_column.button("◀ Previous", key="lesson_previous", on_click=move, args=(-1,), disabled=number == 0,
-                           width="stretch")
-    next_column.button("Next ▶", key="lesson_next", on_click=move, args=(1,), disabled=number == count - 1,
+    previous_column.button("◀ Previous", key=f"lesson_previous{where}", on_click=move, args=(-1,),
+                           disabled=number == 0, width="stretch")
+    next_column.button("Next ▶", key=f"lesson_next{where}", on_click=move, args=(1,), disabled=number == count - 1,
                        width="stretch")

@@ -34,9 +34,9 @@ def _one_line() -> None:
     st.session_state.sentence = url_state.one_line(st.session_state.sentence)
 
 
-def sentence_and_decoding(writes: bool = True) -> None:
-    """The sentence box, the examples and the decoding choice (inside the sidebar): for a model of text. writes:
-    the model generates text (a sentence encoder or a masked language model has no decoding to choose)."""
+def sentence_box(writes: bool = True) -> None:
+    """The sentence box and its button (inside the sidebar, under the model box, so both are in a 900 px screen's
+    first view): for a model of text. writes: the model generates text."""
     # A model that reads images has no sentence box, and Streamlit forgets a box it did not draw: the sentence is
     # kept beside it too, so that switching to the image model and back finds the person's own sentence.
     st.session_state.setdefault("sentence", st.session_state.get(KEPT_SENTENCE, EXAMPLES[0]))
@@ -49,6 +49,12 @@ def sentence_and_decoding(writes: bool = True) -> None:
     st.button(action, key="apply_sentence", type="primary",
               help="Applies the sentence typed above (so does Enter): every page then shows it.")
     st.caption(f"Type or paste a sentence, then press Enter or {action}.")
+
+
+def examples_and_decoding(writes: bool = True) -> None:
+    """The examples, the decoding choice and the casing fix (inside the sidebar, under the model's description):
+    for a model of text. writes: the model generates text (a sentence encoder or a masked language model has no
+    decoding to choose)."""
     if policy().serving:        # a visitor learns the limits before meeting them
         st.caption(f"At most {MAX_SENTENCE_CHARS:,} characters, of which the model reads as many tokens as it "
                    "takes (256 for the bundled models); longer text is cut, with a notice.")
@@ -73,15 +79,21 @@ def render_sidebar() -> None:
     url_state.restore(links, own, MAX_SENTENCE_CHARS)
     url_state.valid("model", list(links) + [own])
     with st.sidebar:
-        st.header("Attention Explorer")
+        # The model, then the sentence: both in the first screen under the page list (at 1400 × 900 too); what the
+        # model was trained on and the other choices follow.
         choice = st.selectbox("Model", list(links) + ([own] if own else []), key="model")
         if choice == OWN:
             st.text_input("Checkpoint folder", key="own_model", placeholder="/path/to/checkpoint")
+        sentence_area = st.container()
         opened = describe_model(selection().model_path)
         if opened is not None and input_kind(opened) is IMAGE:
-            st.caption(f"{opened.name} reads images: pick or draw a digit on the [Images]({IMAGES_PAGE}) page.")
+            sentence_area.caption(f"{opened.name} reads images: pick or draw a digit on the [Images]({IMAGES_PAGE}) "
+                                  "page.")
         else:
-            sentence_and_decoding(opened is None or isinstance(opened, Generates))
+            writes = opened is None or isinstance(opened, Generates)
+            with sentence_area:
+                sentence_box(writes)
+            examples_and_decoding(writes)
         url_state.kept("colour_scale", "scale", list(COLOUR_SCALES))
         scale = st.radio("Attention colours", list(COLOUR_SCALES), format_func=COLOUR_SCALES.get, key="colour_scale",
                          help="0–1: every figure on one scale, so figures compare. 0–max: each figure's own largest "

@@ -230,6 +230,32 @@ def test_beam_tree_labels_fit_their_columns(beam):
     assert nodes.marker.color[0] == "crimson" and nodes.marker.color[1] == "crimson"
 
 
+@pytest.mark.parametrize("beam", [2, 5, 10])
+def test_in_projector_mode_the_beam_tree_fits_the_folded_column_with_its_labels_scaled_up(beam):
+    from explorer.figures.common import FIGURE_SCALE, PROJECTOR_COLUMN, PROJECTOR_SCALE, text_width, title_height
+
+    result, pieces = fake_tree(12, beam, "▁Donaudampfschifffahrtsgesellschaft")
+    plain = beam_tree_figure(result, pieces)
+    token = FIGURE_SCALE.set(PROJECTOR_SCALE)
+    try:
+        figure = beam_tree_figure(result, pieces)
+    finally:
+        FIGURE_SCALE.reset(token)
+    nodes = figure.data[-1]
+    assert nodes.textfont.size == round(plain.data[-1].textfont.size * PROJECTOR_SCALE)       # 14 or 13 px
+    assert figure.layout.width <= PROJECTOR_COLUMN                  # whole in a 1024 px projector's column
+    # every title line fits the figure (plotly cuts what runs past its edge) and the plot starts under all of them
+    for line in figure.layout.title.text.split("<br>"):
+        small = line.startswith("<sup>")
+        text = line.removeprefix("<sup>").removesuffix("</sup>")
+        assert text_width(text, 17 * (0.7 if small else 1.0)) <= figure.layout.width - 20
+    assert figure.layout.margin.t >= title_height(figure.layout.title.text) + 2 * 12
+    assert figure.layout.xaxis.title.font.size == 16 and figure.layout.yaxis.title.font.size == 16
+    plot_width = figure.layout.width - figure.layout.margin.l - figure.layout.margin.r
+    longest = max(len(label) for label in nodes.text)
+    assert plot_width / beam >= TEXT_OFFSET + CHAR_WIDTH * nodes.textfont.size * longest + COLUMN_GAP - 1
+
+
 def test_beam_tree_links_stay_out_of_the_label_rows(h8):
     result = beam_tree(h8, FORTY_FIVE_WORDS, 10, 0.6)
     figure = beam_tree_figure(result, h8.pieces)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.figures.focus import (focus_heatmap, focus_size, focus_strips, models_overview, overview_heatmap,
+from explorer.figures.focus import (focus_heatmap, focus_room, focus_size, focus_strips, models_overview, overview_heatmap,
                                     short_names, tick_step)
-from explorer.figures.common import (FIGURE_SCALE, NARROW_WIDTH, PROJECTOR_SCALE, SMALLEST_FONT, TITLE_FONT,
+from explorer.figures.common import (FIGURE_SCALE, NARROW_WIDTH, PRINTED_UP_TO, PROJECTOR_COLUMN, PROJECTOR_SCALE,
+                                     SMALLEST_FONT, TITLE_FONT,
                                      dense_cell, text_width, wrapped_title)
 from explorer.figures.windows import focus_range, window_range, window_text
 
@@ -69,12 +70,23 @@ def test_the_focus_window_fits_a_projectors_column_with_every_label_at_11_px():
     assert "whole pattern" in per_figure.data[0].colorbar.title.text
 
 
-def test_in_projector_mode_the_window_is_narrower_and_its_labels_larger(projector):
+def test_in_projector_mode_the_window_takes_the_folded_column_and_prints_every_weight(projector):
     size = focus_size(PIECES)
     rows = focus_range(len(PIECES), 0, size)
-    figure = focus_heatmap(pattern_of(N, N), PIECES, PIECES, "t", rows, rows)
-    assert figure.layout.xaxis.tickfont.size == 14 and dense_cell() == 17
-    assert figure.layout.width <= NARROW_WIDTH and 15 <= size < 20
+    pattern = pattern_of(N, N)
+    figure = focus_heatmap(pattern, PIECES, PIECES, "t", rows, rows)
+    assert figure.layout.xaxis.tickfont.size == 14
+    assert 14 <= size <= PRINTED_UP_TO                        # a window a class reads, each weight printed
+    assert PROJECTOR_COLUMN - 120 <= figure.layout.width <= PROJECTOR_COLUMN       # the column's width, not half
+    assert figure.data[0].texttemplate == "%{z:.2f}" and figure.data[0].textfont.size == 14
+    # each cell holds its printed weight: four digits at 14 px, 0.55 em each
+    assert (figure.layout.width - focus_room(PIECES)) / size >= 4 * 0.55 * 14
+    assert focus_heatmap(pattern, PIECES, PIECES, "t", rows, rows).data[0].z.shape == (size, size)
+
+
+def test_off_projector_the_window_prints_no_weights():
+    rows = focus_range(len(PIECES), 0, focus_size(PIECES))
+    assert focus_heatmap(pattern_of(N, N), PIECES, PIECES, "t", rows, rows).data[0].texttemplate is None
 
 
 def test_cross_attention_windows_each_side_and_says_both():

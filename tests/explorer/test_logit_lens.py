@@ -191,6 +191,27 @@ def test_the_figure_labels_every_step_and_writes_each_layers_top_token(h8, words
     assert all(token in hover for token in lens.top_tokens[1][2]) and f"rank {lens.chosen_ranks[1, 2]}" in hover
 
 
+@pytest.mark.parametrize("scale", [1.0, 1.3])
+def test_no_title_line_touches_the_layer_names_at_any_scale(h8, scale):
+    """At a projector's 1.3× type the fixed 130 px top let "layer" run over the subtitle: the top is measured."""
+    from explorer.figures.common import FIGURE_SCALE, label_room, text_width, title_height
+
+    lens = logit_lens(h8, trace_sentence(h8, "A dog runs on the grass."))
+    token = FIGURE_SCALE.set(scale)
+    try:
+        figure = logit_lens_figure(lens)
+        names = label_room(lens.layers, len(lens.layers), angle=30)
+    finally:
+        FIGURE_SCALE.reset(token)
+    title = figure.layout.title.text
+    assert figure.layout.margin.t >= title_height(title) + names + round(12 * scale)
+    for line in title.split("<br>"):
+        small = line.startswith("<sup>")
+        text = line.removeprefix("<sup>").removesuffix("</sup>")
+        assert text_width(html.unescape(text), 17 * (0.7 if small else 1)) <= figure.layout.width - 20, line
+    assert figure.layout.xaxis.tickangle == -30
+
+
 def test_the_notebook_api_answers_every_call(h8, tmp_path_factory):
     """explorer.analyses.logit_lens stays callable after its module has been imported (which makes the package's attribute
     the module), for a sentence, a trace, and a masked language model."""
