@@ -67,3 +67,32 @@ def test_switching_to_the_image_model_and_back_keeps_the_persons_sentence(h8):
     assert not at.exception and not at.sidebar.text_area           # no sentence box for a model of images
     at.sidebar.selectbox(key="model").set_value("8 heads (en-de-h8)").run()
     assert not at.exception and at.sidebar.text_area(key="sentence").value == SECOND
+
+
+def test_the_decoding_step_follows_its_piece_when_pruning_changes_the_output(h8):
+    """Pruning cross.0.* makes h8 write "▁eine m" for "▁dem": "▁Fahrrad" moves from step 5 to 6, "▁dem" is gone."""
+    from explorer.capture.head_sets import head_set, parse_heads
+    from explorer.capture.trace import trace_sentence
+    from tests.app.conftest import open_page
+
+    whole = trace_sentence(h8, FIRST).output_tokens
+    pruned = trace_sentence(h8, FIRST, pruned=head_set(parse_heads("cross.0.*", h8))).output_tokens
+    assert (whole.index("▁Fahrrad"), pruned.index("▁Fahrrad")) == (5, 6) and "▁dem" not in pruned   # the premise
+
+    def titles(at: AppTest) -> str:
+        return " ".join(str(chart.proto.spec) for chart in at.get("plotly_chart"))
+
+    at = open_page("decoding.py", FIRST)
+    at.slider(key="decoding_step").set_value(5).run()
+    at.session_state["url_pruned"] = "cross.0.*"          # pruned on the Prune page, half-way through
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.slider(key="decoding_step").value == 6 and "step 6" in titles(at)
+    at.session_state["url_pruned"] = ""
+    at.run()
+    assert at.slider(key="decoding_step").value == 5                # and back with the whole model
+    at.slider(key="decoding_step").set_value(4).run()              # "▁dem"
+    at.session_state["url_pruned"] = "cross.0.*"
+    at.run()
+    assert at.slider(key="decoding_step").value == 0                # gone: the page's stated default, step 0
+    assert at.query_params.get("step") in (None, [], "", [""], "0", ["0"])

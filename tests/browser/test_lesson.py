@@ -95,7 +95,7 @@ def walk(page, trace, default, size: str, direction: str, checked: set) -> None:
         slug = view["lesson"]
         assert_numbers(numbers, expected(trace, slug, *focus_of(view, default)), f"{size} {slug}")
         checked.add(slug)
-        move = page.get_by_role("button", name=button)
+        move = page.get_by_role("button", name=button).first       # under the step's title (again under the step)
         if move.is_disabled():
             return
         before = heading(page)
@@ -112,6 +112,10 @@ def test_the_lesson_walks_forward_and_back_at_both_sizes(app_url, context, h8):
     page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
     settle(page)
     sentence = query_parameters(page)["sentence"]
+    # A student's first screen at 1400 × 900 holds the sentence box and Next ▶ (both were below it)
+    for control in (page.get_by_label("English sentence"), page.get_by_role("button", name="Next ▶").first):
+        box = control.bounding_box()
+        assert box["y"] + box["height"] <= 900, box
     trace = trace_sentence(h8, sentence)
     default = Lesson(h8, trace).default_focus()
     forward, back = set(), set()
