@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from models.checkpoint import CheckpointError
+from models.folder_checks import AGAIN, first_line, missing_tokenizer_files
 from models.hooks import apply_hooks, current_head_gate, is_hooked
 from models.interface import Aligned, Architecture, AttentionModel, Encoded, ExplorerModel
 from models.tokenizer import clean_text
@@ -132,8 +133,10 @@ def load_tokenizer(folder: Path):
         with warnings.catch_warnings():       # Marian's "Recommended: pip install sacremoses" (a text normaliser)
             warnings.filterwarnings("ignore", message=".*sacremoses")
             return AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    except (OSError, ValueError, TypeError) as error:
-        raise HuggingFaceError(f"{folder}: no tokenizer the explorer can load ({str(error).splitlines()[0]})") from None
+    except (OSError, ValueError, TypeError, RuntimeError) as error:
+        missing = missing_tokenizer_files(folder)
+        why = f"of the files its tokenizer reads, not there: {', '.join(missing)}" if missing else first_line(error)
+        raise HuggingFaceError(f"{folder}: no tokenizer the explorer can load ({why}); {AGAIN}") from None
 
 
 def piece_labels(tokenizer):

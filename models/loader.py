@@ -14,6 +14,7 @@ from models.hf_decoder import DecoderOnly
 from models.hf_encoder import EncoderOnly
 from models.hf_encoder_decoder import EncoderDecoder
 from models.hf_vit import HuggingFaceImageClassifier
+from models.folder_checks import damaged_tokenizer, damaged_weights
 from models.hugging_face import HuggingFaceError, pickle_only, read_config
 from models.installed import analyses_folder, installed_model_folder
 from models.interface import CLASSIFY, AttentionModel
@@ -65,7 +66,7 @@ def hugging_face_folder(model: str | Path) -> Path | None:
         snapshot = hub_snapshot(str(model))
         if snapshot is None:
             raise HuggingFaceError(f"{model}: not a folder, and no copy of this Hugging Face model is in the local "
-                                   "cache; download it once where there is a network (huggingface-cli download "
+                                   "cache; download it once where there is a network (hf download "
                                    f"{model}) or give the folder that holds its config.json")
         return snapshot
     return None
@@ -82,6 +83,9 @@ def open_hugging_face(folder: Path) -> AttentionModel:
     if family not in FAMILIES:
         raise HuggingFaceError(f"{folder}: model_type {family!r} is not supported; the explorer opens "
                                f"{', '.join(FAMILIES)}")
+    damaged = damaged_weights(folder) or damaged_tokenizer(folder)      # named here: transformers would not
+    if damaged:
+        raise HuggingFaceError(damaged)
     if is_sentence_encoder(folder, family):     # a sentence-transformers folder: the bare encoder and its pooling
         return SentenceEncoder.open(folder, family, "")
     transformers_class, layout = FAMILIES[family]

@@ -145,13 +145,13 @@ def test_which_inputs_are_hugging_face_models(tiny, tmp_path, tiny_checkpoint, m
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     from huggingface_hub import constants
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
-    with pytest.raises(HuggingFaceError, match="Helsinki-NLP/opus-mt-en-de: not a folder, and no copy"):
+    with pytest.raises(HuggingFaceError, match=r"Helsinki-NLP/opus-mt-en-de: not a folder, and no copy.*\(hf download Helsinki-NLP/opus-mt-en-de\)"):
         hugging_face_folder("Helsinki-NLP/opus-mt-en-de")
     cached = tmp_path / "empty-cache" / "models--someone--tiny" / "snapshots" / "abc123"
     cached.mkdir(parents=True)
     (cached / "config.json").write_bytes((folder / "config.json").read_bytes())
     (cached.parents[1] / "refs").mkdir()
-    (cached.parents[1] / "refs" / "main").write_text("abc123")        # as `huggingface-cli download` leaves it
+    (cached.parents[1] / "refs" / "main").write_text("abc123")        # as `hf download` leaves it
     assert hugging_face_folder("someone/tiny") == cached
     unsupported = tmp_path / "xlnet"
     unsupported.mkdir()
