@@ -65,8 +65,12 @@ def environment(options: argparse.Namespace) -> dict[str, str]:
 
 def streamlit_command(options: argparse.Namespace, passed_on: list[str]) -> list[str]:
     address = "0.0.0.0" if options.serve else "127.0.0.1"      # by default nobody else on the network reaches it
-    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.address", address,
-               "--server.port", str(options.port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    # Streamlit's own start, with no lookup of the machine's external address (pages/streamlit_offline.py); the
+    # banner shows the address a person opens.
+    shown = socket.gethostname() if options.serve else "localhost"
+    command = [sys.executable, "-m", "pages.streamlit_offline", "run", str(APP), "--server.address", address,
+               "--server.port", str(options.port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--browser.serverAddress", shown]
     if options.serve:       # Streamlit refuses larger uploads itself too; no visitor gets "Clear cache" or "Rerun"
         command += ["--server.maxUploadSize", str(options.upload_mb), "--client.toolbarMode", "viewer"]
     return command + passed_on

@@ -44,7 +44,8 @@ def start_streamlit(log_path: Path, script: Path = Path("pages/app.py"), launch_
     launch_options: start it as `start.sh` does instead (pages/launch.py), with these options (e.g. --serve)."""
     port = port or free_port()
     if launch_options is None:
-        command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+        # Streamlit's own start, as the launcher runs it: no lookup of the machine's external address
+        command = [sys.executable, "-m", "pages.streamlit_offline", "run", str(script), "--server.headless", "true",
                    "--server.port", str(port), "--browser.gatherUsageStats", "false"]
     else:
         command = [sys.executable, "-m", "pages.launch", *launch_options, "--port", str(port)]
