@@ -131,8 +131,12 @@ def model_view(trace: "Trace") -> HtmlView:
 
 def detect_heads(model: "ExplorerModel", seeds: int = 8, length: int = 20):
     """Previous-token, duplicate-token, induction and prefix-matching scores of every self-attention head on
-    repeated random tokens (Olsson et al. 2022; TransformerLens's definitions), with chance: a HeadDetection
-    (.scores[kind][detector] is [layers, heads], .chance, .ceiling, .top(kind, detector))."""
+    repeated random tokens (Olsson et al. 2022; TransformerLens's definitions), with chance: a HeadDetection.
+
+    .scores[kind][detector] is [layers, heads]; kind is "encoder" or "decoder" (the self-attentions the model
+    has), detector one of "previous_token", "duplicate_token", "induction", "prefix_matching"
+    (explorer.analyses.detectors.DETECTORS). .chance and .ceiling are keyed the same way; .top(kind, detector)
+    lists the best heads."""
     from explorer.analyses.detectors import detect_heads as detect
 
     return detect(model, seeds=seeds, length=length)
@@ -174,7 +178,9 @@ def faithfulness_of(model: "ExplorerModel", sentence: str, fix_casing: bool = Tr
     """Does attention point where the output depends? Per source token: leave-one-out (the output's log-probability
     lost when the token is blanked to the unknown token), gradient × input, and the last layer's attention, rollout,
     flow and norms, with Spearman's ρ of each against leave-one-out (.spearman) and gradient × input
-    (.spearman_gradient); .scores() gives every row. Abnar & Zuidema 2020; the choices are in explorer/analyses/faithfulness.py."""
+    (.spearman_gradient). .scores() gives every measure as a column: a dict from its name ("leave_one_out",
+    "gradient_x_input", then the attention measures) to one value per source token (pandas.DataFrame(result.scores())
+    is a table with a row per token). Abnar & Zuidema 2020; the choices are in explorer/analyses/faithfulness.py."""
     from explorer.analyses.faithfulness import faithfulness as scored
 
     return scored(model, sentence, fix_casing)

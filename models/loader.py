@@ -102,9 +102,22 @@ def classifier_info(path: str | Path) -> dict | None:
     return info if isinstance(info, dict) and info.get("task") == CLASSIFY else None
 
 
+BUNDLED = Path(__file__).parent        # the bundled models' folders: models/en-de-h8, models/digits-vit, …
+
+
+def bundled_folder(name: str | Path) -> Path | None:
+    """A bundled model's folder for its bare name ("en-de-h8", as the sidebar and the docs call it) when no folder
+    of that name is where the person is; None for anything else."""
+    text = str(name)
+    if "/" in text or Path(text).exists() or not (BUNDLED / text / "config.json").is_file():
+        return None
+    return BUNDLED / text
+
+
 def open_model(path: str | Path) -> AttentionModel:
     """The model at path; CheckpointError (HuggingFaceError for Hugging Face inputs) with a one-line reason. A
-    registered name (all-MiniLM-L6-v2) is resolved first: it opens its installed package's folder, weights checked."""
+    registered name (all-MiniLM-L6-v2) is resolved first: it opens its installed package's folder, weights checked;
+    a bundled model's bare name (en-de-h8) opens its folder under models/."""
     installed = installed_model_folder(path)
     if installed is not None:
         folder, entry = installed
@@ -114,6 +127,7 @@ def open_model(path: str | Path) -> AttentionModel:
         model.info = {**model.info, "description": f"{entry.description} (the package {entry.package})",
                       "summary": entry.summary, "analyses_folder": str(analyses_folder(str(path)))}
         return model
+    path = bundled_folder(path) or path
     folder = hugging_face_folder(path)
     if folder is None:
         classifier = classifier_info(path)

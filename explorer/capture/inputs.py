@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from explorer.capture.input_kinds import TEXT, input_kind
 from models.interface import ExplorerModel
 from models.tokenizer import clean_text
 from models.errors import ExplorerError
@@ -54,6 +55,10 @@ def prepare_source(text: str, model: ExplorerModel, fix_casing: bool = False) ->
     it is."""
     if not isinstance(text, str):
         raise InputError("The sentence must be text.")
+    kind = input_kind(model)
+    if kind is not TEXT:        # a Vision Transformer has no tokenizer: say what it reads instead of failing inside
+        raise InputError(f"{model.name} reads {kind.reads}, not text: give it {kind.what} (explorer.trace_{kind.name}"
+                         f"(model, …) in a notebook, --{kind.name} on the command line)")
     cleaned = clean_text(text)
     if not cleaned:
         raise InputError("Please type a sentence (the input is empty).")

@@ -14,7 +14,7 @@ import sys
 import time
 
 from models.errors import ExplorerError
-from models.interface import Generates
+from models.interface import FillsMask, Generates
 from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.capture.inputs import InputError
 from explorer.capture.sampling_options import sampling_from_arguments
@@ -32,6 +32,11 @@ import explorer.cli.replicate as cli_replicate
 import explorer.cli.sinks as cli_sinks
 
 
+def shortened(text: str, chars: int = 80) -> str:
+    """A person's long text quoted in a note: its start, and how long it is (a 6,000-character paste was echoed)."""
+    return text if len(text) <= chars else f"{text[:chars]}… ({len(text):,} characters)"
+
+
 def run_translate(args: argparse.Namespace) -> None:
     from explorer.capture.inputs import prepare_source, sentence_case
     from explorer.capture.translation import translate
@@ -43,7 +48,10 @@ def run_translate(args: argparse.Namespace) -> None:
     pruned = pruned_heads(args, model)
     sampling = sampling_from_arguments(args)            # None: greedy or beam search
     for number, text in enumerate(args.text, start=1):   # say what the model will not see, on stderr
-        source = prepare_source(text, model)
+        try:
+            source = prepare_source(text, model)
+        except InputError as error:         # which of the sentences it was
+            raise InputError(f"sentence {number} of {len(args.text)}: {error}") from None
         if source.truncated:
             print(f"note: sentence {number} is longer than the model's maximum of {model.max_positions} tokens; "
                   "it was cut to fit", file=sys.stderr)
@@ -53,7 +61,7 @@ def run_translate(args: argparse.Namespace) -> None:
                   "unknown token)", file=sys.stderr)
         recased = None if args.keep_casing else sentence_case(source.text)
         if recased:
-            print(f"note: sentence {number} is all capitals or all lower case; fed as “{recased}” "
+            print(f"note: sentence {number} is all capitals or all lower case; fed as “{shortened(recased)}” "
                   "(--keep-casing feeds it as typed)", file=sys.stderr)
     if sampling is not None:
         from explorer.capture.sampling import sample
@@ -110,8 +118,14 @@ def run_trace(args: argparse.Namespace) -> None:
 
         trace = word_trace(trace, model)
     trace.save(args.out)
+    if trace.truncated:
+        print(f"note: the text is longer than the model's maximum of {model.max_positions} tokens; it was cut to "
+              "fit", file=sys.stderr)
+    output = trace.output_text
+    if isinstance(model, FillsMask) and not output:     # it printed "predictions for [mask]:" and nothing more
+        output = f"none: the text has no {model.pieces([model.mask_id])[0]} to fill in; put one where a word goes"
     print(f"{args.out}: {len(trace.source_tokens)} source and {len(trace.target_tokens)} target positions; "
-          f"{trace.output_title.lower()}: {trace.output_text}")
+          f"{trace.output_title.lower()}: {output}")
 
 
 def trace_an_image(args: argparse.Namespace, model) -> None:
@@ -170,7 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:             # a mistyped option after a command: that command's usage, not the top level's
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         COMMANDS[args.command].run(args)
     except ExplorerError as error:    # every error a person can cause (models/errors.py); a bug keeps its traceback

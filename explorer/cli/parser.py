@@ -28,8 +28,10 @@ def parser_for(commands: dict[str, Command]) -> argparse.ArgumentParser:
                                      description="Look inside a Transformer: the bundled English→German models, or a "
                                                  "Hugging Face Marian, BART, M2M100/NLLB, T5, BERT or GPT-2 folder.")
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = {}            # each command's own parser: main() reports a wrong option with its usage
     for name, command in commands.items():
-        command.add_options(subcommands.add_parser(name, help=command.help))
+        parser.commands[name] = subcommands.add_parser(name, help=command.help)
+        command.add_options(parser.commands[name])
     return parser
 
 
