@@ -29,6 +29,8 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            # importing explorer/analyses/logit_lens.py would otherwise replace a function explorer.analyses.logit_lens
            "word_trace", "attention_sinks", "attention_flow", "faithfulness_of", "logit_lens_of", "patch",
            "detect_heads", "sample", "word_focus_table",
+           # interventions, as TransformerLens's run_with_hooks (explorer/analyses/interventions.py)
+           "run_with_hooks", "hook_names", "head_value", "ablate_head", "patch_head", "patch_positions",
            # an image model (a Vision Transformer): its attention over the image's patches
            "trace_image", "image_attention_figure"]
 
@@ -227,3 +229,62 @@ def word_focus_table(trace: "Trace", model: "ExplorerModel", word: str, kind: st
     from explorer.analyses.focus_table import word_focus_table as table
 
     return table(trace, model, word, kind, occurrence)
+
+
+# -- interventions (explorer/analyses/interventions.py): read or replace any named value in one run --
+
+def hook_names(model: "ExplorerModel", pattern: str = "*") -> list[str]:
+    """The names of the values a hook can read or replace, matching a glob pattern, in forward order: e.g.
+    "encoder.layers.0.self_attn.{q,k,v,scores,mask,pattern,z,out}", "decoder.layers.2.cross_attn.z",
+    "encoder.embed", "encoder.layers.0" (a layer's output, the residual stream after it)."""
+    from explorer.analyses.interventions import hook_names as names
+
+    return names(model, pattern)
+
+
+def run_with_hooks(model: "ExplorerModel", sentence: str, hooks=(), target: str | None = None, names=()):
+    """One teacher-forced run of `sentence` with hooks, as TransformerLens's run_with_hooks.
+
+    hooks: [(name or glob pattern, fn)] or {name: fn}; fn(value, name) returns a tensor that replaces the value, or
+    None to leave it (a reader). Names come from explorer.hook_names(model); ready-made hooks from
+    explorer.ablate_head and explorer.patch_head. target: the output the decoder reads (its text; default the
+    model's own greedy output). names: glob patterns of values to return in .cache, as the run saw them after the
+    hooks. A HookedRun: .logits [positions, vocab] (None for a sentence encoder: .embedding), .cache,
+    .source_tokens, .target_tokens, .output_positions, .output_ids, .output_log_prob()."""
+    from explorer.analyses.interventions import run_with_hooks as run
+
+    return run(model, sentence, hooks, target, names)
+
+
+def head_value(kind: str, layer: int, value: str = "z") -> str:
+    """The name of one attention block's value: kind "encoder", "decoder" or "cross"; value one of q, k, v,
+    scores, mask, pattern, z, out (head_value("cross", 2) → "decoder.layers.2.cross_attn.z")."""
+    from explorer.analyses.interventions import head_value as name
+
+    return name(kind, layer, value)
+
+
+def ablate_head(kind: str, layer: int, head: int, positions=None):
+    """A (name, hook) pair for run_with_hooks that zeroes one head's output z at the query `positions` (an int, a
+    list, or None: every position)."""
+    from explorer.analyses.interventions import ablate_head as ablate
+
+    return ablate(kind, layer, head, positions)
+
+
+def patch_head(kind: str, layer: int, head: int, clean, positions=None):
+    """A (name, hook) pair for run_with_hooks that puts another run's z of one head (clean: that run's
+    .cache[explorer.head_value(kind, layer)]) at the query `positions` (None: every position)."""
+    from explorer.analyses.interventions import patch_head as patch_one
+
+    return patch_one(kind, layer, head, clean, positions)
+
+
+def patch_positions(model: "ExplorerModel", clean: str, corrupt: str, kind: str, layer: int, head: int,
+                    metric: str = "total"):
+    """Per-position activation patching of one head: for each query position alone, the share of the clean output's
+    log-probability that its z from the clean run restores in the corrupted run (explorer.patch does whole heads).
+    A PositionPatching: .query_tokens, .restored [queries], .whole_head, .lp_clean, .lp_corrupt."""
+    from explorer.analyses.interventions import patch_positions as per_position
+
+    return per_position(model, clean, corrupt, kind, layer, head, metric)
