@@ -4,7 +4,7 @@ nothing for a masked language model), its tokens, and what the model is."""
 import pandas as pd
 import streamlit as st
 
-from explorer.figures.common import is_long, plural
+from explorer.figures.common import font, is_long, plural
 from explorer.capture.head_sets import all_heads
 from models.interface import Embeds, Generates
 from pages.components.glossary_links import linked, term_help
@@ -42,8 +42,10 @@ if any(token.startswith("▁") for token in trace.source_tokens):
 columns = {"source (encoder)": trace.source_tokens, "decoder input": trace.target_tokens,
            "decoder output": trace.output_tokens}
 table = pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items() if tokens}).fillna("")
-# Every token row shown (no 10-row scroll box): 35 px a row plus the header, up to 80 rows.
-st.dataframe(table, key="tokens", height=35 * (min(len(table), 80) + 1) + 3)
+# Every token row shown (no 10-row scroll box): a row's height set, not guessed (projector mode's larger type made
+# the rows taller than 35 px and cut the last ones), times the rows and the header, up to 80 rows.
+row = font(35)
+st.dataframe(table, key="tokens", row_height=row, height=row * (min(len(table), 80) + 1) + 3)
 scores = checkpoint.info.get("scores", {}).get("test_2016_flickr")
 stacks = " + ".join(f"{checkpoint.layers(kind)} {kind}" for kind in checkpoint.kinds if kind != "cross")
 heads = plural(checkpoint.heads, "head")

@@ -24,7 +24,8 @@ from pages.registry import PAGES as REGISTERED  # noqa: E402
 from tests.browser.harness import launch, offline_context, page_path, settle, streamlit_server  # noqa: E402
 
 SENTENCES = {
-    5: "The animal didn't cross the street because it was too tired.",
+    5: "A girl reads a book.",
+    11: "The animal didn't cross the street because it was too tired.",      # the lecture's sentence
     20: "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side.",
     45: ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
          "old man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near "

@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, PANEL_LABELS, POOLED_PANEL, PRINTED_UP_TO,
                                      SMALLEST_FONT, cell_size, every_label, font, hover_text, is_long, label_room, position_labels,
-                                     projector_mode, scale_note, token_axes, weight_range)
+                                     projector_mode, scale_note, title_height, token_axes, weight_range)
 from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
                                       resolution_note)
 
@@ -111,17 +111,23 @@ def heads_grid(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[st
                               hovertext=note,
                               showarrow=False, yanchor="top", font=dict(size=11, color="black"),
                               bgcolor="rgba(255, 200, 120, 0.85)")
+    # The title at the top, the head names under it: measured, so that a projector's larger type keeps them apart
+    # (a fixed 70 px top put the title's descenders on "head 0 … head 7").
+    figure.update_xaxes(tickfont=dict(size=font(12)))
+    figure.update_yaxes(tickfont=dict(size=font(12)))
+    top = title_height(title) + font(12) + 16
+    heading = dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12))
     if pooled:
         # Square cells, each head `tile` px wide (its share of GRID_WIDTH, 260 at most): the figure has its own
         # width, so one or two heads are not stretched over the page (and the layers with them down it).
         cell = tile / n_keys
-        figure.update_layout(title=title, height=int(cell * len(rows)) + 100,
-                             width=int(cell * len(columns)) + PANEL_LABELS, margin=dict(l=10, r=10, t=90, b=10),
+        figure.update_layout(title=heading, height=int(cell * len(rows)) + top + 20,
+                             width=int(cell * len(columns)) + PANEL_LABELS, margin=dict(l=10, r=10, t=top, b=10),
                              plot_bgcolor="white")
         return figure
     # Each head's square at least 150 px (260 for one or two heads a row), 4 px a token for long sentences.
     size = max(150 if heads > 2 else 260, 4 * n_queries)
-    figure.update_layout(title=title, height=size * layers + 80, margin=dict(l=10, r=10, t=70, b=10),
+    figure.update_layout(title=heading, height=size * layers + top + 10, margin=dict(l=10, r=10, t=top, b=10),
                          plot_bgcolor="white")
     return figure
 

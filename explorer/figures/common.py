@@ -90,7 +90,7 @@ def every_label(count: int, length: int | None = None, **axis) -> dict:
     LONG_AXIS) and refines it as the range shrinks."""
     if is_long(count) or (length is not None and count * LABEL_SPACING > length):
         return dict(type="category", tickmode="auto", nticks=max(2, (length or LONG_AXIS) // LABEL_SPACING),
-                    tickfont=dict(size=LONG_FONT), automargin=True, **axis)
+                    tickfont=dict(size=font(LONG_FONT)), automargin=True, **axis)
     return dict(type="category", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=label_font(count)),
                 automargin=True, **axis)
 
@@ -99,8 +99,8 @@ def label_room(labels, count: int, angle: float = 60, thinned: bool = False) -> 
     """Pixels that rotated labels take across the axis: their longest label at the axis' font (a long or
     otherwise thinned axis: LONG_FONT)."""
     longest = max((len(str(label)) for label in labels), default=0)
-    font = LONG_FONT if thinned or is_long(count) else label_font(count)
-    return int(0.62 * font * min(longest, 40) * np.sin(np.radians(angle))) + 12
+    size = font(LONG_FONT) if thinned or is_long(count) else label_font(count)
+    return int(0.62 * size * min(longest, 40) * np.sin(np.radians(angle))) + 12
 
 
 CONTENT_WIDTH = 1000    # px of a page's main column in the wide layout (a 1400 px window with its sidebar)

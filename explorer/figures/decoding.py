@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.capture.decoding_steps import TeacherForcing
-from explorer.figures.common import (PROJECTOR_COLUMN, cell_size, display_tokens, every_label, font, is_long,
+from explorer.figures.common import (NARROW_WIDTH, PROJECTOR_COLUMN, cell_size, display_tokens, every_label, font, is_long,
                                      label_font, label_room, position_labels, projector_mode, projector_title,
                                      stretched_length, title_height, wrapped_title)
 from explorer.capture.trace import StepDistribution
@@ -38,25 +38,35 @@ def significant(value: float) -> str:
 # -- token axes --
 
 
-def token_bars(figure: go.Figure, labels: list[str], plot_height: int, top: int = 60) -> go.Figure:
+TICK_ROOM = 10      # px above the plot for the upper half of the value axis's top tick ("1")
+
+
+def token_bars(figure: go.Figure, labels: list[str], plot_height: int, top: int | None = None) -> go.Figure:
     """Token labels along the x axis, every one of them while a projector's column holds them (else a label every
     few, stretched_length): horizontal where they fit, upright where they would crowd (never at a slant, where
     neighbours overlap), in the font for their count; the figure is the column's width and tall enough for its
-    upright labels under the bars."""
+    upright labels under the bars. top: the top margin a titled() title needs; None: the figure's own title is
+    broken into lines of a projector's column and measured, with a row for the legend under it (a fixed 70 px let
+    the subtitle run onto the probability axis's "1" at a projector's larger type)."""
     count = len(labels)
     room = label_room(labels, count, angle=90)
-    if stretched_length(count):
-        # More bars than a projector's column labels one by one (a figure of its own width was squeezed into
-        # it, its upright labels 10 px apart): the column's width, a label every few bars, every one once
-        # zoomed in (drag along the bars).
-        figure.update_xaxes(**every_label(count, stretched_length(count), autotickangles=[0, -90]))
-        note = (f"<br><sup>{count} tokens: a label every few; drag along the bars to zoom in and read every "
-                "label, double-click to zoom out</sup>")
+    # More bars than a projector's column labels one by one (a figure of its own width was squeezed into it, its
+    # upright labels 10 px apart): the column's width, a label every few bars, every one once zoomed in.
+    stretched = stretched_length(count)
+    figure.update_xaxes(**every_label(count, stretched, autotickangles=[0, -90]), title_font=dict(size=font(12)))
+    figure.update_yaxes(tickfont=dict(size=font(12)), title_font=dict(size=font(12)))
+    figure.update_layout(legend_font_size=font(12))
+    note = (f"<br><sup>{count} tokens: a label every few; drag along the bars to zoom in and read every "
+            "label, double-click to zoom out</sup>") if stretched else ""
+    if top is None:
+        title = wrapped_title((figure.layout.title.text or "") + note, NARROW_WIDTH - 20)
+        legend = font(12) + 14 if len(figure.data) > 1 else 0
+        top = title_height(title) + legend + TICK_ROOM
+        figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)))
+    elif note:
         title, extra = projector_title(figure.layout.title.text or "", note)
-        figure.update_layout(title_text=title, height=top + extra + plot_height + room + 20,
-                             margin=dict(l=10, r=10, t=top + extra, b=10))
-        return figure
-    figure.update_xaxes(**every_label(count, autotickangles=[0, -90]))
+        figure.update_layout(title_text=title)
+        top += extra + TICK_ROOM
     figure.update_layout(height=top + plot_height + room + 20, margin=dict(l=10, r=10, t=top, b=10))
     return figure
 
@@ -121,7 +131,7 @@ def steps_overview(steps: list[StepDistribution]) -> go.Figure:
                          yaxis2=dict(title="entropy (nats)", overlaying="y", side="right",
                                      **entropy_axis(max((s.entropy for s in steps), default=0.0))),
                          legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
-    return token_bars(figure, labels, 240, top=70)
+    return token_bars(figure, labels, 240)
 
 
 ENTROPY_STEPS = (0.5, 1.0, 2.0, 5.0)      # nats between ticks: round values, the smallest giving at most 7 ticks
@@ -158,7 +168,7 @@ def teacher_forcing_figure(forced: TeacherForcing) -> go.Figure:
                                f"perplexity {forced.perplexity:.2f}<br><sup>orange: not the model's first choice"
                                "</sup>",
                          yaxis=dict(range=[0, 1], title="probability"))
-    return token_bars(figure, labels, 240, top=70)
+    return token_bars(figure, labels, 240)
 
 
 # -- the beam tree --

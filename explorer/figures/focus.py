@@ -69,6 +69,14 @@ def focus_size(query_tokens: list[str]) -> int:
     return max(8, (NARROW_WIDTH - focus_room(query_tokens)) // dense_cell())
 
 
+def drawn_whole(query_tokens: list[str], key_tokens: list[str]) -> bool:
+    """Whether a [query, key] heatmap is drawn whole rather than as a focus window: it fits the window's size, or
+    in projector mode it has at most PRINTED_UP_TO tokens a side (drawn at the column's width, every weight
+    printed, as the class reads it)."""
+    longest = max(len(query_tokens), len(key_tokens))
+    return longest <= focus_size(query_tokens) or (projector_mode() and longest <= PRINTED_UP_TO)
+
+
 def window_title(query_tokens: list[str], key_tokens: list[str], rows: range, columns: range,
                  units: str = "tokens") -> str:
     """Which part of the sentence a focus window shows, for its title's second line(s)."""
@@ -205,8 +213,16 @@ def focus_strips(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
     label_px = max(text_width(label, size) for name in names for label in labels[name]) + 8
     gap = 16 if shared else label_px + 16                        # between panels: their own labels when not shared
     titles = short_names(names)
-    # A column a head, each panel at least as wide as its model's name over it.
-    widths = [max(np.shape(strips[name])[0] * cell, text_width(short, small) + 4) for name, short in zip(names, titles)]
+    # A column a head, each panel at least as wide as its model's name over it. In projector mode the heads share
+    # the folded sidebar's column, and each cell prints its weight where a column has room for it.
+    head_cell = cell
+    if projector_mode():
+        heads = sum(np.shape(strips[name])[0] for name in names)
+        room = PROJECTOR_COLUMN - label_px - 30 - gap * (len(names) - 1)
+        head_cell = int(np.clip(room // max(heads, 1), cell, 2 * printed_cell()))
+    printed = head_cell >= printed_cell()
+    widths = [max(np.shape(strips[name])[0] * head_cell, text_width(short, small) + 4)
+              for name, short in zip(names, titles)]
     plot_width = sum(widths) + gap * (len(names) - 1)
     figure = make_subplots(rows=1, cols=len(names), shared_yaxes=shared, column_widths=widths,
                            horizontal_spacing=gap / plot_width, subplot_titles=titles)
@@ -217,7 +233,9 @@ def focus_strips(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
         text = [[f"{name} · head {head}<br>{i} {token}" for head in range(heads)]
                 for i, token in enumerate(display_tokens(tokens[name]))]
         figure.add_trace(go.Heatmap(z=values[name], x=[str(head) for head in range(heads)], y=labels[name],
-                                    text=text, coloraxis="coloraxis", xgap=1, hovertemplate=hover_text(
+                                    text=text, coloraxis="coloraxis", xgap=1,
+                                    texttemplate="%{z:.2f}" if printed else None,
+                                    textfont=dict(size=size) if printed else None, hovertemplate=hover_text(
                                         hover + "<br>weight %{z:.3f}<extra></extra>", scale)),
                          row=1, col=index + 1)
     figure.update_xaxes(type="category", side="top", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=small),
@@ -247,12 +265,14 @@ def focus_strips(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
 
 def models_overview(patterns: dict[str, np.ndarray], query_tokens: dict[str, list[str]],
                     key_tokens: dict[str, list[str]], title: str, focus_row: int | None = None,
-                    focus_column: int | None = None, scale: str = ABSOLUTE, width: int = NARROW_WIDTH,
+                    focus_column: int | None = None, scale: str = ABSOLUTE, width: int | None = None,
                     per_row: int = 4) -> go.Figure:
     """Every head of several models as whole patterns, small tiles without token labels (hover names each cell's
     tokens): patterns {model: [heads, query, key]}, each model's heads `per_row` a row, each model from a new row,
     named on the left, in `width` px; the focus token's row and column outlined. A long sentence (is_long) is
-    pooled to a cell every 2 px of a tile, and the title says so."""
+    pooled to a cell every 2 px of a tile, and the title says so. width: default a projector's column, NARROW_WIDTH
+    with the sidebar open, PROJECTOR_COLUMN in projector mode (where it is folded)."""
+    width = width or (PROJECTOR_COLUMN if projector_mode() else NARROW_WIDTH)
     names = list(patterns)
     tile = (width - 60 - 70 - 12 * (per_row - 1)) // per_row   # names on the left, the colour bar on the right
     slots = []                                                  # (model, head, row, column) of every tile

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.figures.attention import attention_heatmap
-from explorer.figures.focus import focus_heatmap, focus_size, overview_heatmap
+from explorer.figures.focus import drawn_whole, focus_heatmap, focus_size, overview_heatmap
 from explorer.figures.windows import focus_range
 from pages.components import url_state
 from pages.components.widgets import show_figure
@@ -19,7 +19,7 @@ def focus_window(queries: list[str], keys: list[str], units_name: str) -> tuple[
     every label by each heatmap below, the whole pattern beside it; None: the sentence is drawn whole."""
     size = focus_size(queries)
     longest = max(len(queries), len(keys))
-    if longest <= size:
+    if drawn_whole(queries, keys):
         return None
     starts = list(range(longest - size + 1))
 

@@ -12,7 +12,7 @@ from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.analyses.roles import SHORT_PIECES, corpus_description, reclassified, role_summary
 from explorer.capture.exports import table_csv
 from explorer.figures.attention import attention_heatmap
-from explorer.figures.focus import focus_heatmap, focus_size, overview_heatmap
+from explorer.figures.focus import drawn_whole, focus_heatmap, focus_size, overview_heatmap
 from explorer.figures.common import plural
 from explorer.figures.head_roles import COLOUR_BY, offset_histogram, role_map, syntactic_evidence
 from explorer.figures.windows import focus_range
@@ -174,7 +174,7 @@ def roles_and_importance(checkpoint, roles: RolesReport | None, importance: Impo
         kind, layer, head = entry.kind, entry.layer, entry.head
         pattern, queries, keys = trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind)
         size = focus_size(queries)
-        if max(len(queries), len(keys)) <= size:
+        if drawn_whole(queries, keys):
             show_figure(attention_heatmap(pattern, queries, keys, f"{spec} on the current sentence"), f"{spec}-current",
                         None)
         else:

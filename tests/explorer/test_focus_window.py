@@ -200,3 +200,26 @@ def test_titles_wrap_to_the_figure_and_keep_their_small_lines():
         assert small == line.endswith("</sup>")
     assert wrapped.replace("<br>", " ").replace("</sup> <sup>", " ") == title.replace("<br>", " ")
     assert wrapped_title("short", 300) == "short"
+
+
+def test_in_projector_mode_twenty_tokens_are_drawn_whole_and_twenty_one_get_a_window(projector):
+    from explorer.figures.focus import drawn_whole
+
+    twenty = [f"▁w{i}" for i in range(20)]
+    assert focus_size(twenty) < 20 and drawn_whole(twenty, twenty)       # every weight printed, whole
+    assert not drawn_whole(twenty + ["▁more"], twenty + ["▁more"])
+
+
+def test_in_projector_mode_compares_figures_take_the_folded_column_and_print_the_weights(projector):
+    from explorer.figures.common import printed_cell
+
+    rows = {"en-de-h8": pattern_of(8, N, 1), "en-de-h2": pattern_of(2, N, 2), "en-de-h1": pattern_of(1, N, 3)}
+    strips = focus_strips(rows, {name: PIECES for name in rows}, "What “▁his” attends to", "%{text}")
+    assert NARROW_WIDTH < strips.layout.width <= PROJECTOR_COLUMN + 40        # the heads share the whole column
+    assert all(trace.texttemplate == "%{z:.2f}" for trace in strips.data)     # each cell's weight, for a class
+    plot = sum(strips.layout[f"xaxis{i if i > 1 else ''}"].domain[1] - strips.layout[f"xaxis{i if i > 1 else ''}"].domain[0]
+               for i in range(1, 4))
+    assert plot * (strips.layout.width - strips.layout.margin.l - strips.layout.margin.r) / 11 >= printed_cell() - 6
+    patterns = {"en-de-h8": np.stack([pattern_of(N, N, s) for s in range(8)])}
+    tiles = models_overview(patterns, {"en-de-h8": PIECES}, {"en-de-h8": PIECES}, "every head")
+    assert tiles.layout.width == PROJECTOR_COLUMN

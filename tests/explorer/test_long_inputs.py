@@ -169,7 +169,9 @@ def write_expected() -> None:
 # digests of the whole JSON until 2026-11-26, re-made for issue 30 (the 11 px label floor; Internals' masks, scores →
 # softmax and walkthrough for a projector's column; the steps overview's entropy ticks; the pruning steps' labels at
 # 60°), each time checked by eye; the numbers taken out of the digest on 2026-11-26 (issue 44) from code whose digests
-# matched those, but for the three walkthroughs whose inputs differ in np.exp's last bit on this CPU. A plotly
+# matched those, but for the three walkthroughs whose inputs differ in np.exp's last bit on this CPU; the layouts of
+# the every-head grid and the three token bar charts re-made for issue 46 (their titles measured and pinned to the
+# top, so that a projector's type keeps them off the head names and the axis), checked by eye. A plotly
 # upgrade that changes its JSON changes these too: check the figures by eye, then write_expected().
 COUNTS = (5, 20, 45, 60)
 
