@@ -278,7 +278,8 @@ def test_the_public_names_stay_where_people_use_them():
     assert explorer.__all__ == ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view",
                                 "model_view", "HtmlView", "word_trace", "attention_sinks", "attention_flow",
                                 "faithfulness_of", "logit_lens_of", "patch", "detect_heads", "sample",
-                                "word_focus_table", "trace_image", "image_attention_figure"]
+                                "word_focus_table", "run_with_hooks", "hook_names", "head_value", "ablate_head",
+                                "patch_head", "patch_positions", "trace_image", "image_attention_figure"]
     assert all(callable(getattr(explorer, name)) for name in explorer.__all__)
     commands = next(action for action in build_parser()._actions if action.dest == "command").choices
     assert sorted(commands) == sorted(["translate", "generate", "evaluate", "trace", "roles", "evolution", "heads",

@@ -14,7 +14,7 @@ from explorer.analyses.sinks import SINK_THRESHOLD, sink_notes
 from explorer.capture.exports import matrix_table
 from explorer.capture.inputs import InputError
 from explorer.figures.attention import heads_grid
-from explorer.figures.common import CONTENT_WIDTH, PANEL_LABELS, PER_FIGURE, cell_size, is_long, plural
+from explorer.figures.common import PER_FIGURE, plural
 from pages.components.glossary_links import linked
 from pages.components.widgets import figure_places, show_figure
 
@@ -88,9 +88,9 @@ def rollout_and_flow(checkpoint, trace, kind: str, shown: str, live, queries: li
     tokens = len(queries)
     st.caption(f"Flow's cost: one max-flow problem per pair of tokens, on a graph of {last + 2} × {tokens} nodes; "
                f"{FLOW_COST}. It runs up to {MAX_FLOW_TOKENS} tokens; rollout at any length.")
-    # Side by side while both fit half the page with every token labelled; else one under the other.
-    halves = not is_long(tokens) and cell_size(tokens) * tokens + PANEL_LABELS <= CONTENT_WIDTH // 2
-    places = figure_places(2, halves)
+    # One under the other: half a 1024 px window's column (280 px) leaves a 5-word sentence's key labels 9 px apart
+    # beside the query labels and the colour bar, and cuts the title.
+    places = figure_places(2, fits=False)
     with places[0]:
         draw_heatmap(rolled[last], f"{stack} rollout through layer {last}{in_words}", f"{kind}-rollout",
                      {"rollout": rolled}, PER_FIGURE)

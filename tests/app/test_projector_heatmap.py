@@ -1,5 +1,6 @@
-"""Projector mode prints a short sentence's attention weights in the heatmap's cells (a class cannot hover), and
-only there: off the projector, or past 20 tokens, the cells are colour alone."""
+"""Projector mode prints the attention weights in the heatmap's cells (a class cannot hover): a short sentence's
+whole heatmap, and a long sentence's focus window (16 tokens a side at the folded column's width), never the
+overview of the whole pattern; off the projector the cells are colour alone."""
 
 from __future__ import annotations
 
@@ -20,4 +21,8 @@ def heatmap(at) -> dict:
 def test_the_cells_print_their_weights_at_a_projector_for_a_short_sentence():
     assert heatmap(open_page("attention.py", SHORT, projector=True)).get("texttemplate") == "%{z:.2f}"
     assert not heatmap(open_page("attention.py", SHORT)).get("texttemplate")
-    assert not heatmap(open_page("attention.py", LONG, projector=True)).get("texttemplate")
+    long = open_page("attention.py", LONG, projector=True)
+    window, overview = (traces_of(json.loads(chart.proto.spec))[0] for chart in long.get("plotly_chart")[:2])
+    assert window.get("texttemplate") == "%{z:.2f}" and len(window["x"]) <= 20
+    assert not overview.get("texttemplate")
+    assert not heatmap(open_page("attention.py", LONG)).get("texttemplate")
