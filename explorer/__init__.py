@@ -218,7 +218,7 @@ def attention_sinks(trace: "Trace", model: "ExplorerModel"):
 
     from explorer.analyses.sinks import sinks as shares
 
-    return pd.DataFrame(shares(trace, model)).set_index("head")
+    return pd.DataFrame(shares(trace, model)).set_index("spec")
 
 
 def word_focus_table(trace: "Trace", model: "ExplorerModel", word: str, kind: str | None = None, occurrence: int = 1):

@@ -27,9 +27,10 @@ from models.interface import ExplorerModel
 
 @dataclass(frozen=True)
 class HeadFocus:
-    head: str               # "enc.3.1", as head lists name it
+    spec: str               # "enc.3.1", as head lists name it
+    kind: str
     layer: int
-    head_index: int
+    head: int
     top_word: str
     top_position: int       # the top word's index among the key side's words
     weight: float           # the weight on it (a share of the row, 0 … 1)
@@ -82,7 +83,7 @@ def word_focus_table(trace: Trace, model: ExplorerModel, word: str, kind: str | 
     position = found[occurrence - 1]
     rows = words.pattern(kind)[:, :, position, :]            # [layers, heads, key words]
     top = rows.argmax(-1)
-    heads = [HeadFocus(str(HeadSpec(kind, layer, head)), layer, head, keys[top[layer, head]], int(top[layer, head]),
+    heads = [HeadFocus(str(HeadSpec(kind, layer, head)), kind, layer, head, keys[top[layer, head]], int(top[layer, head]),
                        float(rows[layer, head, top[layer, head]]))
              for layer in range(rows.shape[0]) for head in range(rows.shape[1])]
     return FocusTable(trace.text, kind, queries[position], position, occurrence, len(found), heads)

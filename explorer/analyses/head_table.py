@@ -51,6 +51,30 @@ def head_table(roles: RolesReport | dict | None, importance: ImportanceReport | 
     return table
 
 
+# The table's columns as `heads --json` names them (docs/cli-and-notebook.md, "JSON output"): snake_case.
+JSON_KEYS = {"offset share": "offset_share", "rare rate": "rare_rate", "rare chance": "rare_chance",
+             "rare or 2nd rarest": "rare_or_second_rarest"}
+LISTS = ("roles", "syntactic")          # shown joined by commas; lists in JSON
+
+
+def head_rows(table: pd.DataFrame) -> list[dict]:
+    """The table as JSON rows, in model order: each head named by spec, kind, layer and head, snake_case keys,
+    roles and syntactic relations as lists, a missing value as null."""
+    rows = []
+    for spec, row in table.iterrows():
+        entry = {"spec": spec}
+        for column, value in row.items():
+            if column in LISTS:
+                value = [part for part in value.split(", ") if part] if isinstance(value, str) else []
+            elif pd.isna(value):
+                value = None
+            elif hasattr(value, "item"):            # numpy and pandas scalars as plain numbers
+                value = value.item()
+            entry[JSON_KEYS.get(column, column)] = value
+        rows.append(entry)
+    return rows
+
+
 # The shown table's columns a few at a time, each group whole in a projector's 564 px column (all ten at once
 # were cut at the table's edge, "ra…"): IMPORTANCE stands for the chosen measure's column.
 IMPORTANCE = "importance"

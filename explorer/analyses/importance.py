@@ -127,7 +127,7 @@ def importance_report(scorer: Scorer, with_ablation: bool = True, corpus_name: s
     if ablated:
         report["unpruned"] = {"loss": round(ablated["loss"], 4), key: round(ablated[key], 2)}
         report["rank_correlation"] = {
-            f"{measure} vs {change}": rounded(spearman([h[measure] for h in heads], [h[change] for h in heads]))
+            f"{measure}_vs_{change}": rounded(spearman([h[measure] for h in heads], [h[change] for h in heads]))
             for measure in ("gradient_importance", "gradient_importance_normalised")
             for change in ("loss_change", f"{key}_change")}
     return report

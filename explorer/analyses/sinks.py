@@ -112,7 +112,7 @@ def sink_rows(tally: SinkTally, threshold: float = SINK_THRESHOLD) -> list[dict]
         chance = {category: tally.chance[kind][category] / count for category in CATEGORIES}
         for layer in range(layers):
             for head in range(heads):
-                row = {"head": str(HeadSpec(kind, layer, head)), "kind": kind, "layer": layer, "index": head}
+                row = {"spec": str(HeadSpec(kind, layer, head)), "kind": kind, "layer": layer, "head": head}
                 for value in VALUES:
                     parts = {category: float(by_value[value][category][layer, head]) / count for category in CATEGORIES}
                     row[value] = sum(parts.values())
@@ -134,7 +134,7 @@ def sinks(trace: Trace, model: ExplorerModel, threshold: float = SINK_THRESHOLD,
 
 def sink_notes(trace: Trace, model: ExplorerModel, kind: str) -> dict[tuple[int, int], str]:
     """(layer, head) → "sink 0.83 · norm 0.12" for the sink heads of one kind: the every-head grid's flags."""
-    return {(row["layer"], row["index"]): f"sink {row['weight']:.2f} · norm {row['norm']:.2f}"
+    return {(row["layer"], row["head"]): f"sink {row['weight']:.2f} · norm {row['norm']:.2f}"
             for row in sinks(trace, model, kinds=(kind,)) if row["sink"]}
 
 
@@ -151,6 +151,6 @@ def corpus_sinks(model: ExplorerModel, sentences: list[str], threshold: float = 
             progress(number / len(texts))
     rows = sink_rows(tally, threshold)
     return {"model": model.name, "sentences": tally.sentences, "threshold": threshold, "heads": rows,
-            "sink_heads": [row["head"] for row in rows if row["sink"]],
-            "sink_heads_by_norm": [row["head"] for row in rows if row["sink_by_norm"]],
+            "sink_heads": [row["spec"] for row in rows if row["sink"]],
+            "sink_heads_by_norm": [row["spec"] for row in rows if row["sink_by_norm"]],
             "seconds": round(time.perf_counter() - started, 2)}

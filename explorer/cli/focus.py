@@ -43,9 +43,9 @@ def run(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps({"model": model.name, **table.to_json()}, ensure_ascii=False))
         return
-    width = max(len(row.head) for row in table.heads)
+    width = max(len(row.spec) for row in table.heads)
     word_width = max(len(row.top_word) for row in table.heads)
     for row in table.heads:
-        print(f"{row.head:<{width}}  {row.top_word:<{word_width}}  {100 * row.weight:5.1f}%")
+        print(f"{row.spec:<{width}}  {row.top_word:<{word_width}}  {100 * row.weight:5.1f}%")
     total = len(table.heads)
     print("; ".join(f"{word}: {count} of {total} heads" for word, count in table.counts().items()))

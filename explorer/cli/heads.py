@@ -165,7 +165,7 @@ def run_prune_curve(args: argparse.Namespace) -> None:
     print(f"{curve.pairs} {scorer_by_metric(curve.quality).example_word}s, {curve.seconds:.1f} s")
 
 def run_heads(args: argparse.Namespace) -> None:
-    from explorer.analyses.head_table import head_table
+    from explorer.analyses.head_table import head_rows, head_table
     from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped_report
 
     checkpoint = opened(args)
@@ -175,7 +175,7 @@ def run_heads(args: argparse.Namespace) -> None:
                          "importance commands (scripts/ship_analyses.sh writes both)")
     table = head_table(roles, importance)
     if args.json:
-        print(table.to_json(orient="index", force_ascii=False))
+        print(json.dumps({"model": checkpoint.name, "heads": head_rows(table)}, ensure_ascii=False))
     else:
         import pandas as pd
 

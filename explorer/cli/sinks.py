@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"{'head':<11} {'weight':>6} {'first':>6} {'special':>7} {'punct':>6} {'norm':>6} {'chance':>6}  "
           "largest sink   sink?")
     for row in report["heads"]:
-        print(f"{row['head']:<11} {row['weight']:6.2f} {row['weight_first']:6.2f} {row['weight_special']:7.2f} "
+        print(f"{row['spec']:<11} {row['weight']:6.2f} {row['weight_first']:6.2f} {row['weight_special']:7.2f} "
               f"{row['weight_punctuation']:6.2f} {row['norm']:6.2f} {row['chance']:6.2f}  {row['token']:<14} "
               f"{'sink' if row['sink'] else ''}")
     by_weight, by_norm = report["sink_heads"], report["sink_heads_by_norm"]

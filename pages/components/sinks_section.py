@@ -20,7 +20,7 @@ SINK_VIEWS = {"where the share goes": ("head", "share by weight", "first token",
 
 def sinks_table(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame({
-        "head": [row["head"] for row in rows], "kind": [SHORT_NAMES[row["kind"]] for row in rows],
+        "head": [row["spec"] for row in rows], "kind": [SHORT_NAMES[row["kind"]] for row in rows],
         "share by weight": [row["weight"] for row in rows], "first token": [row["weight_first"] for row in rows],
         "special tokens": [row["weight_special"] for row in rows],
         "punctuation": [row["weight_punctuation"] for row in rows],

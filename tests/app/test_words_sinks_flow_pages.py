@@ -95,7 +95,7 @@ def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
     assert any(header.value == "Attention sinks on your sentence" for header in heads.header)
     table = table_with(heads, "share by weight")
     rows.sort(key=lambda row: -row["weight"])
-    assert list(table["head"]) == [row["head"] for row in rows]
+    assert list(table["head"]) == [row["spec"] for row in rows]
     np.testing.assert_allclose(table["share by weight"], [row["weight"] for row in rows])
     np.testing.assert_allclose(table["share by norm"], [row["norm"] for row in rows])
     # short kind names, so that every column fits the page; <s>, the decoder's first key, is counted as the first

@@ -41,7 +41,7 @@ def recomputed(model, sentence: str, word: str) -> dict:
     row = pattern[:, :, query.start:query.stop, :].mean(2)                       # [layers, heads, key pieces]
     by_word = np.stack([row[..., span.start:span.stop].sum(-1) for span in words.spans], -1)
     short = "enc" if kind == "encoder" else "dec"
-    heads = [{"head": f"{short}.{layer}.{head}", "layer": layer, "head_index": head,
+    heads = [{"spec": f"{short}.{layer}.{head}", "kind": kind, "layer": layer, "head": head,
               "top_word": labels[by_word[layer, head].argmax()], "top_position": int(by_word[layer, head].argmax()),
               "weight": float(by_word[layer, head].max())}
              for layer in range(by_word.shape[0]) for head in range(by_word.shape[1])]
@@ -54,7 +54,7 @@ def same_head(got: dict, wanted: dict, rows: np.ndarray, labels: list[str]) -> b
     precision (the command pools in float32), and then either is the top word."""
     if got == {**wanted, "weight": pytest.approx(wanted["weight"], abs=1e-5)}:
         return True
-    row = rows[got["layer"], got["head_index"]]
+    row = rows[got["layer"], got["head"]]
     return (got["top_word"] == labels[got["top_position"]] and abs(row[got["top_position"]] - wanted["weight"]) < 1e-5
             and abs(got["weight"] - wanted["weight"]) < 1e-5)
 
@@ -88,7 +88,7 @@ def test_text_prints_one_line_per_head_then_the_counts(folder):
     assert len(lines) == len(expected)
     for line, row in zip(lines, expected):
         head, word, percent = line.split()
-        assert (head, word) == (row["head"], row["top_word"])
+        assert (head, word) == (row["spec"], row["top_word"])
         assert percent == f"{100 * row['weight']:.1f}%"
     assert summary.count(f"of {len(expected)} heads") == len({row["top_word"] for row in expected})
 

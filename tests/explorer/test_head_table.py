@@ -49,8 +49,11 @@ def test_the_cli_prints_the_same_table(h8):
     assert result.returncode == 0
     printed = json.loads(result.stdout)
     table = head_table(*shipped_files(h8))
-    assert list(printed) == list(table.index)
-    assert printed["enc.1.6"]["offset share"] == table.loc["enc.1.6", "offset share"]
+    assert printed["model"] == h8.name and [row["spec"] for row in printed["heads"]] == list(table.index)
+    rows = {row["spec"]: row for row in printed["heads"]}
+    assert rows["enc.1.6"]["offset_share"] == table.loc["enc.1.6", "offset share"]
+    assert rows["enc.1.6"]["roles"] == [role for role in table.loc["enc.1.6", "roles"].split(", ") if role]
+    assert (rows["enc.1.6"]["kind"], rows["enc.1.6"]["layer"], rows["enc.1.6"]["head"]) == ("encoder", 1, 6)
     text = cli("heads", "--model", str(h8.path))
     assert text.returncode == 0 and len(text.stdout.splitlines()) == 72 + 2      # header, index name, 72 heads
 

@@ -51,7 +51,7 @@ def test_report_lists_every_head_with_its_scores(tiny_checkpoint, pairs):
     assert {"kind", "layer", "head", "spec", "roles", "gradient_importance", "gradient_importance_normalised",
             "loss_change", "bleu_change"} <= set(head)
     assert report["unpruned"]["bleu"] >= 0 and report["seconds"] > 0
-    assert set(report["rank_correlation"]) == {f"{m} vs {c}" for m in ("gradient_importance", "gradient_importance_normalised")
+    assert set(report["rank_correlation"]) == {f"{m}_vs_{c}" for m in ("gradient_importance", "gradient_importance_normalised")
                                                for c in ("loss_change", "bleu_change")}
     assert progress[-1] == pytest.approx(1.0) and progress == sorted(progress)
 

@@ -172,11 +172,11 @@ def test_the_focus_command_is_transformers_own_attention_over_words(minilm, caps
     it = words.index("it")
     assert answer["position"] == it and len(answer["heads"]) == 72
     for row in answer["heads"]:
-        pattern = attentions[row["layer"]][0, row["head_index"]].numpy()
+        pattern = attentions[row["layer"]][0, row["head"]].numpy()
         from_it = pattern[groups[it]].mean(0)
         by_word = np.array([from_it[g].sum() for g in groups])
         assert row["top_position"] == int(by_word.argmax())
         assert words[row["top_position"]].lower() == row["top_word"].lower()
         assert row["weight"] == pytest.approx(float(by_word.max()), abs=1e-5)
     best = max((r for r in answer["heads"] if r["top_word"] == "animal"), key=lambda r: r["weight"])
-    assert best["head"] == "enc.3.1" and best["weight"] > 0.6        # the lecture's head, on a real model
+    assert best["spec"] == "enc.3.1" and best["weight"] > 0.6        # the lecture's head, on a real model

@@ -37,7 +37,7 @@ def test_planted_sink_shares_equal_a_hand_computation(tiny_checkpoint):
     row[content] = 0.2 / len(content)
     lengths = np.ones(n)
     lengths[[0, end, stop, comma]] = 0.1              # sinks' f(x) short, as Kobayashi et al. found
-    rows = {r["head"]: r for r in sinks(planted(trace, np.tile(row, (n, 1)), lengths), tiny_checkpoint)}
+    rows = {r["spec"]: r for r in sinks(planted(trace, np.tile(row, (n, 1)), lengths), tiny_checkpoint)}
 
     head = rows["enc.0.0"]
     assert head["weight_first"] == pytest.approx(0.4) and head["weight_special"] == pytest.approx(0.2)
@@ -56,7 +56,7 @@ def test_no_head_is_a_sink_where_chance_alone_gives_the_share(tiny_checkpoint):
     assert trace.source_tokens == ["▁A", "▁dog", ".", "</s>"]
     row = np.array([0.6, 0.2, 0.1, 0.1])
     head = next(r for r in sinks(planted(trace, np.tile(row, (4, 1)), np.ones(4)), tiny_checkpoint)
-                if r["head"] == "enc.0.0")
+                if r["spec"] == "enc.0.0")
     assert head["weight"] == pytest.approx(0.8) and head["chance"] == pytest.approx(0.75) and not head["sink"]
 
 
@@ -93,7 +93,7 @@ def test_a_corpus_is_the_mean_of_its_sentences(tiny_checkpoint):
         for field in ("weight", "norm", "weight_first", "norm_punctuation", "chance"):
             assert row[field] == pytest.approx((each[0][position][field] + each[1][position][field]) / 2)
         assert row["sink"] == (row["weight"] >= max(SINK_THRESHOLD, OVER_CHANCE * row["chance"]))
-    assert report["sink_heads"] == [row["head"] for row in report["heads"] if row["sink"]]
+    assert report["sink_heads"] == [row["spec"] for row in report["heads"] if row["sink"]]
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -131,5 +131,5 @@ def test_notebook_sinks_table(tiny_checkpoint):
     trace = trace_sentence(tiny_checkpoint, "Two dogs play in the snow.")
     table = explorer.attention_sinks(trace, tiny_checkpoint)
     rows = sinks(trace, tiny_checkpoint)
-    assert list(table.index) == [row["head"] for row in rows]
+    assert list(table.index) == [row["spec"] for row in rows]
     np.testing.assert_allclose(table["norm"], [row["norm"] for row in rows])
