@@ -17,6 +17,9 @@ import torch
 
 from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 from explorer.analyses.corpus_scoring import Scorer
+# Which gradient importance to prune by (defaults.py): Michel et al. normalise each layer's scores; on held-out data
+# the raw scores pruned better (docs/heads.md, "Importance and pruning"), so raw is the default.
+from explorer.analyses.defaults import DEFAULT_NORMALISATION, NORMALISATIONS  # noqa: F401  (read from here too)
 from explorer.analyses.results import ImportanceReport, PruningCurve
 from explorer.capture.forcing import forced_log_probs
 from explorer.capture.trace import Trace
@@ -26,12 +29,6 @@ from models.vocabulary import KIND_BY_SHORT_NAME
 
 CURVE_KINDS = ("enc", "dec", "cross", "all")
 
-
-# Which gradient importance to prune by. Michel et al. normalise each layer's scores; on held-out data the raw
-# scores pruned better (docs/heads.md, "Importance and pruning": raw against per-layer normalised), so raw is the
-# default.
-NORMALISATIONS = {"raw": "gradient_importance", "layer": "gradient_importance_normalised"}
-DEFAULT_NORMALISATION = "raw"
 
 
 def importance_scores(report: ImportanceReport | dict,

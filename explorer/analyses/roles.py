@@ -40,6 +40,7 @@ from explorer.capture.head_sets import HeadSpec
 from explorer.analyses.results import HeadRoles, RolesReport
 from explorer.analyses.head_tallies import (OFFSETS, RoleTallies, SyntaxTally, Tally, counted_frequencies, key_counts,
                                            real_tokens, tally_patterns, tally_syntax)
+from explorer.analyses.defaults import Thresholds
 from explorer.capture.treebank import Tree
 from models.hooks import capture
 from models.interface import Batch, ExplorerModel
@@ -47,15 +48,6 @@ from models.tokenizer import clean_text
 from models.vocabulary import ATTENTION_KINDS, attention_hook
 
 SHORT_PIECES = 25                     # syntactic scores are also reported over treebank sentences this short
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    positional: float = 0.90
-    syntactic_margin: float = 0.10
-    syntactic_min_count: int = 100
-    rare_rate: float = 0.50
-    rare_over_chance: float = 3.0
 
 
 @dataclass

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from explorer.analyses.roles import Thresholds
+from explorer.analyses.defaults import Thresholds
 from explorer.capture.sampling_options import add_sampling_arguments
 from explorer.cli.arguments import fraction, positive_int, with_model_path, with_workers
 
@@ -36,7 +36,7 @@ def parser_for(commands: dict[str, Command]) -> argparse.ArgumentParser:
 
 
 def with_normalisation(sub: argparse.ArgumentParser) -> None:
-    from explorer.analyses.pruning import DEFAULT_NORMALISATION, NORMALISATIONS
+    from explorer.analyses.defaults import DEFAULT_NORMALISATION, NORMALISATIONS
 
     sub.add_argument("--normalisation", choices=list(NORMALISATIONS), default=DEFAULT_NORMALISATION,
                      help="order heads by raw gradient importance or by importance normalised per layer "

@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 
 from explorer.cli.arguments import progress_bar, with_model_path
-from models.data import CorpusError, read_lines
 
 DEFAULT_TEXT = Path(__file__).resolve().parents[3] / "shared" / "data" / "multi30k" / "val.en.gz"
 DEFAULT_LIMIT = 200
@@ -34,6 +33,7 @@ def run(args: argparse.Namespace) -> None:
 
     from explorer.capture.inputs import InputError
     from explorer.analyses.sinks import SINK_THRESHOLD, corpus_sinks
+    from models.data import CorpusError, read_lines
     from explorer.cli.inputs import opened
 
     if args.threshold is None:

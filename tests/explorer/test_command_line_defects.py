@@ -77,3 +77,19 @@ def test_the_docstrings_name_the_keys_the_results_use(h8):
     assert "as a column" in inspect.getdoc(explorer.faithfulness_of)
     lengths = {len(np.asarray(values)) for values in scores.values()}
     assert len(lengths) == 1 and {"leave_one_out", "gradient_x_input"} <= set(scores)   # one value a token each
+
+
+def test_help_loads_no_model_code():
+    """`python -m explorer --help` took ~3 s importing torch; each command's code is now imported when it runs."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    probe = ("import sys; from explorer.cli import build_parser; build_parser().format_help(); "
+             "print(sorted(m for m in ('torch', 'transformers', 'scipy', 'pandas') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
+    shown = subprocess.run([sys.executable, "-m", "explorer", "roles", "--help"], cwd=ROOT, capture_output=True,
+                           text=True, check=True)
+    assert "--positional" in shown.stdout and "0.9" in shown.stdout          # the defaults still shown
