@@ -289,7 +289,8 @@ def faithfulness_tallies(model: ExplorerModel, sentences: list[str],
                          progress: Callable[[float], None] | None = None) -> dict:
     """Additive sums over sentences (one shard's): per method the sum of ρ and the count of defined ρ, against
     leave-one-out and against gradient × input; skipped sentences counted by reason."""
-    tallies = {"sentences": 0, "skipped": {}, "sum": {}, "count": {}, "sum_gradient": {}, "count_gradient": {}}
+    tallies = {"sentences": 0, "skipped": {}, "sum": {}, "count": {}, "sum_gradient": {}, "count_gradient": {},
+               "per_sentence": []}
     outputs = greedy_outputs(model, sentences)
     for number, (text, output) in enumerate(zip(sentences, outputs), start=1):
         if progress:
@@ -302,6 +303,8 @@ def faithfulness_tallies(model: ExplorerModel, sentences: list[str],
             tallies["skipped"][reason] = tallies["skipped"].get(reason, 0) + 1
             continue
         tallies["sentences"] += 1
+        # each sentence's ρ per method, for intervals over sentences (the Papers bench's verdicts)
+        tallies["per_sentence"].append({method: float(rho) for method, rho in result.spearman.items()})
         for sums, counts, values in (("sum", "count", result.spearman),
                                      ("sum_gradient", "count_gradient", result.spearman_gradient)):
             for method, rho in values.items():
@@ -335,9 +338,11 @@ def greedy_outputs(model: ExplorerModel, sentences: list[str]) -> list[list[int]
 
 
 def merge_tallies(parts: list[dict]) -> dict:
-    merged = {"sentences": 0, "skipped": {}, "sum": {}, "count": {}, "sum_gradient": {}, "count_gradient": {}}
+    merged = {"sentences": 0, "skipped": {}, "sum": {}, "count": {}, "sum_gradient": {}, "count_gradient": {},
+              "per_sentence": []}
     for part in parts:
         merged["sentences"] += part["sentences"]
+        merged["per_sentence"] += part.get("per_sentence", [])
         for name in ("skipped", "sum", "count", "sum_gradient", "count_gradient"):
             for key, value in part[name].items():
                 merged[name][key] = merged[name].get(key, 0) + value

@@ -35,17 +35,22 @@ def sentence_layer_shares(trace, model: ExplorerModel) -> dict[str, dict[str, np
 
 def layer_shares(model: ExplorerModel, sentences: list[str],
                  progress: Callable[[float], None] | None = None) -> dict:
-    """{"sentences": n, "kinds": kind → share name → [per layer, mean over sentences]} (rounded to 4 places)."""
+    """{"sentences": n, "kinds": kind → share name → [per layer, mean over sentences]} (rounded to 4 places), and
+    "per_sentence": each sentence's share by each measure over every layer of every kind (for intervals)."""
     texts = [text for text in sentences if text.strip()]
     totals: dict[str, dict[str, np.ndarray]] = {}
+    per_sentence = []           # each sentence's share by each measure, over every layer of every kind
     for number, text in enumerate(texts, start=1):
-        for kind, shares in sentence_layer_shares(trace_sentence(model, text, fix_casing=False), model).items():
+        sentence = sentence_layer_shares(trace_sentence(model, text, fix_casing=False), model)
+        for kind, shares in sentence.items():
             sums = totals.setdefault(kind, {name: np.zeros_like(values) for name, values in shares.items()})
             for name, values in shares.items():
                 sums[name] += values
+        per_sentence.append({name: round(float(np.mean(np.concatenate([shares[name] for shares in sentence.values()]))),
+                                         4) for name in SHARES} if sentence else {})
         if progress:
             progress(number / len(texts))
     count = max(len(texts), 1)
-    return {"sentences": len(texts),
+    return {"sentences": len(texts), "per_sentence": per_sentence,
             "kinds": {kind: {name: [round(float(value) / count, 4) for value in sums[name]] for name in SHARES}
                       for kind, sums in totals.items()}}

@@ -46,6 +46,9 @@ class Card:
     rule: str               # the rule the verdict follows, and why a small caption model may differ
     command: str            # the command that reproduces `ours`
     numbers: dict = field(default_factory=dict)     # the raw numbers behind `ours` (equal to the command's)
+    # What the verdict rests on, with its uncertainty: a mean over sentences and its sentence-bootstrap 95%
+    # interval (heads_measures.mean_interval), or another interval the card names; empty where none is measured.
+    interval: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

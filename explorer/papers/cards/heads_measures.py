@@ -137,3 +137,16 @@ def prunable_share(fractions: list[float], quality: list[float], tolerance: floa
 
 def shipped_curve(model: ExplorerModel) -> dict | None:
     return shipped(model, CURVE_FILE)
+
+
+def mean_interval(values, resamples: int = 1000, seed: int = 0, what: str = "") -> dict:
+    """The mean of per-sentence values and its sentence-bootstrap 95% interval (percentiles 2.5 and 97.5 of the
+    mean over `resamples` resamples with replacement, seeded): what a card's verdict may rest on. NaNs are left
+    out; no value gives an interval of None."""
+    array = np.asarray([value for value in values if value is not None and not np.isnan(value)], dtype=float)
+    if not len(array):
+        return {"what": what, "mean": None, "low": None, "high": None, "sentences": 0, "resamples": resamples}
+    means = array[bootstrap_draws(len(array), resamples, seed)].mean(1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return {"what": what, "mean": round(float(array.mean()), 4), "low": round(float(low), 4),
+            "high": round(float(high), 4), "sentences": len(array), "resamples": resamples, "seed": seed}

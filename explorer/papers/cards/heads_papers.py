@@ -65,6 +65,9 @@ def vaswani(model: ExplorerModel, budget: Budget) -> Card:
                                        "this checkout lacks")
     opened = next((name for name, folder in zip(("h1", "h2", "h8"), measures.BUNDLED.values())
                    if _same_folder(model, folder)), None)
+    if opened is None:      # the evidence would be the bundled models', which says nothing of this one
+        return not_measurable(VASWANI, f"{model.name} is not one of a set of models that differ only in their "
+                                       "number of heads; the bundled en-de-h1, h2 and h8 are (their cards say it).")
     # Per score: one head's BLEU minus the best of the bundled head counts (negative: one head is worse).
     gaps = {}
     for name in SCORES:
@@ -77,9 +80,7 @@ def vaswani(model: ExplorerModel, budget: Budget) -> Card:
     rows = "; ".join(f"{label}{' (open)' if label == opened else ''} " +
                      ", ".join(f"{name} {value:.2f}" for name, value in row.items() if value is not None)
                      for label, row in bundled.items())
-    whose = ("" if opened else f"{model.name} is not one of a set of models differing only in heads, so these "
-                                "are the bundled models' numbers: ")
-    ours = (f"{whose}{rows}. One head minus the best: " + ", ".join(f"{n} {g:+.2f}" for n, g in gaps.items()) +
+    ours = (f"{rows}. One head minus the best: " + ", ".join(f"{n} {g:+.2f}" for n, g in gaps.items()) +
             ". One seed per model: the seed spread is not affordable here (a retraining each), so differences "
             "under ~0.5 BLEU cannot be told from seed noise.")
     rule = ("Holds if one head is at least 0.45 BLEU (half the paper's 0.9) below the best head count on most of "
@@ -105,12 +106,15 @@ VOITA = dict(
     claim="A few encoder heads have clear roles (positional, syntactic, rare-token) and do the heavy lifting: most "
           "other heads can be pruned with little loss, cross-attention being the hardest to prune.",
     setting="Transformer base, WMT 2017 English→Russian (and OpenSubtitles), 48 encoder heads (6 layers × 8)",
-    source="ACL 2019: §4.2 positional, §4.3 syntactic, §4.4 rare-token, §6 pruning (Figure 7, Table 2)",
+    source="ACL 2019: §5.1 positional, §5.2 syntactic, §5.3 rare tokens, §6 pruning (Figure 7, Table 2)",
     paper_value="positional heads ≥ 90% of the time at one offset; the rare-token head in layer 1; syntactic heads "
                 "≥ +10 points over the positional baseline; 10 of 48 encoder heads kept: −0.15 BLEU; encoder–"
                 "decoder attention the most sensitive to pruning",
 )
 KEPT = 0.2          # ~20% of a kind's heads kept: Voita's 10 of 48
+# Below this BLEU a model translates too little for a pruning claim to mean anything: a drop "within 1 BLEU" from
+# 0.0 is met by a random model (issue 47: no card may claim holds or partly on such evidence).
+MIN_BLEU = 5.0
 
 
 @paper("voita")
@@ -147,8 +151,12 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
                      f"{syntactic['count']} arcs)")
     else:
         notes.append("syntactic heads not measurable: no encoder reads the treebank's words")
-    if isinstance(model, Translates):
-        pruned = _voita_pruning(model, budget)
+    pruned = _voita_pruning(model, budget) if isinstance(model, Translates) else None
+    if pruned is not None and pruned["unpruned"] < MIN_BLEU:
+        numbers["pruning"] = pruned
+        notes.append(f"pruning not measurable: the unpruned model scores {pruned['unpruned']:.2f} BLEU (below "
+                     f"{MIN_BLEU:g}), too little to lose")
+    elif pruned is not None:
         numbers["pruning"] = pruned
         parts["~20% of encoder heads kept within 1 BLEU"] = pruned["drop"]["enc"] <= 1.0
         if "cross" in pruned["drop"]:
@@ -255,6 +263,9 @@ def michel(model: ExplorerModel, budget: Budget) -> Card:
     computed = pruning_curve(test, importance_scores(report), kinds=kinds, steps=CURVE_STEPS, seeds=0,
                              progress=measures.staged(budget.progress, 0.4, 0.6))
     every = (curve or computed)["kinds"]["all"]
+    if every["importance"][0] < MIN_BLEU:
+        return not_measurable(MICHEL, f"the unpruned model scores {every['importance'][0]:.2f} BLEU (below "
+                                      f"{MIN_BLEU:g}): it translates too little for pruning to lose anything.")
     point, interpolated = measures.prunable_share(every["fractions"], every["importance"])
     parts["20% prunable within 1 BLEU"] = interpolated >= 0.2
     per_kind = {kind: computed["kinds"][kind]["importance"] for kind in ("enc", "dec", "cross")

@@ -1,0 +1,64 @@
+"""Every verdict with its scope and its uncertainty (issue 47): the Papers bench run on tiny random models of two
+families claims no paper ("holds" or "partly") on their evidence, which is noise; a card whose evidence would come
+from other models (Vaswani's from the bundled h1/h2/h8) says "not measurable" for a model asked about; the cards
+that rest on a mean over sentences report its sentence-bootstrap interval, recomputed here; and the shipped bench
+of a bundled model equals a rerun exactly."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import explorer
+from explorer.papers.bench import HOLDS, NOT_MEASURABLE, PARTLY, REPLICATION_FILE, Budget
+from explorer.papers.cards.heads_measures import mean_interval
+from explorer.papers.replication import replicate
+from tests.hugging_face_models import saved_model
+
+
+@pytest.fixture(scope="module", params=["gpt2", "marian"])
+def random_bench(request, tmp_path_factory) -> dict:
+    model = explorer.load(str(saved_model(request.param, tmp_path_factory)))
+    return {card["name"]: card for card in replicate(model, budget=Budget(sentences=6))["papers"]}
+
+
+def test_no_card_claims_a_paper_on_a_random_models_noise(random_bench):
+    claimed = [(name, card["verdict"], card["ours"][:160]) for name, card in random_bench.items()
+               if card["verdict"] in (HOLDS, PARTLY)]
+    assert claimed == []
+
+
+def test_a_card_whose_evidence_is_other_models_is_not_measurable(random_bench):
+    vaswani = random_bench["vaswani"]
+    assert vaswani["verdict"] == NOT_MEASURABLE and "differ only in their number of heads" in vaswani["rule"]
+    assert random_bench["jain_wallace"]["verdict"] == NOT_MEASURABLE          # its output ignores its input
+    assert "hardly depends on its input" in random_bench["jain_wallace"]["rule"]
+
+
+def test_the_cards_resting_on_a_mean_report_its_interval(random_bench):
+    for name in ("abnar_zuidema", "kobayashi"):
+        interval = random_bench[name]["interval"]
+        assert interval["sentences"] >= 3 and interval["low"] <= interval["mean"] <= interval["high"], name
+        assert "95% interval" in random_bench[name]["ours"] + random_bench[name]["rule"]
+
+
+def test_the_interval_is_a_seeded_percentile_bootstrap_of_the_mean():
+    values = [0.3, -0.1, 0.25, 0.4, 0.05, float("nan"), 0.2]
+    interval = mean_interval(values, resamples=2000, seed=3)
+    kept = np.array([v for v in values if not np.isnan(v)])
+    draws = np.random.default_rng(3).integers(0, len(kept), size=(2000, len(kept)))
+    low, high = np.percentile(kept[draws].mean(1), [2.5, 97.5])
+    assert (interval["mean"], interval["low"], interval["high"]) == (round(kept.mean(), 4), round(low, 4),
+                                                                      round(high, 4))
+    assert interval["sentences"] == 6 and interval == mean_interval(values, resamples=2000, seed=3)
+    assert mean_interval([0.5] * 5 + [0.6] * 5)["low"] > 0 and mean_interval([])["mean"] is None
+
+
+def test_a_bundled_models_shipped_bench_equals_a_rerun(h8):
+    """Every measurement is seeded or exact, so the shipped file is what the command prints, byte for byte
+    (a rerun once differed in two strings: a moved file's path, and "README" where a docs page was meant)."""
+    shipped = (h8.path / REPLICATION_FILE).read_text(encoding="utf-8")
+    rerun = replicate(h8, budget=Budget(sentences=json.loads(shipped)["sentences"]))
+    assert json.dumps(rerun, ensure_ascii=False) + "\n" == shipped
