@@ -133,7 +133,6 @@ def test_every_family_gets_every_head_card(family, tmp_path_factory):
         assert cards["clark"].verdict == NOT_MEASURABLE
     if model.task != "translate":
         assert cards["michel"].verdict == NOT_MEASURABLE and "pruning" not in cards["voita"].numbers
-    else:      # no shipped ablations: that part said, the curves measured (gradient importance computed here)
-        michel = cards["michel"].numbers
-        assert "significant" not in michel and "head_importance.json" in cards["michel"].ours
-        assert len(michel["per_kind_curves"]["cross"]) == 5 and michel["curve"] == "computed"
+    else:      # a random translator scores ~0 BLEU: the pruning claims have nothing to lose (issue 47)
+        assert cards["michel"].verdict == NOT_MEASURABLE and "translates too little" in cards["michel"].rule
+        assert "pruning not measurable" in cards["voita"].ours and cards["voita"].numbers["pruning"]["unpruned"] < 5
