@@ -1,5 +1,5 @@
-"""The Lesson in a real browser: opened cold, walked forward at 1400×900 and back at 1024×768 (a classroom
-projector), every step showing its figure and numbers, nothing wider than the window, no label cut, no figure text
+"""The Lesson in a real browser: opened cold, walked forward at 1400×900 and, after a new sentence typed at its last
+step, back at 1024×768 (a classroom projector), every step showing its figure and numbers, nothing wider than the window, no label cut, no figure text
 under 11 px, and the numbers each step states equal to the trace's, recomputed here from its captured arrays."""
 
 from __future__ import annotations
@@ -121,9 +121,17 @@ def test_the_lesson_walks_forward_and_back_at_both_sizes(app_url, context, h8):
     forward, back = set(), set()
     walk(page, trace, default, "wide", "forward", forward)
     assert heading(page).startswith("Step 17 of 17")
+    # Half-way through a class a student types another sentence, then walks back on it at the projector: every
+    # step's numbers are the new sentence's, for the word, layer, head and step the page then names.
+    page.get_by_label("English sentence").fill(TWENTY_WORDS)
+    page.get_by_label("English sentence").press("Enter")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('sentence') === "
+                           f"{json.dumps(TWENTY_WORDS)}", timeout=60_000, polling=POLL_MS)
+    settle(page)
+    retyped = trace_sentence(h8, TWENTY_WORDS)
     page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
     settle(page)
-    walk(page, trace, default, "projector", "back", back)
+    walk(page, retyped, Lesson(h8, retyped).default_focus(), "projector", "back", back)
     assert heading(page).startswith("Step 1 of 17")
     assert forward == back and len(forward) == 17
 

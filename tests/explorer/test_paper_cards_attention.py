@@ -136,8 +136,13 @@ def test_card_numbers_are_the_functions_outputs(tiny_checkpoint):
     xiao = cards["xiao"].numbers
     assert xiao["first_token_share"] == shares["kinds"]["decoder"]["first"]
     assert xiao["uniform"] == shares["kinds"]["decoder"]["first_chance"][0]
-    assert cards["jain_wallace"].numbers == permutation_effect(model, test)
+    # a random model: blanking its most important token moves its output < 0.05 TV, so the card declines
+    blanked = permutation_effect(model, test)["leave_one_out"]["tv_median_sentence"]
+    assert blanked < 0.05 and cards["jain_wallace"].verdict == NOT_MEASURABLE
+    assert f"median {blanked:.2f} TV" in cards["jain_wallace"].rule
     for name, card in cards.items():
+        if name == "jain_wallace":
+            continue
         assert card.verdict in VERDICTS and card.verdict != NOT_MEASURABLE, name
         assert card.ours and card.command.startswith("python -m explorer"), name
 
@@ -152,5 +157,7 @@ def test_every_family_gets_a_card(family, tmp_path_factory):
             assert card.verdict == NOT_MEASURABLE and "encoder" in card.rule
         elif name == "jain_wallace" and isinstance(model, Embeds):      # no output distribution to permute against
             assert card.verdict == NOT_MEASURABLE and "not a distribution" in card.rule
+        elif name == "jain_wallace":        # a random model's output ignores its input: permuting shows nothing
+            assert card.verdict == NOT_MEASURABLE and "hardly depends on its input" in card.rule, (family, card.rule)
         else:
             assert card.verdict != NOT_MEASURABLE and card.numbers, (family, name, card.rule)

@@ -9,7 +9,7 @@ from pathlib import Path
 from explorer.analyses.faithfulness import faithfulness_tallies, summary
 from explorer.analyses.layer_shares import layer_shares
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
-from explorer.papers.cards import heads_measures as measures
+from explorer.papers.cards.heads_measures import mean_interval
 from explorer.analyses.permutation import permutation_effect
 from models.data import read_lines
 from models.interface import ExplorerModel
@@ -86,7 +86,7 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
     # raw attention only where that interval lies above 0 and the method itself correlates (ρ > 0): a smaller
     # negative ρ than raw attention's, or a lead inside the noise, is no evidence for the claim.
     rows = tallies["per_sentence"]
-    gaps = {method: measures.mean_interval([row[method] - row["last_layer"] for row in rows
+    gaps = {method: mean_interval([row[method] - row["last_layer"] for row in rows
                                             if method in row and "last_layer" in row],
                                            what=f"ρ({method}) − ρ(last-layer attention), per sentence")
             for method in compared}
@@ -156,7 +156,7 @@ def kobayashi(model: ExplorerModel, budget: Budget) -> Card:
     numbers = {"sentences": shares["sentences"], "kinds": kinds, "weight": weight, "norm": norm, "uniform": chance}
     # Per sentence, the share by weight minus the share by norm: the norms take weight away only where that
     # difference's sentence-bootstrap interval lies above 0 (a random model's 0.07 → 0.07 is no evidence).
-    removed = measures.mean_interval([row["weight"] - row["norm"] for row in shares.get("per_sentence", []) if row],
+    removed = mean_interval([row["weight"] - row["norm"] for row in shares.get("per_sentence", []) if row],
                                      what="share by weight − share by norm, per sentence")
     # Lower by a tenth at least, beyond the noise, and only where there is weight beyond uniform attention's to
     # remove: a random model's norms sit a steady 0.001 below its weights, which is no silencing of a sink.
