@@ -4,7 +4,7 @@ from dataclasses import asdict, fields
 
 import streamlit as st
 
-from explorer.analyses.roles import Thresholds
+from explorer.analyses.defaults import OURS, PAPER, THRESHOLD_SOURCES, Thresholds
 from pages.components.session import current_checkpoint, current_trace, pruning_notice, warn_if_truncated
 from pages.components.glossary_links import term_help
 from pages.components.sinks_section import show_sinks
@@ -34,10 +34,13 @@ with st.expander("Thresholds (change them to re-classify; the scores behind them
     for column, field in zip(columns, fields(Thresholds)):
         value = remembered[field.name]
         values[field.name] = column.number_input(field.name.replace("_", " "), value=value, key=f"threshold_{field.name}",
-                                                 step=1 if isinstance(value, int) else 0.05)
+                                                 step=1 if isinstance(value, int) else 0.05,
+                                                 help=THRESHOLD_SOURCES[field.name])
     thresholds = Thresholds(**values)
 keep_role_thresholds(thresholds)   # for the next visit, and for the Prune page
-st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(thresholds).items()))
+# Which thresholds are the paper's and which this project's own, said where they are read (each box's help says why).
+st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(thresholds).items())
+           + f". Positional and syntactic margin are {PAPER}'s; the others are {OURS}.")
 
 
 def sinks_on_the_sentence() -> None:

@@ -16,6 +16,19 @@ class Thresholds:
     rare_over_chance: float = 3.0
 
 
+# Where each threshold comes from: Voita et al. 2019's own, or this project's (where the paper gives none that
+# fits a role decision on our data). The roles JSON carries it beside the values, and the Heads page says it.
+PAPER, OURS = "Voita et al. 2019", "this project's own"
+THRESHOLD_SOURCES = {
+    "positional": f"{PAPER}, §5.1: the head's top weight at one relative position at least 90% of the time",
+    "syntactic_margin": f"{PAPER}, §5.2: at least 10 points above the positional baseline",
+    "syntactic_min_count": f"{OURS}: a relation counts from 100 arcs, so a rare relation's few arcs decide nothing",
+    "rare_rate": f"{OURS}: the head's top key is the sentence's rarest token in at least half the sentences "
+                 "(the paper reports 66% for its head and sets no threshold)",
+    "rare_over_chance": f"{OURS}: and at least 3× the chance of that, which guards short sentences",
+}
+
+
 # How prune-curve orders heads by importance: by the raw gradient importance or by it normalised per layer (Michel
 # et al.'s); raw pruned better on held-out data (docs/heads.md, "Importance and pruning").
 NORMALISATIONS = {"raw": "gradient_importance", "layer": "gradient_importance_normalised"}

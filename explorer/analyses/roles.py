@@ -40,7 +40,7 @@ from explorer.capture.head_sets import HeadSpec
 from explorer.analyses.results import HeadRoles, RolesReport
 from explorer.analyses.head_tallies import (OFFSETS, RoleTallies, SyntaxTally, Tally, counted_frequencies, key_counts,
                                            real_tokens, tally_patterns, tally_syntax)
-from explorer.analyses.defaults import Thresholds
+from explorer.analyses.defaults import THRESHOLD_SOURCES, Thresholds
 from explorer.capture.treebank import Tree
 from models.hooks import capture
 from models.interface import Batch, ExplorerModel
@@ -57,9 +57,11 @@ class RolesFindings:
     thresholds: dict
     corpus: dict                # "text" and/or "treebank": name, sentences analysed, skipped
     seconds: float
+    threshold_sources: dict     # each threshold's origin: the paper's or this project's own (defaults.py)
 
     def to_json(self) -> dict:
-        return {"heads": self.heads, "thresholds": self.thresholds, "corpus": self.corpus, "seconds": self.seconds}
+        return {"heads": self.heads, "thresholds": self.thresholds, "threshold_sources": self.threshold_sources,
+                "corpus": self.corpus, "seconds": self.seconds}
 
 
 def is_real_sentence(text: str) -> bool:
@@ -186,7 +188,7 @@ def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, t
                           per_sentence_offsets=[tally.per_sentence_offsets[i] for i in given]
                           if tally.per_sentence_offsets else [])
         heads.extend(head_results(kind, ordered, syntax, thresholds, texts))
-    return RolesFindings(heads, asdict(thresholds), corpus, round(seconds, 2))
+    return RolesFindings(heads, asdict(thresholds), corpus, round(seconds, 2), dict(THRESHOLD_SOURCES))
 
 
 def analyse_roles(model: ExplorerModel, sentences: list[str] | None = None, trees: list[Tree] | None = None,

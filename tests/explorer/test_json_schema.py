@@ -140,3 +140,16 @@ def test_the_schemas_can_fail():
                    {**good["heads"][0], "spec": "encoder.0.1"}):
         assert not validator.is_valid({"model": "m", "heads": [broken]})
     assert fixed_keys({"rank_correlation": {"a vs b": 1}}) == [".rank_correlation.a vs b"]
+
+
+def test_the_roles_say_which_thresholds_are_the_papers_and_which_the_projects_own(outputs):
+    from dataclasses import fields
+
+    from explorer.analyses.defaults import Thresholds
+
+    sources = outputs["roles"]["threshold_sources"]
+    assert set(sources) == {item.name for item in fields(Thresholds)} == set(outputs["roles"]["thresholds"])
+    assert sources["positional"].startswith("Voita et al. 2019, §5.1")
+    assert sources["syntactic_margin"].startswith("Voita et al. 2019, §5.2")
+    assert all(sources[name].startswith("this project's own")
+               for name in ("syntactic_min_count", "rare_rate", "rare_over_chance"))
