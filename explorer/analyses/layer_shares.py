@@ -46,8 +46,13 @@ def layer_shares(model: ExplorerModel, sentences: list[str],
             sums = totals.setdefault(kind, {name: np.zeros_like(values) for name, values in shares.items()})
             for name, values in shares.items():
                 sums[name] += values
-        per_sentence.append({name: round(float(np.mean(np.concatenate([shares[name] for shares in sentence.values()]))),
-                                         4) for name in SHARES} if sentence else {})
+        row = {name: round(float(np.mean(np.concatenate([shares[name] for shares in sentence.values()]))), 4)
+               for name in SHARES} if sentence else {}
+        if sentence:            # per kind, the first token's share at each layer and uniform attention's (Xiao)
+            row["first_by_layer"] = {kind: [round(float(v), 4) for v in shares["first"]]
+                                     for kind, shares in sentence.items()}
+            row["uniform_first"] = {kind: round(float(shares["first_chance"][0]), 4) for kind, shares in sentence.items()}
+        per_sentence.append(row)
         if progress:
             progress(number / len(texts))
     count = max(len(texts), 1)

@@ -22,7 +22,8 @@ CLEAN, CORRUPT = "A dog runs in the park.", "A cat runs in the park."
 def test_a_plain_run_scores_the_models_own_output_as_teacher_forcing_does(h8):
     run = explorer.run_with_hooks(h8, CLEAN)
     source = prepare_source(CLEAN, h8).ids
-    expected = forced_log_probs(h8, source, run.output_ids)
+    with torch.no_grad():
+        expected = forced_log_probs(h8, source, run.output_ids)
     assert float(expected[range(len(run.output_ids)), run.output_ids].double().sum()) == \
         pytest.approx(run.output_log_prob(), abs=1e-5)
     assert h8.detokenize(run.output_ids[:-1]) == explorer.translate(h8, [CLEAN])[0]

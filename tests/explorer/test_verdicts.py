@@ -38,7 +38,9 @@ def test_a_card_whose_evidence_is_other_models_is_not_measurable(random_bench):
 
 
 def test_the_cards_resting_on_a_mean_report_its_interval(random_bench):
-    for name in ("abnar_zuidema", "kobayashi"):
+    for name in ("abnar_zuidema", "kobayashi", "xiao"):
+        if random_bench[name]["verdict"] == NOT_MEASURABLE:        # Xiao on an encoder-decoder's decoder only
+            continue
         interval = random_bench[name]["interval"]
         assert interval["sentences"] >= 3 and interval["low"] <= interval["mean"] <= interval["high"], name
         assert "95% interval" in random_bench[name]["ours"] + random_bench[name]["rule"]
