@@ -58,11 +58,11 @@ def damaged_tokenizer(folder: Path) -> str | None:
                 json.loads(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
                 return f"{path}: not readable JSON ({first_line(error)}); {AGAIN}"
+    import sentencepiece
+
     named = tokenizer_files(folder)
     for path in sorted(folder.iterdir()):
         if path.suffix in SENTENCEPIECE_SUFFIXES and (not named or path.name in named):
-            import sentencepiece
-
             try:
                 sentencepiece.SentencePieceProcessor(model_file=str(path))
             except (RuntimeError, OSError) as error:

@@ -23,6 +23,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import torch
 
+from explorer.analyses.faithfulness import with_end_token
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, prepare_source
 from models.hooks import ActivationCache, Hook, matching_names, model_run
@@ -80,9 +81,7 @@ def run_with_hooks(model: ExplorerModel, sentence: str, hooks: Hooks = (), targe
     if model.has("decoder"):
         if target is None:          # the model's own output, with its end token when it ended (as patching scores it)
             with torch.no_grad():
-                output_ids = list(model.generate([source.ids])[0])
-            if len(output_ids) < model.step_limit(len(source.ids)) or not output_ids:
-                output_ids.append(model.end_id)
+                output_ids = with_end_token(model, source.ids, list(model.generate([source.ids])[0]))
         else:
             output_ids = list(model.encode_reference(target))      # with its end token
         encoder, decoder, labels = forced_batch(model, [(source.ids, output_ids)])
