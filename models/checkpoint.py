@@ -20,6 +20,7 @@ from models.interface import (Aligned, Architecture, Batch, CachedBeamSearch, En
 from models.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
 from models.transformer import Transformer, TransformerConfig
 from models.weights_file import read_weights, write_weights
+from models.word_alignment import pieces_of_words, sentence_text, spans_from_surfaces
 
 CONFIG, WEIGHTS, TOKENIZER, FREQUENCIES = "config.json", "model.safetensors", "tokenizer.model", "token_frequencies.json"
 
@@ -70,19 +71,16 @@ class Checkpoint(ExplorerModel, Translates, TrainingSnapshots, CachedBeamSearch)
     def detokenize(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids)
 
-    def align_words(self, words: list[str]) -> Aligned | None:
-        """Our SentencePiece model splits at whitespace, so each word's pieces are exactly those of the word alone."""
-        ids: list[int] = []
-        word_pieces = []
-        for word in words:
-            pieces = self.tokenizer.encode_ids(word)
-            if not pieces:
-                return None
-            word_pieces.append(list(range(len(ids), len(ids) + len(pieces))))
-            ids.extend(pieces)
-        if len(ids) + 1 > self.max_positions:
+    def align_words(self, words: list[str], space_after: list[bool] | None = None) -> Aligned | None:
+        """The words' sentence tokenized once (models/word_alignment.py); each piece's surface is its exact text."""
+        text, word_spans = sentence_text(words, space_after)
+        if not text or clean_text(text) != text:
             return None
-        return Aligned(ids + [EOS], word_pieces)
+        pieces = self.tokenizer.sp.encode(text, return_type="proto").pieces
+        if "".join(piece.surface for piece in pieces) != text or len(pieces) + 1 > self.max_positions:
+            return None
+        word_pieces = pieces_of_words(word_spans, spans_from_surfaces([piece.surface for piece in pieces]))
+        return None if word_pieces is None else Aligned([piece.id for piece in pieces] + [EOS], word_pieces)
 
     def unknown_characters(self, text: str) -> list[str]:
         cleaned = clean_text(text)

@@ -33,6 +33,7 @@ from models.hooks import apply_hooks, current_head_gate, is_hooked
 from models.interface import Aligned, Architecture, AttentionModel, Encoded, ExplorerModel
 from models.tokenizer import clean_text
 from models.vocabulary import attention_hook, layer_hook, stack_hook
+from models.word_alignment import pieces_of_words, sentence_text, spans_by_matching
 
 ATTENTION_NAME = "attention_explorer"
 TOKENIZER_LOCK = threading.RLock()
@@ -345,25 +346,27 @@ class HuggingFaceModel(HuggingFaceAttention, ExplorerModel):
                                   in zip(encoded.input_ids, encoded.offset_mapping)
                                   if token == self.unk_id and cleaned[start:end].strip()))
 
-    def align_words(self, words: list[str]) -> Aligned | None:
-        """Each word tokenized alone (with the space before it, for byte-level BPE) and found, in order, in the
-        tokenized sentence; None when they do not line up (a tokenizer that merges across words) or it is too long."""
-        word_ids = [self.tokenize(("" if i == 0 else " ") + word, add_special_tokens=False).input_ids
-                    for i, word in enumerate(words)]
-        if not all(word_ids):
+    def align_words(self, words: list[str], space_after: list[bool] | None = None) -> Aligned | None:
+        """The words' sentence tokenized once (models/word_alignment.py): a fast tokenizer's offsets say which
+        characters each piece covers; a slow one's pieces are read in order in the text."""
+        text, word_spans = sentence_text(words, space_after)
+        if not text or clean_text(text) != text:
             return None
-        flat = [piece for pieces in word_ids for piece in pieces]
-        full = self.tokenize(" ".join(words)).input_ids
-        if len(full) > self.max_positions:
+        if getattr(self.tokenizer, "is_fast", False):
+            encoded = self.tokenize(text, return_offsets_mapping=True)
+            ids = encoded.input_ids
+            spans = [None if token in self.special_ids else tuple(span)
+                     for token, span in zip(ids, encoded.offset_mapping)]
+        else:
+            ids = self.tokenize(text).input_ids
+            with TOKENIZER_LOCK:
+                labels = self.tokenizer.convert_ids_to_tokens(ids)
+            spans = spans_by_matching(text, [None if token in self.special_ids else label
+                                             for token, label in zip(ids, labels)])
+        if spans is None or len(ids) > self.max_positions:
             return None
-        offset = next((i for i in range(len(full) - len(flat) + 1) if full[i: i + len(flat)] == flat), None)
-        if offset is None:
-            return None
-        positions, start = [], offset
-        for pieces in word_ids:
-            positions.append(list(range(start, start + len(pieces))))
-            start += len(pieces)
-        return Aligned(full, positions)
+        word_pieces = pieces_of_words(word_spans, spans)
+        return None if word_pieces is None else Aligned(ids, word_pieces)
 
     def generation_options(self) -> dict:
         """Extra arguments of `generate` (a multilingual model's target language)."""

@@ -150,7 +150,9 @@ class TextInput(ABC):
     def detokenize(self, ids: list[int]) -> str: """ids → text, special tokens left out."""
 
     @abstractmethod
-    def align_words(self, words: list[str]) -> Aligned | None: """None when words and pieces do not line up."""
+    def align_words(self, words: list[str], space_after: list[bool] | None = None) -> Aligned | None:
+        """The sentence the words make (a space after each word unless space_after says not), tokenized once, with
+        each word's pieces (models/word_alignment.py); None when words and pieces do not line up or it is too long."""
 
     def unknown_characters(self, text: str) -> list[str]:
         """The text the vocabulary has no piece for; [] when it cannot tell."""

@@ -17,6 +17,7 @@ from dataclasses import asdict
 import numpy as np
 
 from explorer.analyses import faithfulness, head_tallies
+from explorer.analyses.defaults import RARE_COMMON_TOP
 from explorer.analyses.corpus_scoring import add_statistics, corpus_task, scorer_for, scores_from
 from explorer.analyses.distributed import SETS_PER_JOB, generation_batch, shards, shards_of, translation_groups
 from explorer.analyses.importance import gradient_totals, importance_report
@@ -80,14 +81,16 @@ class Evaluate:
 @corpus_job("roles", read=RolesReport.from_json)
 class Roles:
     """Head roles (explorer/analyses/roles.py) of plain sentences and/or dependency trees. Inputs: sentences, trees
-    (either may be None). Options: thresholds (Thresholds' fields), text_name, treebank_name."""
+    (either may be None). Options: thresholds (Thresholds' fields), text_name, treebank_name, common_top (the
+    rare-token filter, RARE_COMMON_TOP unless given)."""
 
     def key(inputs: dict, options: dict) -> bytes:
-        return corpus_key(inputs["sentences"], inputs["trees"], options)
+        return corpus_key(inputs["sentences"], inputs["trees"], {"common_top": RARE_COMMON_TOP, **options})
 
     def shard(model, inputs: dict, options: dict, parts: int) -> list[dict]:
         sentences, trees = inputs["sentences"], inputs["trees"]
-        common = {"kinds": list(options.get("kinds", ATTENTION_KINDS)), "batch_size": options.get("batch_size", 64)}
+        common = {"kinds": list(options.get("kinds", ATTENTION_KINDS)), "batch_size": options.get("batch_size", 64),
+                  "common_top": options.get("common_top", RARE_COMMON_TOP)}
         if parts <= 1:
             return [dict(common, sentences=sentences, trees=trees)]
         sentence_shards = shards(len(sentences), parts)
@@ -98,22 +101,23 @@ class Roles:
 
     def run(model, shard: dict, progress: Progress = None):
         return role_tallies(model, shard["sentences"], shard["trees"], tuple(shard["kinds"]), shard["batch_size"],
-                            progress)
+                            progress, shard["common_top"])
 
     def merge(model, inputs: dict, options: dict, parts: list):
         """The tallies of the whole corpus, in its order (the report is made of them in compute)."""
         return parts[0] if len(parts) == 1 else head_tallies.merge_tallies(parts)
 
     def compute(model, inputs: dict, options: dict, executor, progress: Progress = None) -> RolesReport:
-        def tallies_of(model, sentences, trees, kinds, batch_size, progress):
+        def tallies_of(model, sentences, trees, kinds, batch_size, progress, common_top):
             given = {"sentences": sentences, "trees": trees}
-            shard_options = dict(options, kinds=list(kinds), batch_size=batch_size)
+            shard_options = dict(options, kinds=list(kinds), batch_size=batch_size, common_top=common_top)
             shards = Roles.shard(model, given, shard_options, executor.parts)
             return Roles.merge(model, given, shard_options, executor.map("roles", shards, progress))
 
         report = analyse_roles(model, inputs["sentences"], inputs["trees"], Thresholds(**options.get("thresholds", {})),
                                text_name=options.get("text_name", ""), treebank_name=options.get("treebank_name", ""),
-                               progress=progress, tallies_of=tallies_of)
+                               progress=progress, tallies_of=tallies_of,
+                               common_top=options.get("common_top", RARE_COMMON_TOP))
         return RolesReport.from_json(report.to_json())
 
 

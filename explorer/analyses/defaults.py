@@ -29,6 +29,14 @@ THRESHOLD_SOURCES = {
 }
 
 
+# Voita et al. 2019 (§5.3) count rare-token hits only in sentences whose rarest token is not among the 500 most
+# frequent: a sentence of common tokens has no rare token to find. A setting of the measurement (the counts change),
+# not a threshold the Heads page can move afterwards; 0 counts every sentence.
+RARE_COMMON_TOP = 500
+RARE_FILTER_SOURCE = (f"{PAPER}, §5.3: only sentences whose rarest token is not among the {RARE_COMMON_TOP} most "
+                      "frequent tokens (of the model's training corpus where it ships counts, else of the text read)")
+
+
 # How prune-curve orders heads by importance: by the raw gradient importance or by it normalised per layer (Michel
 # et al.'s); raw pruned better on held-out data (docs/heads.md, "Importance and pruning").
 NORMALISATIONS = {"raw": "gradient_importance", "layer": "gradient_importance_normalised"}

@@ -61,6 +61,8 @@ class HeadDetection:
     positions: dict[str, int]       # kind → the probed sequence's length, special tokens included
     fixed_source: str = ""          # what an encoder–decoder translated while its decoder was probed
     not_scored: dict[str, str] = field(default_factory=dict)     # kind → why
+    # kind → detector → [seeds, layers, heads]: each seed's scores, for intervals over seeds (not in the JSON)
+    seed_scores: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def top(self, kind: str, detector: str, count: int = 3) -> list[tuple[str, float]]:
         """The `count` highest-scoring heads of one kind, as ("dec.1.3", score)."""
@@ -71,6 +73,7 @@ class HeadDetection:
 
     def to_json(self) -> dict:
         document = asdict(self)
+        del document["seed_scores"]
         document["scores"] = {kind: {name: np.round(values, 4).tolist() for name, values in by_name.items()}
                               for kind, by_name in self.scores.items()}
         document["definition"] = ("TransformerLens head_detector, 'mul' measure (exclude_bos=False, "
@@ -175,7 +178,7 @@ def detect_heads(model: ExplorerModel, seeds: int = DEFAULT_SEEDS, length: int =
     """Previous-token, duplicate-token, induction and prefix-matching scores of every self-attention head."""
     length = longest_length(model, length)
     sequences = repeated_random_tokens(model, seeds, length)
-    scores, chance, ceiling, positions = {}, {}, {}, {}
+    scores, chance, ceiling, positions, seed_scores = {}, {}, {}, {}, {}
     for kind in (k for k in SELF_ATTENTION if model.has(k)):
         source, target, rows, start = probe_inputs(model, kind, sequences)
         _, cache = model.run_with_cache(source, target, [attention_hook(kind, "*", "pattern")])
@@ -195,6 +198,7 @@ def detect_heads(model: ExplorerModel, seeds: int = DEFAULT_SEEDS, length: int =
                 uniform_seed[name].append(mul_score(uniform, found[name], only))
                 reachable = ((found[name] * allowed).sum(-1) > 0).astype(float)
                 perfect_seed[name].append(reachable[only].mean() if only is not None else reachable.mean())
+        seed_scores[kind] = {name: np.array(values) for name, values in per_seed.items()}
         scores[kind] = {name: np.mean(values, axis=0) for name, values in per_seed.items()}
         chance[kind] = {name: float(np.mean(values)) for name, values in uniform_seed.items()}
         ceiling[kind] = {name: float(np.mean(values)) for name, values in perfect_seed.items()}
@@ -204,7 +208,7 @@ def detect_heads(model: ExplorerModel, seeds: int = DEFAULT_SEEDS, length: int =
         not_scored["cross"] = ("cross-attention is not self-attention: its queries (the output) and keys (the "
                                "source) are different sequences, so there is no previous or repeated token to find")
     return HeadDetection(model.name, seeds, length, scores, chance, ceiling, positions,
-                         FIXED_SOURCE if model.has("encoder") and model.has("decoder") else "", not_scored)
+                         FIXED_SOURCE if model.has("encoder") and model.has("decoder") else "", not_scored, seed_scores)
 
 
 def detection_table(detection: HeadDetection) -> pd.DataFrame:

@@ -83,10 +83,21 @@ def counted_frequencies(rows: list[list[int]], size: int) -> torch.Tensor:
     return counts
 
 
+def common_count(frequencies: torch.Tensor, top: int) -> float:
+    """The count from which a token is among the `top` most frequent (-inf for top 0: no token is). A sentence
+    whose rarest token counts this much or more has no rare token to find (Voita et al. 2019, §5.3); with fewer
+    than `top` distinct tokens counted, every token is among them."""
+    if top <= 0:
+        return float("-inf")
+    ordered = frequencies.sort(descending=True).values
+    return float(ordered[top - 1]) if len(ordered) >= top and ordered[top - 1] > 0 else 1.0
+
+
 def tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tensor, key_real: torch.Tensor,
-                    counts: torch.Tensor | None, positional: bool) -> None:
+                    counts: torch.Tensor | None, positional: bool, common: float = float("-inf")) -> None:
     """patterns [B, L, H, Q, K]; query_real [B, Q] (queries to count), key_real [B, K] (keys that exist);
-    counts [B, K] key frequencies from key_counts (or None: no rare-token statistics)."""
+    counts [B, K] key frequencies from key_counts (or None: no rare-token statistics); common: common_count's
+    answer (sentences whose rarest key counts this much are left out of the rare-token statistics)."""
     batch, layers, heads, queries, keys = patterns.shape
     top_key = patterns.argmax(-1)                                          # [B, L, H, Q]
     top_weight = patterns.max(-1).values
@@ -104,14 +115,16 @@ def tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tenso
         tally.offsets += hist.sum(0).numpy()
         tally.per_sentence_offsets.extend(hist.numpy())
     if counts is not None:
-        tally_rare(tally, patterns, q_mask, q_total, key_real, counts)
+        tally_rare(tally, patterns, q_mask, q_total, key_real, counts, common)
 
 
 def tally_rare(tally: Tally, patterns: torch.Tensor, q_mask: torch.Tensor, q_total: torch.Tensor,
-               key_real: torch.Tensor, counts: torch.Tensor) -> None:
+               key_real: torch.Tensor, counts: torch.Tensor, common: float) -> None:
     """Where each head's attention, averaged over the counted queries, peaks: on the rarest key or not."""
     candidates = torch.isfinite(counts).sum(-1)                            # keys that can be rarest
     usable = (candidates >= 2) & (q_mask[:, 0, 0].sum(-1) > 0)             # a choice to make, and queries to make it
+    if common > float("-inf"):
+        usable &= counts.min(-1).values < common                           # a rare token to find (§5.3)
     if not usable.any():
         return
     mean_attention = (patterns * q_mask[..., None]).sum(3) / q_total[..., None]     # [B, L, H, K]

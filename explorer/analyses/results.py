@@ -19,8 +19,12 @@ from explorer.capture.head_sets import HeadSpec
 
 @dataclass
 class Positional(Record):
+    OPTIONAL = ("low", "high")
+
     offset: int                 # key − query of the head's most frequent top weight
     share: float                # the share of queries whose top weight sits there
+    low: float | None = None    # its sentence-bootstrap 95% interval (explorer/analyses/intervals.py)
+    high: float | None = None
     histogram: dict = field(default_factory=dict)     # str(offset) → share; the end bins gather the rest
 
 

@@ -9,16 +9,19 @@ Two corpora, each where it means something:
 - A treebank (CoNLL-U) for syntactic roles, encoder only, reported over all sentences and over those of at
   most `SHORT_PIECES` pieces (long web sentences dilute every statistic).
 
-- Positional: for at least `positional` (90%) of query tokens, the largest weight sits at one relative offset.
-  Measured for self-attention (encoder, decoder); cross-attention has no shared positions.
-- Syntactic: word-level attention (Clark et al. 2019); for each relation and direction, how often the largest
-  weight from one word lands on the other, against the positional baseline (always guessing the relation's
-  most frequent offset). Syntactic when it beats the baseline by `syntactic_margin` (10 points) over at least
+- Positional: for at least `positional` (90%) of query tokens, the largest weight sits at one relative offset
+  (with the share's sentence-bootstrap 95% interval). Measured for self-attention (encoder, decoder); cross-attention has no shared positions.
+- Syntactic: word-level attention (Clark et al. 2019) on the sentence as written, tokenized once (CoNLL-U's
+  SpaceAfter=No respected: models/word_alignment.py), each word pooled from its pieces and each special token
+  (</s>) kept as a key of its own, so a head whose largest weight is on </s> misses, as in Voita et al.'s token
+  argmax; for each relation and direction, how often the largest weight from one word lands on the other,
+  against the positional baseline (always guessing the relation's most frequent offset). Syntactic when it beats the baseline by `syntactic_margin` (10 points) over at least
   `syntactic_min_count` (100) occurrences, over all treebank sentences.
 - Rare-token: how often the head's attention averaged over queries peaks on the sentence's least frequent
   token (training-corpus frequency when the model has it, else frequency in the text given; ties for the
-  rarest all count as hits). Chance is the share of keys that
-  are (tied) rarest among the keys that can be rarest at all (special tokens never are). Rare-token when that
+  rarest all count as hits), over the sentences whose rarest token is not among the 500 most frequent (Voita
+  et al.'s §5.3 filter; `common_top`). Chance is the share of keys that are (tied) rarest among the keys that
+  can be rarest at all (special tokens never are). Rare-token when that
   happens in at least `rare_rate` (50%) of sentences and at least `rare_over_chance` (3×) chance: 50% means
   the head picks the rarest token over all others more often than not, the behaviour Voita et al. describe,
   and 3× chance guards very short sentences. The rarest-or-second-rarest rate (Voita et al.'s own measure) is
@@ -38,9 +41,10 @@ import torch
 
 from explorer.capture.head_sets import HeadSpec
 from explorer.analyses.results import HeadRoles, RolesReport
-from explorer.analyses.head_tallies import (OFFSETS, RoleTallies, SyntaxTally, Tally, counted_frequencies, key_counts,
-                                           real_tokens, tally_patterns, tally_syntax)
-from explorer.analyses.defaults import THRESHOLD_SOURCES, Thresholds
+from explorer.analyses.head_tallies import (OFFSETS, RoleTallies, SyntaxTally, Tally, common_count, counted_frequencies,
+                                           key_counts, real_tokens, tally_patterns, tally_syntax)
+from explorer.analyses.intervals import ratio_intervals
+from explorer.analyses.defaults import RARE_COMMON_TOP, THRESHOLD_SOURCES, Thresholds
 from explorer.capture.treebank import Tree
 from models.hooks import capture
 from models.interface import Batch, ExplorerModel
@@ -91,7 +95,8 @@ def read_by(model: ExplorerModel, sources: list[list[int]], outputs: list[list[i
 
 
 def statistics_pass(model: ExplorerModel, sentences: list[list[int]], kinds: tuple[str, ...], batch_size: int,
-                    progress: Callable[[float], None] | None) -> tuple[dict[str, Tally], list[int]]:
+                    progress: Callable[[float], None] | None, common_top: int = RARE_COMMON_TOP
+                    ) -> tuple[dict[str, Tally], list[int]]:
     """Positional, rare-token and confidence tallies over source id lists; also the order they were seen in.
     A translation model's decoder reads its own greedy output; a decoder-only model reads the text itself."""
     translates = model.has("encoder") and model.has("decoder")
@@ -103,6 +108,7 @@ def statistics_pass(model: ExplorerModel, sentences: list[list[int]], kinds: tup
     frequencies = model.token_frequencies or {}
     counts = {side: (torch.tensor(frequencies[side], dtype=torch.float64) if side in frequencies
                      else counted_frequencies(rows[side], size)) for side in rows}
+    common = {side: common_count(counts[side], common_top) for side in rows}
     tallies = {kind: Tally(model.layers(kind), model.heads) for kind in kinds}
     seen: list[int] = []
     for chunk in _batches(sentences, [len(s) for s in sentences], batch_size):
@@ -120,7 +126,7 @@ def statistics_pass(model: ExplorerModel, sentences: list[list[int]], kinds: tup
             queries = read["source" if kind == "encoder" else "target"]
             keys = read["target" if kind == "decoder" else "source"]
             tally_patterns(tallies[kind], cache.layers(kind, "pattern"), queries[1], keys[0].present, keys[2],
-                           kind != "cross")
+                           kind != "cross", common["target" if kind == "decoder" else "source"])
         if progress:
             progress(len(seen) / max(1, len(sentences)))
     return tallies, seen
@@ -130,7 +136,7 @@ def syntax_pass(model: ExplorerModel, trees: list[Tree], kind: str, batch_size: 
                 progress: Callable[[float], None] | None) -> tuple[SyntaxTally, SyntaxTally, int]:
     """Attention of `kind` (the stack that reads the text) along gold arcs: (all sentences, sentences of
     ≤ SHORT_PIECES pieces, skipped trees)."""
-    aligned = [(tree, model.align_words(tree.words)) for tree in trees]
+    aligned = [(tree, model.align_words(tree.words, tree.space_after)) for tree in trees]
     usable = [(tree, a) for tree, a in aligned if a is not None]
     every, short = SyntaxTally(), SyntaxTally()
     done = 0
@@ -151,7 +157,7 @@ def syntax_pass(model: ExplorerModel, trees: list[Tree], kind: str, batch_size: 
 
 def role_tallies(model: ExplorerModel, sentences: list[str], trees: list[Tree] | None,
                  kinds: tuple[str, ...], batch_size: int = 64,
-                 progress: Callable[[float], None] | None = None) -> RoleTallies:
+                 progress: Callable[[float], None] | None = None, common_top: int = RARE_COMMON_TOP) -> RoleTallies:
     """The tallies of positional, rare-token, confidence and syntactic statistics over plain sentences and trees."""
     reading = "encoder" if model.has("encoder") else "decoder"     # the stack that reads the text
     kinds = tuple(kind for kind in kinds if model.layers(kind))    # the kinds the model has
@@ -160,7 +166,7 @@ def role_tallies(model: ExplorerModel, sentences: list[str], trees: list[Tree] |
     share = 0.5 if trees and syntax_kind else 1.0
     staged = lambda offset, weight: None if progress is None else (lambda f: progress(offset + weight * f))  # noqa: E731
     ids = [model.encode(t).ids for t in texts]
-    tallies, seen = statistics_pass(model, ids, kinds, batch_size, staged(0.0, share))
+    tallies, seen = statistics_pass(model, ids, kinds, batch_size, staged(0.0, share), common_top)
     result = RoleTallies(tallies, [texts[i] for i in seen], list(seen), len(sentences) - len(texts),
                          syntax_kind=syntax_kind)
     if trees and syntax_kind:
@@ -194,18 +200,22 @@ def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, t
 def analyse_roles(model: ExplorerModel, sentences: list[str] | None = None, trees: list[Tree] | None = None,
                   thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = ATTENTION_KINDS, batch_size: int = 64,
                   text_name: str = "", treebank_name: str = "",
-                  progress: Callable[[float], None] | None = None, tallies_of=None) -> RolesFindings:
+                  progress: Callable[[float], None] | None = None, tallies_of=None,
+                  common_top: int = RARE_COMMON_TOP) -> RolesFindings:
     """Roles of every head: statistics on `sentences` (plain text; the trees' own text when only trees are
     given), syntactic scores on `trees` (if any). tallies_of: computes the tallies elsewhere (on Ray), with
-    role_tallies' arguments."""
+    role_tallies' arguments. common_top: the rare-token statistics leave out sentences whose rarest token is among
+    the `common_top` most frequent (Voita et al.'s 500; 0 keeps every sentence)."""
     if not sentences and not trees:
         raise ValueError("analyse_roles needs sentences, trees or both")
     started = time.perf_counter()
     if not sentences:
         sentences, text_name = [tree.text for tree in trees], treebank_name
-    tallied = (tallies_of or role_tallies)(model, sentences, trees, kinds, batch_size, progress)
-    return roles_report(tallied, thresholds, text_name, treebank_name, len(trees or []),
-                        time.perf_counter() - started)
+    tallied = (tallies_of or role_tallies)(model, sentences, trees, kinds, batch_size, progress, common_top)
+    report = roles_report(tallied, thresholds, text_name, treebank_name, len(trees or []),
+                          time.perf_counter() - started)
+    report.corpus["text"]["rare_common_top"] = common_top
+    return report
 
 
 def corpus_description(report: RolesReport | dict) -> str:
@@ -263,6 +273,10 @@ def head_results(kind: str, tally: Tally, syntax: tuple[SyntaxTally, SyntaxTally
     per_sentence_conf = np.array(tally.per_sentence_confidence)
     per_sentence_offsets = np.array(tally.per_sentence_offsets) if tally.per_sentence_offsets else None
     real = np.array([is_real_sentence(t) for t in texts], dtype=bool)
+    if per_sentence_offsets is not None:       # each head's share at each offset, its sentence-bootstrap interval
+        queries = per_sentence_offsets.sum(-1, keepdims=True)
+        share_low, share_high = ratio_intervals(per_sentence_offsets,
+                                                np.broadcast_to(queries, per_sentence_offsets.shape))
     for layer in range(tally.layers):
         for head in range(tally.heads):
             entry = {"kind": kind, "layer": layer, "head": head, "spec": str(HeadSpec(kind, layer, head)),
@@ -272,6 +286,8 @@ def head_results(kind: str, tally: Tally, syntax: tuple[SyntaxTally, SyntaxTally
                 # The end bins gather every offset beyond ±OFFSETS: not one fixed offset, so never "the" offset.
                 best = 1 + int(histogram[1:-1].argmax())
                 entry["positional"] = {"offset": best - OFFSETS, "share": round(float(histogram[best]), 4),
+                                       "low": round(float(share_low[layer, head, best]), 4),
+                                       "high": round(float(share_high[layer, head, best]), 4),
                                        "histogram": {str(b - OFFSETS): round(float(v), 4) for b, v in enumerate(histogram)}}
             if tally.rare_sentences:
                 n = tally.rare_sentences

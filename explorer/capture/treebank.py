@@ -15,25 +15,30 @@ import conllu
 import numpy as np
 
 from models.data import CorpusError, decode_text, file_bytes
+from models.word_alignment import sentence_text
 
 
 @dataclass
 class Tree:
     words: list[str]
     heads: list[int]        # index of each word's head word, -1 for the root
-    relations: list[str]    # universal relation without subtype: "nmod:poss" → "nmod"
+    relations: list[str]    # universal relation ("nmod:poss" → "nmod" unless the subtypes were asked for)
+    space_after: list[bool] | None = None   # False where CoNLL-U says SpaceAfter=No; None: a space after each
 
     @property
     def text(self) -> str:
-        return " ".join(self.words)
+        """The sentence as written: "did" + "n't" with no space between them is "didn't"."""
+        return sentence_text(self.words, self.space_after)[0]
 
 
-def read_trees(path: str | Path, limit: int | None = None) -> list[Tree]:
-    """Sentences of a CoNLL-U file (plain or .gz); multi-word tokens and empty nodes are skipped."""
-    return trees_of(file_bytes(path), str(path), limit)
+def read_trees(path: str | Path, limit: int | None = None, subtypes: bool = False) -> list[Tree]:
+    """Sentences of a CoNLL-U file (plain or .gz): its words, with the spaces between them as written; multi-word
+    tokens give only their spacing, and empty nodes are skipped. subtypes: keep
+    relations as written (aux:pass), which Clark et al.'s Table 1 needs."""
+    return trees_of(file_bytes(path), str(path), limit, subtypes)
 
 
-def trees_of(data: bytes, path: str, limit: int | None = None) -> list[Tree]:
+def trees_of(data: bytes, path: str, limit: int | None = None, subtypes: bool = False) -> list[Tree]:
     """The trees in a CoNLL-U file's bytes (plain or gzip); errors name `path`, the person's own file. Read sentence
     by sentence up to `limit`: a 30-sentence run no longer parses a 2,000-sentence treebank."""
     trees = []
@@ -44,7 +49,8 @@ def trees_of(data: bytes, path: str, limit: int | None = None) -> list[Tree]:
                 continue
             try:
                 trees.append(Tree([t["form"] for t in tokens], [int(t["head"]) - 1 for t in tokens],
-                                  [str(t["deprel"]).split(":")[0] for t in tokens]))
+                                  [str(t["deprel"]) if subtypes else str(t["deprel"]).split(":")[0] for t in tokens],
+                                  spaces_after(sentence)))
             except (TypeError, ValueError):
                 raise CorpusError(f"{path}: a sentence has a token without a numeric head") from None
             if limit and len(trees) >= limit:
@@ -54,6 +60,28 @@ def trees_of(data: bytes, path: str, limit: int | None = None) -> list[Tree]:
     if not trees:
         raise CorpusError(f"{path}: no sentences with dependency trees")
     return trees
+
+
+def _space_after(token) -> bool:
+    return (token["misc"] or {}).get("SpaceAfter") != "No"
+
+
+def spaces_after(sentence) -> list[bool]:
+    """Whether a space follows each word as written. A multi-word token ("didn't" = did + n't, id 5-6) carries the
+    SpaceAfter of the whole; its words are written together when they spell it, else apart."""
+    spaces, joined = {}, {}
+    for token in sentence:
+        if isinstance(token["id"], tuple) and token["id"][1] == "-":
+            first, _, last = token["id"]
+            words = [t["form"] for t in sentence if isinstance(t["id"], int) and first <= t["id"] <= last]
+            together = "".join(words) == token["form"]
+            for word in range(first, last):
+                joined[word] = not together
+            joined[last] = _space_after(token)
+    for token in sentence:
+        if isinstance(token["id"], int):
+            spaces[token["id"]] = joined.get(token["id"], _space_after(token))
+    return [spaces[token["id"]] for token in sentence if isinstance(token["id"], int)]
 
 
 def word_maps(word_pieces: list[list[int]], piece_count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -67,9 +95,11 @@ def word_maps(word_pieces: list[list[int]], piece_count: int) -> tuple[np.ndarra
 
 
 def word_attention(pattern: np.ndarray, word_pieces: list[list[int]]) -> np.ndarray:
-    """Piece-level attention [..., pieces, pieces] → word-level [..., words, words] (Clark et al. 2019).
-
-    Pieces outside every word (EOS) drop out: attention to them is not attention to a word.
-    """
-    source, target = word_maps(word_pieces, pattern.shape[-1])
+    """Piece-level attention [..., pieces, pieces] → word-level [..., units, units] (Clark et al. 2019): the words
+    first, in order, then each piece outside every word ([CLS], [SEP], </s>) as a unit of its own, as Clark et al.
+    and Voita et al. keep them: a head whose largest weight is on </s> points at no word, and an argmax over the
+    words alone would credit it with its runner-up."""
+    in_words = {piece for pieces in word_pieces for piece in pieces}
+    units = word_pieces + [[piece] for piece in range(pattern.shape[-1]) if piece not in in_words]
+    source, target = word_maps(units, pattern.shape[-1])
     return source @ pattern @ target

@@ -37,7 +37,7 @@ def run_roles(args: argparse.Namespace) -> None:
     bar, progress = progress_bar("roles")
     ran = run_job("roles", checkpoint, {"sentences": sentences, "trees": trees},
                   {"thresholds": asdict(thresholds), "text_name": args.text.name if args.text else "",
-                   "treebank_name": args.conllu.name if args.conllu else ""},
+                   "treebank_name": args.conllu.name if args.conllu else "", "common_top": args.rare_common_top},
                   args.workers, args.ray_address, progress, cache_folder=None)
     bar.close()
     report = ran.result

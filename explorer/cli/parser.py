@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from explorer.analyses.defaults import Thresholds
+from explorer.analyses.defaults import RARE_COMMON_TOP, Thresholds
 from explorer.capture.sampling_options import add_sampling_arguments
 from explorer.cli.arguments import fraction, positive_int, with_model_path, with_workers
 
@@ -116,6 +116,9 @@ def roles_options(sub: argparse.ArgumentParser) -> None:
                      help="share of sentences whose top token is the rarest (default %(default)s)")
     sub.add_argument("--rare-over-chance", type=float, default=defaults.rare_over_chance,
                      help="and at least this multiple of chance (default %(default)s)")
+    sub.add_argument("--rare-common-top", type=int, default=RARE_COMMON_TOP, metavar="N",
+                     help="count rare-token hits only in sentences whose rarest token is not among the N most "
+                          "frequent (Voita et al. 2019, §5.3; 0: every sentence; default %(default)s)")
 
 def evolution_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub, decoding=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.analyses.corpus_scoring import Scorer
+from explorer.analyses.defaults import RARE_COMMON_TOP, RARE_FILTER_SOURCE
 from explorer.analyses.jobs import run_job
 from explorer.capture.treebank import trees_of
 from models.data import CorpusError, lines_of
@@ -39,6 +40,9 @@ def recompute_on_your_corpus(checkpoint, scorer: type[Scorer]) -> None:
         show_retries("heads")
         text_file = corpus_file("Plain sentences, one per line (plain or .gz)", "heads_text", DEFAULT_CORPUS / "val.en.gz")
         treebank = corpus_file("Treebank (CoNLL-U, plain or .gz) for syntactic roles", "heads_treebank", DEFAULT_TREEBANK)
+        common_top = st.number_input("Rare-token statistics skip sentences whose rarest token is among the N most "
+                                     "frequent", 0, 100_000, RARE_COMMON_TOP, step=100, key="heads_rare_common_top",
+                                     help=RARE_FILTER_SOURCE + ". 0 counts every sentence.")
         if st.button("Compute roles", key="heads_compute_roles", disabled=not (text_file or treebank)):
             def roles_job():
                 text_data, text_source, text_name = text_file.read()
@@ -49,7 +53,8 @@ def recompute_on_your_corpus(checkpoint, scorer: type[Scorer]) -> None:
                     raise CorpusError(f"{text_source or tree_source}: holds no sentences")
                 return lambda progress: run_job(
                     "roles", checkpoint, {"sentences": sentences, "trees": trees},
-                    {"text_name": text_name, "treebank_name": tree_name}, workers, address, progress,
+                    {"text_name": text_name, "treebank_name": tree_name, "common_top": int(common_top)}, workers,
+                    address, progress,
                     analysis_folder(text_file, treebank))
             run_corpus_analysis("roles", roles_job, checkpoint)
         if scorer.needs_references:

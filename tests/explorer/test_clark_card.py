@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.capture.treebank import read_trees
 from explorer.papers.bench import Budget
 from explorer.papers.cards import PAPERS
 from explorer.papers.cards import clark_measures
@@ -74,30 +75,50 @@ def test_figure_2_shares_are_recomputed_from_transformers_attentions(card, minil
         np.testing.assert_allclose(with_commas["by_layer"][category], expected, atol=1e-4)
     end = shares["by_layer"]["end"]
     peak = int(np.argmax(end))
-    assert card.numbers["met"]["end token"] == (peak > 0 and end[peak] >= 0.5)
+    interval = card.interval["parts"]["end token"]          # over the sentences of the peak layer
+    assert interval["mean"] == pytest.approx(end[peak], abs=1e-4) and interval["sentences"] == SENTENCES
+    assert card.numbers["met"]["end token"] == (peak > 0 and interval["low"] >= 0.5)
 
 
-def _clark_scores(attention: np.ndarray, word_ids: list, heads: list[int], relations: list[str], wanted: str):
+def reading_units(tokenizer, tree) -> tuple[dict, list[int]]:
+    """The written sentence tokenized once, and each piece's unit: the word its first non-space character falls in
+    (word spans from the words and their SpaceAfter), or a unit of its own after the words for a special token
+    ([CLS], [SEP]), as Clark et al.'s code keeps them among the words."""
+    starts, text = [], ""
+    for word, space in zip(tree.words, tree.space_after):
+        starts.append(len(text))
+        text += word + (" " if space else "")
+    encoded = tokenizer(text.rstrip(" "), return_offsets_mapping=True)
+    units, extra = [], len(tree.words)
+    for token, (start, end) in zip(encoded.input_ids, encoded.offset_mapping):
+        if token in tokenizer.all_special_ids:
+            units.append(extra)
+            extra += 1
+        else:
+            units.append(max(w for w, first in enumerate(starts) if first <= start))
+    return encoded, units
+
+
+def _clark_scores(attention: np.ndarray, units: list[int], heads: list[int], relations: list[str], wanted: str):
     """One tree's hits per head for `wanted` in both directions, and the offsets of its arcs (Clark's notebook:
-    word-level attention, self-attention zeroed, argmax)."""
-    words = max(w for w in word_ids if w is not None) + 1
-    to_word = np.zeros((len(word_ids), words))
-    from_word = np.zeros((words, len(word_ids)))
-    for piece, word in enumerate(word_ids):
-        if word is not None:
-            to_word[piece, word] = 1
-    for word in range(words):
-        pieces = [p for p, w in enumerate(word_ids) if w == word]
-        from_word[word, pieces] = 1 / len(pieces)
-    by_word = from_word @ attention @ to_word                             # [layers, heads, W, W]
-    by_word[..., range(words), range(words)] = 0
+    unit-level attention, self-attention zeroed, argmax over every unit)."""
+    count = max(units) + 1
+    to_unit = np.zeros((len(units), count))
+    from_unit = np.zeros((count, len(units)))
+    for piece, unit in enumerate(units):
+        to_unit[piece, unit] = 1
+    for unit in range(count):
+        pieces = [p for p, u in enumerate(units) if u == unit]
+        from_unit[unit, pieces] = 1 / len(pieces)
+    by_unit = from_unit @ attention @ to_unit                             # [layers, heads, U, U]
+    by_unit[..., range(count), range(count)] = 0
     hits = {"dependent→head": 0, "head→dependent": 0}
     offsets = []
     for dependent, (head, relation) in enumerate(zip(heads, relations)):
         if relation != wanted or head < 0:
             continue
-        hits["dependent→head"] = hits["dependent→head"] + (by_word[:, :, dependent, :].argmax(-1) == head)
-        hits["head→dependent"] = hits["head→dependent"] + (by_word[:, :, :, dependent].argmax(-1) == head)
+        hits["dependent→head"] = hits["dependent→head"] + (by_unit[:, :, dependent, :].argmax(-1) == head)
+        hits["head→dependent"] = hits["head→dependent"] + (by_unit[:, :, :, dependent].argmax(-1) == head)
         offsets.append(head - dependent)
     return hits, offsets
 
@@ -105,12 +126,12 @@ def _clark_scores(attention: np.ndarray, word_ids: list, heads: list[int], relat
 @pytest.mark.parametrize("relation", ["det", "case"])
 def test_table_1_scores_are_recomputed_from_transformers_attentions(card, reference, relation):
     tokenizer, attend = reference
-    trees = clark_measures.read_labelled_trees(EWT, 5 * SENTENCES)
+    trees = read_trees(EWT, 5 * SENTENCES, subtypes=True)
     total = {"dependent→head": 0, "head→dependent": 0}
     offsets = []
     for tree in trees:
-        encoded = tokenizer(tree.words, is_split_into_words=True)
-        hits, found = _clark_scores(attend(encoded), encoded.word_ids(), tree.heads, tree.relations, relation)
+        encoded, units = reading_units(tokenizer, tree)
+        hits, found = _clark_scores(attend(encoded), units, tree.heads, tree.relations, relation)
         total = {d: total[d] + hits[d] for d in total}
         offsets += found
     [row] = [row for row in card.numbers["relations"] if row["ud"] == relation]

@@ -166,6 +166,17 @@ def test_words_align_with_their_pieces(model):
     assert model.align_words(too_long) is None
 
 
+def test_a_sentence_as_written_is_tokenized_once_and_each_word_spelled_by_its_pieces(model):
+    """"did" + "n't" written together (CoNLL-U SpaceAfter=No): the ids are the model's own reading of "didn't", by
+    offsets (fast tokenizers) or by reading the pieces in order (slow ones), and each word's pieces spell it."""
+    words, space_after = ["They", "did", "n't", "play", "football", "."], [True, False, True, True, False, False]
+    aligned = model.align_words(words, space_after)
+    assert aligned is not None and aligned.ids == model.encode("They didn't play football.").ids
+    labels = model.pieces(aligned.ids)
+    for word, positions in zip(words, aligned.word_pieces):
+        assert "".join(labels[p].lstrip("▁").removeprefix("##") for p in positions).lower() == word.lower()
+
+
 def test_roles_confidence_is_the_mean_top_weight_of_the_real_queries(model):
     """One sentence: every head's confidence is the mean over its real queries of the largest weight."""
     sentence = "two men play football on a field"

@@ -29,7 +29,7 @@ ONE_LEFT, GOLD_ARCS, RAREST = 0, 1, 2
 @pytest.fixture(scope="module")
 def sentences(tiny_checkpoint):
     trees = read_trees(EWT, limit=900)
-    aligned = [(t, tiny_checkpoint.align_words(t.words)) for t in trees]
+    aligned = [(t, tiny_checkpoint.align_words(t.words, t.space_after)) for t in trees]
     return [(t, a) for t, a in aligned if a is not None]
 
 
@@ -77,6 +77,9 @@ def test_constructed_heads_get_exactly_their_roles(sentences, tiny_checkpoint):
     # Only the first piece of each sentence cannot look left; the </s> query is not counted at all.
     firsts = len(sentences) / sum(len(a.ids) - 1 for _, a in sentences)
     assert left["positional"]["share"] == pytest.approx(1 - firsts, abs=1e-4) and left["syntactic_relations"] == []
+    # Its sentence-bootstrap interval: around the share, and narrow where every sentence looks left.
+    assert left["positional"]["low"] <= left["positional"]["share"] <= left["positional"]["high"]
+    assert left["positional"]["high"] - left["positional"]["low"] < 0.02
 
     gold = results[GOLD_ARCS]
     assert "syntactic" in gold["roles"] and "positional" not in gold["roles"]
@@ -138,8 +141,11 @@ def test_word_piece_mapping_on_words_split_into_many_pieces(tiny_checkpoint):
     first, third = aligned.word_pieces[0], aligned.word_pieces[2]
     # From a word: the mean over its pieces; to a word: the sum over its pieces.
     assert np.isclose(words_attention[0, 2], pattern[np.ix_(first, third)].sum(1).mean())
-    # Each word's row keeps all of its weight except what went to EOS.
-    np.testing.assert_allclose(words_attention.sum(-1), 1 - np.array([pattern[p, -1].mean() for p in aligned.word_pieces]))
+    # EOS stays a unit of its own, after the words: every unit's row keeps all of its weight, and a word's
+    # weight on EOS is the mean of its pieces' (an argmax over words alone would credit EOS's runner-up).
+    assert words_attention.shape == (len(words) + 1, len(words) + 1)
+    np.testing.assert_allclose(words_attention.sum(-1), 1)
+    np.testing.assert_allclose(words_attention[:4, 4], [pattern[p, -1].mean() for p in aligned.word_pieces])
     source, target = word_maps(aligned.word_pieces, pieces)
     np.testing.assert_allclose(source.sum(-1), 1)
     np.testing.assert_allclose(target.sum(0), lengths)
@@ -232,7 +238,7 @@ def test_roles_on_plain_text_and_syntax_on_the_treebank(tiny_checkpoint):
     trees = read_trees(EWT, limit=40)
     texts = ["A man in a blue shirt is standing on a ladder.", "•••", "", "Two dogs play in the snow with a ball."]
     report = analyse_roles(tiny_checkpoint, texts, trees, text_name="captions", treebank_name="ewt")
-    assert report.corpus["text"] == {"name": "captions", "sentences": 3, "skipped": 1}
+    assert report.corpus["text"] == {"name": "captions", "sentences": 3, "skipped": 1, "rare_common_top": 500}
     assert report.corpus["treebank"]["sentences"] + report.corpus["treebank"]["skipped"] == 40
     assert 0 < report.corpus["treebank"]["short_sentences"] < report.corpus["treebank"]["sentences"]
     encoder = [h for h in report.heads if h["kind"] == "encoder"]

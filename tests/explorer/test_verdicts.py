@@ -13,7 +13,7 @@ import pytest
 
 import explorer
 from explorer.papers.bench import HOLDS, NOT_MEASURABLE, PARTLY, REPLICATION_FILE, Budget
-from explorer.papers.cards.heads_measures import mean_interval
+from explorer.analyses.intervals import mean_interval
 from explorer.papers.replication import replicate
 from tests.hugging_face_models import saved_model
 
@@ -44,6 +44,27 @@ def test_the_cards_resting_on_a_mean_report_its_interval(random_bench):
         interval = random_bench[name]["interval"]
         assert interval["sentences"] >= 3 and interval["low"] <= interval["mean"] <= interval["high"], name
         assert "95% interval" in random_bench[name]["ours"] + random_bench[name]["rule"]
+
+
+def test_the_cards_of_several_parts_report_an_interval_per_part(random_bench):
+    """Voita (positional over sentences, syntax over arcs), Clark (per core relation, the end token) and Olsson (over
+    seeds): each part's interval holds its point, and the verdict's parts are called on the lower end."""
+    for name in ("voita", "clark", "olsson"):
+        card = random_bench[name]
+        if card["verdict"] == NOT_MEASURABLE:             # Clark without an encoder
+            continue
+        parts = card["interval"]["parts"]
+        assert parts, name
+        for interval in parts.values():
+            if interval["low"] is not None:
+                assert interval["low"] <= interval["mean"] <= interval["high"], (name, interval)
+        assert "95%" in card["rule"] and "95% interval" in card["ours"], name
+    voita = random_bench["voita"]
+    for part, interval in voita["interval"]["parts"].items():
+        met = voita["numbers"]["met"][part]
+        threshold = {"positional": 0.9, "syntactic": 0.1}.get(part)
+        if threshold is not None:
+            assert met == (interval["low"] >= threshold and (part != "syntactic" or interval["arcs"] >= 100))
 
 
 def test_the_interval_is_a_seeded_percentile_bootstrap_of_the_mean():

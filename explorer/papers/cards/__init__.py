@@ -2,6 +2,7 @@
 with explorer.papers.bench.paper."""
 
 from explorer.papers.bench import PAPERS
-from explorer.papers.cards import heads_papers, attention_papers, induction_papers  # noqa: F401  (they register)
+from explorer.papers.cards import (heads_papers, clark_papers, attention_papers,  # noqa: F401  (they register)
+                                   induction_papers)
 
 __all__ = ["PAPERS"]

@@ -11,7 +11,7 @@ import numpy as np
 from explorer.analyses.faithfulness import faithfulness_tallies, summary
 from explorer.analyses.layer_shares import layer_shares
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
-from explorer.papers.cards.heads_measures import mean_interval
+from explorer.analyses.intervals import mean_interval
 from explorer.analyses.permutation import permutation_effect
 from models.data import read_lines
 from models.interface import ExplorerModel

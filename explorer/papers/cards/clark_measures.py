@@ -9,8 +9,9 @@ Two measurements, each on the encoder's attention patterns (one forward pass a b
 - Table 1: per dependency relation the best head's word-level accuracy, in either direction (the dependent's
   most-attended other word is its head, or the head is the word that attends most to the dependent), against the
   best fixed-offset baseline (always guessing the head at one offset from the dependent, the best of −3 … +2 as
-  their notebook tries). As in the paper, a word's attention to itself is left out of the argmax, and so are the
-  special tokens (word-level attention has no word for them: explorer/capture/treebank.py).
+  their notebook tries). As in the paper, a word's attention to itself is left out of the argmax; the special
+  tokens stay in it as units of their own, as their code keeps [CLS] and [SEP] among the words (a head that looks
+  at [SEP] points at no word: explorer/capture/treebank.py). The sentence is tokenized once, as written.
 
 The relations are Universal Dependencies (UD EWT), with their subtypes kept (nmod:poss, aux:pass, compound:prt):
 Clark et al. used Stanford Dependencies on the WSJ, so PAPER_TABLE names each paper relation's UD counterpart.
@@ -18,15 +19,12 @@ Clark et al. used Stanford Dependencies on the WSJ, so PAPER_TABLE names each pa
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
-import conllu
 import numpy as np
 import torch
 
 from explorer.capture.treebank import Tree, word_attention
-from models.data import decode_text, file_bytes
 from models.hooks import capture
 from models.interface import ExplorerModel
 from models.vocabulary import attention_hook
@@ -79,20 +77,6 @@ PAPER_FIGURE = {
 CATEGORIES = tuple(PAPER_FIGURE)
 
 
-def read_labelled_trees(path, limit: int) -> list[Tree]:
-    """The first `limit` trees of a CoNLL-U file with their full UD relations (nmod:poss, aux:pass …: Table 1 needs
-    the subtypes that explorer/capture/treebank.read_trees folds away)."""
-    trees = []
-    for sentence in conllu.parse_incr(io.StringIO(decode_text(file_bytes(path), str(path), "CoNLL-U file"))):
-        tokens = [t for t in sentence if isinstance(t["id"], int)]
-        if tokens:
-            trees.append(Tree([t["form"] for t in tokens], [int(t["head"]) - 1 for t in tokens],
-                              [str(t["deprel"]) for t in tokens]))
-        if len(trees) >= limit:
-            break
-    return trees
-
-
 def encoder_patterns(model: ExplorerModel, rows: list[list[int]]):
     """(row index, the encoder's patterns [layers, heads, n, n] cut to the row's n real tokens), every row."""
     for start in range(0, len(rows), BATCH):
@@ -116,20 +100,23 @@ def category_keys(model: ExplorerModel, ids: list[int]) -> dict[str, list[int]]:
 
 def token_shares(model: ExplorerModel, texts: list[str]) -> dict:
     """Figure 2 on these sentences: per category, the share of attention per layer (mean over heads, sentences and
-    queries), and what uniform attention would give (the chosen keys' count / the sentence's length)."""
+    queries), what uniform attention would give (the chosen keys' count / the sentence's length), and each
+    sentence's shares per layer."""
     rows = [model.encode(text).ids for text in texts if text.strip()]
-    sums = {category: 0.0 for category in CATEGORIES}
+    per_sentence = {category: [] for category in CATEGORIES}
     uniform = {category: 0.0 for category in CATEGORIES}
     for index, pattern in encoder_patterns(model, rows):
         keys = category_keys(model, rows[index])
         for category, positions in keys.items():
             # each query's weight on the keys, averaged over queries and heads: [layers]
-            sums[category] = sums[category] + pattern[..., positions].sum(-1).mean(axis=(-1, -2))
+            per_sentence[category].append(pattern[..., positions].sum(-1).mean(axis=(-1, -2)))
             uniform[category] += len(positions) / len(rows[index])
     count = max(1, len(rows))
     return {"sentences": len(rows),
-            "by_layer": {c: [round(float(v), 4) for v in np.atleast_1d(sums[c]) / count] for c in CATEGORIES},
-            "uniform": {c: round(uniform[c] / count, 4) for c in CATEGORIES}}
+            "by_layer": {c: [round(float(v), 4) for v in np.atleast_1d(sum(per_sentence[c], 0.0)) / count]
+                         for c in CATEGORIES},
+            "uniform": {c: round(uniform[c] / count, 4) for c in CATEGORIES},
+            "per_sentence": per_sentence}        # category → [layers] per sentence (for intervals; not in the JSON)
 
 
 def _hits(words: np.ndarray, source: int, target: int) -> np.ndarray:
@@ -143,7 +130,7 @@ def _hits(words: np.ndarray, source: int, target: int) -> np.ndarray:
 def relation_scores(model: ExplorerModel, trees: list[Tree], relations: set[str]) -> dict:
     """Per relation: the best head (layer-head from 1, direction), its accuracy, the best fixed-offset baseline and
     its offset, the arcs counted; trees whose words the model cannot align are skipped (counted)."""
-    aligned = [(tree, model.align_words(tree.words)) for tree in trees]
+    aligned = [(tree, model.align_words(tree.words, tree.space_after)) for tree in trees]
     usable = [(tree, a) for tree, a in aligned if a is not None]
     hits: dict[tuple[str, str], np.ndarray] = {}
     counts: dict[str, int] = {}

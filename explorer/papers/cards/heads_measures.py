@@ -20,6 +20,7 @@ from explorer.analyses.importance import importance_report
 from explorer.analyses.roles import analyse_roles
 from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.capture.treebank import read_trees
+from explorer.analyses.intervals import bootstrap_draws
 from models.data import read_lines
 from models.interface import ExplorerModel
 
@@ -97,11 +98,6 @@ def sentence_statistics(hypotheses: list[str], references: list[str]) -> np.ndar
     return np.array(BLEU()._extract_corpus_statistics(hypotheses, [references]), dtype=np.int64)
 
 
-def bootstrap_draws(sentences: int, resamples: int, seed: int = 0) -> np.ndarray:
-    """[resamples, sentences] indices drawn with replacement (numpy, seeded: the same draws every run)."""
-    return np.random.default_rng(seed).integers(0, sentences, size=(resamples, sentences))
-
-
 def bootstrap_bleu(hypotheses: list[str], references: list[str], resamples: int = 500,
                    seed: int = 0) -> dict:
     """Corpus BLEU and its sentence-bootstrap 95% interval (percentiles 2.5 and 97.5 of corpus BLEU over
@@ -137,16 +133,3 @@ def prunable_share(fractions: list[float], quality: list[float], tolerance: floa
 
 def shipped_curve(model: ExplorerModel) -> dict | None:
     return shipped(model, CURVE_FILE)
-
-
-def mean_interval(values, resamples: int = 1000, seed: int = 0, what: str = "") -> dict:
-    """The mean of per-sentence values and its sentence-bootstrap 95% interval (percentiles 2.5 and 97.5 of the
-    mean over `resamples` resamples with replacement, seeded): what a card's verdict may rest on. NaNs are left
-    out; no value gives an interval of None."""
-    array = np.asarray([value for value in values if value is not None and not np.isnan(value)], dtype=float)
-    if not len(array):
-        return {"what": what, "mean": None, "low": None, "high": None, "sentences": 0, "resamples": resamples}
-    means = array[bootstrap_draws(len(array), resamples, seed)].mean(1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return {"what": what, "mean": round(float(array.mean()), 4), "low": round(float(low), 4),
-            "high": round(float(high), 4), "sentences": len(array), "resamples": resamples, "seed": seed}

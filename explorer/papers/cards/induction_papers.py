@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.analyses.intervals import mean_interval
 from explorer.analyses.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS, SELF_ATTENTION, detect_heads
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
 from models.interface import Continues, ExplorerModel
@@ -34,7 +35,8 @@ CARD = dict(
     paper_value=("induction heads (high prefix matching) form abruptly in every model with ≥ 2 layers, attention-only "
                  "and with MLPs; none in the 1-layer models"),
 )
-RULE = (f"Holds if some head of a self-attention stack with ≥ 2 layers reaches prefix matching ≥ {HOLDS_SCORE} and ≥ "
+RULE = (f"On the lower end of the 95% bootstrap interval of the score's mean over the random sequences (seeds): "
+        f"holds if some head of a self-attention stack with ≥ 2 layers reaches prefix matching ≥ {HOLDS_SCORE} and ≥ "
         f"{HOLDS_TIMES_CHANCE:.0f}× chance (a uniform head); partly if ≥ {PARTLY_TIMES_CHANCE:.0f}× chance; does not "
         "otherwise (a perfect induction head scores 1). A small translation model need not have induction heads: "
         "its decoder predicts short captions from the source through cross-attention, and repeats of earlier target "
@@ -50,17 +52,22 @@ def model_argument(path) -> str:
 
 
 def best_head(detection, kind: str, detector: str) -> dict:
-    """The highest-scoring head of one kind for one detector, with chance and a perfect head's score; the score
-    rounded as the detect command's JSON prints it."""
+    """The highest-scoring head of one kind for one detector, with chance, a perfect head's score and the interval of
+    its mean over the random seeds; the score rounded as the detect command's JSON prints it."""
     values = detection.scores[kind][detector]
     layer, head = np.unravel_index(int(np.argmax(values)), values.shape)
-    return {"head": f"{SHORT[kind]}.{layer}.{head}", "score": round(float(values[layer, head]), 4),
-            "chance": detection.chance[kind][detector], "best_possible": detection.ceiling[kind][detector]}
+    spec = f"{SHORT[kind]}.{layer}.{head}"
+    per_seed = detection.seed_scores[kind][detector][:, layer, head]
+    return {"head": spec, "score": round(float(values[layer, head]), 4),
+            "chance": detection.chance[kind][detector], "best_possible": detection.ceiling[kind][detector],
+            "interval": mean_interval(per_seed, what=f"{spec}'s {detector.replace('_', ' ')} score", unit="seeds")}
 
 
 def verdict_for(best: dict) -> str:
-    times = best["score"] / best["chance"]
-    if best["score"] >= HOLDS_SCORE and times >= HOLDS_TIMES_CHANCE:
+    """On the lower end of the interval over seeds: a head that reaches the bar only on lucky seeds does not."""
+    low = best["interval"]["low"]
+    times = low / best["chance"]
+    if low >= HOLDS_SCORE and times >= HOLDS_TIMES_CHANCE:
         return HOLDS
     return PARTLY if times >= PARTLY_TIMES_CHANCE else DOES_NOT
 
@@ -86,8 +93,10 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
     parts = []
     for kind, values in numbers["kinds"].items():
         prefix, induction = values["prefix_matching"], values["induction"]
+        spread = prefix["interval"]
         parts.append(f"{kind} self-attention ({values['layers']} layers): best prefix matching {prefix['score']:.3f} "
-                     f"({prefix['head']}) vs chance {prefix['chance']:.3f} ({prefix['score'] / prefix['chance']:.1f}×) "
+                     f"({prefix['head']}; 95% interval over {spread['seeds']} seeds {spread['low']:.3f}–"
+                     f"{spread['high']:.3f}) vs chance {prefix['chance']:.3f} ({prefix['score'] / prefix['chance']:.1f}×) "
                      f"and 1 for a perfect head; best induction score {induction['score']:.3f} ({induction['head']}) "
                      f"vs chance {induction['chance']:.3f}, best possible {induction['best_possible']:.3f}")
     ours = "; ".join(parts) + "."
@@ -96,5 +105,7 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
     if not isinstance(model, Continues):
         ours += (" This model is no language model: the live demonstration trains a 2-layer one on repeated random "
                  "tokens, where an induction head forms (models/induction_demo.json, explorer/analyses/induction_demo.py).")
+    intervals = {kind: values["prefix_matching"]["interval"] for kind, values in numbers["kinds"].items()}
     return Card(**CARD, ours=ours, verdict=verdict, rule=RULE,
-                command=f"python -m explorer detect --model {model_argument(model.path)} --json", numbers=numbers)
+                command=f"python -m explorer detect --model {model_argument(model.path)} --json", numbers=numbers,
+                interval={"what": "the best prefix-matching head's mean over seeds, per stack", "parts": intervals})
