@@ -94,12 +94,14 @@ def word_maps(word_pieces: list[list[int]], piece_count: int) -> tuple[np.ndarra
     return source, target
 
 
-def word_attention(pattern: np.ndarray, word_pieces: list[list[int]]) -> np.ndarray:
+def word_attention(pattern: np.ndarray, word_pieces: list[list[int]], keep_special: bool = True) -> np.ndarray:
     """Piece-level attention [..., pieces, pieces] → word-level [..., units, units] (Clark et al. 2019): the words
-    first, in order, then each piece outside every word ([CLS], [SEP], </s>) as a unit of its own, as Clark et al.
-    and Voita et al. keep them: a head whose largest weight is on </s> points at no word, and an argmax over the
-    words alone would credit it with its runner-up."""
+    first, in order, then (keep_special) each piece outside every word ([CLS], [SEP], </s>) as a unit of its own.
+    Voita et al. take the argmax over every token, so a head whose largest weight is on </s> points at no word;
+    without </s> the argmax would credit it with its runner-up. Clark et al.'s code leaves [CLS] and [SEP] out of
+    its argmax (attn[1:-1, 1:-1]): keep_special=False."""
     in_words = {piece for pieces in word_pieces for piece in pieces}
-    units = word_pieces + [[piece] for piece in range(pattern.shape[-1]) if piece not in in_words]
+    units = word_pieces + ([[piece] for piece in range(pattern.shape[-1]) if piece not in in_words]
+                           if keep_special else [])
     source, target = word_maps(units, pattern.shape[-1])
     return source @ pattern @ target

@@ -80,45 +80,40 @@ def test_figure_2_shares_are_recomputed_from_transformers_attentions(card, minil
     assert card.numbers["met"]["end token"] == (peak > 0 and interval["low"] >= 0.5)
 
 
-def reading_units(tokenizer, tree) -> tuple[dict, list[int]]:
-    """The written sentence tokenized once, and each piece's unit: the word its first non-space character falls in
-    (word spans from the words and their SpaceAfter), or a unit of its own after the words for a special token
-    ([CLS], [SEP]), as Clark et al.'s code keeps them among the words."""
+def reading_words(tokenizer, tree) -> tuple[dict, list]:
+    """The written sentence tokenized once, and each piece's word: the one its first character falls in (word
+    spans from the words and their SpaceAfter), None for a special token ([CLS], [SEP])."""
     starts, text = [], ""
     for word, space in zip(tree.words, tree.space_after):
         starts.append(len(text))
         text += word + (" " if space else "")
     encoded = tokenizer(text.rstrip(" "), return_offsets_mapping=True)
-    units, extra = [], len(tree.words)
-    for token, (start, end) in zip(encoded.input_ids, encoded.offset_mapping):
-        if token in tokenizer.all_special_ids:
-            units.append(extra)
-            extra += 1
-        else:
-            units.append(max(w for w, first in enumerate(starts) if first <= start))
-    return encoded, units
+    return encoded, [None if token in tokenizer.all_special_ids else max(w for w, first in enumerate(starts)
+                                                                          if first <= start)
+                     for token, (start, _) in zip(encoded.input_ids, encoded.offset_mapping)]
 
 
-def _clark_scores(attention: np.ndarray, units: list[int], heads: list[int], relations: list[str], wanted: str):
+def _clark_scores(attention: np.ndarray, word_ids: list, heads: list[int], relations: list[str], wanted: str):
     """One tree's hits per head for `wanted` in both directions, and the offsets of its arcs (Clark's notebook:
-    unit-level attention, self-attention zeroed, argmax over every unit)."""
-    count = max(units) + 1
-    to_unit = np.zeros((len(units), count))
-    from_unit = np.zeros((count, len(units)))
-    for piece, unit in enumerate(units):
-        to_unit[piece, unit] = 1
-    for unit in range(count):
-        pieces = [p for p, u in enumerate(units) if u == unit]
-        from_unit[unit, pieces] = 1 / len(pieces)
-    by_unit = from_unit @ attention @ to_unit                             # [layers, heads, U, U]
-    by_unit[..., range(count), range(count)] = 0
+    word-level attention, self-attention zeroed, argmax)."""
+    words = max(w for w in word_ids if w is not None) + 1
+    to_word = np.zeros((len(word_ids), words))
+    from_word = np.zeros((words, len(word_ids)))
+    for piece, word in enumerate(word_ids):
+        if word is not None:
+            to_word[piece, word] = 1
+    for word in range(words):
+        pieces = [p for p, w in enumerate(word_ids) if w == word]
+        from_word[word, pieces] = 1 / len(pieces)
+    by_word = from_word @ attention @ to_word                             # [layers, heads, W, W]
+    by_word[..., range(words), range(words)] = 0
     hits = {"dependent→head": 0, "head→dependent": 0}
     offsets = []
     for dependent, (head, relation) in enumerate(zip(heads, relations)):
         if relation != wanted or head < 0:
             continue
-        hits["dependent→head"] = hits["dependent→head"] + (by_unit[:, :, dependent, :].argmax(-1) == head)
-        hits["head→dependent"] = hits["head→dependent"] + (by_unit[:, :, :, dependent].argmax(-1) == head)
+        hits["dependent→head"] = hits["dependent→head"] + (by_word[:, :, dependent, :].argmax(-1) == head)
+        hits["head→dependent"] = hits["head→dependent"] + (by_word[:, :, :, dependent].argmax(-1) == head)
         offsets.append(head - dependent)
     return hits, offsets
 
@@ -130,8 +125,8 @@ def test_table_1_scores_are_recomputed_from_transformers_attentions(card, refere
     total = {"dependent→head": 0, "head→dependent": 0}
     offsets = []
     for tree in trees:
-        encoded, units = reading_units(tokenizer, tree)
-        hits, found = _clark_scores(attend(encoded), units, tree.heads, tree.relations, relation)
+        encoded, word_ids = reading_words(tokenizer, tree)
+        hits, found = _clark_scores(attend(encoded), word_ids, tree.heads, tree.relations, relation)
         total = {d: total[d] + hits[d] for d in total}
         offsets += found
     [row] = [row for row in card.numbers["relations"] if row["ud"] == relation]

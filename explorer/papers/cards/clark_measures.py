@@ -9,9 +9,8 @@ Two measurements, each on the encoder's attention patterns (one forward pass a b
 - Table 1: per dependency relation the best head's word-level accuracy, in either direction (the dependent's
   most-attended other word is its head, or the head is the word that attends most to the dependent), against the
   best fixed-offset baseline (always guessing the head at one offset from the dependent, the best of −3 … +2 as
-  their notebook tries). As in the paper, a word's attention to itself is left out of the argmax; the special
-  tokens stay in it as units of their own, as their code keeps [CLS] and [SEP] among the words (a head that looks
-  at [SEP] points at no word: explorer/capture/treebank.py). The sentence is tokenized once, as written.
+  their notebook tries). As in the paper, a word's attention to itself is left out of the argmax, and so are the
+  special tokens (their code: attn[1:-1, 1:-1] drops [CLS] and [SEP]). The sentence is tokenized once, as written.
 
 The relations are Universal Dependencies (UD EWT), with their subtypes kept (nmod:poss, aux:pass, compound:prt):
 Clark et al. used Stanford Dependencies on the WSJ, so PAPER_TABLE names each paper relation's UD counterpart.
@@ -137,7 +136,7 @@ def relation_scores(model: ExplorerModel, trees: list[Tree], relations: set[str]
     offsets: dict[str, dict[int, int]] = {}
     for index, pattern in encoder_patterns(model, [a.ids for _, a in usable]):
         tree, pieces = usable[index]
-        words = word_attention(pattern, pieces.word_pieces)                          # [layers, heads, W, W]
+        words = word_attention(pattern, pieces.word_pieces, keep_special=False)      # [layers, heads, W, W]
         transposed = words.swapaxes(-1, -2)       # row d: how much each word attends to d (Clark's "head<-dep")
         for dependent, (head, relation) in enumerate(zip(tree.heads, tree.relations)):
             if head < 0 or relation not in relations:

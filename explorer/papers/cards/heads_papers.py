@@ -13,6 +13,7 @@ import json
 import numpy as np
 
 from explorer.analyses.corpus_scoring import TranslationScorer
+from explorer.analyses import intervals
 from explorer.analyses.intervals import difference_interval, share_interval
 from explorer.capture.head_sets import all_heads, head_mask
 import explorer.papers.cards.heads_measures as measures  # (not `from explorer.papers.cards import`: the package imports this module)
@@ -126,24 +127,25 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
     numbers, parts, notes = {"roles": "shipped head_roles.json" if roles_shipped else measures.TEXT_NAME,
                              "stack": reading}, {}, []
     positional = max((h for h in heads if h.get("positional")), key=lambda h: h["positional"]["share"], default=None)
-    intervals = {}
+    spreads = {}
     if positional:
         share = positional["positional"]
         numbers["positional"] = {"head": positional["spec"], "offset": share["offset"], "share": share["share"]}
-        intervals["positional"] = {"what": f"{positional['spec']}'s share of queries at offset {share['offset']:+d}",
+        spreads["positional"] = {"what": f"{positional['spec']}'s share of queries at offset {share['offset']:+d}",
                                    "mean": share["share"], "low": share.get("low", share["share"]),
                                    "high": share.get("high", share["share"]),
-                                   "sentences": roles["corpus"]["text"]["sentences"]}
-        parts["positional"] = intervals["positional"]["low"] >= thresholds.positional
+                                   "sentences": roles["corpus"]["text"]["sentences"], "resamples": intervals.RESAMPLES,
+                                   "seed": 0}
+        parts["positional"] = spreads["positional"]["low"] >= thresholds.positional
         notes.append(f"most positional {positional['spec']}: {share['share']:.0%} at offset {share['offset']:+d} "
-                     f"(95% interval {intervals['positional']['low']:.0%}–{intervals['positional']['high']:.0%})")
+                     f"(95% interval {spreads['positional']['low']:.0%}–{spreads['positional']['high']:.0%})")
     first = max((h for h in heads if h["layer"] == 0 and h.get("rare_token")),
                 key=lambda h: h["rare_token"]["rate"], default=None)
     if first:
         rare = first["rare_token"]
         numbers["rare_token_first_layer"] = {"head": first["spec"], "rate": rare["rate"], "chance": rare["chance"]}
         sentences = rare.get("sentences") or roles["corpus"]["text"]["sentences"]
-        interval = intervals["rare-token in layer 1"] = share_interval(
+        interval = spreads["rare-token in layer 1"] = share_interval(
             rare["rate"] * sentences, sentences, f"{first['spec']}'s sentences peaking on the rarest token", "sentences")
         parts["rare-token in layer 1"] = interval["low"] >= max(thresholds.rare_rate,
                                                                 thresholds.rare_over_chance * rare["chance"])
@@ -153,7 +155,7 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
     if syntactic:
         numbers["syntactic"] = syntactic
         count = syntactic["count"]
-        interval = intervals["syntactic"] = difference_interval(
+        interval = spreads["syntactic"] = difference_interval(
             syntactic["accuracy"] * count, syntactic["baseline"] * count, count,
             f"{syntactic['head']} {syntactic['relation']}: accuracy − positional baseline", "arcs")
         parts["syntactic"] = interval["low"] >= thresholds.syntactic_margin and count >= thresholds.syntactic_min_count
@@ -196,7 +198,7 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
             "captions a few words long, where a rare word is easy to find and arcs are short.")
     return Card(**VOITA, ours="; ".join(notes) + ".", verdict=verdict_of(parts), rule=rule,
                 command=command(model, "voita", budget), numbers=numbers,
-                interval={"what": "each part met on its interval's lower end", "parts": intervals})
+                interval={"what": "each part met on its interval's lower end", "parts": spreads})
 
 
 def _best_syntactic(heads: list[dict]) -> dict | None:
