@@ -27,7 +27,7 @@ VERDICTS = (HOLDS, PARTLY, DOES_NOT, NOT_MEASURABLE)
 @dataclass
 class Budget:
     """How much corpus work a heavy measurement may do: the shipped replication.json uses the defaults (the whole
-    bench in 32 s on h8, 42–44 s on h2 and h1, this 2-core CPU: benchmarks/replication.py); tests and a quick
+    bench in 84–104 s a bundled model on this 2-core CPU: benchmarks/replication.py); tests and a quick
     look use fewer sentences."""
 
     sentences: int = 100            # corpus sentences for faithfulness, sinks, permutation …

@@ -9,7 +9,7 @@ import torch
 from explorer.analyses.head_tallies import SyntaxTally, Tally, common_count, key_counts, real_tokens, tally_patterns
 from explorer.analyses.head_tallies import tally_syntax
 from explorer.analyses.roles import analyse_roles
-from explorer.capture.treebank import Tree, read_trees
+from explorer.capture.treebank import Tree, read_trees, word_attention
 from models.data import pad_batch
 from models.tokenizer import BOS, EOS, PAD
 from models.word_alignment import pieces_of_words, sentence_text, spans_by_matching
@@ -111,3 +111,15 @@ def test_a_tree_knows_where_the_treebank_writes_no_space(trees):
     at = contracted.words.index("n't")
     assert f"{contracted.words[at - 1]}n't" in contracted.text
     assert Tree(["a", "b"], [-1, 0], ["root", "dep"]).text == "a b"
+
+
+def test_clark_leaves_the_special_tokens_out_of_the_argmax_and_voita_keeps_them():
+    """Clark et al.'s code drops [CLS] and [SEP] (attn[1:-1, 1:-1]); Voita et al.'s token argmax keeps </s>."""
+    pattern = np.array([[0.2, 0.1, 0.7],          # word 0 (piece 0) puts most on </s> (piece 2), then word 0 itself
+                        [0.5, 0.1, 0.4],
+                        [0.3, 0.3, 0.4]])
+    kept = word_attention(pattern, [[0], [1]])
+    dropped = word_attention(pattern, [[0], [1]], keep_special=False)
+    assert kept.shape == (3, 3) and dropped.shape == (2, 2)
+    assert kept[0].argmax() == 2 and dropped[0].argmax() == 0
+    np.testing.assert_allclose(dropped, pattern[:2, :2])
