@@ -20,6 +20,8 @@ import torch  # noqa: E402
 
 from pages.components.access import ask_token, granted  # noqa: E402
 from pages.components.errors import errors_as_messages  # noqa: E402
+from pages.components.run_queue import RUNS, queued_message  # noqa: E402
+from pages.components.session import warm_up_models  # noqa: E402
 from pages.components.sidebar import render_sidebar  # noqa: E402
 from pages.registry import groups  # noqa: E402
 
@@ -46,7 +48,6 @@ navigation = st.navigation({
 if not allowed:
     ask_token()
     st.stop()
-render_sidebar()
 
 
 # After a lost connection comes back (a server restart), Streamlit's page reconnects to a new session but runs
@@ -57,7 +58,7 @@ render_sidebar()
 # Enter in the sentence box applies the sentence: the box is left (blur), which commits its text to Streamlit as
 # Ctrl+Enter does; Shift+Enter is left alone. A student expects Enter to work, and a hint shown only while typing
 # (Streamlit's own) was missed.
-st.sidebar.html("""<script>
+BROWSER_SCRIPT = """<script>
 if (!window.explorerAppliesOnEnter) {
   window.explorerAppliesOnEnter = true;
   document.addEventListener('keydown', (event) => {
@@ -79,6 +80,15 @@ if (!window.explorerReloadsOnReconnect) {
     else if (box && lost) location.reload();
   }, 500);
 }
-</script>""", unsafe_allow_javascript=True)
-with errors_as_messages():     # the pages' one catch of what a person can cause (pages/components/errors.py)
-    navigation.run()
+</script>"""
+
+# No more runs at once than the cores (pages/components/run_queue.py): a run that must wait says so, with its place
+# and an estimate, until its turn; the notice goes once the run starts.
+warm_up_models()                # a served explorer loads its models for the class in the background
+waiting = st.empty()
+with RUNS.turn(lambda ahead, seconds: waiting.info(queued_message(ahead, seconds), icon=":material/hourglass_top:")):
+    waiting.empty()
+    render_sidebar()
+    st.sidebar.html(BROWSER_SCRIPT, unsafe_allow_javascript=True)
+    with errors_as_messages():     # the pages' one catch of what a person can cause (pages/components/errors.py)
+        navigation.run()

@@ -51,16 +51,28 @@ def read_only(value: Any) -> Any:
     return value
 
 
+@dataclasses.dataclass
+class _InFlight:
+    """A result one session is computing, that others asking for the same key wait for."""
+
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)
+    value: Any = None
+    failed: bool = False
+
+
 class BoundedCache:
     """Least recently used first out, once there are more than `max_entries` or more than `max_bytes`. A result
-    bigger than the whole budget is returned but not kept. Thread-safe; two sessions asking for the same new key
-    at once may both compute it (rare, and cheaper than making one wait on the other's lock)."""
+    bigger than the whole budget is returned but not kept. Thread-safe, and computed once: sessions asking for a
+    key another session is computing wait for its result (a class of 30 on the teacher's sentence makes one trace,
+    not 30); should that computation fail, each computes the key itself."""
 
     def __init__(self, max_bytes: int, max_entries: int):
         self.max_bytes, self.max_entries = max_bytes, max_entries
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._in_flight: dict[Hashable, _InFlight] = {}
         self._lock = threading.Lock()
         self.bytes = 0
+        self.computed = 0              # computations run (a test counts them)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -74,9 +86,25 @@ class BoundedCache:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key][0]
-        value = read_only(compute())
-        self._put(key, value, size_of(value))
-        return value
+            flight = self._in_flight.get(key)
+            owner = flight is None
+            if owner:
+                flight = self._in_flight[key] = _InFlight()
+                self.computed += 1
+        if not owner:
+            flight.done.wait()
+            return read_only(compute()) if flight.failed else flight.value
+        try:
+            flight.value = read_only(compute())
+            self._put(key, flight.value, size_of(flight.value))
+            return flight.value
+        except BaseException:
+            flight.failed = True
+            raise
+        finally:
+            with self._lock:
+                del self._in_flight[key]
+            flight.done.set()
 
     def _put(self, key: Hashable, value: Any, size: int) -> None:
         if size > self.max_bytes:

@@ -9,6 +9,8 @@ pruned heads, casing), so one person's choices never reach another's results.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +70,44 @@ class Selection:
 @st.cache_resource(show_spinner="Loading the model…", max_entries=8)
 def loaded_model(path: str, modified: float) -> ExplorerModel:
     # `modified` (the weights' mtime) is part of the key so a retrained folder is reloaded.
-    return open_model(path)         # ours, or a Hugging Face folder / cached hub id
+    return shared_model(path, modified)
+
+
+_MODELS: OrderedDict[tuple[str, float], ExplorerModel] = OrderedDict()
+_MODELS_LOCK = threading.Lock()
+
+
+def shared_model(path: str, modified: float) -> ExplorerModel:
+    """The model, opened once per server process by whoever asks first: a session, or the warm-up of a served
+    explorer (warm_up_models). One load at a time: a second one would only share the disk and the cores."""
+    with _MODELS_LOCK:
+        key = (path, modified)
+        if key not in _MODELS:
+            _MODELS[key] = open_model(path)     # ours, or a Hugging Face folder / cached hub id
+            while len(_MODELS) > 8:
+                _MODELS.popitem(last=False)
+        return _MODELS[key]
+
+
+_WARMING = threading.Event()
+
+
+def warm_up_models() -> None:
+    """A served explorer (a class) loads its bundled models in the background when its first visitor arrives,
+    so that the next students do not each wait for a model to load (a cold model took 7–10 s under load:
+    benchmarks/class_load.py). Once per server process."""
+    if not policy().serving or _WARMING.is_set():
+        return
+    _WARMING.set()
+
+    def load_each() -> None:
+        for folder in BUNDLED.values():
+            try:
+                shared_model(str(folder), weights_mtime(str(folder)))
+            except (ModelError, OSError):
+                pass                # the page that opens it says what is wrong
+
+    threading.Thread(target=load_each, name="warm-up-models", daemon=True).start()
 
 
 def cached_checkpoint(path: str, modified: float, target_language: str = "") -> ExplorerModel:

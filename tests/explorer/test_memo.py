@@ -41,3 +41,53 @@ def test_the_cache_drops_past_its_entries_and_shares_read_only_results():
     cache.get(2, lambda: 2)
     cache.get(3, lambda: 3)
     assert 1 not in cache and len(cache) == 2
+
+
+def test_sessions_asking_for_the_same_new_key_at_once_share_one_computation():
+    """A class on the teacher's sentence: eight sessions ask at once, one trace is made, all get that one."""
+    import threading
+    import time
+
+    cache, calls, results = BoundedCache(max_bytes=10**9, max_entries=8), [], []
+
+    def slow_trace():
+        calls.append(1)
+        time.sleep(0.2)
+        return np.arange(4.0)
+
+    threads = [threading.Thread(target=lambda: results.append(cache.get("teacher", slow_trace))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert len(calls) == 1 == cache.computed and len(results) == 8
+    assert all(result is results[0] for result in results) and not results[0].flags.writeable
+
+
+def test_a_failed_computation_lets_each_waiting_session_compute_on_its_own():
+    import threading
+    import time
+
+    cache, attempts, outcomes = BoundedCache(max_bytes=10**9, max_entries=8), [], []
+
+    def flaky():
+        attempts.append(1)
+        if len(attempts) == 1:
+            time.sleep(0.2)
+            raise RuntimeError("the first computation failed")
+        return np.ones(2)
+
+    def ask():
+        try:
+            outcomes.append(cache.get("key", flaky).sum())
+        except RuntimeError as error:
+            outcomes.append(str(error))
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.02)
+    for thread in threads:
+        thread.join(10)
+    assert sorted(map(str, outcomes)) == ["2.0", "2.0", "the first computation failed"] and len(attempts) == 3
+    assert cache.get("key", flaky).sum() == 2.0 and len(attempts) == 4     # the failure was not kept

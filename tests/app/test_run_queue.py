@@ -1,0 +1,122 @@
+"""At most as many page runs at once as there are slots, first come first served, and a waiting run is told its
+place and an estimate (pages/components/run_queue.py)."""
+
+import threading
+import time
+
+from pages.components.run_queue import RunQueue, queued_message
+
+
+def test_runs_never_exceed_the_slots_and_start_in_arrival_order():
+    queue = RunQueue(2)
+    peak, started, told = [0], [], []
+    lock = threading.Lock()
+
+    def run(name: str) -> None:
+        with queue.turn(lambda ahead, seconds: told.append((name, ahead))):
+            with lock:
+                started.append(name)
+                peak[0] = max(peak[0], queue.running)
+            time.sleep(0.05)
+
+    threads = []
+    for number in range(8):
+        threads.append(threading.Thread(target=run, args=(f"run {number}",)))
+        threads[-1].start()
+        time.sleep(0.005)                    # arrivals in order
+    for thread in threads:
+        thread.join(10)
+    assert peak[0] == 2 and queue.running == 0 and not queue.waiting
+    assert started == [f"run {number}" for number in range(8)]
+    # The first two found a free slot and were told nothing; each later one was told its place in the line.
+    assert [name for name, _ in told] == [f"run {number}" for number in range(2, 8)]
+    assert [ahead for _, ahead in told] == sorted(ahead for _, ahead in told) and told[0][1] == 0
+
+
+def test_the_estimate_is_the_typical_run_once_per_round_of_the_slots():
+    queue = RunQueue(2)
+    queue.durations.extend([0.5, 3.0, 1.0])
+    assert queue.estimate(0) == 1.0 and queue.estimate(1) == 1.0 and queue.estimate(2) == 2.0
+    assert queue.estimate(5) == 3.0
+
+
+def test_a_queued_student_reads_the_place_and_the_wait():
+    assert "yours is next" in queued_message(0, 0.2) and "about 1 s" in queued_message(0, 0.2)
+    assert "behind 3 other views" in queued_message(3, 6.4) and "about 6 s" in queued_message(3, 6.4)
+    assert "behind 1 other view," in queued_message(1, 2.0)
+
+
+def test_a_run_that_fails_gives_its_slot_back():
+    queue = RunQueue(1)
+    try:
+        with queue.turn(lambda *_: None):
+            raise RuntimeError("a page's error")
+    except RuntimeError:
+        pass
+    assert queue.running == 0
+    with queue.turn(lambda *_: (_ for _ in ()).throw(AssertionError("told to wait with a free slot"))):
+        assert queue.running == 1
+
+
+def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch):
+    """The app's run waits for a slot held elsewhere, after telling its place; once the slot is free it draws the
+    page, and the notice is gone."""
+    from pages.components import run_queue
+    from tests.app.conftest import open_page
+
+    queue, told, release = RunQueue(1), [], threading.Event()
+    monkeypatch.setattr(run_queue, "RUNS", queue)
+    monkeypatch.setattr(run_queue, "queued_message", lambda ahead, seconds: told.append((ahead, seconds)) or "queued")
+    holding = threading.Event()
+
+    def another_students_run():
+        with queue.turn(lambda *_: None):
+            holding.set()
+            release.wait(30)
+
+    other = threading.Thread(target=another_students_run)
+    other.start()
+    holding.wait(10)
+    waited = []
+
+    def end_the_other_run_once_this_one_waits():
+        while not queue.waiting:
+            time.sleep(0.02)
+        started = time.perf_counter()
+        time.sleep(0.5)
+        waited.append(started)
+        release.set()
+
+    threading.Thread(target=end_the_other_run_once_this_one_waits).start()
+    at = open_page("translation.py", "A dog runs.")
+    assert waited and told == [(0, 1.0)]          # next in line; no run timed yet, so the typical 1 s
+    assert not [box for box in at.info if box.value == "queued"] and queue.running == 0       # drawn, notice gone
+    other.join(10)
+
+
+def test_a_served_explorer_loads_its_models_for_the_class_once_in_the_background(monkeypatch):
+    from pages.components import session
+    from pages.components.access import Policy
+
+    monkeypatch.setattr(session, "policy", lambda: Policy(serving=True))
+    monkeypatch.setattr(session, "_WARMING", threading.Event())
+    monkeypatch.setattr(session, "_MODELS", session.OrderedDict())
+    session.warm_up_models()
+    session.warm_up_models()                      # a second visitor starts nothing more
+    warming = [thread for thread in threading.enumerate() if thread.name == "warm-up-models"]
+    assert len(warming) == 1
+    warming[0].join(120)
+    folders = [str(folder) for folder in session.BUNDLED.values()]
+    assert [path for path, _ in session._MODELS] == folders
+    first = folders[0]
+    assert session.shared_model(first, session.weights_mtime(first)) is session._MODELS[first, session.weights_mtime(first)]
+
+
+def test_on_ones_own_machine_nothing_is_loaded_ahead(monkeypatch):
+    from pages.components import session
+    from pages.components.access import Policy
+
+    monkeypatch.setattr(session, "policy", lambda: Policy(serving=False))
+    monkeypatch.setattr(session, "_WARMING", threading.Event())
+    session.warm_up_models()
+    assert not session._WARMING.is_set()
