@@ -85,9 +85,11 @@ if (!window.explorerReloadsOnReconnect) {
 # No more runs at once than the cores (pages/components/run_queue.py): a run that must wait says so, with its place
 # and an estimate, until its turn; the notice goes once the run starts.
 warm_up_models()                # a served explorer loads its models for the class in the background
-waiting = st.empty()
-with RUNS.turn(lambda ahead, seconds: waiting.info(queued_message(ahead, seconds), icon=":material/hourglass_top:")):
-    waiting.empty()
+notices = []                    # drawn only when this run must wait: a free server adds nothing to the page
+with RUNS.turn(lambda ahead, seconds: notices.append(st.info(queued_message(ahead, seconds),
+                                                             icon=":material/hourglass_top:"))):
+    for notice in notices:
+        notice.empty()
     render_sidebar()
     st.sidebar.html(BROWSER_SCRIPT, unsafe_allow_javascript=True)
     with errors_as_messages():     # the pages' one catch of what a person can cause (pages/components/errors.py)
