@@ -14,6 +14,7 @@ import streamlit as st
 
 from explorer.analyses import distributed
 from models.errors import ExplorerError
+from pages.components import run_queue
 from pages.components.access import policy, refuse, session_tag
 from pages.components.widgets import remember_retries
 
@@ -65,10 +66,18 @@ def server_queue(slots: int) -> JobQueue:
 @contextmanager
 def corpus_job(what: str):
     """Run the body as this session's one corpus job, after those queued before it. On one's own machine
-    (not served) jobs are not queued."""
-    if not policy().serving:
-        yield
-        return
+    (not served) jobs are not queued. The page run's slot (pages/components/run_queue.py) goes to the next run
+    meanwhile: a job may take minutes, and `--jobs` bounds jobs on its own."""
+    with run_queue.RUNS.set_aside():      # the class's page runs go on while this job waits and runs
+        if not policy().serving:
+            yield
+            return
+        with _in_line(what):
+            yield
+
+
+@contextmanager
+def _in_line(what: str):
     queue, session = server_queue(policy().jobs), session_tag()
     if queue.busy(session):
         refuse(f"You already have a corpus job running or queued; {what} can start once it ends.", what)

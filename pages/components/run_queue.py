@@ -26,6 +26,7 @@ class RunQueue:
         self.condition = threading.Condition()
         self.running = 0
         self.waiting: deque[object] = deque()            # tickets in arrival order
+        self.holders: set[int] = set()                   # the threads holding a slot
         self.durations: deque[float] = deque(maxlen=50)
 
     def estimate(self, ahead: int) -> float:
@@ -37,30 +38,53 @@ class RunQueue:
     def turn(self, on_wait: Callable[[int, float], None]) -> Iterator[None]:
         """Hold one of the slots while the block runs. When none is free, on_wait(runs queued ahead, seconds
         estimated) is called once, then the block waits for its turn."""
+        self._take(on_wait)
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._give_back(time.perf_counter() - started)
+
+    @contextmanager
+    def set_aside(self) -> Iterator[None]:
+        """Give this thread's slot to the next run while the block runs, and take one again after it, in line. For
+        a corpus job: `--jobs` bounds those on its own, and one may take minutes, which the class must not wait
+        for."""
+        holding = threading.get_ident() in self.holders
+        if holding:
+            self._give_back(None)
+        try:
+            yield
+        finally:
+            if holding:
+                self._take(lambda *_: None)
+
+    def _take(self, on_wait: Callable[[int, float], None]) -> None:
         ticket = object()
         with self.condition:
             free = self.running < self.slots and not self.waiting
             if free:
                 self.running += 1
-            else:
-                self.waiting.append(ticket)
-                ahead = len(self.waiting) - 1
-        if not free:
-            on_wait(ahead, self.estimate(ahead))
-            with self.condition:
-                while self.waiting[0] is not ticket or self.running >= self.slots:
-                    self.condition.wait()
-                self.waiting.popleft()
-                self.running += 1
-                self.condition.notify_all()          # the next in line may find a free slot too
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            with self.condition:
-                self.running -= 1
-                self.durations.append(time.perf_counter() - started)
-                self.condition.notify_all()
+                self.holders.add(threading.get_ident())
+                return
+            self.waiting.append(ticket)
+            ahead = len(self.waiting) - 1
+        on_wait(ahead, self.estimate(ahead))
+        with self.condition:
+            while self.waiting[0] is not ticket or self.running >= self.slots:
+                self.condition.wait()
+            self.waiting.popleft()
+            self.running += 1
+            self.holders.add(threading.get_ident())
+            self.condition.notify_all()          # the next in line may find a free slot too
+
+    def _give_back(self, seconds: float | None) -> None:
+        with self.condition:
+            self.running -= 1
+            self.holders.discard(threading.get_ident())
+            if seconds is not None:
+                self.durations.append(seconds)
+            self.condition.notify_all()
 
 
 RUNS = RunQueue(int(os.environ.get(SLOTS_VARIABLE, 0)) or os.cpu_count() or 1)

@@ -120,3 +120,34 @@ def test_on_ones_own_machine_nothing_is_loaded_ahead(monkeypatch):
     monkeypatch.setattr(session, "_WARMING", threading.Event())
     session.warm_up_models()
     assert not session._WARMING.is_set()
+
+
+def test_a_corpus_job_sets_its_slot_aside_so_the_class_goes_on():
+    """One slot: a run starting a long corpus job gives its slot to another student's run meanwhile, and takes one
+    again, in line, once the job is over."""
+    queue, order = RunQueue(1), []
+    aside, other_done = threading.Event(), threading.Event()
+
+    def job_run():
+        with queue.turn(lambda *_: None):
+            with queue.set_aside():
+                aside.set()
+                other_done.wait(10)              # the job runs while another student's view is drawn
+                order.append("job done")
+            order.append("job's page drawn")
+            assert queue.running == 1
+
+    def other_run():
+        aside.wait(10)
+        with queue.turn(lambda *_: order.append("other told to wait")):
+            order.append("other drawn")
+        other_done.set()
+
+    threads = [threading.Thread(target=job_run), threading.Thread(target=other_run)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert order == ["other drawn", "job done", "job's page drawn"] and queue.running == 0 and not queue.holders
+    with queue.set_aside():                        # a thread holding no slot gives nothing back
+        assert queue.running == 0
