@@ -9,6 +9,7 @@ without this entry, when a page's URL is the first request; here that folder doe
 
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,7 +19,7 @@ if str(ROOT) not in sys.path:          # Streamlit puts the entry's folder on th
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from pages.components.access import ask_token, granted  # noqa: E402
+from pages.components.access import ask_token, granted, policy  # noqa: E402
 from pages.components.errors import errors_as_messages  # noqa: E402
 from pages.components.run_queue import RUNS, queued_message  # noqa: E402
 from pages.components.session import warm_up_models  # noqa: E402
@@ -82,12 +83,14 @@ if (!window.explorerReloadsOnReconnect) {
 }
 </script>"""
 
-# No more runs at once than the cores (pages/components/run_queue.py): a run that must wait says so, with its place
-# and an estimate, until its turn; the notice goes once the run starts.
+# A served explorer (a class) runs no more pages at once than the cores (pages/components/run_queue.py): a run that
+# must wait says so, with its place and an estimate, until its turn; the notice goes once the run starts. On one's
+# own machine a person's few tabs run as they come.
 warm_up_models()                # a served explorer loads its models for the class in the background
 notices = []                    # drawn only when this run must wait: a free server adds nothing to the page
-with RUNS.turn(lambda ahead, seconds: notices.append(st.info(queued_message(ahead, seconds),
-                                                             icon=":material/hourglass_top:"))):
+in_turn = RUNS.turn(lambda ahead, seconds: notices.append(st.info(queued_message(ahead, seconds),
+                                                                  icon=":material/hourglass_top:")))
+with in_turn if policy().serving else nullcontext():
     for notice in notices:
         notice.empty()
     render_sidebar()

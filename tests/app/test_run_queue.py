@@ -59,11 +59,15 @@ def test_a_run_that_fails_gives_its_slot_back():
 
 
 def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch):
-    """The app's run waits for a slot held elsewhere, after telling its place; once the slot is free it draws the
+    """On a served explorer, the app's run waits for a slot held elsewhere, after telling its place; once the slot is free it draws the
     page, and the notice is gone."""
-    from pages.components import run_queue
+    from pages.components import access, run_queue, session
     from tests.app.conftest import open_page
 
+    started_already = threading.Event()
+    started_already.set()
+    monkeypatch.setattr(session, "_WARMING", started_already)       # no model warm-up in this test's process
+    monkeypatch.setattr(access, "policy", lambda: access.Policy(serving=True))     # a class's server
     queue, told, release = RunQueue(1), [], threading.Event()
     monkeypatch.setattr(run_queue, "RUNS", queue)
     monkeypatch.setattr(run_queue, "queued_message", lambda ahead, seconds: told.append((ahead, seconds)) or "queued")
@@ -101,9 +105,10 @@ def test_a_served_explorer_loads_its_models_for_the_class_once_in_the_background
     monkeypatch.setattr(session, "policy", lambda: Policy(serving=True))
     monkeypatch.setattr(session, "_WARMING", threading.Event())
     monkeypatch.setattr(session, "_MODELS", session.OrderedDict())
+    before = [thread for thread in threading.enumerate() if thread.name == "warm-up-models"]
     session.warm_up_models()
     session.warm_up_models()                      # a second visitor starts nothing more
-    warming = [thread for thread in threading.enumerate() if thread.name == "warm-up-models"]
+    warming = [thread for thread in threading.enumerate() if thread.name == "warm-up-models" and thread not in before]
     assert len(warming) == 1
     warming[0].join(120)
     folders = [str(folder) for folder in session.BUNDLED.values()]
@@ -151,3 +156,15 @@ def test_a_corpus_job_sets_its_slot_aside_so_the_class_goes_on():
     assert order == ["other drawn", "job done", "job's page drawn"] and queue.running == 0 and not queue.holders
     with queue.set_aside():                        # a thread holding no slot gives nothing back
         assert queue.running == 0
+
+
+def test_on_ones_own_machine_page_runs_are_not_queued(monkeypatch):
+    from pages.components import access, run_queue
+    from tests.app.conftest import open_page
+
+    monkeypatch.setattr(access, "policy", lambda: access.Policy(serving=False))
+    queue = RunQueue(1)
+    monkeypatch.setattr(run_queue, "RUNS", queue)
+    with queue.turn(lambda *_: None):            # every slot taken: a served page would wait
+        open_page("translation.py", "A dog runs.")
+    assert list(queue.durations)[:-1] == [] and not queue.waiting
