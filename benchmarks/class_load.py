@@ -67,7 +67,7 @@ class Tally:
     dropped: int = 0
     views: int = 0
     not_own: list[str] = field(default_factory=list)       # views whose page did not show their own sentence
-    length: float = 0.0                                    # the class's seconds
+    started: float = 0.0                                   # time.monotonic() when the class began
 
 
 def captions() -> list[str]:
@@ -162,7 +162,7 @@ async def student(number: int, port: int, token: str, until: float, think: float
                     continue
                 tally.views += 1
                 tally.seconds.setdefault(view.name, []).append(seconds)
-                tally.timeline.append((time.monotonic() - seconds - (until - tally.length), seconds))
+                tally.timeline.append((time.monotonic() - seconds - tally.started, seconds))
                 if error:
                     tally.errors.append(error)
                 if not own:
@@ -214,6 +214,14 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
+def by_minute(timeline: list[tuple[float, float]]) -> dict[int, list[float]]:
+    """Each view's seconds, grouped by the minute of the class it was asked in."""
+    minutes: dict[int, list[float]] = {}
+    for asked, seconds in timeline:
+        minutes.setdefault(int(asked // 60), []).append(seconds)
+    return minutes
+
+
 def report(tally: Tally, watch: ServerWatch, students: int, seconds: float, wall: float) -> dict:
     every = [s for values in tally.seconds.values() for s in values]
     settled = [s for at, s in tally.timeline if at >= 60]
@@ -224,9 +232,8 @@ def report(tally: Tally, watch: ServerWatch, students: int, seconds: float, wall
         "p95_s": round(percentile(every, 0.95), 3) if every else None,
         "max_s": round(max(every), 3) if every else None,
         "p95_s_after_the_first_minute": round(percentile(settled, 0.95), 3) if settled else None,
-        "p95_s_by_minute": {minute: round(percentile(values, 0.95), 3) for minute, values in sorted(
-            {int(at // 60): [s for when, s in tally.timeline if int(when // 60) == int(at // 60)]
-             for at, _ in tally.timeline}.items())},
+        "p95_s_by_minute": {minute: round(percentile(values, 0.95), 3)
+                            for minute, values in sorted(by_minute(tally.timeline).items())},
         "errors": len(tally.errors), "error_examples": tally.errors[:5], "dropped": tally.dropped,
         "views_without_their_own_sentence": len(tally.not_own), "examples_without": tally.not_own[:5],
         "pages": {page: {"views": len(values), "p50_s": round(statistics.median(values), 3),
@@ -255,8 +262,8 @@ async def class_run(port: int, token: str, students: int, seconds: float, think:
     sampler = asyncio.create_task(watch.sample())
     prepared = None if cold else await teacher_first(port, token)
     own = random.Random(1).sample(captions(), students)
-    tally = Tally(length=seconds)
     started = time.monotonic()
+    tally = Tally(started=started)
     until = started + seconds
     await asyncio.gather(*(student(n, port, token, until, think, own[n], n % 2 == 0, tally) for n in range(students)))
     sampler.cancel()

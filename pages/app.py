@@ -88,9 +88,9 @@ if (!window.explorerReloadsOnReconnect) {
 # own machine a person's few tabs run as they come.
 warm_up_models()                # a served explorer loads its models for the class in the background
 notices = []                    # drawn only when this run must wait: a free server adds nothing to the page
-in_turn = RUNS.turn(lambda ahead, seconds: notices.append(st.info(queued_message(ahead, seconds),
-                                                                  icon=":material/hourglass_top:")))
-with in_turn if policy().serving else nullcontext():
+with (RUNS.turn(lambda ahead, seconds: notices.append(st.info(queued_message(ahead, seconds),
+                                                              icon=":material/hourglass_top:")))
+      if policy().serving else nullcontext()):
     for notice in notices:
         notice.empty()
     render_sidebar()

@@ -176,9 +176,11 @@ def role_tallies(model: ExplorerModel, sentences: list[str], trees: list[Tree] |
 
 
 def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, treebank_name: str, trees: int,
-                 seconds: float) -> RolesFindings:
-    """Every head's roles and the scores behind them, from the tallies."""
-    corpus = {"text": {"name": text_name, "sentences": len(tallied.texts), "skipped": tallied.skipped_lines}}
+                 seconds: float, common_top: int) -> RolesFindings:
+    """Every head's roles and the scores behind them, from the tallies (common_top: the rare-token filter they
+    were counted with)."""
+    corpus = {"text": {"name": text_name, "sentences": len(tallied.texts), "skipped": tallied.skipped_lines,
+                       "rare_common_top": common_top}}
     if tallied.every is not None:
         corpus["treebank"] = {"name": treebank_name, "sentences": trees - tallied.skipped_trees,
                               "skipped": tallied.skipped_trees, "short_sentences": tallied.short.sentences,
@@ -212,10 +214,8 @@ def analyse_roles(model: ExplorerModel, sentences: list[str] | None = None, tree
     if not sentences:
         sentences, text_name = [tree.text for tree in trees], treebank_name
     tallied = (tallies_of or role_tallies)(model, sentences, trees, kinds, batch_size, progress, common_top)
-    report = roles_report(tallied, thresholds, text_name, treebank_name, len(trees or []),
-                          time.perf_counter() - started)
-    report.corpus["text"]["rare_common_top"] = common_top
-    return report
+    return roles_report(tallied, thresholds, text_name, treebank_name, len(trees or []),
+                        time.perf_counter() - started, common_top)
 
 
 def corpus_description(report: RolesReport | dict) -> str:
