@@ -175,14 +175,14 @@ async def student(number: int, port: int, token: str, until: float, think: float
 
 async def memory_walk(port: int, token: str, count: int, sentences: list[str], watch) -> dict:
     """One session opening `count` distinct 45-word sentences on the Attention page, one after another: resident
-    memory after the first 100 and after all of them."""
+    memory after every 100 (a curve that levels off once every cache is full) and after all of them."""
     rng = random.Random(0)
     marks = {}
     for index in range(count):
         words = " ".join(rng.sample(sentences, 6)).split()[:44] + [str(index)]
         async with connect(port) as connection:
             await open_view(connection, View("attention", "attention", {"sentence": " ".join(words)}), token)
-        if index + 1 in (100, count):
+        if (index + 1) % 100 == 0 or index + 1 == count:
             marks[index + 1] = watch.rss_mb()
     return marks
 
@@ -292,7 +292,7 @@ def main() -> None:
             first, last = marks.get(100), marks.get(args.distinct)
             result = {"distinct_sentences": args.distinct, "rss_mb_after_100": first,
                       f"rss_mb_after_{args.distinct}": last,
-                      "growth": round(last / first - 1, 3) if first and last else None}
+                      "growth": round(last / first - 1, 3) if first and last else None, "rss_mb_by_count": marks}
         else:
             result = asyncio.run(class_run(port, token, args.students, args.seconds, args.think, watch, args.cold))
     finally:

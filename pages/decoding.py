@@ -14,7 +14,7 @@ from pages.components.decoding_step_section import show_one_step
 from pages.components.lens_and_sampling import logit_lens_section, sampling_section
 from pages.components.session import current_trace, pruning_notice, view_pruned
 from pages.components.glossary_links import linked, term_help
-from pages.components.widgets import show_figure
+from pages.components.widgets import one_tab_at_a_time, show_figure
 from pages.registry import page
 
 st.title("Decoding")   # first: the notices about the sentence go under it
@@ -39,30 +39,40 @@ if not isinstance(checkpoint, Generates):
 
 st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}",
            help=term_help("greedy decoding", "beam search", "entropy", "nats"))
-overview = steps_overview(trace.steps)
-show_figure(overview, "decoding-steps", steps_table(trace), width=fixed_width(overview))
 
-show_one_step(checkpoint, trace)         # pages/components/decoding_step_section.py
 
-sampling_section(checkpoint, trace)
-logit_lens_section(checkpoint, trace)
+def step_by_step() -> None:
+    overview = steps_overview(trace.steps)
+    show_figure(overview, "decoding-steps", steps_table(trace), width=fixed_width(overview))
+    show_one_step(checkpoint, trace)         # pages/components/decoding_step_section.py
 
-show_beam_search(checkpoint, trace, pruned)      # pages/components/decoding_beam_section.py
 
-st.header("Teacher forcing", help=term_help("teacher forcing"))
-looked_at = "cross" if "cross" in trace.attention else "decoder"     # as One step has it
-continuation = looked_at == "decoder"
-reference = st.text_input("A continuation of your text" if continuation else "A reference translation",
-                          key="decoding_reference", persist_state="session",
-                          placeholder="Type the words you expect next" if continuation
-                          else "Type the translation you expect")
-if reference.strip():
-    try:
-        forced = teacher_forcing(checkpoint, trace.text, reference)
-    except InputError as error:
-        st.info(str(error))
-    else:
-        forcing = teacher_forcing_figure(forced)
-        show_figure(forcing, "teacher-forcing", teacher_forcing_table(forced), width=fixed_width(forcing))
-        st.metric("Loss (mean negative log-likelihood per token)", f"{forced.loss:.3f} nats",
-                  help=term_help("log-probability", "nats"))
+def forced_by_a_reference() -> None:
+    st.header("Teacher forcing", help=term_help("teacher forcing"))
+    looked_at = "cross" if "cross" in trace.attention else "decoder"     # as One step has it
+    continuation = looked_at == "decoder"
+    reference = st.text_input("A continuation of your text" if continuation else "A reference translation",
+                              key="decoding_reference", persist_state="session",
+                              placeholder="Type the words you expect next" if continuation
+                              else "Type the translation you expect")
+    if reference.strip():
+        try:
+            forced = teacher_forcing(checkpoint, trace.text, reference)
+        except InputError as error:
+            st.info(str(error))
+        else:
+            forcing = teacher_forcing_figure(forced)
+            show_figure(forcing, "teacher-forcing", teacher_forcing_table(forced), width=fixed_width(forcing))
+            st.metric("Loss (mean negative log-likelihood per token)", f"{forced.loss:.3f} nats",
+                      help=term_help("log-probability", "nats"))
+
+
+# One part at a time, as on the Attention, Internals and Heads pages: only the open tab runs and is drawn (all six
+# figures at once made a change to this page at 45 words take about 1 s); the tab is kept in the URL as
+# `decoding_part=` (Internals' tab is `part=`: each page's stays when the other is visited).
+# Sampling and the logit lens: pages/components/lens_and_sampling.py; Beam search: decoding_beam_section.py.
+PARTS = {"Step by step": step_by_step, "Sampling": lambda: sampling_section(checkpoint, trace),
+         "Logit lens": lambda: logit_lens_section(checkpoint, trace),
+         "Beam search": lambda: show_beam_search(checkpoint, trace, pruned),
+         "Teacher forcing": forced_by_a_reference}
+one_tab_at_a_time(PARTS, "decoding_part", "decoding_part")

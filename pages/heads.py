@@ -5,12 +5,13 @@ from dataclasses import asdict, fields
 import streamlit as st
 
 from explorer.analyses.defaults import OURS, PAPER, THRESHOLD_SOURCES, Thresholds
-from pages.components.session import current_checkpoint, current_trace, pruning_notice, warn_if_truncated
+from pages.components.session import current_checkpoint, pruning_notice, sentence_trace
 from pages.components.glossary_links import term_help
 from pages.components.sinks_section import show_sinks
 from pages.components.widgets import one_tab_at_a_time
 from pages.components.detector_section import show_head_detectors
 from pages.components.head_analyses import head_analysis, keep_role_thresholds, role_thresholds
+from pages.components.heads_one_head_section import one_head
 from pages.components.heads_roles_section import roles_and_importance
 from pages.components.heads_training_section import training
 
@@ -21,9 +22,10 @@ st.title("Heads")
 st.caption("Which job each attention head seems to do (look at a fixed neighbour, follow the grammar, watch the rarest "
            "word) and how much the model needs it; in the maps each square is one head and each row a layer.",
            help=term_help("head", "layer"))
-# What happened to the current sentence (cut, recased, unfamiliar to the model) is said here, under the title,
-# though only the tabs that look at the sentence trace it (Roles and importance at its end, Attention sinks).
-sentence_notices = st.container()
+# What happened to the current sentence (cut, recased, unfamiliar to the model, empty) is said here, under the
+# title, on every tab; the tabs that read the sentence (One head at its end, Attention sinks) take its trace, the
+# others go on without it.
+_, trace = sentence_trace(())
 roles, importance = head_analysis("roles", checkpoint), head_analysis("importance", checkpoint)
 
 with st.expander("Thresholds (change them to re-classify; the scores behind them stay the same)"):
@@ -44,18 +46,17 @@ st.caption("Thresholds: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in a
 
 
 def sinks_on_the_sentence() -> None:
-    _, trace = current_trace((), notices=False)
-    with sentence_notices:          # under the title, where a notice about the sentence is read first
-        warn_if_truncated(trace, checkpoint)
-    show_sinks(checkpoint, trace)          # attention sinks on the sentence (pages/components/sinks_section.py)
+    if trace is not None:
+        show_sinks(checkpoint, trace)          # attention sinks on the sentence (pages/components/sinks_section.py)
 
 
 # One part at a time, as on the Attention and Internals pages: only the open tab runs and is drawn (the whole
 # page at once took over 1 s to draw in the browser on a change of page); the tab is kept in the URL.
-# Roles and importance: pages/components/heads_roles_section.py; Head detectors (Olsson et al.):
+# Roles and importance: pages/components/heads_roles_section.py; One head: heads_one_head_section.py (the role maps,
+# the table and one head's figures on one tab took 1.4 s to draw at 45 words); Head detectors (Olsson et al.):
 # detector_section.py; During training: heads_training_section.py.
-PARTS = {"Roles and importance": lambda: roles_and_importance(checkpoint, roles, importance, thresholds,
-                                                             sentence_notices),
+PARTS = {"Roles and importance": lambda: roles_and_importance(checkpoint, roles, importance, thresholds),
+         "One head": lambda: one_head(checkpoint, roles, importance, thresholds, trace),
          "Head detectors": lambda: show_head_detectors(checkpoint),
          "During training": lambda: training(checkpoint, thresholds), "Attention sinks": sinks_on_the_sentence}
 one_tab_at_a_time(PARTS, "heads_part", "section")

@@ -75,7 +75,8 @@ def training_step(lesson, focus: Focus) -> Step:
     figure = figures.one_hot_bars(step.top_tokens, step.top_probs, step.chosen,
                                   f"step {focus.step}: predicted probabilities and the one-hot target")
     return Step("", "", text, numbers, figure,
-                link=DeepLink("decoding.py", "Decoding → teacher forcing", {"step": str(focus.step)}))
+                link=DeepLink("decoding.py", "Decoding → teacher forcing",
+                              {"step": str(focus.step), "decoding_part": "Teacher forcing"}))
 
 
 def how_typical(lesson, focus: Focus, key: int) -> str:

@@ -311,10 +311,20 @@ def greedy_notice(why: str) -> None:
 
 
 def current_trace(pruned: HeadSet | None = None, notices: bool = True) -> tuple[ExplorerModel, Trace]:
-    """The chosen model and its trace of the current sentence; a message instead when there is none.
+    """The chosen model and its trace of the current sentence; a message instead when there is none (the page
+    stops there).
     pruned: the heads masked; None for the view's (the Prune page's choice), () for the whole model.
     notices: say what happened to the sentence (cut, recased, unfamiliar, stopped at the length limit); once
     per page."""
+    checkpoint, trace = sentence_trace(pruned, notices)
+    if trace is None:
+        st.stop()
+    return checkpoint, trace
+
+
+def sentence_trace(pruned: HeadSet | None = None, notices: bool = True) -> tuple[ExplorerModel, Trace | None]:
+    """As current_trace, but input the model cannot read (an empty sentence) gives its message and None, and the
+    page goes on: for a page whose other parts do not read the sentence (the Heads page's role maps)."""
     chosen = selection()
     checkpoint = current_checkpoint()
     if pruned is None:
@@ -325,7 +335,7 @@ def current_trace(pruned: HeadSet | None = None, notices: bool = True) -> tuple[
                              pruned, chosen.fix_casing, checkpoint.target_language)
     except InputError as error:
         st.info(str(error))
-        st.stop()
+        return checkpoint, None
     if notices:
         warn_if_truncated(trace, checkpoint)
     return checkpoint, trace

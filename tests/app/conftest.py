@@ -31,10 +31,11 @@ def page():
     return open_page
 
 
-def open_part(at: AppTest, part: str) -> AppTest:
-    """Open one tab of a page drawn a tab at a time (Internals: "Masks", "Scores → softmax", "Positions",
-    "Q, K, V walkthrough"); only the open tab's figures are drawn."""
-    at.session_state["internals_part"] = part
+def open_part(at: AppTest, part: str, key: str = "internals_part") -> AppTest:
+    """Open one tab of a page drawn a tab at a time (Internals, `internals_part`: "Masks", "Scores → softmax",
+    "Positions", "Q, K, V walkthrough"; Decoding, `decoding_part`: "Step by step", "Sampling", "Logit lens",
+    "Beam search", "Teacher forcing"); only the open tab's figures are drawn."""
+    at.session_state[key] = part
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -19,7 +19,7 @@ from explorer.capture.trace import trace_sentence
 from models.loader import open_model
 from models.sampling import Sampling
 from pages.components.session import OWN
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, open_part
 from tests.app.test_pages import traces_of
 from tests.conftest import ROOT
 from tests.hugging_face_models import PREDICTS_TOKENS, SENTENCE as TINY_SENTENCE, saved_model
@@ -36,20 +36,22 @@ def chart(at, words: str) -> dict:
 
 
 def sampled_text(at) -> str:
-    """The page's texts: the sampled output (Sampling), then the output of the other pages (Greedy versus beam)."""
+    """The Sampling tab's one text: the sampled output."""
     assert any(c.value.startswith("Sampled output") for c in at.caption)
-    sampled, shown = [t.value for t in at.main.text]
+    [sampled] = [t.value for t in at.main.text]
     return sampled
 
 
 def test_the_sections_draw_the_explorers_numbers_and_the_url_keeps_the_settings(h8):
-    at = open_page("decoding.py", SENTENCE)
+    at = open_part(open_page("decoding.py", SENTENCE), "Logit lens", "decoding_part")
     trace = trace_sentence(h8, SENTENCE)
     lens = logit_lens(h8, trace)
     drawn = chart(at, "Logit lens")["data"][0]
     np.testing.assert_allclose(np.array(drawn["z"], dtype=float), lens.chosen_probs.T, atol=1e-6)
     assert [html.unescape(row[-1]) for row in drawn["text"]] == [top[0] for top in lens.top_tokens[-1]]
     assert lens_note(lens) in [c.value for c in at.caption]
+    assert not any("Sampled output" in c.value for c in at.caption)        # only the open tab is drawn
+    open_part(at, "Sampling", "decoding_part")
     # sampling at the defaults: T = 1, no filter, seed 0; the step view follows the sample, its drawn token marked
     drawn = sample(h8, SENTENCE, Sampling(1.0))
     log_probs = sample_log_probs(h8, drawn)
@@ -82,7 +84,8 @@ def test_the_sections_draw_the_explorers_numbers_and_the_url_keeps_the_settings(
         {"temperature": "1.5", "top_k": "20", "top_p": "0.9", "seed": "7", "sample_step": "2"}
     # the link opens the same sample in a fresh session
     link = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
-    link.query_params.update({"sentence": SENTENCE, "temperature": "1.5", "top_k": "20", "top_p": "0.9", "seed": "7"})
+    link.query_params.update({"sentence": SENTENCE, "temperature": "1.5", "top_k": "20", "top_p": "0.9", "seed": "7",
+                              "decoding_part": "Sampling"})
     link.run()
     link.switch_page("decoding.py")
     link.run()
@@ -90,7 +93,7 @@ def test_the_sections_draw_the_explorers_numbers_and_the_url_keeps_the_settings(
 
 
 def test_temperature_zero_is_the_greedy_output(h8):
-    at = open_page("decoding.py", SENTENCE)
+    at = open_part(open_page("decoding.py", SENTENCE), "Sampling", "decoding_part")
     greedy = trace_sentence(h8, SENTENCE).output_text
     assert sampled_text(at) != greedy                       # T = 1 drew another translation
     at.select_slider(key="sampling_temperature").set_value(0.0).run()
@@ -103,13 +106,15 @@ def test_temperature_zero_is_the_greedy_output(h8):
 def test_the_sections_run_on_hugging_face_models(family, tmp_path_factory):
     folder = saved_model(family, tmp_path_factory)
     model = open_model(folder)
-    at = open_page("decoding.py", TINY_SENTENCE, model=OWN, own_model=str(folder))
+    at = open_part(open_page("decoding.py", TINY_SENTENCE, model=OWN, own_model=str(folder)), "Logit lens",
+                   "decoding_part")
     assert not at.error
     trace = trace_sentence(model, TINY_SENTENCE)
     drawn = chart(at, "Logit lens")["data"][0]
     if model.has("decoder"):
         expected = logit_lens(model, trace).chosen_probs
-        assert sampled_text(at) == sample(model, TINY_SENTENCE, Sampling(1.0)).text.strip()   # a BPE's leading space
+        sampled = sampled_text(open_part(at, "Sampling", "decoding_part"))
+        assert sampled == sample(model, TINY_SENTENCE, Sampling(1.0)).text.strip()   # a BPE's leading space
     else:               # the masked token the page opens on, near the middle
         positions = maskable_positions(trace, model)
         expected = masked_logit_lens(model, trace, positions[len(positions) // 2]).chosen_probs

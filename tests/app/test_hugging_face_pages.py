@@ -75,13 +75,17 @@ def test_internals_and_decoding_draw_every_family(folder):
     else:
         assert any("position" in title.lower() for title in titles)
     at = open_page("decoding.py", SENTENCE, model=OWN, own_model=str(folder))
-    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+
+    def titles() -> list[str]:
+        return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
     if isinstance(model, Embeds):           # nothing to decode: it says so in a sentence, and draws nothing
-        assert titles == [] and any("do not apply to it" in i.value for i in at.info)
+        assert titles() == [] and any("do not apply to it" in i.value for i in at.info)
     elif model.task == FILL_MASK:
-        assert any(t.startswith("masked") for t in titles) and any("Heads behind" in t for t in titles)
-    else:
-        assert "Every step" in titles[0] and any("Beam" in t or "beam" in t for t in titles)
+        assert any(t.startswith("masked") for t in titles()) and any("Heads behind" in t for t in titles())
+    else:                                   # a tab at a time: every step and one step, then beam search
+        assert "Every step" in titles()[0] and not any("beam" in t.lower() for t in titles())
+        open_part(at, "Beam search", "decoding_part")
+        assert any("beam" in t.lower() for t in titles())
 
 
 CONLLU = """# text = a dog runs in the snow

@@ -170,12 +170,14 @@ def test_decoding_page(h8):
     trace = trace_sentence(h8, SENTENCE)
     top = chart_titled(at, "step 0: chose")[0]
     assert top["x"] == pytest.approx(trace.steps[0].top_probs, abs=1e-9)
+    assert not at.table         # only the open tab is drawn: the beam search's table is on its own tab
     # The finished hypotheses are the beam search's own, best first.
     from explorer.capture.decoding_steps import beam_tree
 
-    [finished] = [t.value for t in at.table]
+    [finished] = [t.value for t in open_part(at, "Beam search", "decoding_part").table]
     result = beam_tree(h8, SENTENCE, 5, 0.6)
     assert list(finished["translation"]) == [h8.tokenizer.decode(h.tokens) for h in result.finished]
+    open_part(at, "Teacher forcing", "decoding_part")
     at.text_input(key="decoding_reference").input("Zwei Hunde spielen im Schnee.").run()
     assert not at.exception
     assert "nats" in at.metric[0].value
@@ -270,8 +272,11 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
     at.number_input(key="threshold_rare_rate").set_value(0.1).run()
     assert not at.exception
     assert sum("rare-token" in r for r in table_with(at, "roles")["roles"]) > rare_before
+    assert not any("on the current sentence" in str(c.proto.spec) for c in at.get("plotly_chart"))   # its own tab
+    open_part(at, "One head", "heads_part")
     at.selectbox(key="heads_head").select("enc.0.0").run()
-    assert not at.exception and any("enc.0.0" in str(c.proto.spec) for c in at.get("plotly_chart"))
+    assert not at.exception and any("enc.0.0 on the current sentence" in str(c.proto.spec)
+                                    for c in at.get("plotly_chart"))
 
 
 def test_compare_page_draws_every_head_of_every_model():

@@ -30,11 +30,17 @@ CHART_BOXES = """([title, selector]) => {
 }"""
 
 
-def open_decoding(context, app_url, sentence: str, model: str = "h8", beam: int | None = None):
-    """The Decoding page of a link, once every chart on it is drawn."""
+# Each tab of the Decoding page is drawn only when open; a link names it (`decoding_part=`). A chart each tab draws:
+DRAWS = {"Step by step": "step 0: where it looked", "Beam search": "Beam search"}
+
+
+def open_decoding(context, app_url, sentence: str, model: str = "h8", beam: int | None = None,
+                  part: str = "Step by step"):
+    """The Decoding page of a link, on one of its tabs, once every chart on it is drawn."""
     page = context.new_page()
-    page.goto(f"{app_url}/decoding?model={model}&sentence={quote(sentence)}" + (f"&beam={beam}" if beam else ""))
-    page.locator(".js-plotly-plot .gtitle", has_text="Beam search").wait_for(timeout=120_000)
+    page.goto(f"{app_url}/decoding?model={model}&sentence={quote(sentence)}&decoding_part={quote(part)}"
+              + (f"&beam={beam}" if beam else ""))
+    page.locator(".js-plotly-plot .gtitle", has_text=DRAWS[part]).wait_for(timeout=120_000)
     wait_idle(page, timeout=120_000)
     return page
 
@@ -62,7 +68,7 @@ def test_the_beam_tree_offers_no_start_token_or_padding(context, app_url):
     """At beam 10 the 2-head model's beams once continued with <s> (step 1, rank 8): no beam takes a special token
     now, and the root is named as the decoder's start."""
     for model, sentence in (("h2", FORTY_FIVE_WORDS),):       # h8: tests/explorer/test_decoding_figures.py
-        page = open_decoding(context, app_url, sentence, model, beam=10)
+        page = open_decoding(context, app_url, sentence, model, beam=10, part="Beam search")
         labels = [item["text"] for item in chart(page, "Beam search", ".textpoint text")["items"]]
         assert len(labels) > 100                                        # 10 beams, many steps
         assert not {"<s>", "<pad>", "<unk>"} & set(labels[1:]), (model, sorted(set(labels[1:]))[:20])
@@ -73,7 +79,7 @@ def test_the_beam_tree_offers_no_start_token_or_padding(context, app_url):
 
 def test_beam_tree_labels_never_overlap(context, app_url):
     """A 30-word sentence at beam 10: no label runs into another (the next rank's column) or onto a beam's dot."""
-    page = open_decoding(context, app_url, THIRTY_WORDS, "h2", beam=10)
+    page = open_decoding(context, app_url, THIRTY_WORDS, "h2", beam=10, part="Beam search")
     tree = chart(page, "Beam search", ".textpoint text")
     labels = tree["items"]
     assert len(labels) > 150
@@ -116,5 +122,7 @@ def test_a_short_sentence_keeps_its_labels_too(context, app_url):
     for title in ("Every step", "step 0: where it looked"):
         ticks = chart(page, title, ".xtick text")
         assert len(ticks["items"]) == ticks["x"] and overlapping(ticks["items"]) == []
+    page.close()
+    page = open_decoding(context, app_url, SHORT, part="Beam search")
     assert overlapping(chart(page, "Beam search", ".textpoint text")["items"]) == []
     page.close()

@@ -15,9 +15,10 @@ SENTENCE = "Two dogs play in the snow."
 OUT_OF_DOMAIN = "The quarterly earnings report exceeded analyst expectations despite inflation."
 
 
-def open_heads(context, url: str, sentence: str = SENTENCE):
+def open_heads(context, url: str, sentence: str = SENTENCE, section: str = ""):
+    """The Heads page of a link, on its first tab (the role maps) or on `section` (the head's pattern)."""
     page = context.new_page()
-    page.goto(f"{url}/heads?model=h8&sentence={quote(sentence)}")
+    page.goto(f"{url}/heads?model=h8&sentence={quote(sentence)}" + (f"&section={quote(section)}" if section else ""))
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=90_000)
     settle(page)
     return page
@@ -152,11 +153,10 @@ def test_the_role_maps_are_coloured_by_importance_with_short_readable_cells(head
     radio(page, "Colour the maps by", "importance")             # as it was, for the next test on this page
 
 
-def test_importance_in_significant_digits_and_chance_without_an_arrow(heads_page, h8):
+def test_importance_in_significant_digits_and_chance_without_an_arrow(warm_context, app_url, h8):
     importance = json.loads((h8.path / "head_importance.json").read_text())
     first = next(h for h in importance["heads"] if h["spec"] == "enc.0.0")
-    page = heads_page
-    page.get_by_text("One head", exact=True).scroll_into_view_if_needed()
+    page = open_heads(warm_context, app_url, section="One head")
     metrics = {m.locator('[data-testid="stMetricLabel"]').inner_text().strip(): m
                for m in page.locator('[data-testid="stMetric"]').all()}
     rare = metrics["Peaks on the rarest token"]
@@ -165,6 +165,7 @@ def test_importance_in_significant_digits_and_chance_without_an_arrow(heads_page
     assert arrows.count() == 0                                  # chance is no rise: no arrow
     value = metrics["Gradient importance"].locator('[data-testid="stMetricValue"]').inner_text()
     assert value == f"{first['gradient_importance']:.3g}"       # 0.0159, not 0.016 (nor 0.000 for tiny scores)
+    page.close()
 
 
 def test_what_happened_to_the_sentence_is_said_under_the_title(context, app_url):
