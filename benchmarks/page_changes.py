@@ -7,6 +7,10 @@ Per sentence: one lap through every page and every tab computes and caches the v
 times every page change and every tab switch. "Drawn" is the moment Streamlit's run is over and every chart is
 drawn at its width, read in the page (tests/browser/harness.py SETTLED: the start of its stable window, so the
 window itself is not counted). Prints per page the median (worst) over the laps.
+
+For scale, in the same run and browser: a page change in a one-line two-page Streamlit app (a page of text, a page
+with one 2 × 2 plotly heatmap), timed the same way. What any Streamlit page change costs this machine today; the
+explorer's pages are printed as a multiple of it too (the machine's speed moved by 1.5× between days).
 """
 
 from __future__ import annotations
@@ -26,6 +30,15 @@ from tests.browser.harness import (PAGE_TITLES, go_to, launch, offline_context, 
                                    streamlit_server)
 
 PAGE_TARGET, TAB_TARGET = 1.0, 0.5
+FLOOR_APP = """
+import plotly.graph_objects as go
+import streamlit as st
+
+st.sidebar.text_area("English sentence", "x")
+st.navigation([st.Page(lambda: st.text("no chart"), title="Words", url_path="words"),
+               st.Page(lambda: st.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]]))), title="Chart",
+                       url_path="chart")]).run()
+"""
 
 
 def timed_click(page, click) -> float:
@@ -51,6 +64,25 @@ def lap(page, timings: dict | None) -> None:
             seconds = timed_click(page, tab.click)
             if timings is not None:
                 timings.setdefault(f"{name} · tab {label}", []).append(seconds)
+
+
+def floor_page_changes(browser, folder: Path, laps: int) -> dict[str, float]:
+    """Median seconds of a page change in FLOOR_APP: to its page of text, and to its page with one chart."""
+    script = folder / "floor.py"
+    script.write_text(FLOOR_APP)
+    times = {"Words": [], "Chart": []}
+    with streamlit_server(folder / "floor.log", script=script) as url:
+        context = offline_context(browser)
+        page = context.new_page()
+        page.goto(url)
+        settle(page)
+        for lap_number in range(laps + 1):
+            for title in ("Chart", "Words"):
+                seconds = timed_click(page, lambda: go_to(page, title))
+                if lap_number:                              # the first lap loads the chart's code: not timed
+                    times[title].append(seconds)
+        context.close()
+    return {title: statistics.median(values) for title, values in times.items()}
 
 
 def verdict(seconds: float, target: float) -> str:
@@ -82,7 +114,12 @@ def main() -> None:
                 worst[kind] = max(worst[kind], median)
                 print(f"  {name:48s} {median:5.2f} ({max(seconds):.2f}) s  target ≤ {target} s {verdict(median, target)}")
             print(f"  slowest median: page change {worst['page']:.2f} s, tab switch {worst['tab']:.2f} s")
+            slowest = worst["page"]
         print(f"requests blocked (non-localhost): {len(context.blocked)}")
+        floor = floor_page_changes(browser, Path(folder), args.laps)
+        print(f"for scale, a one-line two-page Streamlit app, median of {args.laps}: page change to text "
+              f"{floor['Words']:.2f} s, to one 2 × 2 heatmap {floor['Chart']:.2f} s; the explorer's slowest page "
+              f"change (at the last length) is {slowest / floor['Chart']:.1f}× the latter")
         browser.close()
 
 

@@ -297,23 +297,30 @@ def models_overview(patterns: dict[str, np.ndarray], query_tokens: dict[str, lis
     figure = make_subplots(rows=rows, cols=per_row, subplot_titles=titles, horizontal_spacing=12 / (width - 130),
                            vertical_spacing=title_px / plot_height)
     low, high = weight_range(np.concatenate([p.ravel() for p in patterns.values()]), scale)
+    # The tiles' traces and outlines go in at once, each on its cell's axes by name (x3/y3 for the 3rd cell): placed
+    # one by one with row= and col=, plotly looked the cell up each time, 0.26 s for 11 tiles at 45 words.
+    traces, shapes = [], []
     for name, head, tile_row, tile_column in slots:
+        cell = tile_row * per_row + tile_column + 1
+        x_axis, y_axis = ("x", "y") if cell == 1 else (f"x{cell}", f"y{cell}")
         values = patterns[name][head]
         if factor > 1:
             values = pooled_attention(values, factor, factor)
         queries, keys = block_labels(query_tokens[name], factor), block_labels(key_tokens[name], factor)
-        figure.add_trace(go.Heatmap(z=values, x=keys, y=queries, coloraxis="coloraxis", hovertemplate=hover_text(
-            f"{name} · head {head}<br>" + (POOLED_HOVER if factor > 1 else ATTENTION_HOVER), scale)),
-            row=tile_row + 1, col=tile_column + 1)
-        box = dict(type="rect", line=dict(color="crimson", width=1.5), row=tile_row + 1, col=tile_column + 1)
+        traces.append(go.Heatmap(z=values, x=keys, y=queries, coloraxis="coloraxis", xaxis=x_axis, yaxis=y_axis,
+                                 hovertemplate=hover_text(f"{name} · head {head}<br>"
+                                                          + (POOLED_HOVER if factor > 1 else ATTENTION_HOVER), scale)))
+        box = dict(type="rect", line=dict(color="crimson", width=1.5), xref=x_axis, yref=y_axis)
         if focus_row is not None and focus_row < len(query_tokens[name]):
-            figure.add_shape(x0=-0.5, x1=len(keys) - 0.5, y0=focus_row // factor - 0.5,
-                             y1=focus_row // factor + 0.5, **box)
+            shapes.append(dict(x0=-0.5, x1=len(keys) - 0.5, y0=focus_row // factor - 0.5,
+                               y1=focus_row // factor + 0.5, **box))
         if focus_column is not None and focus_column < len(key_tokens[name]):
-            figure.add_shape(x0=focus_column // factor - 0.5, x1=focus_column // factor + 0.5, y0=-0.5,
-                             y1=len(queries) - 0.5, **box)
+            shapes.append(dict(x0=focus_column // factor - 0.5, x1=focus_column // factor + 0.5, y0=-0.5,
+                               y1=len(queries) - 0.5, **box))
         if tile_column == 0 and head < per_row:               # a model's first row: its name on the left
             figure.update_yaxes(title=dict(text=name, font=dict(size=font(12))), row=tile_row + 1, col=1)
+    figure.add_traces(traces)
+    figure.update_layout(shapes=shapes)
     figure.update_xaxes(type="category", showticklabels=False, showgrid=False, ticks="")
     figure.update_yaxes(type="category", showticklabels=False, showgrid=False, ticks="", autorange="reversed")
     for annotation in figure.layout.annotations:

@@ -308,6 +308,24 @@ def test_compare_page_draws_every_head_of_every_model():
                                                                       str(expected["most positional"]))
 
 
+def test_compare_figures_kept_for_the_next_run_are_each_sessions_own():
+    """The long sentence's strips and tiles are kept across runs and sessions (cached by their numbers): a session in
+    projector mode gets its own, at the projector's width and type, and the next ordinary session the ordinary ones."""
+    from explorer.figures.common import NARROW_WIDTH, PROJECTOR_COLUMN
+    from scripts.screenshots import SENTENCES
+
+    def overview(at) -> dict:
+        specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        [layout] = [s["layout"] for s in specs if "Every head of every model" in s["layout"]["title"]["text"]]
+        return layout
+
+    plain, projector, plain_again = (open_page("compare.py", SENTENCES[45], **state)
+                                     for state in ({}, {"projector": True}, {}))
+    assert [overview(at)["width"] for at in (plain, projector, plain_again)] == [NARROW_WIDTH, PROJECTOR_COLUMN,
+                                                                                 NARROW_WIDTH]
+    assert overview(projector)["annotations"][0]["font"]["size"] > overview(plain_again)["annotations"][0]["font"]["size"]
+
+
 def test_prune_page_toggle_changes_the_translation(h8):
     from explorer.capture.head_sets import parse_heads
 
