@@ -3,7 +3,9 @@ a thread of one process, and torch runs each on one thread (pages/app.py): more 
 so every one of them finishes later. The others wait their turn, first come first served, and their page says that
 they wait and about how long, instead of looking frozen. A run that finds the server free starts at once.
 
-The estimate is the median of the last 50 runs' times, once per full round of the cores ahead of this view.
+The estimate is the median of the last 50 runs' times, once per full round of the cores ahead of this view. Before
+any run has finished (a server just started, its first heavy views), it is the longest time a running view has run
+so far, 1 s at least: a fixed 1 s told a student "about 1 s" behind three 45-word beam searches.
 """
 
 from __future__ import annotations
@@ -26,12 +28,17 @@ class RunQueue:
         self.condition = threading.Condition()
         self.running = 0
         self.waiting: deque[object] = deque()            # tickets in arrival order
-        self.holders: set[int] = set()                   # the threads holding a slot
+        self.holders: dict[int, float] = {}              # the threads holding a slot → when their run started
         self.durations: deque[float] = deque(maxlen=50)
 
     def estimate(self, ahead: int) -> float:
         """Seconds until a run with `ahead` runs queued before it starts, about."""
-        typical = statistics.median(self.durations) if self.durations else TYPICAL_RUN
+        with self.condition:
+            if self.durations:
+                typical = statistics.median(self.durations)
+            else:           # none finished yet: each running one has run this long at least
+                now = time.perf_counter()
+                typical = max([TYPICAL_RUN] + [now - started for started in self.holders.values()])
         return typical * (ahead // self.slots + 1)
 
     @contextmanager
@@ -65,7 +72,7 @@ class RunQueue:
             free = self.running < self.slots and not self.waiting
             if free:
                 self.running += 1
-                self.holders.add(threading.get_ident())
+                self.holders[threading.get_ident()] = time.perf_counter()
                 return
             self.waiting.append(ticket)
             ahead = len(self.waiting) - 1
@@ -75,13 +82,13 @@ class RunQueue:
                 self.condition.wait()
             self.waiting.popleft()
             self.running += 1
-            self.holders.add(threading.get_ident())
+            self.holders[threading.get_ident()] = time.perf_counter()
             self.condition.notify_all()          # the next in line may find a free slot too
 
     def _give_back(self, seconds: float | None) -> None:
         with self.condition:
             self.running -= 1
-            self.holders.discard(threading.get_ident())
+            self.holders.pop(threading.get_ident(), None)
             if seconds is not None:
                 self.durations.append(seconds)
             self.condition.notify_all()

@@ -40,6 +40,24 @@ def test_the_estimate_is_the_typical_run_once_per_round_of_the_slots():
     assert queue.estimate(5) == 3.0
 
 
+def test_before_any_run_has_finished_the_estimate_is_the_longest_running_one():
+    queue = RunQueue(1)
+    assert queue.estimate(0) == 1.0                            # nothing has run: the fixed first guess
+    release = threading.Event()
+
+    def heavy() -> None:
+        with queue.turn(lambda *_: None):
+            release.wait(10)
+
+    thread = threading.Thread(target=heavy)
+    thread.start()
+    time.sleep(1.6)                                            # a heavy first view, still running
+    assert 1.6 <= queue.estimate(0) < 3.0 and 3.2 <= queue.estimate(1) < 6.0
+    release.set()
+    thread.join(10)
+    assert queue.estimate(0) == queue.durations[0] >= 1.6      # once one has finished, the runs' median
+
+
 def test_a_queued_student_reads_the_place_and_the_wait():
     assert "yours is next" in queued_message(0, 0.2) and "about 1 s" in queued_message(0, 0.2)
     assert "behind 3 other views" in queued_message(3, 6.4) and "about 6 s" in queued_message(3, 6.4)
