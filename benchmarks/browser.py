@@ -17,9 +17,9 @@ Then, on the Prune page, the time from ticking one head's box to the new transla
     .venv/bin/python benchmarks/browser.py --cold-links
 
 Cold deep links: every page opened in a new tab from a link with a 45-word sentence no page has seen, the 2-head
-model and beam 4, timed to every figure of the page drawn (target ≤ 2 s); and, for scale, the same for a
-one-line Streamlit app with no chart and with a single 2 × 2 plotly heatmap (what any page with a chart costs
-this browser before the explorer does anything).
+model and beam 4, timed to every figure of the page drawn; and the same for a one-line Streamlit app with no chart
+and with a single 2 × 2 plotly heatmap (what any page with a chart costs this browser before the explorer does
+anything). Target: each page ≤ 1.3 × the one-chart app's time in the same run.
 """
 
 from __future__ import annotations
@@ -134,6 +134,7 @@ EVERY_FIGURE = """
   return [...document.querySelectorAll('iframe')].length >= frames;
 }
 """
+LINK_RATIO = 1.3           # a cold link's target, as a multiple of the one-chart app's new tab (issue 48)
 COUNT = "() => [document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length, document.querySelectorAll('iframe').length]"
 
 
@@ -220,12 +221,14 @@ def main() -> None:
             context = offline_context(browser)
             _, seconds = first_visit(context, url + "/?model=h2")
             print(f"first visit of a fresh server → app shown: {seconds:.2f} s")
-            for name, seconds in time_cold_links(context, url).items():
-                print(f"  cold deep link, 45 words, h2, beam 4: {name + ':':12s} {seconds:.2f} s  target ≤ 2.0 s "
-                      f"{'ok' if seconds <= 2.0 else 'MISSED'}")
+            links = time_cold_links(context, url)
             floor = time_floor(context, Path(folder))
             print(f"  for scale, a new tab of a one-line Streamlit app: text only {floor['text']:.2f} s, "
                   f"one 2 × 2 plotly heatmap {floor['chart']:.2f} s (medians of 3)")
+            for name, seconds in links.items():        # issue 48: ≤ 1.3 × that one-chart app, in the same run
+                ratio = seconds / floor["chart"]
+                print(f"  cold deep link, 45 words, h2, beam 4: {name + ':':12s} {seconds:.2f} s = {ratio:.2f} × the "
+                      f"one-chart app  target ≤ {LINK_RATIO} × {'ok' if ratio <= LINK_RATIO else 'MISSED'}")
             browser.close()
         return
     with tempfile.TemporaryDirectory() as folder, streamlit_server(Path(folder) / "server.log") as url, \
