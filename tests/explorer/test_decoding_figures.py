@@ -272,18 +272,19 @@ def test_beam_tree_links_stay_out_of_the_label_rows(h8):
 def test_the_page_opens_on_the_choices_the_session_holds():
     """The step, layer, head, beam size and α come from st.session_state when it holds them (a link, the last
     visit); a choice the sentence or model no longer offers falls back to the default."""
-    from tests.app.conftest import open_page
+    from tests.app.conftest import open_page, open_part
 
     at = open_page("decoding.py", "Two dogs play in the snow.", decoding_step=2, decoding_layer=0, decoding_head=1,
                    decoding_beam=3, decoding_alpha=1.2)
     assert at.slider(key="decoding_step").value == 2
     assert (at.selectbox(key="decoding_layer").value, at.selectbox(key="decoding_head").value) == (0, 1)
-    assert (at.slider(key="decoding_beam").value, at.slider(key="decoding_alpha").value) == (3, 1.2)
     titles = [json.loads(chart.proto.spec)["layout"].get("title", {}).get("text") for chart in at.get("plotly_chart")]
     assert "step 2: where it looked<br><sup>cross-attention</sup><br><sup>layer 0, head 1</sup>" in titles
     assert not at.warning or all("Session State" not in w.value for w in at.warning)
+    open_part(at, "Beam search", "decoding_part")               # the beam's sliders are on their own tab
+    assert (at.slider(key="decoding_beam").value, at.slider(key="decoding_alpha").value) == (3, 1.2)
     stale = open_page("decoding.py", "Two dogs play in the snow.", decoding_step=400, decoding_layer=99,
                       decoding_beam=40)
     layer = stale.selectbox(key="decoding_layer")
     assert stale.slider(key="decoding_step").value == 0 and layer.value == int(layer.options[-1])    # the last
-    assert stale.slider(key="decoding_beam").value == 5
+    assert open_part(stale, "Beam search", "decoding_part").slider(key="decoding_beam").value == 5

@@ -10,7 +10,7 @@ import pytest
 from explorer.figures.head_roles import COLOUR_BY, cell_font, decimals, role_map, role_short, short_number
 from explorer.analyses.head_table import MEASURE_HEADERS, head_table, shown_columns
 from explorer.analyses.roles import Thresholds, reclassified
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, open_part
 from tests.conftest import MULTI30K
 
 SENTENCE = "Two dogs play in the snow."
@@ -84,10 +84,12 @@ def test_the_page_prints_tiny_importance_in_significant_digits(h8):
     importance = shipped(h8, "head_importance.json")
     for head in importance["heads"]:
         head["gradient_importance"] = head["gradient_importance"] / 40          # ~0.0004, as on Hugging Face models
-    at = open_page("heads.py", SENTENCE, **{f"importance:{h8.path}|{h8.target_language}": importance})
+    at = open_page("heads.py", SENTENCE, heads_part="One head",
+                   **{f"importance:{h8.path}|{h8.target_language}": importance})
     first = next(h for h in importance["heads"] if h["spec"] == "enc.0.0")
     [metric] = [m for m in at.metric if m.label == "Gradient importance"]
     assert metric.value == f"{first['gradient_importance']:.3g}" != "0.000"
+    open_part(at, "Roles and importance", "heads_part")         # the table, on the maps' tab
     config = json.loads(next(f for f in at.dataframe if "roles" in f.value.columns).proto.columns)
     assert config["importance"]["type_config"]["format"] == "%.3g"
     assert any(c.value.startswith("Of 72 heads:") or "1014 pairs" in c.value for c in at.caption)
