@@ -72,7 +72,7 @@ def one_head(checkpoint, roles: RolesReport | None, importance: ImportanceReport
                     pd.DataFrame([{"relation": r, "direction": d, **s}
                                   for r, ds in (entry.syntactic_short if short else entry.syntactic).items()
                                   for d, s in ds.items()]))
-    text = roles.corpus.text if roles else None
+    text = roles.corpus.text
     st.markdown(f"**Sentences where it behaves most typically** (from {(text and text.name) or 'the corpus'})")
     for example in entry.examples:
         st.text(example)

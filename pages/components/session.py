@@ -81,9 +81,13 @@ _MODELS_LOCK = threading.Lock()
 
 def shared_model(path: str, modified: float) -> ExplorerModel:
     """The model, opened once per server process by whoever asks first: a session, or the warm-up of a served
-    explorer (warm_up_models). One load at a time: a second one would only share the disk and the cores."""
+    explorer (warm_up_models). One load at a time: a second one would only share the disk and the cores. A model
+    already open is returned at once, without waiting behind another one's load (the warm-up's MiniLM)."""
+    key = (path, modified)
+    model = _MODELS.get(key)
+    if model is not None:
+        return model
     with _MODELS_LOCK:
-        key = (path, modified)
         if key not in _MODELS:
             _MODELS[key] = open_model(path)     # ours, or a Hugging Face folder / cached hub id
             while len(_MODELS) > 8:

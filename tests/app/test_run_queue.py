@@ -135,6 +135,19 @@ def test_a_served_explorer_loads_its_models_for_the_class_once_in_the_background
     assert session.shared_model(first, session.weights_mtime(first)) is session._MODELS[first, session.weights_mtime(first)]
 
 
+def test_a_loaded_model_is_not_held_up_by_another_ones_load(monkeypatch):
+    from pages.components import session
+
+    loaded = object()
+    monkeypatch.setattr(session, "_MODELS", session.OrderedDict({("h8", 1.0): loaded}))
+    found = []
+    with session._MODELS_LOCK:                     # another model is loading
+        asking = threading.Thread(target=lambda: found.append(session.shared_model("h8", 1.0)))
+        asking.start()
+        asking.join(5)
+        assert found == [loaded]                   # answered while the lock was still held
+
+
 def test_on_ones_own_machine_nothing_is_loaded_ahead(monkeypatch):
     from pages.components import session
     from pages.components.access import Policy
