@@ -268,68 +268,90 @@ def models_overview(patterns: dict[str, np.ndarray], query_tokens: dict[str, lis
                     focus_column: int | None = None, scale: str = ABSOLUTE, width: int | None = None,
                     per_row: int = 4) -> go.Figure:
     """Every head of several models as whole patterns, small tiles without token labels (hover names each cell's
-    tokens): patterns {model: [heads, query, key]}, each model's heads `per_row` a row, each model from a new row,
-    named on the left, in `width` px; the focus token's row and column outlined. A long sentence (is_long) is
-    pooled to a cell every 2 px of a tile, and the title says so. width: default a projector's column, NARROW_WIDTH
-    with the sidebar open, PROJECTOR_COLUMN in projector mode (where it is folded)."""
+    model, head and tokens): patterns {model: [heads, query, key]}, each model's heads `per_row` a row, each model
+    from a new row, named on the left, in `width` px; the focus token's row and column outlined. A long sentence
+    (is_long) is pooled to a cell every 2 px of a tile, and the title says so. width: default a projector's
+    column, NARROW_WIDTH with the sidebar open, PROJECTOR_COLUMN in projector mode (where it is folded).
+
+    Each model is one heatmap: its heads tiled with blank (NaN) cells between them, as heads_grid does. One
+    subplot per head (11 for the bundled models) took the browser 0.66 s of a 1.41 s page change at 45 words."""
     width = width or (PROJECTOR_COLUMN if projector_mode() else NARROW_WIDTH)
     names = list(patterns)
     tile = (width - 60 - 70 - 12 * (per_row - 1)) // per_row   # names on the left, the colour bar on the right
-    slots = []                                                  # (model, head, row, column) of every tile
-    row = 0
-    for name in names:
-        heads = patterns[name].shape[0]
-        slots += [(name, head, row + head // per_row, head % per_row) for head in range(heads)]
-        row += -(-heads // per_row)
-    rows = row
     longest = max(max(pattern.shape[1:]) for pattern in patterns.values())
     factor = pool_factor(longest, tile // 2) if is_long(longest) else 1
     if factor > 1:
         title = f"{title}<br><sup>{resolution_note(factor, factor)}</sup>"
-    titles = [""] * (rows * per_row)
-    for name, head, tile_row, tile_column in slots:
-        titles[tile_row * per_row + tile_column] = f"head {head}"
-    title = wrapped_title(title, width - 20)
-    title_px = font(12) + 8                                  # a tile's "head 3" over it
-    plot_height = rows * tile + (rows - 1) * title_px
-    top = title_height(title) + title_px
-    height = plot_height + top + 10
-    figure = make_subplots(rows=rows, cols=per_row, subplot_titles=titles, horizontal_spacing=12 / (width - 130),
-                           vertical_spacing=title_px / plot_height)
+    cell = tile / -(-longest // factor)                        # px a cell: every model's tiles at one scale
+    label_px = font(12) + 8                                    # a tile's "head 3" over it
+    column_gap, row_gap = max(1, round(12 / cell)), max(1, int(-(-label_px // cell)))    # in cells
     low, high = weight_range(np.concatenate([p.ravel() for p in patterns.values()]), scale)
-    # The tiles' traces and outlines go in at once, each on its cell's axes by name (x3/y3 for the 3rd cell): placed
-    # one by one with row= and col=, plotly looked the cell up each time, 0.26 s for 11 tiles at 45 words.
-    traces, shapes = [], []
-    for name, head, tile_row, tile_column in slots:
-        cell = tile_row * per_row + tile_column + 1
-        x_axis, y_axis = ("x", "y") if cell == 1 else (f"x{cell}", f"y{cell}")
-        values = patterns[name][head]
-        if factor > 1:
-            values = pooled_attention(values, factor, factor)
-        queries, keys = block_labels(query_tokens[name], factor), block_labels(key_tokens[name], factor)
-        traces.append(go.Heatmap(z=values, x=keys, y=queries, coloraxis="coloraxis", xaxis=x_axis, yaxis=y_axis,
-                                 hovertemplate=hover_text(f"{name} · head {head}<br>"
-                                                          + (POOLED_HOVER if factor > 1 else ATTENTION_HOVER), scale)))
-        box = dict(type="rect", line=dict(color="crimson", width=1.5), xref=x_axis, yref=y_axis)
-        if focus_row is not None and focus_row < len(query_tokens[name]):
-            shapes.append(dict(x0=-0.5, x1=len(keys) - 0.5, y0=focus_row // factor - 0.5,
-                               y1=focus_row // factor + 0.5, **box))
-        if focus_column is not None and focus_column < len(key_tokens[name]):
-            shapes.append(dict(x0=focus_column // factor - 0.5, x1=focus_column // factor + 0.5, y0=-0.5,
-                               y1=len(queries) - 0.5, **box))
-        if tile_column == 0 and head < per_row:               # a model's first row: its name on the left
-            figure.update_yaxes(title=dict(text=name, font=dict(size=font(12))), row=tile_row + 1, col=1)
-    figure.add_traces(traces)
-    figure.update_layout(shapes=shapes)
-    figure.update_xaxes(type="category", showticklabels=False, showgrid=False, ticks="")
-    figure.update_yaxes(type="category", showticklabels=False, showgrid=False, ticks="", autorange="reversed")
-    for annotation in figure.layout.annotations:
-        annotation.update(font=dict(size=font(12)))
+    box = dict(type="rect", line=dict(color="crimson", width=1.5))
+    blocks, shapes, notes = [], [], []          # per model: (trace, rows in cells, columns in cells)
+    for index, name in enumerate(names):
+        axes = ("x", "y") if index == 0 else (f"x{index + 1}", f"y{index + 1}")
+        pattern = patterns[name] if factor == 1 else pooled_attention(patterns[name], factor, factor)
+        heads, n_queries, n_keys = pattern.shape
+        tile_rows, tile_columns = -(-heads // per_row), min(heads, per_row)
+        grid = np.full((tile_rows * (n_queries + row_gap) - row_gap, tile_columns * (n_keys + column_gap) - column_gap),
+                       np.nan, dtype=np.float32)
+        head_of = np.full(grid.shape, -1, dtype=np.int16)        # each cell's head, for the hover
+        for head in range(heads):
+            top, left = (head // per_row) * (n_queries + row_gap), (head % per_row) * (n_keys + column_gap)
+            grid[top:top + n_queries, left:left + n_keys] = pattern[head]
+            head_of[top:top + n_queries, left:left + n_keys] = head
+            notes.append(dict(text=f"head {head}", x=left + (n_keys - 1) / 2, y=top - 0.5, xref=axes[0], yref=axes[1],
+                              showarrow=False, yanchor="bottom", font=dict(size=font(12))))
+            outline = dict(box, xref=axes[0], yref=axes[1])
+            if focus_row is not None and focus_row < len(query_tokens[name]):
+                row = top + focus_row // factor
+                shapes.append(dict(outline, x0=left - 0.5, x1=left + n_keys - 0.5, y0=row - 0.5, y1=row + 0.5))
+            if focus_column is not None and focus_column < len(key_tokens[name]):
+                column = left + focus_column // factor
+                shapes.append(dict(outline, x0=column - 0.5, x1=column + 0.5, y0=top - 0.5, y1=top + n_queries - 0.5))
+        # Category labels are unique per axis: a tile's copy of a token gets its own count of zero-width spaces (it
+        # reads the same on hover), a gap its own run of spaces.
+        queries = tiled_copies(block_labels(query_tokens[name], factor), tile_rows, row_gap)
+        keys = tiled_copies(block_labels(key_tokens[name], factor), tile_columns, column_gap)
+        trace = go.Heatmap(z=grid, x=keys, y=queries, customdata=head_of, coloraxis="coloraxis", xaxis=axes[0],
+                           yaxis=axes[1], hoverongaps=False,
+                           hovertemplate=hover_text(f"{name} · head %{{customdata}}<br>"
+                                                    + (POOLED_HOVER if factor > 1 else ATTENTION_HOVER), scale))
+        blocks.append((trace, grid.shape[0], grid.shape[1]))
+    title = wrapped_title(title, width - 20)
+    plot_width = width - 20                              # the margins' 10 px a side; in it, 50 px for the names
+    plot_height = sum(round(rows * cell) for _, rows, _ in blocks) + label_px * (len(blocks) - 1)
+    top = title_height(title) + label_px
+    height = plot_height + top + 10
+    figure = go.Figure([trace for trace, _, _ in blocks])
+    upper = 1.0
+    for index, (name, (_, rows, columns)) in enumerate(zip(names, blocks)):
+        suffix = "" if index == 0 else str(index + 1)
+        share = round(rows * cell) / plot_height
+        axis = dict(type="category", showticklabels=False, showgrid=False, ticks="", zeroline=False)
+        figure.layout[f"xaxis{suffix}"] = dict(axis, domain=[50 / plot_width, min(1.0, (50 + columns * cell) / plot_width)],
+                                               anchor=f"y{suffix}")
+        figure.layout[f"yaxis{suffix}"] = dict(axis, domain=[max(0.0, upper - share), upper], anchor=f"x{suffix}",
+                                               autorange="reversed",
+                                               title=dict(text=name, font=dict(size=font(12))))
+        upper -= share + label_px / plot_height
+    figure.update_layout(shapes=shapes, annotations=notes)
     figure.update_layout(coloraxis=dict(colorscale="Blues", cmin=low, cmax=high, colorbar=dict(
                              title=dict(text=scale_note(np.array([low, high]), scale), font=dict(size=font(12))),
-                             thickness=10, len=min(1.0, 300 / height), y=1, yanchor="top",
+                             thickness=10, len=min(1.0, 300 / height), y=1, yanchor="top", x=1, xanchor="right",
                              tickfont=dict(size=font(12)))),
                          title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
                          width=width, height=height, margin=dict(l=10, r=10, t=top, b=10),
                          plot_bgcolor="white")
     return figure
+
+
+def tiled_copies(labels: list[str], copies: int, gap: int) -> list[str]:
+    """Axis categories for `copies` tiles of the same labels with `gap` blank categories between them: each copy's
+    labels made unique by zero-width spaces (shown the same), each gap a run of spaces."""
+    tiled = []
+    for copy in range(copies):
+        if copy:
+            tiled += [" " * ((copy - 1) * gap + g) for g in range(1, gap + 1)]
+        tiled += [label + "\u200b" * copy for label in labels]
+    return tiled

@@ -180,7 +180,8 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_tokens(lo
     assert labels.count() == 49 and overlapping(boxes(labels)) == []
     assert min(labels.evaluate_all("ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")) >= 11
     tiles = chart(page, "Every head of every model")
-    assert tiles.locator(".heatmaplayer image").count() == 8 + 2 + 1
+    assert tiles.locator(".heatmaplayer image").count() == 3        # a model a tiled image
+    assert tiles.locator(".annotation-text").count() == 8 + 2 + 1   # "head 0" … over each tile
     titles = boxes(page.locator('[data-testid="stPlotlyChart"] .annotation-text'))
     assert overlapping(titles) == []                # on main: "head Bead 1"
     height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")

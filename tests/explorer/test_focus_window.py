@@ -161,16 +161,29 @@ def test_every_head_of_every_model_as_tiles():
                 "en-de-h2": np.stack([pattern_of(N, N, s) for s in range(10, 12)])}
     figure = models_overview(patterns, {n: PIECES for n in patterns}, {n: PIECES for n in patterns}, "every head",
                              focus_row=15, focus_column=15)
-    assert len(figure.data) == 10
-    np.testing.assert_array_equal(figure.data[5].z, patterns["en-de-h8"][5])
-    np.testing.assert_array_equal(figure.data[9].z, patterns["en-de-h2"][1])
+    assert len(figure.data) == 2                                  # one image a model, its heads tiled in it
+    for trace, (name, heads) in zip(figure.data, patterns.items()):
+        z, head_of = np.asarray(trace.z, dtype=float), np.asarray(trace.customdata)
+        assert np.isnan(z[head_of < 0]).all()                     # the gaps between tiles are blank
+        for head in range(len(heads)):
+            np.testing.assert_allclose(z[head_of == head].reshape(N, N), heads[head], atol=1e-6)
+    z = np.asarray(figure.data[0].z, dtype=float)
+    assert np.isnan(z[:N, N]).all() and not np.isnan(z[:N, :N]).any()     # head 0, then a gap before head 1
+    assert len(set(figure.data[0].x)) == len(figure.data[0].x)    # every category its own: hover names the token
+    assert figure.data[0].x[1] == f"1 {PIECES[1]}" and figure.data[0].x[-1] == figure.data[0].x[N - 1] + "\u200b" * 3
+    assert "en-de-h8 · head %{customdata}" in figure.data[0].hovertemplate
     assert figure.layout.width == NARROW_WIDTH
     assert not figure.layout.xaxis.showticklabels                            # no token labels to crowd
     row, column = figure.layout.shapes[:2]
     assert (row.y0, row.y1) == (14.5, 15.5) and (column.x0, column.x1) == (14.5, 15.5)
-    # the h2 model starts its own row: its first tile sits under h8's fifth
-    assert figure.data[8].xaxis == "x9" and figure.layout.xaxis9.domain == figure.layout.xaxis.domain
-    assert [figure.layout[f"yaxis{n}"].title.text for n in ("", "9")] == ["en-de-h8", "en-de-h2"]
+    assert [a.text for a in figure.layout.annotations] == [f"head {h}" for h in range(8)] + ["head 0", "head 1"]
+    # the h2 model starts its own row: its tiles under h8's, at the same left edge and cell size
+    assert figure.data[1].xaxis == "x2" and figure.layout.xaxis2.domain[0] == figure.layout.xaxis.domain[0]
+    assert figure.layout.yaxis2.domain[1] < figure.layout.yaxis.domain[0]
+    per_cell = [(figure.layout[f"xaxis{a}"].domain[1] - figure.layout[f"xaxis{a}"].domain[0]) / len(trace.x)
+                for a, trace in zip(("", "2"), figure.data)]
+    assert per_cell[0] == pytest.approx(per_cell[1])
+    assert [figure.layout[f"yaxis{n}"].title.text for n in ("", "2")] == ["en-de-h8", "en-de-h2"]
 
 
 def test_every_head_of_a_long_text_is_pooled():
@@ -178,6 +191,7 @@ def test_every_head_of_a_long_text_is_pooled():
     patterns = {"a": np.stack([pattern_of(250, 250, s) for s in range(4)])}
     figure = models_overview(patterns, {"a": tokens}, {"a": tokens}, "every head")
     assert np.shape(figure.data[0].z)[0] < 100 and "resolution" in figure.layout.title.text
+    assert np.nanmax(np.asarray(figure.data[0].z, dtype=float)) <= 1.0 + 1e-6
 
 
 def test_names_lose_only_the_start_they_share():

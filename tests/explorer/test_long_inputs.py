@@ -425,7 +425,8 @@ def test_the_pages_on_a_250_token_text(h8):
     assert len(sizes) == 2 and sum(sizes) < 2_000_000          # the focus token's strips, every head's pooled tiles
     strips, tiles = specs(at)
     assert len(strips["data"]) == 3 and len(strips["data"][0]["y"]) == 250         # every token labelled
-    assert len(tiles["data"]) == 8 + 2 + 1 and "resolution" in tiles["layout"]["title"]["text"]
+    assert len(tiles["data"]) == 3 and "resolution" in tiles["layout"]["title"]["text"]       # a tiled image a model
+    assert len(tiles["layout"]["annotations"]) == 8 + 2 + 1                                    # "head 0" … on each tile
 
 
 if __name__ == "__main__":
