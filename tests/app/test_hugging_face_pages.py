@@ -149,7 +149,7 @@ def test_heads_page_computes_roles_for_the_kinds_the_model_has(folder, tmp_path)
     text = tmp_path / "tiny.txt"              # a few lines, not the bundled 1,014 (tiny random models)
     lines = [SENTENCE, "A man is riding a bicycle.", "Two dogs play in the snow."] * 2
     text.write_text("\n".join(lines) + "\n")
-    at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder), heads_recompute=True)
     # Thresholds that split the reading stack's heads, so that roles are given to some and not others.
     scores = reading_scores(open_model(folder), lines)
     positional, rare = splitting([h["share"] for h in scores.values()]), splitting([h["rate"] for h in scores.values()])
@@ -225,7 +225,7 @@ def test_compare_page_sets_any_models_side_by_side(folder, h8):
 def test_a_recompute_sent_to_a_bad_ray_address_says_so(folder, tmp_path):
     treebank = tmp_path / "tiny.conllu"
     treebank.write_text(CONLLU)
-    at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder))
+    at = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder), heads_recompute=True)
     at.text_input(key="heads_ray_address").input("127.0.0.1:1").run()
     at.text_input(key="heads_treebank_path").input(str(treebank)).run()
     at.button(key="heads_compute_roles").click().run()

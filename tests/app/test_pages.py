@@ -431,7 +431,7 @@ def test_a_bad_treebank_is_named_in_the_message(tmp_path):
     not_conllu = tmp_path / "mine.conllu"
     not_conllu.write_text("this is not\ta treebank\n\n")
     for given, expected in ((str(tmp_path), "is a folder"), (str(not_conllu), "mine.conllu: not a readable CoNLL-U")):
-        at = open_page("heads.py", SENTENCE)
+        at = open_page("heads.py", SENTENCE, heads_recompute=True)
         at.text_input(key="heads_treebank_path").set_value(given).run()
         at.button(key="heads_compute_roles").click().run()
         errors = [e.value for e in at.error]

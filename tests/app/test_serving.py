@@ -62,6 +62,8 @@ def test_a_bundled_model_by_its_short_name_still_opens(served):
 
 def test_a_visitor_cannot_name_corpus_files_or_a_ray_address(served):
     at = visit("heads.py")
+    at.session_state["heads_recompute"] = True          # "Recompute on your own corpus" opened: drawn only then
+    at.run()
     labels = [box.label for box in at.text_input]
     assert "… or its path on the server" not in labels and "Ray cluster address (optional)" not in labels
     assert not [box for box in at.number_input if box.label == "Workers"]

@@ -99,7 +99,7 @@ def test_the_page_prints_tiny_importance_in_significant_digits(h8):
                                               ("heads_src_path", "heads_compute_importance"),
                                               ("heads_ref_path", "heads_compute_importance")])
 def test_a_missing_corpus_path_is_named(path_key, button, tmp_path):
-    at = open_page("heads.py", SENTENCE)
+    at = open_page("heads.py", SENTENCE, heads_recompute=True)
     missing = tmp_path / "nowhere" / "val.en.gz"
     at.text_input(key=path_key).set_value(str(missing)).run()
     at.button(key=button).click().run()
@@ -107,8 +107,18 @@ def test_a_missing_corpus_path_is_named(path_key, button, tmp_path):
     assert [e.value for e in at.error] == [f"Cannot use these files: {missing}: no such file"]
 
 
-def test_the_corpus_paths_are_prefilled_with_the_multi30k_defaults():
+def test_recompute_on_your_corpus_is_drawn_only_while_open():
     at = open_page("heads.py", SENTENCE)
+    assert [e.label for e in at.expander if e.label == "Recompute on your own corpus"]
+    assert not [box for box in at.text_input if box.key == "heads_text_path"]
+    assert not [button for button in at.button if button.key == "heads_compute_roles"]
+    at.session_state["heads_recompute"] = True          # as a click on its title does
+    at.run()
+    assert at.text_input(key="heads_text_path") and at.button(key="heads_compute_roles")
+
+
+def test_the_corpus_paths_are_prefilled_with_the_multi30k_defaults():
+    at = open_page("heads.py", SENTENCE, heads_recompute=True)
     assert at.text_input(key="heads_text_path").value == str(MULTI30K / "val.en.gz")
     assert at.text_input(key="heads_src_path").value == str(MULTI30K / "val.en.gz")
     assert at.text_input(key="heads_ref_path").value == str(MULTI30K / "val.de.gz")
