@@ -10,6 +10,7 @@ import re
 import streamlit as st
 
 from explorer.figures.word_focus import focus_table, word_focus_grid
+from explorer.capture.exports import table_csv
 from explorer.capture.head_sets import parse_heads
 from explorer.analyses.pronoun_examples import shipped_examples
 from explorer.capture.trace import Trace
@@ -19,7 +20,6 @@ from models.interface import ExplorerModel
 from models.tokenizer import clean_text
 from pages.components import url_state
 from pages.components.session import cached_lecture_answer, model_links, partner_model, weights_mtime
-from pages.components.widgets import show_figure
 from pages.registry import page
 
 TRY_KEY, WORD_KEY = "word_focus_try", "word_focus_word"
@@ -104,11 +104,15 @@ def word_focus_section(checkpoint: ExplorerModel, trace: Trace) -> None:
     url_state.keep("word", chosen)
     found = focus(reading, keys[chosen])
     st.markdown(plain(answer_text(reading, found)))
-    show_figure(word_focus_grid(reading, found), "word-focus", focus_table(reading, found))
+    st.html(word_focus_grid(reading, found))         # a table of text, not a plot (explorer/figures/word_focus.py)
+    st.download_button("⬇ CSV", data=lambda: table_csv(focus_table(reading, found)), file_name="word-focus.csv",
+                       mime="text/csv", key="csv_word-focus", help="Every head's word, weight, weight on itself and "
+                                                                    "on special tokens and punctuation.")
     pruned_note = " Pruned heads are blank and never named." if reading.pruned else ""
     st.caption(f"Each cell: the head's most-attended other word for “{plain(reading.words[found.word])}” and the "
                "weight on it (darker is more, 0–1). Special tokens and punctuation are never named (heads park "
-               "weight there, Clark et al.'s “no-op”); hover a cell for what stays on the word itself and on them. "
+               "weight there, Clark et al.'s “no-op”); hover a cell for what stays on the word itself and on them "
+               "(the CSV has it for every head). "
                f"A word's weight is the sum over its pieces, from a word the mean of its pieces' rows.{pruned_note}")
 
     example = known.get(current) if current else None

@@ -96,8 +96,9 @@ def test_attention_page_draws_the_explorers_numbers(h8):
         np.testing.assert_allclose(tile, pattern[layer, head], atol=1e-6)
     z = np.array(grid["z"], dtype=float)
     assert np.isnan(z).sum() == z.size - pattern.size  # everything else is the blank gaps
-    # the other tabs run only when opened; the last chart is the word-focus grid (pages/components/word_focus_section.py)
-    assert at.get("iframe") == [] and len(at.get("plotly_chart")) == 2 + 1
+    # the other tabs run only when opened; under them the word-focus grid, a table (pages/components/word_focus_section.py)
+    assert at.get("iframe") == [] and len(at.get("plotly_chart")) == 2
+    assert [block for block in at.get("html") if "word-focus-grid" in block.proto.body]
     assert len(at.get("download_button")) >= 4
 
     at.session_state["attention_view"] = "Head average"
@@ -112,7 +113,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
         at.session_state["attention_view"] = view
         at.run()
         assert not at.exception
-        assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) == 1 + 1      # + the word-focus grid
+        assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) == 1          # the word-focus grid: a table
 
     at.session_state["attention_view"] = "Rollout & flow"
     at.radio(key="attention_kind").set_value("cross").run()
@@ -120,7 +121,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     at.selectbox(key="attention_head").select(7).run()
     assert not at.exception
     np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), trace.pattern("cross")[2, 7], atol=1e-6)
-    assert len(at.get("plotly_chart")) == 1 + 1 and "encoder" in at.info[0].value  # rollout: the encoder only
+    assert len(at.get("plotly_chart")) == 1 and "encoder" in at.info[0].value  # rollout: the encoder only
 
 
 def test_internals_page(h8):

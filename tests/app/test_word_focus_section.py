@@ -1,7 +1,6 @@
 """AppTest of the Attention page's “Which word does a word look at?” (pages/components/word_focus_section.py): the lecture's
 sentence answered with the trace's own numbers, the “Try a sentence” examples, and odd input."""
 
-import json
 import re
 
 import numpy as np
@@ -11,7 +10,7 @@ from explorer.analyses.pronoun_examples import shipped_examples
 from explorer.capture.trace import trace_sentence
 from tests.app.conftest import open_page
 from tests.conftest import BUNDLED
-from tests.explorer.test_word_focus import LECTURE_SENTENCE, by_hand, hand_focus, parsed_answer
+from tests.explorer.test_word_focus import LECTURE_SENTENCE, by_hand, grid_cells, hand_focus, parsed_answer
 
 
 def answer_of(at) -> str:
@@ -48,10 +47,9 @@ def test_lecture_sentence_is_answered_with_the_traces_numbers(h8):
     else:
         assert said.startswith("Here “it” means “animal”. No head resolves it")
     # The grid: one cell per head, its word and percentage the trace's.
-    spec = next(json.loads(chart.proto.spec) for chart in at.get("plotly_chart")
-                if "Where “it” looks" in json.loads(chart.proto.spec)["layout"]["title"]["text"])
-    cells = [text for trace in spec["data"] for row in trace["text"] for text in row]
-    assert sorted(cells) == sorted(f"{labels[target[l, h]]}<br>{round(100 * weight[l, h])}%"
+    [grid] = [block.proto.body for block in at.get("html") if "Where “it” looks" in block.proto.body]
+    cells = [text for _, (text, _) in grid_cells(grid).items()]
+    assert sorted(cells) == sorted(f"{labels[target[l, h]]}\n{round(100 * weight[l, h])}%"
                                    for l in range(3) for h in range(8))
 
 

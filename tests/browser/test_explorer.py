@@ -58,8 +58,9 @@ def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     go_to(page, "Attention")
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
     wait_idle(page)
-    # the chosen head, every head, and the grid of where a word looks (pages/components/word_focus_section.py)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() == 3
+    # the chosen head and every head; the grid of where a word looks is a table (pages/components/word_focus_section.py)
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 2
+    assert page.locator(".word-focus-grid td").count() == 3 * 8
     assert any("girl" in tick for tick in page.locator(".js-plotly-plot .xtick text").all_text_contents())
     open_tab(page, "bertviz head view")
     assert any("girl" in text for text in iframe_texts(page, "svg text"))  # the tokens, drawn

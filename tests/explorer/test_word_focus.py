@@ -4,6 +4,7 @@ here by hand, and a planted pattern whose answer is known."""
 
 from __future__ import annotations
 
+import html
 import re
 import string
 
@@ -90,16 +91,11 @@ def test_words_and_grid_numbers_are_the_traces_pieces_aggregated_by_hand(lecture
     np.testing.assert_array_equal(found.target, target)
     np.testing.assert_allclose(found.weight, weight, atol=1e-5)
     np.testing.assert_allclose(found.itself, words[:, :, it, it], atol=1e-5)
-    # The figure writes those words and percentages in its cells, rows layers and columns heads.
-    figure = word_focus_grid(reading, found)
-    cells = {}
-    for heatmap in figure.data:
-        for row, layer_label in enumerate(heatmap.y):
-            for column, head_label in enumerate(heatmap.x):
-                cells[int(layer_label.split()[1]), int(head_label.split()[1])] = heatmap.text[row][column]
+    # The grid writes those words and percentages in its cells, rows layers and columns heads.
+    cells = grid_cells(word_focus_grid(reading, found))
     assert len(cells) == 3 * 8
-    for (layer, head), text in cells.items():
-        assert text == f"{labels[target[layer, head]]}<br>{round(100 * weight[layer, head])}%"
+    for (layer, head), (text, _) in cells.items():
+        assert text == f"{labels[target[layer, head]]}\n{round(100 * weight[layer, head])}%"
 
 
 def parsed_answer(text: str) -> dict[tuple[int, int], tuple[int, str]]:
@@ -144,6 +140,13 @@ def test_lecture_resolution_names_the_heads_whose_top_word_is_animal(lecture):
 PLANTED = ["The", "cat", "sat", "because", "it", "purred", ".", "</s>"]
 
 
+def grid_cells(grid: str) -> dict[tuple[int, int], tuple[str, str]]:
+    """(layer, head) → (the cell's text, lines split by "\\n"; its background) as the HTML grid writes them."""
+    found = re.findall(r'<td data-layer="(\d+)" data-head="(\d+)"[^>]*style="background: ([^;]+);[^>]*>(.*?)</td>', grid)
+    return {(int(layer), int(head)): (html.unescape(text.replace("<br>", "\n")), background)
+            for layer, head, background, text in found}
+
+
 def planted(pruned=frozenset()) -> WordAttention:
     pattern = np.zeros((2, 3, 8, 8))
     row = {(0, 0): {1: 0.6, 7: 0.3, 4: 0.1},                # → cat 60%
@@ -183,8 +186,26 @@ def test_planted_pruned_heads_are_never_named():
     assert resolution_text(reading, found, settled) == (
         "Here “it” means “because”. No head resolves it: none of the 4 heads gives “because” the most weight among "
         "the other words; the most any gives it is 25% (enc.1.0, whose most-attended word is “cat”).")
-    figure = word_focus_grid(reading, found)
-    assert figure.data[0].text[1][2] == "pruned" and np.isnan(figure.data[0].z[1][2])
+    cells = grid_cells(word_focus_grid(reading, found))
+    assert cells[1, 2] == ("pruned", "#eeeeee") and cells[1, 0][0] == "cat\n25%"
+
+
+def test_the_grid_colours_by_weight_and_escapes_every_word():
+    reading = planted()
+    reading.words[1] = '<img src=x onerror="alert(1)">'          # a word of the user's sentence, as the grid gets it
+    grid = word_focus_grid(reading, focus(reading, 4))
+    assert "<img" not in grid and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in grid
+    cells = grid_cells(grid)
+    assert cells[1, 2][0] == '<img src=x onerror="alert(1)">\n95%' and cells[0, 1][0] == "sat\n10%"
+    assert sum(text.startswith("<img") for text, _ in cells.values()) == 3
+    # Darker is more weight: plotly's "Blues" runs from rgb(247, 251, 255) at 0 to rgb(8, 48, 107) at 1.
+    found = focus(reading, 4)
+    by_weight = sorted(cells, key=lambda cell: found.weight[cell])
+    brightness = [sum(map(int, re.findall(r"\d+", cells[cell][1]))) for cell in by_weight]
+    assert brightness == sorted(brightness, reverse=True) and len(set(brightness)) == len(set(found.weight.ravel()))
+    assert 8 + 48 + 107 <= min(brightness) and max(brightness) <= 247 + 251 + 255
+    assert re.search(r'data-layer="1" data-head="2"[^>]*color: white', grid)         # 95%: white on dark blue
+    assert re.search(r'data-layer="0" data-head="1"[^>]*color: black', grid)         # 10%: black on pale
 
 
 def test_word_keys_tell_repeated_words_apart():
