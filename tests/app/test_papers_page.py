@@ -5,18 +5,31 @@ from __future__ import annotations
 
 import json
 
+from explorer.papers.cards import PAPERS
 from pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.conftest import ROOT
 
 SENTENCE = "Two dogs play in the snow."
+# Each card is drawn only while open (pages/papers.py): its expander's key holds whether it is, as a click sets it.
+EVERY_CARD_OPEN = {f"papers_card_{name}": True for name in PAPERS}
+
+
+def test_a_card_is_drawn_only_while_open():
+    at = open_page("papers.py", SENTENCE)
+    assert len(at.expander) == len(PAPERS) and not [b for b in at.markdown if b.value.startswith("**Ours.**")]
+    at.session_state["papers_card_voita"] = True
+    at.run()
+    [ours] = [block.value for block in at.markdown if block.value.startswith("**Ours.**")]
+    [opened] = [e for e in at.expander if [m for m in e.markdown if m.value.startswith("**Ours.**")]]
+    assert opened.label.startswith("Voita") and ours
 
 
 def test_a_bundled_models_shipped_bench_is_shown_at_once():
     shipped = ROOT / "models" / "en-de-h8" / "replication.json"
     assert shipped.is_file(), f"{shipped} is shipped with the bundled model"
     report = json.loads(shipped.read_text(encoding="utf-8"))
-    at = open_page("papers.py", SENTENCE)
+    at = open_page("papers.py", SENTENCE, **EVERY_CARD_OPEN)
     [table] = [frame.value for frame in at.table if "verdict" in frame.value.columns]
     assert table.index.tolist() == [card["paper"] for card in report["papers"]]
     assert [mark.lower() for mark in table["verdict"]] == [card["verdict"] for card in report["papers"]]
@@ -36,7 +49,7 @@ def test_a_model_without_a_bench_offers_the_run_and_shows_the_librarys_cards(tin
         return runs[-1][1]
 
     monkeypatch.setattr(replication, "replicate", recorded)
-    at = open_page("papers.py", SENTENCE, model=OWN, own_model=str(tiny_checkpoint.path))
+    at = open_page("papers.py", SENTENCE, model=OWN, own_model=str(tiny_checkpoint.path), **EVERY_CARD_OPEN)
     assert any("ships no replication.json" in info.value for info in at.info)
     assert runs == []                                   # nothing runs until asked
     at.number_input(key="papers_sentences").set_value(20)
@@ -67,7 +80,7 @@ def test_the_installed_encoders_bench_stands_beside_voita_and_clark(tmp_path, mo
     (tmp_path / name / "replication.json").write_text(json.dumps(bench), encoding="utf-8")
     monkeypatch.setattr(paper_columns, "analyses_folder", lambda installed: tmp_path / installed)
     theirs = {card["name"]: card for card in bench["papers"]}
-    at = open_page("papers.py", SENTENCE)
+    at = open_page("papers.py", SENTENCE, **EVERY_CARD_OPEN)
     lines = [block.value for block in at.markdown if block.value.startswith(f"**{name}")]
     assert lines == [f"**{name} (installed; its shipped bench): {theirs[paper]['verdict']}.** {theirs[paper]['ours']}"
                      for paper in ("voita", "clark")]
