@@ -21,7 +21,11 @@ KEEP = "session"      # a choice made here is still there when the person comes 
 checkpoint = current_checkpoint()
 heads = all_heads(checkpoint)
 kinds = [kind for kind in KIND_TITLES if checkpoint.layers(kind)]          # the kinds this model has
-toggle_key = {spec: f"prune_{checkpoint.name}_{spec}" for spec in heads}
+# One row of buttons a layer (st.pills): its value is the list of that layer's heads pruned. (72 checkboxes, one a
+# head, took the browser 0.3 s of each change to this page at 45 words: 1.00 s with them, 0.70 s without.)
+# Keyed as the heads are named, less the head: prune_en-de-h8_cross.2 holds cross.2.*'s pruned heads.
+layer_key = {(kind, layer): f"prune_{checkpoint.name}_{str(HeadSpec(kind, layer, 0))[:-2]}" for kind in kinds
+             for layer in range(checkpoint.layers(kind))}
 # Shipped with the model, or computed in this session on the Heads page.
 importance, roles = head_analysis("importance", checkpoint), head_analysis("roles", checkpoint)
 # How this model is scored on a corpus: its metric, what its examples are called (BLEU on sentence pairs, perplexity
@@ -30,20 +34,27 @@ scorer = corpus_task(checkpoint)
 
 
 def set_pruned(pruned: set) -> None:
-    for spec in heads:
-        st.session_state[toggle_key[spec]] = spec in pruned
+    for (kind, layer), key in layer_key.items():
+        st.session_state[key] = [head for head in range(checkpoint.heads) if HeadSpec(kind, layer, head) in pruned]
+
+
+def chosen() -> set:
+    """The heads pruned in the layers' rows."""
+    return {HeadSpec(kind, layer, head) for (kind, layer), key in layer_key.items()
+            for head in st.session_state.get(key) or []}
 
 
 # The pruned heads live in the session (url_state: "url_pruned", also the link's `pruned=`); the boxes are drawn
-# from them whenever Streamlit has forgotten the boxes' own state (the first visit, or back from another page).
-if any(toggle_key[spec] not in st.session_state for spec in heads):
+# from them whenever Streamlit has forgotten the rows' own state (the first visit, or back from another page).
+if any(key not in st.session_state for key in layer_key.values()):
     try:
         kept_pruned = set(parse_heads(st.session_state.get("url_pruned", ""), checkpoint))
     except HeadSpecError as error:
         st.warning(f"The pruned heads “{st.session_state.get('url_pruned')}” cannot be used with this model: {error}")
         kept_pruned = set()
-    for spec in heads:
-        st.session_state.setdefault(toggle_key[spec], spec in kept_pruned)
+    for (kind, layer), key in layer_key.items():
+        st.session_state.setdefault(key, [head for head in range(checkpoint.heads)
+                                          if HeadSpec(kind, layer, head) in kept_pruned])
 
 
 NORMALISATION_LABELS = {"raw": "raw gradient importance", "layer": "importance normalised per layer (Michel et al.)"}
@@ -60,50 +71,50 @@ if importance:
 else:
     st.caption("This model has no head importance yet: compute it on the Heads page (“Recompute on your own "
                "corpus”) to prune the least important heads and draw the pruning curve.")
-ticked = {spec for spec in heads if st.session_state.get(toggle_key[spec])}
+picked = chosen()
 fraction = st.slider("Least important heads to prune", 0, 100, 25, 5, format="%d%%", key="prune_fraction",
                      persist_state=KEEP, disabled=importance is None, help=term_help("pruning"))
 least = set(least_important(importance_scores(importance, normalisation), fraction / 100, heads)) if importance else set()
 # "Keep only heads with a role" at the thresholds set on the Heads page (or the defaults).
 thresholds = role_thresholds()
 without_role = heads_without_role(head_table(roles, None, thresholds)) if roles else list(heads)
-# Each button says what it does to the heads ticked now, with counts, before it is clicked: one adds to them, the
+# Each button says what it does to the heads picked now, with counts, before it is clicked: one adds to them, the
 # other two replace them. A row that wraps: whole labels at a projector's 1024 px.
 presets = st.container(horizontal=True)
 presets.button(f"Add the {len(least)} least important", key="prune_least", disabled=importance is None,
-               on_click=lambda: set_pruned(ticked | least),
-               help=f"Adds the {fraction}% least important heads to those ticked: {len(ticked | least)} pruned after.")
+               on_click=lambda: set_pruned(picked | least),
+               help=f"Adds the {fraction}% least important heads to those picked: {len(picked | least)} pruned after.")
 presets.button("Keep only heads with a role", key="prune_roles", disabled=len(without_role) == len(heads),
                on_click=lambda: set_pruned(set(without_role)),
-               help=f"Replaces the ticked heads: prunes the {len(without_role)} of {len(heads)} heads that have no "
+               help=f"Replaces the picked heads: prunes the {len(without_role)} of {len(heads)} heads that have no "
                     "role at the Heads page's thresholds.")
-presets.button("Prune none", key="prune_none", on_click=lambda: set_pruned(set()), help="Unticks every head.")
-said = [f"“Add the {len(least)} least important” keeps your {len(ticked)} ticked and adds "
-        f"{len(least - ticked)} ({len(ticked | least)} pruned after)" if importance else ""]
+presets.button("Prune none", key="prune_none", on_click=lambda: set_pruned(set()), help="Brings every head back.")
+said = [f"“Add the {len(least)} least important” keeps your {len(picked)} picked and adds "
+        f"{len(least - picked)} ({len(picked | least)} pruned after)" if importance else ""]
 if roles is None:
     said.append("no head roles for this model yet (the Heads page computes them)")
 elif len(without_role) < len(heads):
-    said.append(f"“Keep only heads with a role” replaces your ticks: it keeps {len(heads) - len(without_role)} "
+    said.append(f"“Keep only heads with a role” replaces your picks: it keeps {len(heads) - len(without_role)} "
                 f"heads and prunes {len(without_role)}")
 st.caption("; ".join(part for part in said if part) + ".")
 if roles is not None and len(without_role) == len(heads):
     st.info("No head has a role at the current thresholds, so \"Keep only heads with a role\" would prune every "
             "head; it is off. Lower the thresholds on the Heads page to see the strongest candidates get one.")
 
-with st.expander("Heads (ticked = pruned)", expanded=True):
+with st.expander("Heads (highlighted = pruned)", expanded=True):
     example = HeadSpec(kinds[-1], checkpoint.layers(kinds[-1]) - 1, min(5, checkpoint.heads - 1))
-    st.caption(f"Each box is one head, numbered 0 to {checkpoint.heads - 1} in its layer: box {example.head} of "
+    st.caption(f"Each button is one head, numbered 0 to {checkpoint.heads - 1} in its layer; click it to prune the "
+               f"head (it turns highlighted), again to bring it back. Button {example.head} of "
                f"{KIND_TITLES[example.kind].lower()} layer {example.layer} is head {example}.")
     for kind in kinds:
         st.markdown(f"**{KIND_TITLES[kind]}**")
         for layer in range(checkpoint.layers(kind)):
             # Short labels in a wrapping row: a number per head stays whole where "cross.2.5" was cut to "c…".
             row = st.container(horizontal=True, vertical_alignment="center")
-            row.caption(f"layer {layer}")
-            for head in range(checkpoint.heads):
-                spec = HeadSpec(kind, layer, head)
-                row.checkbox(str(head), key=toggle_key[spec], width="content")
-pruned = head_set(spec for spec in heads if st.session_state.get(toggle_key[spec]))
+            row.caption(f"layer {layer}", width=70)         # a fixed width: the rows line up
+            row.pills(f"{KIND_TITLES[kind]} layer {layer}: heads pruned", list(range(checkpoint.heads)),
+                      selection_mode="multi", key=layer_key[kind, layer], label_visibility="collapsed", width="stretch")
+pruned = head_set(chosen())
 # The pruned heads travel in the URL (pages/components/url_state.py): shared links open with the same heads pruned.
 st.session_state["url_pruned"] = format_heads(pruned)
 if pruned:

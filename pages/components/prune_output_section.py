@@ -24,7 +24,7 @@ def show_pruned_output(checkpoint, pruned, least: set, importance: dict | None) 
     _, after = current_trace(pruned, notices=False)
     if not pruned:
         # Nothing to compare: the same output twice, a flat KL line and BLEU 100 read as "pruning does nothing".
-        st.info("No head is pruned yet: tick heads above" + (f", or press “Add the {len(least)} least important”"
+        st.info("No head is pruned yet: click heads above" + (f", or press “Add the {len(least)} least important”"
                                                              if importance else "")
                 + ". This page then compares the output with and without them, step by step and on a corpus.")
     elif has_output:

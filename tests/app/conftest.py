@@ -39,3 +39,16 @@ def open_part(at: AppTest, part: str, key: str = "internals_part") -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def pruned_on_page(at: AppTest) -> set[str]:
+    """The heads the Prune page's rows of buttons (one st.pills a layer, keyed prune_<model>_<kind>.<layer>) show
+    pruned, named as the explorer names them ("cross.2.0")."""
+    return {f"{row.key.rsplit('_', 1)[1]}.{head}" for row in at.main.pills for head in row.value or []}
+
+
+def prune_on_page(at: AppTest, model: str, spec: str) -> AppTest:
+    """Click head `spec` ("cross.2.0") in its layer's row of the Prune page, as a person does, and run."""
+    layer, head = spec.rsplit(".", 1)
+    row = at.pills(key=f"prune_{model}_{layer}")
+    return row.set_value(sorted(set(row.value or []) | {int(head)})).run()

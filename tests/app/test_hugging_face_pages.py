@@ -15,7 +15,7 @@ from explorer.analyses.sentence_similarity import PAIR_SENTENCE, embed_texts
 from models.interface import FILL_MASK, Embeds
 from models.loader import open_model
 from models.vocabulary import attention_hook
-from tests.app.conftest import open_page, open_part
+from tests.app.conftest import open_page, open_part, prune_on_page
 from tests.app.test_pages import traces_of
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 from pages.components.session import OWN
@@ -185,14 +185,14 @@ def test_prune_page_prunes_a_hugging_face_model(folder):
     kind = "cross" if loaded.has("cross") else loaded.kinds[0]
     layer_heads = [HeadSpec(kind, 1, head) for head in range(loaded.heads)]
     at = open_page("prune.py", SENTENCE, model=OWN, own_model=str(folder))
-    assert len(at.main.checkbox) == 2 * 4 * len(loaded.kinds)
+    assert [len(row.options) for row in at.main.pills] == [4] * 2 * len(loaded.kinds)     # a row of heads a layer
     for spec in layer_heads:
-        at.checkbox(key=f"prune_{folder.name}_{spec}").check().run()
+        prune_on_page(at, folder.name, str(spec))
     assert not at.exception
     if isinstance(loaded, Embeds):          # how far the pruned embedding moved, recomputed here
         layer_heads += [HeadSpec(kind, 0, head) for head in range(loaded.heads)]     # every head: a visible move
         for spec in layer_heads:
-            at.checkbox(key=f"prune_{folder.name}_{spec}").check().run()
+            prune_on_page(at, folder.name, str(spec))
         whole, pruned = (embed_texts(loaded, [SENTENCE.capitalize()], heads)[0] for heads in ([], layer_heads))
         metric = next(m for m in at.metric if m.label == "Cosine, pruned vs whole model")
         assert metric.value == f"{float(whole @ pruned):.3f}" and float(metric.value) < 0.999

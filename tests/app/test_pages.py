@@ -14,7 +14,7 @@ from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
 from models.checkpoint import load_checkpoint
 from pages.components.session import BUNDLED, IMAGE_MODEL
-from tests.app.conftest import PAGES, open_page, open_part
+from tests.app.conftest import PAGES, open_page, open_part, prune_on_page, pruned_on_page
 from tests.conftest import ROOT, SHIPPED
 
 SENTENCE = "Two dogs play in the snow."
@@ -246,7 +246,7 @@ def test_every_page_runs_on_every_bundled_model(page, label):
         [grid] = chart_data(at, 1)
         assert {x.split(" · ")[0] for x in grid["x"] if " · " in x} == {f"H{h}" for h in range(heads)}
     if page == "prune.py":
-        assert len(at.main.checkbox) == 3 * 3 * heads
+        assert [len(row.options) for row in at.main.pills] == [heads] * 3 * 3        # a row of buttons a layer
 
 
 @pytest.mark.parametrize("page", PAGES + ["prune.py", "compare.py", "faithfulness.py", "patching.py"])
@@ -331,20 +331,20 @@ def test_prune_page_toggle_changes_the_translation(h8):
     from explorer.capture.head_sets import parse_heads
 
     at = open_page("prune.py", SENTENCE)
-    assert len(at.main.checkbox) == 72
+    assert [len(row.options) for row in at.main.pills] == [8] * 9 and pruned_on_page(at) == set()
     unpruned = translate(h8, [SENTENCE])[0]
     # Nothing pruned: no comparison of the model with itself, but what to do
     assert not at.text and any(i.value.startswith("No head is pruned yet") for i in at.info)
     assert "prune_corpus" not in [r.key for r in at.radio]
-    at.checkbox(key="prune_en-de-h8_cross.2.0").check().run()
+    prune_on_page(at, "en-de-h8", "cross.2.0")
     for spec in ("cross.2.1", "cross.2.2", "cross.2.3", "cross.1.0", "cross.1.1"):
-        at.checkbox(key=f"prune_en-de-h8_{spec}").check().run()
+        prune_on_page(at, "en-de-h8", spec)
     assert not at.exception
     pruned = translate(h8, [SENTENCE], pruned=parse_heads("cross.2.0,cross.2.1,cross.2.2,cross.2.3,cross.1.0,cross.1.1",
                                                              h8.model.config))[0]
     assert [t.value for t in at.text][:2] == [unpruned, pruned]
-    # "Add the 18 least important" adds the shipped importance's 25% least important to the 6 ticked heads (said
-    # with its counts before the click); it never drops a ticked head.
+    # "Add the 18 least important" adds the shipped importance's 25% least important to the 6 picked heads (said
+    # with its counts before the click); it never drops a picked head.
     from explorer.capture.head_sets import all_heads
     from explorer.analyses.pruning import DEFAULT_NORMALISATION, importance_scores, least_important
     from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped
@@ -353,24 +353,24 @@ def test_prune_page_toggle_changes_the_translation(h8):
     model = open_model(str(BUNDLED["8 heads (en-de-h8)"]))
     least = set(least_important(importance_scores(shipped(model, IMPORTANCE_FILE), DEFAULT_NORMALISATION), 0.25,
                                 all_heads(model)))
-    ticked = {c.key.rsplit("_", 1)[1] for c in at.main.checkbox if c.value}
-    expected = ticked | {str(spec) for spec in least}
+    picked = pruned_on_page(at)
+    expected = picked | {str(spec) for spec in least}
     assert at.button(key="prune_least").label == "Add the 18 least important" and len(least) == 18
-    assert any(f"keeps your 6 ticked and adds {len(expected) - 6} ({len(expected)} pruned after)" in c.value
+    assert any(f"keeps your 6 picked and adds {len(expected) - 6} ({len(expected)} pruned after)" in c.value
                for c in at.caption)
     at.button(key="prune_least").click().run()
-    assert {c.key.rsplit("_", 1)[1] for c in at.main.checkbox if c.value} == expected
+    assert pruned_on_page(at) == expected
     at.button(key="prune_none").click().run()
-    assert sum(c.value for c in at.main.checkbox) == 0 and not at.text
+    assert pruned_on_page(at) == set() and not at.text
     assert any(i.value.startswith("No head is pruned yet") for i in at.info)
 
 
 def test_pruning_is_per_session(h8):
     first = open_page("prune.py", SENTENCE)
     second = open_page("prune.py", SENTENCE)
-    first.checkbox(key="prune_en-de-h8_enc.0.0").check().run()
+    prune_on_page(first, "en-de-h8", "enc.0.0")
     second.run()
-    assert sum(c.value for c in second.main.checkbox) == 0 and sum(c.value for c in first.main.checkbox) == 1
+    assert pruned_on_page(second) == set() and pruned_on_page(first) == {"enc.0.0"}
 
 
 def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everything(h8):
@@ -387,7 +387,7 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
     at = open_page("prune.py", SENTENCE, role_thresholds=everything_positional)
     assert not at.button(key="prune_roles").disabled
     at.button(key="prune_roles").click().run()
-    pruned = {c.key.rsplit("_", 1)[1] for c in at.main.checkbox if c.value}
+    pruned = pruned_on_page(at)
     # Cross-attention heads cannot be positional; with no rare-token or syntactic role at these thresholds
     # they are the ones pruned, unless one has a role of another kind.
     roles = json.loads((h8.path / "head_roles.json").read_text())
@@ -405,7 +405,7 @@ def test_prune_page_scores_a_corpus_only_when_asked(h8):
     from explorer.capture.head_sets import parse_heads
 
     at = open_page("prune.py", SENTENCE)
-    at.checkbox(key="prune_en-de-h8_cross.2.0").check().run()
+    prune_on_page(at, "en-de-h8", "cross.2.0")
     at.radio(key="prune_corpus").set_value("BLEU against references").run()
     at.number_input(key="prune_limit").set_value(10).run()
     assert not [m for m in at.metric if "first 10 pairs" in m.label]       # nothing translated yet
@@ -416,7 +416,7 @@ def test_prune_page_scores_a_corpus_only_when_asked(h8):
                   references[:10])
     shown = [m for m in at.metric if "first 10 pairs" in m.label]
     assert len(shown) == 1 and shown[0].value == f"{pruned:.2f}" and shown[0].delta == f"{pruned - whole:+.2f} vs unpruned"
-    at.checkbox(key="prune_en-de-h8_cross.2.1").check().run()
+    prune_on_page(at, "en-de-h8", "cross.2.1")
     assert any("score again" in c.value for c in at.caption)
 
 
@@ -465,8 +465,7 @@ def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     link.switch_page("prune.py").run()
     assert not link.exception
     assert [t.value for t in link.text][0] == translate(h8, ["Two dogs run."], beam_size=4)[0]
-    ticked = sorted(c.key.rsplit("_", 1)[1] for c in link.main.checkbox if c.value)
-    assert ticked == [f"cross.2.{h}" for h in range(8)]
+    assert pruned_on_page(link) == {f"cross.2.{h}" for h in range(8)}
     pruned = translate(h8, ["Two dogs run."], beam_size=4, pruned=parse_heads("cross.2.*", h8.model.config))
     assert [t.value for t in link.text][1] == pruned[0]
     assert link.query_params["pruned"] == "cross.2.0,cross.2.1,cross.2.2,cross.2.3,cross.2.4,cross.2.5,cross.2.6,cross.2.7"

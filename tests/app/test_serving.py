@@ -112,7 +112,7 @@ def test_on_ones_own_machine_the_folder_box_is_offered(monkeypatch):
     access.policy.cache_clear()
     at = open_page("translation.py", SENTENCE)
     assert "Your own checkpoint folder…" in at.selectbox(key="model").options
-    at = open_page("prune.py", SENTENCE, **{"prune_en-de-h8_cross.2.0": True})      # a head pruned: a corpus offered
+    at = open_page("prune.py", SENTENCE, **{"prune_en-de-h8_cross.2": [0]})      # a head pruned: a corpus offered
     at.radio(key="prune_corpus").set_value("BLEU against references").run()
     assert "… or its path on the server" in [box.label for box in at.text_input]
 

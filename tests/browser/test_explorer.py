@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from explorer.capture.translation import translate
+from models.vocabulary import KIND_TITLES
 from pages.registry import PAGES, page as registered
 from tests.browser.harness import POLL_MS, go_to, submit_sentence, wait_idle
 
@@ -143,13 +144,12 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
     page = open_app(context, f"{app_url}/prune")
     submit_sentence(page, sentence)
     wait_idle(page)
-    # The grid's boxes are numbered by head, a row per layer in the order enc, dec, cross.
-    row = {"encoder": 0, "decoder": 3, "cross": 6}[spec.kind] + spec.layer
-    grid = page.locator('[data-testid="stExpander"]', has_text="ticked = pruned")
-    box = grid.get_by_role("checkbox", name=str(spec.head), exact=True).nth(row)
-    box.wait_for(state="attached", timeout=60_000)
+    # A row of buttons a layer, named for its layer, each button a head by its number.
+    row = page.get_by_role("toolbar", name=f"{KIND_TITLES[spec.kind]} layer {spec.layer}: heads pruned")
+    button = row.get_by_role("button", name=str(spec.head), exact=True)
+    button.wait_for(state="attached", timeout=60_000)
     wait_idle(page)
-    grid.get_by_text(str(spec.head), exact=True).nth(row).click()
+    button.click()
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
                            arg=expected, timeout=60_000, polling=POLL_MS)
     assert page.locator('span[style*="line-through"]').count() + page.locator('span[style*="d9f0d3"]').count() > 0

@@ -20,9 +20,11 @@ def test_pruned_heads_survive_a_page_change(context, app_url):
     visit(page, "Prune")
     page.get_by_text("8 of 72 heads pruned").wait_for(timeout=10_000)       # on main: "0 of 72 heads pruned"
     assert "cross.2" in query_parameters(page).get("pruned", "")
-    # The grid's boxes are numbered by head within their layer: cross-attention layer 2's box 5 is cross.2.5.
-    grid = page.locator('[data-testid="stExpander"]', has_text="ticked = pruned")
-    assert grid.get_by_role("checkbox", name="5", exact=True).nth(3 + 3 + 2).is_checked()   # after enc, dec and 2 cross layers
+    # A row of buttons a layer, numbered by head: cross-attention layer 2's button 5 is cross.2.5, shown pressed.
+    row = page.get_by_role("toolbar", name="Encoder–decoder cross-attention layer 2: heads pruned")
+    assert row.get_by_role("button", name="5", exact=True).get_attribute("aria-pressed") == "true"
+    enc = page.get_by_role("toolbar", name="Encoder self-attention layer 0: heads pruned")
+    assert enc.get_by_role("button", name="5", exact=True).get_attribute("aria-pressed") == "false"
     assert context.blocked == []
 
 
