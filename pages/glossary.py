@@ -23,16 +23,16 @@ def related_links(term: str) -> str:
 
 
 def show(term: str, anchored: bool = True) -> None:
-    """One entry: the term as a heading (with its anchor), its definition, where to read more, related terms."""
+    """One entry: the term as a heading (with its anchor), then one block of text: its definition, and in small grey
+    type where to read more and the related terms. (A caption of their own, one more element for each of 85 terms,
+    cost the browser time on every visit to this page.)"""
     definition, see, related = GLOSSARY[term]
     if anchored:
         st.subheader(term, anchor=slug(term))
     else:
         st.markdown(f"**{term}**")
-    st.markdown(definition)
     notes = ([f"See: {see}"] if see else []) + ([f"Related: {related_links(term)}"] if related else [])
-    if notes:
-        st.caption(" · ".join(notes))
+    st.markdown(definition + (f"\n\n:small[:gray[{' · '.join(notes)}]]" if notes else ""))
 
 
 st.title("Glossary")
