@@ -277,7 +277,7 @@ def models_overview(patterns: dict[str, np.ndarray], query_tokens: dict[str, lis
     subplot per head (11 for the bundled models) took the browser 0.66 s of a 1.41 s page change at 45 words."""
     width = width or (PROJECTOR_COLUMN if projector_mode() else NARROW_WIDTH)
     names = list(patterns)
-    tile = (width - 60 - 70 - 12 * (per_row - 1)) // per_row   # names on the left, the colour bar on the right
+    tile = (width - 60 - 95 - 12 * (per_row - 1)) // per_row   # names on the left, the colour bar and its title right
     longest = max(max(pattern.shape[1:]) for pattern in patterns.values())
     factor = pool_factor(longest, tile // 2) if is_long(longest) else 1
     if factor > 1:

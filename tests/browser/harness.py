@@ -39,9 +39,10 @@ def free_port() -> int:
 
 
 def start_streamlit(log_path: Path, script: Path = Path("pages/app.py"), launch_options: list[str] | None = None,
-                    port: int | None = None) -> tuple[subprocess.Popen, str]:
+                    port: int | None = None, checkout: Path = ROOT) -> tuple[subprocess.Popen, str]:
     """Start `streamlit run pages/app.py` (or another script) on a free port; return it and its URL once healthy.
-    launch_options: start it as `start.sh` does instead (pages/launch.py), with these options (e.g. --serve)."""
+    launch_options: start it as `start.sh` does instead (pages/launch.py), with these options (e.g. --serve).
+    checkout: the explorer's folder it runs from (another checkout's, to compare two versions side by side)."""
     port = port or free_port()
     if launch_options is None:
         # Streamlit's own start, as the launcher runs it: no lookup of the machine's external address
@@ -52,7 +53,7 @@ def start_streamlit(log_path: Path, script: Path = Path("pages/app.py"), launch_
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             command + ["--server.fileWatcherType", "none"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            cwd=checkout, stdout=log, stderr=subprocess.STDOUT,
             # one BLAS thread, as start.sh's launcher sets (pages/launch.py), also when run as `streamlit run`
             env={"OPENBLAS_NUM_THREADS": "1", **os.environ, "PYTHONUNBUFFERED": "1"})
     url = f"http://localhost:{port}"
@@ -71,9 +72,9 @@ def start_streamlit(log_path: Path, script: Path = Path("pages/app.py"), launch_
 
 @contextlib.contextmanager
 def streamlit_server(log_path: Path, script: Path = Path("pages/app.py"), launch_options: list[str] | None = None,
-                     port: int | None = None):
+                     port: int | None = None, checkout: Path = ROOT):
     """A server of start_streamlit's for the block's length; yields its URL."""
-    process, url = start_streamlit(log_path, script, launch_options, port)
+    process, url = start_streamlit(log_path, script, launch_options, port, checkout)
     try:
         yield url
     finally:
