@@ -17,6 +17,11 @@ from pages.components.session import current_checkpoint, pruning_notice
 VERDICT_MARKS = {"holds": "HOLDS", "partly": "PARTLY", "does not": "DOES NOT", NOT_MEASURABLE: "NOT MEASURABLE"}
 
 
+def breakable(text: str) -> str:
+    """The text with a zero-width space after each "/", where a narrow table cell may break a path."""
+    return text.replace("/", "/\u200b")
+
+
 def card_key(card: dict) -> str:
     """The key of a card's expander, which holds whether it is open: by the paper's short name."""
     return f"papers_card_{card.get('name') or card['paper']}"
@@ -54,9 +59,11 @@ if report is None:
 
 cards = report["papers"]
 # A static table: every row and every word in view (a scrolling grid cut the long texts and hid the last rows).
+# A path in a cell may break after each "/" (a zero-width space): unbroken, "explorer/analyses/induction_demo.py)."
+# held its column 243 px wide and pushed the table past a projector's 562 px column.
 summary = pd.DataFrame([{"paper": card["paper"], "verdict": VERDICT_MARKS.get(card["verdict"], card["verdict"]),
-                         "claim": card["claim"], "the paper's number": card["paper_value"],
-                         "ours": card["ours"] or "—"} for card in cards])
+                         "claim": breakable(card["claim"]), "the paper's number": breakable(card["paper_value"]),
+                         "ours": breakable(card["ours"] or "—")} for card in cards])
 st.table(summary.set_index("paper"))
 st.caption("Each card below gives our measurement, the rule behind its verdict, the command that reproduces it and "
            "the raw numbers.")
