@@ -84,8 +84,12 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
     for index, heads in enumerate(shown):                          # a panel a model, a column a head
         np.testing.assert_allclose(z(strips, index), traces[heads].pattern("encoder")[0, :, focus].T, atol=1e-6)
     assert strips["layout"]["width"] <= 560 and strips["layout"]["yaxis"]["tickfont"]["size"] >= 11
-    assert len(tiles["data"]) == 8 + 2 + 1 and tiles["layout"]["width"] <= 560
-    np.testing.assert_allclose(z(tiles, 3), traces[shown[0]].pattern("encoder")[0, 3], atol=1e-6)
+    assert len(tiles["data"]) == 3 and tiles["layout"]["width"] <= 560      # a tiled image a model, its heads in it
+    assert len(tiles["layout"]["annotations"]) == 8 + 2 + 1                # "head 3" over each tile
+    head_of = np.array(decoded(tiles["data"][0]["customdata"]))           # each cell's head, for the hover
+    size = len(traces[shown[0]].source_tokens)
+    np.testing.assert_allclose(z(tiles, 0)[head_of == 3].reshape(size, size),
+                               traces[shown[0]].pattern("encoder")[0, 3], atol=1e-6)
 
     at.radio(key="compare_kind").set_value("cross").run()
     strips, tiles = specs(at)
@@ -96,4 +100,4 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
 
     at.radio(key="compare_kind").set_value("decoder").run()
     [tiles] = specs(at)                                            # no shared token: the tiles only
-    assert len(tiles["data"]) == 11 and any("no token is shared to follow" in c.value for c in at.caption)
+    assert len(tiles["layout"]["annotations"]) == 11 and any("no token is shared to follow" in c.value for c in at.caption)
