@@ -6,6 +6,10 @@ run to finish (ForwardMsg.script_finished), thinks, and opens the next view in t
 
     .venv/bin/python benchmarks/class_load.py [--students 30] [--seconds 300] [--think 20] [--json]
     .venv/bin/python benchmarks/class_load.py --distinct 1000 [--json]     # memory after N distinct sentences
+    .venv/bin/python benchmarks/class_load.py --servers 2 --students 60        # a larger class, two processes
+
+With --servers N, N such servers run side by side and each student keeps to one of them (student k to server
+k mod N), as a reverse proxy's sticky sessions keep a browser on one process; memory and CPU are their sums.
 
 Unless --cold, the teacher first opens every page on the lecture's sentence (the models load, the teacher's sentence
 is computed once), as before a lesson. Reports per page the p50, p95 and max seconds from the request to the script's finish, the errors (an exception
@@ -49,7 +53,7 @@ PRUNED = ("", "", "cross.2.*", "enc.0.0,enc.1.3")          # most students prune
 HEADS = ("enc.1.6", "cross.2.5", "dec.0.3")
 TEXT_PAGES = tuple(page for page in PAGES if page.reads != "image")
 VIEW_TIMEOUT = 120.0          # a run that takes longer counts as an error
-MAX_STUDENTS, MAX_SECONDS = 200, 3600
+MAX_STUDENTS, MAX_SECONDS, MAX_SERVERS = 200, 3600, 8
 
 
 @dataclass
@@ -188,20 +192,19 @@ async def memory_walk(port: int, token: str, count: int, sentences: list[str], w
 
 
 class ServerWatch:
-    """The server's resident memory (MB) every few seconds and its CPU seconds."""
+    """The servers' resident memory (MB, summed) every few seconds and their CPU seconds (summed)."""
 
-    def __init__(self, pid: int) -> None:
-        self.process = psutil.Process(pid)
+    def __init__(self, *pids: int) -> None:
+        self.processes = [psutil.Process(pid) for pid in pids]
         self.samples: list[tuple[float, float]] = []
         self.started = time.monotonic()
         self.cpu_start = self.cpu_seconds()
 
     def rss_mb(self) -> float:
-        return round(self.process.memory_info().rss / 2**20, 1)
+        return round(sum(process.memory_info().rss for process in self.processes) / 2**20, 1)
 
     def cpu_seconds(self) -> float:
-        times = self.process.cpu_times()
-        return times.user + times.system
+        return sum(times.user + times.system for times in (process.cpu_times() for process in self.processes))
 
     async def sample(self, every: float = 5.0) -> None:
         while True:
@@ -257,17 +260,23 @@ async def teacher_first(port: int, token: str) -> float:
     return round(time.monotonic() - started, 1)
 
 
-async def class_run(port: int, token: str, students: int, seconds: float, think: float, watch: ServerWatch,
+async def class_run(ports: list[int], token: str, students: int, seconds: float, think: float, watch: ServerWatch,
                     cold: bool) -> dict:
+    """ports: one per server; student k keeps to server k mod their number (a proxy's sticky sessions). Unless
+    cold, the teacher's run through the pages is made on each server (each process keeps its own cache)."""
     sampler = asyncio.create_task(watch.sample())
-    prepared = None if cold else await teacher_first(port, token)
+    prepared = None
+    if not cold:
+        prepared = sum([await teacher_first(port, token) for port in ports])
     own = random.Random(1).sample(captions(), students)
     started = time.monotonic()
     tally = Tally(started=started)
     until = started + seconds
-    await asyncio.gather(*(student(n, port, token, until, think, own[n], n % 2 == 0, tally) for n in range(students)))
+    await asyncio.gather(*(student(n, ports[n % len(ports)], token, until, think, own[n], n % 2 == 0, tally)
+                           for n in range(students)))
     sampler.cancel()
-    return {"teacher_first_s": prepared, **report(tally, watch, students, seconds, time.monotonic() - started)}
+    return {"teacher_first_s": prepared, "servers": len(ports),
+            **report(tally, watch, students, seconds, time.monotonic() - started)}
 
 
 def main() -> None:
@@ -279,14 +288,22 @@ def main() -> None:
                         help="instead of a class: one session opening N distinct 45-word sentences (memory)")
     parser.add_argument("--cold", action="store_true",
                         help="the students arrive at a server nobody has opened (no teacher's run through the pages)")
+    parser.add_argument("--servers", type=int, default=1,
+                        help="server processes side by side, each student keeping to one (sticky sessions)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
     args = parser.parse_args()
     if not 1 <= args.students <= MAX_STUDENTS or not 0 < args.seconds <= MAX_SECONDS:
         raise SystemExit(f"--students 1…{MAX_STUDENTS}, --seconds up to {MAX_SECONDS}")
-    port, token = free_port(), secrets.token_urlsafe(12)
-    server = start_server(port, token)
+    if not 1 <= args.servers <= MAX_SERVERS:
+        raise SystemExit(f"--servers 1…{MAX_SERVERS}")
+    token = secrets.token_urlsafe(12)
+    ports, servers = [], []
     try:
-        watch = ServerWatch(server.pid)
+        for _ in range(args.servers):
+            ports.append(free_port())
+            servers.append(start_server(ports[-1], token))
+        watch = ServerWatch(*(server.pid for server in servers))
+        port = ports[0]
         if args.distinct:
             marks = asyncio.run(memory_walk(port, token, args.distinct, captions(), watch))
             first, last = marks.get(100), marks.get(args.distinct)
@@ -294,10 +311,11 @@ def main() -> None:
                       f"rss_mb_after_{args.distinct}": last,
                       "growth": round(last / first - 1, 3) if first and last else None, "rss_mb_by_count": marks}
         else:
-            result = asyncio.run(class_run(port, token, args.students, args.seconds, args.think, watch, args.cold))
+            result = asyncio.run(class_run(ports, token, args.students, args.seconds, args.think, watch, args.cold))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=30)
     if args.json:
         print(json.dumps(result))
         return
