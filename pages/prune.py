@@ -112,8 +112,10 @@ with st.expander("Heads (highlighted = pruned)", expanded=True):
             # Short labels in a wrapping row: a number per head stays whole where "cross.2.5" was cut to "c…".
             row = st.container(horizontal=True, vertical_alignment="center")
             row.caption(f"layer {layer}", width=70)         # a fixed width: the rows line up
-            row.pills(f"{KIND_TITLES[kind]} layer {layer}: heads pruned", list(range(checkpoint.heads)),
-                      selection_mode="multi", key=layer_key[kind, layer], label_visibility="collapsed", width="stretch")
+            # In a box of its own, the rest of the row's width: twelve heads wrap there (straight in the row, the
+            # 12th was cut at a projector's 1024 px).
+            row.container().pills(f"{KIND_TITLES[kind]} layer {layer}: heads pruned", list(range(checkpoint.heads)),
+                                  selection_mode="multi", key=layer_key[kind, layer], label_visibility="collapsed")
 pruned = head_set(chosen())
 # The pruned heads travel in the URL (pages/components/url_state.py): shared links open with the same heads pruned.
 st.session_state["url_pruned"] = format_heads(pruned)
