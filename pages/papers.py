@@ -26,6 +26,7 @@ def card_key(card: dict) -> str:
     """The key of a card's expander, which holds whether it is open: by the paper's short name."""
     return f"papers_card_{card.get('name') or card['paper']}"
 
+
 st.title("Papers")
 st.caption("The papers behind this explorer's analyses, each claim rerun on the open model: the paper's number "
            "beside ours, and a verdict on whether the claim holds here.")

@@ -7,7 +7,7 @@ from explorer.capture.head_sets import HeadSpec, HeadSpecError, all_heads, forma
 from explorer.analyses.pruning import DEFAULT_NORMALISATION, NORMALISATIONS, importance_scores, least_important
 from explorer.analyses.head_table import head_table, heads_without_role
 from explorer.analyses.corpus_scoring import corpus_task
-from models.vocabulary import KIND_TITLES
+from models.vocabulary import KIND_TITLES, SHORT_NAMES
 from explorer.figures.common import plural
 from pages.components.session import current_checkpoint
 from pages.components.glossary_links import term_help
@@ -24,7 +24,7 @@ kinds = [kind for kind in KIND_TITLES if checkpoint.layers(kind)]          # the
 # One row of buttons a layer (st.pills): its value is the list of that layer's heads pruned. (72 checkboxes, one a
 # head, took the browser 0.3 s of each change to this page at 45 words: 1.00 s with them, 0.70 s without.)
 # Keyed as the heads are named, less the head: prune_en-de-h8_cross.2 holds cross.2.*'s pruned heads.
-layer_key = {(kind, layer): f"prune_{checkpoint.name}_{str(HeadSpec(kind, layer, 0))[:-2]}" for kind in kinds
+layer_key = {(kind, layer): f"prune_{checkpoint.name}_{SHORT_NAMES[kind]}.{layer}" for kind in kinds
              for layer in range(checkpoint.layers(kind))}
 # Shipped with the model, or computed in this session on the Heads page.
 importance, roles = head_analysis("importance", checkpoint), head_analysis("roles", checkpoint)
@@ -44,7 +44,7 @@ def chosen() -> set:
             for head in st.session_state.get(key) or []}
 
 
-# The pruned heads live in the session (url_state: "url_pruned", also the link's `pruned=`); the boxes are drawn
+# The pruned heads live in the session (url_state: "url_pruned", also the link's `pruned=`); the rows are drawn
 # from them whenever Streamlit has forgotten the rows' own state (the first visit, or back from another page).
 if any(key not in st.session_state for key in layer_key.values()):
     try:
