@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.common import cell_size, every_label
-from explorer.figures.head_roles import MOST_HEADS_WITH_TEXT, cell_font
+from explorer.figures.role_map import MOST_HEADS_WITH_TEXT, cell_font
 from models.vocabulary import KIND_TITLES, SHORT_NAMES
 
 PANEL_GAP = 0.04

@@ -1,141 +1,14 @@
-"""Figures of head roles: the layers × heads map, offset histograms, syntactic evidence."""
+"""Figures of one head's role and of the roles forming in training: offset histograms, syntactic evidence, the
+evolution over epochs. The layers × heads map of every head: explorer/figures/role_map.py."""
 
 from __future__ import annotations
 
-import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import (NARROW_WIDTH, SMALLEST_FONT, cell_size, every_label, font, label_font,
-                                     round_step, text_width, title_height, wrapped_title)
+from explorer.figures.common import (NARROW_WIDTH, SMALLEST_FONT, font, round_step, text_width, title_height,
+                                     wrapped_title)
 from explorer.analyses.results import HeadRoles
 from models.vocabulary import KIND_TITLES
-
-ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
-                ("several", "#b279a2")]
-# What a cell of the map says about its head's role: one short word, or the initials of its several roles.
-ROLE_SHORT = {"positional": "pos", "syntactic": "syn", "rare-token": "rare"}
-# What can colour the map: the measure of importance chosen on the page, the role, or the confidence.
-COLOUR_BY = ("importance", "role", "confidence")
-# Past this many heads a cell is too narrow for a number at a readable size: the cells keep colour and hover only.
-MOST_HEADS_WITH_TEXT = 16
-# Px: a map's own width, the same at every window width: whole in a projector's 564 px column (1024 px window,
-# sidebar open), two side by side in the wide page's (940 px in Chromium at 1400 px). Stretched over a half
-# column at 1024 px, an 8-head map's cells were 20 px and their values ran into each other ("0.01€0.01701").
-# MAP_FRAME: the px of it that are not cells (the layer labels, the colour bar and its title, the margins).
-MAP_WIDTH = 450
-MAP_FRAME = 150
-# Importance measures where a rise means the head matters (masking it hurts); for the BLEU change a fall does.
-RISE_HURTS = {"gradient_importance", "gradient_importance_normalised", "loss_change", "perplexity_change"}
-
-
-def role_index(roles: list[str]) -> int:
-    if not roles:
-        return 0
-    if len(roles) > 1:
-        return 4
-    return [name for name, _ in ROLE_COLOURS].index(roles[0])
-
-
-def role_short(roles: list[str]) -> str:
-    """'pos', 'syn', 'rare'; several roles by their initials, 'P+R'; none: ''."""
-    if len(roles) == 1:
-        return ROLE_SHORT.get(roles[0], roles[0][:4])
-    return "+".join(role[0].upper() for role in roles)
-
-
-def decimals(values) -> int:
-    """Decimals that give the largest of `values` two significant digits, so raw gradient scores (~0.0004) never
-    read 0.000; one map's cells all alike (0.020 beside 0.021), a head much below the largest reading 0.00."""
-    largest = max((abs(v) for v in values if v is not None and np.isfinite(v)), default=0.0)
-    if largest == 0:
-        return 2
-    return int(np.clip(1 - np.floor(np.log10(largest)), 0, 8))
-
-
-def short_number(value: float, places: int | None = None) -> str:
-    """A cell's number, at `places` decimals (decimals([value]) when not given)."""
-    return f"{value:.{decimals([value]) if places is None else places}f}"
-
-
-def cell_font(heads: int, longest: int = 0) -> int:
-    """The font (px) of the cells' text: a size under the axis labels', never under the smallest a room reads
-    (SMALLEST_FONT)."""
-    return max(font(SMALLEST_FONT), label_font(heads) - (1 if longest <= 5 else 2))
-
-
-def cell_width(heads: int) -> float:
-    """Px of a map's cell across, at MAP_WIDTH (scaled with the fonts in projector mode)."""
-    return (font(MAP_WIDTH) - font(MAP_FRAME)) / heads
-
-
-def text_fits(texts, heads: int, size: int) -> bool:
-    """Whether every cell's text fits its cell at `size` px (text_width's generous reckoning: "0.017" at 11 px is
-    35 px there, 27 px drawn)."""
-    longest = max((text_width(text, size) for text in texts if text), default=0)
-    return heads <= MOST_HEADS_WITH_TEXT and longest <= cell_width(heads)
-
-
-def role_map(entries: list[HeadRoles], layers: int, heads: int, importance: dict[str, float], title: str,
-             colour_by: str = "role", measure: str = "importance", measure_key: str = "",
-             measure_short: str = "importance") -> go.Figure:
-    """Heads of one kind as a layers × heads grid, coloured by `colour_by`: "importance" (the scores in
-    `importance`, named `measure`, `measure_short` on the colour bar; measure_key, its key in
-    head_importance.json, sets the direction of the scale), "role" or "confidence". Each cell shows one short
-    value of what colours it; hover tells everything."""
-    if colour_by == "importance" and not importance:
-        colour_by = "role"
-    z = np.full((layers, heads), np.nan)
-    text = np.full((layers, heads), "", dtype=object)
-    hover = np.full((layers, heads), "", dtype=object)
-    places = decimals(importance.get(entry.spec) for entry in entries)
-    for entry in entries:
-        layer, head = entry.layer, entry.head
-        share = importance.get(entry.spec)
-        if colour_by == "role":
-            z[layer, head], text[layer, head] = role_index(entry.roles), role_short(entry.roles)
-        elif colour_by == "confidence":
-            z[layer, head], text[layer, head] = entry.confidence, f"{entry.confidence:.2f}"
-        elif share is not None:
-            z[layer, head], text[layer, head] = share, short_number(share, places)
-        hover[layer, head] = (f"{entry.spec}<br>{', '.join(entry.roles) or 'no role'}"
-                              f"<br>confidence {entry.confidence:.2f}"
-                              + (f"<br>{measure} {share:.3g}" if share is not None else ""))   # raw scores ~0.0004
-    colour = dict(colorbar=dict(thickness=12, title=dict(side="right")))
-    if colour_by == "role":
-        count = len(ROLE_COLOURS)
-        scale = []
-        for i, (_, shade) in enumerate(ROLE_COLOURS):
-            scale += [[i / count, shade], [(i + 1) / count, shade]]
-        colour = dict(zmin=-0.5, zmax=count - 0.5, colorscale=scale, colorbar=dict(
-            thickness=12, tickvals=list(range(count)), ticktext=[name for name, _ in ROLE_COLOURS],
-            title=dict(text="role", side="right")))
-    elif colour_by == "confidence":
-        colour = dict(zmin=0, zmax=1, colorscale="Blues", colorbar=dict(
-            thickness=12, tickformat=".1f", title=dict(text="confidence", side="right")))
-    else:
-        values = z[~np.isnan(z)]
-        if measure_key.endswith("_change") or (values.size and values.min() < 0):
-            # A change on masking, either way: white at no change, red where masking hurts.
-            colour = dict(zmid=0, colorscale="RdBu", reversescale=measure_key in RISE_HURTS)
-        else:
-            colour = dict(zmin=0, colorscale="YlOrRd")
-        colour["colorbar"] = dict(thickness=12, title=dict(text=measure_short, side="right"))
-    longest = max((len(t) for t in text.flat), default=0)
-    size = cell_font(heads, longest)
-    # A value is written in its cell only where every cell holds its own at a readable size; else hover has it.
-    figure = go.Figure(go.Heatmap(
-        z=z, text=text, customdata=hover, texttemplate="%{text}" if text_fits(text.flat, heads, size) else "",
-        textfont=dict(size=size), x=list(range(heads)), y=list(range(layers)), xgap=2, ygap=2,
-        hovertemplate="%{customdata}<extra></extra>", hoverongaps=False, **colour))
-    # The head labels stand on top: the title goes above them, in a margin of its own. A layer is two label
-    # lines tall, room for a cell's text and its colour around it. The map has its own width (MAP_WIDTH).
-    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=10)),
-                         height=105 + 2 * cell_size(heads) * layers, width=font(MAP_WIDTH),
-                         margin=dict(l=10, r=10, t=95, b=10), plot_bgcolor="rgba(0,0,0,0)")
-    figure.update_xaxes(**every_label(heads, side="top", title=dict(text="head", standoff=4)), showgrid=False)
-    figure.update_yaxes(**every_label(layers, autorange="reversed", title=dict(text="layer", standoff=4)),
-                        showgrid=False)
-    return figure
 
 
 def offset_histogram(entry: HeadRoles) -> go.Figure:

@@ -16,6 +16,7 @@ from models.checkpoint import load_checkpoint
 from pages.components.session import BUNDLED, IMAGE_MODEL
 from tests.app.conftest import PAGES, open_page, open_part, prune_on_page, pruned_on_page
 from tests.conftest import ROOT, SHIPPED
+from tests.explorer.test_word_focus import grid_cells
 
 SENTENCE = "Two dogs play in the snow."
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -267,8 +268,10 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
     table = table_with(at, "roles")
     assert len(table) == 3 * 3 * 8
     assert table["roles"].tolist() == [", ".join(h["roles"]) for h in shipped["heads"]]
-    maps = [chart_titled(at, title) for title in ("Encoder self-attention", "Decoder self-attention", "cross-attention")]
-    assert all(np.array(m[0]["z"]).shape == (3, 8) for m in maps)
+    maps = [block.proto.body for block in at.get("html") if 'class="role-map"' in block.proto.body]
+    assert [title in found for title, found in zip(("Encoder self-attention", "Decoder self-attention",
+                                                   "cross-attention"), maps)] == [True] * 3
+    assert all(sorted(grid_cells(found)) == [(layer, head) for layer in range(3) for head in range(8)] for found in maps)
     rare_before = sum("rare-token" in r for r in table["roles"])
     at.number_input(key="threshold_rare_rate").set_value(0.1).run()
     assert not at.exception

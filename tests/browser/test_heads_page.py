@@ -6,7 +6,6 @@ import re
 from urllib.parse import quote
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.harness import POLL_MS, settle, wait_idle
 
@@ -19,7 +18,7 @@ def open_heads(context, url: str, sentence: str = SENTENCE, section: str = ""):
     """The Heads page of a link, on its first tab (the role maps) or on `section` (the head's pattern)."""
     page = context.new_page()
     page.goto(f"{url}/heads?model=h8&sentence={quote(sentence)}" + (f"&section={quote(section)}" if section else ""))
-    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=90_000)
+    page.locator(".role-map td, .js-plotly-plot .heatmaplayer").first.wait_for(timeout=90_000)
     settle(page)
     return page
 
@@ -104,36 +103,30 @@ def test_the_chosen_importance_and_the_roles_are_in_view_and_whole(context, app_
     assert found["textWidth"] + 16 <= roles[1] - roles[0], found          # the text and glide's padding of 8 px a side
 
 
-# What plotly drew of a role map: its layout and trace as plotly completed them, its cells' texts as drawn.
-ROLE_MAP = """plot => {
-    const layout = plot._fullLayout, trace = plot._fullData[0];
-    const heads = layout.xaxis._categories.length;
-    return {title: layout.title.text.replace(/<[^>]*>/g, ''), heads, cell: layout.xaxis._length / heads - trace.xgap,
-            colourbar: plot.querySelectorAll('.colorbar').length > 0 && trace.showscale,
-            colourbarTitle: trace.colorbar.title.text,
-            texts: [...plot.querySelectorAll('.heatmaplayer text')].map(t => ({
-                text: t.textContent, size: parseFloat(getComputedStyle(t).fontSize),
-                width: t.getBoundingClientRect().width}))};
+# What the browser drew of a role map (an HTML table): its title, heads, legend, and each written cell's text with
+# its size, its width as laid out and its cell's.
+ROLE_MAP = """map => {
+    const cells = [...map.querySelectorAll('td')];
+    const heads = map.querySelectorAll('tr:nth-child(3) td').length;
+    const width = td => { const range = document.createRange(); range.selectNodeContents(td);
+                          return range.getBoundingClientRect().width; };
+    return {title: map.firstElementChild.textContent, heads, cells: cells.length,
+            legend: map.querySelector('.legend').dataset.legend,
+            right: map.querySelector('table').getBoundingClientRect().right,
+            texts: cells.filter(td => td.textContent).map(td => ({
+                text: td.textContent, size: parseFloat(getComputedStyle(td).fontSize), width: width(td),
+                cell: td.clientWidth}))};
 }"""
 
 
 def role_maps(page) -> list[dict]:
-    """The three role maps (the first three charts), each scrolled into view so that plotly draws it."""
-    for attempt in range(5):
-        try:
-            maps = []
-            for index in range(3):
-                chart = page.locator('[data-testid="stPlotlyChart"]').nth(index)
-                chart.scroll_into_view_if_needed()
-                plot = chart.locator(".js-plotly-plot")
-                plot.locator(".heatmaplayer").wait_for(state="attached", timeout=30_000)
-                maps.append(plot.evaluate(ROLE_MAP))
-            return maps
-        except PlaywrightError as error:        # a chart replaced by a late redraw: read the new one
-            if "attached" not in str(error) or attempt == 4:
-                raise
-            settle(page)
-    return []
+    """The three role maps as drawn."""
+    page.locator(".role-map td").first.wait_for(timeout=30_000)
+    return [found.evaluate(ROLE_MAP) for found in page.locator(".role-map").all()]
+
+
+def main_column_right(page) -> float:
+    return page.locator('[data-testid="stMainBlockContainer"]').evaluate("e => e.getBoundingClientRect().right")
 
 
 def test_the_role_maps_are_coloured_by_importance_with_short_readable_cells(heads_page):
@@ -142,14 +135,14 @@ def test_the_role_maps_are_coloured_by_importance_with_short_readable_cells(head
     assert [m["title"] for m in maps] == ["Encoder self-attention", "Decoder self-attention (masked)",
                                           "Encoder–decoder cross-attention"], json.dumps(maps)[:500]
     for shown in maps:
-        assert shown["heads"] == 8 and len(shown["texts"]) == 3 * 8
-        assert shown["colourbar"] and shown["colourbarTitle"] == "importance"      # by default: importance
+        assert shown["heads"] == 8 and shown["cells"] == 3 * 8 and len(shown["texts"]) == 3 * 8
+        assert shown["legend"] == "importance"                                     # by default: importance
         for text in shown["texts"]:
             assert re.fullmatch(r"-?\d+(\.\d+)?", text["text"]), text                # one short value
-            assert text["size"] >= 10 and text["width"] <= shown["cell"], (text, shown["cell"])
-    # Coloured by role instead: a role abbreviation or nothing in each cell, a colour bar naming the roles.
+            assert text["size"] >= 11 and text["width"] <= text["cell"], text
+    # Coloured by role instead: a role abbreviation or nothing in each cell, a legend naming the roles.
     radio(page, "Colour the maps by", "role")
-    assert [shown["colourbarTitle"] for shown in role_maps(page)] == ["role"] * 3
+    assert [shown["legend"] for shown in role_maps(page)] == ["role"] * 3
     radio(page, "Colour the maps by", "importance")             # as it was, for the next test on this page
 
 
@@ -172,9 +165,9 @@ def test_what_happened_to_the_sentence_is_said_under_the_title(context, app_url)
     page = open_heads(context, app_url, OUT_OF_DOMAIN)
     notice = page.locator('[data-testid="stAlert"]', has_text="far from what the model was trained on")
     notice.wait_for(timeout=30_000)
-    first_chart = page.locator('[data-testid="stPlotlyChart"]').first
-    order = notice.evaluate("(notice, chart) => notice.compareDocumentPosition(chart)", first_chart.element_handle())
-    assert order & 4, "the notice should come before the first chart"        # Node.DOCUMENT_POSITION_FOLLOWING
+    first_map = page.locator(".role-map").first
+    order = notice.evaluate("(notice, chart) => notice.compareDocumentPosition(chart)", first_map.element_handle())
+    assert order & 4, "the notice should come before the first map"          # Node.DOCUMENT_POSITION_FOLLOWING
     title = page.get_by_role("heading", name="Heads", exact=True)
     assert title.evaluate("(title, notice) => title.compareDocumentPosition(notice)", notice.element_handle()) & 4
 
@@ -185,8 +178,10 @@ def test_at_a_projectors_width_every_table_column_and_map_value_is_whole(context
     settle(page)
     # The three maps one under another at their own width, each cell's value inside its cell (at 1024 px the
     # maps beside the table ran their values together, "0.01€0.01701").
+    right = main_column_right(page)
     for shown in role_maps(page):
-        assert len(shown["texts"]) == 3 * 8 and all(t["width"] <= shown["cell"] for t in shown["texts"]), shown
+        assert len(shown["texts"]) == 3 * 8 and all(t["width"] <= t["cell"] for t in shown["texts"]), shown
+        assert shown["right"] <= right, (shown["right"], right)                   # whole in the column
     # The table a group of columns at a time, each group whole in the column (all at once: cut at "ra…").
     groups = {"importance and roles": ["importance", "roles", "confidence"],
               "positional": ["roles", "offset", "offset share"],

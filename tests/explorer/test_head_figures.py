@@ -1,17 +1,21 @@
 """The Heads page's map and table: what colours the map, short cell texts at a readable size, importance in
 significant digits, and the page reading its corpora from paths (AppTest for the page itself)."""
 
+import html
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from explorer.figures.head_roles import COLOUR_BY, cell_font, decimals, role_map, role_short, short_number
+from explorer.figures.role_map import (COLOUR_BY, ROLE_COLOURS, cell_font, cell_layout, decimals, role_cells,
+                                       role_map_html, role_short, short_number)
 from explorer.analyses.head_table import MEASURE_HEADERS, head_table, shown_columns
 from explorer.analyses.roles import Thresholds, reclassified
 from tests.app.conftest import open_page, open_part
 from tests.conftest import MULTI30K
+from tests.explorer.test_word_focus import grid_cells
 
 SENTENCE = "Two dogs play in the snow."
 
@@ -28,34 +32,69 @@ def scores_of(checkpoint, measure):
     return {h["spec"]: h[measure] for h in shipped(checkpoint, "head_importance.json")["heads"] if h["kind"] == "encoder"}
 
 
-def test_the_map_is_coloured_by_what_is_chosen_with_a_colour_bar(h8):
+def rgb(colour: str) -> tuple[int, ...]:
+    """(red, green, blue) of "rgb(r, g, b)" or "#rrggbb"."""
+    if colour.startswith("#"):
+        return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(part) for part in re.findall(r"\d+", colour))
+
+
+def test_the_map_is_coloured_by_what_is_chosen_with_a_legend(h8):
     entries = encoder_entries(h8, Thresholds(positional=0.3, rare_rate=0.1, rare_over_chance=1.0))
     scores = scores_of(h8, "gradient_importance")
     for colour_by in COLOUR_BY:
-        trace = role_map(entries, 3, 8, scores, "Encoder self-attention", colour_by=colour_by,
-                         measure="gradient importance", measure_key="gradient_importance").data[0]
-        z = np.array(trace.z, dtype=float)
-        assert z.shape == (3, 8) and trace.colorbar.title.text == {"importance": "importance", "role": "role",
-                                                                    "confidence": "confidence"}[colour_by]
-        texts = np.array(trace.text).ravel()
-        assert all(len(text) <= 5 for text in texts) and trace.textfont.size >= 10
+        cells = role_cells(entries, 3, 8, scores, colour_by=colour_by, measure="gradient importance",
+                           measure_key="gradient_importance")
+        page = role_map_html(cells, "Encoder self-attention")
+        drawn = grid_cells(page)
+        assert cells.values.shape == (3, 8) and len(drawn) == 24
+        assert f'data-legend="{colour_by}"' in page                 # the legend names what colours the map
+        texts = [drawn[layer, head][0] for layer in range(3) for head in range(8)]
+        assert all(len(text) <= 5 for text in texts) and cell_layout(cells)[1] >= 11
         if colour_by == "importance":
-            np.testing.assert_allclose(z[0, 3], scores["enc.0.3"])
+            np.testing.assert_allclose(cells.values[0, 3], scores["enc.0.3"])
             assert texts[3] == f"{scores['enc.0.3']:.3f}"        # 0.018: the largest (0.025) has two digits
+            # Darker is more: the best-scored head's cell darker than the least's.
+            best, least = (max(scores, key=scores.get), min(scores, key=scores.get))
+            shade = {spec: sum(rgb(drawn[0, int(spec.split(".")[2])][1])) for spec in (best, least)
+                     if spec.split(".")[1] == "0"}
+            assert len(shade) < 2 or shade[best] < shade[least]
         elif colour_by == "confidence":
             assert texts[0] == f"{entries[0].confidence:.2f}"
         else:
             assert set(texts) <= {"", "pos", "syn", "rare", "P+S", "P+R", "S+R", "P+S+R"} and "P+R" in set(texts)
+            # Each cell in its role's own colour.
+            colours = dict(ROLE_COLOURS)
+            for entry in entries:
+                role = "several" if len(entry.roles) > 1 else entry.roles[0] if entry.roles else "none"
+                assert rgb(drawn[entry.layer, entry.head][1]) == rgb(colours[role]), entry.spec
     # Without importance the map falls back to the roles.
-    assert role_map(entries, 3, 8, {}, "t", colour_by="importance").data[0].colorbar.title.text == "role"
+    assert role_cells(entries, 3, 8, {}, colour_by="importance").colour_by == "role"
 
 
 def test_a_change_on_masking_is_red_where_masking_hurts(h8):
     entries = encoder_entries(h8)
-    bleu, loss = (role_map(entries, 3, 8, scores_of(h8, key), "t", "importance", key.replace("_", " "), key).data[0]
+    bleu, loss = (role_cells(entries, 3, 8, scores_of(h8, key), "importance", key.replace("_", " "), key)
                   for key in ("bleu_change", "loss_change"))
-    assert bleu.zmid == 0 and not bleu.reversescale          # a BLEU drop (negative) at the red end
-    assert loss.zmid == 0 and loss.reversescale              # a loss rise (positive) at the red end
+    for cells, hurts in ((bleu, -1), (loss, 1)):           # a BLEU drop hurts; a loss rise does
+        assert cells.low == -cells.high                     # no change in the middle of the scale
+        red, _, blue = rgb(cells.colour(hurts * cells.high))
+        assert red > blue + 50, cells.colour(hurts * cells.high)
+        red, _, blue = rgb(cells.colour(-hurts * cells.high))
+        assert blue > red + 50
+        assert min(rgb(cells.colour(0.0))) > 200           # pale at no change
+
+
+def test_what_a_head_has_is_in_its_hover_and_nothing_is_drawn_as_markup(h8):
+    entries = encoder_entries(h8)
+    scores = scores_of(h8, "gradient_importance")
+    page = role_map_html(role_cells(entries, 3, 8, scores, "importance", "gradient importance"),
+                         "<script>alert(1)</script>")
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    first = entries[0]
+    hover = html.unescape(re.search(r'<td data-layer="0" data-head="0" title="([^"]*)"', page).group(1))
+    assert hover.split("\n")[0] == first.spec and f"confidence {first.confidence:.2f}" in hover
+    assert f"gradient importance {scores[first.spec]:.3g}" in hover
 
 
 def test_tiny_scores_never_read_zero():
@@ -127,21 +166,25 @@ def test_the_corpus_paths_are_prefilled_with_the_multi30k_defaults():
 
 def test_a_map_has_its_own_width_and_writes_values_only_where_they_fit(h8):
     from explorer.figures.common import text_width
-    from explorer.figures.head_roles import MAP_WIDTH, cell_width
+    from explorer.figures.role_map import COLUMN, LABELS
 
     entries = encoder_entries(h8)
     scores = scores_of(h8, "gradient_importance")
-    figure = role_map(entries, 3, 8, scores, "t", colour_by="importance", measure_key="gradient_importance")
-    trace = figure.data[0]
-    # The same width at every window width: whole in a projector's 564 px column, two side by side at 1400 px.
-    assert figure.layout.width == MAP_WIDTH <= 564 and 2 * MAP_WIDTH + 16 <= 940
-    assert trace.texttemplate == "%{text}" and trace.textfont.size >= 11
-    assert max(text_width(t, trace.textfont.size) for t in np.array(trace.text).ravel()) <= cell_width(8)
-    # Sixteen heads in the same width: cells too narrow for "0.017", the values on hover only.
+    cells = role_cells(entries, 3, 8, scores, colour_by="importance", measure_key="gradient_importance")
+    width, size, written = cell_layout(cells)
+    # Whole in a projector's 564 px column, two side by side in the wide page's 940 px.
+    assert written and size >= 11 and LABELS + 8 * (width + 2) <= COLUMN <= 564 and 2 * COLUMN <= 940 + 200
+    assert max(text_width(t, size) for t in cells.text.ravel()) <= width
+    drawn = grid_cells(role_map_html(cells, "t"))
+    assert [text for text, _ in drawn.values()] == list(cells.text.ravel())
+    # Sixteen heads in the same column: cells too narrow for "0.017", the values on hover only.
     wide = [replace(e, head=e.head + 8 * copy, spec=f"{e.spec}.{copy}") for e in entries for copy in (0, 1)]
-    many = role_map(wide, 3, 16, {e.spec: scores[e.spec.rsplit(".", 1)[0]] for e in wide}, "t",
-                    colour_by="importance", measure_key="gradient_importance").data[0]
-    assert many.texttemplate == "" and "0.0" in many.customdata[0][0]
+    many = role_cells(wide, 3, 16, {e.spec: scores[e.spec.rsplit(".", 1)[0]] for e in wide},
+                      colour_by="importance", measure_key="gradient_importance")
+    width, _, written = cell_layout(many)
+    assert not written and LABELS + 16 * (width + 2) <= COLUMN
+    page = role_map_html(many, "t")
+    assert {text for text, _ in grid_cells(page).values()} == {""} and "0.0" in many.hover[0][0]
 
 
 def test_the_table_columns_come_a_group_at_a_time(h8):

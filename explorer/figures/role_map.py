@@ -1,0 +1,203 @@
+"""The Heads page's role maps: one attention kind's heads as a layers × heads grid, each cell coloured by the head's
+importance, role (Voita et al. 2019) or confidence, one short value written in, everything on hover.
+
+An HTML table (st.html), not a plotly figure: three plotly maps took the browser 0.37 s of each change to the Heads
+page (0.82 s → 0.45 s without them, 45 words, an interleaved A/B); cells of text need no plot. role_cells works the
+numbers out, role_map_html draws them.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+from plotly.colors import sample_colorscale, unlabel_rgb, hex_to_rgb
+
+from explorer.analyses.results import HeadRoles
+from explorer.figures.common import SMALLEST_FONT, font, label_font, text_width
+
+ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
+                ("several", "#b279a2")]
+# What a cell of the map says about its head's role: one short word, or the initials of its several roles.
+ROLE_SHORT = {"positional": "pos", "syntactic": "syn", "rare-token": "rare"}
+# What can colour the map: the measure of importance chosen on the page, the role, or the confidence.
+COLOUR_BY = ("importance", "role", "confidence")
+# Past this many heads a cell is too narrow for a number at a readable size: the cells keep colour and hover only.
+MOST_HEADS_WITH_TEXT = 16
+# Importance measures where a rise means the head matters (masking it hurts); for the BLEU change a fall does.
+RISE_HURTS = {"gradient_importance", "gradient_importance_normalised", "loss_change", "perplexity_change"}
+# Px: the narrowest column a map stands in (a projector's: 1024 px window, sidebar open, 564 px measured), and what
+# of it is not cells (the layer labels and the table's spacing). Two 8-head maps stand side by side at 1400 px.
+COLUMN = 560
+LABELS = 60
+SMALLEST_CELL = 26      # px across: a cell without text still a square a finger can hover
+CELL_PADDING = 8        # px of a cell around its text
+ROW_HEIGHT = 28         # px of a layer's row
+
+
+def role_index(roles: list[str]) -> int:
+    if not roles:
+        return 0
+    if len(roles) > 1:
+        return 4
+    return [name for name, _ in ROLE_COLOURS].index(roles[0])
+
+
+def role_short(roles: list[str]) -> str:
+    """'pos', 'syn', 'rare'; several roles by their initials, 'P+R'; none: ''."""
+    if len(roles) == 1:
+        return ROLE_SHORT.get(roles[0], roles[0][:4])
+    return "+".join(role[0].upper() for role in roles)
+
+
+def decimals(values) -> int:
+    """Decimals that give the largest of `values` two significant digits, so raw gradient scores (~0.0004) never
+    read 0.000; one map's cells all alike (0.020 beside 0.021), a head much below the largest reading 0.00."""
+    largest = max((abs(v) for v in values if v is not None and np.isfinite(v)), default=0.0)
+    if largest == 0:
+        return 2
+    return int(np.clip(1 - np.floor(np.log10(largest)), 0, 8))
+
+
+def short_number(value: float, places: int | None = None) -> str:
+    """A cell's number, at `places` decimals (decimals([value]) when not given)."""
+    return f"{value:.{decimals([value]) if places is None else places}f}"
+
+
+def cell_font(heads: int, longest: int = 0) -> int:
+    """The font (px) of the cells' text: a size under the axis labels', never under the smallest a room reads
+    (SMALLEST_FONT)."""
+    return max(font(SMALLEST_FONT), label_font(heads) - (1 if longest <= 5 else 2))
+
+
+@dataclass
+class RoleCells:
+    """What a role map shows: per cell [layers, heads] its value (nan: no head), text and hover; how values become
+    colours (a plotly colour scale over [low, high], `reverse` flips it) and the legend's title."""
+    values: np.ndarray
+    text: np.ndarray
+    hover: np.ndarray
+    colour_by: str
+    legend: str
+    scale: str | list
+    low: float
+    high: float
+    reverse: bool = False
+
+    def colour(self, value: float) -> str:
+        """A cell's background, as "rgb(…)"; a cell without a head is light grey."""
+        if not np.isfinite(value):
+            return "#f4f4f4"
+        position = float(np.clip((value - self.low) / (self.high - self.low), 0, 1)) if self.high > self.low else 0.5
+        return sample_colorscale(self.scale, [1 - position if self.reverse else position])[0]
+
+
+def role_scale() -> list:
+    """Role colours as a stepped scale over 0 … len(ROLE_COLOURS) − 1: each index its own colour."""
+    count = len(ROLE_COLOURS)
+    return [[i / (count - 1), shade] for i, (_, shade) in enumerate(ROLE_COLOURS)]
+
+
+def role_cells(entries: list[HeadRoles], layers: int, heads: int, importance: dict[str, float],
+               colour_by: str = "role", measure: str = "importance", measure_key: str = "",
+               measure_short: str = "importance") -> RoleCells:
+    """Heads of one kind, coloured by `colour_by`: "importance" (the scores in `importance`, named `measure`,
+    `measure_short` in the legend; measure_key, its key in head_importance.json, sets the scale's direction),
+    "role" or "confidence". Without importance scores the roles colour it."""
+    if colour_by == "importance" and not importance:
+        colour_by = "role"
+    values = np.full((layers, heads), np.nan)
+    text = np.full((layers, heads), "", dtype=object)
+    hover = np.full((layers, heads), "", dtype=object)
+    places = decimals(importance.get(entry.spec) for entry in entries)
+    for entry in entries:
+        layer, head = entry.layer, entry.head
+        share = importance.get(entry.spec)
+        if colour_by == "role":
+            values[layer, head], text[layer, head] = role_index(entry.roles), role_short(entry.roles)
+        elif colour_by == "confidence":
+            values[layer, head], text[layer, head] = entry.confidence, f"{entry.confidence:.2f}"
+        elif share is not None:
+            values[layer, head], text[layer, head] = share, short_number(share, places)
+        hover[layer, head] = (f"{entry.spec}\n{', '.join(entry.roles) or 'no role'}\nconfidence {entry.confidence:.2f}"
+                              + (f"\n{measure} {share:.3g}" if share is not None else ""))   # raw scores ~0.0004
+    if colour_by == "role":
+        return RoleCells(values, text, hover, "role", "role", role_scale(), 0, len(ROLE_COLOURS) - 1)
+    if colour_by == "confidence":
+        return RoleCells(values, text, hover, "confidence", "confidence", "Blues", 0, 1)
+    shown = values[np.isfinite(values)]
+    largest = float(np.abs(shown).max()) if shown.size else 1.0
+    if measure_key.endswith("_change") or (shown.size and shown.min() < 0):
+        # A change on masking, either way: pale at no change (the middle), red where masking hurts. Plotly's
+        # RdBu runs red → blue, so a rise that hurts reverses it.
+        return RoleCells(values, text, hover, "importance", measure_short, "RdBu", -largest, largest,
+                         reverse=measure_key in RISE_HURTS)
+    return RoleCells(values, text, hover, "importance", measure_short, "YlOrRd", 0, largest)
+
+
+def text_colour(background: str) -> str:
+    """Black or white, whichever reads on `background` ("rgb(…)" or "#rrggbb")."""
+    red, green, blue = (unlabel_rgb(background) if background.startswith("rgb") else hex_to_rgb(background))
+    return "white" if 0.299 * red + 0.587 * green + 0.114 * blue < 140 else "black"
+
+
+def cell_layout(cells: RoleCells, column: int = COLUMN) -> tuple[int, int, bool]:
+    """(a cell's px across, its text's px, whether values are written in): every value in its cell at a readable
+    size when the heads fit `column` px that way, else colour and hover only."""
+    layers, heads = cells.values.shape
+    size = cell_font(heads, max((len(t) for t in cells.text.flat), default=0))
+    needed = max([text_width(t, size) for t in cells.text.flat if t] + [0]) + CELL_PADDING
+    width = max(font(SMALLEST_CELL), needed)
+    if heads <= MOST_HEADS_WITH_TEXT and LABELS + heads * (width + 2) <= column:
+        return width, size, True
+    return max(font(SMALLEST_CELL) // 2, min(width, (column - LABELS) // heads - 2)), size, False
+
+
+def legend_html(cells: RoleCells) -> str:
+    """The key under a map: the roles' colours by name, or the scale's gradient from its low end to its high one."""
+    size = font(SMALLEST_FONT + 1)
+    if cells.colour_by == "role":
+        items = "".join(f'<span style="white-space: nowrap; margin-right: 10px"><span style="display: inline-block; '
+                        f'width: 12px; height: 12px; background: {shade}; vertical-align: -1px"></span> {name}</span> '
+                        for name, shade in ROLE_COLOURS)
+        return f'<div class="legend" data-legend="role" style="font-size: {size}px">{items}</div>'
+    stops = ", ".join(cells.colour(value) for value in np.linspace(cells.low, cells.high, 9))
+    ends = [short_number(value, decimals([cells.low, cells.high])) for value in (cells.low, cells.high)]
+    return (f'<div class="legend" data-legend="{html.escape(cells.legend)}" style="font-size: {size}px; display: flex; '
+            f'align-items: center; gap: 6px"><span>{html.escape(cells.legend)}:</span><span>{ends[0]}</span>'
+            f'<span style="display: inline-block; width: 140px; height: 12px; background: linear-gradient(to right, '
+            f'{stops})"></span><span>{ends[1]}</span></div>')
+
+
+def role_map_html(cells: RoleCells, title: str, column: int = COLUMN) -> str:
+    """The map as an HTML table: rows layers, columns heads, a value in each cell where it fits, the head's every
+    number in its hover (its title); the legend under it. Every text is escaped."""
+    layers, heads = cells.values.shape
+    width, size, written = cell_layout(cells, column)
+    label = f"font-weight: normal; font-size: {label_font(heads)}px; padding: 0 4px; white-space: nowrap"
+    rows = [f'<tr><th style="{label}; text-align: right">layer</th>'
+            f'<th colspan="{heads}" style="{label}; text-align: center">head</th></tr>',
+            "<tr><th></th>" + "".join(f'<th style="{label}; text-align: center">{head}</th>' for head in range(heads))
+            + "</tr>"]
+    for layer in range(layers):
+        row = []
+        for head in range(heads):
+            background = cells.colour(cells.values[layer, head])
+            shown = html.escape(cells.text[layer, head]) if written else ""
+            row.append(f'<td data-layer="{layer}" data-head="{head}" title="{html.escape(cells.hover[layer, head])}" '
+                       f'style="background: {background}; color: {text_colour(background)}; width: {width}px; '
+                       f'min-width: {width}px; height: {font(ROW_HEIGHT)}px; text-align: center; font-size: {size}px; '
+                       f'padding: 0; border: none; white-space: nowrap">{shown}</td>')
+        rows.append(f'<tr><th style="{label}; text-align: right">{layer}</th>{"".join(row)}</tr>')
+    table = ('<table style="border-collapse: separate; border-spacing: 2px; table-layout: fixed; width: auto; '
+             f'margin: 0 0 {font(6)}px 0">' + "".join(rows) + "</table>")
+    return (f'<div class="role-map" data-colour-by="{cells.colour_by}" style="margin-bottom: {font(8)}px">'
+            f'<div style="font-size: {font(15)}px; margin-bottom: 2px">{html.escape(title)}</div>'
+            f"{table}{legend_html(cells)}</div>")
+
+
+def role_map_page(cells: RoleCells, title: str) -> str:
+    """The map as a page of its own, for the download: opens offline in any browser."""
+    return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'
+            f'<body style="font-family: sans-serif">{role_map_html(cells, title)}</body></html>')
