@@ -1,6 +1,6 @@
 """A long sentence's attention, readable: a window of the pattern drawn whole with every label (focus), the whole
-pattern beside it as an overview with the window marked, one query's row in every head (focus rows), and one
-token's rows across models side by side (strips, Compare)."""
+pattern beside it as an overview with the window marked, and every head of several models as small tiles
+(Compare). One token's rows across models side by side: explorer/figures/focus_strips.py."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ import html
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PRINTED_UP_TO, PROJECTOR_COLUMN, SMALLEST_FONT,
-                                     dense_cell, display_tokens, font, hover_text, is_long, position_labels,
-                                     printed_cell, projector_mode, scale_note, text_width, title_height, token_axes,
+                                     dense_cell, font, hover_text, is_long, position_labels,
+                                     printed_cell, projector_mode, scale_note, text_width, title_height,
                                      weight_range, wrapped_title)
 from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
                                       resolution_note)
@@ -20,23 +19,6 @@ from explorer.figures.attention import POOLED_HOVER
 from explorer.figures.windows import window_text
 
 ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
-
-def focus_rows(rows: dict[str, np.ndarray], key_tokens: list[str], focus: str, title: str,
-               scale: str = ABSOLUTE) -> go.Figure:
-    """One query's attention in every head of several models, one row a head: rows {model: [heads, keys]}. The
-    rows are short and the keys shared, so models compare side by side at any sentence length."""
-    labels = [f"{model} · head {head}" for model, weights in rows.items() for head in range(len(weights))]
-    z = np.concatenate(list(rows.values()))
-    keys = position_labels(key_tokens)
-    low, high = weight_range(z, scale)
-    figure = go.Figure(go.Heatmap(z=z, x=keys, y=labels, zmin=low, zmax=high, colorscale="Blues", ygap=1,
-                                  colorbar=dict(title=scale_note(z, scale), thickness=12),
-                                  hovertemplate=hover_text("%{y}<br>" + focus + " → %{x}<br>weight %{z:.3f}"
-                                                           "<extra></extra>", scale)))
-    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
-    token_axes(figure, row_title="model · head", column_title="key")
-    return figure
-
 
 # A long sentence's focus window. Past what NARROW_WIDTH holds at dense_cell() a token, a token × token heatmap
 # cannot label every token in a projector's column (rotated key labels ran into each other from ~23 tokens at
@@ -175,91 +157,6 @@ def overview_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: l
     figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
                          width=width, height=int(cell * len(queries)) + top + 12,
                          margin=dict(l=10, r=10, t=top, b=10), plot_bgcolor="white")
-    return figure
-
-
-STRIP_LABEL = 12        # characters of a token a strip's label keeps (hover has it whole): three models' labels fit
-
-
-def strip_label(position: int, token: str) -> str:
-    """A strip's row label: "12 ▁swimming", a long piece cut to STRIP_LABEL characters (its hover shows it whole)."""
-    shown = token if len(token) <= STRIP_LABEL else token[:STRIP_LABEL - 1] + "…"
-    return f"{position} {shown}"
-
-
-def short_names(names: list[str]) -> list[str]:
-    """Model names without the start they share up to a - _ or space ("en-de-h8", "en-de-h2" → "h8", "h2"), so
-    each fits over a one-head panel; the names whole when nothing is shared or a name would be left empty."""
-    shared = 0
-    while all(len(name) > shared + 1 and name[shared] == names[0][shared] for name in names):
-        shared += 1
-    cut = max((names[0].rfind(mark, 0, shared) for mark in "-_ "), default=-1) + 1
-    return [name[cut:] for name in names] if len(names) > 1 and cut else list(names)
-
-
-def focus_strips(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], title: str, hover: str,
-                 scale: str = ABSOLUTE) -> go.Figure:
-    """One token's attention in every head of several models, the models side by side: a panel per model, a column
-    per head, that model's tokens down the side (strips {model: [heads, tokens]}, as focus_rows' rows; tokens
-    {model: its tokens}). The labels run across, a dense_cell() apart, so every token keeps its label at the
-    smallest font however long the sentence, and three models (11 heads) fit side by side in NARROW_WIDTH: models
-    with the same tokens share the labels on the left; the colour bar lies under the panels. hover: what a cell
-    is, with %{text} for the model, head and token (“▁his” attends to<br>%{text})."""
-    names = list(strips)
-    shared = all(tokens[name] == tokens[names[0]] for name in names)
-    longest = max(len(tokens[name]) for name in names)
-    size, cell, small = font(SMALLEST_FONT), dense_cell(), font(12)
-    labels = {name: [strip_label(i, token) for i, token in enumerate(display_tokens(tokens[name]))] for name in names}
-    label_px = max(text_width(label, size) for name in names for label in labels[name]) + 8
-    gap = 16 if shared else label_px + 16                        # between panels: their own labels when not shared
-    titles = short_names(names)
-    # A column a head, each panel at least as wide as its model's name over it. In projector mode the heads share
-    # the folded sidebar's column, and each cell prints its weight where a column has room for it.
-    head_cell = cell
-    if projector_mode():
-        heads = sum(np.shape(strips[name])[0] for name in names)
-        room = PROJECTOR_COLUMN - label_px - 30 - gap * (len(names) - 1)
-        head_cell = int(np.clip(room // max(heads, 1), cell, 2 * printed_cell()))
-    printed = head_cell >= printed_cell()
-    widths = [max(np.shape(strips[name])[0] * head_cell, text_width(short, small) + 4)
-              for name, short in zip(names, titles)]
-    plot_width = sum(widths) + gap * (len(names) - 1)
-    figure = make_subplots(rows=1, cols=len(names), shared_yaxes=shared, column_widths=widths,
-                           horizontal_spacing=gap / plot_width, subplot_titles=titles)
-    values = {name: np.asarray(strips[name]).T for name in names}     # [tokens, heads]: a column a head
-    low, high = weight_range(np.concatenate([v.ravel() for v in values.values()]), scale)
-    for index, name in enumerate(names):
-        heads = values[name].shape[1]
-        text = [[f"{name} · head {head}<br>{i} {token}" for head in range(heads)]
-                for i, token in enumerate(display_tokens(tokens[name]))]
-        figure.add_trace(go.Heatmap(z=values[name], x=[str(head) for head in range(heads)], y=labels[name],
-                                    text=text, coloraxis="coloraxis", xgap=1,
-                                    texttemplate="%{z:.2f}" if printed else None,
-                                    textfont=dict(size=size) if printed else None, hovertemplate=hover_text(
-                                        hover + "<br>weight %{z:.3f}<extra></extra>", scale)),
-                         row=1, col=index + 1)
-    figure.update_xaxes(type="category", side="top", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=small),
-                        showgrid=False, ticks="")
-    # Every panel as tall as the longest model's tokens, cells of one size (a shorter output leaves blank below).
-    figure.update_yaxes(type="category", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=size), ticks="",
-                        range=[longest - 0.5, -0.5], showgrid=False, automargin=True)
-    if not shared:
-        figure.update_yaxes(showticklabels=True)
-    for annotation in figure.layout.annotations:             # the model names over their head numbers
-        annotation.update(font=dict(size=small), yshift=small + 8)
-    width = plot_width + label_px + 30
-    title = wrapped_title(title, width - 20)
-    top = title_height(title) + 2 * small + 24               # the title, the model names, the head numbers
-    bottom = 2 * small + 40                     # the colour bar, its numbers, and the last label's lower half
-    bar = scale_note(np.array([low, high]), scale).replace("<br>", " ")
-    figure.update_layout(coloraxis=dict(colorscale="Blues", cmin=low, cmax=high, colorbar=dict(
-                             title=dict(text=bar, side="right", font=dict(size=small)), orientation="h",
-                             thickness=10, lenmode="pixels", len=font(120) + text_width(bar, small), x=0,
-                             xanchor="left", y=0, yref="container", yanchor="bottom", ypad=8,
-                             tickfont=dict(size=small))),
-                         title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
-                         width=width, height=longest * cell + top + bottom,
-                         margin=dict(l=10, r=20, t=top, b=bottom), plot_bgcolor="white")
     return figure
 
 

@@ -12,10 +12,10 @@ import html
 from dataclasses import dataclass
 
 import numpy as np
-from plotly.colors import sample_colorscale, unlabel_rgb, hex_to_rgb
 
 from explorer.analyses.results import HeadRoles
 from explorer.figures.common import SMALLEST_FONT, font, label_font, text_width
+from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, cell_style, colour_key, figure_box, scale_colours
 
 ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
                 ("several", "#b279a2")]
@@ -85,12 +85,12 @@ class RoleCells:
     high: float
     reverse: bool = False
 
+    def colours(self, values) -> list[str]:
+        """Each value's background, as "rgb(…)"; a cell without a head is light grey."""
+        return scale_colours(self.scale, values, self.low, self.high, self.reverse)
+
     def colour(self, value: float) -> str:
-        """A cell's background, as "rgb(…)"; a cell without a head is light grey."""
-        if not np.isfinite(value):
-            return "#f4f4f4"
-        position = float(np.clip((value - self.low) / (self.high - self.low), 0, 1)) if self.high > self.low else 0.5
-        return sample_colorscale(self.scale, [1 - position if self.reverse else position])[0]
+        return self.colours([value])[0]
 
 
 def role_scale() -> list:
@@ -136,12 +136,6 @@ def role_cells(entries: list[HeadRoles], layers: int, heads: int, importance: di
     return RoleCells(values, text, hover, "importance", measure_short, "YlOrRd", 0, largest)
 
 
-def text_colour(background: str) -> str:
-    """Black or white, whichever reads on `background` ("rgb(…)" or "#rrggbb")."""
-    red, green, blue = (unlabel_rgb(background) if background.startswith("rgb") else hex_to_rgb(background))
-    return "white" if 0.299 * red + 0.587 * green + 0.114 * blue < 140 else "black"
-
-
 def cell_layout(cells: RoleCells, column: int = COLUMN) -> tuple[int, int, bool]:
     """(a cell's px across, its text's px, whether values are written in): every value in its cell at a readable
     size when the heads fit `column` px that way, else colour and hover only."""
@@ -156,18 +150,15 @@ def cell_layout(cells: RoleCells, column: int = COLUMN) -> tuple[int, int, bool]
 
 def legend_html(cells: RoleCells) -> str:
     """The key under a map: the roles' colours by name, or the scale's gradient from its low end to its high one."""
-    size = font(SMALLEST_FONT + 1)
     if cells.colour_by == "role":
         items = "".join(f'<span style="white-space: nowrap; margin-right: 10px"><span style="display: inline-block; '
                         f'width: 12px; height: 12px; background: {shade}; vertical-align: -1px"></span> {name}</span> '
                         for name, shade in ROLE_COLOURS)
-        return f'<div class="legend" data-legend="role" style="font-size: {size}px">{items}</div>'
-    stops = ", ".join(cells.colour(value) for value in np.linspace(cells.low, cells.high, 9))
-    ends = [short_number(value, decimals([cells.low, cells.high])) for value in (cells.low, cells.high)]
-    return (f'<div class="legend" data-legend="{html.escape(cells.legend)}" style="font-size: {size}px; display: flex; '
-            f'align-items: center; gap: 6px"><span>{html.escape(cells.legend)}:</span><span>{ends[0]}</span>'
-            f'<span style="display: inline-block; width: 140px; height: 12px; background: linear-gradient(to right, '
-            f'{stops})"></span><span>{ends[1]}</span></div>')
+        return (f'<div class="legend" data-legend="role" style="{AS_WIDE_AS_THE_TABLE}; '
+                f'font-size: {font(SMALLEST_FONT + 1)}px">{items}</div>')
+    places = decimals([cells.low, cells.high])
+    return colour_key(cells.legend, short_number(cells.low, places), short_number(cells.high, places),
+                      cells.colours(np.linspace(cells.low, cells.high, 9)))
 
 
 def role_map_html(cells: RoleCells, title: str, column: int = COLUMN) -> str:
@@ -180,24 +171,17 @@ def role_map_html(cells: RoleCells, title: str, column: int = COLUMN) -> str:
             f'<th colspan="{heads}" style="{label}; text-align: center">head</th></tr>',
             "<tr><th></th>" + "".join(f'<th style="{label}; text-align: center">{head}</th>' for head in range(heads))
             + "</tr>"]
+    backgrounds = np.reshape(cells.colours(cells.values), (layers, heads))
     for layer in range(layers):
         row = []
         for head in range(heads):
-            background = cells.colour(cells.values[layer, head])
             shown = html.escape(cells.text[layer, head]) if written else ""
             row.append(f'<td data-layer="{layer}" data-head="{head}" title="{html.escape(cells.hover[layer, head])}" '
-                       f'style="background: {background}; color: {text_colour(background)}; width: {width}px; '
+                       f'style="{cell_style(backgrounds[layer, head])}; width: {width}px; '
                        f'min-width: {width}px; height: {font(ROW_HEIGHT)}px; text-align: center; font-size: {size}px; '
                        f'padding: 0; border: none; white-space: nowrap">{shown}</td>')
         rows.append(f'<tr><th style="{label}; text-align: right">{layer}</th>{"".join(row)}</tr>')
     table = ('<table style="border-collapse: separate; border-spacing: 2px; table-layout: fixed; width: auto; '
              f'margin: 0 0 {font(6)}px 0">' + "".join(rows) + "</table>")
-    return (f'<div class="role-map" data-colour-by="{cells.colour_by}" style="margin-bottom: {font(8)}px">'
-            f'<div style="font-size: {font(15)}px; margin-bottom: 2px">{html.escape(title)}</div>'
-            f"{table}{legend_html(cells)}</div>")
-
-
-def role_map_page(cells: RoleCells, title: str) -> str:
-    """The map as a page of its own, for the download: opens offline in any browser."""
-    return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'
-            f'<body style="font-family: sans-serif">{role_map_html(cells, title)}</body></html>')
+    return figure_box(title, table, legend_html(cells), name="role-map",
+                      attributes=f'data-colour-by="{cells.colour_by}"')

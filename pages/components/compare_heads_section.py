@@ -7,21 +7,17 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.figures.attention import layer_heads
-from explorer.figures.focus import focus_rows, focus_strips, models_overview
+from explorer.figures.focus import models_overview
+from explorer.figures.focus_strips import strips_table
 from explorer.figures.common import (CONTENT_WIDTH, FIGURE_SCALE, NARROW_WIDTH, PANEL_LABELS, cell_size,
                                      display_tokens, is_long, panels_per_row, plural)
 from models.vocabulary import KIND_TITLES
-from pages.components.widgets import show_figure
+from pages.components.widgets import show_figure, show_table_figure
 
 
-# The two figures of a long sentence, kept for the next run with the same numbers (a page change back, a student
-# on the teacher's sentence): building their tiles took 0.45 of the page's 0.75 s at 45 words, a cached copy 0.04.
-# type_scale: the projector's scale (FIGURE_SCALE), which their type and width read, so part of the key.
-@st.cache_data(max_entries=32, show_spinner=False)
-def strips_figure(type_scale: float, *args, **kwargs):
-    return focus_strips(*args, **kwargs)
-
-
+# A long sentence's overview, kept for the next run with the same numbers (a page change back, a student on the
+# teacher's sentence): building its tiles took 0.45 of the page's 0.75 s at 45 words, a cached copy 0.04.
+# type_scale: the projector's scale (FIGURE_SCALE), which its type and width read, so part of the key.
 @st.cache_data(max_entries=32, show_spinner=False)
 def overview_figure(type_scale: float, *args, **kwargs):
     return models_overview(*args, **kwargs)
@@ -34,7 +30,8 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
     names = [models[label].name for label in labels]          # short names, unless two models share one
     short = {label: name if names.count(name) == 1 else label for name, label in zip(names, labels)}
     having = [label for label in labels if kind in traces[label].attention]      # an encoder-only model: no cross
-    token = display_tokens([tokens[0][focus]])[0] if focus is not None else ""
+    focus_token = tokens[0][focus] if focus is not None else ""
+    token = display_tokens([focus_token])[0]                    # escaped, for plotly's titles
 
     def shown_layer(label: str) -> int:
         return min(layer, models[label].layers(kind) - 1)        # a model with fewer layers: its last
@@ -57,22 +54,20 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
 
     def focus_token_strips() -> None:
         """The focus token in every head of every model, the models side by side with every token labelled at any
-        length: in encoder self-attention its row (what it attends to), in cross-attention its column (which of each
-        model's output tokens attend to it)."""
+        length (a table, explorer/figures/focus_strips.py): in encoder self-attention its row (what it attends to),
+        in cross-attention its column (which of each model's output tokens attend to it)."""
         if kind == "encoder":
             strips = {short[label]: traces[label].attention[kind][shown][shown_layer(label), :, focus] for label in having}
             rows = {short[label]: traces[label].key_tokens(kind) for label in having}
-            title = f"What “{token}” attends to, encoder layer {layer}"
-            hover = f"“{token}” attends to<br>%{{text}}"
+            title, direction = f"What “{focus_token}” attends to, encoder layer {layer}", "from"
         else:
             strips = {short[label]: traces[label].attention[kind][shown][shown_layer(label), :, :, focus]
                       for label in having}
             rows = {short[label]: traces[label].query_tokens(kind) for label in having}
-            title = f"Which output tokens attend to “{token}”, cross-attention layer {layer}"
-            hover = f"%{{text}}<br>attends to “{token}”"
-        subtitle = "one column per head; a model with fewer layers shows its last layer"
-        show_figure(strips_figure(FIGURE_SCALE.get(), strips, rows, f"{title}<br><sup>{subtitle}</sup>", hover, scale),
-                    f"compare-focus-{kind}", strips, width="content")
+            title, direction = f"Which output tokens attend to “{focus_token}”, cross-attention layer {layer}", "to"
+        show_table_figure(strips_table(strips, rows, title, "one column per head; a model with fewer layers shows its "
+                                       "last layer; hover a cell for its weight", focus_token, direction, scale),
+                          f"compare-focus-{kind}", strips, width="content")
 
     def every_head_overview() -> None:
         """Every head of every model as whole patterns, small tiles without token labels, in a projector's column."""
@@ -99,13 +94,9 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
     share = CONTENT_WIDTH // len(labels)
     if not is_long(longest) and cell_size(longest) * longest + 12 + PANEL_LABELS <= share:
         if focus is not None and kind == "encoder":
-            # The focus token's row in every head of every model, one figure: short rows, shared keys, so the models
-            # compare at a glance (the panels below give each head's whole pattern).
-            rows = {short[label]: traces[label].attention["encoder"][shown][shown_layer(label), :, focus]
-                    for label in labels}
-            show_figure(focus_rows(rows, tokens[0], token, f"What “{token}” attends to: every head of every model,<br>"
-                                   f"encoder layer {layer} (a model with fewer layers: its last)", scale),
-                        "compare-focus-rows", rows)
+            # The focus token in every head of every model, one table: the models compare at a glance (the panels
+            # below give each head's whole pattern).
+            focus_token_strips()
         # Each model's heads as many a row as fit a projector's column, the models side by side where the page is
         # wide enough and one under the other where not: a figure is never squeezed into a third of 1024 px.
         models_row = st.container(horizontal=True)

@@ -12,12 +12,13 @@ from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.analyses.roles import corpus_description, reclassified, role_summary
 from explorer.capture.exports import table_csv
 from explorer.figures.common import plural
-from explorer.figures.role_map import COLOUR_BY, role_cells, role_map_html, role_map_page
+from explorer.figures.role_map import COLOUR_BY, role_cells, role_map_html
 from explorer.analyses.corpus_scoring import SCORERS, corpus_task
 from models.vocabulary import KIND_TITLES
 from pages.components import url_state
 from pages.components.glossary_links import term_help
 from pages.components.heads_recompute_section import recompute_on_your_corpus
+from pages.components.widgets import show_table_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -51,19 +52,6 @@ def importance_scores(importance: ImportanceReport | None, measure: str) -> dict
     """Each head's score (by spec) in one measure, where it has one."""
     return {h.spec: h.measure(measure) for h in (importance.heads if importance else [])
             if h.measure(measure) is not None}
-
-
-def role_map(cells, title: str, name: str, entries, scores: dict, measure: str) -> None:
-    """One kind's map (a table of text, explorer/figures/role_map.py) and its downloads: the map as a page, its
-    numbers as CSV."""
-    st.html(role_map_html(cells, title), width="content")
-    numbers = pd.DataFrame([{"spec": e.spec, "confidence": e.confidence, "roles": ", ".join(e.roles)}
-                            | ({measure: scores.get(e.spec)} if scores else {}) for e in entries])
-    row = st.container(horizontal=True)
-    row.download_button("⬇ HTML", data=lambda: role_map_page(cells, title), file_name=f"{name}.html",
-                        mime="text/html", key=f"html_{name}")
-    row.download_button("⬇ CSV", data=lambda: table_csv(numbers), file_name=f"{name}.csv", mime="text/csv",
-                        key=f"csv_{name}")
 
 
 def roles_and_importance(checkpoint, roles: RolesReport | None, importance: ImportanceReport | None,
@@ -118,8 +106,10 @@ def roles_and_importance(checkpoint, roles: RolesReport | None, importance: Impo
                 cells = role_cells(kind_entries, checkpoint.layers(kind), checkpoint.heads, scores,
                                    colour_by=colour_by, measure=measure_label, measure_key=measure,
                                    measure_short=MEASURE_HEADERS[measure])
-                with maps_row.container(width="content"):
-                    role_map(cells, title, f"roles-{kind}", kind_entries, scores, measure)
+                numbers = pd.DataFrame([{"spec": e.spec, "confidence": e.confidence, "roles": ", ".join(e.roles)}
+                                        | ({measure: scores.get(e.spec)} if scores else {}) for e in kind_entries])
+                with maps_row.container(width="content"):       # a table of text (explorer/figures/role_map.py)
+                    show_table_figure(role_map_html(cells, title), f"roles-{kind}", numbers, width="content")
         table = head_table(roles, importance, thresholds)
         # A few columns at a time, each group whole in a projector's column; every column is in the CSV.
         group = st.segmented_control("Table columns", list(COLUMN_GROUPS), default=next(iter(COLUMN_GROUPS)),

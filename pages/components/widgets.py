@@ -10,6 +10,7 @@ import streamlit as st
 
 from explorer.capture.exports import arrays_npz, table_csv
 from explorer.figures.common import ABSOLUTE, figure_html, plural
+from explorer.figures.html_cells import standalone_page
 from explorer.analyses import shipped_analyses
 from explorer.analyses.corpus import corpus_examples
 from models.data import file_bytes
@@ -44,10 +45,21 @@ def show_figure(figure, name: str, numbers=None, width: str = "stretch") -> None
     """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ.
     width "content": the figure's own width (its cells keep their size; the page scrolls), else the column's."""
     st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name), width=width)
+    downloads(name, lambda: figure_html(figure), numbers)
+
+
+def show_table_figure(body: str, name: str, numbers=None, width: str = "stretch") -> None:
+    """A figure drawn as an HTML table (explorer/figures/html_cells.py) with the same downloads as a plotly one:
+    the table as a page of its own, and its numbers as CSV or NPZ."""
+    st.html(body, width=width)
+    downloads(name, lambda: standalone_page(body, name), numbers)
+
+
+def downloads(name: str, page, numbers=None) -> None:
+    """A figure's download buttons: its HTML `page` (a function, called only on a click) and its numbers."""
     # A row that wraps: in a narrow column (Compare's 1-head panel) the buttons go under each other, never cut.
     row = st.container(horizontal=True)
-    row.download_button("⬇ HTML", data=lambda: figure_html(figure), file_name=f"{name}.html",
-                        mime="text/html", key=f"html_{name}")
+    row.download_button("⬇ HTML", data=page, file_name=f"{name}.html", mime="text/html", key=f"html_{name}")
     if hasattr(numbers, "to_csv"):   # a table
         row.download_button("⬇ CSV", data=lambda: table_csv(numbers), file_name=f"{name}.csv",
                             mime="text/csv", key=f"csv_{name}")

@@ -2,6 +2,7 @@
 label, the whole pattern beside it, the window kept in the URL; Compare's models side by side on the focus token."""
 
 import json
+import re
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -11,6 +12,7 @@ from models.checkpoint import load_checkpoint
 from tests.app.conftest import open_page
 from tests.app.test_pages import decoded
 from tests.conftest import ROOT, SHIPPED
+from tests.explorer.test_focus_window import row_labels, strip_cells
 
 WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
             "old man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near "
@@ -19,6 +21,12 @@ WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while hi
 
 def specs(at) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def strips_of(at) -> str:
+    """The Compare page's focus token strips (an HTML table)."""
+    [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
+    return strips
 
 
 def z(spec: dict, index: int = 0) -> np.ndarray:
@@ -77,13 +85,18 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
     focus = traces[8].source_tokens.index("▁his")
     at = open_page("compare.py", WORDS_45)
     at.selectbox(key="compare_focus").select(focus).run()
-    strips, tiles = specs(at)                                      # no stack of whole labelled patterns
-    assert "What “▁his” attends to" in strips["layout"]["title"]["text"]
-    shown = [int(name.removeprefix("h")) for name in (a["text"] for a in strips["layout"]["annotations"])]
+    strips = strips_of(at)
+    [tiles] = specs(at)                                            # no stack of whole labelled patterns
+    assert "What “▁his” attends to" in strips
+    shown = [int(name.removeprefix("h")) for name in re.findall(r'colspan="\d+"[^>]*>([^<]*)</th>', strips)]
     assert sorted(shown) == [1, 2, 8]
-    for index, heads in enumerate(shown):                          # a panel a model, a column a head
-        np.testing.assert_allclose(z(strips, index), traces[heads].pattern("encoder")[0, :, focus].T, atol=1e-6)
-    assert strips["layout"]["width"] <= 560 and strips["layout"]["yaxis"]["tickfont"]["size"] >= 11
+    cells = strip_cells(strips)
+    for heads in shown:                                            # a column a head, a row a key
+        expected = traces[heads].pattern("encoder")[0, :, focus]
+        weights = [[float(cells[f"en-de-h{heads}", head, row]["hover"].rsplit(" ", 1)[1]) for row in range(expected.shape[1])]
+                   for head in range(heads)]
+        np.testing.assert_allclose(weights, expected, atol=5e-4)   # the hover's three decimals
+    assert len(row_labels(strips)) == len(traces[8].source_tokens)                   # labelled once, shared
     assert len(tiles["data"]) == 3 and tiles["layout"]["width"] <= 560      # a tiled image a model, its heads in it
     assert len(tiles["layout"]["annotations"]) == 8 + 2 + 1                # "head 3" over each tile
     head_of = np.array(decoded(tiles["data"][0]["customdata"]))           # each cell's head, for the hover
@@ -92,11 +105,15 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
                                traces[shown[0]].pattern("encoder")[0, 3], atol=1e-6)
 
     at.radio(key="compare_kind").set_value("cross").run()
-    strips, tiles = specs(at)
-    assert "attend to “▁his”" in strips["layout"]["title"]["text"]
-    for index, heads in enumerate(shown):                          # each model's output tokens down its panel
-        np.testing.assert_allclose(z(strips, index), traces[heads].pattern("cross")[0, :, :, focus].T, atol=1e-6)
-        assert len(strips["data"][index]["y"]) == len(traces[heads].target_tokens)
+    strips = strips_of(at)
+    assert "attend to “▁his”" in strips
+    cells = strip_cells(strips)
+    for heads in shown:                                            # each model's output tokens down its column
+        expected = traces[heads].pattern("cross")[0, :, :, focus]
+        weights = [[float(cells[f"en-de-h{heads}", head, row]["hover"].rsplit(" ", 1)[1]) for row in range(expected.shape[1])]
+                   for head in range(heads)]
+        np.testing.assert_allclose(weights, expected, atol=5e-4)
+        assert not [row for (name, _, row) in cells if name == f"en-de-h{heads}" and row >= len(traces[heads].target_tokens)]
 
     at.radio(key="compare_kind").set_value("decoder").run()
     [tiles] = specs(at)                                            # no shared token: the tiles only

@@ -16,6 +16,7 @@ from models.checkpoint import load_checkpoint
 from pages.components.session import BUNDLED, IMAGE_MODEL
 from tests.app.conftest import PAGES, open_page, open_part, prune_on_page, pruned_on_page
 from tests.conftest import ROOT, SHIPPED
+from tests.explorer.test_focus_window import strip_cells
 from tests.explorer.test_word_focus import grid_cells
 
 SENTENCE = "Two dogs play in the snow."
@@ -292,17 +293,19 @@ def test_compare_page_draws_every_head_of_every_model():
     shown = [t.value for t in at.text]
     for checkpoint in models.values():
         assert translate(checkpoint, [SENTENCE])[0] in shown
-    grids = [chart_data(at, i) for i in range(1, len(models) + 1)]          # after the focus token's rows
+    grids = [chart_data(at, i) for i in range(len(models))]
     assert sorted(len(g) for g in grids) == sorted(models)  # one heatmap per head: 1, 2, 8
     h8_grid = next(g for g in grids if len(g) == 8)
     expected = trace_sentence(models[8], SENTENCE).pattern("encoder")[0, 6]
     np.testing.assert_allclose(np.array(h8_grid[6]["z"], dtype=float), expected, atol=1e-6)
-    # The focus token's row (token 0 by default) in every head of every model, one row a head, model by model.
-    [rows] = chart_titled(at, "every head of every model")
-    assert len(rows["y"]) == sum(models) and rows["y"][0].endswith("· head 0")
-    order = [int(label.split("-h")[1].split(" ")[0]) for label in dict.fromkeys(y.split(" · ")[0] for y in rows["y"])]
-    expected = np.concatenate([trace_sentence(models[heads], SENTENCE).pattern("encoder")[0, :, 0] for heads in order])
-    np.testing.assert_allclose(np.array(rows["z"], dtype=float), expected, atol=1e-6)
+    # The focus token's row (token 0 by default) in every head of every model, a column a head, above the panels.
+    [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
+    cells = strip_cells(strips)
+    for heads, checkpoint in models.items():
+        expected = trace_sentence(checkpoint, SENTENCE).pattern("encoder")[0, :, 0]
+        shown = [[float(cells[f"en-de-h{heads}", head, key]["hover"].rsplit(" ", 1)[1]) for key in range(expected.shape[1])]
+                 for head in range(heads)]
+        np.testing.assert_allclose(shown, expected, atol=5e-4)          # the hover's three decimals
     [summaries] = [t.value for t in at.table]                 # one column per model, one row per measure
     for heads, checkpoint in models.items():
         column = summaries[next(c for c in summaries.columns if checkpoint.name in c)]
@@ -313,8 +316,8 @@ def test_compare_page_draws_every_head_of_every_model():
 
 
 def test_compare_figures_kept_for_the_next_run_are_each_sessions_own():
-    """The long sentence's strips and tiles are kept across runs and sessions (cached by their numbers): a session in
-    projector mode gets its own, at the projector's width and type, and the next ordinary session the ordinary ones."""
+    """The long sentence's tiles are kept across runs and sessions (cached by their numbers): a session in projector
+    mode gets its own, at the projector's width and type, and the next ordinary session the ordinary ones."""
     from explorer.figures.common import NARROW_WIDTH, PROJECTOR_COLUMN
     from scripts.screenshots import SENTENCES
 
@@ -572,8 +575,13 @@ def test_compare_shows_each_models_norms_when_asked():
     at = open_page("compare.py", SENTENCE)
     at.radio(key="compare_values").set_value("norm").run()
     assert not at.exception
-    [rows] = chart_data(at, 0)                  # the focus rows: every head of every model
-    expected = np.concatenate([trace_sentence(open_model(str(ROOT / "models" / f"en-de-{name}")), SENTENCE)
-                               .attention["encoder"]["norm"][0, :, 0] for name in ("h8", "h2", "h1")])
-    np.testing.assert_allclose(np.array(rows["z"], dtype=float), expected, atol=1e-5)
+    [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
+    cells = strip_cells(strips)               # the focus token's norms in every head of every model
+    for name in ("h8", "h2", "h1"):
+        expected = trace_sentence(open_model(str(ROOT / "models" / f"en-de-{name}")), SENTENCE).attention["encoder"][
+            "norm"][0, :, 0]
+        shown = [[cells[f"en-de-{name}", head, key]["hover"].rsplit("\n", 1)[1] for key in range(expected.shape[1])]
+                 for head in range(expected.shape[0])]
+        assert all(text.startswith("‖α·f(x)‖ ") for row in shown for text in row)
+        np.testing.assert_allclose([[float(text.split()[1]) for text in row] for row in shown], expected, atol=5e-4)
     assert at.query_params["values"] in ("norm", ["norm"])

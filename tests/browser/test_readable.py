@@ -170,15 +170,20 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_tokens(lo
     page = long_sentence_tab
     go_to(page, "Compare models")
     settle(page)
-    strips = chart(page, "attends to")
-    panels = boxes(strips.locator(".heatmaplayer image"))
-    assert len(panels) == 3                         # the three models, on main: 11 heatmaps one under another
-    assert len({round(panel["top"]) for panel in panels}) == 1                     # side by side
-    assert all(a["right"] <= b["left"] for a, b in zip(panels, panels[1:]))
-    assert min(panel["bottom"] - panel["top"] for panel in panels) / 49 >= 13      # a label's height a key
-    labels = strips.locator(".ytick text")
+    strips = page.locator(".focus-strips")
+    strips.wait_for(timeout=30_000)
+    models = [boxes(strips.locator(f'td[data-model="{name}"]')) for name in ("en-de-h8", "en-de-h2", "en-de-h1")]
+    assert [len(cells) for cells in models] == [8 * 49, 2 * 49, 49]      # on main once: 11 heatmaps one under another
+    first_rows = [min(cell["top"] for cell in cells) for cells in models]
+    assert max(first_rows) - min(first_rows) < 1                                     # side by side
+    spans = [(min(c["left"] for c in cells), max(c["right"] for c in cells)) for cells in models]
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert min(cell["bottom"] - cell["top"] for cell in models[0]) >= 13             # a label's height a key
+    labels = strips.locator("th[title]")
     assert labels.count() == 49 and overlapping(boxes(labels)) == []
     assert min(labels.evaluate_all("ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")) >= 11
+    right = page.locator('[data-testid="stMainBlockContainer"]').evaluate("e => e.getBoundingClientRect().right")
+    assert max(span[1] for span in spans) <= right                                   # whole in the column
     tiles = chart(page, "Every head of every model")
     assert tiles.locator(".heatmaplayer image").count() == 3        # a model a tiled image
     assert tiles.locator(".annotation-text").count() == 8 + 2 + 1   # "head 0" … over each tile

@@ -3,11 +3,16 @@ projector's 560 px column, the whole pattern beside it, and the models of Compar
 
 from __future__ import annotations
 
+import html
+import re
+
 import numpy as np
 import pytest
+from plotly.colors import sample_colorscale
 
-from explorer.figures.focus import (focus_heatmap, focus_room, focus_size, focus_strips, models_overview, overview_heatmap,
-                                    short_names, tick_step)
+from explorer.figures.focus import (focus_heatmap, focus_room, focus_size, models_overview, overview_heatmap,
+                                    tick_step)
+from explorer.figures.focus_strips import short_names, strips_table
 from explorer.figures.common import (FIGURE_SCALE, NARROW_WIDTH, PRINTED_UP_TO, PROJECTOR_COLUMN, PROJECTOR_SCALE,
                                      SMALLEST_FONT, TITLE_FONT,
                                      dense_cell, text_width, wrapped_title)
@@ -128,32 +133,54 @@ def test_tick_steps_are_round_and_far_enough_apart():
     assert tick_step(600, 300) == 100
 
 
+def strip_cells(table: str) -> dict[tuple[str, int, int], dict]:
+    """(model, head, row) → the cell's text, background and hover, as the strips table writes them."""
+    found = re.findall(r'<td data-model="([^"]*)" data-head="(\d+)" data-row="(\d+)" title="([^"]*)" '
+                       r'style="background: ([^;]+);[^>]*>([^<]*)</td>', table)
+    return {(html.unescape(model), int(head), int(row)): {"hover": html.unescape(hover), "background": background,
+                                                          "text": text}
+            for model, head, row, hover, background, text in found}
+
+
+def row_labels(table: str) -> list[str]:
+    """The rows' labels, row by row (a row's models left to right), those of rows a model has not left out."""
+    return [html.unescape(label) for label in re.findall(r'<th style="[^"]*text-align: right[^"]*" title="[^"]*">'
+                                                          r'([^<]+)</th>', table)]
+
+
 def test_three_models_compare_side_by_side_on_one_tokens_row_in_a_projectors_column():
     rows = {"en-de-h8": pattern_of(8, N, 1), "en-de-h2": pattern_of(2, N, 2), "en-de-h1": pattern_of(1, N, 3)}
-    figure = focus_strips(rows, {name: PIECES for name in rows}, "What “▁his” attends to", "%{text}")
-    assert len(figure.data) == 3
-    for trace, (name, values) in zip(figure.data, rows.items()):
-        np.testing.assert_array_equal(trace.z, values.T)                     # a column a head, a row a key
-        assert list(trace.x) == [str(head) for head in range(len(values))]
-        assert len(trace.y) == N and trace.y[11] == "11 ▁swimming"
-    assert [a.text for a in figure.layout.annotations] == ["h8", "h2", "h1"]
-    assert figure.layout.width <= NARROW_WIDTH
-    assert figure.layout.yaxis.tickfont.size >= SMALLEST_FONT
-    assert figure.layout.height >= N * dense_cell()                          # every row a label's height
-    left, right = figure.layout.xaxis.domain, figure.layout.xaxis3.domain
-    assert left[1] < right[0]                                                # side by side
+    table = strips_table(rows, {name: PIECES for name in rows}, "What “▁his” attends to", "sub", "▁his", "from")
+    cells = strip_cells(table)
+    assert len(cells) == (8 + 2 + 1) * N                                    # a column a head, a row a key
+    for name, values in rows.items():
+        for head in range(len(values)):
+            hover = cells[name, head, 11]["hover"]
+            assert hover.startswith(f"{name} · head {head}\n“▁his” attends to 11 “▁swimming”")
+            assert hover.endswith(f"weight {values[head, 11]:.3f}")
+        # Each cell in plotly's Blues at its weight, on 0–1 (absolute: the models compare).
+        assert [cells[name, 0, row]["background"] for row in range(N)] == sample_colorscale("Blues", list(values[0]))
+    labels = row_labels(table)
+    assert len(labels) == N and labels[11] == "11 ▁swimming"                 # shared tokens: labelled once
+    assert re.findall(r'colspan="\d+"[^>]*>([^<]*)</th>', table) == ["h8", "h2", "h1"]
+    widest = 60 + max(text_width(label, SMALLEST_FONT) for label in labels) + 11 * dense_cell() + 2 * 14
+    assert widest <= NARROW_WIDTH                                           # the three models fit a projector's column
+    assert all(cell["text"] == "" for cell in cells.values())               # the weights on hover
 
 
-def test_models_with_their_own_tokens_get_their_own_labels_and_still_fit():
+def test_models_with_their_own_tokens_get_their_own_labels_and_markup_stays_text():
     outputs = {"h8": [f"▁Schwimmbecken{i}" for i in range(35)], "h2": [f"▁Wort{i}" for i in range(33)],
-               "h1": [f"▁x{i}" for i in range(37)]}
+               "h1": ["<img src=x onerror=alert(1)>"] + [f"▁x{i}" for i in range(36)]}
     strips = {name: pattern_of({"h8": 8, "h2": 2, "h1": 1}[name], len(tokens)) for name, tokens in outputs.items()}
-    figure = focus_strips(strips, outputs, "cross", "%{text}")
-    assert figure.layout.width <= NARROW_WIDTH
-    assert figure.data[0].y[3] == "3 ▁Schwimmbec…"                          # long pieces cut; hover has them
-    assert "▁Schwimmbecken3" in figure.data[0].text[3][0]
-    assert figure.layout.yaxis2.showticklabels and figure.layout.yaxis3.showticklabels
-    assert list(figure.layout.yaxis.range) == [36.5, -0.5]                  # one cell size in every panel
+    table = strips_table(strips, outputs, "cross", "sub", "<b>", "to")
+    labels = row_labels(table)
+    assert len(labels) == 35 + 33 + 37                                      # each model its own labels
+    assert "3 ▁Schwimmbec…" in labels and "0 <img src=x …" in labels         # long pieces cut; hover has them
+    assert "▁Schwimmbecken3" in strip_cells(table)["h8", 0, 3]["hover"]
+    assert "<img" not in table and "<b>" not in table
+    assert strip_cells(table)["h1", 0, 0]["hover"].startswith("h1 · head 0\n0 “<img src=x onerror=alert(1)>” "
+                                                               "attends to “<b>”")
+    assert not [row for (name, _, row) in strip_cells(table) if name == "h2" and row >= 33]    # its rows end
 
 
 def test_every_head_of_every_model_as_tiles():
@@ -228,12 +255,11 @@ def test_in_projector_mode_compares_figures_take_the_folded_column_and_print_the
     from explorer.figures.common import printed_cell
 
     rows = {"en-de-h8": pattern_of(8, N, 1), "en-de-h2": pattern_of(2, N, 2), "en-de-h1": pattern_of(1, N, 3)}
-    strips = focus_strips(rows, {name: PIECES for name in rows}, "What “▁his” attends to", "%{text}")
-    assert NARROW_WIDTH < strips.layout.width <= PROJECTOR_COLUMN + 40        # the heads share the whole column
-    assert all(trace.texttemplate == "%{z:.2f}" for trace in strips.data)     # each cell's weight, for a class
-    plot = sum(strips.layout[f"xaxis{i if i > 1 else ''}"].domain[1] - strips.layout[f"xaxis{i if i > 1 else ''}"].domain[0]
-               for i in range(1, 4))
-    assert plot * (strips.layout.width - strips.layout.margin.l - strips.layout.margin.r) / 11 >= printed_cell() - 6
+    table = strips_table(rows, {name: PIECES for name in rows}, "What “▁his” attends to", "sub", "▁his", "from")
+    cells = strip_cells(table)
+    assert cells["en-de-h8", 3, 5]["text"] == f"{rows['en-de-h8'][3, 5]:.2f}"    # each cell's weight, for a class
+    width = int(re.search(r"width: (\d+)px; min-width", table).group(1))
+    assert printed_cell() <= width and 11 * width <= PROJECTOR_COLUMN            # the heads share the whole column
     patterns = {"en-de-h8": np.stack([pattern_of(N, N, s) for s in range(8)])}
     tiles = models_overview(patterns, {"en-de-h8": PIECES}, {"en-de-h8": PIECES}, "every head")
     assert tiles.layout.width == PROJECTOR_COLUMN

@@ -12,7 +12,6 @@ from plotly.io.json import to_json_plotly
 
 from explorer.capture.decoding_steps import TeacherForcing
 from explorer.figures.attention import attention_heatmap, heads_grid, layer_heads
-from explorer.figures.focus import focus_rows
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
@@ -22,6 +21,7 @@ from explorer.figures.pruning import step_comparison_figure
 from explorer.analyses.internals import Walkthrough
 from explorer.analyses.pruning import StepComparison
 from explorer.capture.trace import StepDistribution
+from tests.explorer.test_focus_window import row_labels
 
 WORDS = ["▁A", "▁man", "▁in", "▁a", "▁red", "▁shirt", "▁is", "▁riding", "▁bi", "cycle", ".", "</s>",
          "<b>x</b>"]
@@ -76,7 +76,6 @@ def short_figures(counts=(5, 20, 45)):
         yield f"heads_grid-{n}", heads_grid(pattern, queries, keys, "grid")
         yield f"layer_heads-{n}", layer_heads(pattern[0], queries, keys, "layer", focus_row=1, focus_column=2,
                                               per_row=2)
-        yield f"focus_rows-{n}", focus_rows({"a": pattern[0, :, 1], "b": pattern[1, :2, 1]}, keys, "▁man", "rows")
         yield f"matrix_heatmap-{n}", matrix_heatmap(scores[0, 0], queries, keys, "m", "score")
         yield f"mask_heatmap-{n}", mask_heatmap(mask, queries, queries, "mask")
         yield f"padding_mask-{n}", mask_heatmap(np.array([[True] * n, [True] * (n - 2) + [False] * 2]), ["a", "b"],
@@ -422,9 +421,10 @@ def test_the_pages_on_a_250_token_text(h8):
 
     at = open_page("compare.py", text)
     sizes = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
-    assert len(sizes) == 2 and sum(sizes) < 2_000_000          # the focus token's strips, every head's pooled tiles
-    strips, tiles = specs(at)
-    assert len(strips["data"]) == 3 and len(strips["data"][0]["y"]) == 250         # every token labelled
+    assert len(sizes) == 1 and sizes[0] < 2_000_000           # every head's pooled tiles
+    [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
+    assert len(strips) < 2_000_000 and len(row_labels(strips)) == 250               # every token labelled, once
+    [tiles] = specs(at)
     assert len(tiles["data"]) == 3 and "resolution" in tiles["layout"]["title"]["text"]       # a tiled image a model
     assert len(tiles["layout"]["annotations"]) == 8 + 2 + 1                                    # "head 0" … on each tile
 
