@@ -99,24 +99,6 @@ def fixed_width(figure: go.Figure) -> str:
     return "content" if figure.layout.width else "stretch"
 
 
-def step_figure(step: StepDistribution, index: int, what: str = "step") -> go.Figure:
-    """The top-k next-token probabilities of one step (or of a masked position), the chosen token in red."""
-    tokens = display_tokens(step.top_tokens)
-    colours = ["crimson" if token_id == step.chosen_id else "#1f77b4" for token_id in step.top_ids]
-    figure = go.Figure(go.Bar(x=step.top_probs, y=tokens, orientation="h", marker_color=colours,
-                              text=[probability_text(p) for p in step.top_probs], textposition="auto",
-                              # plotly shrinks a value to fit inside its bar (10.8 px at 28 px rows): kept at its size
-                              textfont=dict(size=font(12)), constraintext="none",
-                              hovertemplate=f"%{{y}}<br>p = %{{x:{PROBABILITY_HOVER}}}<extra></extra>"))
-    verb = "hid" if what == "masked" else "chose"
-    top = titled(figure, f"{what} {index}: {verb} {display_tokens([step.chosen])[0]}",
-                 [f"p = {probability_text(step.chosen_prob)}, entropy {step.entropy:.2f} nats"])
-    figure.update_layout(height=top + 10 + 28 * len(tokens), margin=dict(l=10, r=10, t=top, b=10),
-                         xaxis=dict(range=[0, 1]))
-    figure.update_yaxes(**every_label(len(tokens), autorange="reversed"))
-    return figure
-
-
 def steps_overview(steps: list[StepDistribution]) -> go.Figure:
     """Per step: the chosen token's probability and the distribution's entropy."""
     labels = position_labels([s.chosen for s in steps])

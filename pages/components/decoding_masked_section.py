@@ -9,13 +9,14 @@ import streamlit as st
 
 from explorer.capture.decoding_steps import maskable_positions
 from explorer.figures.common import display_tokens
-from explorer.figures.decoding import attention_row_figure, fixed_width, head_effect_figure, step_figure
+from explorer.figures.candidates import candidates_table
+from explorer.figures.decoding import attention_row_figure, fixed_width, head_effect_figure
 from pages.components import url_state
 from pages.components.decoding_step_section import side_by_side
 from pages.components.glossary_links import linked
 from pages.components.lens_and_sampling import masked_lens_section
 from pages.components.session import cached_masked_word, selection, weights_mtime
-from pages.components.widgets import figure_places, show_figure
+from pages.components.widgets import figure_places, show_figure, show_table_figure
 
 
 def masked_token_view(checkpoint, trace) -> None:
@@ -38,12 +39,12 @@ def masked_token_view(checkpoint, trace) -> None:
     masked = cached_masked_word(str(checkpoint.path), weights_mtime(str(checkpoint.path)), selection().sentence,
                                 position, selection().fix_casing)
     row = masked.attention[layer].mean(0)
-    predictions = step_figure(masked.prediction, position, "masked")
     looked = attention_row_figure(row, masked.tokens, "where the mask looked", [f"layer {layer}, head average"])
-    left, right = figure_places(2, side_by_side(predictions, looked, len(masked.tokens)))
-    with left:
-        show_figure(predictions, f"mask-{position}-predictions",
-                    pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}))
+    left, right = figure_places(2, side_by_side(looked, len(masked.tokens)))
+    with left:      # a ranked list, not a plot (explorer/figures/candidates.py)
+        show_table_figure(candidates_table(masked.prediction, position, "masked"), f"mask-{position}-predictions",
+                          pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}),
+                          width="content")
     with right:
         show_figure(looked, f"mask-{position}-attention", pd.DataFrame({"token": masked.tokens, "weight": row}),
                     width=fixed_width(looked))

@@ -7,16 +7,17 @@ import pandas as pd
 import streamlit as st
 
 from explorer.capture.decoding_steps import step_attention_row
-from explorer.figures.decoding import attention_row_figure, bars_fit_half_column, fixed_width, step_figure
+from explorer.figures.candidates import candidates_table
+from explorer.figures.decoding import attention_row_figure, bars_fit_half_column, fixed_width
 from pages.components import url_state
 from pages.components.glossary_links import term_help
-from pages.components.widgets import figure_places, show_figure
+from pages.components.widgets import figure_places, show_figure, show_table_figure
 
 
-def side_by_side(left_figure, right_figure, bars: int) -> bool:
-    """Two figures fit beside each other while neither needs a width of its own and the right one's bars (one a
-    token) keep their labels apart in half a projector's column."""
-    return not (left_figure.layout.width or right_figure.layout.width) and bars_fit_half_column(bars)
+def side_by_side(right_figure, bars: int) -> bool:
+    """The candidates and a figure fit beside each other while the figure needs no width of its own and its bars
+    (one a token) keep their labels apart in half a projector's column."""
+    return not right_figure.layout.width and bars_fit_half_column(bars)
 
 
 def show_one_step(checkpoint, trace) -> None:
@@ -42,14 +43,13 @@ def show_one_step(checkpoint, trace) -> None:
                                         help=term_help("head", "head average"))
     row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
     what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
-    top_k = step_figure(step, step_index)
     looked = attention_row_figure(row, keys, f"step {step_index}: where it looked",
                                   [what, f"layer {layer}, head {head_choice}"])
     # Beside each other while the bars fit half the page; a bar for each of many tokens takes the page's width.
-    left, right = figure_places(2, side_by_side(top_k, looked, len(keys)))
-    with left:
-        show_figure(top_k, f"step-{step_index}-top-k",
-                    pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}))
+    left, right = figure_places(2, side_by_side(looked, len(keys)))
+    with left:      # a ranked list, not a plot (explorer/figures/candidates.py)
+        show_table_figure(candidates_table(step, step_index), f"step-{step_index}-top-k",
+                          pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}), width="content")
     with right:
         show_figure(looked, f"step-{step_index}-attention", pd.DataFrame({"token": keys, "weight": row}),
                     width=fixed_width(looked))

@@ -2,8 +2,10 @@
 other than the end token, for every family; the beam tree's labels fit their columns; every token axis labels
 every token; small probabilities and head effects are printed with significant digits, never as 0.000."""
 
+import html
 import json
 import math
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,10 +13,11 @@ import pytest
 import torch
 
 from explorer.capture.decoding_steps import TeacherForcing, beam_tree
+from explorer.figures.candidates import BAR, CHOSEN, candidates_table
 from explorer.figures.common import NARROW_WIDTH, PANEL_LABELS, cell_size, dense_cell, label_font
 from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, TEXT_OFFSET, attention_row_figure, beam_font,
                                        beam_tree_figure, entropy_axis, head_effect_figure, label_chars,
-                                       probability_text, step_figure, steps_overview, teacher_forcing_figure)
+                                       probability_text, steps_overview, teacher_forcing_figure)
 from explorer.capture.trace import StepDistribution
 from models.generation import beam_search
 from models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
@@ -117,9 +120,30 @@ def test_a_small_probability_never_reads_zero():
         ["0.932", "0.012", "0.006", "0.00035", "0.000", "1.000"]
     for p in (0.0004, 0.00049, 1e-6, 0.0009):
         assert float(probability_text(p)) != 0 and probability_text(p) != "0.000"
-    figure = step_figure(distribution([0.99, 0.0096, 0.0004]), 3)
-    assert list(figure.data[0].text) == ["0.990", "0.0096", "0.0004"]
-    assert "p = 0.990" in figure.layout.title.text
+    table = candidates_table(distribution([0.99, 0.0096, 0.0004]), 3)
+    assert [written for _, written in candidate_rows(table)] == ["0.990", "0.0096", "0.0004"]
+    assert "p = 0.990" in table
+
+
+def candidate_rows(table: str) -> list[tuple[str, str]]:
+    """(token, probability as written) of each row of a candidates table, best first."""
+    return [(html.unescape(token), written) for token, written in
+            re.findall(r'<tr data-rank="\d+"[^>]*><td[^>]*>([^<]*)</td><td[^>]*><div[^>]*></div></td><td[^>]*>([^<]*)'
+                       r'</td></tr>', table)]
+
+
+def test_the_candidates_are_ranked_with_bars_as_long_as_their_probabilities_and_the_chosen_in_red():
+    step = distribution([0.6, 0.3, 0.1], chosen=1)                  # a beam can keep the second best
+    table = candidates_table(step, 2)
+    assert [token for token, _ in candidate_rows(table)] == ["▁t0", "▁t1", "▁t2"]
+    widths = [int(w) for w in re.findall(r'<div style="width: (\d+)px; height', table)]
+    assert widths == [round(BAR * p) for p in (0.6, 0.3, 0.1)]
+    assert re.findall(r'data-chosen="(\w+)"', table) == ["false", "true", "false"]
+    chosen_row = re.search(r'<tr data-rank="1".*?</tr>', table).group(0)
+    assert f"background: {CHOSEN}" in chosen_row and table.count(f"background: {CHOSEN}") == 1
+    assert "step 2: chose ▁t1" in table
+    hostile = StepDistribution("<b>x</b>", 0, 0.9, 0.1, [0], ["<b>x</b>"], [0.9])
+    assert "<b>x" not in candidates_table(hostile, 0) and "&lt;b&gt;x&lt;/b&gt;" in candidates_table(hostile, 0)
 
 
 def entropy_ticks(axis) -> list[float]:
@@ -149,9 +173,8 @@ def test_titles_keep_their_details_on_lines_of_their_own():
     """A title line short enough for a figure half a 1024 px window's column wide, its numbers in lines under it:
     on one line they ran past the figure's right edge."""
     step = distribution([0.502, 0.393, 0.105])
-    figure = step_figure(step, 0)
-    assert figure.layout.title.text == f"step 0: chose ▁t0<br><sup>p = 0.502, entropy {step.entropy:.2f} nats</sup>"
-    assert figure.layout.title.yanchor == "top" and figure.layout.margin.t >= 12 + 2 * 21
+    table = candidates_table(step, 0)
+    assert "step 0: chose ▁t0</div>" in table and f">p = 0.502, entropy {step.entropy:.2f} nats</div>" in table
     row = attention_row_figure(np.full(3, 1 / 3), ["a", "b", "c"], "step 0: where it looked",
                                ["self-attention over the text so far", "layer 2, head average"])
     lines = row.layout.title.text.split("<br>")
