@@ -31,6 +31,25 @@ def show_pruning_curve(checkpoint, heads, importance: ImportanceReport | None, n
                "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
                "the importance was measured on (the default: importance from val, curve on test_2016_flickr), or the "
                "order has seen the answers.")
+    # Drawn only while open (a lazy expander): its eight boxes and buttons took the browser's time on every visit,
+    # while the shipped curve below needs none of them.
+    box = st.expander("Compute the curve on your own corpus", key="prune_curve_compute", on_change="rerun")
+    if box.open:
+        with box:
+            compute_the_curve(checkpoint, heads, importance, normalisation, scorer, analyses)
+    curve = st.session_state.get(f"curve:{analyses}")
+    if curve is None and (document := shipped(checkpoint, "head_pruning_curve.json")):
+        curve = PruningCurve.from_json(document)
+    if curve:
+        show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))
+    else:
+        st.caption("No curve for this model yet: “Compute the curve on your own corpus” above draws one.")
+
+
+def compute_the_curve(checkpoint, heads, importance: ImportanceReport | None, normalisation: str, scorer,
+                      analyses: str) -> None:
+    """The curve's settings (kinds, points, seeds, corpus, Ray) and its computation as a queued corpus job; the
+    result is kept in the session under `analyses`."""
     with st.form("prune_curve"):
         settings = st.columns([3, 2, 2, 2])     # the kinds box wide enough for its four chips
         offered = [kind for kind in CURVE_KINDS if curve_heads(kind, heads)]
@@ -60,8 +79,3 @@ def show_pruning_curve(checkpoint, heads, importance: ImportanceReport | None, n
 
         if run_queued_job("the pruning curve", "Pruning and scoring…", prepare, keep, "curve"):
             show_retries("curve")
-    curve = st.session_state.get(f"curve:{analyses}")
-    if curve is None and (document := shipped(checkpoint, "head_pruning_curve.json")):
-        curve = PruningCurve.from_json(document)
-    if curve:
-        show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))

@@ -427,6 +427,19 @@ def test_prune_page_scores_a_corpus_only_when_asked(h8):
     assert any("score again" in c.value for c in at.caption)
 
 
+def test_the_curves_settings_are_drawn_only_while_open(h8):
+    at = open_page("prune.py", SENTENCE)
+    assert [e.label for e in at.expander if e.label == "Compute the curve on your own corpus"]
+    assert not [box for box in at.number_input if box.key == "curve_steps"]
+    # The shipped curve is drawn all the same: its scores are the model's head_pruning_curve.json's.
+    shipped = json.loads((h8.path / "head_pruning_curve.json").read_text())["kinds"]["all"]
+    drawn = [trace["y"] for trace in chart_titled(at, "Pruning curve") if "least important first" in trace.get("name", "")]
+    assert shipped["importance"] in [list(y) for y in drawn]
+    at.session_state["prune_curve_compute"] = True          # as a click on its title does
+    at.run()
+    assert at.number_input(key="curve_steps").value == 10 and at.button(key="FormSubmitter:prune_curve-Compute the curve")
+
+
 def test_what_the_model_cannot_read_is_said():
     at = open_page("translation.py", "A dog " * 1000 + " 😀")        # 6,000 characters
     warnings = [w.value for w in at.warning]

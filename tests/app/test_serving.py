@@ -233,7 +233,7 @@ def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp
     monkeypatch.setattr(explorer.analyses.shipped_analyses, "CACHE", tmp_path)
     monkeypatch.delenv(access.SERVE, raising=False)
     access.policy.cache_clear()
-    at = open_page("prune.py", SENTENCE)
+    at = open_page("prune.py", SENTENCE, prune_curve_compute=True)       # its expander open
     at.number_input(key="curve_steps").set_value(2)
     at.number_input(key="curve_seeds").set_value(0)
     at.number_input(key="curve_pairs").set_value(10)
