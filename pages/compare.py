@@ -33,7 +33,7 @@ if units == "words":
 scale = NORMS if shown == "norm" else colour_scale()
 if shown == "norm":
     st.caption("Norms ‖α·f(x)‖ have no common top: each figure is coloured from 0 to its own largest norm (its colour "
-               "bar says it), so compare the models' patterns, not their shades.")
+               "bar or key says it), so compare the models' patterns, not their shades.")
 left, middle, right = st.columns([2, 1, 2])
 url_state.kept("compare_kind", "compare_kind", kinds)
 kind = left.radio("Attention", kinds, format_func=KIND_TITLES.get, key="compare_kind", horizontal=True,

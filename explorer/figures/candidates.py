@@ -10,14 +10,21 @@ from __future__ import annotations
 import html
 
 from explorer.capture.trace import StepDistribution
-from explorer.figures.common import font
+from explorer.figures.common import font, text_width
 from explorer.figures.decoding import probability_text
-from explorer.figures.html_cells import figure_box
+from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, figure_box
 
-BAR = 220               # px of a bar at probability 1
+BAR = 100               # px of a bar at probability 1: with a long token and its probability, half a projector's column
 CHOSEN, OTHER = "crimson", "#1f77b4"        # the chosen token's bar, the others' (plotly's first colour)
 ROW_HEIGHT = 24         # px of a candidate's row
 TOKEN_FONT = 13         # px
+
+
+def candidates_width(step: StepDistribution) -> int:
+    """Px the list takes across: its longest token, the bar, the longest probability, the cells' padding."""
+    size = font(TOKEN_FONT)
+    longest = max((text_width(token, size) for token in step.top_tokens), default=0)
+    return longest + 8 + font(BAR) + 6 + max(text_width(probability_text(p), size) for p in step.top_probs)
 
 
 def candidates_table(step: StepDistribution, index: int, what: str = "step") -> str:
@@ -39,7 +46,7 @@ def candidates_table(step: StepDistribution, index: int, what: str = "step") -> 
                     f'<td style="{weight}padding: 0 0 0 6px; font-size: {size}px; white-space: nowrap">'
                     f'{probability_text(probability)}</td></tr>')
     table = ('<table style="border-collapse: collapse; width: auto">' + "".join(rows) + "</table>"
-             f'<div style="width: 0; min-width: 100%; font-size: {font(12)}px; color: #666">'
+             f'<div style="{AS_WIDE_AS_THE_TABLE}; font-size: {font(12)}px; color: #666">'
              f'red: the token {"hidden" if what == "masked" else "chosen"}; hover a row for its probability</div>')
     verb = "hid" if what == "masked" else "chose"
     return figure_box(f"{what} {index}: {verb} {step.chosen}", table,

@@ -1,5 +1,6 @@
-"""Figures of decoding: each step's top-k, the beam tree, teacher forcing of a reference, and the heads behind a
-masked language model's prediction.
+"""Figures of decoding: every step's probability and entropy, where a step looked, the beam tree, teacher forcing
+of a reference, and the heads behind a masked language model's prediction. A step's top-k candidates are a ranked
+list (explorer/figures/candidates.py).
 
 Every token axis labels every token, rotated upright where they would crowd, on a figure sized from the number of
 tokens (common.every_label, cell_size); a probability too small for three decimals is printed with significant

@@ -56,7 +56,7 @@ def strips_table(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
     names = list(strips)
     shared = all(tokens[name] == tokens[names[0]] for name in names)
     size, small = font(SMALLEST_FONT), font(12)
-    shown = {name: list(tokens[name]) for name in names}        # escaped once, below
+    shown = tokens                          # as the model has them: escaped once, where each is written
     labels = {name: [strip_label(i, token) for i, token in enumerate(shown[name])] for name in names}
     label_px = max(text_width(label, size) for name in names for label in labels[name]) + 8
     width, height = head_cell(strips, label_px), dense_cell()

@@ -1,6 +1,6 @@
-"""The Compare page's heads of the chosen layer, the models side by side: a short sentence's every head of every
-model drawn whole (with the focus token's row in each), a longer one's focus token followed through every head
-of every model beside small tiles of every head's whole pattern."""
+"""The Compare page's heads of the chosen layer, the models side by side: the focus token followed through every
+head of every model (a table, explorer/figures/focus_strips.py), then a short sentence's every head of every model
+drawn whole with every label, or a longer one's small tiles of every head's whole pattern beside the table."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def masked_token_view(checkpoint, trace) -> None:
                                 position, selection().fix_casing)
     row = masked.attention[layer].mean(0)
     looked = attention_row_figure(row, masked.tokens, "where the mask looked", [f"layer {layer}, head average"])
-    left, right = figure_places(2, side_by_side(looked, len(masked.tokens)))
+    left, right = figure_places(2, side_by_side(masked.prediction, looked, len(masked.tokens)))
     with left:      # a ranked list, not a plot (explorer/figures/candidates.py)
         show_table_figure(candidates_table(masked.prediction, position, "masked"), f"mask-{position}-predictions",
                           pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}),

@@ -43,7 +43,8 @@ def show_pruning_curve(checkpoint, heads, importance: ImportanceReport | None, n
     if curve:
         show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))
     else:
-        st.caption("No curve for this model yet: “Compute the curve on your own corpus” above draws one.")
+        st.caption("No curve for this model yet: “Compute the curve on your own corpus” above draws one"
+                   + (" once the model has head importance (the Heads page computes it)." if importance is None else "."))
 
 
 def compute_the_curve(checkpoint, heads, importance: ImportanceReport | None, normalisation: str, scorer,

@@ -97,7 +97,7 @@ def render_sidebar() -> None:
         url_state.kept("colour_scale", "scale", list(COLOUR_SCALES))
         scale = st.radio("Attention colours", list(COLOUR_SCALES), format_func=COLOUR_SCALES.get, key="colour_scale",
                          help="0–1: every figure on one scale, so figures compare. 0–max: each figure's own largest "
-                              "weight is darkest, so a diffuse head's pattern shows; its colour bar says the range.")
+                              "weight is darkest, so a diffuse head's pattern shows; its colour bar or key says the range.")
         url_state.keep("scale", scale)
         url_state.kept("projector", "projector", [True, False], encode=lambda on: "on" if on else "", default=False)
         projector = st.toggle("Projector mode", key="projector",

@@ -1,5 +1,5 @@
-"""Widgets every page uses: a figure with its downloads (SVG from the camera button, HTML, CSV or NPZ) and the
-attention kind / layer / head pickers."""
+"""Widgets every page uses: a figure with its downloads (a plotly figure's SVG from the camera button; HTML, CSV or
+NPZ for a plotly figure and a table figure alike) and the attention kind / layer / head pickers."""
 
 from __future__ import annotations
 

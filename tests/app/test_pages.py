@@ -232,6 +232,7 @@ def test_hostile_and_odd_text_on_every_page(page):
     raw = re.compile(r"(?<!\\)(<script>alert|</script><script>|<img src=x)|onerror=alert\(2\)>")    # the text's tags
     assert not [text for text in as_html + as_markdown if raw.search(text)]
     assert not [text for text in as_html if re.search(r"<(unk|/?s|pad)>", text)]
+    assert not [text for text in as_html if "&amp;lt;" in text or "&amp;gt;" in text]    # escaped once, not twice
     # Every page says which of the typed characters the vocabulary lacks, quoting them escaped (the other pages
     # draw the pieces too, escaped).
     escaped = [text for text in as_html if "&lt;" in text] + [text for text in as_markdown if "\\<" in text]

@@ -179,7 +179,9 @@ def test_at_a_projectors_width_every_table_column_and_map_value_is_whole(context
     # The three maps one under another at their own width, each cell's value inside its cell (at 1024 px the
     # maps beside the table ran their values together, "0.01€0.01701").
     right = main_column_right(page)
-    for shown in role_maps(page):
+    maps = role_maps(page)
+    assert len(maps) == 3
+    for shown in maps:
         assert len(shown["texts"]) == 3 * 8 and all(t["width"] <= t["cell"] for t in shown["texts"]), shown
         assert shown["right"] <= right, (shown["right"], right)                   # whole in the column
     # The table a group of columns at a time, each group whole in the column (all at once: cut at "ra…").

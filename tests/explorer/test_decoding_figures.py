@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from explorer.capture.decoding_steps import TeacherForcing, beam_tree
-from explorer.figures.candidates import BAR, CHOSEN, candidates_table
+from explorer.figures.candidates import BAR, CHOSEN, candidates_table, candidates_width
 from explorer.figures.common import NARROW_WIDTH, PANEL_LABELS, cell_size, dense_cell, label_font
-from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, TEXT_OFFSET, attention_row_figure, beam_font,
+from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, HALF_COLUMN, TEXT_OFFSET, attention_row_figure, beam_font,
                                        beam_tree_figure, entropy_axis, head_effect_figure, label_chars,
                                        probability_text, steps_overview, teacher_forcing_figure)
 from explorer.capture.trace import StepDistribution
@@ -142,6 +142,10 @@ def test_the_candidates_are_ranked_with_bars_as_long_as_their_probabilities_and_
     chosen_row = re.search(r'<tr data-rank="1".*?</tr>', table).group(0)
     assert f"background: {CHOSEN}" in chosen_row and table.count(f"background: {CHOSEN}") == 1
     assert "step 2: chose ▁t1" in table
+    # Ten German pieces, the longest 14 characters: the list fits half a projector's column, beside the attention.
+    pieces = ["▁Schwimmbecken", "▁Junge", "▁Der", "▁Ein", "▁kleiner", "▁spielt", "▁im", "▁Wasser", ".", "</s>"]
+    german = StepDistribution(pieces[0], 0, 0.5, 1.0, list(range(10)), pieces, [0.5] + [0.0555] * 9)
+    assert candidates_width(german) <= HALF_COLUMN
     hostile = StepDistribution("<b>x</b>", 0, 0.9, 0.1, [0], ["<b>x</b>"], [0.9])
     assert "<b>x" not in candidates_table(hostile, 0) and "&lt;b&gt;x&lt;/b&gt;" in candidates_table(hostile, 0)
 

@@ -163,7 +163,10 @@ def test_three_models_compare_side_by_side_on_one_tokens_row_in_a_projectors_col
     labels = row_labels(table)
     assert len(labels) == N and labels[11] == "11 ▁swimming"                 # shared tokens: labelled once
     assert re.findall(r'colspan="\d+"[^>]*>([^<]*)</th>', table) == ["h8", "h2", "h1"]
-    widest = 60 + max(text_width(label, SMALLEST_FONT) for label in labels) + 11 * dense_cell() + 2 * 14
+    cells_across = sum(int(width) for width in re.findall(r'data-row="0" title="[^"]*" style="[^"]*; width: (\d+)px',
+                                                           table))
+    assert cells_across == 11 * dense_cell()                                # a dense cell a head
+    widest = max(text_width(label, SMALLEST_FONT) for label in labels) + 8 + cells_across + 2 * 14
     assert widest <= NARROW_WIDTH                                           # the three models fit a projector's column
     assert all(cell["text"] == "" for cell in cells.values())               # the weights on hover
 
