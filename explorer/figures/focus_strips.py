@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer.figures.common import (ABSOLUTE, NORMS, PROJECTOR_COLUMN, SMALLEST_FONT, dense_cell, font,
                                      printed_cell, projector_mode, text_width, weight_range)
-from explorer.figures.html_cells import cell_style, colour_key, figure_box, scale_colours
+from explorer.figures.html_cells import colour_key, coloured_cell, figure_box, scale_colours, table_html
 
 STRIP_LABEL = 12        # characters of a token a row's label keeps (its hover has it whole): three models' labels fit
 GAP = 14                # px between two models' columns
@@ -97,14 +97,10 @@ def strips_table(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
                 said = (f"“{focus}” attends to {row} “{shown[name][row]}”" if direction == "from"
                         else f"{row} “{shown[name][row]}” attends to “{focus}”")
                 written = f"{weight:.2f}" if printed else ""        # a class cannot hover: the weight, printed
-                hover = html.escape(f"{name} · head {h}\n{said}\n{measure} {weight:.3f}")
-                cells.append(f'<td data-model="{html.escape(name)}" data-head="{h}" data-row="{row}" title="{hover}" '
-                             f'style="{cell_style(colours[name][row, h])}; width: {width}px; min-width: {width}px; '
-                             f'height: {height}px; padding: 0; font-size: {size}px; text-align: center; '
-                             f'line-height: 1">{written}</td>')
+                cells.append(coloured_cell(written, f"{name} · head {h}\n{said}\n{measure} {weight:.3f}",
+                                           colours[name][row, h], width, height, size, model=name, head=h, row=row))
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    table = ('<table style="border-collapse: separate; border-spacing: 1px 0; table-layout: auto; width: auto; '
-             f'margin: 0 0 {font(6)}px 0">' + "".join(rows) + "</table>")
+    table = table_html(rows, "1px 0")
     key_title = f"{measure} (0–1)" if scale == ABSOLUTE else f"{measure} (0–{high:.2g}, this figure)"
     key = colour_key(key_title, f"{low:.2g}", f"{high:.2g}",
                      scale_colours("Blues", np.linspace(low, high, 9), low, high))

@@ -68,6 +68,23 @@ def colour_key(title: str, low: str, high: str, colours: list[str]) -> str:
             f'{", ".join(colours)})"></span><span>{html.escape(high)}</span></div>')
 
 
+def coloured_cell(text: str, hover: str, background: str, width: int, height: int, size: int, **data) -> str:
+    """A table figure's cell: its text (escaped here, lines split by "\n") centred on its background, in a text
+    colour that reads on it; its hover (escaped here); data: data-* attributes naming it (layer, head, row …), in
+    the order given."""
+    named = "".join(f' data-{name}="{html.escape(str(value))}"' for name, value in data.items())
+    return (f'<td{named} title="{html.escape(hover)}" style="{cell_style(background)}; width: {width}px; '
+            f'min-width: {width}px; height: {height}px; padding: 0; border: none; text-align: center; '
+            f'font-size: {size}px; line-height: 1.25; white-space: nowrap">'
+            f'{html.escape(text).replace(chr(10), "<br>")}</td>')
+
+
+def table_html(rows: list[str], spacing: str = "2px") -> str:
+    """Rows (each "<tr>…</tr>") as a table of cells `spacing` apart ("1px 0": columns 1 px apart, rows touching)."""
+    return (f'<table style="border-collapse: separate; border-spacing: {spacing}; width: auto; '
+            f'margin: 0 0 {font(6)}px 0">' + "".join(rows) + "</table>")
+
+
 def standalone_page(body: str, title: str) -> str:
     """A table figure as a page of its own, for its download: opens offline in any browser."""
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'

@@ -8,14 +8,14 @@ numbers out, role_map_html draws them.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
 
 from explorer.analyses.results import HeadRoles
 from explorer.figures.common import SMALLEST_FONT, font, label_font, text_width
-from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, cell_style, colour_key, figure_box, scale_colours
+from explorer.figures.html_cells import (AS_WIDE_AS_THE_TABLE, colour_key, coloured_cell, figure_box, scale_colours,
+                                        table_html)
 
 ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
                 ("several", "#b279a2")]
@@ -175,13 +175,8 @@ def role_map_html(cells: RoleCells, title: str, column: int = COLUMN) -> str:
     for layer in range(layers):
         row = []
         for head in range(heads):
-            shown = html.escape(cells.text[layer, head]) if written else ""
-            row.append(f'<td data-layer="{layer}" data-head="{head}" title="{html.escape(cells.hover[layer, head])}" '
-                       f'style="{cell_style(backgrounds[layer, head])}; width: {width}px; '
-                       f'min-width: {width}px; height: {font(ROW_HEIGHT)}px; text-align: center; font-size: {size}px; '
-                       f'padding: 0; border: none; white-space: nowrap">{shown}</td>')
+            row.append(coloured_cell(cells.text[layer, head] if written else "", cells.hover[layer, head],
+                                     backgrounds[layer, head], width, font(ROW_HEIGHT), size, layer=layer, head=head))
         rows.append(f'<tr><th style="{label}; text-align: right">{layer}</th>{"".join(row)}</tr>')
-    table = ('<table style="border-collapse: separate; border-spacing: 2px; table-layout: fixed; width: auto; '
-             f'margin: 0 0 {font(6)}px 0">' + "".join(rows) + "</table>")
-    return figure_box(title, table, legend_html(cells), name="role-map",
+    return figure_box(title, table_html(rows), legend_html(cells), name="role-map",
                       attributes=f'data-colour-by="{cells.colour_by}"')

@@ -8,12 +8,11 @@ row of cells that wide, they are split over several blocks, one under the other,
 
 from __future__ import annotations
 
-import html
 
 import numpy as np
 
 from explorer.figures.common import font
-from explorer.figures.html_cells import cell_style, figure_box, scale_colours
+from explorer.figures.html_cells import coloured_cell, figure_box, scale_colours, table_html
 from explorer.analyses.word_focus import Focus, WordAttention, percent, quoted
 
 COLUMN = 560            # px of the main column at a 1024 px window width, sidebar open (564 measured in Chromium)
@@ -62,12 +61,11 @@ def cell_texts(reading: WordAttention, found: Focus) -> tuple[np.ndarray, np.nda
     return values, text, hover
 
 
-def cell_colours(values: np.ndarray) -> np.ndarray:
-    """Each cell's CSS colours: plotly's "Blues" at the weight (0–1), a text colour that reads on it; a pruned
-    head (nan) grey."""
-    backgrounds = scale_colours("Blues", values, 0.0, 1.0)
-    return np.reshape([cell_style(background) if np.isfinite(value) else "background: #eeeeee; color: #555555"
-                       for background, value in zip(backgrounds, values.ravel())], values.shape)
+def cell_backgrounds(values: np.ndarray) -> np.ndarray:
+    """Each cell's background: plotly's "Blues" at the weight (0–1); a pruned head (nan) grey."""
+    return np.reshape([background if np.isfinite(value) else "#eeeeee"
+                       for background, value in zip(scale_colours("Blues", values, 0.0, 1.0), values.ravel())],
+                      values.shape)
 
 
 def word_focus_grid(reading: WordAttention, found: Focus, column: int = COLUMN) -> str:
@@ -83,10 +81,7 @@ def word_focus_grid(reading: WordAttention, found: Focus, column: int = COLUMN) 
     count = -(-heads // per_block)
     per_block = -(-heads // count)          # as even as can be: 16 heads at 7 a row are 6 + 5 + 5, not 7 + 7 + 2
     width, size = cell_width(shown), font(WORD_FONT)
-    colours = cell_colours(values)
-
-    def escaped(line: str) -> str:
-        return html.escape(line).replace("\n", "<br>")
+    backgrounds = cell_backgrounds(values)
 
     label = f"padding: 0 6px; font-weight: normal; font-size: {size}px; white-space: nowrap"
     tables = []
@@ -95,14 +90,10 @@ def word_focus_grid(reading: WordAttention, found: Focus, column: int = COLUMN) 
         rows = ["<tr><th></th>" + "".join(f'<th style="{label}; text-align: center">head {head}</th>' for head in block)
                 + "</tr>"]
         for layer in range(layers):
-            cells = "".join(
-                f'<td data-layer="{layer}" data-head="{head}" title="{html.escape(hover[layer, head])}" '
-                f'style="{colours[layer, head]}; width: {width}px; min-width: {width}px; '
-                f'height: {font(ROW_HEIGHT) - 4}px; text-align: center; font-size: {size}px; line-height: 1.25; '
-                f'padding: 0; border: none">{escaped(text[layer, head])}</td>' for head in block)
+            cells = "".join(coloured_cell(text[layer, head], hover[layer, head], backgrounds[layer, head], width,
+                                          font(ROW_HEIGHT) - 4, size, layer=layer, head=head) for head in block)
             rows.append(f'<tr><th style="{label}; text-align: right">layer {layer}</th>{cells}</tr>')
-        tables.append('<table style="border-collapse: separate; border-spacing: 2px; table-layout: fixed; '
-                      f'width: auto; margin: 0 0 {font(8)}px 0">' + "".join(rows) + "</table>")
+        tables.append(table_html(rows))
     return figure_box(f"Where {quoted(reading.words[found.word])} looks: {reading.kind} self-attention",
                       "".join(tables), name="word-focus-grid")
 
