@@ -5,7 +5,7 @@ apart on this shared 2-core machine) falls on every version alike.
     git worktree add /tmp/before HEAD~1 && ln -s "$PWD/.venv" /tmp/before/.venv
     .venv/bin/python benchmarks/page_ab.py --pages attention,compare . /tmp/before
 
-Each lap changes from Translation to a page and back, for every page and checkout in turn, with a 45-word sentence
+Each lap changes from Translation (or --start) to a page and back, for every page and checkout in turn, with a 45-word sentence
 (the view computed once before the laps); prints each page's median and fastest time per checkout. A checkout
 needs the models and ../shared/data beside it, as the main one has them.
 """
@@ -34,6 +34,8 @@ def main() -> None:
     parser.add_argument("--pages", default="attention", help="pages by name, comma-separated (pages/registry.py)")
     parser.add_argument("--laps", type=int, default=5, help="timed laps (one more, untimed, comes first)")
     parser.add_argument("--words", type=int, default=45, choices=sorted(SENTENCES))
+    parser.add_argument("--start", default="translation",
+                        help="the page each change starts from and goes back to (a heavy one: its taking down counts)")
     args = parser.parse_args()
     pages = args.pages.split(",")
     with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as servers, sync_playwright() as playwright:
@@ -41,18 +43,18 @@ def main() -> None:
                                                        checkout=checkout.resolve()))
                 for number, checkout in enumerate(args.checkouts)]
         browser = launch(playwright)
-        tabs = [open_view(offline_context(browser), url, "translation", model="h8", sentence=SENTENCES[args.words])
+        tabs = [open_view(offline_context(browser), url, args.start, model="h8", sentence=SENTENCES[args.words])
                 for url in urls]
         times = {(number, name): [] for number in range(len(urls)) for name in pages}
         for lap in range(args.laps + 1):
             for name in pages:
                 for number, tab in enumerate(tabs):
                     seconds = timed_click(tab, lambda: go_to(tab, PAGE_TITLES[name]))
-                    timed_click(tab, lambda: go_to(tab, PAGE_TITLES["translation"]))
+                    timed_click(tab, lambda: go_to(tab, PAGE_TITLES[args.start]))
                     if lap:                     # the first lap draws each page once: not timed
                         times[number, name].append(seconds)
         for name in pages:
-            print(f"{name}, {args.words} words, median (fastest) of {args.laps}: " + ";  ".join(
+            print(f"{name} from {args.start}, {args.words} words, median (fastest) of {args.laps}: " + ";  ".join(
                 f"{checkout}: {statistics.median(times[number, name]):.2f} ({min(times[number, name]):.2f}) s"
                 for number, checkout in enumerate(args.checkouts)), flush=True)
         browser.close()
