@@ -2,8 +2,8 @@
 head, each model's tokens down the side, so every token keeps its label at any sentence length and three models
 (11 heads) fit a projector's column.
 
-An HTML table (st.html), not a plotly figure: the figure took the browser 0.43 s of a change to Compare at 45
-words (1.35 s → 0.92 s without it, an interleaved A/B); coloured cells with labels need no plot.
+An HTML table (st.html), not a plotly figure: a change to Compare at 45 words took 1.11 s with the plotly figure
+and 0.96 s with this table (an interleaved A/B); coloured cells with labels need no plot.
 """
 
 from __future__ import annotations
@@ -56,8 +56,7 @@ def strips_table(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
     names = list(strips)
     shared = all(tokens[name] == tokens[names[0]] for name in names)
     size, small = font(SMALLEST_FONT), font(12)
-    shown = tokens                          # as the model has them: escaped once, where each is written
-    labels = {name: [strip_label(i, token) for i, token in enumerate(shown[name])] for name in names}
+    labels = {name: [strip_label(i, token) for i, token in enumerate(tokens[name])] for name in names}
     label_px = max(text_width(label, size) for name in names for label in labels[name]) + 8
     width, height = head_cell(strips, label_px), dense_cell()
     printed = width >= printed_cell()
@@ -87,15 +86,15 @@ def strips_table(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
                 cells.append('<td style="padding: 0"></td>')
             present = row < len(tokens[name])
             if own_labels[index]:
-                whole = html.escape(shown[name][row]) if present else ""
+                whole = html.escape(tokens[name][row]) if present else ""
                 cells.append(f'<th {label} title="{whole}">{html.escape(labels[name][row]) if present else ""}</th>')
             for h in range(np.shape(strips[name])[0]):
                 if not present:
                     cells.append("<td></td>")
                     continue
                 weight = float(strips[name][h][row])
-                said = (f"“{focus}” attends to {row} “{shown[name][row]}”" if direction == "from"
-                        else f"{row} “{shown[name][row]}” attends to “{focus}”")
+                said = (f"“{focus}” attends to {row} “{tokens[name][row]}”" if direction == "from"
+                        else f"{row} “{tokens[name][row]}” attends to “{focus}”")
                 written = f"{weight:.2f}" if printed else ""        # a class cannot hover: the weight, printed
                 cells.append(coloured_cell(written, f"{name} · head {h}\n{said}\n{measure} {weight:.3f}",
                                            colours[name][row, h], width, height, size, model=name, head=h, row=row))

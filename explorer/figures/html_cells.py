@@ -2,15 +2,18 @@
 scale, a text colour that reads on it, and the colour key under a table.
 
 Why tables: each plotly figure costs the browser ~0.3 s of a page change (a 45-word sentence on this 2-core
-machine); a table of coloured cells with text costs a few ms and its words stay selectable text.
+machine); a small table of coloured cells with text costs a few ms and its words stay selectable text. Only a small
+one: Streamlit sanitises st.html's markup node by node, and a 2,401-cell table (a 49 × 49 pattern) cost as much as
+the plotly figure it replaced.
 """
 
 from __future__ import annotations
 
 import html
+from functools import lru_cache
 
 import numpy as np
-from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
+from plotly.colors import get_colorscale, hex_to_rgb, sample_colorscale, unlabel_rgb
 
 from explorer.figures.common import SMALLEST_FONT, font
 
@@ -27,10 +30,20 @@ def scale_colours(scale, values, low: float, high: float, reverse: bool = False)
     positions = np.clip((values - low) / span, 0, 1) if span > 0 else np.full(values.shape, 0.5)
     if reverse:
         positions = 1 - positions
+    if isinstance(scale, str):
+        scale = named_scale(scale)
     sampled = iter(sample_colorscale(scale, [float(p) for p in positions[finite]]) if finite.any() else [])
     return [next(sampled) if shown else NO_VALUE for shown in finite]
 
 
+@lru_cache(maxsize=16)
+def named_scale(name: str) -> list:
+    """A named plotly colour scale as its [[position, colour], …]: looked up once (plotly searches its modules of
+    scales on every call, 8 ms, which was most of building Compare's 539-cell table)."""
+    return get_colorscale(name)
+
+
+@lru_cache(maxsize=4096)
 def text_colour(background: str) -> str:
     """Black or white, whichever reads on `background` ("rgb(…)" or "#rrggbb")."""
     red, green, blue = unlabel_rgb(background) if background.startswith("rgb") else hex_to_rgb(background)

@@ -89,9 +89,6 @@ class RoleCells:
         """Each value's background, as "rgb(…)"; a cell without a head is light grey."""
         return scale_colours(self.scale, values, self.low, self.high, self.reverse)
 
-    def colour(self, value: float) -> str:
-        return self.colours([value])[0]
-
 
 def role_scale() -> list:
     """Role colours as a stepped scale over 0 … len(ROLE_COLOURS) − 1: each index its own colour."""

@@ -71,17 +71,21 @@ def test_the_map_is_coloured_by_what_is_chosen_with_a_legend(h8):
     assert role_cells(entries, 3, 8, {}, colour_by="importance").colour_by == "role"
 
 
+def colour(cells, value: float) -> str:
+    return cells.colours([value])[0]
+
+
 def test_a_change_on_masking_is_red_where_masking_hurts(h8):
     entries = encoder_entries(h8)
     bleu, loss = (role_cells(entries, 3, 8, scores_of(h8, key), "importance", key.replace("_", " "), key)
                   for key in ("bleu_change", "loss_change"))
     for cells, hurts in ((bleu, -1), (loss, 1)):           # a BLEU drop hurts; a loss rise does
         assert cells.low == -cells.high                     # no change in the middle of the scale
-        red, _, blue = rgb(cells.colour(hurts * cells.high))
-        assert red > blue + 50, cells.colour(hurts * cells.high)
-        red, _, blue = rgb(cells.colour(-hurts * cells.high))
+        red, _, blue = rgb(colour(cells, hurts * cells.high))
+        assert red > blue + 50, colour(cells, hurts * cells.high)
+        red, _, blue = rgb(colour(cells, -hurts * cells.high))
         assert blue > red + 50
-        assert min(rgb(cells.colour(0.0))) > 200           # pale at no change
+        assert min(rgb(colour(cells, 0.0))) > 200           # pale at no change
 
 
 def test_what_a_head_has_is_in_its_hover_and_nothing_is_drawn_as_markup(h8):
