@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer.figures.common import (ABSOLUTE, NORMS, PROJECTOR_COLUMN, SMALLEST_FONT, dense_cell, font,
                                      printed_cell, projector_mode, text_width, weight_range)
-from explorer.figures.html_cells import colour_key, coloured_cell, figure_box, scale_colours, table_html
+from explorer.figures.html_cells import coloured_cell, figure_box, scale_colours, table_html, weight_key
 
 STRIP_LABEL = 12        # characters of a token a row's label keeps (its hover has it whole): three models' labels fit
 GAP = 14                # px between two models' columns
@@ -99,8 +99,4 @@ def strips_table(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
                 cells.append(coloured_cell(written, f"{name} · head {h}\n{said}\n{measure} {weight:.3f}",
                                            colours[name][row, h], width, height, size, model=name, head=h, row=row))
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    table = table_html(rows, "1px 0")
-    key_title = f"{measure} (0–1)" if scale == ABSOLUTE else f"{measure} (0–{high:.2g}, this figure)"
-    key = colour_key(key_title, f"{low:.2g}", f"{high:.2g}",
-                     scale_colours("Blues", np.linspace(low, high, 9), low, high))
-    return figure_box(title, table, key, subtitle, "focus-strips")
+    return figure_box(title, table_html(rows, "1px 0"), weight_key(scale, low, high), subtitle, "focus-strips")

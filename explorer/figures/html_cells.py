@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 from plotly.colors import get_colorscale, hex_to_rgb, sample_colorscale, unlabel_rgb
 
-from explorer.figures.common import SMALLEST_FONT, font
+from explorer.figures.common import ABSOLUTE, NORMS, SMALLEST_FONT, font
 
 NO_VALUE = "#f4f4f4"        # a cell without a value (no head there, a shorter model's row)
 
@@ -60,13 +60,15 @@ def cell_style(background: str) -> str:
 AS_WIDE_AS_THE_TABLE = "width: 0; min-width: 100%"
 
 
-def figure_box(title: str, table: str, key: str = "", subtitle: str = "", name: str = "", attributes: str = "") -> str:
+def figure_box(title: str, table: str, key: str = "", subtitle: str = "", name: str = "", attributes: str = "",
+               box: str = "display: inline-block") -> str:
     """A table figure: its title (and a grey subtitle) over the table and the key under it, in a box as wide as the
-    table. Titles are escaped here; `table` and `key` are HTML already. name: the box's class, for tests and CSS."""
+    table. Titles are escaped here; `table` and `key` are HTML already. name: the box's class, for tests and CSS.
+    box: the box's own style, "display: block; max-width: …" for a table as wide as the column."""
     top = (f'<div style="{AS_WIDE_AS_THE_TABLE}; font-size: {font(15)}px; font-weight: 600">{html.escape(title)}</div>'
            + (f'<div style="{AS_WIDE_AS_THE_TABLE}; font-size: {font(12)}px; color: #666">{html.escape(subtitle)}</div>'
               if subtitle else ""))
-    return (f'<div class="{name}" {attributes} style="display: inline-block; vertical-align: top; '
+    return (f'<div class="{name}" {attributes} style="{box}; vertical-align: top; '
             f'margin-bottom: {font(8)}px">{top}<div style="margin-top: 4px">{table}</div>{key}</div>')
 
 
@@ -79,6 +81,14 @@ def colour_key(title: str, low: str, high: str, colours: list[str]) -> str:
             f'<span>{escaped}:</span><span>{html.escape(low)}</span>'
             f'<span style="display: inline-block; width: 140px; height: 12px; background: linear-gradient(to right, '
             f'{", ".join(colours)})"></span><span>{html.escape(high)}</span></div>')
+
+
+def weight_key(scale: str, low: float, high: float) -> str:
+    """The key of a figure coloured on Blues over [low, high]: weights on 0–1 (ABSOLUTE), or weights or norms from
+    0 to this figure's largest."""
+    measure = "‖α·f(x)‖" if scale == NORMS else "weight"
+    title = f"{measure} (0–1)" if scale == ABSOLUTE else f"{measure} (0–{high:.2g}, this figure)"
+    return colour_key(title, f"{low:.2g}", f"{high:.2g}", scale_colours("Blues", np.linspace(low, high, 9), low, high))
 
 
 def coloured_cell(text: str, hover: str, background: str, width: int, height: int, size: int, **data) -> str:

@@ -15,8 +15,9 @@ from explorer.capture.exports import matrix_table
 from explorer.capture.inputs import InputError
 from explorer.figures.attention import heads_grid
 from explorer.figures.common import PER_FIGURE, plural
+from explorer.figures.thumbnails import Tile, thumbnail_grid
 from pages.components.glossary_links import linked
-from pages.components.widgets import figure_places, show_figure
+from pages.components.widgets import figure_places, show_table_figure
 
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
 # Measured: explorer.analyses.flow.attention_flow on the 8-head model's encoder, this 2-core machine (docs/analyses.md, "Attention flow
@@ -27,24 +28,30 @@ FLOW_COST = "on the bundled 8-head model about 0.01 s at 5 tokens, 0.15 s at 20 
 def every_head(checkpoint, trace, kind: str, pattern, queries: list[str], keys: list[str], shown: str, scale: str,
                in_words: str, pruned_heads) -> None:
     value_name = "norm" if shown == "norm" else "weight"
-    st.caption(f"Rows are layers, columns heads; hover any cell for its head, tokens and {value_name}. Outlined: "
-               f"{linked('attention sink', 'attention sinks')}, heads with ≥ {SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) "
-               "on the first token, special tokens and punctuation on this sentence, with that share by weight and "
-               "by norm (Clark et al. 2019, Xiao et al. 2023; the Heads page lists them)"
-               + ("; with this many heads a row each is marked S: hover the mark for its shares." if checkpoint.heads > 8
+    st.caption(f"Rows are layers, columns heads: each tile is a head's whole pattern (hover names the head; choose it "
+               f"above to see it with every label, or download ⬇ HTML, whose hover names each cell's tokens and "
+               f"{value_name}). Outlined: {linked('attention sink', 'attention sinks')}, heads with ≥ "
+               f"{SINK_THRESHOLD:.0%} of their weight (and twice uniform attention) on the first token, special "
+               "tokens and punctuation on this sentence, with that share by weight and by norm (Clark et al. 2019, "
+               "Xiao et al. 2023; the Heads page lists them)"
+               + ("; with this many heads a row each is marked S: hover the tile for its shares." if checkpoint.heads > 8
                   else "."))
     pruned_here = [(spec.layer, spec.head) for spec in pruned_heads if spec.kind == kind]
     if pruned_here:         # a pruned head writes nothing: blank, as the word table blanks it, outlined "pruned"
         pattern = pattern.astype(float, copy=True)
         for layer, head in pruned_here:
             pattern[layer, head] = np.nan
-    grid = heads_grid(pattern, queries, keys, f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × "
-                      f"{plural(checkpoint.heads, 'head')} (hover for tokens){in_words}", scale,
-                      flags={**sink_notes(trace, checkpoint, kind),     # a pruned head is outlined and says so
-                             **{head: "pruned" for head in pruned_here}})
-    # A long sentence's pooled grid has its own width (square cells); a short one stretches over the page.
-    show_figure(grid, f"{kind}-all-heads", {f"{kind}.{shown}": pattern},
-                width="content" if grid.layout.width else "stretch")
+    flags = {**sink_notes(trace, checkpoint, kind), **{head: "pruned" for head in pruned_here}}
+    title = f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × {plural(checkpoint.heads, 'head')}{in_words}"
+    short = checkpoint.heads > 8        # "h11": twelve names in a projector's column
+    rows = [(f"layer {layer}", [Tile(pattern[layer, head], f"h{head}" if short else f"head {head}",
+                                     f"{kind} layer {layer}, head {head}", flags.get((layer, head), ""))
+                                for head in range(checkpoint.heads)]) for layer in range(checkpoint.layers(kind))]
+    body = thumbnail_grid(rows, title, f"{len(queries)} × {len(keys)} each, hover names the head", scale,
+                          name="every-head")
+    show_table_figure(body, f"{kind}-all-heads", {f"{kind}.{shown}": pattern},
+                      interactive=lambda: heads_grid(pattern, queries, keys, f"{title} (hover for tokens)", scale,
+                                                     flags=flags))
 
 
 def average(checkpoint, kind: str, layer: int, pattern, live, queries: list[str], keys: list[str], scale: str,

@@ -9,18 +9,26 @@ import streamlit as st
 from explorer.figures.attention import layer_heads
 from explorer.figures.focus import models_overview
 from explorer.figures.focus_strips import strips_table
-from explorer.figures.common import (CONTENT_WIDTH, FIGURE_SCALE, NARROW_WIDTH, PANEL_LABELS, cell_size,
-                                     display_tokens, is_long, panels_per_row, plural)
+from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, PANEL_LABELS, PROJECTOR_COLUMN, cell_size,
+                                     display_tokens, is_long, panels_per_row, plural, projector_mode)
+from explorer.figures.thumbnails import Tile, thumbnail_grid
 from models.vocabulary import KIND_TITLES
+
+PER_ROW = 4         # tiles a row: the 8-head model in two rows beside the strips at 1400 px
 from pages.components.widgets import show_figure, show_table_figure
 
 
-# A long sentence's overview, kept for the next run with the same numbers (a page change back, a student on the
-# teacher's sentence): building its tiles took 0.45 of the page's 0.75 s at 45 words, a cached copy 0.04.
-# type_scale: the projector's scale (FIGURE_SCALE), which its type and width read, so part of the key.
-@st.cache_data(max_entries=32, show_spinner=False)
-def overview_figure(type_scale: float, *args, **kwargs):
-    return models_overview(*args, **kwargs)
+def every_head_tiles(patterns: dict, title: str, scale: str, focus_row: int | None, focus_column: int | None) -> str:
+    """Every head of every model as tiles (explorer/figures/thumbnails.py), PER_ROW a row, each model from a new
+    row named on the left, in a projector's column (NARROW_WIDTH with the sidebar open, PROJECTOR_COLUMN in
+    projector mode, where it is folded)."""
+    rows = []
+    for name, pattern in patterns.items():
+        tiles = [Tile(pattern[head], f"head {head}", f"{name} · head {head}") for head in range(len(pattern))]
+        rows += [(name if start == 0 else "", tiles[start:start + PER_ROW]) for start in range(0, len(tiles), PER_ROW)]
+    return thumbnail_grid(rows, title, "whole patterns; hover names the head, ⬇ HTML each cell's tokens", scale,
+                          focus_row, focus_column, "every-head-of-every-model",
+                          PROJECTOR_COLUMN if projector_mode() else NARROW_WIDTH)
 
 
 def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind: str, layer: int, shown: str, scale: str,
@@ -31,7 +39,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
     short = {label: name if names.count(name) == 1 else label for name, label in zip(names, labels)}
     having = [label for label in labels if kind in traces[label].attention]      # an encoder-only model: no cross
     focus_token = tokens[0][focus] if focus is not None else ""
-    token = display_tokens([focus_token])[0]                    # escaped, for plotly's titles
+    token = display_tokens([focus_token])[0]                    # escaped, for the plotly download's title
 
     def shown_layer(label: str) -> int:
         return min(layer, models[label].layers(kind) - 1)        # a model with fewer layers: its last
@@ -74,15 +82,17 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         if not having:
             return
         patterns = {short[label]: traces[label].attention[kind][shown][shown_layer(label)] for label in having}
-        outlined = f"; outlined: “{token}”" if focus is not None and kind != "decoder" else ""
-        show_figure(overview_figure(FIGURE_SCALE.get(), patterns,
-                                    {short[label]: traces[label].query_tokens(kind) for label in having},
-                                    {short[label]: traces[label].key_tokens(kind) for label in having},
-                                    f"Every head of every model, {kind} layer {layer}<br><sup>whole patterns, hover "
-                                    f"names the tokens{outlined}</sup>",
-                                    focus_row=focus if kind == "encoder" else None,
-                                    focus_column=focus if kind in ("encoder", "cross") else None, scale=scale),
-                    f"compare-{kind}-L{layer}-every-head", patterns, width="content")
+        focus_row, focus_column = (focus if kind == "encoder" else None), (focus if kind in ("encoder", "cross") else None)
+        title = f"Every head of every model, {kind} layer {layer}"
+        outlined = focus is not None and kind != "decoder"
+        queries = {short[label]: traces[label].query_tokens(kind) for label in having}
+        keys = {short[label]: traces[label].key_tokens(kind) for label in having}
+        show_table_figure(every_head_tiles(patterns, title + (f"; outlined: “{focus_token}”" if outlined else ""),
+                                           scale, focus_row, focus_column),
+                          f"compare-{kind}-L{layer}-every-head", patterns, width="content",
+                          interactive=lambda: models_overview(      # a plotly title: the token escaped
+                              patterns, queries, keys, title + (f"; outlined: “{token}”" if outlined else ""),
+                              focus_row=focus_row, focus_column=focus_column, scale=scale))
 
     # A short sentence: every head of every model drawn whole with every token labelled (while one head's panel of
     # each model fits its share of the wide page's width at the sizing rule's cells). Longer, three models' labelled

@@ -48,11 +48,13 @@ def show_figure(figure, name: str, numbers=None, width: str = "stretch") -> None
     downloads(name, lambda: figure_html(figure), numbers)
 
 
-def show_table_figure(body: str, name: str, numbers=None, width: str = "stretch") -> None:
+def show_table_figure(body: str, name: str, numbers=None, width: str = "stretch", interactive=None) -> None:
     """A figure drawn as an HTML table (explorer/figures/html_cells.py) with the same downloads as a plotly one:
-    the table as a page of its own, and its numbers as CSV or NPZ."""
+    the table as a page of its own, and its numbers as CSV or NPZ. interactive: a function giving the plotly
+    version (hover names every cell), whose page the ⬇ HTML downloads instead; called only on a click."""
     st.html(body, width=width)
-    downloads(name, lambda: standalone_page(body, name), numbers)
+    downloads(name, (lambda: figure_html(interactive())) if interactive else (lambda: standalone_page(body, name)),
+              numbers)
 
 
 def downloads(name: str, page, numbers=None) -> None:

@@ -17,6 +17,7 @@ from pages.components.session import BUNDLED, IMAGE_MODEL
 from tests.app.conftest import PAGES, open_page, open_part, prune_on_page, pruned_on_page
 from tests.conftest import ROOT, SHIPPED
 from tests.explorer.test_focus_window import strip_cells
+from tests.explorer.test_thumbnails import assert_drawn, tiles
 from tests.explorer.test_word_focus import grid_cells
 
 SENTENCE = "Two dogs play in the snow."
@@ -79,11 +80,11 @@ def test_all_caps_input_is_fed_in_sentence_case_and_the_page_says_so(h8):
     assert link.text[0].value == at.text[0].value
 
 
-def grid_tile(grid: dict, layer: int, head: int) -> np.ndarray:
-    """One head's block of the every-head overview, found by its axis labels ("L1 · …", "H5 · …")."""
-    rows = [i for i, label in enumerate(grid["y"]) if label.startswith(f"L{layer} · ")]
-    columns = [j for j, label in enumerate(grid["x"]) if label.startswith(f"H{head} · ")]
-    return np.array(grid["z"], dtype=float)[np.ix_(rows, columns)]
+def grid_tile(at, layer: int, head: int) -> np.ndarray:
+    """One head's tile of the Attention page's every-head grid, decoded: [queries, keys, 3] RGB."""
+    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    [tile] = [tile for tile in tiles(grid) if tile["hover"].split(" (")[0].endswith(f"layer {layer}, head {head}")]
+    return tile["pixels"]
 
 
 def test_attention_page_draws_the_explorers_numbers(h8):
@@ -91,15 +92,15 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     trace = trace_sentence(h8, SENTENCE)
     pattern = trace.pattern("encoder")
     np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), pattern[0, 0], atol=1e-6)
-    [grid] = chart_data(at, 1)  # the "Every head" tab is open first
-    tiles = {(layer, head): grid_tile(grid, layer, head) for layer in range(3) for head in range(8)}
-    assert len(tiles) == 3 * 8  # layers × heads heatmaps in the overview
-    for (layer, head), tile in tiles.items():
-        np.testing.assert_allclose(tile, pattern[layer, head], atol=1e-6)
-    z = np.array(grid["z"], dtype=float)
-    assert np.isnan(z).sum() == z.size - pattern.size  # everything else is the blank gaps
+    # The "Every head" tab is open first: a tile a head, layer by layer (explorer/figures/thumbnails.py), each
+    # decoded and checked cell by cell against the colour of the explorer's own weight.
+    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    shown = tiles(grid)
+    assert [tile["hover"] for tile in shown] == [f"encoder layer {l}, head {h}" for l in range(3) for h in range(8)]
+    for index, tile in enumerate(shown):
+        assert_drawn(tile["pixels"], pattern[index // 8, index % 8])
     # the other tabs run only when opened; under them the word-focus grid, a table (pages/components/word_focus_section.py)
-    assert at.get("iframe") == [] and len(at.get("plotly_chart")) == 2
+    assert at.get("iframe") == [] and len(at.get("plotly_chart")) == 1
     assert [block for block in at.get("html") if "word-focus-grid" in block.proto.body]
     assert len(at.get("download_button")) >= 4
 
@@ -247,8 +248,8 @@ def test_every_page_runs_on_every_bundled_model(page, label):
     assert not at.error
     heads = load_checkpoint(BUNDLED[label]).model.config.heads
     if page == "attention.py":
-        [grid] = chart_data(at, 1)
-        assert {x.split(" · ")[0] for x in grid["x"] if " · " in x} == {f"H{h}" for h in range(heads)}
+        [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+        assert [tile["name"] for tile in tiles(grid)] == [f"head {h}" for h in range(heads)] * 3
     if page == "prune.py":
         assert [len(row.options) for row in at.main.pills] == [heads] * 3 * 3        # a row of buttons a layer
 
@@ -317,22 +318,23 @@ def test_compare_page_draws_every_head_of_every_model():
                                                                       str(expected["most positional"]))
 
 
-def test_compare_figures_kept_for_the_next_run_are_each_sessions_own():
-    """The long sentence's tiles are kept across runs and sessions (cached by their numbers): a session in projector
-    mode gets its own, at the projector's width and type, and the next ordinary session the ordinary ones."""
+def test_compare_every_head_tiles_are_each_sessions_own():
+    """A long sentence's tiles of every head of every model: a session in projector mode gets them at the
+    projector's width and type, and the next ordinary session the ordinary ones (nothing kept across sessions)."""
     from explorer.figures.common import NARROW_WIDTH, PROJECTOR_COLUMN
     from scripts.screenshots import SENTENCES
 
-    def overview(at) -> dict:
-        specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-        [layout] = [s["layout"] for s in specs if "Every head of every model" in s["layout"]["title"]["text"]]
-        return layout
+    def overview(at) -> str:
+        [body] = [b.proto.body for b in at.get("html") if 'class="every-head-of-every-model"' in b.proto.body]
+        return body
 
-    plain, projector, plain_again = (open_page("compare.py", SENTENCES[45], **state)
+    plain, projector, plain_again = (overview(open_page("compare.py", SENTENCES[45], **state))
                                      for state in ({}, {"projector": True}, {}))
-    assert [overview(at)["width"] for at in (plain, projector, plain_again)] == [NARROW_WIDTH, PROJECTOR_COLUMN,
-                                                                                 NARROW_WIDTH]
-    assert overview(projector)["annotations"][0]["font"]["size"] > overview(plain_again)["annotations"][0]["font"]["size"]
+    widths = [int(re.search(r"display: block; width: (\d+)px", body).group(1)) for body in (plain, projector, plain_again)]
+    assert widths == [NARROW_WIDTH, PROJECTOR_COLUMN, NARROW_WIDTH]
+    names = [int(re.search(r'<td class="tile".*?font-size: (\d+)px', body, re.S).group(1)) for body in (projector, plain_again)]
+    assert names[0] > names[1]
+    assert len(tiles(plain)) == 8 + 2 + 1 and plain == plain_again
 
 
 def test_prune_page_toggle_changes_the_translation(h8):
@@ -572,8 +574,7 @@ def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get
     trace = trace_sentence(h8, sentence)
     norm = trace.attention["encoder"]["norm"]
     np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), norm[0, 0], atol=1e-5)
-    [grid] = chart_data(at, 1)
-    np.testing.assert_allclose(grid_tile(grid, 2, 5), norm[2, 5], atol=1e-5)
+    assert_drawn(grid_tile(at, 2, 5), norm[2, 5], 0.0, float(norm.max()))      # norms: 0 to the largest
     by_weight, by_norm, _ = weight_and_norm_shares(trace, h8, "encoder")
     assert any(f"get {by_weight:.0%} of this kind's attention by weight and {by_norm:.0%} by norm" in c.value
                and "</s>" in c.value for c in at.caption)          # the special token is named

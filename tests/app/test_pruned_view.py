@@ -9,7 +9,10 @@ from explorer.analyses.rollout import attention_rollout, head_average
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
 from tests.app.conftest import open_page
-from tests.app.test_pages import chart_titled
+from explorer.figures.html_cells import NO_VALUE
+from plotly.colors import hex_to_rgb
+from tests.app.test_pages import chart_titled, grid_tile
+from tests.explorer.test_thumbnails import assert_drawn, tiles
 
 SENTENCE = "Two dogs play in the snow."
 PRUNED = "cross.0.*,cross.1.*"      # 16 heads: "Zwei Hunde spielen im Schnee und spielen im Schnee."
@@ -102,11 +105,9 @@ def test_the_every_head_grid_blanks_a_pruned_head_as_the_word_table_does(h8):
     at = open_page("attention.py", SENTENCE, url_pruned="enc.1.3", attention_kind="encoder",
                    attention_view="Every head")
     trace = trace_sentence(h8, SENTENCE, pruned=parse_heads("enc.1.3", h8))
-    grid = np.array(chart_titled(at, "encoder: 3 layers × 8 heads")[0]["z"], dtype=float)
-    tokens = len(trace.source_tokens)
-    gap = 1 + tokens // 8
-    tile = lambda layer, head: grid[layer * (tokens + gap): layer * (tokens + gap) + tokens,      # noqa: E731
-                                    head * (tokens + gap): head * (tokens + gap) + tokens]
-    assert np.isnan(tile(1, 3)).all()
-    np.testing.assert_allclose(tile(1, 2), trace.pattern("encoder")[1, 2], atol=1e-6)
-    np.testing.assert_allclose(tile(0, 3), trace.pattern("encoder")[0, 3], atol=1e-6)
+    assert (grid_tile(at, 1, 3) == hex_to_rgb(NO_VALUE)).all()                          # blank
+    assert_drawn(grid_tile(at, 1, 2), trace.pattern("encoder")[1, 2])
+    assert_drawn(grid_tile(at, 0, 3), trace.pattern("encoder")[0, 3])
+    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    [pruned] = [tile for tile in tiles(grid) if tile["hover"].endswith("(pruned)")]
+    assert pruned["hover"] == "encoder layer 1, head 3 (pruned)" and "darkorange" in pruned["markup"]

@@ -16,6 +16,7 @@ from models.loader import open_model
 from pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import chart_data, chart_titled, grid_tile, table_with, traces_of
+from tests.explorer.test_thumbnails import assert_drawn, tiles
 from tests.hugging_face_models import SENTENCE, saved_model
 
 WORDY = "A skateboarder's kickflip, near Nuremberg."    # 17 pieces, 8 words (the apostrophe's inside one)
@@ -36,8 +37,7 @@ def test_words_toggle_redraws_every_attention_view_over_words(h8):
     pattern = words.pattern("encoder")
     np.testing.assert_allclose(z(chart_data(at, 0)), pattern[0, 0], atol=1e-6)
     assert [label.split(" ", 1)[1] for label in chart_data(at, 0)[0]["x"]][1:6] == words.source_tokens[1:6]
-    grid = chart_data(at, 1)[0]
-    np.testing.assert_allclose(grid_tile(grid, 2, 5), pattern[2, 5], atol=1e-6)
+    assert_drawn(grid_tile(at, 2, 5), pattern[2, 5])
 
     at.session_state["attention_view"] = "Rollout & flow"
     at.run()
@@ -84,12 +84,13 @@ def test_flow_beyond_its_cap_says_so_and_rollout_still_draws():
 def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
     at = open_page("attention.py", SINKING)
     at.radio(key="attention_kind").set_value("decoder").run()
-    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
     rows = [row for row in sinks(trace_sentence(h8, SINKING), h8) if row["sink"]]
     decoder = [row for row in rows if row["kind"] == "decoder"]
-    assert decoder and [a["text"] for a in spec["layout"]["annotations"]] == [
-        f"sink {row['weight']:.2f} · norm {row['norm']:.2f}" for row in decoder]
-    assert len(spec["layout"]["shapes"]) == len(decoder)
+    outlined = [tile for tile in tiles(grid) if "darkorange" in tile["markup"]]
+    assert decoder and [tile["hover"] for tile in outlined] == [
+        f"decoder layer {row['layer']}, head {row['head']} (sink {row['weight']:.2f} · norm {row['norm']:.2f})"
+        for row in decoder]
 
     heads = open_page("heads.py", SINKING, heads_part="Attention sinks")
     assert any(header.value == "Attention sinks on your sentence" for header in heads.header)

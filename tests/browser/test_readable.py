@@ -184,11 +184,16 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_tokens(lo
     assert min(labels.evaluate_all("ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")) >= 11
     right = page.locator('[data-testid="stMainBlockContainer"]').evaluate("e => e.getBoundingClientRect().right")
     assert max(span[1] for span in spans) <= right                                   # whole in the column
-    tiles = chart(page, "Every head of every model")
-    assert tiles.locator(".heatmaplayer image").count() == 3        # a model a tiled image
-    assert tiles.locator(".annotation-text").count() == 8 + 2 + 1   # "head 0" … over each tile
-    titles = boxes(page.locator('[data-testid="stPlotlyChart"] .annotation-text'))
-    assert overlapping(titles) == []                # on main: "head Bead 1"
+    overview = page.locator(".every-head-of-every-model")          # the tiles: explorer/figures/thumbnails.py
+    images = boxes(overview.locator("td.tile img"))
+    assert len(images) == 8 + 2 + 1 and overlapping(images) == []
+    assert min(image["right"] - image["left"] for image in images) >= 60           # a head's pattern, not a speck
+    assert all(image["right"] - image["left"] == pytest.approx(image["bottom"] - image["top"], abs=1.5)
+               for image in images)                                                # 49 × 49: square cells
+    assert overview.locator("td.tile img").evaluate_all("ims => ims.every(i => i.complete && i.naturalWidth == 49)")
+    names = boxes(overview.locator("td.tile > div:first-child"))
+    assert overlapping(names) == []                 # on main once: "head Bead 1"
+    assert max(image["right"] for image in images) <= right                        # whole in the column
     height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     assert height < 5000                            # on main: 13,082 px
 
