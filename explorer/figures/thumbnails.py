@@ -1,5 +1,5 @@
-"""Heads' whole patterns as small images in an HTML table (st.html): the Attention page's every head of a kind and
-Compare's every head of every model. A tile is a PNG of the head's [query, key] weights, a cell per pixel, drawn
+"""Heads' whole patterns as small images in an HTML table (st.html): the Attention page's every head of a kind,
+Compare's every head of every model, and the whole pattern beside a long sentence's focus window. A tile is a PNG of the head's [query, key] weights, a cell per pixel, drawn
 large with the browser's pixelated scaling; the table names each tile's head, outlines a flagged one (an attention
 sink, a pruned head) and the focus token's row and column, and a key gives the colours' range.
 
@@ -24,7 +24,8 @@ from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
 from explorer.figures.common import font, text_width, weight_range
 from explorer.figures.html_cells import NO_VALUE, figure_box, named_scale, weight_key
-from explorer.figures.pooling import pool_factor, pooled_attention, resolution_note
+from explorer.figures.focus import OVERVIEW_SIDE, tick_step
+from explorer.figures.pooling import budget_factor, pool_factor, pooled_attention, resolution_note
 
 SCALE = "Blues"             # the heatmaps' colour scale
 LEVELS = 256                # colours a tile's scale is sampled at (a step of Blues is 1–2 units of a channel)
@@ -130,3 +131,40 @@ def thumbnail_grid(rows: list[tuple[str, list[Tile]]], title: str, subtitle: str
     box = (f"display: block; width: {width}px; max-width: 100%" if width else
            f"display: block; max-width: {label_px + columns * (MAX_TILE + 4) + 8}px")
     return figure_box(title, table, weight_key(scale, low, high), subtitle, name, box=box)
+
+
+def whole_pattern(pattern: np.ndarray, query_count: int, key_count: int, rows: range, columns: range, scale: str,
+                  side: int = OVERVIEW_SIDE) -> str:
+    """The whole pattern [query, key] beside a focus window, as one tile `side` px on its longer side: its axes
+    numbered every few positions (a token's name is in the window beside it, and on hover in the ⬇ HTML), the
+    window (`rows` × `columns`) outlined. Pooled past the figures' cells budget, as overview_heatmap is, and then
+    the subtitle says so. query_count, key_count: the tokens a side (the pattern's shape, unpooled)."""
+    low, high = weight_range(pattern, scale)
+    factor = budget_factor(*np.shape(pattern))
+    shown = pattern if factor == 1 else pooled_attention(pattern, factor, factor)
+    n_rows, n_columns = shown.shape
+    cell = side / max(n_rows, n_columns)
+    size = font(12)
+    numbers = []
+    for axis, count, cells in (("key", key_count, n_columns), ("query", query_count, n_rows)):
+        step = tick_step(count, cell * cells, room=text_width(str(count), size) + 12 if axis == "key" else size + 6)
+        step = factor * -(-step // factor)                 # a block's first position: its number starts with it
+        for position in range(0, count, step):
+            middle = (position // factor + 0.5) * cell
+            place = (f"left: {middle:.1f}px; top: -2px; transform: translate(-50%, -100%)" if axis == "key" else
+                     f"top: {middle:.1f}px; left: -4px; transform: translate(-100%, -50%)")
+            numbers.append(f'<span class="{axis}-number" style="position: absolute; {place}; font-size: {size}px; '
+                           f'line-height: 1; color: #444">{position}</span>')
+    window = outline(100 * (columns.start // factor) / n_columns, 100 * (rows.start // factor) / n_rows,
+                     100 * (-(-columns.stop // factor) - columns.start // factor) / n_columns,
+                     100 * (-(-rows.stop // factor) - rows.start // factor) / n_rows, FOCUS)
+    room = text_width(str(query_count), size) + 8                # the query numbers left of the image
+    image = (f'<div style="position: relative; margin: {size + 6}px 0 0 {room}px; width: {cell * n_columns:.1f}px; '
+             f'height: {cell * n_rows:.1f}px"><img src="{pattern_png(shown, low, high)}" alt="the whole pattern" '
+             f'style="display: block; width: 100%; height: 100%; image-rendering: pixelated">{window}'
+             + "".join(numbers) + "</div>")
+    subtitle = "rows: query positions, columns: key positions; the window outlined"
+    if factor > 1:
+        subtitle = f"{subtitle}; {resolution_note(factor, factor).split(':')[0]}"
+    return figure_box(f"The whole pattern: {query_count} × {key_count}", image, weight_key(scale, low, high),
+                      subtitle, "whole-pattern")

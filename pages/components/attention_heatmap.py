@@ -8,9 +8,10 @@ import streamlit as st
 
 from explorer.figures.attention import attention_heatmap
 from explorer.figures.focus import drawn_whole, focus_heatmap, focus_size, overview_heatmap
+from explorer.figures.thumbnails import whole_pattern
 from explorer.figures.windows import focus_range
 from pages.components import url_state
-from pages.components.widgets import show_figure
+from pages.components.widgets import show_figure, show_table_figure
 
 
 def focus_window(queries: list[str], keys: list[str], units_name: str) -> tuple[range, range] | None:
@@ -32,7 +33,7 @@ def focus_window(queries: list[str], keys: list[str], units_name: str) -> tuple[
                              format_func=lambda first: f"{units_name} {first}–{first + size - 1}",
                              help="A projector's column labels about two dozen tokens a side at a readable size: "
                                   "the heatmaps draw this part of the sentence with every label, and the whole "
-                                  "pattern beside it, the window outlined (hover names its tokens).")
+                                  "pattern beside it, the window outlined.")
     url_state.keep("tokens", start, encode)
     return focus_range(len(queries), start, size), focus_range(len(keys), start, size)
 
@@ -49,5 +50,7 @@ def draw_heatmap(matrix, title: str, name: str, numbers, scale: str, *, queries:
     with pair.container(width="content"):
         show_figure(focus_heatmap(matrix, queries, keys, title, rows, columns, scale, units_name), name, numbers,
                     width="content")
-    with pair.container(width="content"):
-        show_figure(overview_heatmap(matrix, queries, keys, rows, columns, scale), f"{name}-whole", width="content")
+    with pair.container(width="content"):      # an image (explorer/figures/thumbnails.py); ⬇ HTML the plotly one
+        show_table_figure(whole_pattern(matrix, len(queries), len(keys), rows, columns, scale), f"{name}-whole",
+                          width="content", interactive=lambda: overview_heatmap(matrix, queries, keys, rows, columns,
+                                                                                scale))

@@ -11,11 +11,13 @@ from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.capture.trace import Trace
 from explorer.analyses.roles import SHORT_PIECES, reclassified
 from explorer.figures.attention import attention_heatmap
-from explorer.figures.focus import drawn_whole, focus_heatmap, focus_size, overview_heatmap
+from explorer.figures.common import ABSOLUTE
+from explorer.figures.focus import drawn_whole, focus_size
 from explorer.figures.head_roles import offset_histogram, syntactic_evidence
 from explorer.figures.windows import focus_range
 from explorer.analyses.corpus_scoring import corpus_task
 from pages.components import url_state
+from pages.components.attention_heatmap import draw_heatmap
 from pages.components.glossary_links import term_help
 from pages.components.heads_roles_section import MEASURES, importance_scores, offered_measures
 from pages.components.widgets import show_figure
@@ -90,13 +92,8 @@ def one_head(checkpoint, roles: RolesReport | None, importance: ImportanceReport
         # Longer than a projector's column can label: as the Attention page draws it, a window of the first tokens
         # with every label and the whole pattern beside it (under it at 1024 px).
         rows, columns = focus_range(len(queries), 0, size), focus_range(len(keys), 0, size)
-        pair = st.container(horizontal=True)
-        with pair.container(width="content"):
-            show_figure(focus_heatmap(pattern, queries, keys, f"{spec} on the current sentence", rows, columns),
-                        f"{spec}-current", None, width="content")
-        with pair.container(width="content"):
-            show_figure(overview_heatmap(pattern, queries, keys, rows, columns), f"{spec}-current-whole", None,
-                        width="content")
+        draw_heatmap(pattern, f"{spec} on the current sentence", f"{spec}-current", None, ABSOLUTE, queries=queries,
+                     keys=keys, window=(rows, columns), units_name="tokens")
         st.caption(f"{len(queries)} × {len(keys)} tokens: the first {size} drawn with every label, the whole pattern "
-                   "beside them (hover names any cell's tokens); the Attention page moves the window along the "
+                   "beside them (its ⬇ HTML names any cell's tokens on hover); the Attention page moves the window along the "
                    "sentence.")

@@ -5,6 +5,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.capture.trace import trace_sentence
@@ -13,6 +14,8 @@ from tests.app.conftest import open_page
 from tests.app.test_pages import decoded
 from tests.conftest import ROOT, SHIPPED
 from tests.explorer.test_focus_window import row_labels, strip_cells
+from tests.explorer.test_thumbnails import assert_drawn, image_of, window_box
+from tests.explorer.test_thumbnails import tiles as thumbnails
 
 WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
             "old man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near "
@@ -38,14 +41,15 @@ def test_attention_draws_a_window_of_a_long_sentence_and_the_whole_pattern(h8):
     pattern = trace.pattern("encoder")[0, 0]
     count = len(trace.source_tokens)
     at = open_page("attention.py", WORDS_45)
-    window, whole = specs(at)[:2]
+    [window] = specs(at)[:1]
+    [whole] = [block.proto.body for block in at.get("html") if 'class="whole-pattern"' in block.proto.body]
     size = len(window["data"][0]["x"])
     assert 20 <= size < count                                       # 24 of the 49 pieces
     np.testing.assert_allclose(z(window), pattern[:size, :size], atol=1e-6)
     assert window["data"][0]["x"][:2] == [f"0 {trace.source_tokens[0]}", f"1 {trace.source_tokens[1]}"]
     assert window["layout"]["xaxis"]["tickfont"]["size"] >= 11 and window["layout"]["width"] <= 560
-    np.testing.assert_allclose(z(whole), pattern, atol=1e-6)
-    assert whole["layout"]["shapes"][0]["x1"] == size - 0.5          # the window outlined on the whole pattern
+    assert_drawn(image_of(whole), pattern)                          # the whole pattern, an image (thumbnails.py)
+    assert window_box(whole) == pytest.approx((0, 0, 100 * size / count, 100 * size / count), abs=1e-3)   # outlined
 
     slider = at.select_slider(key="attention_tokens")
     slider.set_value(20).run()
@@ -86,7 +90,8 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
     at = open_page("compare.py", WORDS_45)
     at.selectbox(key="compare_focus").select(focus).run()
     strips = strips_of(at)
-    [tiles] = specs(at)                                            # no stack of whole labelled patterns
+    assert specs(at) == []                                         # no stack of whole labelled patterns
+    [tiles] = [block.proto.body for block in at.get("html") if 'class="every-head-of-every-model"' in block.proto.body]
     assert "What “▁his” attends to" in strips
     shown = [int(name.removeprefix("h")) for name in re.findall(r'colspan="\d+"[^>]*>([^<]*)</th>', strips)]
     assert sorted(shown) == [1, 2, 8]
@@ -97,12 +102,9 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
                    for head in range(heads)]
         np.testing.assert_allclose(weights, expected, atol=5e-4)   # the hover's three decimals
     assert len(row_labels(strips)) == len(traces[8].source_tokens)                   # labelled once, shared
-    assert len(tiles["data"]) == 3 and tiles["layout"]["width"] <= 560      # a tiled image a model, its heads in it
-    assert len(tiles["layout"]["annotations"]) == 8 + 2 + 1                # "head 3" over each tile
-    head_of = np.array(decoded(tiles["data"][0]["customdata"]))           # each cell's head, for the hover
-    size = len(traces[shown[0]].source_tokens)
-    np.testing.assert_allclose(z(tiles, 0)[head_of == 3].reshape(size, size),
-                               traces[shown[0]].pattern("encoder")[0, 3], atol=1e-6)
+    assert len(thumbnails(tiles)) == 8 + 2 + 1 and "width: 560px" in tiles         # a tile a head, in a projector's column
+    [head_3] = [tile for tile in thumbnails(tiles) if tile["hover"] == "en-de-h8 · head 3"]
+    assert_drawn(head_3["pixels"], traces[8].pattern("encoder")[0, 3])
 
     at.radio(key="compare_kind").set_value("cross").run()
     strips = strips_of(at)
@@ -116,5 +118,6 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
         assert not [row for (name, _, row) in cells if name == f"en-de-h{heads}" and row >= len(traces[heads].target_tokens)]
 
     at.radio(key="compare_kind").set_value("decoder").run()
-    [tiles] = specs(at)                                            # no shared token: the tiles only
-    assert len(tiles["layout"]["annotations"]) == 11 and any("no token is shared to follow" in c.value for c in at.caption)
+    [tiles] = [block.proto.body for block in at.get("html") if 'class="every-head-of-every-model"' in block.proto.body]
+    assert len(thumbnails(tiles)) == 11 and any("no token is shared to follow" in c.value for c in at.caption)
+    assert 'class="focus"' not in tiles                            # no shared token: nothing outlined

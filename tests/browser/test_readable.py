@@ -2,6 +2,8 @@
 a projector's): every token labelled (a long sentence's in a window of it), no figure squeezed or cut, nothing
 printed over anything else, the colour scale said."""
 
+import re
+
 import pytest
 
 from tests.browser.harness import go_to, open_view, settle
@@ -97,9 +99,13 @@ def test_a_long_sentence_gets_a_window_with_every_label_and_the_whole_pattern(at
     assert spacing * 0.866 >= 11                        # rotated 60°: a line of 11 px text between neighbours
     assert overlapping(boxes(window.locator(".ytick text"))) == []
     assert f"tokens 0–{count - 1} of 49" in window.locator(".gtitle").text_content()
-    whole = chart(attention_45, "The whole pattern: 49 × 49")
-    assert whole.evaluate("c => c.querySelector('.js-plotly-plot').data[0].x.length") == 49
-    assert whole.locator(".xtick text").all_text_contents()[:3] == ["0", "5", "10"]
+    whole = attention_45.locator(".whole-pattern")                  # an image (explorer/figures/thumbnails.py)
+    assert "The whole pattern: 49 × 49" in whole.text_content()
+    assert whole.locator("img").evaluate("i => i.complete && i.naturalWidth") == 49
+    assert whole.locator(".key-number").all_text_contents()[:3] == ["0", "5", "10"]
+    numbers = boxes(whole.locator(".key-number, .query-number"))
+    image = boxes(whole.locator("img"))[0]
+    assert overlapping(numbers) == [] and overlapping(numbers + [image]) == []      # around the image, apart
 
 
 def test_the_colour_scale_says_which_it_is_and_can_follow_the_figure(context, app_url, attention_45):
@@ -111,10 +117,9 @@ def test_the_colour_scale_says_which_it_is_and_can_follow_the_figure(context, ap
         assert "whole pattern" in per_figure.locator(".cbtitle").text_content()
         # the darkest colour is the head's own largest weight, not 1: the window is coloured as the whole pattern
         top = per_figure.evaluate("c => c.querySelector('.js-plotly-plot')._fullData[0].zmax")
-        whole = chart(page, "The whole pattern")
-        largest = whole.evaluate("c => Math.max(...c.querySelector('.js-plotly-plot').calcdata[0][0].z"
-                                 ".map(row => Math.max(...row)))")
-        assert top == pytest.approx(largest) and top < 1
+        key = page.locator(".whole-pattern .legend").get_attribute("data-legend")     # "weight (0–0.87, this figure)"
+        largest = float(re.search(r"0–([\d.]+), this figure", key).group(1))
+        assert top == pytest.approx(largest, abs=0.006) and top < 1
     finally:
         page.close()
 

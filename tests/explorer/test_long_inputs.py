@@ -14,6 +14,8 @@ from explorer.capture.decoding_steps import TeacherForcing
 from explorer.figures.attention import attention_heatmap, heads_grid, layer_heads
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
+from tests.explorer.test_thumbnails import assert_drawn, image_of
+from tests.explorer.test_thumbnails import tiles as thumbnails
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
                                         positional_encoding_figure, scores_mask_softmax)
 from explorer.figures.walkthrough import walkthrough_figure
@@ -394,16 +396,18 @@ def test_the_pages_on_a_250_token_text(h8):
     specs = lambda at: [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]  # noqa: E731
 
     at = open_page("attention.py", text)
-    window, whole, grid = specs(at)         # the word-focus grid under them is a table, not a chart
+    [window] = specs(at)        # the whole pattern, the every-head grid and the word-focus grid are tables
     size = len(window["data"][0]["x"])      # the focus window: the first tokens, every one labelled
     assert 16 <= size <= 30 and window["layout"]["width"] <= 560
     np.testing.assert_allclose(decoded(window["data"][0]["z"]), trace.pattern("encoder")[0, 0, :size, :size], atol=1e-6)
     assert f"tokens 0–{size - 1} of 250" in window["layout"]["title"]["text"]
-    np.testing.assert_allclose(decoded(whole["data"][0]["z"]), trace.pattern("encoder")[0, 0], atol=1e-6)
-    assert "250 × 250" in whole["layout"]["title"]["text"] and whole["layout"]["height"] < 600
-    assert "1/5 resolution" in grid["layout"]["title"]["text"]
-    tile = decoded(grid["data"][0]["z"])[:50, :50]                      # layer 0, head 0: the top-left tile
-    np.testing.assert_allclose(tile, block_mass(trace.pattern("encoder")[0, 0], 5, 5), rtol=1e-4, atol=1e-6)
+    [whole] = [block.proto.body for block in at.get("html") if 'class="whole-pattern"' in block.proto.body]
+    assert_drawn(image_of(whole), trace.pattern("encoder")[0, 0])       # every cell, a pixel each
+    assert "250 × 250" in whole and "height: 270.0px" in whole
+    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    assert "1/2 resolution" in grid                                     # 125 cells a side of a tile
+    first = thumbnails(grid)[0]                                         # layer 0, head 0
+    assert_drawn(first["pixels"], block_mass(trace.pattern("encoder")[0, 0], 2, 2))
     assert any("0–max of each figure" in c.value for c in at.caption)   # pale on 0–1: the page says what helps
     at.session_state["attention_view"] = "bertviz head view"
     at.run()
@@ -420,13 +424,11 @@ def test_the_pages_on_a_250_token_text(h8):
     np.testing.assert_allclose(decoded(panels["data"][1]["z"]), trace.pattern("encoder")[0, 0], atol=1e-6)
 
     at = open_page("compare.py", text)
-    sizes = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
-    assert len(sizes) == 1 and sizes[0] < 2_000_000           # every head's pooled tiles
+    assert specs(at) == []
     [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
     assert len(strips) < 2_000_000 and len(row_labels(strips)) == 250               # every token labelled, once
-    [tiles] = specs(at)
-    assert len(tiles["data"]) == 3 and "resolution" in tiles["layout"]["title"]["text"]       # a tiled image a model
-    assert len(tiles["layout"]["annotations"]) == 8 + 2 + 1                                    # "head 0" … on each tile
+    [tiles] = [block.proto.body for block in at.get("html") if 'class="every-head-of-every-model"' in block.proto.body]
+    assert len(tiles) < 2_000_000 and len(thumbnails(tiles)) == 8 + 2 + 1 and "1/2 resolution" in tiles   # pooled
 
 
 if __name__ == "__main__":

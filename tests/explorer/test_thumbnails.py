@@ -1,6 +1,6 @@
 """The heads' tiles (explorer/figures/thumbnails.py): each tile's PNG decoded back and checked cell by cell against
 the colour plotly's own scale gives its weight, pooled as the pooling module pools, blank where a head is pruned,
-its flags, focus outlines and texts in the markup."""
+its flags, focus outlines and texts in the markup; the whole pattern beside a focus window likewise."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from plotly.colors import hex_to_rgb, unlabel_rgb
 
 from explorer.figures.common import ABSOLUTE, PER_FIGURE
 from explorer.figures.html_cells import NO_VALUE, scale_colours
-from explorer.figures.pooling import pooled_attention
-from explorer.figures.thumbnails import MAX_CELLS, Tile, thumbnail_grid
+from explorer.figures.pooling import budget_factor, pooled_attention
+from explorer.figures.thumbnails import MAX_CELLS, Tile, thumbnail_grid, whole_pattern
 
 TILE = re.compile(r'<td class="tile" data-head="([^"]*)" title="([^"]*)".*?<img src="data:image/png;base64,([^"]+)"'
                   r'.*?</td>', re.S)
@@ -120,3 +120,37 @@ def test_every_text_is_escaped_once():
     assert "<script>" not in body and "<b>" not in body and "<i>" not in body
     assert "&lt;script&gt;" in body and "&amp;lt;" not in body
     assert tiles(body)[0]["hover"] == "a & b"
+
+
+def image_of(body: str) -> np.ndarray:
+    """The one image of a figure (the whole pattern), decoded: [rows, columns, 3] RGB."""
+    [data] = re.findall(r'<img src="data:image/png;base64,([^"]+)"', body)
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"), dtype=int)
+
+
+def window_box(body: str) -> tuple[float, ...]:
+    """The outlined window's left, top, width and height, in % of the whole pattern."""
+    [box] = re.findall(r'class="focus" style="position: absolute; left: ([\d.]+)%; top: ([\d.]+)%; '
+                       r'width: ([\d.]+)%; height: ([\d.]+)%', body)
+    return tuple(map(float, box))
+
+
+def test_the_whole_pattern_beside_a_window_shows_every_cell_the_window_and_numbered_positions():
+    rng = np.random.default_rng(7)
+    pattern = attention(rng, 49, 49)
+    body = whole_pattern(pattern, 49, 49, range(10, 34), range(10, 34), ABSOLUTE)
+    assert_drawn(image_of(body), pattern)
+    assert window_box(body) == pytest.approx((100 * 10 / 49, 100 * 10 / 49, 100 * 24 / 49, 100 * 24 / 49), abs=1e-3)
+    keys = re.findall(r'class="key-number"[^>]*>(\d+)<', body)
+    assert keys[:3] == ["0", "5", "10"] and re.findall(r'class="query-number"[^>]*>(\d+)<', body)[-1] == "45"
+    assert "The whole pattern: 49 × 49" in body
+
+
+def test_a_long_whole_pattern_is_pooled_within_the_figures_budget_and_says_so():
+    rng = np.random.default_rng(8)
+    pattern = attention(rng, 600, 600)
+    body = whole_pattern(pattern, 600, 600, range(0, 24), range(0, 24), ABSOLUTE)
+    factor = budget_factor(600, 600)
+    assert factor > 1 and f"1/{factor} resolution" in body
+    assert_drawn(image_of(body), pooled_attention(pattern, factor, factor))
+    assert window_box(body)[2] == pytest.approx(100 * -(-24 // factor) / -(-600 // factor), abs=1e-3)
