@@ -245,7 +245,8 @@ def weight_range(values: np.ndarray, scale: str = ABSOLUTE) -> tuple[float, floa
     """The colour range of attention weights: 0–1 always (absolute: figures compare), or 0 to this figure's
     largest weight (per-figure: a diffuse head's pattern becomes visible)."""
     if scale in (PER_FIGURE, NORMS):
-        largest = float(np.nanmax(values)) if np.size(values) else 1.0
+        finite = np.asarray(values, dtype=float)[np.isfinite(values)]      # a pruned head's blanks are NaN
+        largest = float(finite.max()) if finite.size else 1.0
         return 0.0, largest if largest > 0 else 1.0
     return 0.0, 1.0
 

@@ -1,6 +1,8 @@
 """A long sentence's attention, readable: a window of the pattern drawn whole with every label (focus), the whole
 pattern beside it as an overview with the window marked, and every head of several models as small tiles
-(Compare). One token's rows across models side by side: explorer/figures/focus_strips.py."""
+(Compare). The pages draw the overview and the tiles as images (explorer/figures/thumbnails.py); the plotly ones
+here are their ⬇ HTML, whose hover names each cell's tokens. One token's rows across models side by side:
+explorer/figures/focus_strips.py."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 # A long sentence's focus window. Past what NARROW_WIDTH holds at dense_cell() a token, a token × token heatmap
 # cannot label every token in a projector's column (rotated key labels ran into each other from ~23 tokens at
 # 1024 px): the page draws a window of the sentence whole, every label at the smallest font, beside an overview
-# of the whole pattern without token labels (hover names each cell; the CSV has every weight).
+# of the whole pattern without token labels (its ⬇ HTML's hover names each cell; the CSV has every weight).
 FOCUS_BAR = 80          # px right of a focus window's cells: its thin colour bar, tick labels and two-line title
 OVERVIEW_SIDE = 270     # px of the longer side of the overview's cells: beside the window in a 1400 px window
 
@@ -108,6 +110,13 @@ def focus_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list
     return figure
 
 
+def numbered_positions(count: int, factor: int, pixels: float, room: int) -> range:
+    """The positions an overview of `count` tokens numbers along `pixels` px, its numbers `room` px apart; pooled by
+    `factor`, each a block's first position (its label starts with it)."""
+    step = tick_step(count, pixels, room)
+    return range(0, count, factor * -(-step // factor))
+
+
 def tick_step(count: int, pixels: float, room: int = 36) -> int:
     """Every how many positions an overview numbers its axis: the smallest of 1, 2, 5, 10, 20, 50, … that keeps
     the numbers `room` px apart on `pixels` px."""
@@ -128,7 +137,7 @@ def overview_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: l
     note = "the window outlined; hover names the tokens"
     if factor > 1:
         pattern = pooled_attention(pattern, factor, factor)
-        note = f"{note}</sup><br><sup>{resolution_note(factor, factor).split(':')[0]}"
+        note = f"{note}</sup><br><sup>{resolution_note(factor, factor, hover=False).split(':')[0]}"
     queries, keys = block_labels(query_tokens, factor), block_labels(key_tokens, factor)
     cell = side / max(len(queries), len(keys))
     figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
@@ -136,9 +145,7 @@ def overview_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: l
                                   hovertemplate=hover_text(POOLED_HOVER if factor > 1 else ATTENTION_HOVER, scale)))
     size = font(12)
     for letter, labels, count in (("x", keys, len(key_tokens)), ("y", queries, len(query_tokens))):
-        step = tick_step(count, cell * len(labels), room=text_width(str(count), size) + 12)
-        step = factor * -(-step // factor)                # a block's first position: its label starts with it
-        positions = range(0, count, step)
+        positions = numbered_positions(count, factor, cell * len(labels), text_width(str(count), size) + 12)
         figure.update_layout({f"{letter}axis": dict(
             type="category", tickmode="array", tickvals=[labels[p // factor] for p in positions],
             ticktext=[str(p) for p in positions], tickfont=dict(size=size), showgrid=False,

@@ -20,14 +20,22 @@ from explorer.figures.common import ABSOLUTE, NORMS, SMALLEST_FONT, font
 NO_VALUE = "#f4f4f4"        # a cell without a value (no head there, a shorter model's row)
 
 
+def scale_positions(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Where each value lies on a colour scale over [low, high], 0–1 (clipped; the middle when low == high; a value
+    that is not finite at 0, for the caller to colour NO_VALUE)."""
+    span = high - low
+    if span <= 0:
+        return np.full(np.shape(values), 0.5)
+    return np.clip((np.nan_to_num(values, nan=low, posinf=low, neginf=low) - low) / span, 0.0, 1.0)
+
+
 def scale_colours(scale, values, low: float, high: float, reverse: bool = False) -> list[str]:
     """Each value's colour on `scale` (a plotly colour scale: a name or [[position, colour], …]) over [low, high],
     as "rgb(…)"; a value that is not finite gets NO_VALUE. One call for a whole table: sampling cell by cell cost
     0.1 ms each."""
     values = np.asarray(values, dtype=float).ravel()
     finite = np.isfinite(values)
-    span = high - low
-    positions = np.clip((values - low) / span, 0, 1) if span > 0 else np.full(values.shape, 0.5)
+    positions = scale_positions(values, low, high)
     if reverse:
         positions = 1 - positions
     if isinstance(scale, str):

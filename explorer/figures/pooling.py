@@ -3,7 +3,7 @@
 Small multiples (every head of every layer, every head of several models) give each matrix a few hundred pixels:
 a 250-token head there would be a cell per pixel or less, and 144 such heads tens of megabytes. So each matrix is
 cut into blocks of `factor` tokens a side and each block drawn as one cell, with a note on the figure saying so
-and hover naming each block's tokens. The downloads keep every token's number.
+(and, in a plotly figure, hover naming each block's tokens). The downloads keep every token's number.
 """
 
 from __future__ import annotations
@@ -68,9 +68,10 @@ def block_labels(tokens: list[str], factor: int) -> list[str]:
     return labels
 
 
-def resolution_note(row_factor: int, column_factor: int, units: tuple[str, str] | None = None) -> str:
+def resolution_note(row_factor: int, column_factor: int, units: tuple[str, str] | None = None,
+                    hover: bool = True) -> str:
     """What a pooled figure shows, for its title. units: what its rows and columns are, when not tokens
-    ("positions", "dimensions")."""
+    ("positions", "dimensions"); hover: whether the figure's hover names a block's tokens (an image's does not)."""
     if units:
         block = f"{row_factor} {units[0]} × {column_factor} {units[1]}"
         return f"shown at 1/{max(row_factor, column_factor)} resolution: each cell is a block of {block}"
@@ -80,7 +81,7 @@ def resolution_note(row_factor: int, column_factor: int, units: tuple[str, str] 
     else:
         block = f"{row_factor} {'query' if row_factor == 1 else 'queries'} × {column_factor} keys"
         scale = f"1/{max(row_factor, column_factor)} resolution"
-    return f"shown at {scale}: each cell is a block of {block}; hover for its tokens"
+    return f"shown at {scale}: each cell is a block of {block}" + ("; hover for its tokens" if hover else "")
 
 
 def budget_factor(rows: int, columns: int, panels: int = 1, budget: int | None = None) -> int:

@@ -1,12 +1,13 @@
 """Heads' whole patterns as small images in an HTML table (st.html): the Attention page's every head of a kind,
-Compare's every head of every model, and the whole pattern beside a long sentence's focus window. A tile is a PNG of the head's [query, key] weights, a cell per pixel, drawn
-large with the browser's pixelated scaling; the table names each tile's head, outlines a flagged one (an attention
-sink, a pruned head) and the focus token's row and column, and a key gives the colours' range.
+Compare's every head of every model, and the whole pattern beside a long sentence's focus window. A tile is a PNG
+of the head's [query, key] weights, a cell per pixel, drawn large with the browser's pixelated scaling; the table
+names each tile's head, outlines a flagged one (an attention sink, a pruned head) and the focus token's row and
+column, and a key gives the colours' range.
 
 Why images: each plotly heatmap costs the browser ~0.2 s of a page change. In an interleaved A/B at 45 words
 (benchmarks/page_ab.py), the Attention page took 1.11 s with its plotly every-head grid and 0.87 s without it; 24
 tiles in a table cost a few ms. A tile has no token labels (at 45 tokens a cell is 2–5 px): its hover names the
-head, the head's own heatmap above labels every token, and the figure's ⬇ HTML is the plotly grid, whose hover
+head, the head's own heatmap above labels every token, and the figure's ⬇ HTML is the plotly figure, whose hover
 names each cell's tokens.
 """
 
@@ -23,8 +24,8 @@ from PIL import Image
 from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
 from explorer.figures.common import font, text_width, weight_range
-from explorer.figures.html_cells import NO_VALUE, figure_box, named_scale, weight_key
-from explorer.figures.focus import OVERVIEW_SIDE, tick_step
+from explorer.figures.html_cells import NO_VALUE, figure_box, named_scale, scale_positions, weight_key
+from explorer.figures.focus import OVERVIEW_SIDE, numbered_positions
 from explorer.figures.pooling import budget_factor, pool_factor, pooled_attention, resolution_note
 
 SCALE = "Blues"             # the heatmaps' colour scale
@@ -32,7 +33,7 @@ LEVELS = 256                # colours a tile's scale is sampled at (a step of Bl
 FLAG = "darkorange"         # a flagged head's outline, as heads_grid's
 FOCUS = "crimson"           # the focus token's row and column, as models_overview's
 MAX_TILE = 260              # px a side: one or two heads are not stretched over a wide page
-MAX_CELLS = 128             # cells a side of a tile, past which a long sentence is pooled (a tile is at most 260 px)
+MAX_TILE_CELLS = 128        # cells a side of a tile, past which a long sentence is pooled (a tile: 260 px at most)
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,7 @@ def pattern_png(matrix: np.ndarray, low: float, high: float, scale: str = SCALE)
     that is not finite (a pruned head's blanked weights) gets NO_VALUE."""
     values = np.asarray(matrix, dtype=float)
     finite = np.isfinite(values)
-    span = high - low
-    positions = (np.clip((np.where(finite, values, low) - low) / span, 0.0, 1.0) if span > 0
-                 else np.full(values.shape, 0.5))
-    pixels = colour_levels(scale)[np.rint(positions * (LEVELS - 1)).astype(int)]
+    pixels = colour_levels(scale)[np.rint(scale_positions(values, low, high) * (LEVELS - 1)).astype(int)]
     pixels[~finite] = hex_to_rgb(NO_VALUE)
     buffer = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(pixels), "RGB").save(buffer, format="PNG")
@@ -74,9 +72,11 @@ def outline(left: float, top: float, width: float, height: float, colour: str) -
 
 
 def tile_cell(tile: Tile, shown: np.ndarray, source: str, factor: int, focus_row: int | None,
-              focus_column: int | None, short_notes: bool) -> str:
-    """A tile's table cell: its name (and note) over its image, as wide as its column (the image keeps its
-    cells square), the focus token's row and column outlined. shown: the pattern as drawn (pooled)."""
+              focus_column: int | None, short_notes: bool, widest: int) -> str:
+    """A tile's table cell: its name (and note) over its image, the focus token's row and column outlined. shown:
+    the pattern as drawn (pooled); widest: the most columns any tile has, whose image fills its table column, so
+    every tile's cells are the same size (a model that splits the sentence into fewer pieces gets a smaller tile)
+    and square (the image keeps its proportions)."""
     rows, columns = shown.shape
     boxes = ""
     if focus_row is not None and focus_row < tile.pattern.shape[0]:
@@ -93,7 +93,7 @@ def tile_cell(tile: Tile, shown: np.ndarray, source: str, factor: int, focus_row
             f'style="padding: 0; vertical-align: top">'
             f'<div style="font-size: {font(12)}px; text-align: center; white-space: nowrap; overflow: hidden; '
             f'text-overflow: ellipsis">{html.escape(tile.name)}{note}</div>'
-            f'<div style="position: relative; border: 2px solid {border}">'
+            f'<div style="position: relative; width: {100 * columns / widest:.3f}%; border: 2px solid {border}">'
             f'<img src="{source}" alt="{html.escape(tile.name)}" style="display: block; width: 100%; height: auto; '
             f'image-rendering: pixelated">{boxes}</div></td>')
 
@@ -102,15 +102,15 @@ def thumbnail_grid(rows: list[tuple[str, list[Tile]]], title: str, subtitle: str
                    focus_row: int | None = None, focus_column: int | None = None, name: str = "thumbnails",
                    width: int | None = None) -> str:
     """A figure of tiles: rows [(the row's name, "layer 0" or a model's; its tiles)]. The table is as wide as the
-    page's column (each tile MAX_TILE px at most), or `width` px, its columns of equal width, so every tile is drawn
-    at one scale and a projector's narrow column gets smaller tiles, never a table cut off. A sentence longer than MAX_CELLS
-    tokens is pooled (each cell a block's total weight, averaged over its queries) and the subtitle says so.
-    scale: the sidebar's colour scale (common.ABSOLUTE, PER_FIGURE or NORMS), over every tile at once. Every text is
-    escaped here."""
+    page's column (each tile MAX_TILE px at most), or `width` px, its columns of equal width, every tile's cells of
+    one size, so a projector's narrow column gets smaller tiles, never a table cut off. A sentence longer than
+    MAX_TILE_CELLS tokens is pooled (each cell a block's total weight, averaged over its queries) and the subtitle
+    says so. scale: the sidebar's colour scale (common.ABSOLUTE, PER_FIGURE or NORMS), over every tile at once.
+    Every text is escaped here."""
     patterns = [tile.pattern for _, tiles in rows for tile in tiles]
-    factor = pool_factor(max(max(pattern.shape) for pattern in patterns), MAX_CELLS)
+    factor = pool_factor(max(max(pattern.shape) for pattern in patterns), MAX_TILE_CELLS)
     if factor > 1:
-        subtitle = f"{subtitle}; {resolution_note(factor, factor)}"
+        subtitle = f"{subtitle}; {resolution_note(factor, factor, hover=False)}"
     shown = [pattern if factor == 1 else pooled_attention(pattern, factor, factor) for pattern in patterns]
     low, high = weight_range(np.concatenate([np.ravel(pattern) for pattern in shown]), scale)
     drawn = iter(shown)
@@ -118,9 +118,12 @@ def thumbnail_grid(rows: list[tuple[str, list[Tile]]], title: str, subtitle: str
     short_notes = columns > 8           # too narrow for "sink 0.83": a mark, the note in the hover
     row_name = f'style="font-weight: normal; font-size: {font(12)}px; text-align: right; padding: 0 4px"'
 
+    widest = max(pattern.shape[1] for pattern in shown)
+
     def cell(tile: Tile) -> str:
         pattern = next(drawn)
-        return tile_cell(tile, pattern, pattern_png(pattern, low, high), factor, focus_row, focus_column, short_notes)
+        return tile_cell(tile, pattern, pattern_png(pattern, low, high), factor, focus_row, focus_column, short_notes,
+                         widest)
 
     table_rows = [f"<tr><th {row_name}>{html.escape(label)}</th>" + "".join(cell(tile) for tile in tiles)
                   + "".join("<td></td>" for _ in range(columns - len(tiles))) + "</tr>" for label, tiles in rows]
@@ -139,17 +142,16 @@ def whole_pattern(pattern: np.ndarray, query_count: int, key_count: int, rows: r
     numbered every few positions (a token's name is in the window beside it, and on hover in the ⬇ HTML), the
     window (`rows` × `columns`) outlined. Pooled past the figures' cells budget, as overview_heatmap is, and then
     the subtitle says so. query_count, key_count: the tokens a side (the pattern's shape, unpooled)."""
-    low, high = weight_range(pattern, scale)
     factor = budget_factor(*np.shape(pattern))
     shown = pattern if factor == 1 else pooled_attention(pattern, factor, factor)
+    low, high = weight_range(shown, scale)      # of what is drawn: a pooled block can outweigh any one cell
     n_rows, n_columns = shown.shape
     cell = side / max(n_rows, n_columns)
     size = font(12)
     numbers = []
     for axis, count, cells in (("key", key_count, n_columns), ("query", query_count, n_rows)):
-        step = tick_step(count, cell * cells, room=text_width(str(count), size) + 12 if axis == "key" else size + 6)
-        step = factor * -(-step // factor)                 # a block's first position: its number starts with it
-        for position in range(0, count, step):
+        room = text_width(str(count), size) + 12 if axis == "key" else size + 6
+        for position in numbered_positions(count, factor, cell * cells, room):
             middle = (position // factor + 0.5) * cell
             place = (f"left: {middle:.1f}px; top: -2px; transform: translate(-50%, -100%)" if axis == "key" else
                      f"top: {middle:.1f}px; left: -4px; transform: translate(-100%, -50%)")
@@ -165,6 +167,6 @@ def whole_pattern(pattern: np.ndarray, query_count: int, key_count: int, rows: r
              + "".join(numbers) + "</div>")
     subtitle = "rows: query positions, columns: key positions; the window outlined"
     if factor > 1:
-        subtitle = f"{subtitle}; {resolution_note(factor, factor).split(':')[0]}"
+        subtitle = f"{subtitle}; {resolution_note(factor, factor, hover=False).split(':')[0]}"
     return figure_box(f"The whole pattern: {query_count} × {key_count}", image, weight_key(scale, low, high),
                       subtitle, "whole-pattern")

@@ -13,9 +13,9 @@ from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, PANEL_LABELS, 
                                      display_tokens, is_long, panels_per_row, plural, projector_mode)
 from explorer.figures.thumbnails import Tile, thumbnail_grid
 from models.vocabulary import KIND_TITLES
+from pages.components.widgets import show_figure, show_table_figure
 
 PER_ROW = 4         # tiles a row: the 8-head model in two rows beside the strips at 1400 px
-from pages.components.widgets import show_figure, show_table_figure
 
 
 def every_head_tiles(patterns: dict, title: str, scale: str, focus_row: int | None, focus_column: int | None) -> str:
@@ -82,7 +82,8 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         if not having:
             return
         patterns = {short[label]: traces[label].attention[kind][shown][shown_layer(label)] for label in having}
-        focus_row, focus_column = (focus if kind == "encoder" else None), (focus if kind in ("encoder", "cross") else None)
+        focus_row = focus if kind == "encoder" else None
+        focus_column = focus if kind in ("encoder", "cross") else None
         title = f"Every head of every model, {kind} layer {layer}"
         outlined = focus is not None and kind != "decoder"
         queries = {short[label]: traces[label].query_tokens(kind) for label in having}
@@ -98,7 +99,8 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
     # each model fits its share of the wide page's width at the sizing rule's cells). Longer, three models' labelled
     # panels no longer fit side by side (at 45 words they made an 11-heatmap, 13,500 px page, too wide for a
     # projector's column): the models compare side by side on the focus token's row or column, every token labelled,
-    # with every head's whole pattern as small tiles under it (hover names the tokens; the NPZ has every number).
+    # with every head's whole pattern as small tiles under it (their ⬇ HTML's hover names the tokens; the NPZ has
+    # every number).
     longest = max(max(len(traces[label].query_tokens(kind)), len(traces[label].key_tokens(kind)))
                   for label in having) if having else 0
     share = CONTENT_WIDTH // len(labels)
@@ -122,7 +124,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
     else:
         st.caption("Decoder self-attention works on each model's own output, so no token is shared to follow across the "
                    "models (encoder self-attention and cross-attention follow the focus token): below, every head's "
-                   "whole pattern; hover names the tokens." if kind == "decoder" else
+                   "whole pattern; hover names the head, ⬇ HTML each cell's tokens." if kind == "decoder" else
                    "No token is shared to follow across these models: below, every head's whole pattern; hover names "
-                   "the tokens.")
+                   "the head, ⬇ HTML each cell's tokens.")
         every_head_overview()

@@ -52,3 +52,10 @@ def prune_on_page(at: AppTest, model: str, spec: str) -> AppTest:
     layer, head = spec.rsplit(".", 1)
     row = at.pills(key=f"prune_{model}_{layer}")
     return row.set_value(sorted(set(row.value or []) | {int(head)})).run()
+
+
+def html_figure(at: AppTest, name: str) -> str:
+    """The markup of the page's one table figure of class `name` (st.html: "every-head", "whole-pattern",
+    "focus-strips", "every-head-of-every-model" …); fails unless there is exactly one."""
+    [body] = [block.proto.body for block in at.get("html") if f'class="{name}"' in block.proto.body]
+    return body

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.capture.trace import trace_sentence
 from models.checkpoint import load_checkpoint
-from tests.app.conftest import open_page
+from tests.app.conftest import html_figure, open_page
 from tests.app.test_pages import decoded
 from tests.conftest import ROOT, SHIPPED
 from tests.explorer.test_focus_window import row_labels, strip_cells
@@ -28,7 +28,7 @@ def specs(at) -> list[dict]:
 
 def strips_of(at) -> str:
     """The Compare page's focus token strips (an HTML table)."""
-    [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
+    strips = html_figure(at, "focus-strips")
     return strips
 
 
@@ -42,7 +42,7 @@ def test_attention_draws_a_window_of_a_long_sentence_and_the_whole_pattern(h8):
     count = len(trace.source_tokens)
     at = open_page("attention.py", WORDS_45)
     [window] = specs(at)[:1]
-    [whole] = [block.proto.body for block in at.get("html") if 'class="whole-pattern"' in block.proto.body]
+    whole = html_figure(at, "whole-pattern")
     size = len(window["data"][0]["x"])
     assert 20 <= size < count                                       # 24 of the 49 pieces
     np.testing.assert_allclose(z(window), pattern[:size, :size], atol=1e-6)
@@ -91,7 +91,7 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
     at.selectbox(key="compare_focus").select(focus).run()
     strips = strips_of(at)
     assert specs(at) == []                                         # no stack of whole labelled patterns
-    [tiles] = [block.proto.body for block in at.get("html") if 'class="every-head-of-every-model"' in block.proto.body]
+    tiles = html_figure(at, "every-head-of-every-model")
     assert "What “▁his” attends to" in strips
     shown = [int(name.removeprefix("h")) for name in re.findall(r'colspan="\d+"[^>]*>([^<]*)</th>', strips)]
     assert sorted(shown) == [1, 2, 8]
@@ -118,6 +118,6 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
         assert not [row for (name, _, row) in cells if name == f"en-de-h{heads}" and row >= len(traces[heads].target_tokens)]
 
     at.radio(key="compare_kind").set_value("decoder").run()
-    [tiles] = [block.proto.body for block in at.get("html") if 'class="every-head-of-every-model"' in block.proto.body]
+    tiles = html_figure(at, "every-head-of-every-model")
     assert len(thumbnails(tiles)) == 11 and any("no token is shared to follow" in c.value for c in at.caption)
     assert 'class="focus"' not in tiles                            # no shared token: nothing outlined

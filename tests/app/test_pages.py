@@ -14,7 +14,7 @@ from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
 from models.checkpoint import load_checkpoint
 from pages.components.session import BUNDLED, IMAGE_MODEL
-from tests.app.conftest import PAGES, open_page, open_part, prune_on_page, pruned_on_page
+from tests.app.conftest import html_figure, PAGES, open_page, open_part, prune_on_page, pruned_on_page
 from tests.conftest import ROOT, SHIPPED
 from tests.explorer.test_focus_window import strip_cells
 from tests.explorer.test_thumbnails import assert_drawn, tiles
@@ -82,7 +82,7 @@ def test_all_caps_input_is_fed_in_sentence_case_and_the_page_says_so(h8):
 
 def grid_tile(at, layer: int, head: int) -> np.ndarray:
     """One head's tile of the Attention page's every-head grid, decoded: [queries, keys, 3] RGB."""
-    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    grid = html_figure(at, "every-head")
     [tile] = [tile for tile in tiles(grid) if tile["hover"].split(" (")[0].endswith(f"layer {layer}, head {head}")]
     return tile["pixels"]
 
@@ -94,7 +94,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), pattern[0, 0], atol=1e-6)
     # The "Every head" tab is open first: a tile a head, layer by layer (explorer/figures/thumbnails.py), each
     # decoded and checked cell by cell against the colour of the explorer's own weight.
-    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    grid = html_figure(at, "every-head")
     shown = tiles(grid)
     assert [tile["hover"] for tile in shown] == [f"encoder layer {l}, head {h}" for l in range(3) for h in range(8)]
     for index, tile in enumerate(shown):
@@ -248,7 +248,7 @@ def test_every_page_runs_on_every_bundled_model(page, label):
     assert not at.error
     heads = load_checkpoint(BUNDLED[label]).model.config.heads
     if page == "attention.py":
-        [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+        grid = html_figure(at, "every-head")
         assert [tile["name"] for tile in tiles(grid)] == [f"head {h}" for h in range(heads)] * 3
     if page == "prune.py":
         assert [len(row.options) for row in at.main.pills] == [heads] * 3 * 3        # a row of buttons a layer
@@ -302,7 +302,7 @@ def test_compare_page_draws_every_head_of_every_model():
     expected = trace_sentence(models[8], SENTENCE).pattern("encoder")[0, 6]
     np.testing.assert_allclose(np.array(h8_grid[6]["z"], dtype=float), expected, atol=1e-6)
     # The focus token's row (token 0 by default) in every head of every model, a column a head, above the panels.
-    [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
+    strips = html_figure(at, "focus-strips")
     cells = strip_cells(strips)
     for heads, checkpoint in models.items():
         expected = trace_sentence(checkpoint, SENTENCE).pattern("encoder")[0, :, 0]
@@ -325,7 +325,7 @@ def test_compare_every_head_tiles_are_each_sessions_own():
     from scripts.screenshots import SENTENCES
 
     def overview(at) -> str:
-        [body] = [b.proto.body for b in at.get("html") if 'class="every-head-of-every-model"' in b.proto.body]
+        body = html_figure(at, "every-head-of-every-model")
         return body
 
     plain, projector, plain_again = (overview(open_page("compare.py", SENTENCES[45], **state))
@@ -591,7 +591,7 @@ def test_compare_shows_each_models_norms_when_asked():
     at = open_page("compare.py", SENTENCE)
     at.radio(key="compare_values").set_value("norm").run()
     assert not at.exception
-    [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
+    strips = html_figure(at, "focus-strips")
     cells = strip_cells(strips)               # the focus token's norms in every head of every model
     for name in ("h8", "h2", "h1"):
         expected = trace_sentence(open_model(str(ROOT / "models" / f"en-de-{name}")), SENTENCE).attention["encoder"][

@@ -8,7 +8,7 @@ from explorer.capture.head_sets import live_heads, parse_heads
 from explorer.analyses.rollout import attention_rollout, head_average
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
-from tests.app.conftest import open_page
+from tests.app.conftest import html_figure, open_page
 from explorer.figures.html_cells import NO_VALUE
 from plotly.colors import hex_to_rgb
 from tests.app.test_pages import chart_titled, grid_tile
@@ -108,6 +108,6 @@ def test_the_every_head_grid_blanks_a_pruned_head_as_the_word_table_does(h8):
     assert (grid_tile(at, 1, 3) == hex_to_rgb(NO_VALUE)).all()                          # blank
     assert_drawn(grid_tile(at, 1, 2), trace.pattern("encoder")[1, 2])
     assert_drawn(grid_tile(at, 0, 3), trace.pattern("encoder")[0, 3])
-    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    grid = html_figure(at, "every-head")
     [pruned] = [tile for tile in tiles(grid) if tile["hover"].endswith("(pruned)")]
     assert pruned["hover"] == "encoder layer 1, head 3 (pruned)" and "darkorange" in pruned["markup"]

@@ -14,7 +14,7 @@ from explorer.capture.trace import trace_sentence
 from explorer.capture.words import word_trace
 from models.loader import open_model
 from pages.components.session import OWN
-from tests.app.conftest import open_page
+from tests.app.conftest import html_figure, open_page
 from tests.app.test_pages import chart_data, chart_titled, grid_tile, table_with, traces_of
 from tests.explorer.test_thumbnails import assert_drawn, tiles
 from tests.hugging_face_models import SENTENCE, saved_model
@@ -84,7 +84,7 @@ def test_flow_beyond_its_cap_says_so_and_rollout_still_draws():
 def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
     at = open_page("attention.py", SINKING)
     at.radio(key="attention_kind").set_value("decoder").run()
-    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    grid = html_figure(at, "every-head")
     rows = [row for row in sinks(trace_sentence(h8, SINKING), h8) if row["sink"]]
     decoder = [row for row in rows if row["kind"] == "decoder"]
     outlined = [tile for tile in tiles(grid) if "darkorange" in tile["markup"]]

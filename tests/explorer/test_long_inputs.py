@@ -14,8 +14,6 @@ from explorer.capture.decoding_steps import TeacherForcing
 from explorer.figures.attention import attention_heatmap, heads_grid, layer_heads
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
-from tests.explorer.test_thumbnails import assert_drawn, image_of
-from tests.explorer.test_thumbnails import tiles as thumbnails
 from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
                                         positional_encoding_figure, scores_mask_softmax)
 from explorer.figures.walkthrough import walkthrough_figure
@@ -24,6 +22,8 @@ from explorer.analyses.internals import Walkthrough
 from explorer.analyses.pruning import StepComparison
 from explorer.capture.trace import StepDistribution
 from tests.explorer.test_focus_window import row_labels
+from tests.explorer.test_thumbnails import assert_drawn, image_of
+from tests.explorer.test_thumbnails import tiles as thumbnails
 
 WORDS = ["▁A", "▁man", "▁in", "▁a", "▁red", "▁shirt", "▁is", "▁riding", "▁bi", "cycle", ".", "</s>",
          "<b>x</b>"]
@@ -388,7 +388,7 @@ def test_the_pages_on_a_250_token_text(h8):
 
     from benchmarks.long_inputs import text_of
     from explorer.capture.trace import trace_sentence
-    from tests.app.conftest import open_page, open_part
+    from tests.app.conftest import html_figure, open_page, open_part
 
     text = text_of(h8, 250)
     trace = trace_sentence(h8, text)
@@ -401,10 +401,10 @@ def test_the_pages_on_a_250_token_text(h8):
     assert 16 <= size <= 30 and window["layout"]["width"] <= 560
     np.testing.assert_allclose(decoded(window["data"][0]["z"]), trace.pattern("encoder")[0, 0, :size, :size], atol=1e-6)
     assert f"tokens 0–{size - 1} of 250" in window["layout"]["title"]["text"]
-    [whole] = [block.proto.body for block in at.get("html") if 'class="whole-pattern"' in block.proto.body]
+    whole = html_figure(at, "whole-pattern")
     assert_drawn(image_of(whole), trace.pattern("encoder")[0, 0])       # every cell, a pixel each
     assert "250 × 250" in whole and "height: 270.0px" in whole
-    [grid] = [block.proto.body for block in at.get("html") if 'class="every-head"' in block.proto.body]
+    grid = html_figure(at, "every-head")
     assert "1/2 resolution" in grid                                     # 125 cells a side of a tile
     first = thumbnails(grid)[0]                                         # layer 0, head 0
     assert_drawn(first["pixels"], block_mass(trace.pattern("encoder")[0, 0], 2, 2))
@@ -425,9 +425,9 @@ def test_the_pages_on_a_250_token_text(h8):
 
     at = open_page("compare.py", text)
     assert specs(at) == []
-    [strips] = [block.proto.body for block in at.get("html") if 'class="focus-strips"' in block.proto.body]
+    strips = html_figure(at, "focus-strips")
     assert len(strips) < 2_000_000 and len(row_labels(strips)) == 250               # every token labelled, once
-    [tiles] = [block.proto.body for block in at.get("html") if 'class="every-head-of-every-model"' in block.proto.body]
+    tiles = html_figure(at, "every-head-of-every-model")
     assert len(tiles) < 2_000_000 and len(thumbnails(tiles)) == 8 + 2 + 1 and "1/2 resolution" in tiles   # pooled
 
 

@@ -14,10 +14,10 @@ import pytest
 from PIL import Image
 from plotly.colors import hex_to_rgb, unlabel_rgb
 
-from explorer.figures.common import ABSOLUTE, PER_FIGURE
+from explorer.figures.common import ABSOLUTE, NORMS, PER_FIGURE
 from explorer.figures.html_cells import NO_VALUE, scale_colours
 from explorer.figures.pooling import budget_factor, pooled_attention
-from explorer.figures.thumbnails import MAX_CELLS, Tile, thumbnail_grid, whole_pattern
+from explorer.figures.thumbnails import MAX_TILE_CELLS, Tile, thumbnail_grid, whole_pattern
 
 TILE = re.compile(r'<td class="tile" data-head="([^"]*)" title="([^"]*)".*?<img src="data:image/png;base64,([^"]+)"'
                   r'.*?</td>', re.S)
@@ -86,10 +86,10 @@ def test_a_long_sentence_is_pooled_as_the_pooling_module_pools_and_the_subtitle_
     pattern = attention(rng, 300, 300)
     body = thumbnail_grid([("layer 0", [Tile(pattern, "head 0", "h0")])], "t", "whole", ABSOLUTE)
     [tile] = tiles(body)
-    factor = -(-300 // MAX_CELLS)
-    assert tile["pixels"].shape[0] == -(-300 // factor) <= MAX_CELLS
+    factor = -(-300 // MAX_TILE_CELLS)
+    assert tile["pixels"].shape[0] == -(-300 // factor) <= MAX_TILE_CELLS
     assert_drawn(tile["pixels"], pooled_attention(pattern, factor, factor))
-    assert f"1/{factor} resolution" in body
+    assert f"1/{factor} resolution" in body and "hover for its tokens" not in body      # a tile's hover names its head
 
 
 def test_per_figure_colours_run_to_the_largest_weight_of_every_tile():
@@ -111,6 +111,31 @@ def test_the_focus_tokens_row_and_column_are_outlined_where_they_are(row, column
                        r'width: ([\d.]+)%; height: ([\d.]+)%', body)
     assert [tuple(map(float, box)) for box in boxes] == [(0, pytest.approx(100 * row / 8), 100, 12.5),
                                                          (pytest.approx(10.0 * column), 0, 10, 100)]
+
+
+def test_a_pooled_tiles_focus_outline_is_on_the_block_that_holds_the_token():
+    rng = np.random.default_rng(9)
+    body = thumbnail_grid([("m", [Tile(attention(rng, 300, 300), "head 0", "")])], "t", "", ABSOLUTE,
+                          focus_row=200, focus_column=7)
+    blocks = -(-300 // MAX_TILE_CELLS)                     # tokens a block: 3, so 100 blocks a side
+    rows = [position // blocks for position in range(300)]
+    boxes = re.findall(r'class="focus" style="position: absolute; left: ([\d.]+)%; top: ([\d.]+)%', body)
+    assert [tuple(map(float, box)) for box in boxes] == [(0, pytest.approx(rows[200])), (pytest.approx(rows[7]), 0)]
+
+
+def test_every_tile_has_cells_of_one_size_whatever_its_models_pieces():
+    rng = np.random.default_rng(10)
+    body = thumbnail_grid([("a", [Tile(attention(rng, 10, 10), "head 0", "")]),
+                           ("b", [Tile(attention(rng, 5, 5), "head 0", "")])], "t", "", ABSOLUTE)
+    widths = [float(width) for width in re.findall(r'position: relative; width: ([\d.]+)%', body)]
+    assert widths == [100, 50]                     # half the pieces: half as wide, its cells as large
+
+
+def test_norms_are_coloured_to_their_largest_and_the_key_says_so():
+    norms = np.array([[0.0, 2.0], [4.0, 1.0]])
+    body = thumbnail_grid([("m", [Tile(norms, "head 0", "")])], "t", "", NORMS)
+    assert_drawn(tiles(body)[0]["pixels"], norms, 0.0, 4.0)
+    assert 'data-legend="‖α·f(x)‖ (0–4, this figure)"' in body
 
 
 def test_every_text_is_escaped_once():
@@ -153,4 +178,10 @@ def test_a_long_whole_pattern_is_pooled_within_the_figures_budget_and_says_so():
     factor = budget_factor(600, 600)
     assert factor > 1 and f"1/{factor} resolution" in body
     assert_drawn(image_of(body), pooled_attention(pattern, factor, factor))
-    assert window_box(body)[2] == pytest.approx(100 * -(-24 // factor) / -(-600 // factor), abs=1e-3)
+    assert "hover for its tokens" not in body
+    blocks = -(-600 // factor)
+    window = range(101, 125)                    # an odd start: the outline covers every block the window touches
+    body = whole_pattern(pattern, 600, 600, window, window, ABSOLUTE)
+    touched = sorted({position // factor for position in window})
+    assert window_box(body) == pytest.approx((100 * touched[0] / blocks, 100 * touched[0] / blocks,
+                                              100 * len(touched) / blocks, 100 * len(touched) / blocks), abs=1e-3)
