@@ -62,7 +62,7 @@ def show_pruned_embedding(checkpoint, trace, pruned: HeadSet) -> None:
     st.header("Sentence embedding", help=term_help("sentence embedding"))
     left, right = st.columns(2)
     left.metric("Cosine, pruned vs whole model", f"{effect.cosine:.3f}", help=term_help("cosine similarity"))
-    right.metric(f"Nearest captions still found", f"{effect.kept} of {NEAREST}")
+    right.metric("Nearest captions still found", f"{effect.kept} of {NEAREST}")
     st.caption(f"Without {format_heads(list(pruned))}, the embedding of the sentence moved to cosine "
                f"{effect.cosine:.3f} with the whole model's (1 = unchanged). Each model searches its own embeddings "
                f"of the {len(captions):,} validation captions.")

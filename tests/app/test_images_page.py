@@ -107,7 +107,6 @@ def test_compare_leaves_the_image_model_out_and_says_so(page):
 
 def test_the_lesson_walks_a_digit_through_the_vision_transformer(page, vit):
     from explorer.teaching.image_lesson import ImageLesson
-    from explorer.teaching.lesson_steps import Focus
 
     at = page("lesson.py", model="Digits ViT (digits-vit)", image_digit=10)
     assert "digit through a Vision Transformer" in at.title[0].value

@@ -59,8 +59,11 @@ def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     go_to(page, "Attention")
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
     wait_idle(page)
-    # the chosen head and every head; the grid of where a word looks is a table (pages/components/word_focus_section.py)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() == 2
+    # the chosen head a chart; every head a tile (explorer/figures/thumbnails.py), each image loaded; the grid of
+    # where a word looks a table (pages/components/word_focus_section.py)
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 1
+    tiles = page.locator(".every-head td.tile img")
+    assert tiles.count() == 3 * 8 and tiles.evaluate_all("ims => ims.every(i => i.complete && i.naturalWidth > 0)")
     assert page.locator(".word-focus-grid td").count() == 3 * 8
     assert any("girl" in tick for tick in page.locator(".js-plotly-plot .xtick text").all_text_contents())
     open_tab(page, "bertviz head view")
