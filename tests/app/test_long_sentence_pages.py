@@ -121,3 +121,25 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
     tiles = html_figure(at, "every-head-of-every-model")
     assert len(thumbnails(tiles)) == 11 and any("no token is shared to follow" in c.value for c in at.caption)
     assert 'class="focus"' not in tiles                            # no shared token: nothing outlined
+
+
+def test_the_image_figures_html_download_is_the_plotly_figure_with_every_tokens_hover(monkeypatch):
+    """The every-head tiles, the whole pattern and Compare's tiles are images on the page; each one's ⬇ HTML is the
+    interactive plotly figure they stand for, whose hover names every cell's tokens (built only on a click)."""
+    import pages.components.widgets as widgets
+
+    made = {}
+    downloads = widgets.downloads
+
+    def kept(name, page, numbers=None):
+        made[name] = page
+        downloads(name, page, numbers)
+
+    monkeypatch.setattr(widgets, "downloads", kept)
+    open_page("attention.py", WORDS_45)
+    open_page("compare.py", WORDS_45)
+    for name, words in (("encoder-all-heads", ["encoder: 3 layers × 8 heads (hover for tokens)", "L2 · 44 ▁near"]),
+                        ("encoder-L0-H0-whole", ["The whole pattern: 49 × 49", "hover names the tokens"]),
+                        ("compare-encoder-L0-every-head", ["Every head of every model, encoder layer 0"])):
+        page = made[name]()             # plotly writes its figure's JSON ASCII-escaped, as json.dumps does
+        assert "Plotly.newPlot" in page and [w for w in words if json.dumps(w)[1:-1] not in page] == [], name
