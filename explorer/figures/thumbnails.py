@@ -33,7 +33,9 @@ LEVELS = 256                # colours a tile's scale is sampled at (a step of Bl
 FLAG = "darkorange"         # a flagged head's outline, as heads_grid's
 FOCUS = "crimson"           # the focus token's row and column, as models_overview's
 MAX_TILE = 260              # px a side: one or two heads are not stretched over a wide page
-MAX_TILE_CELLS = 128        # cells a side of a tile, past which a long sentence is pooled (a tile: 260 px at most)
+MAX_TILE_CELLS = 64         # cells a side of a tile, past which a long sentence is pooled, as the plotly grid
+                            # pooled: a tile is 55–105 px at 8 heads a row, and a pixelated image drawn smaller
+                            # than its cells drops some of them
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,6 @@ def thumbnail_grid(rows: list[tuple[str, list[Tile]]], title: str, subtitle: str
     columns = max(len(tiles) for _, tiles in rows)
     short_notes = columns > 8           # too narrow for "sink 0.83": a mark, the note in the hover
     row_name = f'style="font-weight: normal; font-size: {font(12)}px; text-align: right; padding: 0 4px"'
-
     widest = max(pattern.shape[1] for pattern in shown)
 
     def cell(tile: Tile) -> str:
@@ -140,9 +141,11 @@ def whole_pattern(pattern: np.ndarray, query_count: int, key_count: int, rows: r
                   side: int = OVERVIEW_SIDE) -> str:
     """The whole pattern [query, key] beside a focus window, as one tile `side` px on its longer side: its axes
     numbered every few positions (a token's name is in the window beside it, and on hover in the ⬇ HTML), the
-    window (`rows` × `columns`) outlined. Pooled past the figures' cells budget, as overview_heatmap is, and then
-    the subtitle says so. query_count, key_count: the tokens a side (the pattern's shape, unpooled)."""
-    factor = budget_factor(*np.shape(pattern))
+    window (`rows` × `columns`) outlined. Pooled past `side` tokens (or the figures' cells budget), and then the
+    subtitle says so. query_count, key_count: the tokens a side (the pattern's shape, unpooled)."""
+    # Pooled to at most a cell a pixel (a pixelated image drawn smaller than its cells drops some of them), and
+    # within the figures' cells budget, as overview_heatmap is.
+    factor = max(budget_factor(*np.shape(pattern)), pool_factor(max(np.shape(pattern)), side))
     shown = pattern if factor == 1 else pooled_attention(pattern, factor, factor)
     low, high = weight_range(shown, scale)      # of what is drawn: a pooled block can outweigh any one cell
     n_rows, n_columns = shown.shape

@@ -8,7 +8,6 @@ row of cells that wide, they are split over several blocks, one under the other,
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from explorer.figures.common import font

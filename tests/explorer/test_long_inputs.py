@@ -405,9 +405,9 @@ def test_the_pages_on_a_250_token_text(h8):
     assert_drawn(image_of(whole), trace.pattern("encoder")[0, 0])       # every cell, a pixel each
     assert "250 × 250" in whole and "height: 270.0px" in whole
     grid = html_figure(at, "every-head")
-    assert "1/2 resolution" in grid                                     # 125 cells a side of a tile
+    assert "1/4 resolution" in grid                                     # 63 cells a side of a tile
     first = thumbnails(grid)[0]                                         # layer 0, head 0
-    assert_drawn(first["pixels"], block_mass(trace.pattern("encoder")[0, 0], 2, 2))
+    assert_drawn(first["pixels"], block_mass(trace.pattern("encoder")[0, 0], 4, 4))
     assert any("0–max of each figure" in c.value for c in at.caption)   # pale on 0–1: the page says what helps
     at.session_state["attention_view"] = "bertviz head view"
     at.run()
@@ -428,7 +428,7 @@ def test_the_pages_on_a_250_token_text(h8):
     strips = html_figure(at, "focus-strips")
     assert len(strips) < 2_000_000 and len(row_labels(strips)) == 250               # every token labelled, once
     tiles = html_figure(at, "every-head-of-every-model")
-    assert len(tiles) < 2_000_000 and len(thumbnails(tiles)) == 8 + 2 + 1 and "1/2 resolution" in tiles   # pooled
+    assert len(tiles) < 2_000_000 and len(thumbnails(tiles)) == 8 + 2 + 1 and "1/4 resolution" in tiles   # pooled
 
 
 if __name__ == "__main__":
