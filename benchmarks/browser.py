@@ -5,8 +5,8 @@
 Starts `streamlit run pages/app.py` on localhost, drives Debian's Chromium with Playwright (offline: every request
 off localhost is aborted), opens the Attention page and, per round, submits a new sentence (cold: translate,
 capture, build figures) and then a sentence seen before (cached). "Drawn" means: Streamlit's run finished,
-and every plotly chart on the page shows the new sentence's tokens: the chosen head's heatmap and the open
-tab's view (by default every head, layers × heads). The other views are tabs that run only when opened, so
+the chosen head's heatmap shows the new sentence's tokens, and the open tab's view is drawn (by default every
+head, layers × heads). The other views are tabs that run only when opened, so
 the time to open each of them (head average, rollout, bertviz's head view and model view, the latter drawn
 when their iframe's SVG is there) is printed too. Targets: the first sentence after the server starts ≤ 2 s,
 new sentences ≤ 2 s, cached ≤ 0.5 s (medians printed).
@@ -54,9 +54,9 @@ DRAWN = """
   if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   if (plots.length !== charts) return false;
-  if (!plots.every(p => p.querySelector('.heatmaplayer image, .heatmaplayer path, .heatmaplayer rect'))) return false;
-  const ticks = [...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent);
-  if (charts > 0 && !ticks.some(t => t.includes(marker))) return false;
+  if (!plots.every(p => p.querySelector('.main-svg .cartesianlayer'))) return false;
+  const labels = [...document.querySelectorAll('.token-heatmap .key-label')].map(t => t.textContent);
+  if (!labels.some(t => t.includes(marker))) return false;
   const iframes = [...document.querySelectorAll('iframe')];
   if (iframes.length !== frames) return false;
   return iframes.every(f => {
@@ -65,9 +65,10 @@ DRAWN = """
   });
 }
 """
-# The Attention page's tabs: what each draws besides the chosen head's heatmap (plotly charts, iframes).
-TABS = {"Every head": (2, 0), "Head average": (2, 0), "Rollout & flow": (3, 0), "bertviz head view": (1, 1),
-        "bertviz model view": (1, 1)}
+# The Attention page's tabs: what each draws besides the chosen head's heatmap (an HTML table with the sentence's
+# tokens): plotly charts (none: every figure of these tabs is a table or an image), iframes.
+TABS = {"Every head": (0, 0), "Head average": (0, 0), "Rollout & flow": (0, 0), "bertviz head view": (0, 1),
+        "bertviz model view": (0, 1)}
 
 
 def time_submit(page, sentence: str, marker: str) -> float:
@@ -178,13 +179,14 @@ def time_floor(context, folder: Path, rounds: int = 3) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def time_cold_links(context, url: str, model: str = "h2", beam: int = 4, rounds: int = 3) -> dict[str, float]:
-    """Per page: open a deep link with a new 45-word sentence; the median over `rounds` (a new sentence each) of the
+def time_cold_links(context, url: str, model: str = "h2", beam: int = 4, rounds: int = 3,
+                    pages: list[str] = PAGES) -> dict[str, float]:
+    """Per page (of `pages`): open a deep link with a new 45-word sentence; the median over `rounds` (a new sentence each) of the
     seconds until every figure is drawn. One round alone moved by ±0.6 s between runs on this shared machine."""
     from urllib.parse import quote
 
     expected = {}
-    for name in PAGES:
+    for name in pages:
         # How many figures the page draws: counted once on a sentence seen before (not timed).
         page = context.new_page()
         page.goto(cold_link(url, name, model, beam) + quote(LONG.format(COLOURS[-1])))
@@ -194,9 +196,10 @@ def time_cold_links(context, url: str, model: str = "h2", beam: int = 4, rounds:
         wait_idle(page, 120_000)
         expected[name] = page.evaluate(COUNT)
         page.close()
-    times = {name: [] for name in PAGES}
+    times = {name: [] for name in pages}
     for round_number in range(rounds):
-        for index, name in enumerate(PAGES):
+        for name in pages:
+            index = PAGES.index(name)
             page = context.new_page()
             start = time.perf_counter()
             sentence = LONG.format(f"{COLOURS[index]} {COLOURS[round_number]}")      # new to the server each time
@@ -226,6 +229,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=len(SENTENCES) - 1)
     parser.add_argument("--cold-links", action="store_true", help="only the cold deep links of every page")
+    parser.add_argument("--pages", default=",".join(PAGES), help=f"with --cold-links: these pages, of {','.join(PAGES)}")
     args = parser.parse_args()
     if args.cold_links:
         with tempfile.TemporaryDirectory() as folder, streamlit_server(Path(folder) / "server.log") as url, \
@@ -234,7 +238,7 @@ def main() -> None:
             context = offline_context(browser)
             _, seconds = first_visit(context, url + "/?model=h2")
             print(f"first visit of a fresh server → app shown: {seconds:.2f} s")
-            links = time_cold_links(context, url)
+            links = time_cold_links(context, url, pages=args.pages.split(","))
             floor = time_floor(context, Path(folder))
             print(f"  for scale, a new tab of a one-line Streamlit app: text only {floor['text']:.2f} s, "
                   f"one 2 × 2 plotly heatmap {floor['chart']:.2f} s (medians of 3)")

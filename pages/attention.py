@@ -70,8 +70,8 @@ pale = (" Spread over this many keys a head's weights are small, so on 0–1 mos
 if window is not None:
     st.caption(f"{len(queries)} × {len(keys)} {units_name}: the window chosen above is drawn with every label, the "
                "whole pattern beside it (under it in a narrow window) with the window outlined; hover names a "
-               f"window cell's tokens, the whole pattern's ⬇ HTML any cell's, each ⬇ HTML zooms, and the CSV has every "
-               f"{value_name}."
+               f"window cell's tokens, the whole pattern's ⬇ HTML any cell's (each ⬇ HTML is a plotly figure that "
+               f"zooms), and the CSV has every {value_name}."
                + (pale if is_long(max(len(queries), len(keys))) else ""))
 elif is_long(max(len(queries), len(keys))):
     drawn = ("every token is drawn; zoom in (drag over a region) to read each label" if budget_factor(

@@ -5,7 +5,7 @@ For an encoder-only model (BERT): the masked-token view instead."""
 import streamlit as st
 
 from explorer.capture.decoding_steps import steps_table, stopping_reason, teacher_forcing, teacher_forcing_table
-from explorer.figures.decoding import fixed_width, steps_overview, teacher_forcing_figure
+from explorer.figures.decoding import fixed_width, steps_bars, steps_overview, teacher_forcing_figure
 from explorer.capture.inputs import InputError
 from models.interface import Embeds, Generates
 from pages.components.decoding_beam_section import show_beam_search
@@ -14,7 +14,7 @@ from pages.components.decoding_step_section import show_one_step
 from pages.components.lens_and_sampling import logit_lens_section, sampling_section
 from pages.components.session import current_trace, pruning_notice, view_pruned
 from pages.components.glossary_links import linked, term_help
-from pages.components.widgets import one_tab_at_a_time, show_figure
+from pages.components.widgets import one_tab_at_a_time, show_figure, show_table_figure
 from pages.registry import page
 
 st.title("Decoding")   # first: the notices about the sentence go under it
@@ -42,8 +42,9 @@ st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stop
 
 
 def step_by_step() -> None:
-    overview = steps_overview(trace.steps)
-    show_figure(overview, "decoding-steps", steps_table(trace), width=fixed_width(overview))
+    # HTML bars (explorer/figures/token_bars.py: no plotly.js on the page's first view); ⬇ HTML the plotly chart
+    show_table_figure(steps_bars(trace.steps), "decoding-steps", steps_table(trace),
+                      interactive=lambda: steps_overview(trace.steps))
     show_one_step(checkpoint, trace)         # pages/components/decoding_step_section.py
 
 

@@ -19,6 +19,7 @@ from explorer.figures.common import (NARROW_WIDTH, PROJECTOR_COLUMN, cell_size, 
                                      label_font, label_room, position_labels, projector_mode, projector_title,
                                      stretched_length, title_height, wrapped_title)
 from explorer.capture.trace import StepDistribution
+from explorer.figures.token_bars import ORANGE, Bars, token_bars_html
 from models.decoding import BeamResult
 
 # d3 formats of hover text: three significant digits, so a probability of 0.0004 reads 0.0004, not 0.000
@@ -115,6 +116,26 @@ def steps_overview(steps: list[StepDistribution]) -> go.Figure:
                                      **entropy_axis(max((s.entropy for s in steps), default=0.0))),
                          legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
     return token_bars(figure, labels, 240)
+
+
+def steps_bars(steps: list[StepDistribution]) -> str:
+    """steps_overview as the page draws it: bars in HTML (explorer/figures/token_bars.py), entropy under the
+    probability rather than on a second axis."""
+    top = entropy_axis(max((s.entropy for s in steps), default=0.0))["range"][1]
+    return token_bars_html(
+        [f"{index} {step.chosen}" for index, step in enumerate(steps)],
+        [Bars("p(chosen)", [s.chosen_prob for s in steps], 1.0, 90, written=probability_text),
+         Bars("entropy", [s.entropy for s in steps], top, 55, ORANGE, "{:.2f} nats".format, " nats")],
+        "Every step: probability of the chosen token, and entropy",
+        "a column a step: the token written, the probability the model gave it (blue, 0–1) and how spread its "
+        f"choice was (orange, entropy 0–{top:g} nats); hover a step for its numbers", "decoding-steps")
+
+
+def attention_row_bars(weights: np.ndarray, keys: list[str], title: str, details: list[str] = ()) -> str:
+    """attention_row_figure as the page draws it: a bar per key in HTML (explorer/figures/token_bars.py)."""
+    return token_bars_html([f"{index} {key}" for index, key in enumerate(keys)],
+                           [Bars("weight", [float(w) for w in weights], 1.0, 90, written="{:.3f}".format)],
+                           title, " · ".join(details), "step-attention")
 
 
 ENTROPY_STEPS = (0.5, 1.0, 2.0, 5.0)      # nats between ticks: round values, the smallest giving at most 7 ticks

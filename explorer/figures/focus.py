@@ -62,17 +62,16 @@ def drawn_whole(query_tokens: list[str], key_tokens: list[str]) -> bool:
 
 
 def window_title(query_tokens: list[str], key_tokens: list[str], rows: range, columns: range,
-                 units: str = "tokens") -> str:
-    """Which part of the sentence a focus window shows, for its title's second line(s)."""
+                 units: str = "tokens") -> list[str]:
+    """Which part of the sentence a focus window shows, for its title's second line(s) (raw text: escaped where
+    it is written)."""
     def span(shown: range, count: int) -> str:
         return f"{shown.start}–{shown.stop - 1} of {count}"
 
     if query_tokens == key_tokens and rows == columns:
-        words = window_text(key_tokens, columns)
-        return f"{units} {span(rows, len(query_tokens))}: “{html.escape(words, quote=False)}”"
-    keys = window_text(key_tokens, columns)
-    return (f"queries {span(rows, len(query_tokens))}, keys {span(columns, len(key_tokens))}<br>"
-            f"keys: “{html.escape(keys, quote=False)}”")
+        return [f"{units} {span(rows, len(query_tokens))}: “{window_text(key_tokens, columns)}”"]
+    return [f"queries {span(rows, len(query_tokens))}, keys {span(columns, len(key_tokens))}",
+            f"keys: “{window_text(key_tokens, columns)}”"]
 
 
 def focus_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str, rows: range,
@@ -99,8 +98,8 @@ def focus_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list
     figure.update_xaxes(side="top", tickangle=-60, title_text="key", **axis)
     figure.update_yaxes(autorange="reversed", title_text="query", **axis)
     width = len(keys) * cell + focus_room(query_tokens)
-    subtitle = "<br>".join(f"<sup>{line}</sup>" for line in
-                           window_title(query_tokens, key_tokens, rows, columns, units).split("<br>"))
+    subtitle = "<br>".join(f"<sup>{html.escape(line, quote=False)}</sup>" for line in
+                           window_title(query_tokens, key_tokens, rows, columns, units))
     title = wrapped_title(f"{title}<br>{subtitle}", width - 20)
     key_room = int(max((text_width(key, size) for key in keys), default=0) * np.sin(np.radians(60))) + 12
     top = title_height(title) + key_room + font(12) + 12    # the title, the key labels, "key"

@@ -91,11 +91,11 @@ def colour_key(title: str, low: str, high: str, colours: list[str]) -> str:
             f'{", ".join(colours)})"></span><span>{html.escape(high)}</span></div>')
 
 
-def weight_key(scale: str, low: float, high: float) -> str:
+def weight_key(scale: str, low: float, high: float, of: str = "this figure") -> str:
     """The key of a figure coloured on Blues over [low, high]: weights on 0–1 (ABSOLUTE), or weights or norms from
-    0 to this figure's largest."""
+    0 to the largest of what `of` names (a focus window is coloured on its whole pattern's range)."""
     measure = "‖α·f(x)‖" if scale == NORMS else "weight"
-    title = f"{measure} (0–1)" if scale == ABSOLUTE else f"{measure} (0–{high:.2g}, this figure)"
+    title = f"{measure} (0–1)" if scale == ABSOLUTE else f"{measure} (0–{high:.2g}, {of})"
     return colour_key(title, f"{low:.2g}", f"{high:.2g}", scale_colours("Blues", np.linspace(low, high, 9), low, high))
 
 

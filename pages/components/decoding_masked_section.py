@@ -10,7 +10,7 @@ import streamlit as st
 from explorer.capture.decoding_steps import maskable_positions
 from explorer.figures.common import display_tokens
 from explorer.figures.candidates import candidates_table
-from explorer.figures.decoding import attention_row_figure, fixed_width, head_effect_figure
+from explorer.figures.decoding import attention_row_bars, attention_row_figure, head_effect_figure
 from pages.components import url_state
 from pages.components.decoding_step_section import side_by_side
 from pages.components.glossary_links import linked
@@ -39,15 +39,16 @@ def masked_token_view(checkpoint, trace) -> None:
     masked = cached_masked_word(str(checkpoint.path), weights_mtime(str(checkpoint.path)), selection().sentence,
                                 position, selection().fix_casing)
     row = masked.attention[layer].mean(0)
-    looked = attention_row_figure(row, masked.tokens, "where the mask looked", [f"layer {layer}, head average"])
-    left, right = figure_places(2, side_by_side(masked.prediction, looked, len(masked.tokens)))
+    title, details = "where the mask looked", [f"layer {layer}, head average"]
+    left, right = figure_places(2, side_by_side(masked.prediction, len(masked.tokens)))
     with left:      # a ranked list, not a plot (explorer/figures/candidates.py)
         show_table_figure(candidates_table(masked.prediction, position, "masked"), f"mask-{position}-predictions",
                           pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}),
                           width="content")
     with right:
-        show_figure(looked, f"mask-{position}-attention", pd.DataFrame({"token": masked.tokens, "weight": row}),
-                    width=fixed_width(looked))
+        show_table_figure(attention_row_bars(row, masked.tokens, title, details), f"mask-{position}-attention",
+                          pd.DataFrame({"token": masked.tokens, "weight": row}),
+                          interactive=lambda: attention_row_figure(row, masked.tokens, title, details))
     layers = [f"layer {i}" for i in range(masked.head_effect.shape[0])]
     heads = [f"head {i}" for i in range(masked.head_effect.shape[1])]
     st.caption("Which heads carried the prediction: |∂ log p(hidden token) / ∂ gate| of each head (Michel et al. "

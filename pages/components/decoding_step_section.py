@@ -9,17 +9,16 @@ import streamlit as st
 from explorer.capture.decoding_steps import step_attention_row
 from explorer.capture.trace import StepDistribution
 from explorer.figures.candidates import candidates_table, candidates_width
-from explorer.figures.decoding import HALF_COLUMN, attention_row_figure, bars_fit_half_column, fixed_width
+from explorer.figures.decoding import HALF_COLUMN, attention_row_bars, attention_row_figure, bars_fit_half_column
 from pages.components import url_state
 from pages.components.glossary_links import term_help
-from pages.components.widgets import figure_places, show_figure, show_table_figure
+from pages.components.widgets import figure_places, show_table_figure
 
 
-def side_by_side(candidates: StepDistribution, right_figure, bars: int) -> bool:
-    """The candidates and a figure fit beside each other while the list fits half a projector's column, and the
-    figure needs no width of its own and its bars (one a token) keep their labels apart there."""
-    return (candidates_width(candidates) <= HALF_COLUMN and not right_figure.layout.width
-            and bars_fit_half_column(bars))
+def side_by_side(candidates: StepDistribution, bars: int) -> bool:
+    """The candidates and the bars fit beside each other while the list fits half a projector's column and the
+    bars (one a token) fit there on one line."""
+    return candidates_width(candidates) <= HALF_COLUMN and bars_fit_half_column(bars)
 
 
 def show_one_step(checkpoint, trace) -> None:
@@ -45,13 +44,13 @@ def show_one_step(checkpoint, trace) -> None:
                                         help=term_help("head", "head average"))
     row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
     what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
-    looked = attention_row_figure(row, keys, f"step {step_index}: where it looked",
-                                  [what, f"layer {layer}, head {head_choice}"])
+    title, details = f"step {step_index}: where it looked", [what, f"layer {layer}, head {head_choice}"]
     # Beside each other while the bars fit half the page; a bar for each of many tokens takes the page's width.
-    left, right = figure_places(2, side_by_side(step, looked, len(keys)))
+    left, right = figure_places(2, side_by_side(step, len(keys)))
     with left:      # a ranked list, not a plot (explorer/figures/candidates.py)
         show_table_figure(candidates_table(step, step_index), f"step-{step_index}-top-k",
                           pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}), width="content")
     with right:
-        show_figure(looked, f"step-{step_index}-attention", pd.DataFrame({"token": keys, "weight": row}),
-                    width=fixed_width(looked))
+        show_table_figure(attention_row_bars(row, keys, title, details), f"step-{step_index}-attention",
+                          pd.DataFrame({"token": keys, "weight": row}),
+                          interactive=lambda: attention_row_figure(row, keys, title, details))

@@ -10,7 +10,6 @@ import streamlit as st
 from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.capture.trace import Trace
 from explorer.analyses.roles import SHORT_PIECES, reclassified
-from explorer.figures.attention import attention_heatmap
 from explorer.figures.common import ABSOLUTE
 from explorer.figures.focus import drawn_whole, focus_size
 from explorer.figures.head_roles import offset_histogram, syntactic_evidence
@@ -86,8 +85,8 @@ def one_head(checkpoint, roles: RolesReport | None, importance: ImportanceReport
     pattern, queries, keys = trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind)
     size = focus_size(queries)
     if drawn_whole(queries, keys):
-        show_figure(attention_heatmap(pattern, queries, keys, f"{spec} on the current sentence"), f"{spec}-current",
-                    None)
+        draw_heatmap(pattern, f"{spec} on the current sentence", f"{spec}-current", None, ABSOLUTE, queries=queries,
+                     keys=keys, window=None, units_name="tokens")
     else:
         # Longer than a projector's column can label: as the Attention page draws it, a window of the first tokens
         # with every label and the whole pattern beside it (under it at 1024 px).

@@ -54,6 +54,13 @@ def prune_on_page(at: AppTest, model: str, spec: str) -> AppTest:
     return row.set_value(sorted(set(row.value or []) | {int(head)})).run()
 
 
+def token_heatmaps(at: AppTest, titled: str = "") -> list[str]:
+    """The markup of the page's one-head heatmaps (explorer/figures/token_heatmap.py) whose title has `titled`, in
+    the page's order."""
+    return [block.proto.body for block in at.get("html")
+            if 'class="token-heatmap"' in block.proto.body and titled in block.proto.body]
+
+
 def html_figure(at: AppTest, name: str) -> str:
     """The markup of the page's one table figure of class `name` (st.html: "every-head", "whole-pattern",
     "focus-strips", "every-head-of-every-model" …); fails unless there is exactly one."""

@@ -16,8 +16,9 @@ from explorer.analyses.sentence_similarity import PAIR_SENTENCE, embed_texts
 from models.interface import FILL_MASK, Embeds
 from models.loader import open_model
 from models.vocabulary import attention_hook
-from tests.app.conftest import open_page, open_part, prune_on_page
+from tests.app.conftest import open_page, open_part, prune_on_page, token_heatmaps
 from tests.app.test_pages import traces_of
+from tests.explorer.test_token_heatmap import heatmap_cells
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 from pages.components.session import OWN
 
@@ -47,12 +48,12 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
     kinds = at.radio(key="attention_kind").options
     assert len(kinds) == len(loaded.kinds)                           # only the kinds the model has
     kind = loaded.kinds[0]
-    heatmap = traces_of(json.loads(at.get("plotly_chart")[0].proto.spec))[0]
+    heatmap = heatmap_cells(token_heatmaps(at)[0])
     # every token, or (more than a projector's column labels: GPT-2's pieces) a window of them, named by position
-    rows, columns = ([int(label.split(" ", 1)[0]) for label in heatmap[axis]] for axis in "yx")
+    rows, columns = heatmap["queries"], heatmap["keys"]
     assert rows[0] == columns[0] == 0
-    np.testing.assert_allclose(np.array(heatmap["z"], dtype=float), expected.pattern(kind)[0, 0][np.ix_(rows, columns)],
-                               atol=1e-6)
+    assert [int(label.split(" ", 1)[0]) for label in heatmap["columns"]] == columns
+    np.testing.assert_allclose(heatmap["weights"], expected.pattern(kind)[0, 0][np.ix_(rows, columns)], atol=1e-5)
 
 
 def test_internals_and_decoding_draw_every_family(folder):
@@ -85,7 +86,8 @@ def test_internals_and_decoding_draw_every_family(folder):
         assert any(re.search(r"masked \d+: hid ", block.proto.body) for block in at.get("html"))    # its candidates
         assert any("Heads behind" in t for t in titles())
     else:                                   # a tab at a time: every step and one step, then beam search
-        assert "Every step" in titles()[0] and not any("beam" in t.lower() for t in titles())
+        assert any('class="decoding-steps"' in block.proto.body for block in at.get("html"))    # HTML bars
+        assert not any("beam" in t.lower() for t in titles())
         open_part(at, "Beam search", "decoding_part")
         assert any("beam" in t.lower() for t in titles())
 

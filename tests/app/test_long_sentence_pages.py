@@ -10,12 +10,13 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.capture.trace import trace_sentence
 from models.checkpoint import load_checkpoint
-from tests.app.conftest import html_figure, open_page
+from tests.app.conftest import html_figure, open_page, token_heatmaps
 from tests.app.test_pages import decoded
 from tests.conftest import ROOT, SHIPPED
 from tests.explorer.test_focus_window import row_labels, strip_cells
 from tests.explorer.test_thumbnails import assert_drawn, image_of, window_box
 from tests.explorer.test_thumbnails import tiles as thumbnails
+from tests.explorer.test_token_heatmap import heatmap_cells
 
 WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
             "old man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near "
@@ -41,28 +42,35 @@ def test_attention_draws_a_window_of_a_long_sentence_and_the_whole_pattern(h8):
     pattern = trace.pattern("encoder")[0, 0]
     count = len(trace.source_tokens)
     at = open_page("attention.py", WORDS_45)
-    [window] = specs(at)[:1]
+    [body] = token_heatmaps(at)
+    window = heatmap_cells(body)
     whole = html_figure(at, "whole-pattern")
-    size = len(window["data"][0]["x"])
+    size = len(window["keys"])
     assert 20 <= size < count                                       # 24 of the 49 pieces
-    np.testing.assert_allclose(z(window), pattern[:size, :size], atol=1e-6)
-    assert window["data"][0]["x"][:2] == [f"0 {trace.source_tokens[0]}", f"1 {trace.source_tokens[1]}"]
-    assert window["layout"]["xaxis"]["tickfont"]["size"] >= 11 and window["layout"]["width"] <= 560
+    np.testing.assert_allclose(window["weights"], pattern[:size, :size], atol=1e-5)
+    assert window["columns"][:2] == [f"0 {trace.source_tokens[0]}", f"1 {trace.source_tokens[1]}"]
+    # every label at the smallest font, the cells and their labels in a projector's column (560 px)
+    assert {int(px) for px in re.findall(r"font-size: (\d+)px", body)} >= {11}
+    assert min(int(px) for px in re.findall(r"font-size: (\d+)px", body)) >= 11
+    cell = int(re.search(r"<td [^>]*width: (\d+)px", body).group(1))
+    assert size * (cell + 1) + max(len(label) for label in window["rows"]) * 0.62 * 11 <= 560
     assert_drawn(image_of(whole), pattern)                          # the whole pattern, an image (thumbnails.py)
     assert window_box(whole) == pytest.approx((0, 0, 100 * size / count, 100 * size / count), abs=1e-3)   # outlined
 
     slider = at.select_slider(key="attention_tokens")
     slider.set_value(20).run()
     assert at.query_params["tokens"] in ("20", ["20"])               # a link keeps the window
-    window = specs(at)[0]
-    np.testing.assert_allclose(z(window), pattern[20:20 + size, 20:20 + size], atol=1e-6)
-    assert f"tokens 20–{20 + size - 1} of {count}" in window["layout"]["title"]["text"]
+    body = token_heatmaps(at)[0]
+    window = heatmap_cells(body)
+    np.testing.assert_allclose(window["weights"], pattern[20:20 + size, 20:20 + size], atol=1e-5)
+    assert window["queries"] == window["keys"] == list(range(20, 20 + size))
+    assert f"tokens 20–{20 + size - 1} of {count}" in body
 
     at.session_state["attention_view"] = "Head average"
     at.run()
-    average = [spec for spec in specs(at) if "average of the 8 heads" in spec["layout"]["title"]["text"]][0]
-    np.testing.assert_allclose(z(average), trace.pattern("encoder")[0].mean(axis=0)[20:20 + size, 20:20 + size],
-                               atol=1e-6)
+    [average] = token_heatmaps(at, "average of the 8 heads")
+    np.testing.assert_allclose(heatmap_cells(average)["weights"],
+                               trace.pattern("encoder")[0].mean(axis=0)[20:20 + size, 20:20 + size], atol=1e-5)
 
 
 def test_a_link_opens_attention_on_its_window_and_a_short_sentence_needs_none():
@@ -73,7 +81,7 @@ def test_a_link_opens_attention_on_its_window_and_a_short_sentence_needs_none():
     link.run()
     assert not link.exception
     assert link.select_slider(key="attention_tokens").value == 15
-    assert "tokens 15–" in specs(link)[0]["layout"]["title"]["text"]
+    assert "tokens 15–" in token_heatmaps(link)[0]
     link.switch_page("translation.py").run()             # Streamlit forgets the slider on another page; the view not
     link.switch_page("attention.py").run()
     assert link.select_slider(key="attention_tokens").value == 15 and link.query_params["tokens"] in ("15", ["15"])

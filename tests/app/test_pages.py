@@ -14,10 +14,12 @@ from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
 from models.checkpoint import load_checkpoint
 from pages.components.session import BUNDLED, IMAGE_MODEL
-from tests.app.conftest import html_figure, PAGES, open_page, open_part, prune_on_page, pruned_on_page
+from tests.app.conftest import html_figure, token_heatmaps, PAGES, open_page, open_part, prune_on_page, pruned_on_page
 from tests.conftest import ROOT, SHIPPED
 from tests.explorer.test_focus_window import strip_cells
 from tests.explorer.test_thumbnails import assert_drawn, tiles
+from tests.explorer.test_token_bars import bar_labels, bar_values
+from tests.explorer.test_token_heatmap import heatmap_cells
 from tests.explorer.test_word_focus import grid_cells
 
 SENTENCE = "Two dogs play in the snow."
@@ -91,7 +93,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     at = open_page(PAGES[1], SENTENCE)
     trace = trace_sentence(h8, SENTENCE)
     pattern = trace.pattern("encoder")
-    np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), pattern[0, 0], atol=1e-6)
+    np.testing.assert_allclose(heatmap_cells(token_heatmaps(at)[0])["weights"], pattern[0, 0], atol=1e-5)
     # The "Every head" tab is open first: a tile a head, layer by layer (explorer/figures/thumbnails.py), each
     # decoded and checked cell by cell against the colour of the explorer's own weight.
     grid = html_figure(at, "every-head")
@@ -100,31 +102,32 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     for index, tile in enumerate(shown):
         assert_drawn(tile["pixels"], pattern[index // 8, index % 8])
     # the other tabs run only when opened; under them the word-focus grid, a table (pages/components/word_focus_section.py)
-    assert at.get("iframe") == [] and len(at.get("plotly_chart")) == 1
+    # No plotly figure on the page's first view (a cold link loads no plotly.js: explorer/figures/token_heatmap.py)
+    assert at.get("iframe") == [] and at.get("plotly_chart") == [] and len(token_heatmaps(at)) == 1
     assert [block for block in at.get("html") if "word-focus-grid" in block.proto.body]
     assert len(at.get("download_button")) >= 4
 
     at.session_state["attention_view"] = "Head average"
     at.run()
-    average = chart_titled(at, "average of the 8 heads")[0]["z"]
-    np.testing.assert_allclose(np.array(average, dtype=float), pattern[0].mean(axis=0), atol=1e-6)
+    [average] = token_heatmaps(at, "average of the 8 heads")
+    np.testing.assert_allclose(heatmap_cells(average)["weights"], pattern[0].mean(axis=0), atol=1e-5)
     at.session_state["attention_view"] = "Rollout & flow"
     at.run()
-    rollout = chart_titled(at, "Encoder rollout")[0]["z"]
-    np.testing.assert_allclose(np.array(rollout, dtype=float), attention_rollout(pattern)[-1], atol=1e-6)
+    [rollout] = token_heatmaps(at, "Encoder rollout")
+    np.testing.assert_allclose(heatmap_cells(rollout)["weights"], attention_rollout(pattern)[-1], atol=1e-5)
     for view in ("bertviz head view", "bertviz model view"):
         at.session_state["attention_view"] = view
         at.run()
         assert not at.exception
-        assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) == 1          # the word-focus grid: a table
+        assert len(at.get("iframe")) == 1 and at.get("plotly_chart") == []          # the word-focus grid: a table
 
     at.session_state["attention_view"] = "Rollout & flow"
     at.radio(key="attention_kind").set_value("cross").run()
     at.selectbox(key="attention_layer").select(2).run()
     at.selectbox(key="attention_head").select(7).run()
     assert not at.exception
-    np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), trace.pattern("cross")[2, 7], atol=1e-6)
-    assert len(at.get("plotly_chart")) == 1 and "encoder" in at.info[0].value  # rollout: the encoder only
+    np.testing.assert_allclose(heatmap_cells(token_heatmaps(at)[0])["weights"], trace.pattern("cross")[2, 7], atol=1e-5)
+    assert len(token_heatmaps(at)) == 1 and "encoder" in at.info[0].value  # rollout: the encoder only
 
 
 def test_internals_page(h8):
@@ -176,6 +179,16 @@ def test_decoding_page(h8):
     assert [float(p) for p in re.findall(r'title="[^"]*: p = ([^"]+)"', top)] == pytest.approx(trace.steps[0].top_probs,
                                                                                               rel=1e-3)
     assert not at.table         # only the open tab is drawn: the beam search's table is on its own tab
+    # Every step and where step 0 looked: HTML bars (no plotly.js on a cold link), the model's own numbers
+    assert at.get("plotly_chart") == []
+    steps = bar_values(html_figure(at, "decoding-steps"))
+    assert steps["p(chosen)"] == pytest.approx([s.chosen_prob for s in trace.steps], rel=1e-5)
+    assert steps["entropy"] == pytest.approx([s.entropy for s in trace.steps], rel=1e-5)
+    looked = html_figure(at, "step-attention")
+    last = h8.layers("decoder") - 1                 # the last cross-attention layer, its heads' average
+    expected = trace.pattern("cross")[last, :, 0].mean(axis=0)
+    assert bar_values(looked)["weight"] == pytest.approx(list(expected), rel=1e-4, abs=1e-7)
+    assert bar_labels(looked) == [f"{i} {token}" for i, token in enumerate(trace.source_tokens)]
     # The finished hypotheses are the beam search's own, best first.
     from explorer.capture.decoding_steps import beam_tree
 
@@ -280,11 +293,10 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
     at.number_input(key="threshold_rare_rate").set_value(0.1).run()
     assert not at.exception
     assert sum("rare-token" in r for r in table_with(at, "roles")["roles"]) > rare_before
-    assert not any("on the current sentence" in str(c.proto.spec) for c in at.get("plotly_chart"))   # its own tab
+    assert not token_heatmaps(at, "on the current sentence")   # its own tab
     open_part(at, "One head", "heads_part")
     at.selectbox(key="heads_head").select("enc.0.0").run()
-    assert not at.exception and any("enc.0.0 on the current sentence" in str(c.proto.spec)
-                                    for c in at.get("plotly_chart"))
+    assert not at.exception and token_heatmaps(at, "enc.0.0 on the current sentence")
 
 
 def test_compare_page_draws_every_head_of_every_model():
@@ -463,7 +475,7 @@ def test_a_bad_treebank_is_named_in_the_message(tmp_path):
 
 
 def test_every_figure_saves_an_svg_at_its_own_size(h8):
-    at = open_page("attention.py", SENTENCE)
+    at = open_page("internals.py", SENTENCE)
     charts = at.get("plotly_chart")
     assert charts
     for chart in charts:
@@ -553,7 +565,7 @@ def test_counts_are_worded_for_one_head():
     at.switch_page("attention.py").run()
     at.session_state["attention_view"] = "Head average"
     at.run()
-    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    titles = [re.search(r"font-weight: 600\">([^<]*)<", body).group(1) for body in token_heatmaps(at)]
     assert any("average of the 1 head" in t for t in titles) and not any("1 heads" in t for t in titles)
 
 
@@ -573,7 +585,7 @@ def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get
     assert not at.exception
     trace = trace_sentence(h8, sentence)
     norm = trace.attention["encoder"]["norm"]
-    np.testing.assert_allclose(np.array(chart_data(at, 0)[0]["z"], dtype=float), norm[0, 0], atol=1e-5)
+    np.testing.assert_allclose(heatmap_cells(token_heatmaps(at)[0])["weights"], norm[0, 0], rtol=1e-5, atol=1e-6)
     assert_drawn(grid_tile(at, 2, 5), norm[2, 5], 0.0, float(norm.max()))      # norms: 0 to the largest
     by_weight, by_norm, _ = weight_and_norm_shares(trace, h8, "encoder")
     assert any(f"get {by_weight:.0%} of this kind's attention by weight and {by_norm:.0%} by norm" in c.value

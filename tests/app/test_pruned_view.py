@@ -8,11 +8,12 @@ from explorer.capture.head_sets import live_heads, parse_heads
 from explorer.analyses.rollout import attention_rollout, head_average
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
-from tests.app.conftest import html_figure, open_page
+from tests.app.conftest import html_figure, open_page, token_heatmaps
 from explorer.figures.html_cells import NO_VALUE
 from plotly.colors import hex_to_rgb
-from tests.app.test_pages import chart_titled, grid_tile
+from tests.app.test_pages import grid_tile
 from tests.explorer.test_thumbnails import assert_drawn, tiles
+from tests.explorer.test_token_heatmap import heatmap_cells
 
 SENTENCE = "Two dogs play in the snow."
 PRUNED = "cross.0.*,cross.1.*"      # 16 heads: "Zwei Hunde spielen im Schnee und spielen im Schnee."
@@ -56,11 +57,13 @@ def test_the_attention_page_averages_only_the_heads_at_work_and_warns_on_a_prune
     at.session_state["attention_view"] = "Head average"
     at.run()
     trace = trace_sentence(h8, SENTENCE, pruned=parse_heads(PRUNED, h8))
-    drawn = np.array(chart_titled(at, "cross, layer 1: average")[0]["z"], dtype=float)
+    [average] = token_heatmaps(at, "cross, layer 1: average")
+    drawn = heatmap_cells(average)["weights"]
     np.testing.assert_allclose(drawn, 0, atol=1e-9)                 # no head of layer 1 is at work
     at.session_state["attention_layer"] = 2
     at.run()
-    drawn = np.array(chart_titled(at, "cross, layer 2: average")[0]["z"], dtype=float)
+    [average] = token_heatmaps(at, "cross, layer 2: average")
+    drawn = heatmap_cells(average)["weights"]
     np.testing.assert_allclose(drawn, trace.pattern("cross")[2].mean(0), atol=1e-6)     # all 8 at work
 
 

@@ -14,9 +14,10 @@ from explorer.capture.trace import trace_sentence
 from explorer.capture.words import word_trace
 from models.loader import open_model
 from pages.components.session import OWN
-from tests.app.conftest import html_figure, open_page
-from tests.app.test_pages import chart_data, chart_titled, grid_tile, table_with, traces_of
+from tests.app.conftest import html_figure, open_page, token_heatmaps
+from tests.app.test_pages import grid_tile, table_with, traces_of
 from tests.explorer.test_thumbnails import assert_drawn, tiles
+from tests.explorer.test_token_heatmap import heatmap_cells
 from tests.hugging_face_models import SENTENCE, saved_model
 
 WORDY = "A skateboarder's kickflip, near Nuremberg."    # 17 pieces, 8 words (the apostrophe's inside one)
@@ -27,6 +28,12 @@ def z(chart) -> np.ndarray:
     return np.array(chart[0]["z"], dtype=float)
 
 
+def drawn(at, titled: str) -> dict:
+    """The one heatmap titled so, read back (tests/explorer/test_token_heatmap.py)."""
+    [body] = token_heatmaps(at, titled)
+    return heatmap_cells(body)
+
+
 def test_words_toggle_redraws_every_attention_view_over_words(h8):
     at = open_page("attention.py", WORDY)
     at.session_state["attention_units"] = "words"
@@ -35,14 +42,15 @@ def test_words_toggle_redraws_every_attention_view_over_words(h8):
     words = word_trace(trace_sentence(h8, WORDY), h8)
     assert words.source_tokens == ["▁A", "▁skateboarder's", "▁kickflip", ",", "▁near", "▁Nuremberg", ".", "</s>"]
     pattern = words.pattern("encoder")
-    np.testing.assert_allclose(z(chart_data(at, 0)), pattern[0, 0], atol=1e-6)
-    assert [label.split(" ", 1)[1] for label in chart_data(at, 0)[0]["x"]][1:6] == words.source_tokens[1:6]
+    head = heatmap_cells(token_heatmaps(at)[0])
+    np.testing.assert_allclose(head["weights"], pattern[0, 0], atol=1e-5)
+    assert [label.split(" ", 1)[1] for label in head["columns"]][1:6] == words.source_tokens[1:6]
     assert_drawn(grid_tile(at, 2, 5), pattern[2, 5])
 
     at.session_state["attention_view"] = "Rollout & flow"
     at.run()
-    np.testing.assert_allclose(z(chart_titled(at, "Encoder rollout")), attention_rollout(pattern)[-1], atol=1e-6)
-    np.testing.assert_allclose(z(chart_titled(at, "Encoder attention flow")), attention_flow(pattern), atol=1e-6)
+    np.testing.assert_allclose(drawn(at, "Encoder rollout")["weights"], attention_rollout(pattern)[-1], atol=1e-6)
+    np.testing.assert_allclose(drawn(at, "Encoder attention flow")["weights"], attention_flow(pattern), atol=1e-6)
     at.session_state["attention_view"] = "bertviz head view"
     at.run()
     [frame] = at.get("iframe")
@@ -52,7 +60,7 @@ def test_words_toggle_redraws_every_attention_view_over_words(h8):
     at.run()
     assert "units" not in at.query_params                   # the default stays out of the link
     pieces = trace_sentence(h8, WORDY).pattern("encoder")
-    np.testing.assert_allclose(z(chart_titled(at, "Encoder attention flow")), attention_flow(pieces), atol=1e-6)
+    np.testing.assert_allclose(drawn(at, "Encoder attention flow")["weights"], attention_flow(pieces), atol=1e-6)
 
 
 def test_rollout_and_flow_follow_decoder_self_attention_and_refuse_cross(h8):
@@ -60,8 +68,8 @@ def test_rollout_and_flow_follow_decoder_self_attention_and_refuse_cross(h8):
     at.session_state["attention_view"] = "Rollout & flow"
     at.radio(key="attention_kind").set_value("decoder").run()
     decoder = trace_sentence(h8, SENTENCE.capitalize() + ".").pattern("decoder")
-    np.testing.assert_allclose(z(chart_titled(at, "Decoder rollout")), attention_rollout(decoder)[-1], atol=1e-6)
-    flow = z(chart_titled(at, "Decoder attention flow"))
+    np.testing.assert_allclose(drawn(at, "Decoder rollout")["weights"], attention_rollout(decoder)[-1], atol=1e-6)
+    flow = drawn(at, "Decoder attention flow")["weights"]
     np.testing.assert_allclose(flow, attention_flow(decoder), atol=1e-6)
     assert np.all(np.triu(flow, 1) == 0)                       # nothing flows from a later token
     assert any("s at 20 and" in caption.value for caption in at.caption)      # flow's cost, said on the page
@@ -77,7 +85,7 @@ def test_flow_beyond_its_cap_says_so_and_rollout_still_draws():
     at.session_state["attention_view"] = "Rollout & flow"
     at.run()
     assert not at.exception
-    assert chart_titled(at, "Encoder rollout")
+    assert drawn(at, "Encoder rollout")["weights"].size
     assert any(f"at most {MAX_FLOW_TOKENS} tokens" in info.value for info in at.info)
 
 
@@ -130,10 +138,10 @@ def test_hugging_face_models_draw_words_flow_and_sinks(family, tmp_path_factory)
     kind = model.kinds[0]
     words = word_trace(trace_sentence(model, SENTENCE), model).pattern(kind)
     stack = kind.capitalize()
-    flow = chart_titled(at, f"{stack} attention flow")
-    # A sentence of more words than a projector's column labels is drawn as a window of them (its labels name
-    # their positions in the sentence), the whole pattern beside it
-    rows, columns = ([int(label.split(" ", 1)[0]) for label in flow[0][axis]] for axis in "yx")
-    np.testing.assert_allclose(z(flow), attention_flow(words)[np.ix_(rows, columns)], atol=1e-6)
+    flow = drawn(at, f"{stack} attention flow")
+    # A sentence of more words than a projector's column labels is drawn as a window of them (each cell names its
+    # positions in the sentence), the whole pattern beside it
+    np.testing.assert_allclose(flow["weights"], attention_flow(words)[np.ix_(flow["queries"], flow["keys"])],
+                               atol=1e-6)
     heads = open_page("heads.py", SENTENCE, model=OWN, own_model=str(folder), heads_part="Attention sinks")
     assert any(header.value == "Attention sinks on your sentence" for header in heads.header)

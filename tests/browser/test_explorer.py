@@ -57,15 +57,15 @@ def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     page.wait_for_function("t => [...document.querySelectorAll('[data-testid=\"stText\"]')].some(e => e.innerText === t)",
                            arg=expected, timeout=60_000, polling=POLL_MS)
     go_to(page, "Attention")
-    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
+    page.locator(".token-heatmap td").first.wait_for(timeout=60_000)
     wait_idle(page)
-    # the chosen head a chart; every head a tile (explorer/figures/thumbnails.py), each image loaded; the grid of
-    # where a word looks a table (pages/components/word_focus_section.py)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() == 1
+    # the chosen head a table of cells (explorer/figures/token_heatmap.py); every head a tile (thumbnails.py), each
+    # image loaded; the grid of where a word looks a table (pages/components/word_focus_section.py): no plotly
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
     tiles = page.locator(".every-head td.tile img")
     assert tiles.count() == 3 * 8 and tiles.evaluate_all("ims => ims.every(i => i.complete && i.naturalWidth > 0)")
     assert page.locator(".word-focus-grid td").count() == 3 * 8
-    assert any("girl" in tick for tick in page.locator(".js-plotly-plot .xtick text").all_text_contents())
+    assert any("girl" in label for label in page.locator(".token-heatmap .key-label").all_text_contents())
     open_tab(page, "bertviz head view")
     assert any("girl" in text for text in iframe_texts(page, "svg text"))  # the tokens, drawn
     open_tab(page, "bertviz model view")
@@ -227,9 +227,9 @@ def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_fac
     page.wait_for_function("t => document.body.innerText.includes(t)", arg="Hugging Face marian model", timeout=30_000,
                            polling=POLL_MS)
     go_to(page, "Attention")
-    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
-    ticks = page.locator(".js-plotly-plot .xtick text").all_text_contents()
-    assert any(expected.source_tokens[1] in tick for tick in ticks)
+    page.locator(".token-heatmap td").first.wait_for(timeout=60_000)
+    labels = page.locator(".token-heatmap .key-label").all_text_contents()
+    assert any(expected.source_tokens[1] in label for label in labels)
     open_tab(page, "bertviz head view")
     page.frame_locator("iframe").first.locator("svg text").first.wait_for(timeout=30_000)
     assert context.blocked == []

@@ -55,10 +55,6 @@ def chart(page, title: str):
     return found.first
 
 
-def tick_texts(chart, axis: str = "x") -> list[str]:
-    return chart.locator(f".{axis}tick text").all_text_contents()
-
-
 def boxes(locator) -> list[dict]:
     return locator.evaluate_all("elements => elements.map(e => { const r = e.getBoundingClientRect(); "
                                 "return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; })")
@@ -71,34 +67,28 @@ def overlapping(boxes: list[dict]) -> list[tuple[dict, dict]]:
             and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1]
 
 
-def token_count(page, kind: str = "encoder") -> int:
-    """The tokens of the chosen head's heatmap, as its hover labels number them ("48 </s>": 49 tokens)."""
-    return page.evaluate("""() => {
-        const plot = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-        return plot.data[0].x.length; }""")
-
-
-def anchors(chart, axis: str = "x") -> list[float]:
-    """Where each tick label of an axis is anchored (its tick), in px: a rotated label turns about it."""
-    return chart.locator(f".{axis}tick text").evaluate_all(
-        "texts => texts.map(t => { const m = /translate\\((-?[\\d.]+)/.exec(t.getAttribute('transform')); "
-        "return parseFloat(m[1]) + parseFloat(t.getAttribute('x') || '0'); }).sort((a, b) => a - b)")
+def heatmap(page, title: str):
+    """The one-head heatmap (an HTML table: explorer/figures/token_heatmap.py) whose title contains `title`."""
+    found = page.locator(".token-heatmap").filter(has_text=title)
+    assert found.count() == 1, f"{found.count()} heatmaps titled {title!r}"
+    return found
 
 
 def test_a_long_sentence_gets_a_window_with_every_label_and_the_whole_pattern(attention_45):
-    window = chart(attention_45, "encoder, layer 0, head 0")
-    count = token_count(attention_45)                   # the window's keys
-    assert 20 <= count < 45                             # on main: all 49 keys, 9 px labels, rotated into each other
-    keys, queries = tick_texts(window, "x"), tick_texts(window, "y")
-    assert len(keys) == count and len(queries) == count and keys[0] == "0 ▁A"
-    sizes = window.locator(".xtick text, .ytick text").evaluate_all(
-        "texts => texts.map(t => parseFloat(getComputedStyle(t).fontSize))")
+    window = heatmap(attention_45, "encoder, layer 0, head 0")
+    keys = window.locator(".key-label").all_text_contents()
+    queries = window.locator(".query-label").all_text_contents()
+    count = len(keys)                                   # the window's keys
+    assert 20 <= count < 45                             # all 49 keys had 9 px labels, rotated into each other
+    assert len(queries) == count and keys[0] == "0 ▁A" and window.locator("td").count() == count * count
+    sizes = window.locator(".key-label, .query-label").evaluate_all(
+        "labels => labels.map(l => parseFloat(getComputedStyle(l).fontSize))")
     assert min(sizes) >= 11
-    ticks = anchors(window)
-    spacing = min(b - a for a, b in zip(ticks, ticks[1:]))
-    assert spacing * 0.866 >= 11                        # rotated 60°: a line of 11 px text between neighbours
-    assert overlapping(boxes(window.locator(".ytick text"))) == []
-    assert f"tokens 0–{count - 1} of 49" in window.locator(".gtitle").text_content()
+    labels = boxes(window.locator(".key-label")) + boxes(window.locator(".query-label"))
+    assert overlapping(labels) == [] and all(b["right"] - b["left"] >= 10 for b in labels)   # upright, 11 px apart
+    cells = boxes(window.locator("td"))
+    assert overlapping(labels + cells[:count]) == []                # no label over a cell
+    assert f"tokens 0–{count - 1} of 49" in window.text_content()
     whole = attention_45.locator(".whole-pattern")                  # an image (explorer/figures/thumbnails.py)
     assert "The whole pattern: 49 × 49" in whole.text_content()
     assert whole.locator("img").evaluate("i => i.complete && i.naturalWidth") == 49
@@ -109,16 +99,16 @@ def test_a_long_sentence_gets_a_window_with_every_label_and_the_whole_pattern(at
 
 
 def test_the_colour_scale_says_which_it_is_and_can_follow_the_figure(context, app_url, attention_45):
-    absolute = chart(attention_45, "encoder, layer 0, head 0")
-    assert "0–1" in absolute.locator(".cbtitle").text_content()
+    absolute = heatmap(attention_45, "encoder, layer 0, head 0")
+    assert absolute.locator(".legend").get_attribute("data-legend") == "weight (0–1)"
     page = open_view(context, app_url, "attention", model="h8", sentence=WORDS_45, scale="per-figure")
     try:
-        per_figure = chart(page, "encoder, layer 0, head 0")
-        assert "whole pattern" in per_figure.locator(".cbtitle").text_content()
+        per_figure = heatmap(page, "encoder, layer 0, head 0")
+        key = per_figure.locator(".legend").get_attribute("data-legend")     # "weight (0–0.87, whole pattern)"
         # the darkest colour is the head's own largest weight, not 1: the window is coloured as the whole pattern
-        top = per_figure.evaluate("c => c.querySelector('.js-plotly-plot')._fullData[0].zmax")
-        key = page.locator(".whole-pattern .legend").get_attribute("data-legend")     # "weight (0–0.87, this figure)"
-        largest = float(re.search(r"0–([\d.]+), this figure", key).group(1))
+        top = float(re.search(r"0–([\d.]+), whole pattern", key).group(1))
+        whole = page.locator(".whole-pattern .legend").get_attribute("data-legend")     # "weight (0–0.87, this figure)"
+        largest = float(re.search(r"0–([\d.]+), this figure", whole).group(1))
         assert top == pytest.approx(largest, abs=0.006) and top < 1
     finally:
         page.close()

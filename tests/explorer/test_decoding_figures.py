@@ -3,7 +3,6 @@ other than the end token, for every family; the beam tree's labels fit their col
 every token; small probabilities and head effects are printed with significant digits, never as 0.000."""
 
 import html
-import json
 import math
 import re
 
@@ -305,8 +304,8 @@ def test_the_page_opens_on_the_choices_the_session_holds():
                    decoding_beam=3, decoding_alpha=1.2)
     assert at.slider(key="decoding_step").value == 2
     assert (at.selectbox(key="decoding_layer").value, at.selectbox(key="decoding_head").value) == (0, 1)
-    titles = [json.loads(chart.proto.spec)["layout"].get("title", {}).get("text") for chart in at.get("plotly_chart")]
-    assert "step 2: where it looked<br><sup>cross-attention</sup><br><sup>layer 0, head 1</sup>" in titles
+    [looked] = [block.proto.body for block in at.get("html") if 'class="step-attention"' in block.proto.body]
+    assert "step 2: where it looked" in looked and "cross-attention · layer 0, head 1" in looked
     assert not at.warning or all("Session State" not in w.value for w in at.warning)
     open_part(at, "Beam search", "decoding_part")               # the beam's sliders are on their own tab
     assert (at.slider(key="decoding_beam").value, at.slider(key="decoding_alpha").value) == (3, 1.2)

@@ -388,7 +388,8 @@ def test_the_pages_on_a_250_token_text(h8):
 
     from benchmarks.long_inputs import text_of
     from explorer.capture.trace import trace_sentence
-    from tests.app.conftest import html_figure, open_page, open_part
+    from tests.app.conftest import html_figure, open_page, open_part, token_heatmaps
+    from tests.explorer.test_token_heatmap import heatmap_cells
 
     text = text_of(h8, 250)
     trace = trace_sentence(h8, text)
@@ -396,11 +397,13 @@ def test_the_pages_on_a_250_token_text(h8):
     specs = lambda at: [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]  # noqa: E731
 
     at = open_page("attention.py", text)
-    [window] = specs(at)        # the whole pattern, the every-head grid and the word-focus grid are tables
-    size = len(window["data"][0]["x"])      # the focus window: the first tokens, every one labelled
-    assert 16 <= size <= 30 and window["layout"]["width"] <= 560
-    np.testing.assert_allclose(decoded(window["data"][0]["z"]), trace.pattern("encoder")[0, 0, :size, :size], atol=1e-6)
-    assert f"tokens 0–{size - 1} of 250" in window["layout"]["title"]["text"]
+    assert specs(at) == []      # the window, the whole pattern and the grids are tables
+    [body] = token_heatmaps(at)
+    window = heatmap_cells(body)
+    size = len(window["keys"])      # the focus window: the first tokens, every one labelled
+    assert 16 <= size <= 30 and len(window["columns"]) == size
+    np.testing.assert_allclose(window["weights"], trace.pattern("encoder")[0, 0, :size, :size], atol=1e-5)
+    assert f"tokens 0–{size - 1} of 250" in body
     whole = html_figure(at, "whole-pattern")
     assert_drawn(image_of(whole), trace.pattern("encoder")[0, 0])       # every cell, a pixel each
     assert "250 × 250" in whole and "height: 270.0px" in whole
