@@ -5,12 +5,13 @@ import streamlit as st
 
 from explorer.analyses.internals import batch_padding_mask, batch_partner, masked_scores
 from explorer.figures.internals import mask_heatmap, scores_mask_softmax
+from explorer.figures.padding_mask import padding_mask_html
 from explorer.capture.exports import matrix_table
 from pages.components.glossary_links import linked, term_help
 from pages.components.internals_positions_section import positions
 from pages.components.internals_walkthrough_section import walkthrough
 from pages.components.session import EXAMPLES, current_trace, pruning_notice
-from pages.components.widgets import choose_head, colour_scale, one_tab_at_a_time, show_figure
+from pages.components.widgets import choose_head, colour_scale, one_tab_at_a_time, show_figure, show_table_figure
 from models.vocabulary import KIND_TITLES
 
 st.title("Internals")   # first: the notices about the sentence go under it
@@ -55,9 +56,12 @@ def masks() -> None:
         names = ["your sentence", "a longer sentence" if yours_padded else "a shorter sentence"]
         title = ("Padding mask of a batch: your sentence padded to a longer one's length" if yours_padded
                  else "Padding mask of a batch: a shorter sentence padded to your sentence's length")
-        show_figure(mask_heatmap(padding, names, [], title, row_title="sentence",
-                                 column_title="key position (hover: each sentence's own piece)", row_pieces=pieces),
-                    "padding-mask", pd.DataFrame(padding.astype(int), index=names))
+        # HTML (explorer/figures/padding_mask.py: the page's first view loads no plotly.js); ⬇ HTML the plotly one
+        show_table_figure(padding_mask_html(padding, names, pieces, title), "padding-mask",
+                          pd.DataFrame(padding.astype(int), index=names),
+                          interactive=lambda: mask_heatmap(padding, names, [], title, row_title="sentence",
+                                                           column_title="key position (hover: each sentence's own "
+                                                                        "piece)", row_pieces=pieces))
         pads = [i for i, ok in enumerate(padding[padded]) if not ok]       # the end of the row
         where = f"position {pads[0]}" if len(pads) == 1 else f"positions {pads[0]}–{pads[-1]}"
         st.caption(f"In {names[padded]}, the pads ({where}) get mask 0: every query's attention to them is exactly 0.")

@@ -125,7 +125,7 @@ def steps_bars(steps: list[StepDistribution]) -> str:
     return token_bars_html(
         [f"{index} {step.chosen}" for index, step in enumerate(steps)],
         [Bars("p(chosen)", [s.chosen_prob for s in steps], 1.0, 90, written=probability_text),
-         Bars("entropy", [s.entropy for s in steps], top, 55, ORANGE, "{:.2f} nats".format, " nats")],
+         Bars("entropy (nats)", [s.entropy for s in steps], top, 55, ORANGE, "{:.2f}".format)],
         "Every step: probability of the chosen token, and entropy",
         "a column a step: the token written, the probability the model gave it (blue, 0–1) and how spread its "
         f"choice was (orange, entropy 0–{top:g} nats); hover a step for its numbers", "decoding-steps")

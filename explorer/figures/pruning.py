@@ -11,6 +11,8 @@ from explorer.figures.common import NARROW_WIDTH, every_label, label_room, plura
 from explorer.analyses.corpus_scoring import scorer_by_metric
 from explorer.analyses.pruning import DiffPiece, StepComparison
 from explorer.analyses.results import PruningCurve
+from explorer.figures.decoding import entropy_axis
+from explorer.figures.token_bars import ORANGE, Bars, token_bars_html
 
 DIFF_STYLES = {"delete": "background:#fde0dd;text-decoration:line-through", "insert": "background:#d9f0d3",
                "equal": ""}
@@ -32,6 +34,20 @@ def diff_html(diff: list[DiffPiece]) -> str:
     # A wrapping row: the pieces break onto new lines inside the column instead of running past its edge.
     return ('<div style="font-family:monospace;line-height:2;display:flex;flex-wrap:wrap;max-width:100%">'
             + "".join(spans) + "</div>")
+
+
+def step_comparison_bars(steps: StepComparison) -> str:
+    """step_comparison_figure as the Prune page draws it: bars in HTML (explorer/figures/token_bars.py), a row for
+    each model's probability and one for the KL divergence, a column a step of the unpruned output."""
+    top = entropy_axis(max(steps.kl, default=0.0))["range"][1]          # KL in nats: a round top, as entropy's
+    return token_bars_html(
+        [f"{index} {token}" for index, token in enumerate(steps.tokens)],
+        [Bars("unpruned", list(steps.unpruned), 1.0, 60), Bars("pruned", list(steps.pruned), 1.0, 60, ORANGE),
+         Bars("KL (nats)", list(steps.kl), top, 45, "#2ca02c")],
+        "The unpruned output's tokens: probability under each model, and per-step KL",
+        "a column a step: the probability of the unpruned output's token without (blue) and with (orange) the pruned "
+        "heads, 0–1, and the KL divergence between the two models' distributions there (green); hover a step for "
+        "its numbers", "prune-steps")
 
 
 def step_comparison_figure(steps: StepComparison) -> go.Figure:

@@ -24,14 +24,13 @@ BLUE, ORANGE = "#1f77b4", "#ff7f0e"         # plotly's first two colours, as the
 @dataclass(frozen=True)
 class Bars:
     """One row of bars: its name ("p(chosen)"), a value per token, the value a full bar stands for, its height in
-    px, its colour, how a value is written on hover, and its unit (" nats") after the scale's top."""
+    px, its colour, and how a value is written on hover."""
     name: str
     values: Sequence[float]
     top: float
     height: int
     colour: str = BLUE
     written: Callable[[float], str] = "{:.3f}".format
-    unit: str = ""
 
 
 def axis(bars: Bars) -> str:
@@ -39,7 +38,7 @@ def axis(bars: Bars) -> str:
     return (f'<div style="height: {font(bars.height)}px; display: flex; flex-direction: column; '
             f'justify-content: space-between; align-items: flex-end; padding-right: 4px; color: #444; '
             f'font-size: {font(11)}px; line-height: 1.1; text-align: right">'
-            f'<span>{bars.top:g}{html.escape(bars.unit)}</span><span style="color: {bars.colour}; font-weight: 600">'
+            f'<span>{bars.top:g}</span><span style="color: {bars.colour}; font-weight: 600">'
             f'{html.escape(bars.name)}</span><span>0</span></div>')
 
 

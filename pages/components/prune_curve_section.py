@@ -38,10 +38,20 @@ def show_pruning_curve(checkpoint, heads, importance: ImportanceReport | None, n
         with box:
             compute_the_curve(checkpoint, heads, importance, normalisation, scorer, analyses)
     curve = st.session_state.get(f"curve:{analyses}")
+    computed = curve is not None
     if curve is None and (document := shipped(checkpoint, "head_pruning_curve.json")):
         curve = PruningCurve.from_json(document)
-    if curve:
+    if computed:            # just computed here: drawn at once
         show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))
+    elif curve:
+        # The shipped curve is drawn when opened (a lazy expander): a plotly figure on the page's first view made the
+        # browser load plotly.js before it, and a cold link to this page took 1.55 × a one-chart app's.
+        # (Its corpus is in the figure's title: in the box's label it ran past a projector's column.)
+        shown = st.expander(f"Show the curve shipped with {checkpoint.name}", key="prune_curve_shipped",
+                            on_change="rerun")
+        if shown.open:
+            with shown:
+                show_figure(curve_figure(curve), f"{checkpoint.name}-pruning-curve", pd.DataFrame(curve_rows(curve)))
     else:
         st.caption("No curve for this model yet: “Compute the curve on your own corpus” above draws one"
                    + (" once the model has head importance (the Heads page computes it)." if importance is None else "."))

@@ -9,13 +9,13 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analyses.pruning import compare_steps, token_diff
-from explorer.figures.pruning import diff_html, step_comparison_figure
+from explorer.figures.pruning import diff_html, step_comparison_bars, step_comparison_figure
 from explorer.capture.head_sets import head_set
 from models.interface import Embeds, Generates
 from pages.components.glossary_links import linked
 from pages.components.sentence_embedding_section import show_pruned_embedding
 from pages.components.session import current_trace
-from pages.components.widgets import show_figure
+from pages.components.widgets import show_table_figure
 
 
 def show_pruned_output(checkpoint, pruned, least: set, importance: dict | None) -> None:
@@ -40,9 +40,10 @@ def show_pruned_output(checkpoint, pruned, least: set, importance: dict | None) 
         steps = compare_steps(checkpoint, base, pruned)
         st.caption(f"Per step of the unpruned output: its token's probability with and without the pruned heads, and the "
                    f"{linked('KL divergence')} (in {linked('nats')}) between the two models' whole distributions there.")
-        show_figure(step_comparison_figure(steps), "prune-step-probabilities",
-                    pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned,
-                                  "KL": steps.kl}))
+        # HTML bars (explorer/figures/token_bars.py: no plotly.js to load); ⬇ HTML the plotly chart
+        show_table_figure(step_comparison_bars(steps), "prune-step-probabilities",
+                          pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned,
+                                        "KL": steps.kl}), interactive=lambda: step_comparison_figure(steps))
     elif isinstance(checkpoint, Embeds):
         show_pruned_embedding(checkpoint, base, head_set(pruned))
     else:

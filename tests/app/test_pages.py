@@ -18,6 +18,7 @@ from tests.app.conftest import html_figure, token_heatmaps, PAGES, open_page, op
 from tests.conftest import ROOT, SHIPPED
 from tests.explorer.test_focus_window import strip_cells
 from tests.explorer.test_thumbnails import assert_drawn, tiles
+from tests.explorer.test_padding_mask import mask_cells
 from tests.explorer.test_token_bars import bar_labels, bar_values
 from tests.explorer.test_token_heatmap import heatmap_cells
 from tests.explorer.test_word_focus import grid_cells
@@ -154,8 +155,9 @@ def test_internals_page(h8):
     open_part(at, "Masks")
     assert "internals_layer" not in [box.key for box in at.selectbox]
     assert chart_titled(at, "decoder mask")
-    padding = np.array(chart_titled(at, "Padding mask")[0]["z"], dtype=float)
+    padding, pieces, _ = mask_cells(html_figure(at, "padding-mask"))      # HTML: no plotly.js on the first view
     assert padding[1].all() and not padding[0].all()  # the shorter sentence's pads are masked
+    assert pieces[0][: len(trace.source_tokens)] == trace.source_tokens
     assert padding[0, : len(trace.source_tokens)].all() and not padding[0, len(trace.source_tokens):].any()
     # The encoder's mask, all ones, is said in words, not drawn as one flat square.
     at.radio(key="internals_kind").set_value("encoder").run()
@@ -183,7 +185,7 @@ def test_decoding_page(h8):
     assert at.get("plotly_chart") == []
     steps = bar_values(html_figure(at, "decoding-steps"))
     assert steps["p(chosen)"] == pytest.approx([s.chosen_prob for s in trace.steps], rel=1e-5)
-    assert steps["entropy"] == pytest.approx([s.entropy for s in trace.steps], rel=1e-5)
+    assert steps["entropy (nats)"] == pytest.approx([s.entropy for s in trace.steps], rel=1e-5)
     looked = html_figure(at, "step-attention")
     last = h8.layers("decoder") - 1                 # the last cross-attention layer, its heads' average
     expected = trace.pattern("cross")[last, :, 0].mean(axis=0)
@@ -365,6 +367,13 @@ def test_prune_page_toggle_changes_the_translation(h8):
     pruned = translate(h8, [SENTENCE], pruned=parse_heads("cross.2.0,cross.2.1,cross.2.2,cross.2.3,cross.1.0,cross.1.1",
                                                              h8.model.config))[0]
     assert [t.value for t in at.text][:2] == [unpruned, pruned]
+    # Each step of the unpruned output, HTML bars: its probability as the unpruned trace gave it, the pruned model's
+    bars = html_figure(at, "prune-steps")
+    steps = trace_sentence(h8, SENTENCE).steps
+    assert bar_labels(bars) == [f"{i} {step.chosen}" for i, step in enumerate(steps)]
+    drawn = bar_values(bars)
+    assert drawn["unpruned"] == pytest.approx([step.chosen_prob for step in steps], rel=1e-4)
+    assert drawn["pruned"] != pytest.approx(drawn["unpruned"], rel=1e-3) and min(drawn["KL (nats)"]) >= 0 < max(drawn["KL (nats)"])
     # "Add the 18 least important" adds the shipped importance's 25% least important to the 6 picked heads (said
     # with its counts before the click); it never drops a picked head.
     from explorer.capture.head_sets import all_heads
@@ -446,7 +455,11 @@ def test_the_curves_settings_are_drawn_only_while_open(h8):
     at = open_page("prune.py", SENTENCE)
     assert [e.label for e in at.expander if e.label == "Compute the curve on your own corpus"]
     assert not [box for box in at.number_input if box.key == "curve_steps"]
-    # The shipped curve is drawn all the same: its scores are the model's head_pruning_curve.json's.
+    # The shipped curve is drawn when its own box is opened (no plotly.js on the page's first view): its scores are
+    # the model's head_pruning_curve.json's.
+    assert at.get("plotly_chart") == [] and [e for e in at.expander if e.label.startswith("Show the curve shipped with")]
+    at.session_state["prune_curve_shipped"] = True          # as a click on its title does
+    at.run()
     shipped = json.loads((h8.path / "head_pruning_curve.json").read_text())["kinds"]["all"]
     drawn = [trace["y"] for trace in chart_titled(at, "Pruning curve") if "least important first" in trace.get("name", "")]
     assert shipped["importance"] in [list(y) for y in drawn]

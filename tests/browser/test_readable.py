@@ -144,11 +144,16 @@ def test_scores_mask_softmax_labels_its_keys_and_has_colour_bars(context, app_ur
 
 def test_a_long_sentence_still_gets_its_padding_mask(internals_45):
     open_tab(internals_45, "Masks")
-    figure = chart(internals_45, "Padding mask of a batch")     # on main: gone above ~20 words
-    # The title in lines of a projector's column (tspans with no space between them)
-    title = " ".join(figure.locator(".gtitle tspan").all_text_contents())
-    assert "shorter sentence padded to your sentence" in " ".join(title.split())
-    assert figure.locator(".ytick text").count() == 2
+    figure = internals_45.locator(".padding-mask")             # HTML (explorer/figures/padding_mask.py)
+    figure.wait_for()
+    assert "shorter sentence padded to your sentence" in figure.text_content()
+    assert figure.locator(".sentence-name").count() == 2
+    # every piece of both sentences written in its cell, upright, none on another, all in the page's column
+    pieces = figure.locator(".piece")
+    assert pieces.count() == 2 * figure.locator(".position").count() >= 2 * 49
+    assert overlapping(boxes(pieces)) == [] and overlapping(boxes(figure.locator(".position"))) == []
+    right = internals_45.locator('[data-testid="stMainBlockContainer"]').evaluate("e => e.getBoundingClientRect().right")
+    assert max(box["right"] for box in boxes(figure.locator(".mask-cell"))) <= right
 
 
 def test_the_walkthrough_opens_on_a_word_and_says_its_scaling_plainly(internals_45):
@@ -200,6 +205,7 @@ def test_the_prune_diff_wraps_and_the_curve_legend_keeps_off_its_title(context, 
         assert diff.locator("span").count() > 10
         width = diff.evaluate("d => [d.scrollWidth, d.parentElement.clientWidth]")
         assert width[0] <= width[1]                     # on main: 1,534 px in a 940 px column
+        page.get_by_text("Show the curve shipped with").click()         # drawn when opened
         curve = chart(page, "Pruning curve")
         legend, title = boxes(curve.locator(".legend")), boxes(curve.locator(".gtitle"))
         assert overlapping(legend + title) == []        # on main: the legend over the subtitle

@@ -60,12 +60,12 @@ def steps_of(probabilities, entropies) -> list[StepDistribution]:
 def test_every_steps_probability_and_entropy():
     probabilities, entropies = [0.9, 0.004, 0.5], [0.3, 3.2, 1.0]
     body = steps_bars(steps_of(probabilities, entropies))
-    assert bar_values(body) == {"p(chosen)": probabilities, "entropy": entropies}
+    assert bar_values(body) == {"p(chosen)": probabilities, "entropy (nats)": entropies}
     # entropy from 0 to a round top over the largest (3.2 → 4 nats), said on the scale
-    assert bar_heights(body)["entropy"] == pytest.approx([100 * e / 4 for e in entropies], abs=0.01)
-    assert "4 nats" in body
+    assert bar_heights(body)["entropy (nats)"] == pytest.approx([100 * e / 4 for e in entropies], abs=0.01)
+    assert "<span>4</span>" in body
     assert bar_labels(body) == ["0 ▁w0", "1 ▁w1", "2 ▁w2"]
-    assert column_hovers(body)[1] == "1 ▁w1\np(chosen) 0.004\nentropy 3.20 nats"       # never 0.000
+    assert column_hovers(body)[1] == "1 ▁w1\np(chosen) 0.004\nentropy (nats) 3.20"       # never 0.000
 
 
 def test_where_a_step_looked():
