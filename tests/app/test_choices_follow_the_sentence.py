@@ -79,15 +79,15 @@ def test_the_decoding_step_follows_its_piece_when_pruning_changes_the_output(h8)
     pruned = trace_sentence(h8, FIRST, pruned=head_set(parse_heads("cross.0.*", h8))).output_tokens
     assert (whole.index("▁Fahrrad"), pruned.index("▁Fahrrad")) == (5, 6) and "▁dem" not in pruned   # the premise
 
-    def titles(at: AppTest) -> str:
-        return " ".join(str(chart.proto.spec) for chart in at.get("plotly_chart"))
+    def titles(at: AppTest) -> str:          # the step's figures: HTML (its candidates, where it looked)
+        return " ".join(block.proto.body for block in at.get("html"))
 
     at = open_page("decoding.py", FIRST)
     at.slider(key="decoding_step").set_value(5).run()
     at.session_state["url_pruned"] = "cross.0.*"          # pruned on the Prune page, half-way through
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.slider(key="decoding_step").value == 6 and "step 6" in titles(at)
+    assert at.slider(key="decoding_step").value == 6 and "step 6: where it looked" in titles(at)
     at.session_state["url_pruned"] = ""
     at.run()
     assert at.slider(key="decoding_step").value == 5                # and back with the whole model

@@ -51,8 +51,10 @@ def test_every_page_draws_it_or_says_why_not(page):
     elif page == "lesson.py":       # the first step: the sentence as the model's pieces
         assert at.subheader[0].value.startswith("Step 1 of") and "animal" in said
     elif page not in ("glossary.py", "papers.py"):
-        tiles = [block for block in at.get("html") if 'class="tile"' in block.proto.body]      # every head's pattern
-        assert at.get("plotly_chart") or at.dataframe or tiles, page
+        # every head's pattern as tiles, or a padding mask (Internals' first tab): HTML figures
+        figures = [block for block in at.get("html") if 'class="tile"' in block.proto.body
+                   or 'class="padding-mask"' in block.proto.body]
+        assert at.get("plotly_chart") or at.dataframe or figures, page
 
 
 def test_the_attention_page_answers_on_both_models_with_their_numbers(h8):

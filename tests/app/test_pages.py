@@ -488,7 +488,7 @@ def test_a_bad_treebank_is_named_in_the_message(tmp_path):
 
 
 def test_every_figure_saves_an_svg_at_its_own_size(h8):
-    at = open_page("internals.py", SENTENCE)
+    at = open_part(open_page("internals.py", SENTENCE), "Scores → softmax")
     charts = at.get("plotly_chart")
     assert charts
     for chart in charts:
