@@ -6,7 +6,6 @@ from functools import partial
 import streamlit as st
 
 from explorer.capture.head_sets import HeadSpec, live_heads, parse_heads
-from explorer.figures.pooling import budget_factor
 from explorer.capture.exports import matrix_table
 from pages.components.session import current_trace, pruning_notice
 from explorer.figures.common import ABSOLUTE, NORMS, is_long
@@ -73,10 +72,6 @@ if window is not None:
                f"window cell's tokens, the whole pattern's ⬇ HTML any cell's (each ⬇ HTML is a plotly figure that "
                f"zooms), and the CSV has every {value_name}."
                + (pale if is_long(max(len(queries), len(keys))) else ""))
-elif is_long(max(len(queries), len(keys))):
-    drawn = ("every token is drawn; zoom in (drag over a region) to read each label" if budget_factor(
-        len(queries), len(keys)) == 1 else "drawn pooled, as its title says")
-    st.caption(f"{len(queries)} × {len(keys)} tokens: {drawn}; the CSV has every {value_name}.{pale}")
 
 # Only the open tab runs and is drawn: five views at once took the browser 1.4 s to redraw on every new
 # sentence; one at a time keeps a resubmitted sentence under half a second.

@@ -264,6 +264,7 @@ def hover_text(template: str, scale: str) -> str:
     return template.replace("weight", "‖α·f(x)‖") if scale == NORMS else template
 
 
-def figure_html(figure: go.Figure) -> str:
-    """A standalone HTML file with plotly.js inlined, so the download works offline too."""
-    return figure.to_html(include_plotlyjs=True, full_html=True)
+def figure_html(figure: go.Figure, config: dict | None = None) -> str:
+    """A standalone HTML file with plotly.js inlined, so the download works offline too; config: plotly's (the
+    camera button's format and size)."""
+    return figure.to_html(include_plotlyjs=True, full_html=True, config=config)

@@ -19,17 +19,12 @@ from explorer.figures.common import (NARROW_WIDTH, PROJECTOR_COLUMN, cell_size, 
                                      label_font, label_room, position_labels, projector_mode, projector_title,
                                      stretched_length, title_height, wrapped_title)
 from explorer.capture.trace import StepDistribution
-from explorer.figures.token_bars import ORANGE, Bars, token_bars_html
+from explorer.figures.html_cells import numbered
+from explorer.figures.token_bars import ORANGE, Bars, probability_text, token_bars_html
 from models.decoding import BeamResult
 
 # d3 formats of hover text: three significant digits, so a probability of 0.0004 reads 0.0004, not 0.000
 PROBABILITY_HOVER, WEIGHT_HOVER = ".3g", ".3g"
-
-
-def probability_text(p: float) -> str:
-    """A probability in three decimals from 0.01 on, below in two significant digits (0.0058, 0.00029): never
-    0.000 for a probability that is not 0."""
-    return f"{p:.3f}" if p >= 0.01 or p == 0 else f"{p:.2g}"
 
 
 def significant(value: float) -> str:
@@ -121,9 +116,9 @@ def steps_overview(steps: list[StepDistribution]) -> go.Figure:
 def steps_bars(steps: list[StepDistribution]) -> str:
     """steps_overview as the page draws it: bars in HTML (explorer/figures/token_bars.py), entropy under the
     probability rather than on a second axis."""
-    top = entropy_axis(max((s.entropy for s in steps), default=0.0))["range"][1]
+    _, top = nats_scale([s.entropy for s in steps])
     return token_bars_html(
-        [f"{index} {step.chosen}" for index, step in enumerate(steps)],
+        numbered([step.chosen for step in steps]),
         [Bars("p(chosen)", [s.chosen_prob for s in steps], 1.0, 90, written=probability_text),
          Bars("entropy (nats)", [s.entropy for s in steps], top, 55, ORANGE, "{:.2f}".format)],
         "Every step: probability of the chosen token, and entropy",
@@ -133,20 +128,27 @@ def steps_bars(steps: list[StepDistribution]) -> str:
 
 def attention_row_bars(weights: np.ndarray, keys: list[str], title: str, details: list[str] = ()) -> str:
     """attention_row_figure as the page draws it: a bar per key in HTML (explorer/figures/token_bars.py)."""
-    return token_bars_html([f"{index} {key}" for index, key in enumerate(keys)],
-                           [Bars("weight", [float(w) for w in weights], 1.0, 90, written="{:.3f}".format)],
+    return token_bars_html(numbered(keys), [Bars("weight", [float(w) for w in weights], 1.0, 90)],
                            title, " · ".join(details), "step-attention")
 
 
 ENTROPY_STEPS = (0.5, 1.0, 2.0, 5.0)      # nats between ticks: round values, the smallest giving at most 7 ticks
 
 
+def nats_scale(values) -> tuple[float, float]:
+    """(step, top) of a scale in nats from 0 over `values` (entropy, KL): round ticks, the top the first tick at or
+    over the largest finite value."""
+    finite = [float(v) for v in values if math.isfinite(v)]
+    highest = max(finite, default=0.0)
+    step = next((step for step in ENTROPY_STEPS if highest / step <= 6), ENTROPY_STEPS[-1])
+    return step, max(step, math.ceil(highest / step) * step)
+
+
 def entropy_axis(highest: float) -> dict:
     """An entropy axis from 0 with ticks at round values (0, 1, 2 … nats). Plotly's default for an axis laid over
     another is to sync its ticks to the other's grid (here probability's 0.2 steps, which put entropy ticks at
     1.16, 2.32, 3.47 …); this axis keeps its own ticks and leaves the grid to the probability axis."""
-    step = next((step for step in ENTROPY_STEPS if highest / step <= 6), ENTROPY_STEPS[-1])
-    top = max(step, math.ceil(highest / step) * step)
+    step, top = nats_scale([highest])
     return dict(range=[0, top], tickmode="linear", tick0=0, dtick=step, tickformat="~g", showgrid=False)
 
 

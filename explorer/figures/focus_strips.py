@@ -12,9 +12,9 @@ import html
 
 import numpy as np
 
-from explorer.figures.common import (ABSOLUTE, NORMS, PROJECTOR_COLUMN, SMALLEST_FONT, dense_cell, font,
+from explorer.figures.common import (ABSOLUTE, PROJECTOR_COLUMN, SMALLEST_FONT, dense_cell, font,
                                      printed_cell, projector_mode, text_width, weight_range)
-from explorer.figures.html_cells import coloured_cell, figure_box, scale_colours, table_html, weight_key
+from explorer.figures.html_cells import coloured_cell, figure_box, measure_name, scale_colours, table_html, weight_key
 
 STRIP_LABEL = 12        # characters of a token a row's label keeps (its hover has it whole): three models' labels fit
 GAP = 14                # px between two models' columns
@@ -63,7 +63,7 @@ def strips_table(strips: dict[str, np.ndarray], tokens: dict[str, list[str]], ti
     longest = max(len(tokens[name]) for name in names)
     everything = np.concatenate([np.ravel(strips[name]) for name in names])
     low, high = weight_range(everything, scale)
-    measure = "‖α·f(x)‖" if scale == NORMS else "weight"
+    measure = measure_name(scale)
     own_labels = [index == 0 or not shared for index in range(len(names))]
     label = f'style="font-weight: normal; font-size: {size}px; text-align: right; padding: 0 4px; white-space: nowrap"'
     head = f'style="font-weight: normal; font-size: {small}px; text-align: center; padding: 0"'

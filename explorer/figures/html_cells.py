@@ -91,10 +91,27 @@ def colour_key(title: str, low: str, high: str, colours: list[str]) -> str:
             f'{", ".join(colours)})"></span><span>{html.escape(high)}</span></div>')
 
 
+def measure_name(scale: str) -> str:
+    """What a figure's cells hold: attention weights, or (scale NORMS) the norms ‖α·f(x)‖."""
+    return "‖α·f(x)‖" if scale == NORMS else "weight"
+
+
+def numbered(tokens: list[str], shown=None) -> list[str]:
+    """Tokens as a figure's labels, "position token", raw (escaped where they are written): all, or those at
+    the positions `shown`."""
+    return [f"{position} {tokens[position]}" for position in (range(len(tokens)) if shown is None else shown)]
+
+
+def upright(label: str, size: int, name: str) -> str:
+    """A label read upwards, at `size` px (escaped here); name: its class ("key-label", "bar-label" …)."""
+    return (f'<div class="{name}" style="writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; '
+            f'font-size: {size}px; line-height: 1.1; margin: 0 auto">{html.escape(label)}</div>')
+
+
 def weight_key(scale: str, low: float, high: float, of: str = "this figure") -> str:
     """The key of a figure coloured on Blues over [low, high]: weights on 0–1 (ABSOLUTE), or weights or norms from
     0 to the largest of what `of` names (a focus window is coloured on its whole pattern's range)."""
-    measure = "‖α·f(x)‖" if scale == NORMS else "weight"
+    measure = measure_name(scale)
     title = f"{measure} (0–1)" if scale == ABSOLUTE else f"{measure} (0–{high:.2g}, {of})"
     return colour_key(title, f"{low:.2g}", f"{high:.2g}", scale_colours("Blues", np.linspace(low, high, 9), low, high))
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from explorer.figures.common import (NARROW_WIDTH, axis_length, display_tokens, every_label, font, is_long,
                                      label_font, label_room, position_labels, title_height, wrapped_title, zoom_note)
-from explorer.figures.decoding import probability_text
+from explorer.figures.token_bars import probability_text
 from explorer.analyses.logit_lens import LogitLens
 
 CHAR_WIDTH = 0.62           # a character's width in em, generously (common.label_room's measure)

@@ -3,9 +3,10 @@ coloured by whether its key may be attended to and holding that sentence's own p
 "<pad>"). The columns wrap onto a new line where the page's column ends, so every piece is written at 45 words
 and in a projector's column (the plotly figure named them on hover only past 12 positions).
 
-Why not plotly: it is the first figure the Internals page draws (its Masks tab, on the encoder), and a plotly figure
-on a page's first view makes the browser load plotly.js before it (benchmarks/browser.py --cold-links). The
-figure's ⬇ HTML is the plotly one (explorer/figures/internals.py's mask_heatmap).
+Why not plotly: it is the first figure the Internals page draws for a model with an encoder (its Masks tab opens on
+the encoder, whose mask is said in words), and a plotly figure on a page's first view makes the browser load
+plotly.js before it (benchmarks/browser.py --cold-links). A decoder-only model's first view still draws its
+look-ahead mask with plotly. The figure's ⬇ HTML is the plotly one (explorer/figures/internals.py's mask_heatmap).
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ import html
 import numpy as np
 
 from explorer.figures.common import SMALLEST_FONT, dense_cell, font, text_width
-from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, figure_box, text_colour
-from explorer.figures.token_heatmap import upright
+from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, figure_box, text_colour, upright
 
 ALLOWED, BLOCKED = "#9ecae1", "#3b3b3b"      # as mask_heatmap's two colours
-LONGEST_PIECE = 110                          # px: a longer piece is cut with an ellipsis (its hover has it whole)
+LONGEST_PIECE = 110                          # px of a cell: a longer piece is cut at its end (its hover has it whole)
 
 
 def swatch(colour: str, text: str) -> str:
@@ -58,5 +58,6 @@ def padding_mask_html(mask: np.ndarray, names: list[str], pieces: list[list[str]
             f'{names_block}{"".join(columns)}</div>')
     key = (f'<div class="legend" style="{AS_WIDE_AS_THE_TABLE}; font-size: {font(12)}px; display: flex; gap: 12px; '
            f'margin-top: 6px">{swatch(ALLOWED, "may attend (1)")}{swatch(BLOCKED, "blocked (0)")}</div>')
-    return figure_box(title, body, key, "a column a position, each sentence's own piece in its cell", "padding-mask",
-                      box="display: block")
+    order = " over ".join(names)          # the rows' order, the same on every line the columns wrap onto
+    return figure_box(title, body, key, f"a column a position ({order}), each sentence's own piece in its cell",
+                      "padding-mask", box="display: block")

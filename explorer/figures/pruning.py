@@ -11,8 +11,9 @@ from explorer.figures.common import NARROW_WIDTH, every_label, label_room, plura
 from explorer.analyses.corpus_scoring import scorer_by_metric
 from explorer.analyses.pruning import DiffPiece, StepComparison
 from explorer.analyses.results import PruningCurve
-from explorer.figures.decoding import entropy_axis
-from explorer.figures.token_bars import ORANGE, Bars, token_bars_html
+from explorer.figures.decoding import nats_scale
+from explorer.figures.html_cells import numbered
+from explorer.figures.token_bars import GREEN, ORANGE, Bars, token_bars_html
 
 DIFF_STYLES = {"delete": "background:#fde0dd;text-decoration:line-through", "insert": "background:#d9f0d3",
                "equal": ""}
@@ -39,11 +40,11 @@ def diff_html(diff: list[DiffPiece]) -> str:
 def step_comparison_bars(steps: StepComparison) -> str:
     """step_comparison_figure as the Prune page draws it: bars in HTML (explorer/figures/token_bars.py), a row for
     each model's probability and one for the KL divergence, a column a step of the unpruned output."""
-    top = entropy_axis(max(steps.kl, default=0.0))["range"][1]          # KL in nats: a round top, as entropy's
+    _, top = nats_scale(steps.kl)            # KL in nats: a round top, as entropy's
     return token_bars_html(
-        [f"{index} {token}" for index, token in enumerate(steps.tokens)],
+        numbered(steps.tokens),
         [Bars("unpruned", list(steps.unpruned), 1.0, 60), Bars("pruned", list(steps.pruned), 1.0, 60, ORANGE),
-         Bars("KL (nats)", list(steps.kl), top, 45, "#2ca02c")],
+         Bars("KL (nats)", list(steps.kl), top, 45, GREEN)],
         "The unpruned output's tokens: probability under each model, and per-step KL",
         "a column a step: the probability of the unpruned output's token without (blue) and with (orange) the pruned "
         "heads, 0–1, and the KL divergence between the two models' distributions there (green); hover a step for "

@@ -16,23 +16,13 @@ import html
 
 import numpy as np
 
-from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, NORMS, PROJECTOR_COLUMN, SMALLEST_FONT, cell_size, dense_cell, font,
-                                     label_font, printed_cell, projector_mode, text_width, weight_range)
-from explorer.figures.html_cells import coloured_cell, figure_box, scale_colours, table_html, weight_key
+from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PROJECTOR_COLUMN, SMALLEST_FONT, cell_size, dense_cell,
+                                     font, label_font, printed_cell, projector_mode, text_width, weight_range)
+from explorer.figures.html_cells import (coloured_cell, figure_box, measure_name, numbered, scale_colours, table_html,
+                                         upright, weight_key)
 
-SCALE = "Blues"
+SCALE = "Blues"         # as the whole pattern beside a window, the tiles and the key (html_cells.weight_key)
 LARGEST_CELL = 40       # px: a short sentence's cells grow to fill a projector's column, up to this
-
-
-def token_labels(tokens: list[str], shown: range) -> list[str]:
-    """Each shown token's label, "position token" (raw: escaped where it is written)."""
-    return [f"{position} {tokens[position]}" for position in shown]
-
-
-def upright(label: str, size: int, name: str = "key-label") -> str:
-    """A label read upwards, at `size` px (escaped here); name: its class."""
-    return (f'<div class="{name}" style="writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; '
-            f'font-size: {size}px; line-height: 1.1; margin: 0 auto">{html.escape(label)}</div>')
 
 
 def cell_hover(query: str, key: str, value: float, measure: str) -> str:
@@ -47,27 +37,29 @@ def token_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list
     whole pattern's range, like the overview beside it). A cell is a token of the sizing rule (cell_size) for a
     sentence drawn whole, the densest that labels every token (dense_cell) for a window, and in projector mode one
     that prints its weight (printed_cell); a short sentence's cells grow to fill a projector's column (NARROW_WIDTH,
-    or PROJECTOR_COLUMN in projector mode, where the sidebar is folded), LARGEST_CELL px at most. Every text is escaped here."""
+    or PROJECTOR_COLUMN in projector mode, where the sidebar is folded), LARGEST_CELL px at most. Every text is
+    escaped here."""
     whole = rows is None
     rows = range(pattern.shape[0]) if rows is None else rows
     columns = range(pattern.shape[1]) if columns is None else columns
     low, high = weight_range(pattern, scale)
     shown = np.asarray(pattern, dtype=float)[rows.start:rows.stop, columns.start:columns.stop]
     printed = projector_mode()
-    longest = max(len(rows), len(columns))
+    longest = max(len(rows), len(columns), 1)
     size = label_font(longest) if whole else font(SMALLEST_FONT)
-    queries, keys = token_labels(query_tokens, rows), token_labels(key_tokens, columns)
+    queries, keys = numbered(query_tokens, rows), numbered(key_tokens, columns)
     side = printed_cell() if printed else cell_size(longest) if whole else dense_cell()
-    if whole:
-        room = (PROJECTOR_COLUMN if printed else NARROW_WIDTH) - max(text_width(query, size) for query in queries) - 12
-        side = max(side, min(font(LARGEST_CELL), room // len(columns) - 1))
-    measure = "‖α·f(x)‖" if scale == NORMS else "weight"
+    if whole and keys:
+        labels = max((text_width(query, size) for query in queries), default=0)
+        room = (PROJECTOR_COLUMN if printed else NARROW_WIDTH) - labels - 12
+        side = max(side, min(font(LARGEST_CELL), room // len(keys) - 1))
+    measure = measure_name(scale)
     colours = iter(scale_colours(SCALE, shown, low, high))
-    label = f'style="font-weight: normal; font-size: {size}px; white-space: nowrap; padding: 0 4px 0 0'
-    corner = (f'<th {label}; vertical-align: bottom; color: #666"><div style="text-align: right">key →</div>'
-              f'<div style="text-align: left">query ↓</div></th>')
-    header = ("<tr>" + corner + "".join(f'<th {label}; vertical-align: bottom; padding: 0 0 3px 0">'
-                                        f'{upright(key, size)}</th>' for key in keys) + "</tr>")
+    label_style = f"font-weight: normal; font-size: {size}px; white-space: nowrap"
+    corner = (f'<th style="{label_style}; padding: 0 4px 0 0; vertical-align: bottom; color: #666">'
+              '<div style="text-align: right">key →</div><div style="text-align: left">query ↓</div></th>')
+    header = ("<tr>" + corner + "".join(f'<th style="{label_style}; vertical-align: bottom; padding: 0 0 3px 0">'
+                                        f'{upright(key, size, "key-label")}</th>' for key in keys) + "</tr>")
     body = []
     for row, (position, query) in enumerate(zip(rows, queries)):
         cells = "".join(
@@ -75,7 +67,8 @@ def token_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list
                           cell_hover(query, key, value, measure), next(colours), side, side, font(SMALLEST_FONT),
                           query=position, key=column, weight=f"{value:.6g}")
             for column, key, value in zip(columns, keys, shown[row]))
-        body.append(f'<tr><th class="query-label" {label}; text-align: right">{html.escape(query)}</th>{cells}</tr>')
-    key_note = "whole pattern" if not whole else "this figure"
+        body.append(f'<tr><th class="query-label" style="{label_style}; padding: 0 4px 0 0; text-align: right">'
+                    f'{html.escape(query)}</th>{cells}</tr>')
+    key_note = "this figure" if whole else "whole pattern"
     return figure_box(title, table_html([header, *body], "1px"), weight_key(scale, low, high, key_note), subtitle,
                       "token-heatmap")

@@ -86,7 +86,7 @@ def rollout_and_flow(checkpoint, trace, kind: str, shown: str, live, queries: li
     if shown == "norm":
         st.caption("Rollout and flow are defined on the weights (each row sums to 1): they are drawn from them.")
     # Flow spreads each row over many tokens (~0.04 each at 20 tokens): on 0–1 both figures would be near white.
-    st.caption("Both are coloured from 0 to their own largest value (the colour bar says it), whatever the "
+    st.caption("Both are coloured from 0 to their own largest value (the key under each says it), whatever the "
                "sidebar's colour scale: their rows spread over every token.")
     weights = trace.pattern(kind)
     last = checkpoint.layers(kind) - 1
@@ -95,8 +95,8 @@ def rollout_and_flow(checkpoint, trace, kind: str, shown: str, live, queries: li
     tokens = len(queries)
     st.caption(f"Flow's cost: one max-flow problem per pair of tokens, on a graph of {last + 2} × {tokens} nodes; "
                f"{FLOW_COST}. It runs up to {MAX_FLOW_TOKENS} tokens; rollout at any length.")
-    # One under the other: half a 1024 px window's column (280 px) leaves a 5-word sentence's key labels 9 px apart
-    # beside the query labels and the colour bar, and cuts the title.
+    # One under the other: half a 1024 px window's column (280 px) holds a short sentence's heatmap but not a
+    # window's (24 tokens a side at 15 px and their labels), nor the whole pattern beside it.
     places = figure_places(2, fits=False)
     with places[0]:
         draw_heatmap(rolled[last], f"{stack} rollout through layer {last}{in_words}", f"{kind}-rollout",

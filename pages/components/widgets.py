@@ -45,7 +45,7 @@ def show_figure(figure, name: str, numbers=None, width: str = "stretch") -> None
     """A plotly figure with its downloads beside it: HTML (plotly.js inlined, works offline) and CSV or NPZ.
     width "content": the figure's own width (its cells keep their size; the page scrolls), else the column's."""
     st.plotly_chart(figure, key=f"chart_{name}", config=figure_config(figure, name), width=width)
-    downloads(name, lambda: figure_html(figure), numbers)
+    downloads(name, lambda: figure_html(figure, figure_config(figure, name)), numbers)
 
 
 def show_table_figure(body: str, name: str, numbers=None, width: str = "stretch", interactive=None) -> None:
@@ -53,8 +53,11 @@ def show_table_figure(body: str, name: str, numbers=None, width: str = "stretch"
     the table as a page of its own, and its numbers as CSV or NPZ. interactive: a function giving the plotly
     version (hover names every cell), whose page the ⬇ HTML downloads instead; called only on a click."""
     st.html(body, width=width)
-    downloads(name, (lambda: figure_html(interactive())) if interactive else (lambda: standalone_page(body, name)),
-              numbers)
+    def plotly_page() -> str:
+        figure = interactive()
+        return figure_html(figure, figure_config(figure, name))
+
+    downloads(name, plotly_page if interactive else (lambda: standalone_page(body, name)), numbers)
 
 
 def downloads(name: str, page, numbers=None) -> None:

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from explorer.capture.trace import StepDistribution
+from explorer.analyses.pruning import StepComparison
 from explorer.figures.decoding import attention_row_bars, steps_bars
+from explorer.figures.pruning import step_comparison_bars
 from explorer.figures.token_bars import Bars, token_bars_html
 
 BAR = re.compile(r'class="bar" data-bar="([^"]*)" data-value="([^"]*)".*?height: ([\d.]+)%')
@@ -69,7 +71,21 @@ def test_every_steps_probability_and_entropy():
 
 
 def test_where_a_step_looked():
-    weights = np.array([0.7, 0.2, 0.1])
+    weights = np.array([0.7, 0.2996, 0.0004])
     body = attention_row_bars(weights, ["▁A", "▁dog", "</s>"], "step 0: where it looked", ["cross-attention"])
     assert bar_values(body) == {"weight": pytest.approx(list(weights))}
+    assert bar_heights(body) == {"weight": pytest.approx([70.0, 29.96, 0.04], abs=0.005)}         # of 0–1
     assert bar_labels(body) == ["0 ▁A", "1 ▁dog", "2 </s>"] and "cross-attention" in body
+    assert column_hovers(body) == ["0 ▁A\nweight 0.700", "1 ▁dog\nweight 0.300", "2 </s>\nweight 0.0004"]
+
+
+def test_the_pruned_models_steps_and_kl():
+    """Prune's bars: each step's probability under both models and the KL between them, a NaN (a value that could
+    not be computed) an empty bar that says so, never a crash."""
+    steps = StepComparison(["▁Ein", "▁Hund", "</s>"], [0.9, 0.5, 0.99], [0.2, 0.00031, 0.98], [1.3, 2.6, float("nan")])
+    body = step_comparison_bars(steps)
+    assert bar_values(body)["pruned"] == [0.2, 0.00031, 0.98]
+    kl = bar_heights(body)["KL (nats)"]
+    assert kl == pytest.approx([100 * 1.3 / 3, 100 * 2.6 / 3, 0.0], abs=0.01)      # 0–3 nats over the finite ones
+    assert column_hovers(body)[1] == "1 ▁Hund\nunpruned 0.500\npruned 0.00031\nKL (nats) 2.600"
+    assert column_hovers(body)[2].endswith("KL (nats) none")

@@ -79,7 +79,12 @@ def test_cross_attention_is_rectangular():
     pattern = pattern_of(3, 5)
     cells = heatmap_cells(token_heatmap(pattern, ["▁Ein", "▁Hund", "</s>"], TOKENS, "cross"))
     assert cells["weights"].shape == (3, 5) and cells["rows"] == ["0 ▁Ein", "1 ▁Hund", "2 </s>"]
-    assert len(cells["columns"]) == 5
+    assert cells["columns"] == ["0 ▁A", "1 ▁dog", "2 <b>x</b>", "3 ▁runs", "4 </s>"]
+    assert cells["hovers"][2, 0] == f"query 2 </s>\nkey 0 ▁A\nweight {pattern[2, 0]:.3f}"
+
+
+def test_an_empty_pattern_draws_an_empty_table():
+    assert heatmap_cells(token_heatmap(np.zeros((0, 0)), [], [], "nothing"))["weights"].size == 0
 
 
 @pytest.mark.parametrize("scale, key", [(ABSOLUTE, "weight (0–1)"), (PER_FIGURE, "weight (0–0.5, this figure)"),
