@@ -18,7 +18,7 @@ def open_heads(context, url: str, sentence: str = SENTENCE, section: str = ""):
     """The Heads page of a link, on its first tab (the role maps) or on `section` (the head's pattern)."""
     page = context.new_page()
     page.goto(f"{url}/heads?model=h8&sentence={quote(sentence)}" + (f"&section={quote(section)}" if section else ""))
-    page.locator(".role-map td, .js-plotly-plot .heatmaplayer").first.wait_for(timeout=90_000)
+    page.locator(".role-map td, .token-heatmap td").first.wait_for(timeout=90_000)
     settle(page)
     return page
 

@@ -88,7 +88,7 @@ def test_a_restarted_server_reopens_the_same_view(served, context):
     holds — the model, the sentence and the head — without asking for the token again."""
     page = open_view(context, served.url, "attention", token=TOKEN, model="h2", sentence=SENTENCE, head="cross.1.1",
                      view="Head average")
-    page.locator(".gtitle", has_text="cross, layer 1, head 1").wait_for()
+    page.locator(".token-heatmap", has_text="cross, layer 1, head 1").wait_for()
     page.evaluate("window.beforeRestart = true")
     served.restart()
     page.wait_for_function(     # the tab reloaded itself (the mark set before is gone) and is connected

@@ -31,13 +31,13 @@ def test_pruned_heads_survive_a_page_change(context, app_url):
 def test_the_head_and_the_tab_a_link_names_stay_across_pages(context, app_url):
     page = open_view(context, app_url, "attention", model="h8", sentence=SENTENCE, head="cross.2.5",
                      view="Head average", part="Scores → softmax")
-    page.locator(".gtitle", has_text="cross, layer 2, head 5").wait_for()           # on main: encoder, 0, 0
-    page.locator(".gtitle", has_text="cross, layer 2: average of the 8 heads").wait_for()
+    page.locator(".token-heatmap", has_text="cross, layer 2, head 5").wait_for()     # on main: encoder, 0, 0
+    page.locator(".token-heatmap", has_text="cross, layer 2: average of the 8 heads").wait_for()
     visit(page, "Internals")                        # the same head, looked at from inside
     page.locator(".gtitle", has_text="cross, layer 2, head 5: the model's real numbers").wait_for()
     visit(page, "Decoding")
     visit(page, "Attention")
-    page.locator(".gtitle", has_text="cross, layer 2: average of the 8 heads").wait_for()
+    page.locator(".token-heatmap", has_text="cross, layer 2: average of the 8 heads").wait_for()
     assert query_parameters(page)["head"] == "cross.2.5" and query_parameters(page)["view"] == "Head average"
     assert context.blocked == []
 
