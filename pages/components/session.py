@@ -129,8 +129,10 @@ def cached_checkpoint(path: str, modified: float, target_language: str = "") -> 
 
 
 # Traces and beam trees are the big results (a 250-token sentence's trace is ~70 MB): bounded by bytes as well as
-# entries, shared read-only by every session (explorer/capture/memo.py).
-TRACES = BoundedCache(int(os.environ.get("ATTENTION_EXPLORER_TRACE_CACHE_MB", "512")) * 2**20, max_entries=256)
+# entries, shared read-only by every session (explorer/capture/memo.py). 256 MB holds 78 traces of 45 words on h8
+# (3.3 MB each), room for a class's sentences; with 512 MB the cache was still filling after 100 distinct sentences,
+# and a server's memory after 1,000 stood 17–24% over its memory after 100 (benchmarks/class_load.py --distinct).
+TRACES = BoundedCache(int(os.environ.get("ATTENTION_EXPLORER_TRACE_CACHE_MB", "256")) * 2**20, max_entries=256)
 BEAM_TREES = BoundedCache(64 * 2**20, max_entries=64)
 
 

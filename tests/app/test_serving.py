@@ -265,3 +265,13 @@ def test_a_visitors_corpus_job_waits_for_the_one_running(served):
     following = queue.join("next")
     assert queue.ahead(following) is None           # nothing left running: the next job starts at once
     queue.leave(following)
+
+
+def test_a_closed_tabs_session_is_let_go_within_a_minute():
+    """Streamlit keeps a session whose tab went away for 120 s by default: a server opened by many visitors one
+    after another held ~240 of them (benchmarks/class_load.py --distinct). The view lives in the URL, so a tab
+    that comes back later opens on it anyway."""
+    import tomllib
+
+    settings = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert 0 < settings["server"]["disconnectedSessionTTL"] <= 60
