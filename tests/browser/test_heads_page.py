@@ -150,6 +150,8 @@ def test_importance_in_significant_digits_and_chance_without_an_arrow(warm_conte
     importance = json.loads((h8.path / "head_importance.json").read_text())
     first = next(h for h in importance["heads"] if h["spec"] == "enc.0.0")
     page = open_heads(warm_context, app_url, section="One head")
+    # the head's numbers, above its pattern: waited for by name (a busy machine may still be drawing the tab)
+    page.locator('[data-testid="stMetric"]', has_text="Gradient importance").wait_for(timeout=60_000)
     metrics = {m.locator('[data-testid="stMetricLabel"]').inner_text().strip(): m
                for m in page.locator('[data-testid="stMetric"]').all()}
     rare = metrics["Peaks on the rarest token"]
