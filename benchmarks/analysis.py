@@ -11,21 +11,19 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped  # noqa: E402
-from explorer.analyses.importance import gradient_importance  # noqa: E402
 from explorer.analyses.corpus_scoring import TranslationScorer  # noqa: E402
+from explorer.analyses.importance import gradient_importance  # noqa: E402
 from explorer.analyses.pruning import importance_scores, pruning_curve  # noqa: E402
 from explorer.analyses.roles import analyse_roles  # noqa: E402
+from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped  # noqa: E402
 from explorer.capture.treebank import read_trees  # noqa: E402
-from models.checkpoint import load_checkpoint  # noqa: E402
-from models.data import read_parallel  # noqa: E402
+from explorer.models.checkpoint import load_checkpoint  # noqa: E402
+from explorer.models.data import read_parallel  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 

@@ -26,17 +26,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from pages.registry import page as registered  # noqa: E402
-from tests.browser.harness import go_to, launch, offline_context, streamlit_server, submit_sentence, wait_idle  # noqa: E402
+from explorer.pages.registry import page as registered
+from tests.browser.harness import go_to, launch, offline_context, streamlit_server, submit_sentence, wait_idle
 
 # Twenty-token sentences (19 pieces + </s> with the bundled tokenizer), each with a word the others lack.
 SENTENCES = [
@@ -92,7 +89,7 @@ def heads_that_change_the_translation(count: int) -> list[tuple[str, str]]:
     """(head, translation with that head pruned) for heads whose pruning changes PRUNE_SENTENCE's translation."""
     from explorer.capture.head_sets import all_heads
     from explorer.capture.translation import translate
-    from models.checkpoint import load_checkpoint
+    from explorer.models.checkpoint import load_checkpoint
 
     checkpoint = load_checkpoint(Path(__file__).resolve().parents[1] / "models" / "en-de-h8")
     unpruned = translate(checkpoint, [PRUNE_SENTENCE])[0]

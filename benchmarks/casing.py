@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import time
 from pathlib import Path
 
 import sacrebleu
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from explorer.capture.translation import translate  # noqa: E402
-from models.checkpoint import load_checkpoint  # noqa: E402
-from models.data import VARIANTS, pair_variant, read_parallel  # noqa: E402
+from explorer.models.checkpoint import load_checkpoint  # noqa: E402
+from explorer.models.data import VARIANTS, pair_variant, read_parallel  # noqa: E402
 
 MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
 RUN = re.compile(r"(.)\1{4,}")

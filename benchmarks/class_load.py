@@ -42,9 +42,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from pages.registry import PAGES  # noqa: E402
+from explorer.pages.registry import PAGES  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
 TEACHER = "The animal didn't cross the street because it was too tired."
@@ -97,8 +96,8 @@ def free_port() -> int:
 
 
 def start_server(port: int, token: str) -> subprocess.Popen:
-    """The README's serve command (start.sh runs the set-up, then pages.launch), listening on loopback only."""
-    server = subprocess.Popen([sys.executable, "-m", "pages.launch", "--serve", "--port", str(port), "--token", token,
+    """The README's serve command (start.sh runs the set-up, then explorer.pages.launch), listening on loopback only."""
+    server = subprocess.Popen([sys.executable, "-m", "explorer.pages.launch", "--serve", "--port", str(port), "--token", token,
                                "--server.address", "127.0.0.1"], cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -161,7 +160,7 @@ async def student(number: int, port: int, token: str, until: float, think: float
             async with connect(port) as connection:
                 try:
                     seconds, error, own = await open_view(connection, view, token)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     tally.errors.append(f"{view.name}: no finish within {VIEW_TIMEOUT:.0f} s")
                     continue
                 tally.views += 1

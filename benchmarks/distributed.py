@@ -12,22 +12,20 @@ process already uses both through torch's threads.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from explorer.analyses.corpus_jobs import ShardedScoring  # noqa: E402
 from explorer.analyses.corpus_scoring import scorer_for  # noqa: E402
 from explorer.analyses.distributed import RayRunner  # noqa: E402
 from explorer.analyses.importance import importance_report  # noqa: E402
 from explorer.analyses.jobs import OnRay  # noqa: E402
-from models.checkpoint import load_checkpoint  # noqa: E402
-from models.data import read_parallel  # noqa: E402
+from explorer.models.checkpoint import load_checkpoint  # noqa: E402
+from explorer.models.data import read_parallel  # noqa: E402
 
 MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
 

@@ -10,18 +10,16 @@ of in-domain sentences flagged (false alarms) and of out-of-domain ones flagged 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 import explorer.capture.domain as domain  # noqa: E402
 from explorer.capture.treebank import read_trees  # noqa: E402
-from models.checkpoint import load_checkpoint  # noqa: E402
-from models.data import read_lines  # noqa: E402
+from explorer.models.checkpoint import load_checkpoint  # noqa: E402
+from explorer.models.data import read_lines  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 

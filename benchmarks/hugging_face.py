@@ -32,7 +32,6 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from benchmarks.speed import interleaved  # noqa: E402
 
@@ -94,9 +93,8 @@ def save_random(family: str, folder: Path) -> None:
 
 MEMORY = """
 import resource, sys, gc
-sys.path.insert(0, {root!r})
 import torch, transformers
-from models.loader import FAMILIES, open_model
+from explorer.models.loader import FAMILIES, open_model
 import json
 # The family's code is imported before the baseline: what is measured is the model, not transformers' modules.
 family = json.load(open({folder!r} + "/config.json"))["model_type"]
@@ -126,8 +124,8 @@ def memory(folder: Path) -> tuple[int, int, int]:
 def compare(family: str, folder: Path, repeats: int) -> list:
     import transformers
 
-    from models.hooks import capture, model_run
-    from models.loader import open_model
+    from explorer.models.hooks import capture, model_run
+    from explorer.models.loader import open_model
 
     ours = open_model(folder)
     eager = getattr(transformers, CLASSES[family]).from_pretrained(folder, attn_implementation="eager").eval()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -19,17 +18,16 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from explorer.figures.logit_lens import logit_lens_figure  # noqa: E402
-from explorer.figures.sampling import sampling_figure  # noqa: E402
 from explorer.analyses.logit_lens import logit_lens, mean_settling_layer  # noqa: E402
 from explorer.capture.sampling import sample, step_log_probs, step_sampling  # noqa: E402
 from explorer.capture.trace import trace_sentence  # noqa: E402
 from explorer.capture.translation import bleu  # noqa: E402
-from models.data import read_lines  # noqa: E402
-from models.loader import open_model  # noqa: E402
-from models.sampling import Sampling  # noqa: E402
+from explorer.figures.logit_lens import logit_lens_figure  # noqa: E402
+from explorer.figures.sampling import sampling_figure  # noqa: E402
+from explorer.models.data import read_lines  # noqa: E402
+from explorer.models.loader import open_model  # noqa: E402
+from explorer.models.sampling import Sampling  # noqa: E402
 
 SENTENCE = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
 VALIDATION = ROOT.parent / "shared" / "data" / "multi30k"

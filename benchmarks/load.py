@@ -24,7 +24,6 @@ import asyncio
 import gzip
 import random
 import statistics
-import sys
 import threading
 import time
 from pathlib import Path
@@ -32,9 +31,9 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from pages.registry import DEFAULT, page as registered  # noqa: E402
+from explorer.pages.registry import DEFAULT  # noqa: E402
+from explorer.pages.registry import page as registered
 from tests.browser.harness import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
@@ -124,7 +123,7 @@ async def visitor(number: int, browser, url: str, sentences: list, until: float,
         await page.goto(f"{url}/{HOME.url_path}?token={TOKEN}&sentence={quote(first)}")
         await page.get_by_label("English sentence").wait_for(timeout=120_000)
         await page.wait_for_function(DRAWN, arg=[""], timeout=120_000, polling=50)
-    except Exception as error:          # noqa: BLE001 - a benchmark counts failures instead of stopping
+    except Exception as error:
         results["errors"].append(f"visitor {number} first visit: {error.__class__.__name__}")
         await context.close()
         return
@@ -152,7 +151,7 @@ async def visitor(number: int, browser, url: str, sentences: list, until: float,
                 results["switch"].append(time.perf_counter() - start)
             if await page.locator('[data-testid="stException"]').count():
                 results["errors"].append(f"visitor {number}: an exception on the page")
-        except Exception as error:      # noqa: BLE001
+        except Exception as error:
             results["errors"].append(f"visitor {number}: {error.__class__.__name__}: {str(error)[:120]}")
     await context.close()
 
@@ -218,7 +217,7 @@ def app_session(sentence: str, model: str, page: str):
 def run_sessions(count: int, sentences: list) -> None:
     """count sessions in threads, each its own sentence and model, every page; then each checked for its own."""
     from explorer.capture.translation import translate
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     print(f"\n## {count} sessions at once (AppTest, one thread each, one process)")
     process = psutil.Process()
@@ -243,7 +242,7 @@ def run_sessions(count: int, sentences: list) -> None:
                 if page == "translation.py" and app.text:
                     translations[index] = app.text[0].value
             apps[index] = app
-        except Exception as error:          # noqa: BLE001
+        except Exception as error:
             errors.append(f"session {index}: {error.__class__.__name__}: {error}")
 
     start = time.perf_counter()
@@ -287,7 +286,7 @@ def long_sentences(count: int, checkpoint, seed: int = 0) -> list[str]:
 
 
 def run_memory(count: int, checkpoint) -> None:
-    from pages.components import session as cache_owner
+    from explorer.pages.components import session as cache_owner
 
     print(f"\n## Memory over {count} distinct sentences of 5–250 tokens, each on one page in turn")
     page_files = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py", "compare.py", "prune.py"]
@@ -314,7 +313,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--sentences", type=int, default=1000)
     options = parser.parse_args()
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     checkpoint = open_model(str(ROOT / "models" / "en-de-h8"))
     sentences = twenty_token_sentences(checkpoint)

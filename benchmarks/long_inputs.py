@@ -29,7 +29,6 @@ import base64
 import gzip
 import json
 import logging
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -38,9 +37,9 @@ import numpy as np
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)     # AppTest's "missing ScriptRunContext" warnings
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from pages.registry import DEFAULT, page as registered  # noqa: E402
+from explorer.pages.registry import DEFAULT  # noqa: E402
+from explorer.pages.registry import page as registered
 
 MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
 BUNDLED_LABELS = {"h8": "8 heads (en-de-h8)", "h2": "2 heads (en-de-h2)", "h1": "1 head (en-de-h1)"}
@@ -260,7 +259,7 @@ def main() -> None:
     args = parser.parse_args()
     pages = args.pages.split(",")
 
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     results, browser = {}, {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -15,17 +15,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.page_changes import timed_click  # noqa: E402
-from scripts.screenshots import SENTENCES  # noqa: E402
-from tests.browser.harness import PAGE_TITLES, go_to, launch, offline_context, open_view, streamlit_server  # noqa: E402
+from benchmarks.page_changes import timed_click
+from scripts.screenshots import SENTENCES
+from tests.browser.harness import PAGE_TITLES, go_to, launch, offline_context, open_view, streamlit_server
 
 
 def main() -> None:

@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from scripts.screenshots import PAGES, SENTENCES  # noqa: E402
-from tests.browser.harness import (PAGE_TITLES, go_to, launch, offline_context, open_view, settle,  # noqa: E402
-                                   streamlit_server)
+from scripts.screenshots import PAGES, SENTENCES
+from tests.browser.harness import PAGE_TITLES, go_to, launch, offline_context, open_view, settle, streamlit_server
 
 PAGE_TARGET, TAB_TARGET = 1.0, 0.5
 FLOOR_APP = """

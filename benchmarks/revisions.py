@@ -15,6 +15,7 @@ greedy decoding of 20 tokens on that model, opened by each tree's own loader.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -32,13 +33,13 @@ def hugging_face_runs(folder: str):
     """(captured forward, greedy 20 tokens) on a Hugging Face folder, through the tree's own loader."""
     import torch
 
-    from models.hooks import capture, model_run
+    from explorer.models.hooks import capture, model_run
 
     try:
-        from models.loader import open_model
+        from explorer.models.loader import open_model
         loaded = open_model(folder)
     except ImportError:                                                   # before the one model interface
-        from models.hugging_face import load_hugging_face
+        from explorer.models.hugging_face import load_hugging_face
         loaded = load_hugging_face(folder)
     ids = torch.randint(10, 6000, (1, 20), generator=torch.Generator().manual_seed(1))
     inputs = {"input_ids": ids, "decoder_input_ids": ids}
@@ -59,12 +60,11 @@ def hugging_face_runs(folder: str):
 def worker(root: str, hugging_face: str = "") -> None:
     """Answer each line on stdin with the seconds of one greedy translation, one captured forward and one trace,
     each through the calls its tree offers (the model interface since 2026-11-23, the checkpoint before)."""
-    sys.path.insert(0, root)
     import torch
 
     from explorer.capture.trace import trace_sentence
-    from models.checkpoint import load_checkpoint
-    from models.hooks import capture
+    from explorer.models.checkpoint import load_checkpoint
+    from explorer.models.hooks import capture
 
     torch.set_num_threads(1)
     checkpoint = load_checkpoint(Path(root) / "models" / "en-de-h8")
@@ -80,7 +80,7 @@ def worker(root: str, hugging_face: str = "") -> None:
         def captured() -> None:
             checkpoint.run_with_cache(*batches, "*")
     else:
-        from models.decoding import greedy
+        from explorer.models.decoding import greedy
 
         src = torch.tensor([checkpoint.tokenizer.encode(SENTENCE).ids])
         tgt = torch.tensor([[2] + greedy(model, src).tokens[0]])
@@ -119,6 +119,7 @@ def main() -> None:
         try:
             sides = {"before": before, "this": ROOT}
             workers = {name: subprocess.Popen([sys.executable, __file__, "--worker", str(root), args.hugging_face],
+                                              env={**os.environ, "PYTHONPATH": str(root)},
                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
                        for name, root in sides.items()}
             times = {name: {m: [] for m in measures} for name in sides}

@@ -26,12 +26,11 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from models.checkpoint import load_checkpoint  # noqa: E402
-from models.decoding import greedy  # noqa: E402
-from models.hooks import capture  # noqa: E402
-from models.tokenizer import BOS  # noqa: E402
+from explorer.models.checkpoint import load_checkpoint  # noqa: E402
+from explorer.models.decoding import greedy  # noqa: E402
+from explorer.models.hooks import capture  # noqa: E402
+from explorer.models.tokenizer import BOS  # noqa: E402
 
 SENTENCE = "A young man in a blue jacket and a black hat is playing the guitar on a busy street corner at night."
 TEST = ROOT.parent / "shared" / "data" / "multi30k"

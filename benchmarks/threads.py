@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import statistics
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,10 +21,9 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from explorer.capture.trace import trace_sentence  # noqa: E402
-from models.checkpoint import load_checkpoint  # noqa: E402
+from explorer.models.checkpoint import load_checkpoint  # noqa: E402
 
 SENTENCES = [
     "A young man in a red jacket is playing the guitar on a busy street at night.",

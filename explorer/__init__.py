@@ -21,7 +21,7 @@ if TYPE_CHECKING:                      # for readers and type checkers only; not
     import plotly.graph_objects as go
 
     from explorer.capture.trace import Trace
-    from models.interface import ExplorerModel
+    from explorer.models.interface import ExplorerModel
 
 __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
            "HtmlView",
@@ -35,14 +35,14 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            "trace_image", "image_attention_figure"]
 
 
-def load(path: str) -> "ExplorerModel":
+def load(path: str) -> ExplorerModel:
     """A checkpoint folder of ours (e.g. "models/en-de-h8"), a Hugging Face folder, or a cached hub id."""
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     return open_model(path)
 
 
-def trace_sentence(model: "ExplorerModel", sentence: str, beam_size: int = 1, pruned: str = "") -> "Trace":
+def trace_sentence(model: ExplorerModel, sentence: str, beam_size: int = 1, pruned: str = "") -> Trace:
     """Translate (or continue, or read) one sentence and capture every attention, mask, positional encoding and
     decoding step. pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
     from explorer.capture.head_sets import parse_heads
@@ -51,7 +51,7 @@ def trace_sentence(model: "ExplorerModel", sentence: str, beam_size: int = 1, pr
     return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model))
 
 
-def trace_image(model, image, pruned: str = "") -> "Trace":
+def trace_image(model, image, pruned: str = "") -> Trace:
     """Classify one image with an image model (e.g. "models/digits-vit") and capture every attention over its
     class token and patches. image: an array of the model's size (0 … 1), "digits:N" (the held-out split's digit
     N), or the path of a .npy array or a picture. trace.image keeps the pixels, trace.steps[0] the classes."""
@@ -65,14 +65,14 @@ def trace_image(model, image, pruned: str = "") -> "Trace":
     return trace(model, image, parse_heads(pruned, model), description=description)
 
 
-def image_attention_figure(trace: "Trace", layer: int = 0, head: int = 0, query: int = 0) -> "go.Figure":
+def image_attention_figure(trace: Trace, layer: int = 0, head: int = 0, query: int = 0) -> go.Figure:
     """Where one token (0: the class token; 1 + row × columns + column: a patch) looks, drawn over the image."""
     from explorer.figures.image import attention_over_image
 
     return attention_over_image(trace, layer, head, query)
 
 
-def translate(model: "ExplorerModel", sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
+def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
     """One output per sentence: a translation, or a decoder-only model's continuation."""
     from explorer.capture.head_sets import parse_heads
     from explorer.capture.translation import translate as translate_all
@@ -80,19 +80,19 @@ def translate(model: "ExplorerModel", sentences: list[str], beam_size: int = 1, 
     return translate_all(model, sentences, beam_size, parse_heads(pruned, model))
 
 
-def attention_figure(trace: "Trace", kind: str = "encoder", layer: int = 0, head: int = 0) -> "go.Figure":
+def attention_figure(trace: Trace, kind: str = "encoder", layer: int = 0, head: int = 0) -> go.Figure:
     """One head's attention as a heatmap: kind is "encoder", "decoder" or "cross"."""
     from explorer.figures.attention import attention_heatmap
-    from models.vocabulary import check_kind
+    from explorer.models.vocabulary import check_kind
 
     pattern = trace.pattern(check_kind(kind))[layer, head]
     return attention_heatmap(pattern, trace.query_tokens(kind), trace.key_tokens(kind), f"{kind}, layer {layer}, head {head}")
 
 
-def heads_figure(trace: "Trace", kind: str = "encoder") -> "go.Figure":
+def heads_figure(trace: Trace, kind: str = "encoder") -> go.Figure:
     """Every head of one kind at once, layers × heads."""
     from explorer.figures.attention import heads_grid
-    from models.vocabulary import KIND_TITLES, check_kind
+    from explorer.models.vocabulary import KIND_TITLES, check_kind
 
     return heads_grid(trace.pattern(check_kind(kind)), trace.query_tokens(kind), trace.key_tokens(kind),
                       KIND_TITLES[kind])
@@ -115,7 +115,7 @@ class HtmlView:
         return path
 
 
-def head_view(trace: "Trace", layer: int = 0) -> HtmlView:
+def head_view(trace: Trace, layer: int = 0) -> HtmlView:
     """bertviz's head view of every attention kind: lines from each token to the tokens it attends to."""
     from explorer.figures.bertviz_views import head_view_html
 
@@ -123,7 +123,7 @@ def head_view(trace: "Trace", layer: int = 0) -> HtmlView:
                                                                                len(trace.target_tokens)))
 
 
-def model_view(trace: "Trace") -> HtmlView:
+def model_view(trace: Trace) -> HtmlView:
     """bertviz's model view: a thumbnail for every layer and head."""
     from explorer.figures.bertviz_views import model_view_html
 
@@ -131,7 +131,7 @@ def model_view(trace: "Trace") -> HtmlView:
     return HtmlView(model_view_html(trace), height=160 + 120 * layers)
 
 
-def detect_heads(model: "ExplorerModel", seeds: int = 8, length: int = 20):
+def detect_heads(model: ExplorerModel, seeds: int = 8, length: int = 20):
     """Previous-token, duplicate-token, induction and prefix-matching scores of every self-attention head on
     repeated random tokens (Olsson et al. 2022; TransformerLens's definitions), with chance: a HeadDetection.
 
@@ -144,7 +144,7 @@ def detect_heads(model: "ExplorerModel", seeds: int = 8, length: int = 20):
     return detect(model, seeds=seeds, length=length)
 
 
-def patch(model: "ExplorerModel", clean: str, corrupt: str, metric: str = "total"):
+def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total"):
     """Activation patching (Meng et al. 2022): the share of the clean output's log-probability that each head's z
     and each layer's output, patched from the clean run into the corrupted one, restores. A PatchingResult
     (.heads[kind] [layers, heads], .layer_outputs[stack] [layers], .all_layers ≈ 1, .nothing = 0)."""
@@ -153,7 +153,7 @@ def patch(model: "ExplorerModel", clean: str, corrupt: str, metric: str = "total
     return patch_heads(model, clean, corrupt, metric)
 
 
-def logit_lens_of(model: "ExplorerModel", sentence: "str | Trace", top_k: int = 5, position: int | None = None):
+def logit_lens_of(model: ExplorerModel, sentence: str | Trace, top_k: int = 5, position: int | None = None):
     """The logit lens (nostalgebraist 2020) over a sentence's output (or a trace's), teacher-forced: per decoding
     step and decoder layer, the top-k tokens and the chosen token's probability and rank (.chosen_probs,
     .chosen_ranks [layers, steps], .settles_at()). A masked language model: over its encoder layers at the masked
@@ -164,19 +164,20 @@ def logit_lens_of(model: "ExplorerModel", sentence: "str | Trace", top_k: int = 
     return lens_of(model, sentence, top_k, position)
 
 
-def sample(model: "ExplorerModel", sentence: str, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
+def sample(model: ExplorerModel, sentence: str, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
            seed: int = 0, pruned: str = "") -> str:
     """A sampled output (translation or continuation): each token drawn at this temperature from the top-k / top-p
     (nucleus) of its step's distribution; the same arguments (seed included) give the same text. Temperature 0 is
     greedy decoding."""
     from explorer.capture.head_sets import parse_heads
-    from explorer.capture.sampling import sample as sample_output, settings_from
+    from explorer.capture.sampling import sample as sample_output
+    from explorer.capture.sampling import settings_from
 
     settings = settings_from(temperature, top_k, top_p, seed)
     return sample_output(model, sentence, settings, parse_heads(pruned, model)).text
 
 
-def faithfulness_of(model: "ExplorerModel", sentence: str, fix_casing: bool = True):
+def faithfulness_of(model: ExplorerModel, sentence: str, fix_casing: bool = True):
     """Does attention point where the output depends? Per source token: leave-one-out (the output's log-probability
     lost when the token is blanked to the unknown token), gradient × input, and the last layer's attention, rollout,
     flow and norms, with Spearman's ρ of each against leave-one-out (.spearman) and gradient × input
@@ -188,12 +189,12 @@ def faithfulness_of(model: "ExplorerModel", sentence: str, fix_casing: bool = Tr
     return scored(model, sentence, fix_casing)
 
 
-def attention_flow(trace: "Trace | np.ndarray", kind: str = "encoder"):
+def attention_flow(trace: Trace | np.ndarray, kind: str = "encoder"):
     """Attention flow (Abnar & Zuidema 2020) [query, key] of a trace's encoder or decoder self-attention, or of a
     pattern array [layers, heads, q, q]; at most explorer.analyses.flow.MAX_FLOW_TOKENS tokens."""
     from explorer.analyses.flow import attention_flow as flow
     from explorer.capture.inputs import InputError
-    from models.vocabulary import check_kind
+    from explorer.models.vocabulary import check_kind
 
     if hasattr(trace, "pattern"):
         if check_kind(kind) == "cross":
@@ -202,7 +203,7 @@ def attention_flow(trace: "Trace | np.ndarray", kind: str = "encoder"):
     return flow(trace)
 
 
-def word_trace(trace: "Trace", model: "ExplorerModel") -> "Trace":
+def word_trace(trace: Trace, model: ExplorerModel) -> Trace:
     """The trace over words (Clark et al. 2019): attention to a word sums its pieces, from a word averages them, so
     rows still sum to 1; every figure above draws it (explorer.attention_figure(explorer.word_trace(trace, model)))."""
     from explorer.capture.words import word_trace as over_words
@@ -210,7 +211,7 @@ def word_trace(trace: "Trace", model: "ExplorerModel") -> "Trace":
     return over_words(trace, model)
 
 
-def attention_sinks(trace: "Trace", model: "ExplorerModel"):
+def attention_sinks(trace: Trace, model: ExplorerModel):
     """Attention sinks on a traced sentence: a pandas table, one row per head, of its share of attention on the first
     token, special tokens and punctuation, by weight and by norm, uniform attention's share, and whether it is a sink
     (explorer/analyses/sinks.py; `python -m explorer sinks` averages over a corpus)."""
@@ -221,7 +222,7 @@ def attention_sinks(trace: "Trace", model: "ExplorerModel"):
     return pd.DataFrame(shares(trace, model)).set_index("spec")
 
 
-def word_focus_table(trace: "Trace", model: "ExplorerModel", word: str, kind: str | None = None, occurrence: int = 1):
+def word_focus_table(trace: Trace, model: ExplorerModel, word: str, kind: str | None = None, occurrence: int = 1):
     """The lecture's question for every head: the word that `word` (its `occurrence`-th appearance) gives the most
     weight, and that weight, over words (to a word the sum of its pieces, from a word the mean), nothing excluded:
     special tokens and punctuation are named when they get the most. kind: default the self-attention that reads the
@@ -233,7 +234,7 @@ def word_focus_table(trace: "Trace", model: "ExplorerModel", word: str, kind: st
 
 # -- interventions (explorer/analyses/interventions.py): read or replace any named value in one run --
 
-def hook_names(model: "ExplorerModel", pattern: str = "*") -> list[str]:
+def hook_names(model: ExplorerModel, pattern: str = "*") -> list[str]:
     """The names of the values a hook can read or replace, matching a glob pattern, in forward order: e.g.
     "encoder.layers.0.self_attn.{q,k,v,scores,mask,pattern,z,out}", "decoder.layers.2.cross_attn.z",
     "encoder.embed", "encoder.layers.0" (a layer's output, the residual stream after it)."""
@@ -242,7 +243,7 @@ def hook_names(model: "ExplorerModel", pattern: str = "*") -> list[str]:
     return names(model, pattern)
 
 
-def run_with_hooks(model: "ExplorerModel", sentence: str, hooks=(), target: str | None = None, names=()):
+def run_with_hooks(model: ExplorerModel, sentence: str, hooks=(), target: str | None = None, names=()):
     """One teacher-forced run of `sentence` with hooks, as TransformerLens's run_with_hooks.
 
     hooks: [(name or glob pattern, fn)] or {name: fn}; fn(value, name) returns a tensor that replaces the value, or
@@ -280,7 +281,7 @@ def patch_head(kind: str, layer: int, head: int, clean, positions=None):
     return patch_one(kind, layer, head, clean, positions)
 
 
-def patch_positions(model: "ExplorerModel", clean: str, corrupt: str, kind: str, layer: int, head: int,
+def patch_positions(model: ExplorerModel, clean: str, corrupt: str, kind: str, layer: int, head: int,
                     metric: str = "total"):
     """Per-position activation patching of one head: for each query position alone, the share of the clean output's
     log-probability that its z from the clean run restores in the corrupted run (explorer.patch does whole heads).

@@ -14,13 +14,22 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError
 
-from models.decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit, translate_ids
-from models.interface import (Aligned, Architecture, Batch, CachedBeamSearch, Encoded, ExplorerModel, Translates,
-                              ModelError, TrainingSnapshots)
-from models.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
-from models.transformer import Transformer, TransformerConfig
-from models.weights_file import read_weights, write_weights
-from models.word_alignment import pieces_of_words, sentence_text, spans_from_surfaces
+from .decoding import LENGTH_RATIO, LENGTH_SLACK, BeamResult, beam_search, step_limit, translate_ids
+from .interface import (
+    Aligned,
+    Architecture,
+    Batch,
+    CachedBeamSearch,
+    Encoded,
+    ExplorerModel,
+    ModelError,
+    TrainingSnapshots,
+    Translates,
+)
+from .tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
+from .transformer import Transformer, TransformerConfig
+from .weights_file import read_weights, write_weights
+from .word_alignment import pieces_of_words, sentence_text, spans_from_surfaces
 
 CONFIG, WEIGHTS, TOKENIZER, FREQUENCIES = "config.json", "model.safetensors", "tokenizer.model", "token_frequencies.json"
 
@@ -110,7 +119,7 @@ class Checkpoint(ExplorerModel, Translates, TrainingSnapshots, CachedBeamSearch)
     def attention_scaling(self, kind: str, layer: int) -> float:
         return self.model.attention_scaling(kind, layer)
 
-    def with_weights(self, snapshot: Path) -> "Checkpoint":
+    def with_weights(self, snapshot: Path) -> Checkpoint:
         """A model of its own (never the shared one) with a training snapshot's weights."""
         model = Transformer(self.model.config)
         load_weights(model, snapshot)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import torch
 
-from models.tokenizer import BOS, EOS, PAD
-from models.errors import ExplorerError
+from .errors import ExplorerError
+from .tokenizer import BOS, EOS, PAD
 
 
 class CorpusError(ExplorerError):

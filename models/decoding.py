@@ -5,14 +5,14 @@ Both return the model's output distribution at every step, so a view can show wh
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import torch
 
-from models.data import pad_batch
-from models.tokenizer import BOS, EOS, PAD
-from models.transformer import Transformer
+from .data import pad_batch
+from .tokenizer import BOS, EOS, PAD
+from .transformer import Transformer
 
 
 def steps_source_mask(src_mask: torch.Tensor) -> torch.Tensor | None:

@@ -14,7 +14,7 @@ third of its per-step overhead.
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F

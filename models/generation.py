@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import torch
 
-from models.decoding import BeamResult, search_beams
-from models.interface import Batch, CachedBeamSearch, ExplorerModel
-from models.sampling import Sampling, never_sampled, sample_sequence
+from .decoding import BeamResult, search_beams
+from .interface import Batch, CachedBeamSearch, ExplorerModel
+from .sampling import Sampling, never_sampled, sample_sequence
 
 
 def beam_search(model: ExplorerModel, source_ids: list[int], beam_size: int, alpha: float = 0.6) -> BeamResult:

@@ -6,8 +6,8 @@ import re
 
 import torch
 
-from models.hugging_face import HuggingFaceModel
-from models.interface import Batch, Continues, Encoded
+from .hugging_face import HuggingFaceModel
+from .interface import Batch, Continues, Encoded
 
 CONTINUATION_TOKENS = 30      # how far a prompt is continued
 

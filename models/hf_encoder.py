@@ -8,8 +8,8 @@ import re
 
 import torch
 
-from models.hugging_face import HuggingFaceModel
-from models.interface import Architecture, Batch, FillsMask
+from .hugging_face import HuggingFaceModel
+from .interface import Architecture, Batch, FillsMask
 
 
 class BertLayout(HuggingFaceModel):

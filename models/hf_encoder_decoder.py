@@ -7,8 +7,8 @@ import re
 
 import torch
 
-from models.hugging_face import HuggingFaceModel
-from models.interface import Architecture, Batch, Translates
+from .hugging_face import HuggingFaceModel
+from .interface import Architecture, Batch, Translates
 
 
 class EncoderDecoder(HuggingFaceModel, Translates):
@@ -74,7 +74,7 @@ class EncoderDecoder(HuggingFaceModel, Translates):
         """transformers' own generate, in batches of similar length; beam search with its length penalty alpha."""
         outputs: list[list[int]] = [[] for _ in sources]
         order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
-        from transformers import GenerationConfig      # heavy: only once a Hugging Face model is in use
+        from transformers import GenerationConfig  # heavy: only once a Hugging Face model is in use
 
         beams = {"num_beams": beam_size, "length_penalty": alpha} if beam_size > 1 else {"num_beams": 1}
         forced = len(self.decoder_prefix()) - 1         # tokens generate is made to produce before the output

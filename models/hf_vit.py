@@ -12,8 +12,8 @@ import re
 
 import torch
 
-from models.hugging_face import HuggingFaceAttention
-from models.interface import Architecture, Batch, ImageInput
+from .hugging_face import HuggingFaceAttention
+from .interface import Architecture, Batch, ImageInput
 
 
 class HuggingFaceImageClassifier(HuggingFaceAttention, ImageInput):

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import contextvars
 import fnmatch
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping
 
 import torch
 
-from models.fast_inference import FastCall
-from models.vocabulary import attention_hook, check_kind
-from models.errors import ExplorerError
+from .errors import ExplorerError
+from .fast_inference import FastCall
+from .vocabulary import attention_hook, check_kind
 
 # A hook receives the value and the hook point's name; returning a tensor replaces the value.
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]

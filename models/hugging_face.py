@@ -27,13 +27,13 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from models.checkpoint import CheckpointError
-from models.folder_checks import AGAIN, first_line, missing_tokenizer_files
-from models.hooks import apply_hooks, current_head_gate, is_hooked
-from models.interface import Aligned, Architecture, AttentionModel, Encoded, ExplorerModel
-from models.tokenizer import clean_text
-from models.vocabulary import attention_hook, layer_hook, stack_hook
-from models.word_alignment import pieces_of_words, sentence_text, spans_by_matching
+from .checkpoint import CheckpointError
+from .folder_checks import AGAIN, first_line, missing_tokenizer_files
+from .hooks import apply_hooks, current_head_gate, is_hooked
+from .interface import Aligned, Architecture, AttentionModel, Encoded, ExplorerModel
+from .tokenizer import clean_text
+from .vocabulary import attention_hook, layer_hook, stack_hook
+from .word_alignment import pieces_of_words, sentence_text, spans_by_matching
 
 ATTENTION_NAME = "attention_explorer"
 TOKENIZER_LOCK = threading.RLock()
@@ -186,7 +186,7 @@ class HuggingFaceAttention(AttentionModel):
 
     # -- opening ------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, folder: Path, family: str, transformers_class: str) -> "HuggingFaceAttention":
+    def open(cls, folder: Path, family: str, transformers_class: str) -> HuggingFaceAttention:
         import transformers
 
         transformers.utils.logging.disable_progress_bar()      # no "Loading weights" bar in the CLI's stderr
@@ -206,7 +206,7 @@ class HuggingFaceAttention(AttentionModel):
         return loaded
 
     @classmethod
-    def assembled(cls, folder: Path, model: nn.Module, family: str) -> "HuggingFaceAttention":
+    def assembled(cls, folder: Path, model: nn.Module, family: str) -> HuggingFaceAttention:
         """The loaded transformers model behind the interface (a model of text loads its tokenizer here too)."""
         return cls(folder, model, family, folder=folder)
 
@@ -296,7 +296,7 @@ class HuggingFaceModel(HuggingFaceAttention, ExplorerModel):
     target_language: str = ""
 
     @classmethod
-    def assembled(cls, folder: Path, model: nn.Module, family: str) -> "HuggingFaceModel":
+    def assembled(cls, folder: Path, model: nn.Module, family: str) -> HuggingFaceModel:
         return cls(folder, model, family, folder=folder, tokenizer=load_tokenizer(folder))
 
     def __post_init__(self) -> None:

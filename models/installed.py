@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
-from models.interface import ModelError
-from models.weights_file import file_sha256
+from .interface import ModelError
+from .weights_file import file_sha256
 
 WEIGHTS = "model.safetensors"
 REQUIREMENTS = "requirements-models.txt"

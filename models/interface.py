@@ -25,10 +25,10 @@ from pathlib import Path
 
 import torch
 
-from models.decoding import BeamResult
-from models.errors import ExplorerError
-from models.hooks import ActivationCache, capture
-from models.tokenizer import Encoded     # encode()'s answer, for every family
+from .decoding import BeamResult
+from .errors import ExplorerError
+from .hooks import ActivationCache, capture
+from .tokenizer import Encoded  # encode()'s answer, for every family
 
 TRANSLATE, CONTINUE, FILL_MASK, EMBED, CLASSIFY = "translate", "continue", "fill-mask", "embed", "classify"
 
@@ -50,7 +50,7 @@ class Batch:
     present: torch.Tensor   # [rows, positions] bool: True on a real token
 
     @classmethod
-    def of(cls, rows: list[list[int]], pad_id: int) -> "Batch":
+    def of(cls, rows: list[list[int]], pad_id: int) -> Batch:
         width = max(len(row) for row in rows)
         return cls(torch.tensor([row + [pad_id] * (width - len(row)) for row in rows], dtype=torch.long),
                    torch.tensor([[True] * len(row) + [False] * (width - len(row)) for row in rows]))
@@ -287,7 +287,7 @@ class Multilingual(ABC):
     target_languages: tuple[str, ...]
 
     @abstractmethod
-    def for_target_language(self, language: str) -> "ExplorerModel":
+    def for_target_language(self, language: str) -> ExplorerModel:
         """The same weights translating into another language."""
 
 
@@ -295,7 +295,7 @@ class TrainingSnapshots(ABC):
     """A model whose folder keeps its training's per-epoch weights (epoch-N.safetensors), for head evolution."""
 
     @abstractmethod
-    def with_weights(self, snapshot: Path) -> "ExplorerModel": """A copy with a snapshot's weights."""
+    def with_weights(self, snapshot: Path) -> ExplorerModel: """A copy with a snapshot's weights."""
 
 
 class CachedBeamSearch(ABC):

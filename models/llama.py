@@ -10,9 +10,9 @@ import re
 
 import torch
 
-from models.hf_decoder import DecoderOnly
-from models.hugging_face import HuggingFaceAttention
-from models.interface import Architecture
+from .hf_decoder import DecoderOnly
+from .hugging_face import HuggingFaceAttention
+from .interface import Architecture
 
 
 class Llama(DecoderOnly):

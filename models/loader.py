@@ -9,20 +9,20 @@ import json
 import re
 from pathlib import Path
 
-from models.checkpoint import load_checkpoint
-from models.hf_decoder import DecoderOnly
-from models.hf_encoder import EncoderOnly
-from models.hf_encoder_decoder import EncoderDecoder
-from models.hf_vit import HuggingFaceImageClassifier
-from models.folder_checks import damaged_tokenizer, damaged_weights
-from models.hugging_face import HuggingFaceError, pickle_only, read_config
-from models.installed import analyses_folder, installed_model_folder
-from models.interface import CLASSIFY, AttentionModel
-from models.llama import Llama
-from models.m2m100 import MultilingualEncoderDecoder
-from models.sentence_encoder import SentenceEncoder, is_sentence_encoder
-from models.t5 import T5
-from models.vision_transformer import load_classifier
+from .checkpoint import load_checkpoint
+from .folder_checks import damaged_tokenizer, damaged_weights
+from .hf_decoder import DecoderOnly
+from .hf_encoder import EncoderOnly
+from .hf_encoder_decoder import EncoderDecoder
+from .hf_vit import HuggingFaceImageClassifier
+from .hugging_face import HuggingFaceError, pickle_only, read_config
+from .installed import analyses_folder, installed_model_folder
+from .interface import CLASSIFY, AttentionModel
+from .llama import Llama
+from .m2m100 import MultilingualEncoderDecoder
+from .sentence_encoder import SentenceEncoder, is_sentence_encoder
+from .t5 import T5
+from .vision_transformer import load_classifier
 
 # config.json's model_type → (transformers class, layout)
 FAMILIES = {

@@ -8,9 +8,9 @@ from __future__ import annotations
 import copy
 import re
 
-from models.hf_encoder_decoder import EncoderDecoder
-from models.interface import Architecture, Multilingual
-from models.tokenizer import clean_text
+from .hf_encoder_decoder import EncoderDecoder
+from .interface import Architecture, Multilingual
+from .tokenizer import clean_text
 
 NAMES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch", "pt": "Portuguese",
          "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "en": "English", "ro": "Romanian", "cs": "Czech"}
@@ -42,7 +42,7 @@ class MultilingualEncoderDecoder(EncoderDecoder, Multilingual):
         self.architecture = Architecture("sinusoidal-halves", embedding_steps=(
             steps[0], "+ sinusoidal position (rows from padding id + 1)", steps[2]))
 
-    def for_target_language(self, language: str) -> "MultilingualEncoderDecoder":
+    def for_target_language(self, language: str) -> MultilingualEncoderDecoder:
         """A shallow copy sharing weights, tokenizer and everything derived from them: asked on every rerun of a
         page, it must cost nothing (dataclasses.replace would derive it all again)."""
         if language == self.target_language:

@@ -12,13 +12,13 @@ so the global random state would make one person's sample depend on another's cl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import torch
 
-from models.decoding import excluded_tokens
-from models.errors import ExplorerError
+from .decoding import excluded_tokens
+from .errors import ExplorerError
 
 
 class SamplingError(ExplorerError):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import torch
 
-from models.hf_encoder import BertLayout
-from models.hugging_face import HuggingFaceError
-from models.interface import Batch, Embeds
+from .hf_encoder import BertLayout
+from .hugging_face import HuggingFaceError
+from .interface import Batch, Embeds
 
 POOLING = Path("1_Pooling") / "config.json"
 # config.json's model_type → the bare encoder's transformers class
@@ -36,7 +36,7 @@ class SentenceEncoder(BertLayout, Embeds):
     normalized = True           # scaled to length 1 (a Normalize module)
 
     @classmethod
-    def open(cls, folder: Path, family: str, transformers_class: str) -> "SentenceEncoder":
+    def open(cls, folder: Path, family: str, transformers_class: str) -> SentenceEncoder:
         pooling = _read_json(folder / POOLING)
         modes = [mode for mode in ("mean", "cls") if pooling.get(f"pooling_mode_{mode}_tokens" if mode == "mean"
                                                                  else "pooling_mode_cls_token")]

@@ -8,8 +8,8 @@ import re
 
 import torch
 
-from models.hf_encoder_decoder import EncoderDecoder
-from models.interface import Architecture, Encoded
+from .hf_encoder_decoder import EncoderDecoder
+from .interface import Architecture, Encoded
 
 RELATIVE_BIAS_KINDS = ("encoder", "decoder")     # cross-attention has no position bias
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import sentencepiece as spm
 
@@ -36,7 +36,7 @@ class Tokenizer:
         self.sp = spm.SentencePieceProcessor(model_file=str(self.path))
 
     @classmethod
-    def train(cls, sentences: Iterable[str], model_path: str | Path, vocab_size: int = 8000) -> "Tokenizer":
+    def train(cls, sentences: Iterable[str], model_path: str | Path, vocab_size: int = 8000) -> Tokenizer:
         model = io.BytesIO()
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(list(sentences)), model_writer=model, vocab_size=vocab_size,

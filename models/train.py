@@ -1,6 +1,6 @@
 """Train an English→German Transformer on Multi30k.
 
-    python -m models.train --data ../shared/data/multi30k --heads 8 --out models/en-de-h8
+    python -m explorer.models.train --data ../shared/data/multi30k --heads 8 --out models/en-de-h8
 
 Trains until validation BLEU stops improving, then anneals: linear warm-up, learning rate ∝ 1/√step until
 validation BLEU has not improved for --patience epochs, then a linear decay to zero over --decay-fraction of
@@ -31,16 +31,16 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from models.checkpoint import save_checkpoint
-from models.data import VARIANTS, choose_variants, make_training_batch, pair_variant, read_parallel, token_batches
-from models.decoding import translate_ids
-from models.tokenizer import PAD, Tokenizer, clean_text
-from models.transformer import Transformer, TransformerConfig
-from models.weights_file import read_weights, write_weights
+from .checkpoint import save_checkpoint
+from .data import VARIANTS, choose_variants, make_training_batch, pair_variant, read_parallel, token_batches
+from .decoding import translate_ids
+from .tokenizer import PAD, Tokenizer, clean_text
+from .transformer import Transformer, TransformerConfig
+from .weights_file import read_weights, write_weights
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m explorer.models.train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, type=Path, help="folder with train/val(/test_2016_flickr).{en,de}.gz")
     parser.add_argument("--out", required=True, type=Path, help="checkpoint folder to write (and resume from)")
     parser.add_argument("--heads", type=int, default=8)

@@ -1,6 +1,6 @@
 """Train the bundled Vision Transformer on scikit-learn's handwritten digits (models/digits.py).
 
-    python -m models.train_vit --out models/digits-vit
+    python -m explorer.models.train_vit --out models/digits-vit
 
 A fixed recipe, no early stopping (the held-out split is read once, at the end, for the model card): AdamW,
 one-cycle learning rate, label smoothing 0.1, and each training image shifted by up to one pixel in each
@@ -17,8 +17,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-from models.digits import HELD_OUT_SHARE, SPLIT_SEED, digit_splits
-from models.vision_transformer import VisionTransformer, VitConfig, save_classifier
+from .digits import HELD_OUT_SHARE, SPLIT_SEED, digit_splits
+from .vision_transformer import VisionTransformer, VitConfig, save_classifier
 
 
 def shifted(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:

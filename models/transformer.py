@@ -23,10 +23,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models import fast_inference
-from models.fast_inference import FastCall, needs_gradients
-from models.hooks import ActivationCache, HookPoint, capture, current_head_gate, name_hook_points
-from models.vocabulary import attention_block
+from . import fast_inference
+from .fast_inference import FastCall, needs_gradients
+from .hooks import ActivationCache, HookPoint, capture, current_head_gate, name_hook_points
+from .vocabulary import attention_block
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from models import fast_inference
-from models.checkpoint import CheckpointError, readable_weights
-from models.hooks import HookPoint, name_hook_points
-from models.interface import CLASSIFY, Architecture, AttentionModel, ImageInput
-from models.transformer import Dropout, EncoderLayer, LayerNorm, Projection
-from models.weights_file import write_weights
+from . import fast_inference
+from .checkpoint import CheckpointError, readable_weights
+from .hooks import HookPoint, name_hook_points
+from .interface import CLASSIFY, Architecture, AttentionModel, ImageInput
+from .transformer import Dropout, EncoderLayer, LayerNorm, Projection
+from .weights_file import write_weights
 
 CONFIG, WEIGHTS = "config.json", "model.safetensors"
 

@@ -8,23 +8,18 @@ without this entry, when a page's URL is the first request; here that folder doe
 """
 
 import os
-import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:          # Streamlit puts the entry's folder on the path, not the project's
-    sys.path.insert(0, str(ROOT))
+import streamlit as st
+import torch
 
-import streamlit as st  # noqa: E402
-import torch  # noqa: E402
-
-from pages.components.access import ask_token, granted, policy  # noqa: E402
-from pages.components.errors import errors_as_messages  # noqa: E402
-from pages.components.run_queue import RUNS, queued_message  # noqa: E402
-from pages.components.session import warm_up_models  # noqa: E402
-from pages.components.sidebar import render_sidebar  # noqa: E402
-from pages.registry import groups  # noqa: E402
+from explorer.pages.components.access import ask_token, granted, policy
+from explorer.pages.components.errors import errors_as_messages
+from explorer.pages.components.run_queue import RUNS, queued_message
+from explorer.pages.components.session import warm_up_models
+from explorer.pages.components.sidebar import render_sidebar
+from explorer.pages.registry import groups
 
 # One torch thread per computation. Streamlit runs every browser session in a thread of one process; with
 # torch's default (a thread per core) two sessions, or one busy core, make every matrix product wait on the

@@ -5,18 +5,18 @@ from functools import partial
 
 import streamlit as st
 
-from explorer.capture.head_sets import HeadSpec, live_heads, parse_heads
-from explorer.capture.exports import matrix_table
-from pages.components.session import current_trace, pruning_notice
-from explorer.figures.common import ABSOLUTE, NORMS, is_long
 from explorer.analyses.norms import weight_and_norm_shares
-from pages.components.attention_bertviz_section import bertviz_view
-from pages.components.attention_heatmap import draw_heatmap, focus_window
-from pages.components.attention_views_section import average, every_head, rollout_and_flow
-from pages.components.glossary_links import term_help
-from pages.components.units import attention_units, in_units
-from pages.components.word_focus_section import word_focus_section
-from pages.components.widgets import attention_values, choose_head, colour_scale, one_tab_at_a_time
+from explorer.capture.exports import matrix_table
+from explorer.capture.head_sets import HeadSpec, live_heads, parse_heads
+from explorer.figures.common import ABSOLUTE, NORMS, is_long
+from explorer.pages.components.attention_bertviz_section import bertviz_view
+from explorer.pages.components.attention_heatmap import draw_heatmap, focus_window
+from explorer.pages.components.attention_views_section import average, every_head, rollout_and_flow
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.session import current_trace, pruning_notice
+from explorer.pages.components.units import attention_units, in_units
+from explorer.pages.components.widgets import attention_values, choose_head, colour_scale, one_tab_at_a_time
+from explorer.pages.components.word_focus_section import word_focus_section
 
 VIEWS = ["Every head", "Head average", "Rollout & flow", "bertviz head view", "bertviz model view"]
 

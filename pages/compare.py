@@ -6,14 +6,14 @@ import streamlit as st
 
 from explorer.analyses.shipped_analyses import summary
 from explorer.figures.common import NORMS
-from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
-from pages.components import url_state
-from pages.components.compare_heads_section import show_heads_side_by_side
-from pages.components.compare_models_section import chosen_models, show_outputs
-from pages.components.glossary_links import term_help
-from pages.components.units import attention_units, in_units
-from pages.components.widgets import attention_values, colour_scale
-from pages.components.head_analyses import head_analysis
+from explorer.models.vocabulary import ATTENTION_KINDS, KIND_TITLES
+from explorer.pages.components import url_state
+from explorer.pages.components.compare_heads_section import show_heads_side_by_side
+from explorer.pages.components.compare_models_section import chosen_models, show_outputs
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.head_analyses import head_analysis
+from explorer.pages.components.units import attention_units, in_units
+from explorer.pages.components.widgets import attention_values, colour_scale
 
 st.title("Compare models")
 st.caption("The same sentence through two or three models side by side, to see how differently their heads attend: in "

@@ -5,17 +5,17 @@ For an encoder-only model (BERT): the masked-token view instead."""
 import streamlit as st
 
 from explorer.capture.decoding_steps import steps_table, stopping_reason, teacher_forcing, teacher_forcing_table
-from explorer.figures.decoding import fixed_width, steps_bars, steps_overview, teacher_forcing_figure
 from explorer.capture.inputs import InputError
-from models.interface import Embeds, Generates
-from pages.components.decoding_beam_section import show_beam_search
-from pages.components.decoding_masked_section import masked_token_view
-from pages.components.decoding_step_section import show_one_step
-from pages.components.lens_and_sampling import logit_lens_section, sampling_section
-from pages.components.session import current_trace, pruning_notice, view_pruned
-from pages.components.glossary_links import linked, term_help
-from pages.components.widgets import one_tab_at_a_time, show_figure, show_table_figure
-from pages.registry import page
+from explorer.figures.decoding import fixed_width, steps_bars, steps_overview, teacher_forcing_figure
+from explorer.models.interface import Embeds, Generates
+from explorer.pages.components.decoding_beam_section import show_beam_search
+from explorer.pages.components.decoding_masked_section import masked_token_view
+from explorer.pages.components.decoding_step_section import show_one_step
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.lens_and_sampling import logit_lens_section, sampling_section
+from explorer.pages.components.session import current_trace, pruning_notice, view_pruned
+from explorer.pages.components.widgets import one_tab_at_a_time, show_figure, show_table_figure
+from explorer.pages.registry import page
 
 st.title("Decoding")   # first: the notices about the sentence go under it
 checkpoint, trace = current_trace()

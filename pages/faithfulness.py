@@ -5,15 +5,21 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
-from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
 from explorer.analyses.flow import MAX_FLOW_TOKENS
 from explorer.analyses.sentence_similarity import PAIR_SENTENCE
-from models.interface import Embeds
-from pages.components import url_state
-from pages.components.glossary_links import linked, term_help
-from pages.components.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
-                           weights_mtime)
-from pages.components.widgets import command_line, show_figure
+from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
+from explorer.models.interface import Embeds
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.session import (
+    cached_checkpoint,
+    current_trace,
+    greedy_notice,
+    pruning_notice,
+    selection,
+    weights_mtime,
+)
+from explorer.pages.components.widgets import command_line, show_figure
 
 PUBLISHED = "Abnar & Zuidema 2020, their model (published)"
 CORRELATIONS = ("ρ with leave-one-out", "ρ with gradient × input", PUBLISHED)

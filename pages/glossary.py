@@ -2,17 +2,12 @@
 (`glossary#nats`), with a search box. A page's link (`glossary?term=nats`, pages/components/glossary_links.py) opens it in a new
 tab with that entry first."""
 
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:          # also when run on its own (`streamlit run pages/glossary.py`)
-    sys.path.insert(0, str(ROOT))
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from explorer.teaching.glossary import GLOSSARY, matching, slug  # noqa: E402
-from pages.components.glossary_links import PARAMETER  # noqa: E402
+from explorer.pages.components.glossary_links import PARAMETER
+from explorer.teaching.glossary import GLOSSARY, matching, slug
 
 BY_SLUG = {slug(term): term for term in GLOSSARY}
 

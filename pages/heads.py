@@ -5,15 +5,15 @@ from dataclasses import asdict, fields
 import streamlit as st
 
 from explorer.analyses.defaults import OURS, PAPER, THRESHOLD_SOURCES, Thresholds
-from pages.components.session import current_checkpoint, pruning_notice, sentence_trace
-from pages.components.glossary_links import term_help
-from pages.components.sinks_section import show_sinks
-from pages.components.widgets import one_tab_at_a_time
-from pages.components.detector_section import show_head_detectors
-from pages.components.head_analyses import head_analysis, keep_role_thresholds, role_thresholds
-from pages.components.heads_one_head_section import one_head
-from pages.components.heads_roles_section import roles_and_importance
-from pages.components.heads_training_section import training
+from explorer.pages.components.detector_section import show_head_detectors
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.head_analyses import head_analysis, keep_role_thresholds, role_thresholds
+from explorer.pages.components.heads_one_head_section import one_head
+from explorer.pages.components.heads_roles_section import roles_and_importance
+from explorer.pages.components.heads_training_section import training
+from explorer.pages.components.session import current_checkpoint, pruning_notice, sentence_trace
+from explorer.pages.components.sinks_section import show_sinks
+from explorer.pages.components.widgets import one_tab_at_a_time
 
 checkpoint = current_checkpoint()
 pruning_notice(checkpoint, "full", "roles and importance are measured on the model as trained, over a corpus, to "

@@ -9,13 +9,13 @@ from explorer.capture.head_sets import HeadSpecError, format_heads, live_heads, 
 from explorer.capture.image_trace import trace_image
 from explorer.capture.inputs import InputError
 from explorer.figures.image import class_probabilities, digit_figure
+from explorer.pages.components.glossary_links import linked
+from explorer.pages.components.image_heads_section import heads_and_accuracy, pruned_heads
+from explorer.pages.components.image_input_section import chosen_image
+from explorer.pages.components.image_views_section import every_head, one_head, positions, rollout, walkthrough
+from explorer.pages.components.session import chosen_model, image_model
+from explorer.pages.components.widgets import one_tab_at_a_time, show_figure
 from explorer.teaching.wording import plural
-from pages.components.glossary_links import linked
-from pages.components.image_heads_section import heads_and_accuracy, pruned_heads
-from pages.components.image_input_section import chosen_image
-from pages.components.image_views_section import every_head, one_head, positions, rollout, walkthrough
-from pages.components.session import chosen_model, image_model
-from pages.components.widgets import one_tab_at_a_time, show_figure
 
 model, from_sidebar = image_model()
 st.title("Images: attention over a digit")

@@ -4,15 +4,21 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analyses.internals import batch_padding_mask, batch_partner, masked_scores
+from explorer.capture.exports import matrix_table
 from explorer.figures.internals import mask_heatmap, scores_mask_softmax
 from explorer.figures.padding_mask import padding_mask_html
-from explorer.capture.exports import matrix_table
-from pages.components.glossary_links import linked, term_help
-from pages.components.internals_positions_section import positions
-from pages.components.internals_walkthrough_section import walkthrough
-from pages.components.session import EXAMPLES, current_trace, pruning_notice
-from pages.components.widgets import choose_head, colour_scale, one_tab_at_a_time, show_figure, show_table_figure
-from models.vocabulary import KIND_TITLES
+from explorer.models.vocabulary import KIND_TITLES
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.internals_positions_section import positions
+from explorer.pages.components.internals_walkthrough_section import walkthrough
+from explorer.pages.components.session import EXAMPLES, current_trace, pruning_notice
+from explorer.pages.components.widgets import (
+    choose_head,
+    colour_scale,
+    one_tab_at_a_time,
+    show_figure,
+    show_table_figure,
+)
 
 st.title("Internals")   # first: the notices about the sentence go under it
 st.caption("How one head turns its input into attention weights, one step at a time: which keys the masks allow, how "

@@ -19,7 +19,7 @@ import socket
 import sys
 from pathlib import Path
 
-from pages.components import access
+from explorer.pages.components import access
 
 APP = Path(__file__).with_name("app.py")
 
@@ -68,7 +68,7 @@ def streamlit_command(options: argparse.Namespace, passed_on: list[str]) -> list
     # Streamlit's own start, with no lookup of the machine's external address (pages/streamlit_offline.py); the
     # banner shows the address a person opens.
     shown = socket.gethostname() if options.serve else "localhost"
-    command = [sys.executable, "-m", "pages.streamlit_offline", "run", str(APP), "--server.address", address,
+    command = [sys.executable, "-m", "explorer.pages.streamlit_offline", "run", str(APP), "--server.address", address,
                "--server.port", str(options.port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
                "--browser.serverAddress", shown]
     if options.serve:       # Streamlit refuses larger uploads itself too; no visitor gets "Clear cache" or "Rerun"

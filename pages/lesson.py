@@ -3,15 +3,15 @@ has the steps and their numbers; this page draws them, keeps the step in the URL
 
 import streamlit as st
 
-from explorer.figures.lesson import LESSON_CSS
 from explorer.capture.input_kinds import IMAGE, input_kind
+from explorer.figures.lesson import LESSON_CSS
+from explorer.pages.components import url_state
+from explorer.pages.components.image_input_section import traced_image
+from explorer.pages.components.lesson_step_section import show_step
+from explorer.pages.components.presentation import scroll_to_new_step, step_keys
+from explorer.pages.components.session import chosen_model, current_trace, pruning_notice
 from explorer.teaching.image_lesson import lesson_for
 from explorer.teaching.lesson_steps import SHORT_TITLES, Focus
-from pages.components import url_state
-from pages.components.image_input_section import traced_image
-from pages.components.lesson_step_section import show_step
-from pages.components.presentation import scroll_to_new_step, step_keys
-from pages.components.session import chosen_model, current_trace, pruning_notice
 
 model = chosen_model()
 image = input_kind(model) is IMAGE     # a digit through a Vision Transformer: the same steps, on patches

@@ -6,12 +6,12 @@ import json
 import pandas as pd
 import streamlit as st
 
-from explorer.papers.bench import NOT_MEASURABLE, REPLICATION_FILE, Budget
 from explorer.analyses.shipped_analyses import analyses_folder, shipped
-from pages.components.glossary_links import linked
-from pages.components.jobs import corpus_job
-from pages.components.paper_columns import installed_benches, show_beside
-from pages.components.session import current_checkpoint, pruning_notice
+from explorer.pages.components.glossary_links import linked
+from explorer.pages.components.jobs import corpus_job
+from explorer.pages.components.paper_columns import installed_benches, show_beside
+from explorer.pages.components.session import current_checkpoint, pruning_notice
+from explorer.papers.bench import NOT_MEASURABLE, REPLICATION_FILE, Budget
 
 # Words, not emoji: a browser without an emoji font would draw empty boxes.
 VERDICT_MARKS = {"holds": "HOLDS", "partly": "PARTLY", "does not": "DOES NOT", NOT_MEASURABLE: "NOT MEASURABLE"}
@@ -91,6 +91,6 @@ for card in cards:
         if card.get("numbers"):
             st.json(card["numbers"], expanded=False)
         if card.get("name") == "olsson":
-            from pages.components.induction_section import show_induction_demo
+            from explorer.pages.components.induction_section import show_induction_demo
 
             show_induction_demo()

@@ -4,15 +4,21 @@ against a corrupted copy with one word changed (explorer/analyses/patching.py)."
 import pandas as pd
 import streamlit as st
 
-from explorer.figures.detectors import patching_maps
-from models.interface import Embeds
 from explorer.analyses.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
-from pages.components import url_state
-from pages.components.session import (cached_checkpoint, current_trace, greedy_notice, pruning_notice, selection,
-                           weights_mtime)
-from pages.components.detector_section import model_argument
-from pages.components.glossary_links import linked, term_help
-from pages.components.widgets import command_line, show_figure
+from explorer.figures.detectors import patching_maps
+from explorer.models.interface import Embeds
+from explorer.pages.components import url_state
+from explorer.pages.components.detector_section import model_argument
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.session import (
+    cached_checkpoint,
+    current_trace,
+    greedy_notice,
+    pruning_notice,
+    selection,
+    weights_mtime,
+)
+from explorer.pages.components.widgets import command_line, show_figure
 
 METRIC_LABELS = {"total": "the whole output", "first": "its first token"}
 

@@ -3,18 +3,18 @@
 
 import streamlit as st
 
-from explorer.capture.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
-from explorer.analyses.pruning import DEFAULT_NORMALISATION, NORMALISATIONS, importance_scores, least_important
-from explorer.analyses.head_table import head_table, heads_without_role
 from explorer.analyses.corpus_scoring import corpus_task
-from models.vocabulary import KIND_TITLES, SHORT_NAMES
+from explorer.analyses.head_table import head_table, heads_without_role
+from explorer.analyses.pruning import DEFAULT_NORMALISATION, NORMALISATIONS, importance_scores, least_important
+from explorer.capture.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
 from explorer.figures.common import plural
-from pages.components.session import current_checkpoint
-from pages.components.glossary_links import term_help
-from pages.components.head_analyses import head_analysis, role_thresholds
-from pages.components.prune_corpus_section import show_corpus_score
-from pages.components.prune_curve_section import show_pruning_curve
-from pages.components.prune_output_section import show_pruned_output
+from explorer.models.vocabulary import KIND_TITLES, SHORT_NAMES
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.head_analyses import head_analysis, role_thresholds
+from explorer.pages.components.prune_corpus_section import show_corpus_score
+from explorer.pages.components.prune_curve_section import show_pruning_curve
+from explorer.pages.components.prune_output_section import show_pruned_output
+from explorer.pages.components.session import current_checkpoint
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 

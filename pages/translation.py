@@ -4,12 +4,12 @@ nothing for a masked language model), its tokens, and what the model is."""
 import pandas as pd
 import streamlit as st
 
-from explorer.figures.common import font, is_long, plural
 from explorer.capture.head_sets import all_heads
-from models.interface import Embeds, Generates
-from pages.components.glossary_links import linked, term_help
-from pages.components.sentence_embedding_section import show_sentence_embedding
-from pages.components.session import current_trace, pruning_notice, view_pruned
+from explorer.figures.common import font, is_long, plural
+from explorer.models.interface import Embeds, Generates
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.sentence_embedding_section import show_sentence_embedding
+from explorer.pages.components.session import current_trace, pruning_notice, view_pruned
 
 st.title("Translation")   # first: the notices about the sentence go under it
 st.caption("What the model makes of the sidebar's sentence, and the tokens it split the text into: every other page's "

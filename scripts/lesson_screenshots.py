@@ -12,17 +12,14 @@ Each (sentence, width) opens the Lesson cold on a deep link and walks it with Ne
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from pages.registry import page as registered  # noqa: E402
-from tests.browser.harness import launch, offline_context, query_parameters, settle, streamlit_server  # noqa: E402
+from explorer.pages.registry import page as registered
+from tests.browser.harness import launch, offline_context, query_parameters, settle, streamlit_server
 
 SENTENCES = {   # pieces the 8-head model reads, </s> included
     5: "Two dogs play.",

@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
 from playwright.sync_api import sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from pages.registry import PAGES as REGISTERED  # noqa: E402
-from tests.browser.harness import launch, offline_context, page_path, settle, streamlit_server  # noqa: E402
+from explorer.pages.registry import PAGES as REGISTERED
+from tests.browser.harness import launch, offline_context, page_path, settle, streamlit_server
 
 SENTENCES = {
     5: "A girl reads a book.",
@@ -35,14 +32,14 @@ SERVED_TOKEN = "screenshots"
 PAGES = [page.name for page in REGISTERED]     # every page by name (pages/registry.py), in the sidebar's order
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sentence(size: int, model: str) -> str:
     """The sentence of `size` tokens: one of the above, or Multi30k validation captions joined until the model
     reads that many pieces (a long input: --sizes 100,250)."""
     if size in SENTENCES:
         return SENTENCES[size]
     from benchmarks.long_inputs import text_of
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     folder = Path(__file__).resolve().parents[1] / "models" / f"en-de-{model}"
     return text_of(open_model(folder if folder.is_dir() else model), size)

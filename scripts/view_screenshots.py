@@ -18,7 +18,6 @@ from urllib.parse import quote
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from scripts.screenshots import sentence  # noqa: E402
 from tests.browser.harness import launch, offline_context, settle, streamlit_server  # noqa: E402

@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -24,12 +23,11 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from models.checkpoint import Checkpoint, load_checkpoint, save_checkpoint  # noqa: E402
-from models.data import read_lines  # noqa: E402
-from models.tokenizer import Tokenizer  # noqa: E402
-from models.transformer import Transformer, TransformerConfig  # noqa: E402
+from explorer.models.checkpoint import Checkpoint, load_checkpoint, save_checkpoint  # noqa: E402
+from explorer.models.data import read_lines  # noqa: E402
+from explorer.models.tokenizer import Tokenizer  # noqa: E402
+from explorer.models.transformer import Transformer, TransformerConfig  # noqa: E402
 
 # One torch thread per computation, as the app runs (pages/app.py): tiny models gain nothing from two, and two
 # threads each for this process and the app server the browser tests start would fight over 2 cores.
@@ -164,6 +162,6 @@ def local_ray():
 
 
 def batch_of(tokenizer: Tokenizer, sentences: list[str]) -> torch.Tensor:
-    from models.data import pad_batch
+    from explorer.models.data import pad_batch
 
     return pad_batch([tokenizer.encode(s).ids for s in sentences])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from models.errors import ExplorerError
+from explorer.models.errors import ExplorerError
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("models", "explorer", "pages")
@@ -95,8 +95,8 @@ def test_the_pages_catch_shows_the_message(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     def page():
-        from models.errors import ExplorerError
-        from pages.components.errors import errors_as_messages
+        from explorer.models.errors import ExplorerError
+        from explorer.pages.components.errors import errors_as_messages
 
         with errors_as_messages():
             raise ExplorerError("“<b>your file</b>”: not a CoNLL-U treebank")
@@ -108,6 +108,6 @@ def test_the_pages_catch_shows_the_message(monkeypatch):
 
 @pytest.mark.parametrize("error", ["ModelError", "CorpusError", "InputError", "HeadSpecError", "DistributedError"])
 def test_each_kind_is_still_a_value_error_for_old_callers(error):
-    module = {"ModelError": "models.interface", "CorpusError": "models.data", "InputError": "explorer.capture.inputs",
+    module = {"ModelError": "explorer.models.interface", "CorpusError": "explorer.models.data", "InputError": "explorer.capture.inputs",
               "HeadSpecError": "explorer.capture.head_sets", "DistributedError": "explorer.analyses.distributed"}[error]
     assert issubclass(getattr(importlib.import_module(module), error), ValueError)

@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 from explorer.capture.input_kinds import IMAGE, INPUT_KINDS, TEXT, input_kind
-from models.interface import ImageInput, TextInput
+from explorer.models.interface import ImageInput, TextInput
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPABILITIES = {"ImageInput", "TextInput"}
@@ -43,7 +43,7 @@ def test_only_the_registry_asks_what_a_model_reads():
 
 
 def test_each_kind_is_registered_once_and_answers_for_the_bundled_models():
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     assert [kind.capability for kind in INPUT_KINDS] == [TextInput, ImageInput]
     assert input_kind(open_model(ROOT / "models" / "en-de-h1")) is TEXT

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.cli import main as cli
-from models.hooks import model_run
-import models.interface as interface
-from models.interface import CONTINUE, EMBED, FILL_MASK, TRANSLATE, Batch, Encoded, ExplorerModel
-from models.loader import open_model
-from models.vocabulary import ATTENTION_KINDS, attention_hook, layer_hook
-from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, eager_attentions, saved_model
+import explorer.models.interface as interface
 from explorer.capture.input_kinds import TEXT as TEXT_INPUT
-from pages.registry import pages_reading
+from explorer.cli import main as cli
+from explorer.models.hooks import model_run
+from explorer.models.interface import CONTINUE, EMBED, FILL_MASK, TRANSLATE, Batch, Encoded, ExplorerModel
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import ATTENTION_KINDS, attention_hook, layer_hook
+from explorer.pages.registry import pages_reading
+from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, eager_attentions, saved_model
 
 OTHER = "two men play football on a field"
 
@@ -233,7 +233,7 @@ PAGES = [page.file for page in pages_reading(TEXT_INPUT.name)]      # every page
 def test_every_page_runs(opened):
     from streamlit.testing.v1 import AppTest
 
-    from pages.components.session import OWN
+    from explorer.pages.components.session import OWN
     from tests.conftest import ROOT
 
     folder, model = opened

@@ -12,10 +12,10 @@ import pytest
 import sacrebleu
 import torch
 
-from explorer.cli import main as cli
 from explorer.analyses.head_table import most_important
 from explorer.capture.trace import trace_sentence
-from models.loader import open_model
+from explorer.cli import main as cli
+from explorer.models.loader import open_model
 from tests.app.conftest import open_page, open_part
 from tests.hugging_face_models import OWN_MAX_LENGTH, SENTENCE, TEXT, saved_model
 

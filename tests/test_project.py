@@ -57,7 +57,7 @@ def import_graph() -> dict[str, set[str]]:
 def test_explorer_and_models_import_no_cycle():
     """The import graph of explorer/ and models/ is acyclic, and models/ never imports explorer/."""
     graph = import_graph()
-    assert {"models.interface", "explorer.capture.inputs"} <= graph["explorer.capture.trace"]       # the walk sees imports
+    assert {"explorer.models.interface", "explorer.capture.inputs"} <= graph["explorer.capture.trace"]       # the walk sees imports
     assert not [m for m, imports in graph.items() if m.startswith("models") and any(i.startswith("explorer") for i in imports)]
     state: dict[str, str] = {}
 
@@ -104,7 +104,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
 def test_explorer_keeps_its_layer_order_and_defines_no_model():
     """capture imports nothing above it, analyses only capture, figures and papers only those two, teaching
     figures too, and only cli (with the notebook API) anything; models live in models/, never in explorer/."""
-    planted = {"explorer.capture.trace": {"explorer.analyses.norms", "models.interface"},
+    planted = {"explorer.capture.trace": {"explorer.analyses.norms", "explorer.models.interface"},
                "explorer.analyses.patching": {"explorer.teaching.wording", "explorer.capture.inputs"},
                "explorer.figures.common": {"explorer.teaching.wording"}, "explorer.papers.bench": {"explorer.figures.common"},
                "explorer.teaching.lesson": {"explorer.figures.lesson"}, "explorer.capture.inputs": {"explorer"}}
@@ -128,9 +128,9 @@ def family_classes() -> tuple[set[str], set[str]]:
     """(the classes a model is made of, the modules of models/ that implement the interface): a class of models/
     whose bases lead to interface.py's (a family, its own error) or to torch's Module (its network)."""
     trees = parsed(("models",))
-    interface = {node.name for node in ast.walk(trees["models.interface"]) if isinstance(node, ast.ClassDef)}
+    interface = {node.name for node in ast.walk(trees["explorer.models.interface"]) if isinstance(node, ast.ClassDef)}
     bases = {(module, node.name): {base_name(base) for base in node.bases} for module, tree in trees.items()
-             if module != "models.interface" for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+             if module != "explorer.models.interface" for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
     implements, networks = set(), set()
     for _ in bases:                                   # until nothing new: each pass reaches one level further down
         implements |= {name for (_, name), parents in bases.items() if parents & (interface | implements)}
@@ -216,13 +216,13 @@ def test_nothing_above_models_asks_which_family_a_model_is():
     families, family_modules = family_classes()
     assert {"Checkpoint", "T5", "HuggingFaceError", "Transformer", "DigitsClassifier"} <= families
     assert {"ExplorerModel", "Generates", "Multilingual", "ModelError"}.isdisjoint(families)
-    assert {"models.checkpoint", "models.t5", "models.hugging_face"} <= family_modules and "models.interface" not in family_modules
+    assert {"explorer.models.checkpoint", "explorer.models.t5", "explorer.models.hugging_face"} <= family_modules and "explorer.models.interface" not in family_modules
     planted = ast.parse("name = type(model).__name__\nkind = model.__class__\nok = isinstance(model, (Generates, T5))\n"
-                        "from models.t5 import T5\nfolder = getattr(model, 'folder', None)\nmodel.family\n"
+                        "from explorer.models.t5 import T5\nfolder = getattr(model, 'folder', None)\nmodel.family\n"
                         "try:\n    pass\nexcept OSError as error:\n    print(type(error).__name__, error.__class__)\n"
                         "fine = isinstance(model, Multilingual) and model.has('cross')\n")
     assert what_a_model_is(planted, families, family_modules) == [
-        "1: type(…).__name__", "2: .__class__", "3: isinstance(…, T5)", "4: from models.t5 import",
+        "1: type(…).__name__", "2: .__class__", "3: isinstance(…, T5)", "4: from explorer.models.t5 import",
         "5: getattr(…, \"folder\")", "6: family"]
     asking = {module: found for module, tree in code_above_models().items()
               if (found := what_a_model_is(tree, families, family_modules))}

@@ -4,7 +4,7 @@ page: a translation model's source lines with their aligned references, a langua
 
 from __future__ import annotations
 
-from models.data import CorpusError, aligned, lines_of
+from explorer.models.data import CorpusError, aligned, lines_of
 
 
 def corpus_examples(source: bytes, source_name: str, reference: bytes | None = None, reference_name: str = "",

@@ -17,18 +17,25 @@ from dataclasses import asdict
 import numpy as np
 
 from explorer.analyses import faithfulness, head_tallies
-from explorer.analyses.defaults import RARE_COMMON_TOP
 from explorer.analyses.corpus_scoring import add_statistics, corpus_task, scorer_for, scores_from
+from explorer.analyses.defaults import RARE_COMMON_TOP
 from explorer.analyses.distributed import SETS_PER_JOB, generation_batch, shards, shards_of, translation_groups
 from explorer.analyses.importance import gradient_totals, importance_report
 from explorer.analyses.job_registry import Progress, corpus_job, registered
 from explorer.analyses.pruning import pruning_curve
+from explorer.analyses.results import (
+    FaithfulnessSummary,
+    ImportanceReport,
+    PruningCurve,
+    RolesReport,
+    TextScores,
+    TranslationScores,
+    evaluation_from_json,
+)
 from explorer.analyses.roles import Thresholds, analyse_roles, role_tallies
-from explorer.analyses.results import (FaithfulnessSummary, ImportanceReport, PruningCurve, RolesReport,
-                                       TextScores, TranslationScores, evaluation_from_json)
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask, parse_heads
 from explorer.capture.translation import evaluation_scores, evaluation_statistics
-from models.vocabulary import ATTENTION_KINDS
+from explorer.models.vocabulary import ATTENTION_KINDS
 
 
 def corpus_key(*parts) -> bytes:

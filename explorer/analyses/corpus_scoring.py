@@ -18,19 +18,18 @@ from __future__ import annotations
 import math
 import random
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
 from sacrebleu.metrics import BLEU
 
 from explorer.capture.forcing import IGNORED, forced_batch
-from explorer.capture.inputs import prepare_source
+from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.translation import bleu, bleu_statistics, usable_pairs
-from models.hooks import model_run
-from explorer.capture.inputs import InputError
-from models.interface import Batch, Continues, Embeds, ExplorerModel, FillsMask, Translates
-from models.tokenizer import clean_text
+from explorer.models.hooks import model_run
+from explorer.models.interface import Batch, Continues, Embeds, ExplorerModel, FillsMask, Translates
+from explorer.models.tokenizer import clean_text
 
 MASKED_SHARE = 0.15             # BERT's share of tokens to mask (Devlin et al. 2019)
 BATCH_TOKENS = 4000             # padded tokens per loss batch

@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from models.interface import ExplorerModel
-from models.vocabulary import attention_hook
 from explorer.capture.inputs import InputError
+from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import attention_hook
 
 DETECTORS = ("previous_token", "duplicate_token", "induction", "prefix_matching")
 DETECTOR_TITLES = {"previous_token": "previous token", "duplicate_token": "duplicate token",
@@ -82,7 +82,7 @@ class HeadDetection:
         return document
 
     @classmethod
-    def from_json(cls, document: dict) -> "HeadDetection":
+    def from_json(cls, document: dict) -> HeadDetection:
         document = {k: v for k, v in document.items() if k != "definition"}
         document["scores"] = {kind: {name: np.array(values, dtype=np.float64) for name, values in by_name.items()}
                               for kind, by_name in document["scores"].items()}

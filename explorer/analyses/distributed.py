@@ -20,12 +20,12 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
 
-from models.interface import Generates, Multilingual
-from models.errors import ExplorerError
+from explorer.models.errors import ExplorerError
+from explorer.models.interface import Generates, Multilingual
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_RETRIES = 3              # per job: a job that kills every worker it meets is a bug, not bad luck
@@ -43,7 +43,7 @@ class ShardWorker:
     def __init__(self, model_path: str, threads: int = 1, job_delay: float = 0.0) -> None:
         import torch
 
-        from models.loader import open_model
+        from explorer.models.loader import open_model
 
         torch.set_num_threads(threads)
         self.checkpoint = open_model(model_path)
@@ -217,7 +217,7 @@ def translation_groups(model, sources: list[str], references: list[str] | None,
     very batch it has in one process, padded alike, so the translations, and BLEU, are the same to the last bit."""
     from explorer.capture.inputs import prepare_source
     from explorer.capture.translation import usable_pairs
-    from models.tokenizer import clean_text
+    from explorer.models.tokenizer import clean_text
 
     size = generation_batch(model)
     if references is None:                       # a language model's text: scored by loss alone, in any batches

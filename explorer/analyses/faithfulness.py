@@ -30,22 +30,22 @@ Choices, stated once (the Faithfulness page and docs/analyses.md repeat them):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
 from scipy.stats import spearmanr
 
 from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow
+from explorer.analyses.rollout import attention_rollout
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, prepare_source
-from explorer.capture.value_norms import norm_attention
-from explorer.analyses.rollout import attention_rollout
 from explorer.capture.trace import decoded
-from models.hooks import model_run
-from models.interface import Embeds, ExplorerModel
-from models.vocabulary import attention_hook, stack_hook
+from explorer.capture.value_norms import norm_attention
+from explorer.models.hooks import model_run
+from explorer.models.interface import Embeds, ExplorerModel
+from explorer.models.vocabulary import attention_hook, stack_hook
 
 MIN_TOKENS = 3
 ROWS_PER_PASS = 16          # blanked variants per forward pass: a 58,000-piece vocabulary × 60 positions × 16 rows

@@ -18,14 +18,14 @@ MAX_FLOW_TOKENS is chosen from measured times (docs/analyses.md, "Attention flow
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_flow
 
-from explorer.capture.inputs import InputError
 from explorer.analyses.rollout import head_average
+from explorer.capture.inputs import InputError
 
 CAPACITY_SCALE = 10**6
 # (query, key) pairs solved in one scipy call (max_flows). Measured on h8's encoder at 45 words (49 tokens): 4 pairs

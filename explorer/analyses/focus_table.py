@@ -22,7 +22,7 @@ from explorer.capture.head_sets import HeadSpec
 from explorer.capture.inputs import InputError
 from explorer.capture.trace import Trace
 from explorer.capture.words import word_trace
-from models.interface import ExplorerModel
+from explorer.models.interface import ExplorerModel
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
 
 from explorer.analyses.roles import Thresholds, analyse_roles
-from models.interface import ExplorerModel, ModelError
+from explorer.models.interface import ExplorerModel, ModelError
 
 EVOLUTION_FILE = "head_evolution.json"
 SNAPSHOT = re.compile(r"epoch-(\d+)\.safetensors$")

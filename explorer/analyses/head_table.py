@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from explorer.capture.head_sets import HeadSpec
 from explorer.analyses.results import HeadRoles, ImportanceReport, RolesReport
 from explorer.analyses.roles import Thresholds, reclassified
+from explorer.capture.head_sets import HeadSpec
 
 # Importance columns: the measures head_importance.json holds per head.
 IMPORTANCE_MEASURES = ("gradient_importance", "gradient_importance_normalised", "loss_change", "bleu_change",

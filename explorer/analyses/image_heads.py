@@ -13,9 +13,9 @@ import torch
 import torch.nn.functional as F
 
 from explorer.capture.head_sets import HeadSpec, head_mask
-from models.digits import held_out
-from models.hooks import model_run
-from models.interface import AttentionModel
+from explorer.models.digits import held_out
+from explorer.models.hooks import model_run
+from explorer.models.interface import AttentionModel
 
 
 @dataclass(frozen=True)

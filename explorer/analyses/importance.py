@@ -16,14 +16,14 @@ Both work on any model through explorer/analyses/corpus_scoring.py.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import torch
 
-from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 from explorer.analyses.corpus_scoring import Scorer
+from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 
 
 def gradient_importance(scorer: Scorer, progress: Callable[[float], None] | None = None) -> dict[str, np.ndarray]:

@@ -20,18 +20,19 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 from torch import nn
 
+from explorer import settings
 from explorer.analyses.detectors import detection_patterns, mul_score
-from models.attention_only import AttentionOnly, AttentionOnlyConfig
+from explorer.models.attention_only import AttentionOnly, AttentionOnlyConfig
 
-DEMO_FILE = Path(__file__).resolve().parents[2] / "models" / "induction_demo.json"
+DEMO_FILE = settings.CHECKPOINTS / "induction_demo.json"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import pandas as pd
 from explorer.capture.head_sets import head_mask, parse_heads
 from explorer.capture.inputs import prepare_source
 from explorer.capture.trace import Trace
-from models.interface import ExplorerModel
+from explorer.models.interface import ExplorerModel
 
 
 def batch_padding_mask(model: ExplorerModel, sentences: list[str]) -> tuple[np.ndarray, list[list[str]]]:

@@ -17,8 +17,8 @@ output for the unhooked sentence), so every position of every value exists at on
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 import numpy as np
 import torch
@@ -26,9 +26,9 @@ import torch
 from explorer.analyses.faithfulness import with_end_token
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, prepare_source
-from models.hooks import ActivationCache, Hook, matching_names, model_run
-from models.interface import Embeds, ExplorerModel
-from models.vocabulary import ATTENTION_KINDS, attention_hook
+from explorer.models.hooks import ActivationCache, Hook, matching_names, model_run
+from explorer.models.interface import Embeds, ExplorerModel
+from explorer.models.vocabulary import ATTENTION_KINDS, attention_hook
 
 Hooks = Mapping[str, Hook] | Iterable[tuple[str, Hook]]
 

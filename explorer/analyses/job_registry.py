@@ -16,8 +16,9 @@ into its result (a Record's from_json).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 Progress = Callable[[float], None] | None
 

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer.analyses import corpus_jobs  # noqa: F401 (registers the explorer's jobs)
-from explorer.analyses import distributed
+from explorer.analyses import (
+    corpus_jobs,  # noqa: F401 (registers the explorer's jobs)
+    distributed,
+)
 from explorer.analyses.job_registry import JOBS, Progress, registered
 from explorer.analyses.shipped_analyses import CACHE, cached_analysis, corpus_hash
 

@@ -5,13 +5,13 @@ per sentence (greedy output: decoder and cross-attention read the model's own ou
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from explorer.analyses.norms import frequent_keys, share_on
 from explorer.capture.trace import trace_sentence
-from models.interface import ExplorerModel
+from explorer.models.interface import ExplorerModel
 
 SHARES = ("weight", "norm", "chance", "first", "first_chance")
 

@@ -21,8 +21,8 @@ from explorer.capture.decoding_steps import maskable_positions
 from explorer.capture.head_sets import head_mask, parse_heads
 from explorer.capture.inputs import InputError
 from explorer.capture.trace import Trace, trace_sentence
-from models.interface import ExplorerModel
-from models.vocabulary import layer_hook, stack_hook
+from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import layer_hook, stack_hook
 
 EMBEDDINGS = "embeddings"
 

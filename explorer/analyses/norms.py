@@ -16,7 +16,7 @@ import numpy as np
 
 from explorer.capture.trace import Trace
 from explorer.capture.words import punctuation
-from models.interface import ExplorerModel
+from explorer.models.interface import ExplorerModel
 
 
 def norm_shares(trace: Trace) -> Trace:

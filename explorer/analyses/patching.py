@@ -33,10 +33,10 @@ import torch
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, PreparedSource, prepare_source
 from explorer.capture.wording import plural
-from models.hooks import model_run
-from models.interface import Batch, Embeds, ExplorerModel
-from models.vocabulary import attention_hook, layer_hook
-from models.errors import ExplorerError
+from explorer.models.errors import ExplorerError
+from explorer.models.hooks import model_run
+from explorer.models.interface import Batch, Embeds, ExplorerModel
+from explorer.models.vocabulary import attention_hook, layer_hook
 
 METRICS = {"total": "log-probability of the whole clean output", "first": "log-probability of its first token"}
 NOTHING_TO_RESTORE = 1e-4       # nats: clean and corrupted runs closer than this leave nothing to restore

@@ -14,19 +14,27 @@ distribution at its [MASK] (explorer/faithfulness.setup_for's choice of sentence
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from statistics import median
-from typing import Callable
 
 import numpy as np
 import torch
 
-from explorer.analyses.faithfulness import Setup, Unscorable, blank_id, greedy_outputs, leave_one_out, setup_for, widened
+from explorer.analyses.faithfulness import (
+    Setup,
+    Unscorable,
+    blank_id,
+    greedy_outputs,
+    leave_one_out,
+    setup_for,
+    widened,
+)
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError
 from explorer.capture.translation import bleu
-from models.hooks import Hook, model_run
-from models.interface import Embeds, ExplorerModel
-from models.vocabulary import attention_hook
+from explorer.models.hooks import Hook, model_run
+from explorer.models.interface import Embeds, ExplorerModel
+from explorer.models.vocabulary import attention_hook
 
 # (pattern [batch, heads, query, key], allowed [same shape, bool]) → the pattern to use instead
 Transform = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]

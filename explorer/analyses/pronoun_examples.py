@@ -30,19 +30,28 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from explorer import settings
+from explorer.analyses.word_focus import (
+    LECTURE,
+    PRONOUNS,
+    WordAttention,
+    candidates,
+    default_word,
+    find_word,
+    focus,
+    resolution,
+    sentence_attention,
+)
 from explorer.capture.inputs import sentence_case
-from explorer.analyses.word_focus import (LECTURE, PRONOUNS, WordAttention, candidates, default_word, find_word, focus,
-                                 resolution, sentence_attention)
-from models.data import read_lines
-from models.interface import ExplorerModel
-from models.tokenizer import clean_text
+from explorer.models.data import read_lines
+from explorer.models.interface import ExplorerModel
+from explorer.models.tokenizer import clean_text
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
+CORPUS = settings.MULTI30K
 SPLITS = {"train": "train.en.gz", "val": "val.en.gz", "test_2016_flickr": "test_2016_flickr.en.gz"}
 HELD_OUT = ("val", "test_2016_flickr")
 EXAMPLES_FILE = "pronoun_examples.json"
-BUNDLED = [ROOT / "models" / f"en-de-h{heads}" for heads in (8, 2, 1)]
+BUNDLED = list(settings.TRANSLATORS.values())
 
 MALE = {"man", "boy", "guy", "gentleman", "father", "son", "husband", "brother", "grandfather", "grandson", "dad",
         "king", "groom", "policeman", "fireman", "businessman", "grandpa", "uncle", "nephew", "boyfriend", "cowboy",
@@ -241,7 +250,7 @@ def shipped_examples(folder: Path) -> dict | None:
 
 
 def main(folders: list[str]) -> None:
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     for folder in folders or [str(path) for path in BUNDLED]:
         result = pronoun_examples(open_model(folder))

@@ -9,23 +9,24 @@ from __future__ import annotations
 import difflib
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
 
-from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 from explorer.analyses.corpus_scoring import Scorer
+
 # Which gradient importance to prune by (defaults.py): Michel et al. normalise each layer's scores; on held-out data
 # the raw scores pruned better (docs/heads.md, "Importance and pruning"), so raw is the default.
 from explorer.analyses.defaults import DEFAULT_NORMALISATION, NORMALISATIONS
 from explorer.analyses.results import ImportanceReport, PruningCurve
 from explorer.capture.forcing import forced_log_probs
+from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 from explorer.capture.trace import Trace
-from models.hooks import model_run
-from models.interface import ExplorerModel
-from models.vocabulary import KIND_BY_SHORT_NAME
+from explorer.models.hooks import model_run
+from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import KIND_BY_SHORT_NAME
 
 CURVE_KINDS = ("enc", "dec", "cross", "all")
 

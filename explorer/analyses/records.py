@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from models.errors import ExplorerError
+from explorer.models.errors import ExplorerError
 
 
 class RecordError(ExplorerError):
@@ -22,12 +22,12 @@ class RecordError(ExplorerError):
 
 
 @dataclass(frozen=True)
-class list_of:                       # noqa: N801 (read as a type: `list_of(HeadRoles)`)
+class list_of:
     record: type
 
 
 @dataclass(frozen=True)
-class dict_of:                       # noqa: N801
+class dict_of:
     record: type
 
 

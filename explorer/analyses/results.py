@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from explorer.analyses.records import Record, dict_of, list_of
 from explorer.capture.head_sets import HeadSpec
 
-
 # Roles (explorer/analyses/roles.py, after Voita et al. 2019)
 
 @dataclass

@@ -33,23 +33,33 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Callable
 
 import numpy as np
 import torch
 
-from explorer.capture.head_sets import HeadSpec
-from explorer.analyses.results import HeadRoles, RolesReport
-from explorer.analyses.head_tallies import (OFFSETS, RoleTallies, SyntaxTally, Tally, common_count, counted_frequencies,
-                                           key_counts, real_tokens, tally_patterns, tally_syntax)
-from explorer.analyses.intervals import ratio_intervals
 from explorer.analyses.defaults import RARE_COMMON_TOP, THRESHOLD_SOURCES, Thresholds
+from explorer.analyses.head_tallies import (
+    OFFSETS,
+    RoleTallies,
+    SyntaxTally,
+    Tally,
+    common_count,
+    counted_frequencies,
+    key_counts,
+    real_tokens,
+    tally_patterns,
+    tally_syntax,
+)
+from explorer.analyses.intervals import ratio_intervals
+from explorer.analyses.results import HeadRoles, RolesReport
+from explorer.capture.head_sets import HeadSpec
 from explorer.capture.treebank import Tree
-from models.hooks import capture
-from models.interface import Batch, ExplorerModel
-from models.tokenizer import clean_text
-from models.vocabulary import ATTENTION_KINDS, attention_hook
+from explorer.models.hooks import capture
+from explorer.models.interface import Batch, ExplorerModel
+from explorer.models.tokenizer import clean_text
+from explorer.models.vocabulary import ATTENTION_KINDS, attention_hook
 
 SHORT_PIECES = 25                     # syntactic scores are also reported over treebank sentences this short
 

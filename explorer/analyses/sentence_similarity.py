@@ -16,15 +16,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from explorer import settings
 from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.capture.inputs import prepare_source
-from models.data import read_lines
-from models.hooks import model_run
-from models.interface import Embeds
+from explorer.models.data import read_lines
+from explorer.models.hooks import model_run
+from explorer.models.interface import Embeds
 
-ROOT = Path(__file__).resolve().parents[2]
-CAPTIONS = ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
-CAPTIONS_CACHE = Path(os.environ.get("ATTENTION_EXPLORER_CACHE", ROOT / ".cache" / "analyses")) / "embeddings"
+CAPTIONS_CACHE = settings.CACHE / "embeddings"
 NEAREST = 5
 BATCH = 64
 # The lecture's pair: the second sentence the Translation page compares the first with, unless the person types one.
@@ -108,4 +107,4 @@ def pruning_effect(model: Embeds, text: str, pruned: list[HeadSpec], captions: l
 
 def validation_captions() -> list[str]:
     """The Multi30k validation captions the nearest ones are searched among."""
-    return [line for line in read_lines(CAPTIONS) if line.strip()]
+    return [line for line in read_lines(settings.CAPTIONS) if line.strip()]

@@ -9,19 +9,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
+from explorer import settings
 from explorer.analyses.head_table import head_table, most_important
 from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.analyses.roles import corpus_description, role_summary
-from models.interface import ExplorerModel as Checkpoint
-from models.interface import target_languages
-from models.weights_file import file_sha256
+from explorer.models.interface import ExplorerModel as Checkpoint
+from explorer.models.interface import target_languages
+from explorer.models.weights_file import file_sha256
 
 ROLES_FILE, IMPORTANCE_FILE = "head_roles.json", "head_importance.json"
 REPORTS = {ROLES_FILE: RolesReport, IMPORTANCE_FILE: ImportanceReport}
-CACHE = Path(os.environ.get("ATTENTION_EXPLORER_CACHE", Path(__file__).resolve().parents[2] / ".cache" / "analyses"))
+CACHE = settings.CACHE / "analyses"
 
 
 def analyses_folder(checkpoint: Checkpoint) -> Path:

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-from explorer.capture.head_sets import HeadSpec
 from explorer.analyses.norms import frequent_keys, share_on
+from explorer.capture.head_sets import HeadSpec
 from explorer.capture.trace import Trace, trace_sentence
-from models.interface import ExplorerModel
+from explorer.models.interface import ExplorerModel
 
 SINK_THRESHOLD = 0.5
 OVER_CHANCE = 2.0
@@ -68,7 +68,7 @@ class SinkTally:
     chance: dict[str, dict[str, float]] = field(default_factory=dict)                   # kind → category
     tops: dict[tuple[str, int, int], Counter] = field(default_factory=dict)             # head → label counts
 
-    def __add__(self, other: "SinkTally") -> "SinkTally":
+    def __add__(self, other: SinkTally) -> SinkTally:
         if not self.sentences:
             return other
         if not other.sentences:

@@ -18,19 +18,19 @@ In a notebook:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 import torch
 
+from explorer.analyses.norms import punctuation
 from explorer.capture.head_sets import HeadSpec, head_mask, parse_heads
 from explorer.capture.inputs import prepare_source
-from explorer.analyses.norms import punctuation
 from explorer.capture.trace import Trace
 from explorer.capture.words import to_words, words_of
-from models.interface import ExplorerModel
-from models.vocabulary import attention_hook
+from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import attention_hook
 
 PRONOUNS = ("it", "he", "she", "they", "his", "her", "its", "their", "him", "them")
 PER_LAYER_UP_TO = 4     # layers: up to this many, the answer names the strongest heads of each layer; beyond, overall

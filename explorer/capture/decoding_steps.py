@@ -3,8 +3,8 @@ language model's fill-in view. Written once on the model interface."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -14,12 +14,12 @@ from explorer.capture.forcing import forced_log_probs
 from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.trace import StepDistribution, Trace, step_distributions
-from models import generation
-from models.decoding import BeamResult
-from models.hooks import capture, model_run
-from models.interface import ExplorerModel
-from models.tokenizer import clean_text
-from models.vocabulary import attention_hook
+from explorer.models import generation
+from explorer.models.decoding import BeamResult
+from explorer.models.hooks import capture, model_run
+from explorer.models.interface import ExplorerModel
+from explorer.models.tokenizer import clean_text
+from explorer.models.vocabulary import attention_hook
 
 
 @dataclass

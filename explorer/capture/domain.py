@@ -14,8 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from models.interface import ExplorerModel
-from models.tokenizer import clean_text
+from explorer.models.interface import ExplorerModel
+from explorer.models.tokenizer import clean_text
 
 RARE_COUNT = 5                  # the rare-piece word share, measured beside the score in the benchmark
 OUT_OF_DOMAIN_MARGIN = 1.0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from models.interface import Batch, ExplorerModel
+from explorer.models.interface import Batch, ExplorerModel
 
 IGNORED = -100                  # label of a position that is not scored (transformers' convention)
 

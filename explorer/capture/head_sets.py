@@ -3,16 +3,15 @@ into the head-mask gates the model takes per call."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 import torch
 
-from models.interface import ExplorerModel
-from models.vocabulary import ATTENTION_KINDS, KIND_BY_SHORT_NAME, SHORT_NAMES
-from models.errors import ExplorerError
-
+from explorer.models.errors import ExplorerError
+from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import ATTENTION_KINDS, KIND_BY_SHORT_NAME, SHORT_NAMES
 
 
 class HeadSpecError(ExplorerError):

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from explorer.capture.inputs import InputError
-from models.digits import held_out
-from models.interface import ImageInput
+from explorer.models.digits import held_out
+from explorer.models.interface import ImageInput
 
 HELD_OUT_PREFIX = "digits:"
 

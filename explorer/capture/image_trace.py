@@ -12,10 +12,10 @@ import numpy as np
 import torch
 
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
+from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.capture.inputs import InputError
 from explorer.capture.trace import Trace, captured_attention, captured_masks, captured_stacks, step_distributions
-from explorer.capture.input_kinds import IMAGE, input_kind
-from models.interface import AttentionModel, ImageInput
+from explorer.models.interface import AttentionModel, ImageInput
 
 CLASS_TITLE = ImageInput.output_title
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.interface import AttentionModel, ImageInput, TextInput
+from explorer.models.interface import AttentionModel, ImageInput, TextInput
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 
 from explorer.capture.input_kinds import TEXT, input_kind
-from models.interface import ExplorerModel
-from models.tokenizer import clean_text
-from models.errors import ExplorerError
+from explorer.models.errors import ExplorerError
+from explorer.models.interface import ExplorerModel
+from explorer.models.tokenizer import clean_text
 
 
 class InputError(ExplorerError):

@@ -14,7 +14,8 @@ import dataclasses
 import sys
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 import torch

@@ -19,10 +19,10 @@ from explorer.capture.forcing import forced_log_probs
 from explorer.capture.head_sets import HeadSpec, head_mask, parse_heads
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.trace import Trace
-from models import generation
-from models.hooks import model_run
-from models.interface import ExplorerModel
-from models.sampling import Sampling, SamplingError, never_sampled, sampling_probabilities
+from explorer.models import generation
+from explorer.models.hooks import model_run
+from explorer.models.interface import ExplorerModel
+from explorer.models.sampling import Sampling, SamplingError, never_sampled, sampling_probabilities
 
 SHOWN = 15          # tokens a step's distribution shows
 

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from models.sampling import Sampling
+    from explorer.models.sampling import Sampling
 
 
 def add_sampling_arguments(sub: argparse.ArgumentParser) -> None:
@@ -34,10 +34,10 @@ def _number(text: str | None, option: str, kind: type):
         raise InputError(f"{option} {text}: expected {'a whole number' if kind is int else 'a number'}") from None
 
 
-def sampling_from_arguments(args: argparse.Namespace) -> "Sampling | None":
+def sampling_from_arguments(args: argparse.Namespace) -> Sampling | None:
     """The sampling settings asked for, or None for greedy / beam search (no --temperature, or 0)."""
-    from explorer.capture.inputs import InputError      # here, not above: --help builds the parser without torch
-    from models.sampling import Sampling, SamplingError
+    from explorer.capture.inputs import InputError  # here, not above: --help builds the parser without torch
+    from explorer.models.sampling import Sampling, SamplingError
 
     temperature = _number(args.temperature, "--temperature", float)
     top_k, top_p, seed = (_number(args.top_k, "--top-k", int), _number(args.top_p, "--top-p", float),

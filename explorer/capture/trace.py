@@ -9,19 +9,20 @@ patterns are exactly those of the incremental decoding step (up to float roundin
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 
-from models.hooks import model_run
-from models.interface import AttentionModel, ExplorerModel, Generates
-from models.vocabulary import ATTENTION_KINDS as KINDS, PER_HEAD_VALUES, attention_hook, stack_hook
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.value_norms import norm_attention
+from explorer.models.hooks import model_run
+from explorer.models.interface import AttentionModel, ExplorerModel, Generates
+from explorer.models.vocabulary import ATTENTION_KINDS as KINDS
+from explorer.models.vocabulary import PER_HEAD_VALUES, attention_hook, stack_hook
 
 DERIVED_VALUES = ("norm",)      # per head, computed from the captured ones: {kind}.norm (Kobayashi et al. 2020)
 
@@ -116,7 +117,7 @@ class Trace:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "Trace":
+    def load(cls, path: str | Path) -> Trace:
         """Read a trace written by save(), .npz or .json (JSON numbers come back as float32, rounded to 1e-6)."""
         path = Path(path)
         if path.suffix == ".json":

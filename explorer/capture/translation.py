@@ -8,10 +8,10 @@ import sacrebleu
 import torch
 from sacrebleu.metrics import BLEU, CHRF
 
-from models.hooks import model_run
-from models.interface import ExplorerModel
 from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.capture.inputs import prepare_source
+from explorer.models.hooks import model_run
+from explorer.models.interface import ExplorerModel
 
 
 def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1,

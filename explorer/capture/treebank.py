@@ -14,8 +14,8 @@ from pathlib import Path
 import conllu
 import numpy as np
 
-from models.data import CorpusError, decode_text, file_bytes
-from models.word_alignment import sentence_text
+from explorer.models.data import CorpusError, decode_text, file_bytes
+from explorer.models.word_alignment import sentence_text
 
 
 @dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.interface import AttentionModel
+from explorer.models.interface import AttentionModel
 
 
 def transformed_value_norms(model: AttentionModel, kind: str, values: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from explorer.capture.trace import Trace
-from models.interface import ExplorerModel
+from explorer.models.interface import ExplorerModel
 
 AGGREGATED = ("pattern", "norm")    # what a word trace carries; scores, q/k/v/z have no meaning summed over pieces
 

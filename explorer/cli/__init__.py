@@ -14,16 +14,16 @@ import importlib
 import os
 import sys
 
-from models.errors import ExplorerError
-import explorer.cli.parser as options
-from explorer.cli.parser import Command, parser_for
 # The analyses' subcommands, each in a module of its own (add_options, run; its heavy imports inside run)
 import explorer.cli.detect as cli_detect
 import explorer.cli.faithfulness as cli_faithfulness
 import explorer.cli.focus as cli_focus
+import explorer.cli.parser as options
 import explorer.cli.patch as cli_patch
 import explorer.cli.replicate as cli_replicate
 import explorer.cli.sinks as cli_sinks
+from explorer.cli.parser import Command, parser_for
+from explorer.models.errors import ExplorerError
 
 
 def lazy(module: str, function: str):

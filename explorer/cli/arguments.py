@@ -7,7 +7,6 @@ import argparse
 import sys
 from pathlib import Path
 
-
 MODEL_HELP = ("checkpoint folder (e.g. models/en-de-h8), a Hugging Face folder, a hub id already in the local "
               "Hugging Face cache (e.g. Helsinki-NLP/opus-mt-en-de), or an installed model's name (all-MiniLM-L6-v2)")
 

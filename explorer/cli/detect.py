@@ -24,7 +24,7 @@ def add_options(detect: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from explorer.analyses.detectors import DETECTOR_TITLES, detect_heads
     from explorer.cli.inputs import opened
-    from models.vocabulary import KIND_TITLES
+    from explorer.models.vocabulary import KIND_TITLES
 
     defaults = {"seeds": args.seeds, "length": args.length}
     result = detect_heads(opened(args), **{name: value for name, value in defaults.items() if value})

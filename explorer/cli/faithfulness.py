@@ -23,8 +23,8 @@ def add_options(sub: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from explorer.analyses.faithfulness import METHOD_TITLES
     from explorer.analyses.jobs import run_job
-    from models.data import CorpusError, read_lines
     from explorer.cli.inputs import opened
+    from explorer.models.data import CorpusError, read_lines
 
     model = opened(args)
     sentences = [line for line in read_lines(args.src)[: args.limit] if line.strip()]

@@ -7,18 +7,19 @@ import json
 import sys
 from dataclasses import asdict
 
-from models.interface import TrainingSnapshots
-from models.data import CorpusError, read_lines
 # Ray itself is imported only when workers are asked for.
 from explorer.analyses.corpus_scoring import scorer_by_metric
 from explorer.analyses.jobs import run_job
 from explorer.analyses.results import ImportanceReport
+from explorer.analyses.roles import Thresholds
 from explorer.capture.head_sets import HeadSpecError
 from explorer.capture.inputs import InputError
-from explorer.analyses.roles import Thresholds
-from explorer.teaching.wording import plural
 from explorer.cli.arguments import distribution_note, progress_bar
 from explorer.cli.inputs import opened, read_corpus
+from explorer.models.data import CorpusError, read_lines
+from explorer.models.interface import TrainingSnapshots
+from explorer.teaching.wording import plural
+
 
 def run_roles(args: argparse.Namespace) -> None:
     from explorer.analyses.roles import corpus_description

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import argparse
 
-from models.interface import target_languages
-from models.data import file_bytes
 from explorer.analyses.corpus import corpus_examples
 from explorer.capture.head_sets import HeadSpecError, parse_heads
 from explorer.capture.input_kinds import TEXT, input_kind
 from explorer.capture.inputs import InputError
+from explorer.models.data import file_bytes
+from explorer.models.interface import target_languages
+
 
 def opened(args: argparse.Namespace, images: bool = False):
     """The model of --model; one that reads images only where the command takes images (trace)."""
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     model = open_model(args.model)
     if input_kind(model) is not TEXT and not images:
@@ -42,8 +43,8 @@ def pruned_heads(args: argparse.Namespace, model) -> list:
     """--prune SPEC plus --prune-least-important FRACTION, as one list of heads."""
     pruned = set(parse_heads(args.prune, model))
     if args.prune_least_important:
-        from explorer.capture.head_sets import all_heads
         from explorer.analyses.pruning import importance_scores, least_important
+        from explorer.capture.head_sets import all_heads
 
         scores = importance_scores(shipped_importance(model), args.normalisation)
         pruned |= set(least_important(scores, args.prune_least_important, all_heads(model)))

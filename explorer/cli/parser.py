@@ -6,9 +6,9 @@ with a command of its own (detect.py, patch.py …) keeps its options beside its
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from explorer.analyses.defaults import RARE_COMMON_TOP, Thresholds
 from explorer.capture.sampling_options import add_sampling_arguments

@@ -26,7 +26,7 @@ def add_options(patch: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from explorer.analyses.patching import patch
     from explorer.cli.inputs import opened
-    from models.vocabulary import KIND_TITLES
+    from explorer.models.vocabulary import KIND_TITLES
 
     result = patch(opened(args), args.clean, args.corrupt, args.metric, fix_casing=not args.keep_casing)
     if args.json:

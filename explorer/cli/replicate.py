@@ -23,8 +23,8 @@ def add_options(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.papers.replication import replicate
     from explorer.cli.inputs import opened
+    from explorer.papers.replication import replicate
 
     model = opened(args)
     bar, progress = progress_bar("replicate")

@@ -8,9 +8,10 @@ import json
 import os
 from pathlib import Path
 
+from explorer import settings
 from explorer.cli.arguments import progress_bar, with_model_path
 
-DEFAULT_TEXT = Path(__file__).resolve().parents[3] / "shared" / "data" / "multi30k" / "val.en.gz"
+DEFAULT_TEXT = settings.CAPTIONS
 DEFAULT_LIMIT = 200
 
 
@@ -31,10 +32,10 @@ def add_options(sinks: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import torch
 
-    from explorer.capture.inputs import InputError
     from explorer.analyses.sinks import SINK_THRESHOLD, corpus_sinks
-    from models.data import CorpusError, read_lines
+    from explorer.capture.inputs import InputError
     from explorer.cli.inputs import opened
+    from explorer.models.data import CorpusError, read_lines
 
     if args.threshold is None:
         args.threshold = SINK_THRESHOLD

@@ -8,12 +8,12 @@ import json
 import sys
 import time
 
-from models.interface import FillsMask, Generates
 from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.capture.inputs import InputError
 from explorer.capture.sampling_options import sampling_from_arguments
 from explorer.cli.arguments import distribution_note, progress_bar
 from explorer.cli.inputs import model_for, pruned_heads, read_corpus
+from explorer.models.interface import FillsMask, Generates
 
 
 def shortened(text: str, chars: int = 80) -> str:

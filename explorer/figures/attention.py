@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.common import (ABSOLUTE, CONTENT_WIDTH, PANEL_LABELS, POOLED_PANEL, PRINTED_UP_TO,
-                                     SMALLEST_FONT, cell_size, every_label, font, hover_text, is_long, label_room, position_labels,
-                                     projector_mode, scale_note, title_height, token_axes, weight_range)
-from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
-                                      resolution_note)
+from explorer.figures.common import (
+    ABSOLUTE,
+    CONTENT_WIDTH,
+    PANEL_LABELS,
+    POOLED_PANEL,
+    PRINTED_UP_TO,
+    SMALLEST_FONT,
+    cell_size,
+    every_label,
+    font,
+    hover_text,
+    is_long,
+    label_room,
+    position_labels,
+    projector_mode,
+    scale_note,
+    title_height,
+    token_axes,
+    weight_range,
+)
+from explorer.figures.pooling import block_labels, budget_factor, pool_factor, pooled_attention, resolution_note
 
 ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 

@@ -3,8 +3,8 @@
 bertviz (`head_view(..., html_action="return")`) loads require.js, d3 and jQuery from a CDN and writes its
 parameters into a <script> with plain json.dumps, so a token like `</script><script>alert(1)` would end the
 script and run. Here we build the same page from bertviz's own view scripts (`head_view.js`, `model_view.js`
-from the installed package), with the three libraries inlined from npm packages (js/node_modules, installed
-by scripts/setup.sh) and the parameters escaped so no `<`, `>` or `&` appears inside the script. bertviz draws
+from the installed package), with the three libraries inlined from the copies inside the package
+(explorer/scripts/, from their npm packages) and the parameters escaped so no `<`, `>` or `&` appears inside the script. bertviz draws
 tokens with d3's `.text()`, which never interprets markup.
 """
 
@@ -19,18 +19,17 @@ from pathlib import Path
 import bertviz
 import numpy as np
 
+from explorer import settings
 from explorer.capture.trace import Trace
-from models.vocabulary import ATTENTION_KINDS, KIND_WORDS
-from models.errors import ExplorerError
+from explorer.models.errors import ExplorerError
+from explorer.models.vocabulary import ATTENTION_KINDS, KIND_WORDS
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "js" / "node_modules"
-LIBRARIES = (SCRIPTS / "jquery" / "dist" / "jquery.min.js", SCRIPTS / "d3" / "dist" / "d3.min.js",
-             SCRIPTS / "requirejs" / "require.js")
+LIBRARIES = tuple(settings.SCRIPTS / name for name in ("jquery.min.js", "d3.min.js", "require.js"))
 CDN_CONFIG = re.compile(r"require\.config\(\{.*?\}\);", re.DOTALL)
 
 
 class OfflineScriptsMissing(ExplorerError, RuntimeError):
-    """The npm packages with require.js, d3 and jQuery are not installed."""
+    """The copies of require.js, d3 or jQuery inside the package are missing."""
 
 
 def script_safe_json(value) -> str:
@@ -48,10 +47,10 @@ def inline_script(source: str) -> str:
 
 @lru_cache(maxsize=1)
 def library_scripts() -> str:
-    missing = [str(path) for path in LIBRARIES if not path.is_file()]
+    missing = [path.name for path in LIBRARIES if not path.is_file()]
     if missing:
-        raise OfflineScriptsMissing(f"{missing[0]} is missing: run `bash scripts/setup.sh` to install the "
-                                    "npm packages bertviz's views need")
+        raise OfflineScriptsMissing(f"the explorer's copy of {missing[0]}, which bertviz's views need, is missing: "
+                                    "reinstall attention-explorer")
     jquery, d3, require = (path.read_text(encoding="utf-8") for path in LIBRARIES)
     # jQuery and d3 load first and set globals; then require.js, and bertviz's requirejs(['jquery', 'd3'])
     # resolves to those globals through named modules instead of fetching anything.

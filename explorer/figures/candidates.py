@@ -11,8 +11,8 @@ import html
 
 from explorer.capture.trace import StepDistribution
 from explorer.figures.common import font, text_width
-from explorer.figures.token_bars import probability_text
 from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, figure_box
+from explorer.figures.token_bars import probability_text
 
 BAR = 100               # px of a bar at probability 1: with a long token and its probability, half a projector's column
 CHOSEN, OTHER = "crimson", "#1f77b4"        # the chosen token's bar, the others' (plotly's first colour)

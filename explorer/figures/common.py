@@ -11,7 +11,6 @@ import plotly.graph_objects as go
 
 from explorer.capture.wording import plural  # noqa: F401  (figures and pages word their counts with it)
 
-
 # Projector mode (the sidebar's toggle, `projector=on` in the URL): every figure's type and cells scaled up for a
 # class. A context variable, set by each run of a page: Streamlit runs every browser session in its own thread, so
 # one session's choice never reaches another's figures.

@@ -15,13 +15,27 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.capture.decoding_steps import TeacherForcing
-from explorer.figures.common import (NARROW_WIDTH, PROJECTOR_COLUMN, cell_size, display_tokens, every_label, font, is_long,
-                                     label_font, label_room, position_labels, projector_mode, projector_title,
-                                     stretched_length, title_height, wrapped_title)
 from explorer.capture.trace import StepDistribution
+from explorer.figures.common import (
+    NARROW_WIDTH,
+    PROJECTOR_COLUMN,
+    cell_size,
+    display_tokens,
+    every_label,
+    font,
+    is_long,
+    label_font,
+    label_room,
+    position_labels,
+    projector_mode,
+    projector_title,
+    stretched_length,
+    title_height,
+    wrapped_title,
+)
 from explorer.figures.html_cells import numbered
 from explorer.figures.token_bars import ORANGE, Bars, probability_text, token_bars_html
-from models.decoding import BeamResult
+from explorer.models.decoding import BeamResult
 
 # d3 formats of hover text: three significant digits, so a probability of 0.0004 reads 0.0004, not 0.000
 PROBABILITY_HOVER, WEIGHT_HOVER = ".3g", ".3g"
@@ -92,7 +106,7 @@ def bars_fit_half_column(count: int) -> bool:
 
 
 def fixed_width(figure: go.Figure) -> str:
-    """How a page shows the figure (pages.components.widgets.show_figure's width): at its own width when it has one."""
+    """How a page shows the figure (explorer.pages.components.widgets.show_figure's width): at its own width when it has one."""
     return "content" if figure.layout.width else "stretch"
 
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from explorer.figures.common import cell_size, every_label
 from explorer.figures.role_map import MOST_HEADS_WITH_TEXT, cell_font
-from models.vocabulary import KIND_TITLES, SHORT_NAMES
+from explorer.models.vocabulary import KIND_TITLES, SHORT_NAMES
 
 PANEL_GAP = 0.04
 STACK_LABELS = {"encoder": "enc", "decoder": "dec"}

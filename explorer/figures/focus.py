@@ -11,13 +11,27 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PRINTED_UP_TO, PROJECTOR_COLUMN, SMALLEST_FONT,
-                                     dense_cell, font, hover_text, is_long, position_labels,
-                                     printed_cell, projector_mode, scale_note, text_width, title_height,
-                                     weight_range, wrapped_title)
-from explorer.figures.pooling import (block_labels, budget_factor, pool_factor, pooled_attention,
-                                      resolution_note)
 from explorer.figures.attention import POOLED_HOVER
+from explorer.figures.common import (
+    ABSOLUTE,
+    NARROW_WIDTH,
+    PRINTED_UP_TO,
+    PROJECTOR_COLUMN,
+    SMALLEST_FONT,
+    dense_cell,
+    font,
+    hover_text,
+    is_long,
+    position_labels,
+    printed_cell,
+    projector_mode,
+    scale_note,
+    text_width,
+    title_height,
+    weight_range,
+    wrapped_title,
+)
+from explorer.figures.pooling import block_labels, budget_factor, pool_factor, pooled_attention, resolution_note
 from explorer.figures.windows import window_text
 
 ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"

@@ -12,8 +12,17 @@ import html
 
 import numpy as np
 
-from explorer.figures.common import (ABSOLUTE, PROJECTOR_COLUMN, SMALLEST_FONT, dense_cell, font,
-                                     printed_cell, projector_mode, text_width, weight_range)
+from explorer.figures.common import (
+    ABSOLUTE,
+    PROJECTOR_COLUMN,
+    SMALLEST_FONT,
+    dense_cell,
+    font,
+    printed_cell,
+    projector_mode,
+    text_width,
+    weight_range,
+)
 from explorer.figures.html_cells import coloured_cell, figure_box, measure_name, scale_colours, table_html, weight_key
 
 STRIP_LABEL = 12        # characters of a token a row's label keeps (its hover has it whole): three models' labels fit

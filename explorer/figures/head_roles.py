@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from explorer.figures.common import (NARROW_WIDTH, SMALLEST_FONT, font, round_step, text_width, title_height,
-                                     wrapped_title)
 from explorer.analyses.results import HeadRoles
-from models.vocabulary import KIND_TITLES
+from explorer.figures.common import (
+    NARROW_WIDTH,
+    SMALLEST_FONT,
+    font,
+    round_step,
+    text_width,
+    title_height,
+    wrapped_title,
+)
+from explorer.models.vocabulary import KIND_TITLES
 
 
 def offset_histogram(entry: HeadRoles) -> go.Figure:

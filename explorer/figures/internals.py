@@ -8,12 +8,31 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PANEL_LABELS, SMALLEST_FONT, ZOOM_PANEL, axis_length,
-                                     cell_size, display_tokens, every_label, font, is_long, label_room,
-                                     panels_per_row, position_labels, projector_title, round_step, scale_note,
-                                     stretched_length, text_width, token_axes, weight_range, zoom_note)
-from explorer.figures.pooling import (block_labels, budget_factor, pooled_attention, pooled_mean,
-                                      resolution_note)
+from explorer.figures.common import (
+    ABSOLUTE,
+    NARROW_WIDTH,
+    PANEL_LABELS,
+    SMALLEST_FONT,
+    ZOOM_PANEL,
+    axis_length,
+    cell_size,
+    display_tokens,
+    every_label,
+    font,
+    is_long,
+    label_room,
+    panels_per_row,
+    position_labels,
+    projector_title,
+    round_step,
+    scale_note,
+    stretched_length,
+    text_width,
+    token_axes,
+    weight_range,
+    zoom_note,
+)
+from explorer.figures.pooling import block_labels, budget_factor, pooled_attention, pooled_mean, resolution_note
 
 NEG_INF_LABEL = "−∞"
 TEXT_CELLS = 10      # print values in the cells up to this many tokens a side

@@ -12,10 +12,22 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import (NARROW_WIDTH, axis_length, display_tokens, every_label, font, is_long,
-                                     label_font, label_room, position_labels, title_height, wrapped_title, zoom_note)
-from explorer.figures.token_bars import probability_text
 from explorer.analyses.logit_lens import LogitLens
+from explorer.figures.common import (
+    NARROW_WIDTH,
+    axis_length,
+    display_tokens,
+    every_label,
+    font,
+    is_long,
+    label_font,
+    label_room,
+    position_labels,
+    title_height,
+    wrapped_title,
+    zoom_note,
+)
+from explorer.figures.token_bars import probability_text
 
 CHAR_WIDTH = 0.62           # a character's width in em, generously (common.label_room's measure)
 COLUMN = (44, 110)          # px a layer's column: at least a short token, at most a long one

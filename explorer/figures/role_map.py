@@ -14,8 +14,14 @@ import numpy as np
 
 from explorer.analyses.results import HeadRoles
 from explorer.figures.common import SMALLEST_FONT, font, label_font, text_width
-from explorer.figures.html_cells import (AS_WIDE_AS_THE_TABLE, colour_key, coloured_cell, figure_box, scale_colours,
-                                        table_html)
+from explorer.figures.html_cells import (
+    AS_WIDE_AS_THE_TABLE,
+    colour_key,
+    coloured_cell,
+    figure_box,
+    scale_colours,
+    table_html,
+)
 
 ROLE_COLOURS = [("none", "#e8e8e8"), ("positional", "#4c78a8"), ("syntactic", "#54a24b"), ("rare-token", "#e45756"),
                 ("several", "#b279a2")]

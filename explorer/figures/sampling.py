@@ -10,9 +10,9 @@ import textwrap
 
 import plotly.graph_objects as go
 
+from explorer.capture.sampling import StepSampling
 from explorer.figures.common import display_tokens, every_label, font
 from explorer.figures.decoding import PROBABILITY_HOVER, titled
-from explorer.capture.sampling import StepSampling
 
 MODEL_COLOUR, SAMPLED_COLOUR = "#b0b0b0", "#1f77b4"
 VALUE_SIZE, VALUE_COLOUR = 11, "#333333"     # the bars' values: readable beside an axis label

@@ -24,8 +24,8 @@ from PIL import Image
 from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
 from explorer.figures.common import font, text_width, weight_range
-from explorer.figures.html_cells import NO_VALUE, figure_box, named_scale, scale_positions, weight_key
 from explorer.figures.focus import OVERVIEW_SIDE, numbered_positions
+from explorer.figures.html_cells import NO_VALUE, figure_box, named_scale, scale_positions, weight_key
 from explorer.figures.pooling import budget_factor, pool_factor, pooled_attention, resolution_note
 
 SCALE = "Blues"             # the heatmaps' colour scale

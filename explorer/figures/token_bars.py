@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from explorer.figures.common import cell_size, font, label_font
 from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, figure_box, upright

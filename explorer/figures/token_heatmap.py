@@ -16,10 +16,30 @@ import html
 
 import numpy as np
 
-from explorer.figures.common import (ABSOLUTE, NARROW_WIDTH, PROJECTOR_COLUMN, SMALLEST_FONT, cell_size, dense_cell,
-                                     font, label_font, printed_cell, projector_mode, text_width, weight_range)
-from explorer.figures.html_cells import (coloured_cell, figure_box, measure_name, numbered, scale_colours, table_html,
-                                         upright, weight_key)
+from explorer.figures.common import (
+    ABSOLUTE,
+    NARROW_WIDTH,
+    PROJECTOR_COLUMN,
+    SMALLEST_FONT,
+    cell_size,
+    dense_cell,
+    font,
+    label_font,
+    printed_cell,
+    projector_mode,
+    text_width,
+    weight_range,
+)
+from explorer.figures.html_cells import (
+    coloured_cell,
+    figure_box,
+    measure_name,
+    numbered,
+    scale_colours,
+    table_html,
+    upright,
+    weight_key,
+)
 
 SCALE = "Blues"         # as the whole pattern beside a window, the tiles and the key (html_cells.weight_key)
 LARGEST_CELL = 40       # px: a short sentence's cells grow to fill a projector's column, up to this

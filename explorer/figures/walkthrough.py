@@ -10,9 +10,18 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.analyses.internals import Walkthrough
+from explorer.figures.common import (
+    SMALLEST_FONT,
+    axis_length,
+    display_tokens,
+    every_label,
+    font,
+    is_long,
+    position_labels,
+    text_width,
+    zoom_note,
+)
 from explorer.figures.internals import NEG_INF_LABEL
-from explorer.figures.common import (SMALLEST_FONT, axis_length, display_tokens, every_label, font, is_long,
-                                     position_labels, text_width, zoom_note)
 
 
 def scaling_words(scaling: float, d_k: int) -> str:

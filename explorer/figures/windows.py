@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from explorer.figures.common import is_long
 from explorer.capture.trace import Trace
+from explorer.figures.common import is_long
 
 WINDOW = 40     # tokens: bertviz's columns of labels stay readable in its frame
 VALUES = 100_000    # weights a windowed view carries at most (12 × 12 heads of 40 tokens: 230,000, a 4 MB page)

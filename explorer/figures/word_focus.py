@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.analyses.word_focus import Focus, WordAttention, percent, quoted
 from explorer.figures.common import font
 from explorer.figures.html_cells import coloured_cell, figure_box, scale_colours, table_html
-from explorer.analyses.word_focus import Focus, WordAttention, percent, quoted
 
 COLUMN = 560            # px of the main column at a 1024 px window width, sidebar open (564 measured in Chromium)
 ROW_LABELS = 56         # px for "layer 0" beside the grid

@@ -11,13 +11,12 @@ models ship it as replication.json (explorer/analyses/shipped_analyses.py's conv
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:           # for readers only: the command line's --help imports this module without torch
-    from models.interface import ExplorerModel
+    from explorer.models.interface import ExplorerModel
 
 REPLICATION_FILE = "replication.json"
 HOLDS, PARTLY, DOES_NOT, NOT_MEASURABLE = "holds", "partly", "does not", "not measurable"
@@ -55,12 +54,12 @@ class Card:
             raise ValueError(f"verdict {self.verdict!r}: expected one of {', '.join(VERDICTS)}")
 
 
-PAPERS: dict[str, Callable[["ExplorerModel", Budget], Card]] = {}      # name → measurement, in registration order
+PAPERS: dict[str, Callable[[ExplorerModel, Budget], Card]] = {}      # name → measurement, in registration order
 
 
 def paper(name: str):
     """Register a paper's measurement under a short name (the CLI's --paper NAME)."""
-    def register(measure: Callable[["ExplorerModel", Budget], Card]):
+    def register(measure: Callable[[ExplorerModel, Budget], Card]):
         PAPERS[name] = measure
         return measure
     return register

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from explorer.capture.inputs import InputError
-from explorer.papers.cards import PAPERS
+from explorer.models.interface import ExplorerModel
 from explorer.papers.bench import Budget
-from models.interface import ExplorerModel
+from explorer.papers.cards import PAPERS
 
 
 def replicate(model: ExplorerModel, names: list[str] | None = None, budget: Budget | None = None) -> dict:

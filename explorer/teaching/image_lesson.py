@@ -10,12 +10,18 @@ al. 2021), and every deep link goes to the Images page.
 
 from __future__ import annotations
 
-from explorer.figures.image import (attention_over_image, class_probabilities, digit_figure, grid_of, mark_patch,
-                                    token_name)
+from explorer.capture.input_kinds import IMAGE, input_kind
+from explorer.figures import lesson as figures
+from explorer.figures.image import (
+    attention_over_image,
+    class_probabilities,
+    digit_figure,
+    grid_of,
+    mark_patch,
+    token_name,
+)
 from explorer.teaching.lesson import Lesson
 from explorer.teaching.lesson_steps import VIT_BASE, DeepLink, Focus, Number, Step, vector
-from explorer.figures import lesson as figures
-from explorer.capture.input_kinds import IMAGE, input_kind
 
 IMAGES = "images.py"
 # Each shared step's deep view on the Images page (its tab).

@@ -17,15 +17,24 @@ from dataclasses import replace
 
 import numpy as np
 
-from explorer.figures import lesson as figures
 from explorer.analyses.internals import Walkthrough, default_query, qkv_walkthrough
+from explorer.analyses.word_focus import PRONOUNS  # the lecture's question is where a pronoun looks: open on it
 from explorer.capture.trace import Trace
-from explorer.analyses.word_focus import PRONOUNS          # the lecture's question is where a pronoun looks: open on it
-from models.interface import Embeds, ExplorerModel
-
+from explorer.figures import lesson as figures
+from explorer.models.interface import Embeds, ExplorerModel
 from explorer.teaching.lesson_lecture import block_step, how_typical, lecture_example, matrix_step, training_step
-from explorer.teaching.lesson_steps import (PAPER, TITLES, DeepLink, Focus, Number, Step, followed, quoted, vector,
-                                            word_mark)
+from explorer.teaching.lesson_steps import (
+    PAPER,
+    TITLES,
+    DeepLink,
+    Focus,
+    Number,
+    Step,
+    followed,
+    quoted,
+    vector,
+    word_mark,
+)
 
 
 class Lesson:

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from explorer.figures import lesson as figures
+from explorer.models.vocabulary import layer_hook, stack_hook
 from explorer.teaching.lesson_steps import DeepLink, Focus, Number, Step, quoted
-from models.vocabulary import layer_hook, stack_hook
 
 LECTURE_SCORES = (112.0, 96.0)
 LECTURE_D_K = 64

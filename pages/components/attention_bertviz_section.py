@@ -8,8 +8,8 @@ import streamlit as st
 from explorer.analyses.norms import norm_shares
 from explorer.figures.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.windows import window_size, window_trace, window_words
-from pages.components import url_state
-from pages.components.glossary_links import term_help
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import term_help
 
 
 def bertviz_window(drawn) -> tuple:

@@ -11,8 +11,8 @@ from explorer.figures.focus import drawn_whole, focus_heatmap, focus_size, overv
 from explorer.figures.thumbnails import whole_pattern
 from explorer.figures.token_heatmap import token_heatmap
 from explorer.figures.windows import focus_range
-from pages.components import url_state
-from pages.components.widgets import show_table_figure
+from explorer.pages.components import url_state
+from explorer.pages.components.widgets import show_table_figure
 
 
 def focus_window(queries: list[str], keys: list[str], units_name: str) -> tuple[range, range] | None:

@@ -16,8 +16,8 @@ from explorer.capture.inputs import InputError
 from explorer.figures.attention import heads_grid
 from explorer.figures.common import PER_FIGURE, plural
 from explorer.figures.thumbnails import Tile, thumbnail_grid
-from pages.components.glossary_links import linked
-from pages.components.widgets import figure_places, show_table_figure
+from explorer.pages.components.glossary_links import linked
+from explorer.pages.components.widgets import figure_places, show_table_figure
 
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
 # Measured: explorer.analyses.flow.attention_flow on the 8-head model's encoder, this 2-core machine (docs/analyses.md, "Attention flow

@@ -7,13 +7,23 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.figures.attention import layer_heads
+from explorer.figures.common import (
+    CONTENT_WIDTH,
+    NARROW_WIDTH,
+    PANEL_LABELS,
+    PROJECTOR_COLUMN,
+    cell_size,
+    display_tokens,
+    is_long,
+    panels_per_row,
+    plural,
+    projector_mode,
+)
 from explorer.figures.focus import models_overview
 from explorer.figures.focus_strips import strips_table
-from explorer.figures.common import (CONTENT_WIDTH, NARROW_WIDTH, PANEL_LABELS, PROJECTOR_COLUMN, cell_size,
-                                     display_tokens, is_long, panels_per_row, plural, projector_mode)
 from explorer.figures.thumbnails import Tile, thumbnail_grid
-from models.vocabulary import KIND_TITLES
-from pages.components.widgets import show_figure, show_table_figure
+from explorer.models.vocabulary import KIND_TITLES
+from explorer.pages.components.widgets import show_figure, show_table_figure
 
 PER_ROW = 4         # tiles a row: the 8-head model in two rows beside the strips at 1400 px
 

@@ -8,13 +8,23 @@ import streamlit as st
 
 from explorer.capture.input_kinds import TEXT, input_kind
 from explorer.capture.inputs import InputError
-from models.installed import INSTALLED
-from models.interface import Embeds, ModelError
-from pages.components import url_state
-from pages.components.access import policy, quoted, refuse
-from pages.components.glossary_links import term_help
-from pages.components.session import (cached_checkpoint, cached_trace, current_checkpoint, greedy_notice, offered_models,
-                                      partner_model, pruning_notice, selection, warn_if_truncated, weights_mtime)
+from explorer.models.installed import INSTALLED
+from explorer.models.interface import Embeds, ModelError
+from explorer.pages.components import url_state
+from explorer.pages.components.access import policy, quoted, refuse
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.session import (
+    cached_checkpoint,
+    cached_trace,
+    current_checkpoint,
+    greedy_notice,
+    offered_models,
+    partner_model,
+    pruning_notice,
+    selection,
+    warn_if_truncated,
+    weights_mtime,
+)
 
 MOST = 3
 

@@ -8,10 +8,10 @@ import streamlit as st
 
 from explorer.capture.decoding_steps import beam_steps_table, finished_table
 from explorer.figures.decoding import beam_tree_figure
-from pages.components import url_state
-from pages.components.glossary_links import linked, term_help
-from pages.components.session import cached_beam_tree, selection, weights_mtime
-from pages.components.widgets import show_figure
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.session import cached_beam_tree, selection, weights_mtime
+from explorer.pages.components.widgets import show_figure
 
 # The beam tree's work (beams × steps × decoder tokens × decoder layers × d_model², ∝ its multiply-adds) drawn
 # without asking: the bundled models' 45-token caption with 10 beams ~4e9, their 250-token text ~1.3e9 (they

@@ -8,15 +8,15 @@ import pandas as pd
 import streamlit as st
 
 from explorer.capture.decoding_steps import maskable_positions
-from explorer.figures.common import display_tokens
 from explorer.figures.candidates import candidates_table
+from explorer.figures.common import display_tokens
 from explorer.figures.decoding import attention_row_bars, attention_row_figure, head_effect_figure
-from pages.components import url_state
-from pages.components.decoding_step_section import side_by_side
-from pages.components.glossary_links import linked
-from pages.components.lens_and_sampling import masked_lens_section
-from pages.components.session import cached_masked_word, selection, weights_mtime
-from pages.components.widgets import figure_places, show_figure, show_table_figure
+from explorer.pages.components import url_state
+from explorer.pages.components.decoding_step_section import side_by_side
+from explorer.pages.components.glossary_links import linked
+from explorer.pages.components.lens_and_sampling import masked_lens_section
+from explorer.pages.components.session import cached_masked_word, selection, weights_mtime
+from explorer.pages.components.widgets import figure_places, show_figure, show_table_figure
 
 
 def masked_token_view(checkpoint, trace) -> None:

@@ -10,9 +10,9 @@ from explorer.capture.decoding_steps import step_attention_row
 from explorer.capture.trace import StepDistribution
 from explorer.figures.candidates import candidates_table, candidates_width
 from explorer.figures.decoding import HALF_COLUMN, attention_row_bars, attention_row_figure, bars_fit_half_column
-from pages.components import url_state
-from pages.components.glossary_links import term_help
-from pages.components.widgets import figure_places, show_table_figure
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.widgets import figure_places, show_table_figure
 
 
 def side_by_side(candidates: StepDistribution, bars: int) -> bool:

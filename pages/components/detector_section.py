@@ -3,21 +3,17 @@ prefix-matching scores of every self-attention head, beside Voita et al.'s roles
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
-from explorer.analyses.detectors import (DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table,
-                                reference_table)
+from explorer.analyses.detectors import DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table, reference_table
 from explorer.capture.exports import table_csv
 from explorer.figures.detectors import detector_maps
-from models.interface import ExplorerModel
-from models.vocabulary import KIND_TITLES
-from pages.components.glossary_links import term_help
-from pages.components.session import cached_checkpoint, weights_mtime
-from pages.components.widgets import command_line, show_figure
-
-PROJECT = Path(__file__).resolve().parents[2]
+from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import KIND_TITLES
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.session import cached_checkpoint, weights_mtime
+from explorer.pages.components.widgets import command_line, show_figure
+from explorer.settings import command_name
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the head detectors…")
@@ -73,7 +69,7 @@ def show_head_detectors(checkpoint: ExplorerModel) -> None:
     st.download_button("⬇ CSV", table_csv(table), file_name=f"{checkpoint.name}-head-detectors.csv",
                        mime="text/csv", key="detectors_csv")
     command_line("The same from the command line: "
-                 f"`python -m explorer detect --model {model_argument(checkpoint.path)} [--json]`.")
+                 f"`python -m explorer detect --model {command_name(checkpoint.path)} [--json]`.")
 
 
 REFERENCE_WORDS = {"chance (uniform head)": "chance", "best (perfect head)": "best"}
@@ -85,11 +81,3 @@ def table_height(rows: int) -> int:
     """Px of a table showing its header and every row, up to SHOWN_ROWS."""
     return ROW_PX * (min(rows, SHOWN_ROWS) + 1) + 3
 
-
-def model_argument(path) -> str:
-    """The model's folder as a command-line hint names it: relative to the project when it is inside it
-    (models/en-de-h8), else its own name: a shared server's pages never show its file system."""
-    folder = Path(path).resolve()
-    if folder.is_relative_to(PROJECT):
-        return folder.relative_to(PROJECT).as_posix()
-    return folder.name or str(path)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from models.errors import ExplorerError
+from explorer.models.errors import ExplorerError
 
 
 @contextmanager

@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import streamlit as st
 
+from explorer.pages.registry import page as registered
 from explorer.teaching.glossary import entry, slug
-from pages.registry import page as registered
 
 PAGE = registered("glossary").url_path      # the Glossary page's URL path (pages/registry.py)
 PARAMETER = "term"      # glossary?term=<slug>: the page opens with that entry first

@@ -7,19 +7,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from explorer.analyses.corpus_scoring import corpus_task
 from explorer.analyses.results import ImportanceReport, RolesReport
-from explorer.capture.trace import Trace
 from explorer.analyses.roles import SHORT_PIECES, reclassified
+from explorer.capture.trace import Trace
 from explorer.figures.common import ABSOLUTE
 from explorer.figures.focus import drawn_whole, focus_size
 from explorer.figures.head_roles import offset_histogram, syntactic_evidence
 from explorer.figures.windows import focus_range
-from explorer.analyses.corpus_scoring import corpus_task
-from pages.components import url_state
-from pages.components.attention_heatmap import draw_heatmap
-from pages.components.glossary_links import term_help
-from pages.components.heads_roles_section import MEASURES, importance_scores, offered_measures
-from pages.components.widgets import show_figure
+from explorer.pages.components import url_state
+from explorer.pages.components.attention_heatmap import draw_heatmap
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.heads_roles_section import MEASURES, importance_scores, offered_measures
+from explorer.pages.components.widgets import show_figure
 
 
 def one_head(checkpoint, roles: RolesReport | None, importance: ImportanceReport | None, thresholds,

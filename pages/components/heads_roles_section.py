@@ -7,18 +7,18 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from explorer.analyses.corpus_scoring import SCORERS, corpus_task
 from explorer.analyses.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
 from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.analyses.roles import corpus_description, reclassified, role_summary
 from explorer.capture.exports import table_csv
 from explorer.figures.common import plural
 from explorer.figures.role_map import COLOUR_BY, role_cells, role_map_html
-from explorer.analyses.corpus_scoring import SCORERS, corpus_task
-from models.vocabulary import KIND_TITLES
-from pages.components import url_state
-from pages.components.glossary_links import term_help
-from pages.components.heads_recompute_section import recompute_on_your_corpus
-from pages.components.widgets import show_table_figure
+from explorer.models.vocabulary import KIND_TITLES
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.heads_recompute_section import recompute_on_your_corpus
+from explorer.pages.components.widgets import show_table_figure
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",

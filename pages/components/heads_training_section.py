@@ -11,10 +11,10 @@ import streamlit as st
 from explorer.analyses.head_evolution import EVOLUTION_FILE
 from explorer.analyses.shipped_analyses import shipped
 from explorer.figures.head_roles import EVOLUTION_MEASURES
-from models.interface import TrainingSnapshots
-from pages.components.glossary_links import term_help
-from pages.components.session import evolution_chart, weights_mtime
-from pages.components.widgets import command_line, show_figure
+from explorer.models.interface import TrainingSnapshots
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.session import evolution_chart, weights_mtime
+from explorer.pages.components.widgets import command_line, show_figure
 
 
 def training(checkpoint, thresholds) -> None:

@@ -11,10 +11,10 @@ import streamlit as st
 from explorer.analyses.image_heads import held_out_score, image_head_importance, image_pruning_curve
 from explorer.capture.head_sets import HeadSpecError, all_heads, format_heads, parse_heads
 from explorer.figures.common import font
-from pages.components import url_state
-from pages.components.glossary_links import linked, term_help
-from pages.components.session import weights_mtime
-from pages.components.widgets import show_figure
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.session import weights_mtime
+from explorer.pages.components.widgets import show_figure
 
 
 @st.cache_data(show_spinner="Measuring every head on the 360 held-out digits…", max_entries=8)

@@ -9,10 +9,10 @@ import numpy as np
 import streamlit as st
 
 from explorer.capture.image_inputs import held_out_digit
-from explorer.figures.image import canvas_figure
 from explorer.capture.image_trace import trace_image
-from models.digits import held_out
-from pages.components import url_state
+from explorer.figures.image import canvas_figure
+from explorer.models.digits import held_out
+from explorer.pages.components import url_state
 
 SOURCES = ("a held-out digit", "draw one")
 PENS = ("ink", "eraser")

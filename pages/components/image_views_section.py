@@ -9,13 +9,19 @@ import streamlit as st
 
 from explorer.analyses.internals import qkv_walkthrough, walkthrough_table
 from explorer.analyses.positional import grid_closeness, position_similarity
-from explorer.figures.image import (attention_over_image, grid_of, heads_over_image, position_similarity_grid,
-                                    rollout_over_image, token_name)
+from explorer.figures.image import (
+    attention_over_image,
+    grid_of,
+    heads_over_image,
+    position_similarity_grid,
+    rollout_over_image,
+    token_name,
+)
 from explorer.figures.walkthrough import scaling_words, walkthrough_figure
-from pages.components import url_state
-from pages.components.glossary_links import linked, term_help
-from pages.components.internals_walkthrough_section import numbers_table
-from pages.components.widgets import colour_scale, show_figure
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.internals_walkthrough_section import numbers_table
+from explorer.pages.components.widgets import colour_scale, show_figure
 
 
 def pick_query(trace, key: str) -> int:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.figures.induction_demo import induction_demo_figure
 from explorer.analyses.induction_demo import run_demo, shipped_demo, summary
-from pages.components.jobs import corpus_job
-from pages.components.widgets import show_figure
+from explorer.figures.induction_demo import induction_demo_figure
+from explorer.pages.components.jobs import corpus_job
+from explorer.pages.components.widgets import show_figure
 
 
 def show_induction_demo() -> None:

@@ -10,12 +10,17 @@ import streamlit as st
 
 from explorer.analyses.positional import bias_by_offset, position_similarity, rotary_angles, sin_cos_halves
 from explorer.capture.exports import matrix_table
-from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, matrix_heatmap,
-                                        positional_encoding_figure, relative_bias_figure)
+from explorer.figures.internals import (
+    embedding_sum_figure,
+    learned_positions_figure,
+    matrix_heatmap,
+    positional_encoding_figure,
+    relative_bias_figure,
+)
 from explorer.figures.rotary import rotary_angles_figure
-from models.vocabulary import KIND_TITLES
-from pages.components.glossary_links import linked, term_help
-from pages.components.widgets import show_figure
+from explorer.models.vocabulary import KIND_TITLES
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.widgets import show_figure
 
 
 def relative_bias(checkpoint, trace) -> None:

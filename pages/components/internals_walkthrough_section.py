@@ -10,9 +10,9 @@ import streamlit as st
 from explorer.analyses.internals import default_query, qkv_walkthrough, walkthrough_table
 from explorer.figures.common import plural
 from explorer.figures.walkthrough import scaling_words, walkthrough_figure
-from pages.components import url_state
-from pages.components.glossary_links import linked, term_help
-from pages.components.widgets import show_figure
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.widgets import show_figure
 
 
 def numbers_table(table: pd.DataFrame, key: str) -> None:

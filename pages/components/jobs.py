@@ -13,10 +13,10 @@ from itertools import count
 import streamlit as st
 
 from explorer.analyses import distributed
-from models.errors import ExplorerError
-from pages.components import run_queue
-from pages.components.access import policy, refuse, session_tag
-from pages.components.widgets import remember_retries
+from explorer.models.errors import ExplorerError
+from explorer.pages.components import run_queue
+from explorer.pages.components.access import policy, refuse, session_tag
+from explorer.pages.components.widgets import remember_retries
 
 POLL_SECONDS = 0.5      # how often a waiting page redraws its place (each redraw also lets the visitor leave)
 

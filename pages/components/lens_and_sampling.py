@@ -7,20 +7,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.figures.decoding import fixed_width
-from explorer.figures.logit_lens import logit_lens_figure
-from explorer.figures.sampling import sampling_figure
-from explorer.capture.head_sets import parse_heads
 from explorer.analyses.logit_lens import lens_note, lens_table, logit_lens, masked_logit_lens
+from explorer.capture.head_sets import parse_heads
 from explorer.capture.memo import BoundedCache
 from explorer.capture.sampling import sample, sample_log_probs, step_sampling, step_sampling_table, vocabulary_size
 from explorer.capture.trace import Trace
-from models.interface import ExplorerModel
-from models.sampling import Sampling
-from pages.components import url_state
-from pages.components.glossary_links import linked, term_help
-from pages.components.session import memoised, selection, weights_mtime
-from pages.components.widgets import show_figure
+from explorer.figures.decoding import fixed_width
+from explorer.figures.logit_lens import logit_lens_figure
+from explorer.figures.sampling import sampling_figure
+from explorer.models.interface import ExplorerModel
+from explorer.models.sampling import Sampling
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.session import memoised, selection, weights_mtime
+from explorer.pages.components.widgets import show_figure
 
 TEMPERATURES = [round(i * 0.05, 2) for i in range(41)]          # 0 … 2
 TOP_PS = [round(i * 0.05, 2) for i in range(1, 21)]             # 0.05 … 1

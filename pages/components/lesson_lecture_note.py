@@ -7,11 +7,17 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.analyses.word_focus import LECTURE, percent
-from models.tokenizer import clean_text
-from pages.components import url_state
-from pages.components.session import (cached_checkpoint, cached_lecture_strongest, model_links, partner_model,
-                                      selection, weights_mtime)
-from pages.registry import page
+from explorer.models.tokenizer import clean_text
+from explorer.pages.components import url_state
+from explorer.pages.components.session import (
+    cached_checkpoint,
+    cached_lecture_strongest,
+    model_links,
+    partner_model,
+    selection,
+    weights_mtime,
+)
+from explorer.pages.registry import page
 
 STEPS = ("softmax", "heads", "layers")     # the steps that show a head's weights, every head, or their average
 TYPICAL = 0.5                   # the lecture's figure: one head gives the antecedent most of the word's weight

@@ -7,11 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.figures.lesson import chips_html, numbers_html
+from explorer.pages.components import url_state
+from explorer.pages.components.glossary_links import linked
+from explorer.pages.components.lesson_lecture_note import lecture_note
+from explorer.pages.components.widgets import show_figure
 from explorer.teaching.lesson_steps import STEP_TERMS, Step
-from pages.components import url_state
-from pages.components.glossary_links import linked
-from pages.components.lesson_lecture_note import lecture_note
-from pages.components.widgets import show_figure
 
 
 def show_step(shown: Step, slug: str, number: int, count: int, checkpoint, sentence: str | None, move) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from explorer.models.installed import INSTALLED, analyses_folder
 from explorer.papers.bench import REPLICATION_FILE
 from explorer.papers.cards.clark_measures import PAPER_FIGURE
-from models.installed import INSTALLED, analyses_folder
 
 BESIDE = ("voita", "clark")      # the cards that gain the column
 PAPER = "paper (BERT-base)"

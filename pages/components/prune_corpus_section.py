@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.capture.translation import bleu
-from models.data import CorpusError
 from explorer.analyses.corpus_scoring import corpus_task
-from models.interface import Generates
-from pages.components.glossary_links import term_help
-from pages.components.jobs import corpus_job
-from pages.components.session import DEFAULT_CORPUS, corpus_score, example_translations, weights_mtime
-from pages.components.widgets import corpus_file, corpus_lines
+from explorer.capture.translation import bleu
+from explorer.models.data import CorpusError
+from explorer.models.interface import Generates
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.jobs import corpus_job
+from explorer.pages.components.session import DEFAULT_CORPUS, corpus_score, example_translations, weights_mtime
+from explorer.pages.components.widgets import corpus_file, corpus_lines
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 

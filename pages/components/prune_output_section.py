@@ -9,13 +9,13 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analyses.pruning import compare_steps, token_diff
-from explorer.figures.pruning import diff_html, step_comparison_bars, step_comparison_figure
 from explorer.capture.head_sets import head_set
-from models.interface import Embeds, Generates
-from pages.components.glossary_links import linked
-from pages.components.sentence_embedding_section import show_pruned_embedding
-from pages.components.session import current_trace
-from pages.components.widgets import show_table_figure
+from explorer.figures.pruning import diff_html, step_comparison_bars, step_comparison_figure
+from explorer.models.interface import Embeds, Generates
+from explorer.pages.components.glossary_links import linked
+from explorer.pages.components.sentence_embedding_section import show_pruned_embedding
+from explorer.pages.components.session import current_trace
+from explorer.pages.components.widgets import show_table_figure
 
 
 def show_pruned_output(checkpoint, pruned, least: set, importance: dict | None) -> None:

@@ -15,8 +15,8 @@ import statistics
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 SLOTS_VARIABLE = "ATTENTION_EXPLORER_RUNS"       # how many runs at once (default: the machine's cores)
 TYPICAL_RUN = 1.0                                 # seconds, before any run has been timed

@@ -7,14 +7,22 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from explorer.analyses.sentence_similarity import (
+    NEAREST,
+    PAIR_SENTENCE,
+    caption_embeddings,
+    cosine,
+    embed_texts,
+    nearest,
+    pruning_effect,
+    validation_captions,
+)
 from explorer.analyses.shipped_analyses import checkpoint_hash
-from explorer.analyses.sentence_similarity import (NEAREST, PAIR_SENTENCE, caption_embeddings, cosine, embed_texts,
-                                                   nearest, pruning_effect, validation_captions)
 from explorer.capture.head_sets import HeadSet, format_heads
 from explorer.figures.embedding import embedding_figure
-from pages.components.glossary_links import linked, term_help
-from pages.components.session import cached_checkpoint, selection, weights_mtime
-from pages.components.widgets import show_figure
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.session import cached_checkpoint, selection, weights_mtime
+from explorer.pages.components.widgets import show_figure
 
 
 @st.cache_data(max_entries=8, show_spinner="Embedding the 1,014 validation captions…")

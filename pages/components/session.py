@@ -18,34 +18,32 @@ from pathlib import Path
 
 import streamlit as st
 
+from explorer import settings
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.head_evolution import EVOLUTION_FILE
+from explorer.analyses.shipped_analyses import shipped
+from explorer.analyses.word_focus import lecture_answer, lecture_strongest
 from explorer.capture.decoding_steps import beam_tree, masked_word, stopping_reason
 from explorer.capture.domain import familiarity
 from explorer.capture.examples import EXAMPLES as CAPTION_EXAMPLES
 from explorer.capture.examples import label
-from explorer.figures.head_roles import evolution_figure
-from explorer.analyses.head_evolution import EVOLUTION_FILE
 from explorer.capture.head_sets import HeadSet, HeadSpecError, format_heads, head_mask, head_set, parse_heads
-from explorer.analyses.shipped_analyses import shipped
-from explorer.analyses.corpus_scoring import scorer_for
 from explorer.capture.input_kinds import IMAGE, TEXT, input_kind
 from explorer.capture.inputs import InputError, prepare_source
-from explorer.teaching.lesson_steps import quoted as literally
 from explorer.capture.memo import BoundedCache
-from explorer.teaching.wording import plural
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.translation import translate
-from models.decoding import BeamResult
-from models.interface import AttentionModel, ExplorerModel, Generates, ModelError, Translates, target_languages
-from explorer.analyses.word_focus import lecture_answer, lecture_strongest
-from models.installed import INSTALLED
-from models.loader import open_model
-from pages.components.access import policy
-from pages.registry import PAGES, page
+from explorer.figures.head_roles import evolution_figure
+from explorer.models.decoding import BeamResult
+from explorer.models.installed import INSTALLED
+from explorer.models.interface import AttentionModel, ExplorerModel, Generates, ModelError, Translates, target_languages
+from explorer.models.loader import open_model
+from explorer.pages.components.access import policy
+from explorer.pages.registry import PAGES, page
+from explorer.teaching.lesson_steps import quoted as literally
+from explorer.teaching.wording import plural
 
-ROOT = Path(__file__).resolve().parents[2]
-BUNDLED = {"8 heads (en-de-h8)": ROOT / "models" / "en-de-h8", "2 heads (en-de-h2)": ROOT / "models" / "en-de-h2",
-           "1 head (en-de-h1)": ROOT / "models" / "en-de-h1",
-           "Digits ViT (digits-vit)": ROOT / "models" / "digits-vit"}
+BUNDLED = {model.label: model.folder for model in settings.BUNDLED}
 IMAGE_MODEL = "Digits ViT (digits-vit)"     # what the Images page draws when the open model reads text
 IMAGES_PAGE = next(p.name for p in PAGES if p.reads == IMAGE.name)     # where a model that reads images is sent
 OWN = "Your own checkpoint folder…"      # a free-text folder box: on one's own machine only, never when served
@@ -56,8 +54,8 @@ EXAMPLES = [example.english for example in CAPTION_EXAMPLES]
 EXAMPLE_LABELS = {example.english: label(example) for example in CAPTION_EXAMPLES}
 MAX_SENTENCE_CHARS = 5000
 # The corpora the shipped analyses were measured on: the Heads and Prune pages' defaults.
-DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
-DEFAULT_TREEBANK = ROOT.parent / "shared" / "data" / "ud" / "en_ewt-ud-dev.conllu.gz"
+DEFAULT_CORPUS = settings.MULTI30K
+DEFAULT_TREEBANK = settings.TREEBANK
 
 
 @dataclass(frozen=True)
@@ -114,7 +112,7 @@ def warm_up_models() -> None:
                 shared_model(str(folder), weights_mtime(str(folder)))
             except (ModelError, OSError):
                 pass                # the page that opens it says what is wrong
-        import pages.components as components
+        import explorer.pages.components as components
         for module in pkgutil.iter_modules(components.__path__):
             importlib.import_module(f"{components.__name__}.{module.name}")
 

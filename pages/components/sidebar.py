@@ -7,14 +7,22 @@ import streamlit as st
 from explorer.capture.domain import training_description
 from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
-from models.interface import Generates, ModelError, target_languages
-from pages.components import url_state
-from pages.components.presentation import fold_sidebar_for_projector
-from pages.components.access import policy
-from pages.components.glossary_links import term_help
-from pages.components.session import (EXAMPLE_LABELS, EXAMPLES, IMAGES_PAGE, MAX_SENTENCE_CHARS, OWN, cached_checkpoint, model_links, selection,
-                           weights_mtime)
-
+from explorer.models.interface import Generates, ModelError, target_languages
+from explorer.pages.components import url_state
+from explorer.pages.components.access import policy
+from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.presentation import fold_sidebar_for_projector
+from explorer.pages.components.session import (
+    EXAMPLE_LABELS,
+    EXAMPLES,
+    IMAGES_PAGE,
+    MAX_SENTENCE_CHARS,
+    OWN,
+    cached_checkpoint,
+    model_links,
+    selection,
+    weights_mtime,
+)
 
 # Projector mode's type: every rem-sized text (Streamlit sizes text in rem) 25% larger, widgets included.
 PROJECTOR_CSS = """<style>

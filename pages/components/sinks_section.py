@@ -6,11 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.figures.common import display_tokens
 from explorer.analyses.sinks import OVER_CHANCE, SINK_THRESHOLD, key_ids, sinks
-from models.vocabulary import KIND_TITLES, SHORT_NAMES
-from pages.components.glossary_links import linked, term_help
-from pages.components.widgets import command_line
+from explorer.figures.common import display_tokens
+from explorer.models.vocabulary import KIND_TITLES, SHORT_NAMES
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.widgets import command_line
 
 SHOWN_WITHOUT_SINKS = 5     # heads listed when none reaches the threshold: the strongest candidates
 SINK_VIEWS = {"where the share goes": ("head", "share by weight", "first token", "special tokens", "punctuation"),

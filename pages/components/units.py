@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.capture.trace import Trace
 from explorer.capture.words import word_trace
-from pages.components import url_state
+from explorer.pages.components import url_state
 
 UNITS = {"pieces": "pieces", "words": "words"}
 

@@ -9,12 +9,13 @@ VIEW (a plain session entry, never forgotten) and given back to its widget when 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
 
-from pages.components.access import quoted, refuse
+from explorer.pages.components.access import quoted, refuse
 
 RESTORED = "_url_restored"
 VIEW = "_view"           # URL parameter → value (text), for the pages' own choices

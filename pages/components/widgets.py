@@ -8,16 +8,16 @@ from pathlib import Path
 
 import streamlit as st
 
+from explorer.analyses import shipped_analyses
+from explorer.analyses.corpus import corpus_examples
 from explorer.capture.exports import arrays_npz, table_csv
 from explorer.figures.common import ABSOLUTE, figure_html, plural
 from explorer.figures.html_cells import standalone_page
-from explorer.analyses import shipped_analyses
-from explorer.analyses.corpus import corpus_examples
-from models.data import file_bytes
-from models.vocabulary import ATTENTION_KINDS, KIND_TITLES
-from pages.components import url_state
-from pages.components.access import policy, quoted, refuse
-from pages.components.glossary_links import linked, term_help
+from explorer.models.data import file_bytes
+from explorer.models.vocabulary import ATTENTION_KINDS, KIND_TITLES
+from explorer.pages.components import url_state
+from explorer.pages.components.access import policy, quoted, refuse
+from explorer.pages.components.glossary_links import linked, term_help
 
 
 def figure_config(figure, name: str) -> dict:

@@ -9,18 +9,30 @@ import re
 
 import streamlit as st
 
-from explorer.figures.word_focus import focus_table, word_focus_grid
+from explorer.analyses.pronoun_examples import shipped_examples
+from explorer.analyses.word_focus import (
+    LECTURE,
+    answer_text,
+    default_word,
+    find_word,
+    focus,
+    lecture_pair,
+    percent,
+    resolution,
+    resolution_text,
+    why_unresolved,
+    word_attention,
+    word_keys,
+)
 from explorer.capture.exports import table_csv
 from explorer.capture.head_sets import parse_heads
-from explorer.analyses.pronoun_examples import shipped_examples
 from explorer.capture.trace import Trace
-from explorer.analyses.word_focus import (LECTURE, answer_text, default_word, find_word, focus, lecture_pair, percent, resolution, resolution_text, why_unresolved,
-                                         word_attention, word_keys)
-from models.interface import ExplorerModel
-from models.tokenizer import clean_text
-from pages.components import url_state
-from pages.components.session import cached_lecture_answer, model_links, partner_model, weights_mtime
-from pages.registry import page
+from explorer.figures.word_focus import focus_table, word_focus_grid
+from explorer.models.interface import ExplorerModel
+from explorer.models.tokenizer import clean_text
+from explorer.pages.components import url_state
+from explorer.pages.components.session import cached_lecture_answer, model_links, partner_model, weights_mtime
+from explorer.pages.registry import page
 
 TRY_KEY, WORD_KEY = "word_focus_try", "word_focus_word"
 ATTENTION_PAGE = page("attention").name

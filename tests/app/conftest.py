@@ -1,7 +1,8 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pages.registry import DEFAULT, page as registered
+from explorer.pages.registry import DEFAULT
+from explorer.pages.registry import page as registered
 from tests.conftest import ROOT
 
 # The pages that draw one sentence's trace, which tests/app/test_pages.py reads one after another (by their files).

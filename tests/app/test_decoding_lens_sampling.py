@@ -12,17 +12,18 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.capture.decoding_steps import maskable_positions
 from explorer.analyses.logit_lens import lens_note, logit_lens, masked_logit_lens
+from explorer.capture.decoding_steps import maskable_positions
 from explorer.capture.sampling import sample, sample_log_probs, step_sampling
 from explorer.capture.trace import trace_sentence
-from models.loader import open_model
-from models.sampling import Sampling
-from pages.components.session import OWN
+from explorer.models.loader import open_model
+from explorer.models.sampling import Sampling
+from explorer.pages.components.session import OWN
 from tests.app.conftest import open_page, open_part
 from tests.app.test_pages import traces_of
 from tests.conftest import ROOT
-from tests.hugging_face_models import PREDICTS_TOKENS, SENTENCE as TINY_SENTENCE, saved_model
+from tests.hugging_face_models import PREDICTS_TOKENS, saved_model
+from tests.hugging_face_models import SENTENCE as TINY_SENTENCE
 
 SENTENCE = "A little girl is climbing the stairs of a wooden playhouse."   # not sure of itself: samples differ
 

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, faithfulness
-from pages.components.session import OWN
+from explorer.pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
-from tests.hugging_face_models import SENTENCE as TINY_SENTENCE, saved_model
+from tests.hugging_face_models import SENTENCE as TINY_SENTENCE
+from tests.hugging_face_models import saved_model
 
 SENTENCE = "Two dogs play in the snow."
 
@@ -81,7 +82,7 @@ def test_page_runs_on_tiny_hugging_face_models(family, tmp_path_factory):
     """The page draws the analysis of the model's own computation, or says why the sentence cannot be scored:
     which of the two, and the numbers, computed here from the model itself."""
     from explorer.analyses.faithfulness import Unscorable
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     folder = str(saved_model(family, tmp_path_factory))
     at = open_page("faithfulness.py", TINY_SENTENCE, model=OWN, own_model=folder)

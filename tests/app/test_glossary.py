@@ -8,10 +8,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block, Caption, Expander, Markdown, Title
 
+from explorer.pages.components import access
+from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.widgets import COMMAND_LINE
 from explorer.teaching.glossary import GLOSSARY, slug
-from pages.components import access
-from pages.components.glossary_links import linked, term_help
-from pages.components.widgets import COMMAND_LINE
 from tests.app.conftest import open_page
 from tests.conftest import ROOT
 

@@ -9,18 +9,18 @@ import re
 import numpy as np
 import pytest
 
-from explorer.capture.head_sets import HeadSpec
 from explorer.analyses.positional import bias_by_offset
-from explorer.capture.trace import trace_sentence
 from explorer.analyses.sentence_similarity import PAIR_SENTENCE, embed_texts
-from models.interface import FILL_MASK, Embeds
-from models.loader import open_model
-from models.vocabulary import attention_hook
+from explorer.capture.head_sets import HeadSpec
+from explorer.capture.trace import trace_sentence
+from explorer.models.interface import FILL_MASK, Embeds
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import attention_hook
+from explorer.pages.components.session import OWN
 from tests.app.conftest import open_page, open_part, prune_on_page, token_heatmaps
 from tests.app.test_pages import traces_of
 from tests.explorer.test_token_heatmap import heatmap_cells
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
-from pages.components.session import OWN
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))

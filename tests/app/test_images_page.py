@@ -12,8 +12,8 @@ from explorer.analyses.positional import position_similarity
 from explorer.analyses.rollout import attention_rollout
 from explorer.capture.head_sets import parse_heads
 from explorer.capture.image_trace import trace_image
-from models.digits import held_out
-from models.loader import open_model
+from explorer.models.digits import held_out
+from explorer.models.loader import open_model
 from tests.app.test_pages import chart_titled
 from tests.conftest import ROOT
 
@@ -72,7 +72,7 @@ def test_pruned_heads_change_the_views_and_the_accuracy(page, vit):
 
 
 def test_a_drawn_digit_is_what_the_model_reads(page, vit):
-    from pages.components.image_input_section import painted
+    from explorer.pages.components.image_input_section import painted
 
     at = page("images.py", image_digit=3, image_source="draw one")
     canvas = chart_titled(at, "Drag a box over squares")[0]
@@ -131,7 +131,7 @@ def test_a_hugging_face_vit_folder_opens_on_the_images_page(page, tmp_path):
     import torch
     import transformers
 
-    from pages.components.session import OWN
+    from explorer.pages.components.session import OWN
 
     torch.manual_seed(2)
     config = transformers.ViTConfig(image_size=8, patch_size=2, num_channels=1, hidden_size=16, num_hidden_layers=2,

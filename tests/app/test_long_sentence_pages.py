@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.capture.trace import trace_sentence
-from models.checkpoint import load_checkpoint
+from explorer.models.checkpoint import load_checkpoint
 from tests.app.conftest import html_figure, open_page, token_heatmaps
 from tests.app.test_pages import decoded
 from tests.conftest import ROOT, SHIPPED
@@ -132,7 +132,7 @@ def test_the_image_figures_html_download_is_the_plotly_figure_with_every_tokens_
     """The every-head tiles, the whole pattern, Compare's tiles and one head's window are HTML on the page; each
     one's ⬇ HTML is the interactive plotly figure they stand for, whose hover names every cell's tokens (built only
     on a click), its camera saving an SVG."""
-    import pages.components.widgets as widgets
+    import explorer.pages.components.widgets as widgets
 
     made = {}
     downloads = widgets.downloads

@@ -8,9 +8,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.analyses.word_focus import LECTURE, lecture_strongest, percent
-from models.installed import INSTALLED
-from pages.components.session import INSTALLED_MODELS
-from pages.registry import PAGES
+from explorer.models.installed import INSTALLED
+from explorer.pages.components.session import INSTALLED_MODELS
+from explorer.pages.registry import PAGES
 from tests.conftest import ROOT
 
 NAME = "all-MiniLM-L6-v2"
@@ -58,7 +58,7 @@ def test_every_page_draws_it_or_says_why_not(page):
 
 
 def test_the_attention_page_answers_on_both_models_with_their_numbers(h8):
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     minilm = open_model(NAME)
     at = opened("attention.py", {"model": LABEL})

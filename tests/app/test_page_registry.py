@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit
 from streamlit.testing.v1 import AppTest
 
-from pages.registry import DEFAULT, LEARN, PAGES, RESEARCH, groups, page
+from explorer.pages.registry import DEFAULT, LEARN, PAGES, RESEARCH, groups, page
 from tests.conftest import ROOT
 
 # The scripts in pages/ that are not pages: the entry (navigation and sidebar), what start.sh runs, the list itself.
@@ -28,7 +28,7 @@ def test_the_registry_names_every_page_script_and_nothing_else():
 
 def test_the_registry_reads_without_streamlit():
     """Scripts and benchmarks read the list without paying for Streamlit's import."""
-    code = "import sys, pages.registry; assert 'streamlit' not in sys.modules, 'streamlit imported'"
+    code = "import sys, explorer.pages.registry; assert 'streamlit' not in sys.modules, 'streamlit imported'"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 

@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.analyses.rollout import attention_rollout
 from explorer.analyses.roles import role_summary
+from explorer.analyses.rollout import attention_rollout
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
-from models.checkpoint import load_checkpoint
-from pages.components.session import BUNDLED, IMAGE_MODEL
-from tests.app.conftest import html_figure, token_heatmaps, PAGES, open_page, open_part, prune_on_page, pruned_on_page
+from explorer.models.checkpoint import load_checkpoint
+from explorer.pages.components.session import BUNDLED, IMAGE_MODEL
+from tests.app.conftest import PAGES, html_figure, open_page, open_part, prune_on_page, pruned_on_page, token_heatmaps
 from tests.conftest import ROOT, SHIPPED
 from tests.explorer.test_focus_window import strip_cells
-from tests.explorer.test_thumbnails import assert_drawn, tiles
 from tests.explorer.test_padding_mask import mask_cells
+from tests.explorer.test_thumbnails import assert_drawn, tiles
 from tests.explorer.test_token_bars import bar_labels, bar_values
 from tests.explorer.test_token_heatmap import heatmap_cells
 from tests.explorer.test_word_focus import grid_cells
@@ -377,10 +377,10 @@ def test_prune_page_toggle_changes_the_translation(h8):
     assert max(drawn["KL (nats)"]) > 0
     # "Add the 18 least important" adds the shipped importance's 25% least important to the 6 picked heads (said
     # with its counts before the click); it never drops a picked head.
-    from explorer.capture.head_sets import all_heads
     from explorer.analyses.pruning import DEFAULT_NORMALISATION, importance_scores, least_important
     from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped
-    from models.loader import open_model
+    from explorer.capture.head_sets import all_heads
+    from explorer.models.loader import open_model
 
     model = open_model(str(BUNDLED["8 heads (en-de-h8)"]))
     least = set(least_important(importance_scores(shipped(model, IMPORTANCE_FILE), DEFAULT_NORMALISATION), 0.25,
@@ -430,11 +430,10 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
 
 
 def test_prune_page_scores_a_corpus_only_when_asked(h8):
-    from explorer.capture.translation import bleu, translate
-    from models.data import read_parallel
-    from tests.conftest import MULTI30K
-
     from explorer.capture.head_sets import parse_heads
+    from explorer.capture.translation import bleu, translate
+    from explorer.models.data import read_parallel
+    from tests.conftest import MULTI30K
 
     at = open_page("prune.py", SENTENCE)
     prune_on_page(at, "en-de-h8", "cross.2.0")
@@ -612,7 +611,7 @@ def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get
 
 
 def test_compare_shows_each_models_norms_when_asked():
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     at = open_page("compare.py", SENTENCE)
     at.radio(key="compare_values").set_value("norm").run()

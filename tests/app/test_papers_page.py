@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from explorer.pages.components.session import OWN
 from explorer.papers.cards import PAPERS
-from pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.conftest import ROOT
 
@@ -67,11 +67,11 @@ def test_the_installed_encoders_bench_stands_beside_voita_and_clark(tmp_path, mo
     """With all-MiniLM-L6-v2 installed and a bench of it in its analyses folder (here its Voita and Clark cards on 3
     sentences, written to a temporary folder), the open model's Voita and Clark cards show its verdict and numbers,
     and Clark's table a column of its best head per relation beside the paper's."""
+    from explorer.models.installed import INSTALLED
+    from explorer.models.loader import open_model
+    from explorer.pages.components import paper_columns
     from explorer.papers.bench import Budget
     from explorer.papers.replication import replicate
-    from models.installed import INSTALLED
-    from models.loader import open_model
-    from pages.components import paper_columns
 
     name = "all-MiniLM-L6-v2"
     assert INSTALLED[name].installed_folder() is not None, f"{name} is not installed: run bash scripts/setup.sh"

@@ -8,10 +8,11 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.analyses.detectors import detect_heads
 from explorer.analyses.patching import patch, suggest_corruption
-from pages.components.session import OWN
+from explorer.pages.components.session import OWN
 from tests.app.test_pages import chart_titled
 from tests.conftest import ROOT
-from tests.hugging_face_models import SENTENCE as TINY_SENTENCE, saved_model
+from tests.hugging_face_models import SENTENCE as TINY_SENTENCE
+from tests.hugging_face_models import saved_model
 
 SENTENCE = "Two dogs play in the snow."
 
@@ -66,9 +67,9 @@ def test_the_sentences_are_escaped_and_their_changed_word_bold():
 
 
 def test_a_model_outside_the_project_is_named_by_its_folder(tmp_path):
-    from pages.components.detector_section import model_argument
+    from explorer.settings import command_name as model_argument
 
-    assert model_argument(ROOT / "models" / "en-de-h8") == "models/en-de-h8"
+    assert model_argument(ROOT / "models" / "en-de-h8") == "en-de-h8"
     assert model_argument(tmp_path / "my-model") == "my-model"
 
 
@@ -123,7 +124,7 @@ def test_heads_page_shows_the_detector_scores(h8):
     assert len(table[0].value) == 48 and table[1].value.loc[("encoder", "chance"), "previous token"] == \
         pytest.approx(expected.chance["encoder"]["previous_token"])
     # Every head's row in view (st.dataframe's rows and header are 35 px, its border 3), up to 50 rows.
-    from pages.components.detector_section import table_height
+    from explorer.pages.components.detector_section import table_height
     assert table_height(len(table[0].value)) == 35 * 49 + 3 and table_height(200) == 35 * 51 + 3
     assert any("not scored" in caption.value for caption in at.caption)
     hint = next(caption.value for caption in at.caption if "python -m explorer detect" in caption.value)

@@ -3,14 +3,14 @@ can, and every other page says at its top, in words, that it shows the whole mod
 
 import numpy as np
 import pytest
+from plotly.colors import hex_to_rgb
 
-from explorer.capture.head_sets import live_heads, parse_heads
 from explorer.analyses.rollout import attention_rollout, head_average
+from explorer.capture.head_sets import live_heads, parse_heads
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
-from tests.app.conftest import html_figure, open_page, token_heatmaps
 from explorer.figures.html_cells import NO_VALUE
-from plotly.colors import hex_to_rgb
+from tests.app.conftest import html_figure, open_page, token_heatmaps
 from tests.app.test_pages import grid_tile
 from tests.explorer.test_thumbnails import assert_drawn, tiles
 from tests.explorer.test_token_heatmap import heatmap_cells

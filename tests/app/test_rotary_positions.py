@@ -7,8 +7,8 @@ import json
 import numpy as np
 
 from explorer.capture.trace import trace_sentence
-from models.loader import open_model
-from pages.components.session import OWN
+from explorer.models.loader import open_model
+from explorer.pages.components.session import OWN
 from tests.app.conftest import open_page, open_part
 from tests.app.test_pages import chart_titled
 from tests.hugging_face_models import SENTENCE, saved_model
@@ -33,7 +33,7 @@ def test_positions_tab_draws_the_rotary_angles_of_the_config(tmp_path_factory):
     assert len(heatmap["y"]) == len(tokens) and len(heatmap["x"]) == 4        # head_dim 8: four pairs
     drawn = np.array(heatmap["z"], dtype=float)
     expected = config_angles(folder, len(tokens))
-    assert ((0 <= drawn) & (drawn < 2 * np.pi)).all()                         # drawn after whole turns
+    assert ((drawn >= 0) & (drawn < 2 * np.pi)).all()                         # drawn after whole turns
     # compared as points on the circle: an angle a hair under 2π and one a hair over 0 are the same rotation
     np.testing.assert_allclose(np.exp(1j * drawn), np.exp(1j * expected), atol=1e-5)
     np.testing.assert_allclose(np.array(heatmap["customdata"], dtype=float)[..., 0], expected, rtol=1e-6)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from pages.components.run_queue import RunQueue, queued_message
+from explorer.pages.components.run_queue import RunQueue, queued_message
 
 
 def test_runs_never_exceed_the_slots_and_start_in_arrival_order():
@@ -82,7 +82,7 @@ def test_a_run_that_fails_gives_its_slot_back():
 def serving(monkeypatch):
     """Set whether the explorer is served as `start.sh --serve` does (its environment), never by replacing
     access.policy: a module first imported during the test would keep the replacement for the rest of the run."""
-    from pages.components import access
+    from explorer.pages.components import access
 
     def serve(on: bool) -> None:
         if on:
@@ -99,7 +99,7 @@ def serving(monkeypatch):
 def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch, serving):
     """On a served explorer, the app's run waits for a slot held elsewhere, after telling its place; once the slot is free it draws the
     page, and the notice is gone."""
-    from pages.components import run_queue, session
+    from explorer.pages.components import run_queue, session
     from tests.app.conftest import open_page
 
     started_already = threading.Event()
@@ -138,8 +138,8 @@ def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch, ser
 
 
 def test_a_served_explorer_loads_its_models_for_the_class_once_in_the_background(monkeypatch):
-    from pages.components import session
-    from pages.components.access import Policy
+    from explorer.pages.components import session
+    from explorer.pages.components.access import Policy
 
     monkeypatch.setattr(session, "policy", lambda: Policy(serving=True))
     monkeypatch.setattr(session, "_WARMING", threading.Event())
@@ -157,7 +157,7 @@ def test_a_served_explorer_loads_its_models_for_the_class_once_in_the_background
 
 
 def test_a_loaded_model_is_not_held_up_by_another_ones_load(monkeypatch):
-    from pages.components import session
+    from explorer.pages.components import session
 
     loaded = object()
     monkeypatch.setattr(session, "_MODELS", session.OrderedDict({("h8", 1.0): loaded}))
@@ -170,8 +170,8 @@ def test_a_loaded_model_is_not_held_up_by_another_ones_load(monkeypatch):
 
 
 def test_on_ones_own_machine_nothing_is_loaded_ahead(monkeypatch):
-    from pages.components import session
-    from pages.components.access import Policy
+    from explorer.pages.components import session
+    from explorer.pages.components.access import Policy
 
     monkeypatch.setattr(session, "policy", lambda: Policy(serving=False))
     monkeypatch.setattr(session, "_WARMING", threading.Event())
@@ -211,7 +211,7 @@ def test_a_corpus_job_sets_its_slot_aside_so_the_class_goes_on():
 
 
 def test_on_ones_own_machine_page_runs_are_not_queued(monkeypatch, serving):
-    from pages.components import run_queue
+    from explorer.pages.components import run_queue
     from tests.app.conftest import open_page
 
     serving(False)

@@ -4,7 +4,7 @@ folder, read a file, or reach a Ray address a visitor names is refused in one li
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pages.components import access
+from explorer.pages.components import access
 from tests.app.conftest import open_page
 from tests.conftest import MULTI30K, ROOT
 
@@ -19,12 +19,12 @@ def served(monkeypatch):
     monkeypatch.setenv(access.TOKEN, TOKEN)
     access.policy.cache_clear()
     opened = []
-    import models.data
-    import pages.components.session
-    import pages.components.widgets
-    real_open, real_bytes = pages.components.session.open_model, models.data.file_bytes
-    monkeypatch.setattr(pages.components.session, "open_model", lambda path: opened.append(str(path)) or real_open(path))
-    monkeypatch.setattr(pages.components.widgets, "file_bytes", lambda path: opened.append(str(path)) or real_bytes(path))
+    import explorer.models.data
+    import explorer.pages.components.session
+    import explorer.pages.components.widgets
+    real_open, real_bytes = explorer.pages.components.session.open_model, explorer.models.data.file_bytes
+    monkeypatch.setattr(explorer.pages.components.session, "open_model", lambda path: opened.append(str(path)) or real_open(path))
+    monkeypatch.setattr(explorer.pages.components.widgets, "file_bytes", lambda path: opened.append(str(path)) or real_bytes(path))
     yield opened
     monkeypatch.undo()
     access.policy.cache_clear()
@@ -118,7 +118,7 @@ def test_on_ones_own_machine_the_folder_box_is_offered(monkeypatch):
 
 
 def test_the_default_start_listens_on_this_machine_only_and_serve_on_every_interface(tmp_path):
-    from pages.launch import environment, parse, streamlit_command
+    from explorer.pages.launch import environment, parse, streamlit_command
 
     options, passed_on = parse(["--server.fileWatcherType", "none"])
     command = streamlit_command(options, passed_on)
@@ -138,7 +138,7 @@ def test_the_default_start_listens_on_this_machine_only_and_serve_on_every_inter
 def test_the_server_gets_one_blas_thread_unless_the_host_chose(monkeypatch):
     """numpy's small products waited on a second OpenBLAS thread of a busy core: the launcher sets one in the
     server's environment before it starts (and imports numpy), and keeps a number the host set."""
-    from pages import launch
+    from explorer.pages import launch
 
     started = []
     monkeypatch.setattr(launch.os, "environ", dict(launch.os.environ))       # main() writes the server's settings
@@ -154,7 +154,7 @@ def test_the_server_gets_one_blas_thread_unless_the_host_chose(monkeypatch):
 @pytest.mark.parametrize("argv, message", [(["--models", "/no/such/folder"], "/no/such/folder: no such folder"),
                                            (["--jobs", "0"], "--jobs 0: must be at least 1")])
 def test_a_bad_start_option_is_named(argv, message, capsys):
-    from pages.launch import parse
+    from explorer.pages.launch import parse
 
     with pytest.raises(SystemExit):
         parse(argv)
@@ -162,7 +162,7 @@ def test_a_bad_start_option_is_named(argv, message, capsys):
 
 
 def test_corpus_jobs_queue_first_come_first_served():
-    from pages.components.jobs import JobQueue
+    from explorer.pages.components.jobs import JobQueue
 
     queue = JobQueue(slots=1)
     first, second, third = queue.join("a"), queue.join("b"), queue.join("c")
@@ -179,7 +179,7 @@ def test_many_threads_never_run_more_jobs_than_the_slots():
     import threading
     import time
 
-    from pages.components.jobs import JobQueue
+    from explorer.pages.components.jobs import JobQueue
 
     queue, lock, running, most = JobQueue(slots=2), threading.Lock(), [0], [0]
 
@@ -213,7 +213,7 @@ def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp
     import explorer.analyses.distributed
     import explorer.analyses.shipped_analyses
     from explorer.analyses.distributed import ShardWorker
-    from models.loader import open_model
+    from explorer.models.loader import open_model
 
     class RunnerThatLostOne:
         workers, startup_seconds = 2, 0.0
@@ -249,7 +249,7 @@ def test_a_visitors_corpus_job_waits_for_the_one_running(served):
     import threading
     import time
 
-    from pages.components.jobs import server_queue
+    from explorer.pages.components.jobs import server_queue
 
     at = visit("prune.py", pruned="cross.2.0")
     at.radio(key="prune_corpus").set_value("BLEU against references").run()

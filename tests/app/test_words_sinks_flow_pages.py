@@ -12,8 +12,8 @@ from explorer.analyses.rollout import attention_rollout
 from explorer.analyses.sinks import sinks
 from explorer.capture.trace import trace_sentence
 from explorer.capture.words import word_trace
-from models.loader import open_model
-from pages.components.session import OWN
+from explorer.models.loader import open_model
+from explorer.pages.components.session import OWN
 from tests.app.conftest import html_figure, open_page, token_heatmaps
 from tests.app.test_pages import grid_tile, table_with, traces_of
 from tests.explorer.test_thumbnails import assert_drawn, tiles

@@ -16,7 +16,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
-from pages.registry import DEFAULT, PAGES, page as registered
+from explorer.pages.registry import DEFAULT, PAGES
+from explorer.pages.registry import page as registered
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -46,10 +47,10 @@ def start_streamlit(log_path: Path, script: Path = Path("pages/app.py"), launch_
     port = port or free_port()
     if launch_options is None:
         # Streamlit's own start, as the launcher runs it: no lookup of the machine's external address
-        command = [sys.executable, "-m", "pages.streamlit_offline", "run", str(script), "--server.headless", "true",
+        command = [sys.executable, "-m", "explorer.pages.streamlit_offline", "run", str(script), "--server.headless", "true",
                    "--server.port", str(port), "--browser.gatherUsageStats", "false"]
     else:
-        command = [sys.executable, "-m", "pages.launch", *launch_options, "--port", str(port)]
+        command = [sys.executable, "-m", "explorer.pages.launch", *launch_options, "--port", str(port)]
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             command + ["--server.fileWatcherType", "none"],

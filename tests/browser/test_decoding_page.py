@@ -8,7 +8,6 @@ import pytest
 
 from tests.browser.harness import wait_idle
 
-
 SHORT = "A dog runs."
 THIRTY_WORDS = ("A man in a blue shirt and a woman with a red umbrella walk past a small shop while two children "
                 "play with a brown dog on the wet street.")

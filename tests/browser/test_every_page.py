@@ -10,10 +10,9 @@ import re
 
 import pytest
 
+from scripts.screenshots import PAGES, SENTENCES
 from tests.browser.harness import PAGE_TITLES, go_to, open_view, settle
 from tests.browser.layout import layout_problems
-from scripts.screenshots import PAGES, SENTENCES
-
 
 WIDE, PROJECTOR = {"width": 1400, "height": 900}, {"width": 1024, "height": 768}
 PRUNED = "cross.0.*,cross.1.*"          # 16 heads of the 8-head model; changes the 5-word sentence's German

@@ -4,10 +4,10 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from explorer.capture.translation import translate
-from models.vocabulary import KIND_TITLES
-from pages.registry import PAGES, page as registered
+from explorer.models.vocabulary import KIND_TITLES
+from explorer.pages.registry import PAGES
+from explorer.pages.registry import page as registered
 from tests.browser.harness import POLL_MS, go_to, submit_sentence, wait_idle
-
 
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
 
@@ -211,7 +211,7 @@ def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_fac
     """A Hugging Face folder opened by its path (in the URL, shown in the sidebar's own-folder box): its translation, its attention and its bertviz
     view are drawn, and nothing is fetched from outside (no hub, no CDN)."""
     from explorer.capture.trace import trace_sentence
-    from models.loader import open_model
+    from explorer.models.loader import open_model
     from tests.hugging_face_models import SENTENCE, saved_model
 
     folder = saved_model("marian", tmp_path_factory)

@@ -9,7 +9,6 @@ import pytest
 
 from tests.browser.harness import POLL_MS, settle, wait_idle
 
-
 SENTENCE = "Two dogs play in the snow."
 OUT_OF_DOMAIN = "The quarterly earnings report exceeded analyst expectations despite inflation."
 

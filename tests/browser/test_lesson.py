@@ -9,10 +9,9 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from explorer.teaching.lesson import Lesson
 from explorer.capture.trace import trace_sentence
+from explorer.teaching.lesson import Lesson
 from tests.browser.harness import POLL_MS, query_parameters, settle
-
 
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
 TWENTY_WORDS = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."

@@ -8,7 +8,6 @@ import pytest
 
 from tests.browser.harness import go_to, open_view, settle
 
-
 WORDS_20 = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
 WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
             "old man with a grey hat sits on a wooden bench reading a newspaper under a large green umbrella near "

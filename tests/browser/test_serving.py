@@ -7,9 +7,16 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
-from tests.browser.harness import (POLL_MS, free_port, go_to, listening, open_view, query_parameters, settle,
-                                   streamlit_server)
-
+from tests.browser.harness import (
+    POLL_MS,
+    free_port,
+    go_to,
+    listening,
+    open_view,
+    query_parameters,
+    settle,
+    streamlit_server,
+)
 
 TOKEN = "a-class-token-1234"
 SENTENCE = "Two dogs play in the snow."

@@ -3,7 +3,6 @@ brings back the page's own choices (the head looked at, the query, the focus tok
 
 from tests.browser.harness import go_to, open_view, query_parameters, settle, submit_sentence
 
-
 SENTENCE = "A man in a blue shirt is riding a bicycle down the street."
 
 

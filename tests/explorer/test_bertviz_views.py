@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from explorer.figures.bertviz_views import head_view_html, model_view_html, script_safe_json
 from explorer.capture.trace import trace_sentence
+from explorer.figures.bertviz_views import head_view_html, model_view_html, script_safe_json
 
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
 

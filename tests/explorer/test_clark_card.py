@@ -9,13 +9,12 @@ import pytest
 import torch
 
 from explorer.capture.treebank import read_trees
+from explorer.models.data import read_lines
+from explorer.models.installed import INSTALLED
+from explorer.models.loader import open_model
 from explorer.papers.bench import Budget
-from explorer.papers.cards import PAPERS
-from explorer.papers.cards import clark_measures
+from explorer.papers.cards import PAPERS, clark_measures
 from explorer.papers.cards.heads_measures import EWT, MULTI30K
-from models.data import read_lines
-from models.installed import INSTALLED
-from models.loader import open_model
 
 NAME = "all-MiniLM-L6-v2"
 SENTENCES = 3                       # the card reads 3 val sentences and 5 × 3 UD EWT trees

@@ -13,9 +13,9 @@ import torch
 
 from explorer.analyses.roles import analyse_roles
 from explorer.cli import main
-from models.checkpoint import load_checkpoint, save_checkpoint
-from models.data import read_lines
-from models.transformer import Transformer
+from explorer.models.checkpoint import load_checkpoint, save_checkpoint
+from explorer.models.data import read_lines
+from explorer.models.transformer import Transformer
 from tests.conftest import MULTI30K, ROOT, tiny_config
 
 

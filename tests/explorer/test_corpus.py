@@ -3,9 +3,9 @@
 import pytest
 
 from explorer.analyses.corpus import corpus_examples
-from models.data import CorpusError
+from explorer.models.data import CorpusError
 
-SOURCES = "A dog runs.\nTwo men talk.\nA girl sings.\n".encode()
+SOURCES = b"A dog runs.\nTwo men talk.\nA girl sings.\n"
 REFERENCES = "Ein Hund rennt.\nZwei Männer reden.\nEin Mädchen singt.\n".encode()
 
 

@@ -12,16 +12,28 @@ import pytest
 import torch
 
 from explorer.capture.decoding_steps import TeacherForcing, beam_tree
+from explorer.capture.trace import StepDistribution
 from explorer.figures.candidates import BAR, CHOSEN, candidates_table, candidates_width
 from explorer.figures.common import NARROW_WIDTH, PANEL_LABELS, cell_size, dense_cell, label_font
-from explorer.figures.decoding import (CHAR_WIDTH, COLUMN_GAP, HALF_COLUMN, TEXT_OFFSET, attention_row_figure, beam_font,
-                                       beam_tree_figure, entropy_axis, head_effect_figure, label_chars,
-                                       probability_text, steps_overview, teacher_forcing_figure)
-from explorer.capture.trace import StepDistribution
-from models.generation import beam_search
-from models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
-from models.loader import open_model
-from models.tokenizer import BOS, PAD
+from explorer.figures.decoding import (
+    CHAR_WIDTH,
+    COLUMN_GAP,
+    HALF_COLUMN,
+    TEXT_OFFSET,
+    attention_row_figure,
+    beam_font,
+    beam_tree_figure,
+    entropy_axis,
+    head_effect_figure,
+    label_chars,
+    probability_text,
+    steps_overview,
+    teacher_forcing_figure,
+)
+from explorer.models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
+from explorer.models.generation import beam_search
+from explorer.models.loader import open_model
+from explorer.models.tokenizer import BOS, PAD
 from tests.conftest import SENTENCES
 from tests.hugging_face_models import GENERATES, SENTENCE, TEXT, saved_model
 

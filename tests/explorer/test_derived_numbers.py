@@ -5,14 +5,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.capture.decoding_steps import beam_tree, teacher_forcing
 from explorer.analyses.internals import masked_scores, qkv_walkthrough
 from explorer.analyses.positional import position_similarity, sin_cos_halves
 from explorer.analyses.rollout import attention_rollout, head_average
+from explorer.capture.decoding_steps import beam_tree, teacher_forcing
 from explorer.capture.head_sets import parse_heads
 from explorer.capture.trace import trace_sentence
-from models.tokenizer import BOS, EOS
-from models.vocabulary import attention_hook
+from explorer.models.tokenizer import BOS, EOS
+from explorer.models.vocabulary import attention_hook
 
 SENTENCE = "A little girl climbs the stairs."
 
@@ -91,7 +91,7 @@ def test_beam_tree_scores_are_the_models_own_in_rank_order(tiny_checkpoint):
     through the raw forward (teacher forcing); the beams of a step are ranked best first; the finished hypotheses
     by their score, the log-probability over GNMT's length penalty."""
     from explorer.capture.inputs import prepare_source
-    from models.decoding import length_penalty
+    from explorer.models.decoding import length_penalty
 
     result = beam_tree(tiny_checkpoint, SENTENCE, 3)
     assert result.finished and all(len(step.tokens) <= 3 for step in result.steps)

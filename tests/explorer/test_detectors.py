@@ -10,12 +10,19 @@ import torch
 import transformers
 
 import explorer
+from explorer.analyses.detectors import (
+    DETECTORS,
+    detect_heads,
+    detection_patterns,
+    detection_table,
+    longest_length,
+    reference_table,
+    repeated_random_tokens,
+)
 from explorer.cli import main
-from explorer.analyses.detectors import (DETECTORS, detect_heads, detection_patterns, detection_table, longest_length,
-                                reference_table, repeated_random_tokens)
-from models.hooks import model_run
-from models.loader import open_model
-from models.vocabulary import attention_hook
+from explorer.models.hooks import model_run
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import attention_hook
 from tests.hugging_face_models import FAMILIES, saved_model
 
 PLANTED = 50.0          # a score this far above the others takes all of softmax's weight (e^-50)

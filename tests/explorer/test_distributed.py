@@ -11,16 +11,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from explorer.cli import main
-from explorer.analyses.corpus_scoring import scorer_for
 from explorer.analyses.corpus_jobs import ShardedScoring
-from explorer.analyses.distributed import (RayRunner, model_files_stamp, translation_groups,
-                                          workers_for)
-from explorer.analyses.jobs import OnRay
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.distributed import RayRunner, model_files_stamp, translation_groups, workers_for
 from explorer.analyses.faithfulness import ATTENTION_METHODS
+from explorer.analyses.jobs import OnRay
 from explorer.capture.head_sets import HeadSpec, head_mask
-from models.checkpoint import Checkpoint
-from models.data import read_parallel
+from explorer.cli import main
+from explorer.models.checkpoint import Checkpoint
+from explorer.models.data import read_parallel
 from tests.conftest import MULTI30K, ROOT
 from tests.explorer.test_cli import cli
 from tests.hugging_face_models import TEXT

@@ -9,13 +9,21 @@ import pytest
 import torch
 import transformers
 
-from explorer.cli import main
-from explorer.analyses.faithfulness import (ATTENTION_METHODS, Unscorable, faithfulness, input_gradient, leave_one_out,
-                                   output_log_probs, rank_correlation, setup_for)
+from explorer.analyses.faithfulness import (
+    ATTENTION_METHODS,
+    Unscorable,
+    faithfulness,
+    input_gradient,
+    leave_one_out,
+    output_log_probs,
+    rank_correlation,
+    setup_for,
+)
 from explorer.analyses.rollout import attention_rollout
-from models.checkpoint import load_checkpoint
-from models.hooks import model_run
-from models.loader import open_model
+from explorer.cli import main
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.hooks import model_run
+from explorer.models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow, residual_attention
-from explorer.capture.inputs import InputError
 from explorer.analyses.rollout import attention_rollout
+from explorer.capture.inputs import InputError
 
 
 def random_pattern(layers: int, heads: int, length: int, seed: int = 0, causal: bool = False) -> np.ndarray:

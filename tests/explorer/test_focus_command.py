@@ -13,7 +13,7 @@ import pytest
 
 from explorer.capture.trace import trace_sentence
 from explorer.capture.words import words_of
-from models.loader import open_model
+from explorer.models.loader import open_model
 from tests.conftest import BUNDLED
 from tests.explorer.test_cli import cli
 from tests.hugging_face_models import saved_model

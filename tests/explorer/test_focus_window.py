@@ -10,12 +10,20 @@ import numpy as np
 import pytest
 from plotly.colors import sample_colorscale
 
-from explorer.figures.focus import (focus_heatmap, focus_room, focus_size, models_overview, overview_heatmap,
-                                    tick_step)
+from explorer.figures.common import (
+    FIGURE_SCALE,
+    NARROW_WIDTH,
+    PRINTED_UP_TO,
+    PROJECTOR_COLUMN,
+    PROJECTOR_SCALE,
+    SMALLEST_FONT,
+    TITLE_FONT,
+    dense_cell,
+    text_width,
+    wrapped_title,
+)
+from explorer.figures.focus import focus_heatmap, focus_room, focus_size, models_overview, overview_heatmap, tick_step
 from explorer.figures.focus_strips import short_names, strips_table
-from explorer.figures.common import (FIGURE_SCALE, NARROW_WIDTH, PRINTED_UP_TO, PROJECTOR_COLUMN, PROJECTOR_SCALE,
-                                     SMALLEST_FONT, TITLE_FONT,
-                                     dense_cell, text_width, wrapped_title)
 from explorer.figures.windows import focus_range, window_range, window_text
 
 WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "

@@ -9,10 +9,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from explorer.figures.role_map import (COLOUR_BY, ROLE_COLOURS, cell_font, cell_layout, decimals, role_cells,
-                                       role_map_html, role_short, short_number)
 from explorer.analyses.head_table import MEASURE_HEADERS, head_table, shown_columns
 from explorer.analyses.roles import Thresholds, reclassified
+from explorer.figures.role_map import (
+    COLOUR_BY,
+    ROLE_COLOURS,
+    cell_font,
+    cell_layout,
+    decimals,
+    role_cells,
+    role_map_html,
+    role_short,
+    short_number,
+)
 from tests.app.conftest import open_page, open_part
 from tests.conftest import MULTI30K
 from tests.explorer.test_word_focus import grid_cells

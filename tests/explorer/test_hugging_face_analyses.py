@@ -10,17 +10,17 @@ import pytest
 import torch
 
 from explorer.analyses.corpus_scoring import ContinuationScorer, MaskedScorer, TranslationScorer, scorer_for
-from explorer.capture.forcing import IGNORED
-from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.analyses.importance import ablation, gradient_importance
 from explorer.analyses.pruning import pruning_curve
 from explorer.analyses.roles import analyse_roles
+from explorer.capture.forcing import IGNORED
+from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.capture.trace import trace_sentence
 from explorer.capture.treebank import Tree
-from models.hooks import model_run
-from models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, Embeds
-from models.loader import open_model
-from models.vocabulary import attention_hook
+from explorer.models.hooks import model_run
+from explorer.models.interface import CONTINUE, FILL_MASK, TRANSLATE, Batch, Embeds
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import attention_hook
 from tests.hugging_face_models import FAMILIES, TEXT, saved_model
 
 LINES = TEXT[:6]

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.analyses.corpus_scoring import corpus_task
 from explorer.capture.head_sets import format_heads, parse_heads
 from explorer.capture.trace import Trace, trace_sentence
-from explorer.analyses.corpus_scoring import corpus_task
-from models.interface import TRANSLATE, Generates
-from models.loader import open_model
+from explorer.models.interface import TRANSLATE, Generates
+from explorer.models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 
 
@@ -122,7 +122,7 @@ def test_pruning_every_cross_attention_head_cuts_the_output_loose_from_the_sourc
 
 
 def test_the_cli_traces_and_translates_a_hugging_face_folder(model, folder, tmp_path, capsys):
-    from explorer.cli import main                         # in-process: the CLI's own code, without a new interpreter
+    from explorer.cli import main  # in-process: the CLI's own code, without a new interpreter
 
     kinds = model.kinds
     assert main(["trace", "--model", str(folder), "--text", SENTENCE, "--out", str(tmp_path / "t.npz")]) == 0

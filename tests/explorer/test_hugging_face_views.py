@@ -7,14 +7,19 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.capture.decoding_steps import (beam_tree, maskable_positions, masked_word, step_attention_row,
-                                     teacher_forcing)
 from explorer.analyses.internals import qkv_walkthrough
+from explorer.capture.decoding_steps import (
+    beam_tree,
+    maskable_positions,
+    masked_word,
+    step_attention_row,
+    teacher_forcing,
+)
 from explorer.capture.trace import trace_sentence
-from models.hooks import model_run
-from models.interface import CONTINUE, FILL_MASK, TRANSLATE
-from models.loader import open_model
-from models.vocabulary import attention_hook
+from explorer.models.hooks import model_run
+from explorer.models.interface import CONTINUE, FILL_MASK, TRANSLATE
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import attention_hook
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 
 STACKS = {"source": "encoder", "target": "decoder"}

@@ -2,13 +2,13 @@
 
 import pytest
 
-from explorer.capture.head_sets import HeadSpec
 from explorer.analyses.corpus_scoring import TranslationScorer
 from explorer.analyses.importance import ablation, gradient_importance, importance_report
-from models.data import make_training_batch, read_parallel
-from models.hooks import model_run
+from explorer.capture.head_sets import HeadSpec
+from explorer.models.data import make_training_batch, read_parallel
+from explorer.models.hooks import model_run
+from explorer.models.vocabulary import attention_hook
 from tests.conftest import MULTI30K
-from models.vocabulary import attention_hook
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_gradient_importance_is_the_mean_over_sentences_of_each_sentences_absolu
     import torch
     import torch.nn.functional as F
 
-    from models.tokenizer import PAD
+    from explorer.models.tokenizer import PAD
 
     scorer = TranslationScorer(tiny_checkpoint, pairs[0][:12], pairs[1][:12])
     pairs = [(source[:-1], reference[:-1]) for source, reference in scorer.examples]   # pieces without </s>

@@ -10,11 +10,11 @@ import torch
 import transformers
 
 from explorer.cli import main
-from explorer.papers.cards import PAPERS
+from explorer.models.hooks import model_run
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import attention_hook
 from explorer.papers.bench import DOES_NOT, HOLDS, NOT_MEASURABLE, PARTLY, Budget
-from models.hooks import model_run
-from models.loader import open_model
-from models.vocabulary import attention_hook
+from explorer.papers.cards import PAPERS
 from tests.hugging_face_models import gpt2, saved_model
 
 PLANTED = 50.0          # a score this far above the others takes all of softmax's weight

@@ -8,9 +8,18 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.analyses.induction_demo import (
+    DemoSettings,
+    demo_model,
+    head_scores,
+    phase_change,
+    repeated_sequences,
+    run_demo,
+    second_repeat_loss,
+    shipped_demo,
+    summary,
+)
 from explorer.figures.induction_demo import induction_demo_figure
-from explorer.analyses.induction_demo import (DemoSettings, demo_model, head_scores, phase_change, repeated_sequences,
-                                     run_demo, second_repeat_loss, shipped_demo, summary)
 
 SHORT = DemoSettings(steps=20, record_every=10, batch=16, eval_sequences=8, seed=3)
 

@@ -3,8 +3,8 @@
 import pytest
 
 from explorer.capture.inputs import InputError, prepare_source, sentence_case
-from explorer.capture.translation import translate
 from explorer.capture.trace import trace_sentence
+from explorer.capture.translation import translate
 
 ODD = ["😀🐕 A dog 🐶 runs.", "一只狗在跑。 A dog.", "A\x00 dog\x07 runs\u200b\u202e.", "Ein Hund läuft über die Straße.",
        "</script><script>alert(1)</script><img src=x onerror=alert(2)>", "\ud800 broken surrogate", "ﬁ ligature Ⅻ"]

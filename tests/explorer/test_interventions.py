@@ -13,7 +13,7 @@ import explorer
 from explorer.capture.forcing import forced_log_probs
 from explorer.capture.head_sets import head_mask, parse_heads
 from explorer.capture.inputs import InputError, prepare_source
-from models.hooks import HookNameError, model_run
+from explorer.models.hooks import HookNameError, model_run
 from tests.hugging_face_models import saved_model
 
 CLEAN, CORRUPT = "A dog runs in the park.", "A cat runs in the park."

@@ -51,9 +51,9 @@ def test_a_registered_job_runs_in_this_process_and_its_second_run_is_read_from_d
     RUNS.clear()
     first = run_job("test-words", tiny_checkpoint, {"lines": LINES}, cache_folder=tmp_path)
     assert first.result == WordCounts(EXPECTED, 1) and not first.cached and first.distributed is None
-    assert RUNS == [len(LINES)] and len(list(tmp_path.glob("test-words-*.json"))) == 1
+    assert [len(LINES)] == RUNS and len(list(tmp_path.glob("test-words-*.json"))) == 1
     again = run_job("test-words", tiny_checkpoint, {"lines": LINES}, cache_folder=tmp_path)
-    assert again.cached and again.result == first.result and RUNS == [len(LINES)]       # nothing run again
+    assert again.cached and again.result == first.result and [len(LINES)] == RUNS       # nothing run again
     other = run_job("test-words", tiny_checkpoint, {"lines": LINES[:3]}, cache_folder=tmp_path)
     assert not other.cached and len(list(tmp_path.glob("test-words-*.json"))) == 2      # another corpus, another key
     run_job("test-words", tiny_checkpoint, {"lines": LINES[:4]}, cache_folder=None)      # None: never written
@@ -82,7 +82,7 @@ def test_a_model_that_writes_nothing_is_sharded_too(tmp_path_factory):
     """Sharding groups sentences as the model decodes them together; a masked language model decodes nothing
     (it has no generation_batch) and is sharded a sentence a group, every line once."""
     from explorer.analyses.corpus_jobs import corpus_shards
-    from models.loader import open_model
+    from explorer.models.loader import open_model
     from tests.hugging_face_models import saved_model
 
     bert = open_model(saved_model("bert", tmp_path_factory))

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from explorer.cli import COMMANDS
-from models.checkpoint import save_checkpoint
-from models.transformer import Transformer
+from explorer.models.checkpoint import save_checkpoint
+from explorer.models.transformer import Transformer
 from tests.conftest import MULTI30K, ROOT, tiny_config
 from tests.explorer.test_cli import cli
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.capture.trace import trace_sentence
+from explorer.models.loader import open_model
 from explorer.teaching.lesson import Lesson
 from explorer.teaching.lesson_steps import TITLES, Focus
-from explorer.capture.trace import trace_sentence
-from models.loader import open_model
 from tests.hugging_face_models import saved_model
 
 SENTENCE = "The animal didn't cross the street because it was too tired."

@@ -12,13 +12,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.capture.decoding_steps import maskable_positions
-from explorer.figures.logit_lens import logit_lens_figure
-from explorer.capture.inputs import InputError
 from explorer.analyses.logit_lens import EMBEDDINGS, LogitLens, lens_note, lens_table, logit_lens, masked_logit_lens
+from explorer.capture.decoding_steps import maskable_positions
+from explorer.capture.inputs import InputError
 from explorer.capture.trace import trace_sentence
-from models.interface import ExplorerModel
-from models.loader import open_model
+from explorer.figures.logit_lens import logit_lens_figure
+from explorer.models.interface import ExplorerModel
+from explorer.models.loader import open_model
 from tests.hugging_face_models import PREDICTS_TOKENS, SENTENCE, saved_model
 
 
@@ -216,7 +216,7 @@ def test_the_notebook_api_answers_every_call(h8, tmp_path_factory):
     """explorer.analyses.logit_lens stays callable after its module has been imported (which makes the package's attribute
     the module), for a sentence, a trace, and a masked language model."""
     import explorer
-    import explorer.analyses.logit_lens  # noqa: F401  (what a page or a notebook's own import does)
+    import explorer.analyses.logit_lens
 
     first = explorer.logit_lens_of(h8, SENTENCE)
     again = explorer.logit_lens_of(h8, trace_sentence(h8, SENTENCE), top_k=3)

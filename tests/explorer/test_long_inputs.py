@@ -10,17 +10,23 @@ from pathlib import Path
 import numpy as np
 from plotly.io.json import to_json_plotly
 
+from explorer.analyses.internals import Walkthrough
+from explorer.analyses.pruning import StepComparison
 from explorer.capture.decoding_steps import TeacherForcing
+from explorer.capture.trace import StepDistribution
 from explorer.figures.attention import attention_heatmap, heads_grid, layer_heads
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
-from explorer.figures.internals import (embedding_sum_figure, learned_positions_figure, mask_heatmap, matrix_heatmap,
-                                        positional_encoding_figure, scores_mask_softmax)
-from explorer.figures.walkthrough import walkthrough_figure
+from explorer.figures.internals import (
+    embedding_sum_figure,
+    learned_positions_figure,
+    mask_heatmap,
+    matrix_heatmap,
+    positional_encoding_figure,
+    scores_mask_softmax,
+)
 from explorer.figures.pruning import step_comparison_figure
-from explorer.analyses.internals import Walkthrough
-from explorer.analyses.pruning import StepComparison
-from explorer.capture.trace import StepDistribution
+from explorer.figures.walkthrough import walkthrough_figure
 from tests.explorer.test_focus_window import row_labels
 from tests.explorer.test_thumbnails import assert_drawn, image_of
 from tests.explorer.test_thumbnails import tiles as thumbnails
@@ -341,8 +347,8 @@ def test_long_scores_panels_are_the_real_numbers_and_zoom_together():
 
 
 def test_the_bertviz_window_holds_exactly_the_chosen_tokens():
-    from explorer.figures.windows import WINDOW, window_trace, window_words
     from explorer.capture.trace import Trace
+    from explorer.figures.windows import WINDOW, window_trace, window_words
 
     source, target = tokens(250), tokens(36, 5)
     _, _, encoder = inputs(250, layers=2, heads=2)

@@ -51,7 +51,7 @@ def test_the_serve_command_contacts_no_address_outside_the_machine(tmp_path):
     environment = {**os.environ, "EXPLORER_NET_LOG": str(net_log), "PYTHONUNBUFFERED": "1",
                    "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     with open(log, "w") as output:
-        server = subprocess.Popen([sys.executable, "-m", "pages.launch", "--serve", "--port", str(port),
+        server = subprocess.Popen([sys.executable, "-m", "explorer.pages.launch", "--serve", "--port", str(port),
                                    "--server.fileWatcherType", "none"],
                                   cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT)
     try:
@@ -71,8 +71,8 @@ def test_the_serve_command_contacts_no_address_outside_the_machine(tmp_path):
         server.wait(timeout=30)
     records = [json.loads(line) for line in net_log.read_text().splitlines()]
     started = [target for event, target in records if event == "started"]
-    assert any("pages.launch" in argv for argv in started)                  # the hook ran in the launcher …
-    assert any("pages.streamlit_offline" in argv for argv in started[1:])        # … and in Streamlit
+    assert any("explorer.pages.launch" in argv for argv in started)                  # the hook ran in the launcher …
+    assert any("explorer.pages.streamlit_offline" in argv for argv in started[1:])        # … and in Streamlit
     records = [record for record in records if record[0] != "started"]
     outside = [(event, target) for event, target in records if not is_local(target)]
     assert outside == [], outside

@@ -11,16 +11,16 @@ import torch
 from explorer.analyses.faithfulness import faithfulness_tallies, summary
 from explorer.analyses.layer_shares import layer_shares, sentence_layer_shares
 from explorer.analyses.norms import punctuation
-from explorer.papers.cards import PAPERS
-from explorer.papers.cards.attention_papers import MULTI30K, TEST, VAL, upper_layers
-from explorer.papers.bench import NOT_MEASURABLE, VERDICTS, Budget
 from explorer.analyses.permutation import pattern_hooks, permutation_effect, permuted, permuting, uniform
 from explorer.capture.trace import trace_sentence
-from models.data import read_lines
-from models.hooks import capture, model_run
-from models.interface import Embeds
-from models.loader import open_model
-from models.vocabulary import attention_hook
+from explorer.models.data import read_lines
+from explorer.models.hooks import capture, model_run
+from explorer.models.interface import Embeds
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import attention_hook
+from explorer.papers.bench import NOT_MEASURABLE, VERDICTS, Budget
+from explorer.papers.cards import PAPERS
+from explorer.papers.cards.attention_papers import MULTI30K, TEST, VAL, upper_layers
 from tests.conftest import SENTENCES
 from tests.hugging_face_models import FAMILIES, saved_model
 

@@ -11,12 +11,12 @@ import pytest
 import sacrebleu
 import torch
 
+from explorer.models.hooks import model_run
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import attention_hook
+from explorer.papers.bench import NOT_MEASURABLE, VERDICTS, Budget
 from explorer.papers.cards import PAPERS
 from explorer.papers.cards import heads_measures as measures
-from explorer.papers.bench import NOT_MEASURABLE, VERDICTS, Budget
-from models.hooks import model_run
-from models.loader import open_model
-from models.vocabulary import attention_hook
 from tests.conftest import BUNDLED
 from tests.hugging_face_models import FAMILIES, saved_model
 

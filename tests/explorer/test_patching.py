@@ -10,12 +10,12 @@ import torch
 import transformers
 
 import explorer
-from explorer.cli import main
-from explorer.capture.inputs import InputError
 from explorer.analyses.patching import NOUN_KINDS, PatchingResult, patch, suggest_corruption, suggested_swap
+from explorer.capture.inputs import InputError
 from explorer.capture.trace import decoded
-from models.checkpoint import load_checkpoint
-from models.loader import open_model
+from explorer.cli import main
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, TEXT, saved_model
 
 WORDS = sorted({word for line in TEXT for word in line.split()})

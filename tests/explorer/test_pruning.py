@@ -6,19 +6,26 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.capture.head_sets import HeadSpec, all_heads, head_mask, parse_heads
-from explorer.analyses.importance import gradient_importance
 from explorer.analyses.corpus_scoring import TranslationScorer
-from explorer.analyses.roles import Thresholds
 from explorer.analyses.head_table import head_table, heads_without_role
-from explorer.analyses.pruning import (compare_steps, curve_rows, importance_order, importance_scores,
-                              least_important, pruning_curve, token_diff)
+from explorer.analyses.importance import gradient_importance
+from explorer.analyses.pruning import (
+    compare_steps,
+    curve_rows,
+    importance_order,
+    importance_scores,
+    least_important,
+    pruning_curve,
+    token_diff,
+)
+from explorer.analyses.roles import Thresholds
+from explorer.capture.head_sets import HeadSpec, all_heads, head_mask, parse_heads
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
-from models.data import read_parallel
-from models.hooks import model_run
+from explorer.models.data import read_parallel
+from explorer.models.hooks import model_run
+from explorer.models.vocabulary import attention_hook
 from tests.conftest import MULTI30K, SENTENCES, batch_of
-from models.vocabulary import attention_hook
 
 
 def test_pruning_no_head_is_exactly_the_unpruned_model(tiny_checkpoint):

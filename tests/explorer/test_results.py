@@ -6,8 +6,16 @@ import json
 import pytest
 
 from explorer.analyses.records import Record, RecordError
-from explorer.analyses.results import (FaithfulnessSummary, HeadRoles, ImportanceReport, PruningCurve, RolesReport,
-                                       TextScores, TranslationScores, evaluation_from_json)
+from explorer.analyses.results import (
+    FaithfulnessSummary,
+    HeadRoles,
+    ImportanceReport,
+    PruningCurve,
+    RolesReport,
+    TextScores,
+    TranslationScores,
+    evaluation_from_json,
+)
 from tests.conftest import SHIPPED
 
 FILES = {"head_roles.json": RolesReport, "head_importance.json": ImportanceReport,

@@ -7,11 +7,11 @@ import torch
 from explorer.analyses.head_tallies import SyntaxTally, Tally, key_counts, real_tokens, tally_patterns, tally_syntax
 from explorer.analyses.roles import Thresholds, analyse_roles, classify, head_results, is_real_sentence, role_summary
 from explorer.capture.treebank import read_trees, word_attention, word_maps
-from models.data import pad_batch
-from models.hooks import model_run
-from models.tokenizer import BOS, EOS, PAD
+from explorer.models.data import pad_batch
+from explorer.models.hooks import model_run
+from explorer.models.tokenizer import BOS, EOS, PAD
+from explorer.models.vocabulary import attention_hook
 from tests.conftest import DATA
-from models.vocabulary import attention_hook
 
 EWT = DATA / "ud" / "en_ewt-ud-dev.conllu.gz"
 SPECIAL = frozenset((PAD, BOS, EOS))          # our models' special tokens

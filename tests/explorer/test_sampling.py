@@ -11,14 +11,21 @@ import pytest
 import torch
 
 import explorer
-from explorer.cli import main as cli
 from explorer.capture.inputs import InputError
-from explorer.figures.sampling import sampling_figure
-from explorer.capture.sampling import (sample, sample_log_probs, sample_text, settings_from, step_log_probs, step_sampling,
-                               step_sampling_table)
+from explorer.capture.sampling import (
+    sample,
+    sample_log_probs,
+    sample_text,
+    settings_from,
+    step_log_probs,
+    step_sampling,
+    step_sampling_table,
+)
 from explorer.capture.trace import trace_sentence
-from models import generation
-from models.sampling import Sampling
+from explorer.cli import main as cli
+from explorer.figures.sampling import sampling_figure
+from explorer.models import generation
+from explorer.models.sampling import Sampling
 from tests.hugging_face_models import saved_model
 
 SENTENCE = "Two dogs play in the snow."

@@ -6,13 +6,20 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.head_tallies import SyntaxTally, Tally, common_count, key_counts, real_tokens, tally_patterns
-from explorer.analyses.head_tallies import tally_syntax
+from explorer.analyses.head_tallies import (
+    SyntaxTally,
+    Tally,
+    common_count,
+    key_counts,
+    real_tokens,
+    tally_patterns,
+    tally_syntax,
+)
 from explorer.analyses.roles import analyse_roles
 from explorer.capture.treebank import Tree, read_trees, word_attention
-from models.data import pad_batch
-from models.tokenizer import BOS, EOS, PAD
-from models.word_alignment import pieces_of_words, sentence_text, spans_by_matching
+from explorer.models.data import pad_batch
+from explorer.models.tokenizer import BOS, EOS, PAD
+from explorer.models.word_alignment import pieces_of_words, sentence_text, spans_by_matching
 from tests.conftest import DATA
 
 EWT = DATA / "ud" / "en_ewt-ud-dev.conllu.gz"

@@ -18,10 +18,10 @@ from explorer.analyses.importance import gradient_importance
 from explorer.analyses.sentence_similarity import caption_embeddings, cosine, embed_texts, nearest, pruning_effect
 from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 from explorer.cli import main
-from models.data import read_lines
-from models.hugging_face import HuggingFaceError
-from models.interface import Embeds
-from models.loader import open_model
+from explorer.models.data import read_lines
+from explorer.models.hugging_face import HuggingFaceError
+from explorer.models.interface import Embeds
+from explorer.models.loader import open_model
 from tests.conftest import MULTI30K
 from tests.hugging_face_models import saved_model, sentence_bert
 

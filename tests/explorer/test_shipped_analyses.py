@@ -6,7 +6,7 @@ import os
 import shutil
 
 from explorer.analyses.shipped_analyses import ROLES_FILE, cached_analysis, corpus_hash, shipped
-from models.checkpoint import load_checkpoint
+from explorer.models.checkpoint import load_checkpoint
 
 
 def copy_of(checkpoint, tmp_path):

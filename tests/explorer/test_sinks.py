@@ -10,7 +10,7 @@ import pytest
 from explorer import cli
 from explorer.analyses.sinks import OVER_CHANCE, SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
 from explorer.capture.trace import trace_sentence
-from models.loader import open_model
+from explorer.models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 
 

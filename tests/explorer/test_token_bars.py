@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from explorer.capture.trace import StepDistribution
 from explorer.analyses.pruning import StepComparison
+from explorer.capture.trace import StepDistribution
 from explorer.figures.decoding import attention_row_bars, steps_bars
 from explorer.figures.pruning import step_comparison_bars
 from explorer.figures.token_bars import Bars, token_bars_html

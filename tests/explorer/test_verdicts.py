@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import explorer
-from explorer.papers.bench import HOLDS, NOT_MEASURABLE, PARTLY, REPLICATION_FILE, Budget
 from explorer.analyses.intervals import mean_interval
+from explorer.papers.bench import HOLDS, NOT_MEASURABLE, PARTLY, REPLICATION_FILE, Budget
 from explorer.papers.replication import replicate
 from tests.hugging_face_models import saved_model
 

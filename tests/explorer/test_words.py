@@ -8,7 +8,7 @@ import pytest
 
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.words import word_trace, words_of
-from models.loader import open_model
+from explorer.models.loader import open_model
 from tests.hugging_face_models import FAMILIES, saved_model
 
 # No contraction, no two punctuation marks in a row: every tokenizer's pre-tokenizer agrees on its words.
@@ -93,7 +93,7 @@ def test_word_trace_sums_to_words_and_averages_from_them(model):
 
 def test_wordpiece_continuations_join_their_word():
     """The interface's default word_starts on a WordPiece vocabulary (no ▁ anywhere): ## continues a word."""
-    from models.interface import ExplorerModel
+    from explorer.models.interface import ExplorerModel
 
     labels = {0: "[CLS]", 1: "play", 2: "##ing", 3: ",", 4: "ball", 9: "[SEP]"}
 
@@ -176,7 +176,7 @@ def test_byte_level_bpe_contractions_are_one_word(family, tmp_path_factory):
 def test_wordpiece_contractions_are_one_word():
     """BERT's pre-tokenizer splits "didn't" into "didn", "'", "t", each a word-initial piece, exactly as it splits
     "didn ' t": a clitic after the apostrophe (or an elided "o'" before it) joins; a quotation mark stays apart."""
-    from models.interface import ExplorerModel
+    from explorer.models.interface import ExplorerModel
 
     pieces = ["[CLS]", "she", "didn", "'", "t", "say", "'", "yes", "'", "to", "o", "'", "neil", "[SEP]"]
     vocabulary = list(dict.fromkeys(pieces))

@@ -5,8 +5,8 @@ import threading
 import pytest
 import torch
 
-from models.hooks import capture, model_run
-from models.transformer import Transformer, sinusoidal_positions
+from explorer.models.hooks import capture, model_run
+from explorer.models.transformer import Transformer, sinusoidal_positions
 from tests.conftest import SENTENCES, batch_of, tiny_config
 
 KINDS = {"encoder": "encoder.layers.{}.self_attn", "decoder": "decoder.layers.{}.self_attn",

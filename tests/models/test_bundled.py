@@ -6,8 +6,8 @@ import pytest
 
 from explorer.capture.head_sets import parse_heads
 from explorer.capture.translation import evaluate, translate
-from models.checkpoint import load_checkpoint
-from models.data import read_parallel
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.data import read_parallel
 from tests.conftest import BUNDLED, MULTI30K, ROOT, SHIPPED
 
 SENTENCES = ["A dog runs through the grass.", "Two men are playing soccer on a field.",
@@ -49,7 +49,7 @@ def test_bundled_checkpoint_is_complete_and_small(heads):
 
 
 def test_one_two_and_eight_heads_have_the_same_parameter_count():
-    from models.transformer import Transformer, TransformerConfig
+    from explorer.models.transformer import Transformer, TransformerConfig
 
     counts = {heads: Transformer(TransformerConfig(heads=heads)).parameter_count() for heads in BUNDLED}
     counts.update({f"shipped {heads}": load_checkpoint(path).model.parameter_count() for heads, path in SHIPPED.items()})

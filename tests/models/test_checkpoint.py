@@ -8,8 +8,8 @@ import shutil
 import pytest
 import torch
 
-from models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from models.transformer import Transformer
+from explorer.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from explorer.models.transformer import Transformer
 from tests.conftest import SENTENCES, batch_of, tiny_config
 
 

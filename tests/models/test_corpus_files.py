@@ -5,7 +5,7 @@ import gzip
 import pytest
 
 from explorer.capture.treebank import read_trees, trees_of
-from models.data import CorpusError, aligned, lines_of, read_lines, read_parallel
+from explorer.models.data import CorpusError, aligned, lines_of, read_lines, read_parallel
 
 TREE = "1\tA\ta\tDET\t_\t_\t2\tdet\t_\t_\n2\tdog\tdog\tNOUN\t_\t_\t0\troot\t_\t_\n\n"
 
@@ -21,7 +21,7 @@ def test_lines_of_plain_and_gzip_bytes_are_the_same(data, lines):
 def test_reading_by_path_matches_reading_bytes(tmp_path):
     plain, packed = tmp_path / "en.txt", tmp_path / "de.txt.gz"
     plain.write_bytes(b"A dog.\nTwo cats.\n")
-    packed.write_bytes(gzip.compress("Ein Hund.\nZwei Katzen.\n".encode()))
+    packed.write_bytes(gzip.compress(b"Ein Hund.\nZwei Katzen.\n"))
     assert read_parallel(plain, packed) == (["A dog.", "Two cats."], ["Ein Hund.", "Zwei Katzen."])
     assert read_lines(plain) == lines_of(plain.read_bytes(), "x")
 

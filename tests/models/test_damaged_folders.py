@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import explorer
-from models.errors import ExplorerError
+from explorer.models.errors import ExplorerError
 from tests.explorer.test_cli import cli
 from tests.hugging_face_models import FAMILIES, saved_model
 

@@ -2,9 +2,9 @@
 
 import torch
 
-from models.decoding import beam_search, greedy, translate_ids
-from models.hooks import model_run
-from models.tokenizer import BOS, EOS
+from explorer.models.decoding import beam_search, greedy, translate_ids
+from explorer.models.hooks import model_run
+from explorer.models.tokenizer import BOS, EOS
 from tests.conftest import SENTENCES, batch_of
 
 

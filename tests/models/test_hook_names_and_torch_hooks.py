@@ -3,14 +3,14 @@ projection weights have nn.Linear's layout, and older files in the other layout 
 
 import pytest
 import torch
+from safetensors.torch import save_file
 from torch import nn
 
-from models.checkpoint import load_checkpoint, save_checkpoint
-from models.hooks import HookNameError, capture, model_run
-from models.transformer import Transformer
-from models.vocabulary import ATTENTION_KINDS, ATTENTION_VALUES, STACK_VALUES, attention_hook, stack_hook
-from models.weights_file import LAYOUT_KEY, read_weights
-from safetensors.torch import save_file
+from explorer.models.checkpoint import load_checkpoint, save_checkpoint
+from explorer.models.hooks import HookNameError, capture, model_run
+from explorer.models.transformer import Transformer
+from explorer.models.vocabulary import ATTENTION_KINDS, ATTENTION_VALUES, STACK_VALUES, attention_hook, stack_hook
+from explorer.models.weights_file import LAYOUT_KEY, read_weights
 from tests.conftest import SENTENCES, batch_of, tiny_config
 
 
@@ -50,9 +50,8 @@ def test_a_name_that_matches_no_hook_point_raises(model, tiny_tokenizer, names):
     src = batch_of(tiny_tokenizer, SENTENCES[:1])
     with pytest.raises(HookNameError, match="no hook point is called"):
         model.run_with_cache(src, src, names=names)
-    with pytest.raises(HookNameError):
-        with capture(model.hook_names, names):
-            pass
+    with pytest.raises(HookNameError), capture(model.hook_names, names):
+        pass
 
 
 def test_a_hook_on_an_unknown_name_raises_and_hooks_need_the_models_names(model):

@@ -8,10 +8,10 @@ import threading
 import pytest
 import torch
 
-from models.hooks import HookNameError, model_run
-from models.hugging_face import HuggingFaceError
-from models.loader import hugging_face_folder, open_model
-from models.vocabulary import attention_hook
+from explorer.models.hooks import HookNameError, model_run
+from explorer.models.hugging_face import HuggingFaceError
+from explorer.models.loader import hugging_face_folder, open_model
+from explorer.models.vocabulary import attention_hook
 from tests.hugging_face_models import FAMILIES, eager_attentions, saved_model
 
 LONG, SHORT = "two men play football on a field", "a dog runs"

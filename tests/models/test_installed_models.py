@@ -10,10 +10,10 @@ import torch
 
 import explorer
 from explorer.cli import main
-from models.data import read_lines
-from models.installed import INSTALL, INSTALLED, REINSTALL, WEIGHTS, file_sha256, verified_folder
-from models.interface import ModelError
-from models.loader import open_model
+from explorer.models.data import read_lines
+from explorer.models.installed import INSTALL, INSTALLED, REINSTALL, WEIGHTS, file_sha256, verified_folder
+from explorer.models.interface import ModelError
+from explorer.models.loader import open_model
 from tests.conftest import MULTI30K
 
 NAME = "all-MiniLM-L6-v2"
@@ -110,7 +110,7 @@ def test_altered_weights_are_refused_naming_the_file_both_digests_and_the_fix(al
 
 @pytest.fixture
 def missing(monkeypatch):
-    monkeypatch.setattr("models.installed.find_spec", lambda module: None)
+    monkeypatch.setattr("explorer.models.installed.find_spec", lambda module: None)
 
 
 def test_a_missing_package_says_what_to_run(missing):

@@ -6,7 +6,7 @@ import pytest
 import torch
 import transformers
 
-from models.loader import open_model
+from explorer.models.loader import open_model
 from tests.hugging_face_models import TEXT, eager_attentions, llama, saved_model
 
 SENTENCES = list(dict.fromkeys(TEXT))            # five captions of different lengths: a padded batch

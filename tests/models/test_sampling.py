@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from models.generation import sample
-from models.loader import open_model
-from models.sampling import Sampling, SamplingError, sample_sequence, sampling_probabilities
+from explorer.models.generation import sample
+from explorer.models.loader import open_model
+from explorer.models.sampling import Sampling, SamplingError, sample_sequence, sampling_probabilities
 from tests.hugging_face_models import SENTENCE, TEXT, saved_model
 
 LOGITS = torch.tensor([2.0, 1.0, 0.5, 0.0, -1.0, 3.0, 0.25, -2.0])

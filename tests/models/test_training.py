@@ -3,8 +3,8 @@
 import json
 import math
 
-from models.checkpoint import load_checkpoint
-from models.train import main
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.train import main
 from tests.conftest import MULTI30K
 
 TINY = ["--data", str(MULTI30K), "--heads", "2", "--d-model", "32", "--d-ff", "64", "--layers", "1",

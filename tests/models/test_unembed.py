@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from models.interface import ExplorerModel
-from models.loader import open_model
-from models.vocabulary import layer_hook
+from explorer.models.interface import ExplorerModel
+from explorer.models.loader import open_model
+from explorer.models.vocabulary import layer_hook
 from tests.hugging_face_models import PREDICTS_TOKENS, SENTENCE, saved_model
 
 

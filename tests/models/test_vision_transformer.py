@@ -19,10 +19,10 @@ from explorer.capture.image_trace import trace_image
 from explorer.capture.inputs import InputError
 from explorer.capture.trace import Trace
 from explorer.cli import main as cli
-from models.digits import held_out
-from models.interface import AttentionModel, ImageInput, ModelError, TextInput
-from models.loader import open_model
-from models.vision_transformer import VisionTransformer, VitConfig, save_classifier
+from explorer.models.digits import held_out
+from explorer.models.interface import AttentionModel, ImageInput, ModelError, TextInput
+from explorer.models.loader import open_model
+from explorer.models.vision_transformer import VisionTransformer, VitConfig, save_classifier
 from tests.conftest import ROOT
 
 BUNDLED = ROOT / "models" / "digits-vit"

@@ -2,7 +2,6 @@
 with explorer.papers.bench.paper."""
 
 from explorer.papers.bench import PAPERS
-from explorer.papers.cards import (heads_papers, clark_papers, attention_papers,  # noqa: F401  (they register)
-                                   induction_papers)
+from explorer.papers.cards import attention_papers, clark_papers, heads_papers, induction_papers  # noqa: F401  (they register)
 
 __all__ = ["PAPERS"]

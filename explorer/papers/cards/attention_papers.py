@@ -4,29 +4,22 @@ Each measures by capability (the model's attention kinds), never by family."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
+from explorer import settings
 from explorer.analyses.faithfulness import faithfulness_tallies, summary
-from explorer.analyses.layer_shares import layer_shares
-from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
 from explorer.analyses.intervals import mean_interval
+from explorer.analyses.layer_shares import layer_shares
 from explorer.analyses.permutation import permutation_effect
-from models.data import read_lines
-from models.interface import ExplorerModel
+from explorer.models.data import read_lines
+from explorer.models.interface import ExplorerModel
+from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
+from explorer.settings import command_name
 
-PROJECT = Path(__file__).resolve().parents[3]
-MULTI30K = PROJECT.parent / "shared" / "data" / "multi30k"
+MULTI30K = settings.MULTI30K
 TEST, VAL = "test_2016_flickr.en.gz", "val.en.gz"
 
 
-def model_argument(model: ExplorerModel) -> str:
-    """The model's folder as a command names it: relative to the project when inside it, else its name."""
-    try:
-        return model.path.resolve().relative_to(PROJECT).as_posix()
-    except (ValueError, OSError):
-        return model.name
 
 
 def sentences(name: str, budget: Budget) -> list[str]:
@@ -34,7 +27,7 @@ def sentences(name: str, budget: Budget) -> list[str]:
 
 
 def replicate_command(model: ExplorerModel, name: str, budget: Budget) -> str:
-    return (f"python -m explorer replicate --model {model_argument(model)} --paper {name} "
+    return (f"python -m explorer replicate --model {command_name(model.path)} --paper {name} "
             f"--sentences {budget.sentences} --json")
 
 
@@ -122,7 +115,7 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
             "points near the source token it reads, and rollout's and flow's spreading over the encoder blurs that. "
             "On 1,000 sentences (docs/analyses.md, Faithfulness) rollout and flow are below last-layer attention against "
             "leave-one-out, and above it against gradient × input.")
-    command = (f"python -m explorer faithfulness --model {model_argument(model)} "
+    command = (f"python -m explorer faithfulness --model {command_name(model.path)} "
                f"--src ../shared/data/multi30k/{TEST} --limit {budget.sentences} --json")
     interval = gaps.get("rollout") or {}
     return Card(**ABNAR_ZUIDEMA, ours=ours, verdict=verdict, rule=rule, command=command, numbers=numbers,

@@ -24,9 +24,9 @@ import numpy as np
 import torch
 
 from explorer.capture.treebank import Tree, word_attention
-from models.hooks import capture
-from models.interface import ExplorerModel
-from models.vocabulary import attention_hook
+from explorer.models.hooks import capture
+from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import attention_hook
 
 PUNCTUATION = {".", ","}                # Clark et al.'s "[. or ,]"
 OFFSETS = range(-3, 3)                   # the baseline's offsets, as their notebook (offset_predictor(i), −3 … 2)

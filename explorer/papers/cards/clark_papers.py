@@ -9,10 +9,9 @@ import explorer.papers.cards.clark_measures as clark_measures
 import explorer.papers.cards.heads_measures as measures  # (not `from explorer.papers.cards import`: the package imports this module)
 from explorer.analyses.intervals import difference_interval, mean_interval
 from explorer.capture.treebank import read_trees
+from explorer.models.interface import ExplorerModel
 from explorer.papers.bench import Budget, Card, not_measurable, paper
 from explorer.papers.cards.heads_papers import SMALL_MODEL, command, verdict_of
-from models.interface import ExplorerModel
-
 
 # ——— Clark et al. 2019 ——————————————————————————————————————————————————————————————————————————————————
 

@@ -9,28 +9,26 @@ from explorer/analyses/pruning.py, sink shares from explorer/analyses/sinks.py; 
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from sacrebleu.metrics import BLEU
 
+from explorer import settings
 from explorer.analyses.corpus_scoring import TranslationScorer
 from explorer.analyses.importance import importance_report
+from explorer.analyses.intervals import bootstrap_draws
 from explorer.analyses.roles import analyse_roles
 from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.capture.treebank import read_trees
-from explorer.analyses.intervals import bootstrap_draws
-from models.data import read_lines
-from models.interface import ExplorerModel
+from explorer.models.data import read_lines
+from explorer.models.interface import ExplorerModel
 
-PROJECT = Path(__file__).resolve().parents[3]
-DATA = PROJECT.parent / "shared" / "data"
-MULTI30K = DATA / "multi30k"
-EWT = DATA / "ud" / "en_ewt-ud-dev.conllu.gz"
+MULTI30K = settings.MULTI30K
+EWT = settings.TREEBANK
 TEXT_NAME, TREEBANK_NAME = "val.en.gz", EWT.name
 CURVE_FILE = "head_pruning_curve.json"
-BUNDLED = {heads: PROJECT / "models" / f"en-de-h{heads}" for heads in (1, 2, 8)}
+BUNDLED = settings.TRANSLATORS
 
 # Roles and gradient importance computed for a model without shipped ones, by (model, target language,
 # sentences): Voita's card reads one roles analysis, Voita's and Michel's one importance.
@@ -45,13 +43,6 @@ def staged(progress: Progress, start: float, weight: float) -> Progress:
     return None if progress is None else (lambda fraction: progress(start + weight * fraction))
 
 
-def model_argument(model: ExplorerModel) -> str:
-    """The model as a command names it: relative to the project when inside it (models/en-de-h8), else as given
-    (a hub id or a folder's name): never the machine's own file system."""
-    try:
-        return Path(model.path).resolve().relative_to(PROJECT).as_posix()
-    except (ValueError, OSError):
-        return Path(model.path).name or str(model.path)
 
 
 def pairs(split: str, count: int) -> tuple[list[str], list[str]]:

@@ -12,23 +12,24 @@ import json
 
 import numpy as np
 
-from explorer.analyses.corpus_scoring import TranslationScorer
-from explorer.analyses import intervals
-from explorer.analyses.intervals import difference_interval, share_interval
-from explorer.capture.head_sets import all_heads, head_mask
 import explorer.papers.cards.heads_measures as measures  # (not `from explorer.papers.cards import`: the package imports this module)
-from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
+from explorer.analyses import intervals
+from explorer.analyses.corpus_scoring import TranslationScorer
+from explorer.analyses.intervals import difference_interval, share_interval
 from explorer.analyses.pruning import importance_scores, least_important, pruning_curve
 from explorer.analyses.roles import Thresholds
-from models.interface import ExplorerModel, Translates
-from models.vocabulary import SHORT_NAMES
+from explorer.capture.head_sets import all_heads, head_mask
+from explorer.models.interface import ExplorerModel, Translates
+from explorer.models.vocabulary import SHORT_NAMES
+from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
+from explorer.settings import command_name
 
 SMALL_MODEL = ("A 3+3-layer, d_model 256 caption model trained on Multi30k's 29k short, simple sentences is far "
                "from the papers' WMT- or BERT-scale models: fewer heads to share the work, and short inputs")
 
 
 def command(model: ExplorerModel, name: str, budget: Budget) -> str:
-    return (f"python -m explorer replicate --model {measures.model_argument(model)} --paper {name} "
+    return (f"python -m explorer replicate --model {command_name(model.path)} --paper {name} "
             f"--sentences {budget.sentences} --json")
 
 
@@ -274,7 +275,7 @@ def michel(model: ExplorerModel, budget: Budget) -> Card:
                      "beyond it: " + ", ".join(f"{kind} {k} of {n}" for kind, (k, n) in significant.items()))
     else:
         notes.append("Single heads masked alone: not measured, this model has no head_importance.json with "
-                     f"ablations (create it: python -m explorer importance --model {measures.model_argument(model)} "
+                     f"ablations (create it: python -m explorer importance --model {command_name(model.path)} "
                      "--src VAL.en --ref VAL.de --json, one BLEU run per head)")
     curve = measures.shipped_curve(model)
     kinds = ("enc", "dec", "cross") if curve and "all" in curve.get("kinds", {}) else ("enc", "dec", "cross", "all")

@@ -11,16 +11,14 @@ trains a 2-layer model on this CPU until one forms.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from explorer.analyses.intervals import mean_interval
 from explorer.analyses.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS, SELF_ATTENTION, detect_heads
+from explorer.analyses.intervals import mean_interval
+from explorer.models.interface import Continues, ExplorerModel
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
-from models.interface import Continues, ExplorerModel
+from explorer.settings import command_name
 
-PROJECT = Path(__file__).resolve().parents[3]
 HOLDS_SCORE, HOLDS_TIMES_CHANCE, PARTLY_TIMES_CHANCE = 0.3, 10.0, 3.0
 SHORT = {"encoder": "enc", "decoder": "dec"}
 
@@ -43,12 +41,6 @@ RULE = (f"On the lower end of the 95% bootstrap interval of the score's mean ove
         "tokens are rare in them, so copying from context earns it little, unlike a language model on long text.")
 
 
-def model_argument(path) -> str:
-    """The model's folder as a command names it: relative to the project when inside it, else its own name."""
-    try:
-        return Path(path).resolve().relative_to(PROJECT).as_posix()
-    except (ValueError, OSError):
-        return Path(path).name or str(path)
 
 
 def best_head(detection, kind: str, detector: str) -> dict:
@@ -107,5 +99,5 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
                  "tokens, where an induction head forms (models/induction_demo.json, explorer/analyses/induction_demo.py).")
     intervals = {kind: values["prefix_matching"]["interval"] for kind, values in numbers["kinds"].items()}
     return Card(**CARD, ours=ours, verdict=verdict, rule=RULE,
-                command=f"python -m explorer detect --model {model_argument(model.path)} --json", numbers=numbers,
+                command=f"python -m explorer detect --model {command_name(model.path)} --json", numbers=numbers,
                 interval={"what": "the best prefix-matching head's mean over seeds, per stack", "parts": intervals})
