@@ -1,6 +1,6 @@
 """Speed of the corpus analyses on the 8-head model, on this machine.
 
-    .venv/bin/python benchmarks/analysis.py [--model models/en-de-h8]
+    .venv/bin/python -m benchmarks.analysis [--model en-de-h8]
 
   roles over 1,000 EWT sentences (all three kinds: encoder, and decoder/cross on the model's own translation)
                                                                                    target ≤ 30 s
@@ -14,18 +14,19 @@ import argparse
 import time
 from pathlib import Path
 
+from explorer import settings
+from explorer.analyses.corpus_scoring import TranslationScorer
+from explorer.analyses.importance import gradient_importance
+from explorer.analyses.pruning import importance_scores, pruning_curve
+from explorer.analyses.roles import analyse_roles
+from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped
+from explorer.capture.treebank import read_trees
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.data import read_parallel
+
 ROOT = Path(__file__).resolve().parents[1]
 
-from explorer.analyses.corpus_scoring import TranslationScorer  # noqa: E402
-from explorer.analyses.importance import gradient_importance  # noqa: E402
-from explorer.analyses.pruning import importance_scores, pruning_curve  # noqa: E402
-from explorer.analyses.roles import analyse_roles  # noqa: E402
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped  # noqa: E402
-from explorer.capture.treebank import read_trees  # noqa: E402
-from explorer.models.checkpoint import load_checkpoint  # noqa: E402
-from explorer.models.data import read_parallel  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data"
+DATA = settings.DATA
 
 
 def report(name: str, seconds: float, target: float, detail: str = "") -> None:

@@ -1,6 +1,6 @@
 """Time from submitting a 20-token sentence to every figure of the Attention view drawn, in a real browser.
 
-    .venv/bin/python benchmarks/browser.py [--rounds 5]
+    .venv/bin/python -m benchmarks.browser [--rounds 5]
 
 Starts `streamlit run pages/app.py` on localhost, drives Debian's Chromium with Playwright (offline: every request
 off localhost is aborted), opens the Attention page and, per round, submits a new sentence (cold: translate,
@@ -14,7 +14,7 @@ new sentences ≤ 2 s, cached ≤ 0.5 s (medians printed).
 Then, on the Prune page, the time from ticking one head's box to the new translation and its diff drawn
 (target ≤ 1 s), over several heads that each change the translation.
 
-    .venv/bin/python benchmarks/browser.py --cold-links
+    .venv/bin/python -m benchmarks.browser --cold-links
 
 Cold deep links: every page opened in a new tab from a link with a 45-word sentence no page has seen, the 2-head
 model and beam 4, timed to every figure of the page drawn; and the same for a one-line Streamlit app with no chart
@@ -241,8 +241,8 @@ def main() -> None:
                   f"one 2 × 2 plotly heatmap {floor['chart']:.2f} s (medians of 3)")
             for name, seconds in links.items():        # issue 48: ≤ 1.3 × that one-chart app, in the same run
                 ratio = seconds / floor["chart"]
-                print(f"  cold deep link, 45 words, h2, beam 4, median of 3: {name + ':':12s} {seconds:.2f} s = {ratio:.2f} × the "
-                      f"one-chart app  target ≤ {LINK_RATIO} × {'ok' if ratio <= LINK_RATIO else 'MISSED'}")
+                print(f"  cold deep link, 45 words, h2, beam 4, median of 3: {name + ':':12s} {seconds:.2f} s = "
+                      f"{ratio:.2f} × the one-chart app  target ≤ {LINK_RATIO} × {'ok' if ratio <= LINK_RATIO else 'MISSED'}")
             browser.close()
         return
     with tempfile.TemporaryDirectory() as folder, streamlit_server(Path(folder) / "server.log") as url, \
@@ -258,7 +258,7 @@ def main() -> None:
             cached.append(time_submit(page, SENTENCES[i - 1], MARKERS[i - 1]))  # seen before: cached trace
             time_submit(page, SENTENCES[i], MARKERS[i])
         tab_times = {tab: [] for tab in TABS}
-        for i in range(args.rounds):
+        for _ in range(args.rounds):
             for tab in [*TABS][1:] + [[*TABS][0]]:  # end on the default tab
                 tab_times[tab].append(time_tab(page, tab, MARKERS[args.rounds]))
         toggles = []
@@ -266,7 +266,7 @@ def main() -> None:
         wait_idle(page)
         go_to(page, registered("prune").title)
         wait_idle(page)
-        for spec, pruned, unpruned in heads_that_change_the_translation(4):
+        for spec, pruned, _unpruned in heads_that_change_the_translation(4):
             page.get_by_text(spec, exact=True).wait_for()
             toggles.append(time_toggle(page, spec, pruned))
             page.get_by_text(spec, exact=True).click()  # untick: back to the unpruned translation

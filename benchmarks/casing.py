@@ -1,13 +1,14 @@
 """Does input casing or punctuation break the model? The 1,000 test_2016_flickr sentences upper-cased,
 lower-cased and without final punctuation, against the translations of the sentences as written.
 
-    .venv/bin/python benchmarks/casing.py [--model models/en-de-h8] [--limit N]
+    .venv/bin/python -m benchmarks.casing [--model en-de-h8] [--limit N]
 
 Per variant it prints, for the model fed the text as written and for what the explorer feeds it (all-caps and
-all-lower-case sentences put in sentence case, explorer.capture.inputs.sentence_case): outputs with a run of ≥ 5 identical characters (target 0; the old models wrote
-`WAAAAAAAAAAAAAAAAAAA.` for `THE DOG IS RUNNING.`), chrF of the variant's translations against the translations
-of the original sentences, case-insensitive (both lower-cased: an all-caps input may rightly give an all-caps
-German output) and as written (target ≥ 60), and BLEU against the references put in the same variant.
+all-lower-case sentences put in sentence case, explorer.capture.inputs.sentence_case): outputs with a run of ≥ 5
+identical characters (target 0; the old models wrote `WAAAAAAAAAAAAAAAAAAA.` for `THE DOG IS RUNNING.`), chrF of
+the variant's translations against the translations of the original sentences, case-insensitive (both lower-cased:
+an all-caps input may rightly give an all-caps German output) and as written (target ≥ 60), and BLEU against the
+references put in the same variant.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from pathlib import Path
 
 import sacrebleu
 
+from explorer import settings
+from explorer.capture.translation import translate
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.data import VARIANTS, pair_variant, read_parallel
+
 ROOT = Path(__file__).resolve().parents[1]
 
-from explorer.capture.translation import translate  # noqa: E402
-from explorer.models.checkpoint import load_checkpoint  # noqa: E402
-from explorer.models.data import VARIANTS, pair_variant, read_parallel  # noqa: E402
-
-MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
+MULTI30K = settings.MULTI30K
 RUN = re.compile(r"(.)\1{4,}")
 
 

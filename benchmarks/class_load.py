@@ -4,18 +4,19 @@ session speaking Streamlit's own protocol, as the browser does: it opens a view 
 model, pruned heads, a head: BackMsg.rerun_script with the link's query string and page), waits for the script's
 run to finish (ForwardMsg.script_finished), thinks, and opens the next view in the same session.
 
-    .venv/bin/python benchmarks/class_load.py [--students 30] [--seconds 300] [--think 20] [--json]
-    .venv/bin/python benchmarks/class_load.py --distinct 1000 [--json]     # memory after N distinct sentences
-    .venv/bin/python benchmarks/class_load.py --servers 2 --students 60        # a larger class, two processes
+    .venv/bin/python -m benchmarks.class_load [--students 30] [--seconds 300] [--think 20] [--json]
+    .venv/bin/python -m benchmarks.class_load --distinct 1000 [--json]     # memory after N distinct sentences
+    .venv/bin/python -m benchmarks.class_load --servers 2 --students 60        # a larger class, two processes
 
 With --servers N, N such servers run side by side and each student keeps to one of them (student k to server
 k mod N), as a reverse proxy's sticky sessions keep a browser on one process; memory and CPU are their sums.
 
-Unless --cold, the teacher first opens every page on the lecture's sentence (the models load, the teacher's sentence
-is computed once), as before a lesson. Reports per page the p50, p95 and max seconds from the request to the script's finish, the errors (an exception
-shown on the page, a run that never finished), the sessions dropped (a closed connection), the server's resident
-memory over time and its CPU. Half the students are on the teacher's sentence, the others on a caption of their
-own. Loopback only (the server listens on 127.0.0.1 here), bounded in students, views and time; stops by itself.
+Unless --cold, the teacher first opens every page on the lecture's sentence (the models load, the teacher's
+sentence is computed once), as before a lesson. Reports per page the p50, p95 and max seconds from the request to
+the script's finish, the errors (an exception shown on the page, a run that never finished), the sessions dropped
+(a closed connection), the server's resident memory over time and its CPU. Half the students are on the teacher's
+sentence, the others on a caption of their own. Loopback only (the server listens on 127.0.0.1 here), bounded in
+students, views and time; stops by itself.
 """
 
 from __future__ import annotations
@@ -41,11 +42,12 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from explorer import settings
+from explorer.pages.registry import PAGES
+
 ROOT = Path(__file__).resolve().parents[1]
 
-from explorer.pages.registry import PAGES  # noqa: E402
-
-CORPUS = ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
+CORPUS = settings.CAPTIONS
 TEACHER = "The animal didn't cross the street because it was too tired."
 MODELS = ("h8", "h2", "h1")
 PRUNED = ("", "", "cross.2.*", "enc.0.0,enc.1.3")          # most students prune nothing

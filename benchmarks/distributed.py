@@ -1,6 +1,6 @@
 """Ablation importance of a bundled model on one process versus Ray workers, in one run.
 
-    .venv/bin/python benchmarks/distributed.py [--model models/en-de-h8] [--pairs 500] [--workers 2]
+    .venv/bin/python -m benchmarks.distributed [--model en-de-h8] [--pairs 500] [--workers 2]
 
 Prints the Ray start-up overhead (a local Ray plus workers that have each opened the model), the wall time of
 `importance` (gradient pass and one ablation per head: loss and greedy BLEU on the corpus) in this process
@@ -17,17 +17,18 @@ from pathlib import Path
 
 import torch
 
+from explorer import settings
+from explorer.analyses.corpus_jobs import ShardedScoring
+from explorer.analyses.corpus_scoring import scorer_for
+from explorer.analyses.distributed import RayRunner
+from explorer.analyses.importance import importance_report
+from explorer.analyses.jobs import OnRay
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.data import read_parallel
+
 ROOT = Path(__file__).resolve().parents[1]
 
-from explorer.analyses.corpus_jobs import ShardedScoring  # noqa: E402
-from explorer.analyses.corpus_scoring import scorer_for  # noqa: E402
-from explorer.analyses.distributed import RayRunner  # noqa: E402
-from explorer.analyses.importance import importance_report  # noqa: E402
-from explorer.analyses.jobs import OnRay  # noqa: E402
-from explorer.models.checkpoint import load_checkpoint  # noqa: E402
-from explorer.models.data import read_parallel  # noqa: E402
-
-MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
+MULTI30K = settings.MULTI30K
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """Which score tells in-domain sentences from the rest? Multi30k test_2016_flickr (in: image captions) against
 UD English EWT dev (out: web text), for a bundled model's training-corpus piece frequencies.
 
-    .venv/bin/python benchmarks/domain.py [--model models/en-de-h8]
+    .venv/bin/python -m benchmarks.domain [--model en-de-h8]
 
 Prints, per score, the ROC AUC (1.0: perfect separation, 0.5: chance) and, at the shipped thresholds, the share
 of in-domain sentences flagged (false alarms) and of out-of-domain ones flagged (caught).
@@ -14,14 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
+import explorer.capture.domain as domain
+from explorer import settings
+from explorer.capture.treebank import read_trees
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.data import read_lines
+
 ROOT = Path(__file__).resolve().parents[1]
 
-import explorer.capture.domain as domain  # noqa: E402
-from explorer.capture.treebank import read_trees  # noqa: E402
-from explorer.models.checkpoint import load_checkpoint  # noqa: E402
-from explorer.models.data import read_lines  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data"
+DATA = settings.DATA
 
 
 def auc(inside: np.ndarray, outside: np.ndarray) -> float:
@@ -55,8 +56,8 @@ def main() -> None:
               f"{np.mean(perplexity['in'] >= threshold):.1%} in, {np.mean(perplexity['out'] >= threshold):.1%} out")
     entropy = domain.familiarity(inside[0], checkpoint).entropy
     threshold = entropy + domain.OUT_OF_DOMAIN_MARGIN
-    print(f"    shipped threshold: unigram entropy {entropy:.2f} + {domain.OUT_OF_DOMAIN_MARGIN} = {threshold:.2f}: flags {np.mean(perplexity['in'] >= threshold):.1%} in, "
-          f"{np.mean(perplexity['out'] >= threshold):.1%} out")
+    print(f"    shipped threshold: unigram entropy {entropy:.2f} + {domain.OUT_OF_DOMAIN_MARGIN} = {threshold:.2f}: "
+          f"flags {np.mean(perplexity['in'] >= threshold):.1%} in, {np.mean(perplexity['out'] >= threshold):.1%} out")
 
 
 if __name__ == "__main__":

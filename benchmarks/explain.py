@@ -4,7 +4,7 @@ runs; median (worst) of --runs. The targets: ≤ 1 s on a 20-token sentence for 
 faithfulness, patching and flow at 45 words (issue 31). The pages also cache each result per model and sentence,
 shared by every session of the server, so a rerun or another visitor gets it at once.
 
-    .venv/bin/python benchmarks/explain.py [--model models/en-de-h8] [--runs 5]
+    .venv/bin/python -m benchmarks.explain [--model en-de-h8] [--runs 5]
 """
 
 from __future__ import annotations

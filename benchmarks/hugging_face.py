@@ -1,7 +1,7 @@
 """Hugging Face models at real sizes (random weights): the explorer's capture and decoding against transformers'
 own eager model, memory of a loaded model, and the Attention page in a real browser.
 
-    .venv/bin/python benchmarks/hugging_face.py [--repeats 10] [--families marian,bert,gpt2] [--no-browser]
+    .venv/bin/python -m benchmarks.hugging_face [--repeats 10] [--families marian,bert,gpt2] [--no-browser]
 
 Per family, at the dimensions of Helsinki-NLP/opus-mt-en-de (Marian: d 512, 6+6 layers, 8 heads, FFN 2048,
 vocab 58,101), bert-base-uncased (d 768, 12 layers, 12 heads, vocab 30,522) and gpt2 (d 768, 12 layers,
@@ -31,11 +31,10 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.speed import interleaved
+from explorer import settings
 
-from benchmarks.speed import interleaved  # noqa: E402
-
-MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
+MULTI30K = settings.MULTI30K
 
 
 def configs():
@@ -116,7 +115,7 @@ print(after - before, params, sum(p.numel() for p in loaded.model.parameters()))
 
 
 def memory(folder: Path) -> tuple[int, int, int]:
-    output = subprocess.run([sys.executable, "-c", MEMORY.format(root=str(ROOT), folder=str(folder))],
+    output = subprocess.run([sys.executable, "-c", MEMORY.format(folder=str(folder))],
                             capture_output=True, text=True, check=True).stdout.split()
     return tuple(int(x) for x in output)
 

@@ -2,7 +2,7 @@
 the screenshots' 20-token sentence and on Multi30k validation captions; how much sampling varies the output; and
 how long each Decoding-page view takes on the 20-token sentence (one torch thread, as the app runs).
 
-    .venv/bin/python benchmarks/lens_and_sampling.py [--model models/en-de-h8] [--captions 100] [--sampled 30] [--runs 7]
+    .venv/bin/python -m benchmarks.lens_and_sampling [--model en-de-h8] [--captions 100] [--sampled 30] [--runs 7]
 
 (The figures of docs/analyses.md: --captions 200 --sampled 50, ~2.5 minutes on 2 busy cores.)
 """
@@ -17,20 +17,21 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from explorer import settings
+from explorer.analyses.logit_lens import logit_lens, mean_settling_layer
+from explorer.capture.sampling import sample, step_log_probs, step_sampling
+from explorer.capture.trace import trace_sentence
+from explorer.capture.translation import bleu
+from explorer.figures.logit_lens import logit_lens_figure
+from explorer.figures.sampling import sampling_figure
+from explorer.models.data import read_lines
+from explorer.models.loader import open_model
+from explorer.models.sampling import Sampling
+
 ROOT = Path(__file__).resolve().parents[1]
 
-from explorer.analyses.logit_lens import logit_lens, mean_settling_layer  # noqa: E402
-from explorer.capture.sampling import sample, step_log_probs, step_sampling  # noqa: E402
-from explorer.capture.trace import trace_sentence  # noqa: E402
-from explorer.capture.translation import bleu  # noqa: E402
-from explorer.figures.logit_lens import logit_lens_figure  # noqa: E402
-from explorer.figures.sampling import sampling_figure  # noqa: E402
-from explorer.models.data import read_lines  # noqa: E402
-from explorer.models.loader import open_model  # noqa: E402
-from explorer.models.sampling import Sampling  # noqa: E402
-
 SENTENCE = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
-VALIDATION = ROOT.parent / "shared" / "data" / "multi30k"
+VALIDATION = settings.MULTI30K
 
 
 def median_seconds(work, runs: int) -> float:
@@ -80,12 +81,12 @@ def main() -> None:
     sampled = captions[: args.sampled]
     references = read_lines(VALIDATION / "val.de.gz")[: len(sampled)]
     greedy = [trace_sentence(model, caption).output_text for caption in sampled]
-    print(f"sampling (seed 0), first {len(sampled)} val captions: BLEU against the references (greedy {bleu(greedy, references):.2f}), "
-          "share of outputs other than greedy:")
-    for settings in (Sampling(0.5), Sampling(1.0), Sampling(1.0, top_p=0.9), Sampling(1.0, top_k=10),
+    print(f"sampling (seed 0), first {len(sampled)} val captions: BLEU against the references "
+          f"(greedy {bleu(greedy, references):.2f}), share of outputs other than greedy:")
+    for sampling in (Sampling(0.5), Sampling(1.0), Sampling(1.0, top_p=0.9), Sampling(1.0, top_k=10),
                      Sampling(1.5)):
-        texts = [sample(model, caption, settings).text for caption in sampled]
-        print(f"  T {settings.temperature:g}, top-k {settings.top_k or 'all'}, top-p {settings.top_p:g}: BLEU "
+        texts = [sample(model, caption, sampling).text for caption in sampled]
+        print(f"  T {sampling.temperature:g}, top-k {sampling.top_k or 'all'}, top-p {sampling.top_p:g}: BLEU "
               f"{bleu(texts, references):.2f}, {np.mean([t != g for t, g in zip(texts, greedy)]):.0%} differ")
     distinct = {f"T {t:g}": len({sample(model, SENTENCE, Sampling(t, seed=seed)).text for seed in range(20)})
                 for t in (0.5, 1.0, 1.5)}

@@ -1,6 +1,6 @@
 """A served explorer under load, and its memory: the figures in docs/serving.md.
 
-    .venv/bin/python benchmarks/load.py [--browsers 10 --minutes 3] [--sessions 30] [--sentences 1000]
+    .venv/bin/python -m benchmarks.load [--browsers 10 --minutes 3] [--sessions 30] [--sentences 1000]
 
 1. Browsers: one `start.sh --serve` server (pages/launch.py, with a token) and N Chromium contexts at once (one
    Chromium, each context its own Streamlit session), for a few minutes. Each context, over and over: types a new
@@ -30,13 +30,13 @@ from pathlib import Path
 
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
-
-from explorer.pages.registry import DEFAULT  # noqa: E402
+from explorer import settings
+from explorer.pages.registry import DEFAULT
 from explorer.pages.registry import page as registered
-from tests.browser.harness import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from tests.browser.harness import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
-CORPUS = ROOT.parent / "shared" / "data" / "multi30k"
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = settings.MULTI30K
 TOKEN = "load-benchmark"
 # The pages a visitor moves between, by their names in the sidebar (pages/registry.py); each turn ends on HOME.
 PAGES = [registered(name).title for name in ("translation", "attention", "internals", "decoding", "heads", "compare",

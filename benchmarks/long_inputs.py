@@ -2,7 +2,7 @@
 BERT-base-sized and a GPT-2-small-sized model with random weights), timed in the server, with the size of what it
 sends the browser.
 
-    .venv/bin/python benchmarks/long_inputs.py [--models h8,h2,h1,bert,gpt2] [--pages attention,internals]
+    .venv/bin/python -m benchmarks.long_inputs [--models h8,h2,h1,bert,gpt2] [--pages attention,internals]
                                                [--rounds 1] [--browser]
 
 Per page (and per tab of Attention and Internals, each drawn on its own): the seconds of one Streamlit run of the
@@ -35,13 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
-logging.getLogger("streamlit").setLevel(logging.ERROR)     # AppTest's "missing ScriptRunContext" warnings
-ROOT = Path(__file__).resolve().parents[1]
-
-from explorer.pages.registry import DEFAULT  # noqa: E402
+from explorer import settings
+from explorer.pages.registry import DEFAULT
 from explorer.pages.registry import page as registered
 
-MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
+logging.getLogger("streamlit").setLevel(logging.ERROR)     # AppTest's "missing ScriptRunContext" warnings
+ROOT = Path(__file__).resolve().parents[1]
+MULTI30K = settings.MULTI30K
 BUNDLED_LABELS = {"h8": "8 heads (en-de-h8)", "h2": "2 heads (en-de-h2)", "h1": "1 head (en-de-h1)"}
 # (page file, session-state key of its tabs, the tabs); None: a page without tabs
 PAGES = {

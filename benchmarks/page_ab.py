@@ -3,11 +3,11 @@ server, clicked in turn in one browser, so that the machine's drift (0.3–0.4 s
 apart on this shared 2-core machine) falls on every version alike.
 
     git worktree add /tmp/before HEAD~1 && ln -s "$PWD/.venv" /tmp/before/.venv
-    .venv/bin/python benchmarks/page_ab.py --pages attention,compare . /tmp/before
+    .venv/bin/python -m benchmarks.page_ab --pages attention,compare . /tmp/before
 
 Each lap changes from Translation (or --start) to a page and back, for every page and checkout in turn, with a 45-word sentence
 (the view computed once before the laps); prints each page's median and fastest time per checkout. A checkout
-needs the models and ../shared/data beside it, as the main one has them.
+needs the models and explorer/data beside it, as the main one has them.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def main() -> None:
         for lap in range(args.laps + 1):
             for name in pages:
                 for number, tab in enumerate(tabs):
-                    seconds = timed_click(tab, lambda: go_to(tab, PAGE_TITLES[name]))
-                    timed_click(tab, lambda: go_to(tab, PAGE_TITLES[args.start]))
+                    seconds = timed_click(tab, lambda tab=tab, name=name: go_to(tab, PAGE_TITLES[name]))
+                    timed_click(tab, lambda tab=tab: go_to(tab, PAGE_TITLES[args.start]))
                     if lap:                     # the first lap draws each page once: not timed
                         times[number, name].append(seconds)
         for name in pages:

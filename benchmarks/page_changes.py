@@ -1,7 +1,7 @@
 """Seconds from a click to the page drawn, in Debian's Chromium, when the view is already computed: a page change
 by the sidebar (target ≤ 1 s) and a tab switch (target ≤ 0.5 s), on h8 with a 20- and a 45-word sentence.
 
-    .venv/bin/python benchmarks/page_changes.py [--laps 3] [--words 20,45]
+    .venv/bin/python -m benchmarks.page_changes [--laps 3] [--words 20,45]
 
 Per sentence: one lap through every page and every tab computes and caches the views (not timed); then each lap
 times every page change and every tab switch. "Click" is the moment the click event reaches the page; "drawn" the
@@ -60,7 +60,7 @@ def tabs(page) -> list:
 def lap(page, timings: dict | None) -> None:
     """Every page by the sidebar, and each of its tabs, back to its first tab; timed into `timings` when given."""
     for name in PAGES:
-        seconds = timed_click(page, lambda: go_to(page, PAGE_TITLES[name]))
+        seconds = timed_click(page, lambda name=name: go_to(page, PAGE_TITLES[name]))
         if timings is not None:
             timings.setdefault(name, []).append(seconds)
         for tab in [*tabs(page)[1:], *tabs(page)[:1]]:
@@ -82,7 +82,7 @@ def floor_page_changes(browser, folder: Path, laps: int) -> dict[str, float]:
         settle(page)
         for lap_number in range(laps + 1):
             for title in ("Chart", "Words"):
-                seconds = timed_click(page, lambda: go_to(page, title))
+                seconds = timed_click(page, lambda title=title: go_to(page, title))
                 if lap_number:                              # the first lap loads the chart's code: not timed
                     times[title].append(seconds)
         context.close()

@@ -2,7 +2,7 @@
 timed from start to finish (target ≤ 120 s on this 2-core machine), and its output compared with the model's
 shipped replication.json (they must be equal: every measurement is seeded or exact).
 
-    .venv/bin/python benchmarks/replication.py [--models models/en-de-h8,models/en-de-h2,models/en-de-h1]
+    .venv/bin/python -m benchmarks.replication [--models models/en-de-h8,models/en-de-h2,models/en-de-h1]
 """
 
 from __future__ import annotations

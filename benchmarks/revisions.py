@@ -1,6 +1,6 @@
 """Is this tree as fast as an earlier revision? Greedy decoding, full capture and a whole trace, A/B in one run.
 
-    .venv/bin/python benchmarks/revisions.py --before REVISION [--rounds 60] [--hugging-face FOLDER]
+    .venv/bin/python -m benchmarks.revisions --before REVISION [--rounds 60] [--hugging-face FOLDER]
 
 Checks REVISION out into a temporary git worktree, starts one worker process for it and one for this tree
 (each loads models/en-de-h8 of its own tree, one torch thread), and asks them in turn, alternating which goes

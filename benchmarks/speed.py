@@ -1,6 +1,6 @@
 """Speed of capture and decoding, measured side by side in one run (ratios, not absolute times, are the point).
 
-    .venv/bin/python benchmarks/speed.py [--model models/en-de-h8] [--repeats 30]
+    .venv/bin/python -m benchmarks.speed [--model en-de-h8] [--repeats 30]
 
 Prints a table:
   1. forward with every hook point captured ÷ plain forward of the same model            (target ≤ 1.15)
@@ -25,15 +25,16 @@ from pathlib import Path
 
 import torch
 
+from explorer import settings
+from explorer.models.checkpoint import load_checkpoint
+from explorer.models.decoding import greedy
+from explorer.models.hooks import capture
+from explorer.models.tokenizer import BOS
+
 ROOT = Path(__file__).resolve().parents[1]
 
-from explorer.models.checkpoint import load_checkpoint  # noqa: E402
-from explorer.models.decoding import greedy  # noqa: E402
-from explorer.models.hooks import capture  # noqa: E402
-from explorer.models.tokenizer import BOS  # noqa: E402
-
 SENTENCE = "A young man in a blue jacket and a black hat is playing the guitar on a busy street corner at night."
-TEST = ROOT.parent / "shared" / "data" / "multi30k"
+TEST = settings.MULTI30K
 
 
 @dataclass
@@ -58,8 +59,12 @@ def interleaved(name: str, a, b, repeats: int, target: float) -> Comparison:
         a(), b()
     times_a, times_b = [], []
     for _ in range(repeats):
-        start = time.perf_counter(); a(); times_a.append(time.perf_counter() - start)
-        start = time.perf_counter(); b(); times_b.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        a()
+        times_a.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        b()
+        times_b.append(time.perf_counter() - start)
     return Comparison(name, statistics.median(times_a), statistics.median(times_b),
                       [x / y for x, y in zip(times_a, times_b)], target)
 

@@ -1,7 +1,7 @@
 """How many torch threads should the app's server use? One sentence traced (translate + capture every hook),
 as the app does it, under the loads a server meets.
 
-    .venv/bin/python benchmarks/threads.py [--rounds 12]
+    .venv/bin/python -m benchmarks.threads [--rounds 12]
 
 For torch threads 1 and 2 (the app's ATTENTION_EXPLORER_THREADS; this machine has 2 cores) it prints the median
 and worst seconds per sentence: alone on a quiet machine; two sessions at once (two Python threads tracing

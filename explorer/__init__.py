@@ -1,7 +1,7 @@
 """Attention Explorer as a library, for notebooks (the web app and the CLI are built on the same calls):
 
     import explorer
-    model = explorer.load("models/en-de-h8")
+    model = explorer.load("en-de-h8")
     trace = explorer.trace_sentence(model, "A dog catches a ball in the park.")
     explorer.attention_figure(trace, "cross", layer=2, head=0)     # a plotly figure, drawn by the notebook
     explorer.head_view(trace)                                      # bertviz's head view, offline
@@ -35,11 +35,14 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            "trace_image", "image_attention_figure"]
 
 
-def load(path: str) -> ExplorerModel:
-    """A checkpoint folder of ours (e.g. "models/en-de-h8"), a Hugging Face folder, or a cached hub id."""
+def load(path: str, device: str = "auto", download: bool = True) -> ExplorerModel:
+    """A bundled model by name ("en-de-h8", "en-de-h2", "en-de-h1", "digits-vit"), a checkpoint folder of ours, a
+    Hugging Face folder, a hub id ("gpt2": downloaded into the Hugging Face cache on first use unless download=False
+    or HF_HUB_OFFLINE=1), or an installed model's name ("all-MiniLM-L6-v2"). device: "cpu", "cuda" (or "cuda:N"),
+    or "auto", a GPU when torch sees one; `model.device` says where it is, and every trace runs there."""
     from explorer.models.loader import open_model
 
-    return open_model(path)
+    return open_model(path, download=download, device=device)
 
 
 def trace_sentence(model: ExplorerModel, sentence: str, beam_size: int = 1, pruned: str = "") -> Trace:

@@ -45,7 +45,7 @@ BUNDLED = (
     BundledModel("en-de-h1", "1 head (en-de-h1)"),
     BundledModel("digits-vit", "Digits ViT (digits-vit)"),
 )
-TRANSLATORS = {heads: CHECKPOINTS / f"en-de-h{heads}" for heads in (8, 2, 1)}     # the 8-, 2- and 1-head models
+TRANSLATORS = {heads: CHECKPOINTS / f"en-de-h{heads}" for heads in (1, 2, 8)}     # the 1-, 2- and 8-head models
 
 
 def bundled(name: str) -> BundledModel:

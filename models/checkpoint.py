@@ -99,7 +99,7 @@ class Checkpoint(ExplorerModel, Translates, TrainingSnapshots, CachedBeamSearch)
     # -- computation --
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
         if target is None:
-            self.model.encode(source.ids)
+            self.model.encode(source.ids.to(self.device))
             return None
         return self.model(source.ids, target.ids)
 

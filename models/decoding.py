@@ -47,13 +47,14 @@ def greedy(model: Transformer, src: torch.Tensor, max_steps: int | None = None) 
     length), so a sentence's translation never depends on what else is in the batch. It never continues with BOS
     or padding.
     """
+    src = src.to(next(model.parameters()).device)
     memory, src_mask = model.encode(src)
     src_mask = steps_source_mask(src_mask)
     batch = src.shape[0]
     source_lengths = (src != PAD).sum(1).tolist()
     limits = [max_steps or step_limit(model, n) for n in source_lengths]
     cache = model.new_cache()
-    last = torch.full((batch, 1), BOS, dtype=torch.long)
+    last = torch.full((batch, 1), BOS, dtype=torch.long, device=src.device)
     # Per sentence: output tokens so far; steps taken (the EOS step included) once it has finished.
     tokens: list[list[int]] = [[] for _ in range(batch)]
     steps_taken: list[int | None] = [None] * batch
@@ -124,8 +125,8 @@ def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end
     """Beam search over any model that gives next-token log-probabilities for a batch of beams. start: the token
     every beam begins from; end: the token that finishes a hypothesis. Ranked by GNMT's length penalty.
 
-    No hypothesis continues with the start token or the ids in `exclude` (excluded_tokens): their candidates are dropped, the others keep the model's own
-    log-probabilities (not renormalised), so scores stay the model's."""
+    No hypothesis continues with the start token or the ids in `exclude` (excluded_tokens): their candidates are
+    dropped, the others keep the model's own log-probabilities (not renormalised), so scores stay the model's."""
     banned = excluded_tokens(start, end, exclude)
     # Every beam starts as `start`; only the first is live so the first expansion is not counted k times.
     scores = torch.full((beam_size,), float("-inf"))

@@ -50,10 +50,7 @@ def linear(owner: nn.Module, x: torch.Tensor, weight: torch.Tensor, bias: torch.
     [in, out] copy; the feed-forward's second matrix ([256, 1024]) is best as it is."""
     if needs_gradients(weight):
         return F.linear(x, weight, bias)
-    if weight.shape[0] >= weight.shape[1]:
-        in_out = derived_weight(owner, "_in_out", (weight,), torch.t)
-    else:
-        in_out = weight.t()
+    in_out = derived_weight(owner, "_in_out", (weight,), torch.t) if weight.shape[0] >= weight.shape[1] else weight.t()
     # One 2-D addmm: for the [1, 1, d] input of a decoding step it skips F.linear's batched-input handling.
     return torch.addmm(bias, x.reshape(-1, x.shape[-1]), in_out).view(*x.shape[:-1], -1)
 

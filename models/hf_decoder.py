@@ -40,7 +40,7 @@ class DecoderOnly(HuggingFaceModel, Continues):
         outputs = []
         beams = {"num_beams": beam_size, "length_penalty": alpha} if beam_size > 1 else {"num_beams": 1}
         for prompt in sources:
-            ids = torch.tensor([prompt])
+            ids = torch.tensor([prompt], device=self.device)
             row = self.model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
                                       max_new_tokens=CONTINUATION_TOKENS, pad_token_id=self.end_id, **beams,
                                       **self.plain_generation())[0].tolist()

@@ -85,7 +85,8 @@ class EncoderDecoder(HuggingFaceModel, Translates):
         for start in range(0, len(order), self.generation_batch):
             chunk = order[start: start + self.generation_batch]
             batch = self.pad([sources[i] for i in chunk])
-            generated = self.model.generate(input_ids=batch.ids, attention_mask=batch.present.long(), do_sample=False,
+            generated = self.model.generate(input_ids=batch.ids.to(self.device),
+                                            attention_mask=batch.present.long().to(self.device), do_sample=False,
                                             generation_config=plain,
                                             max_new_tokens=self.step_limit(batch.ids.shape[1]) + forced,
                                             **beams, **self.plain_generation())

@@ -3,7 +3,8 @@
 A small core every Transformer has (`AttentionModel`: its attention kinds, layers × heads, a forward with per-call
 capture and head gates, its positional information, the output projection), and capabilities a family claims only
 when it can do them: what it reads (`TextInput`, `ImageInput`), what it writes (`Translates` and `Continues`, both
-`Generates`; `FillsMask`; `Embeds`, a sentence encoder; an `ImageInput` names a class), `Multilingual` (it writes several languages),
+`Generates`; `FillsMask`; `Embeds`, a sentence encoder; an `ImageInput` names a class), `Multilingual` (it writes
+several languages),
 `TrainingSnapshots` (per-epoch weights) and `CachedBeamSearch` (its own, faster beam search). `ExplorerModel` is a
 model of text: the core and `TextInput`.
 
@@ -88,6 +89,12 @@ class AttentionModel(ABC):
 
     @abstractmethod
     def layers(self, kind: str) -> int: """Layers of one attention kind; 0 for a kind it does not have."""
+
+    @property
+    def device(self) -> torch.device:
+        """Where its weights are (models/loader.py puts them there): every forward, capture and analysis runs there."""
+        weights = next(self.model.parameters(), None)       # every family keeps its torch module as .model
+        return weights.device if weights is not None else torch.device("cpu")
 
     def has(self, kind: str) -> bool:
         return kind in self.kinds
@@ -225,7 +232,7 @@ class Continues(Generates):
     output_title = "Continuation"
 
 
-class FillsMask(ABC):
+class FillsMask(ABC):  # noqa: B024  a capability a model claims by subclassing; its members have defaults
     """Predicts the pieces behind its mask token (a masked language model); it writes no sequence."""
     task = FILL_MASK
     output_title = "Predictions for [MASK]"

@@ -1,20 +1,22 @@
 """The one place that knows which family a folder holds: a checkpoint of ours (a translator, or an image classifier
 whose config.json says task "classify"), a Hugging Face folder (config.json with a model_type; a sentence encoder
-when sentence-transformers' 1_Pooling/config.json is beside it), a Hugging Face
-hub id already in the local cache, or the name of a model installed as a Python package (models/installed.py)."""
+when sentence-transformers' 1_Pooling/config.json is beside it), a Hugging Face hub id (from the local cache, else
+downloaded: models/hub.py), or the name of a model installed as a Python package (models/installed.py)"""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
-from .checkpoint import load_checkpoint
+import torch
+
+from .checkpoint import CheckpointError, load_checkpoint
 from .folder_checks import damaged_tokenizer, damaged_weights
 from .hf_decoder import DecoderOnly
 from .hf_encoder import EncoderOnly
 from .hf_encoder_decoder import EncoderDecoder
 from .hf_vit import HuggingFaceImageClassifier
+from .hub import hub_folder, looks_like_hub_id
 from .hugging_face import HuggingFaceError, pickle_only, read_config
 from .installed import analyses_folder, installed_model_folder
 from .interface import CLASSIFY, AttentionModel
@@ -41,20 +43,10 @@ FAMILIES = {
 }
 
 
-def hub_snapshot(model_id: str) -> Path | None:
-    """The folder of a hub model already in the local Hugging Face cache (never the network), or None."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
-    try:
-        return Path(snapshot_download(model_id, local_files_only=True))
-    except (LocalEntryNotFoundError, ValueError):
-        return None
-
-
-def hugging_face_folder(model: str | Path) -> Path | None:
+def hugging_face_folder(model: str | Path, download: bool = True) -> Path | None:
     """The folder to open for `model` if it is a Hugging Face model (a folder whose config.json has a
-    model_type, or a hub id in the local cache); None if it is not one (e.g. a checkpoint of ours)."""
+    model_type, or a hub id: from the local cache, else downloaded when `download` allows); None if it is not one
+    (e.g. a checkpoint of ours). A path that names no folder is told so."""
     folder = Path(model).expanduser()
     if (folder / "config.json").is_file():
         try:
@@ -62,14 +54,11 @@ def hugging_face_folder(model: str | Path) -> Path | None:
         except (UnicodeDecodeError, json.JSONDecodeError):
             return None
         return folder if isinstance(config, dict) and "model_type" in config else None
-    if not folder.exists() and re.fullmatch(r"[\w.-]+(/[\w.-]+)?", str(model)):
-        snapshot = hub_snapshot(str(model))
-        if snapshot is None:
-            raise HuggingFaceError(f"{model}: not a folder, and no copy of this Hugging Face model is in the local "
-                                   "cache; download it once where there is a network (hf download "
-                                   f"{model}) or give the folder that holds its config.json")
-        return snapshot
-    return None
+    if folder.exists():
+        return None
+    if looks_like_hub_id(str(model)):
+        return hub_folder(str(model), download)
+    raise CheckpointError(f"{model}: no such folder")
 
 
 def open_hugging_face(folder: Path) -> AttentionModel:
@@ -114,10 +103,19 @@ def bundled_folder(name: str | Path) -> Path | None:
     return BUNDLED / text
 
 
-def open_model(path: str | Path) -> AttentionModel:
-    """The model at path; CheckpointError (HuggingFaceError for Hugging Face inputs) with a one-line reason. A
-    registered name (all-MiniLM-L6-v2) is resolved first: it opens its installed package's folder, weights checked;
-    a bundled model's bare name (en-de-h8) opens its folder under models/."""
+def open_model(path: str | Path, download: bool = True, device: str = "auto") -> AttentionModel:
+    """The model at path, on `device` ("cpu", "cuda", "cuda:1" or "auto": a GPU when torch sees one); CheckpointError
+    (HuggingFaceError for Hugging Face inputs) with a one-line reason. A registered name (all-MiniLM-L6-v2) is
+    resolved first: it opens its installed package's folder, weights checked; a bundled model's bare name (en-de-h8)
+    opens its folder under models/; a hub id not in the local cache is downloaded when `download` allows."""
+    where = resolve_device(device)
+    model = open_on_cpu(path, download)
+    if where.type != "cpu":
+        place(model, where)
+    return model
+
+
+def open_on_cpu(path: str | Path, download: bool) -> AttentionModel:
     installed = installed_model_folder(path)
     if installed is not None:
         folder, entry = installed
@@ -128,7 +126,7 @@ def open_model(path: str | Path) -> AttentionModel:
                       "summary": entry.summary, "analyses_folder": str(analyses_folder(str(path)))}
         return model
     path = bundled_folder(path) or path
-    folder = hugging_face_folder(path)
+    folder = hugging_face_folder(path, download)
     if folder is None:
         classifier = classifier_info(path)
         if classifier is not None:
@@ -137,3 +135,34 @@ def open_model(path: str | Path) -> AttentionModel:
     model = open_hugging_face(folder)
     model.path = Path(path)
     return model
+
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def place(model: AttentionModel, device: torch.device) -> None:
+    """Move the weights to `device`, and every tensor a call hands the torch module after them: the pages, the
+    analyses and the notebook build their inputs on the CPU and never ask where the model is."""
+    module = model.model
+    module.to(device)
+
+    def inputs_to_device(_module, args, kwargs):
+        return (tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args),
+                {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()})
+    module.register_forward_pre_hook(inputs_to_device, with_kwargs=True)
+
+
+def resolve_device(device: str) -> torch.device:
+    """"auto" → the first GPU torch sees, else the CPU; "cuda" where torch sees none → one line saying so."""
+    name = str(device).strip().lower()
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        where = torch.device(name)
+    except RuntimeError:
+        raise CheckpointError(f"--device {device}: not a device (cpu, cuda, cuda:N or auto)") from None
+    if where.type == "cuda" and not torch.cuda.is_available():
+        raise CheckpointError(f"--device {device}: torch sees no CUDA GPU on this machine (use cpu or auto)")
+    if where.type not in {"cpu", "cuda"}:
+        raise CheckpointError(f"--device {device}: the explorer runs on cpu or cuda")
+    return where

@@ -83,10 +83,8 @@ def sample_sequence(next_logits: NextLogits, sampling: Sampling, end: int | None
     output: list[int] = []
     for _ in range(max_steps):
         probabilities = sampling_probabilities(next_logits(output), sampling, banned)
-        if sampling.greedy:
-            token = int(probabilities.argmax())
-        else:
-            token = int(torch.multinomial(probabilities, 1, generator=generator))
+        token = (int(probabilities.argmax()) if sampling.greedy
+                 else int(torch.multinomial(probabilities, 1, generator=generator)))
         if token == end:
             break
         output.append(token)

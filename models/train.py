@@ -1,6 +1,6 @@
 """Train an English→German Transformer on Multi30k.
 
-    python -m explorer.models.train --data ../shared/data/multi30k --heads 8 --out models/en-de-h8
+    python -m explorer.models.train --data explorer/data/multi30k --heads 8 --out models/en-de-h8
 
 Trains until validation BLEU stops improving, then anneals: linear warm-up, learning rate ∝ 1/√step until
 validation BLEU has not improved for --patience epochs, then a linear decay to zero over --decay-fraction of
@@ -309,8 +309,8 @@ def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, trai
     snapshot = lambda epoch: train_dir / f"epoch-{epoch}.safetensors"  # noqa: E731
     candidates = {f"epoch {best['epoch']}": read_weights(snapshot(best["epoch"]))}
     epochs = [r["epoch"] for r in history]
-    for label, window in (("up to the best", epochs[: epochs.index(best["epoch"]) + 1][-args.average:]),
-                          ("last", epochs[-args.average:])):
+    for _label, window in (("up to the best", epochs[: epochs.index(best["epoch"]) + 1][-args.average:]),
+                           ("last", epochs[-args.average:])):
         name = f"average of epochs {window[0]}-{window[-1]}" if window else ""
         if args.average > 1 and len(window) > 1 and name not in candidates and all(snapshot(e).is_file() for e in window):
             candidates[name] = average_snapshots([snapshot(e) for e in window])
@@ -335,7 +335,8 @@ def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, trai
         print(f"scores: {scores}", flush=True)
     info = {
         "name": args.out.name,
-        "description": f"English→German Transformer, {config.heads} head{'' if config.heads == 1 else 's'}, trained on Multi30k task 1",
+        "description": f"English→German Transformer, {config.heads} head{'' if config.heads == 1 else 's'}, "
+                       "trained on Multi30k task 1",
         "data": {"train": str(args.data / "train.{en,de}.gz"), "train_pairs": len(train_src),
                  "validation": str(args.data / "val.{en,de}.gz"), "validation_pairs": len(val_src)},
         "training": {"epochs": meta["epoch"], "steps": meta["step"], "steps_per_epoch": steps_per_epoch,

@@ -41,7 +41,8 @@ def read_weights(path: str | Path) -> dict[str, torch.Tensor]:
     the OS's errors for an unreadable file (callers turn them into messages naming the file)."""
     with safe_open(str(path), framework="pt") as handle:
         metadata = handle.metadata() or {}
-        tensors = {name: handle.get_tensor(name) for name in handle.keys()}
+        # safe_open is no dict: it has keys() but cannot be iterated itself.
+        tensors = {name: handle.get_tensor(name) for name in handle.keys()}  # noqa: SIM118  not iterable
     if metadata.get(LAYOUT_KEY) != LAYOUT:
         tensors = {name: tensor.t().contiguous() if PROJECTION_WEIGHT.search(name) and tensor.dim() == 2 else tensor
                    for name, tensor in tensors.items()}

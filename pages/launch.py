@@ -19,17 +19,22 @@ import socket
 import sys
 from pathlib import Path
 
+from explorer.models.loader import looks_like_hub_id
 from explorer.pages.components import access
 
 APP = Path(__file__).with_name("app.py")
 
 
-def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(prog="start.sh", description=__doc__.split("\n\n")[0])
+def parse(argv: list[str], prog: str = "start.sh") -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--serve", action="store_true", help="share it: listen on every interface, read-only visitors")
     parser.add_argument("--port", type=int, default=8501)
     parser.add_argument("--models", nargs="+", default=[], metavar="DIR_OR_HUB_ID",
-                        help="models offered beside the bundled ones (folders, or hub ids already in the cache)")
+                        help="models offered beside the bundled ones: folders, or hub ids (downloaded now, before "
+                             "serving, when not in the Hugging Face cache)")
+    parser.add_argument("--device", default="auto", metavar="{cpu,cuda,auto}",
+                        help="where the models run: cpu, cuda (or cuda:N), or auto, a GPU when torch sees one")
+    parser.add_argument("--offline", action="store_true", help="download nothing (as HF_HUB_OFFLINE=1)")
     parser.add_argument("--workers", type=int, default=1, help="Ray workers for corpus jobs (served: visitors cannot)")
     parser.add_argument("--ray-address", default="", help="a Ray cluster for corpus jobs (default: a local Ray)")
     parser.add_argument("--jobs", type=int, default=1, help="corpus jobs running at once when served; the rest queue")
@@ -47,8 +52,19 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return options, passed_on
 
 
-def looks_like_hub_id(name: str) -> bool:
-    return name.count("/") <= 1 and not name.startswith((".", "/", "~")) and not Path(name).exists()
+def fetch_named_models(options: argparse.Namespace) -> None:
+    """Hub ids the host named, downloaded now into the Hugging Face cache (once), where the host sees the progress:
+    a served explorer downloads nothing for a visitor. Also checks --device before the server starts."""
+    from explorer.models.errors import ExplorerError
+    from explorer.models.loader import hub_folder, resolve_device
+
+    try:
+        resolve_device(options.device)
+        for model in options.models:
+            if not Path(model).expanduser().is_dir():
+                hub_folder(model, download=not options.offline)
+    except ExplorerError as error:
+        sys.exit(f"error: {error}")
 
 
 def environment(options: argparse.Namespace) -> dict[str, str]:
@@ -56,11 +72,11 @@ def environment(options: argparse.Namespace) -> dict[str, str]:
     models = "\n".join(str(Path(m).expanduser().resolve()) if Path(m).expanduser().is_dir() else m
                        for m in options.models)
     if not options.serve:
-        return {access.SERVE: "0", access.MODELS: models}
+        return {access.SERVE: "0", access.MODELS: models, access.DEVICE: options.device}
     token = "" if options.no_token else (options.token or secrets.token_urlsafe(16))
     return {access.SERVE: "1", access.MODELS: models, access.TOKEN: token, access.WORKERS: str(options.workers),
             access.RAY_ADDRESS: options.ray_address, access.JOBS: str(options.jobs),
-            access.UPLOAD_MB: str(options.upload_mb)}
+            access.UPLOAD_MB: str(options.upload_mb), access.DEVICE: options.device}
 
 
 def streamlit_command(options: argparse.Namespace, passed_on: list[str]) -> list[str]:
@@ -81,9 +97,12 @@ def link(options: argparse.Namespace, token: str) -> str:
     return f"http://{host}:{options.port}/" + (f"?token={token}" if token else "")
 
 
-def main(argv: list[str] | None = None) -> None:
-    options, passed_on = parse(sys.argv[1:] if argv is None else argv)
+def main(argv: list[str] | None = None, prog: str = "start.sh") -> None:
+    options, passed_on = parse(sys.argv[1:] if argv is None else argv, prog)
+    fetch_named_models(options)
     settings = environment(options)
+    if options.offline:
+        settings["HF_HUB_OFFLINE"] = "1"
     os.environ.update(settings)
     # One OpenBLAS thread, as one torch thread (pages/app.py): numpy's small products in the analyses waited on a
     # second BLAS thread while the core was busy (a 45-word trace's value norms: 0.2 s in the server, 0.2 ms alone).

@@ -8,7 +8,6 @@ from explorer.analyses.patching import METRICS, PatchingResult, marked_changes, 
 from explorer.figures.detectors import patching_maps
 from explorer.models.interface import Embeds
 from explorer.pages.components import url_state
-from explorer.pages.components.detector_section import model_argument
 from explorer.pages.components.glossary_links import linked, term_help
 from explorer.pages.components.session import (
     cached_checkpoint,
@@ -19,6 +18,7 @@ from explorer.pages.components.session import (
     weights_mtime,
 )
 from explorer.pages.components.widgets import command_line, show_figure
+from explorer.settings import command_name
 
 METRIC_LABELS = {"total": "the whole output", "first": "its first token"}
 
@@ -55,10 +55,11 @@ pruning_notice(checkpoint, "full", "patching copies every head's output between 
 greedy_notice("the clean run's greedy output is the target every patched run is scored on.")
 chosen = selection()
 clean = trace.text
-st.caption(f"{linked('activation patching', 'Activation patching')}, or causal tracing (Meng et al. 2022, “Locating and editing factual associations "
-           "in GPT”; Vig et al. 2020, causal mediation analysis): run the model on your sentence (clean) and on a copy "
-           f"with one word changed (corrupted), then rerun the corrupted copy with one value — one head's output "
-           f"{linked('z')}, or one layer's whole output — taken from the clean run, and measure how much of the clean "
+st.caption(f"{linked('activation patching', 'Activation patching')}, or causal tracing (Meng et al. 2022, “Locating "
+           "and editing factual associations in GPT”; Vig et al. 2020, causal mediation analysis): run the model on "
+           "your sentence (clean) and on a copy with one word changed (corrupted), then rerun the corrupted copy with "
+           f"one value — one head's output {linked('z')}, or one layer's whole output — taken from the clean run, and "
+           "measure how much of the clean "
            + (f"output that one value brings back: its embedding's {linked('cosine similarity')} with the clean one's."
               if isinstance(checkpoint, Embeds) else f"output's {linked('log-probability')} that one value brings back."))
 
@@ -136,4 +137,4 @@ st.caption(f"Each cell: one head's {linked('z')} (its output before {linked('W_O
               "An encoder layer's output carries everything the decoder learns of the source, so each restores "
               "~100%; a decoder layer's output leaves the later layers reading the corrupted source."))
 command_line("The same from the command line: "
-             f"`python -m explorer patch --model {model_argument(checkpoint.path)} --clean … --corrupt … [--json]`.")
+             f"`python -m explorer patch --model {command_name(checkpoint.path)} --clean … --corrupt … [--json]`.")

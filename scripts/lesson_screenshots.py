@@ -1,7 +1,7 @@
 """Screenshots of every Lesson step at 5, 20 and 45 tokens, at 1400 and 1024 px wide, for looking at what a student
 and a projector see.
 
-    .venv/bin/python scripts/lesson_screenshots.py [--out /tmp/lesson-shots] [--sizes 5,20,45] [--widths 1400,1024]
+    .venv/bin/python -m scripts.lesson_screenshots [--out /tmp/lesson-shots] [--sizes 5,20,45] [--widths 1400,1024]
                                                    [--extra projector=on]
 
 Each (sentence, width) opens the Lesson cold on a deep link and walks it with Next ▶, one PNG per step

@@ -2,7 +2,7 @@
 per paper with its claim, the paper's number and source, ours on h8, the three verdicts and the command. Run after
 the benches are regenerated, so the page and the files cannot disagree.
 
-    .venv/bin/python scripts/papers_table.py
+    .venv/bin/python -m scripts.papers_table
 """
 
 from __future__ import annotations

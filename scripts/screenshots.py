@@ -1,6 +1,6 @@
 """Screenshots of every page at 5, 20 and 45 tokens, in Debian's Chromium, for looking at what a user sees.
 
-    .venv/bin/python scripts/screenshots.py [--out /tmp/shots] [--pages attention,internals] [--model h8]
+    .venv/bin/python -m scripts.screenshots [--out /tmp/shots] [--pages attention,internals] [--model h8]
                                             [--sizes 5,20,45,250] [--wait 6000] [--tabs]
 
 Each page opens from a deep link (model, sentence) in a window 1400 px wide and tall enough for the whole page

@@ -1,7 +1,7 @@
 """Screenshots of issue 22's views ("What attention does and does not explain") at 5, 20 and 45 tokens, each cut to
 its own section of the page, in Debian's Chromium: for looking at them, and for the docs (docs/screenshots/).
 
-    .venv/bin/python scripts/view_screenshots.py [--out docs/screenshots] [--sizes 5,20,45] [--views flow,lens]
+    .venv/bin/python -m scripts.view_screenshots [--out docs/screenshots] [--sizes 5,20,45] [--views flow,lens]
 
 A view is a page opened from a deep link, cut from one heading (or the page's top) to the next one, or to the
 page's end. Streamlit scrolls its main area inside the window, so the window is made tall enough for the page.

@@ -17,17 +17,31 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # tables the checkout read back). The app servers the browser tests start inherit it.
 _ANALYSES_CACHE = tempfile.mkdtemp(prefix="explorer-analyses-")
 os.environ["ATTENTION_EXPLORER_CACHE"] = _ANALYSES_CACHE
+# No test reaches the internet: a hub id outside the cache is refused, as offline. The download's own tests run a
+# stand-in hub on 127.0.0.1 and lift this for their processes (tests/models/test_hub_download.py).
+os.environ["HF_HUB_OFFLINE"] = "1"
 atexit.register(shutil.rmtree, _ANALYSES_CACHE, ignore_errors=True)
 
+# The settings above are read when these modules are imported (explorer.settings reads ATTENTION_EXPLORER_CACHE).
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-
+from explorer import settings  # noqa: E402
 from explorer.models.checkpoint import Checkpoint, load_checkpoint, save_checkpoint  # noqa: E402
 from explorer.models.data import read_lines  # noqa: E402
 from explorer.models.tokenizer import Tokenizer  # noqa: E402
 from explorer.models.transformer import Transformer, TransformerConfig  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+# The repository's folders as the installed package names them (pyproject.toml): models/ → explorer.models.
+PACKAGE_OF_FOLDER = {"explorer": "explorer", "models": "explorer.models", "pages": "explorer.pages"}
+
+
+def module_name(path: Path) -> str:
+    """models/interface.py → explorer.models.interface; explorer/capture/__init__.py → explorer.capture."""
+    folder, *rest = path.resolve().relative_to(ROOT).with_suffix("").parts
+    return ".".join([PACKAGE_OF_FOLDER[folder], *rest]).removesuffix(".__init__")
+
 
 # One torch thread per computation, as the app runs (pages/app.py): tiny models gain nothing from two, and two
 # threads each for this process and the app server the browser tests start would fight over 2 cores.
@@ -105,9 +119,9 @@ def pytest_configure(config):
         return
     config.stash[gc_collect_iterations_key] = 1
 
-DATA = ROOT.parent / "shared" / "data"
-MULTI30K = DATA / "multi30k"
-BUNDLED = {heads: ROOT / "models" / f"en-de-h{heads}" for heads in (1, 2, 8)}
+DATA = settings.DATA
+MULTI30K = settings.MULTI30K
+BUNDLED = {heads: settings.CHECKPOINTS / f"en-de-h{heads}" for heads in (1, 2, 8)}
 # The shipped checkpoints present in this checkout (h8 always; h1 and h2 once trained).
 SHIPPED = {heads: path for heads, path in BUNDLED.items() if (path / "config.json").is_file()}
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import ast
 import importlib
-from pathlib import Path
 
 import pytest
 
 from explorer.models.errors import ExplorerError
+from tests.conftest import ROOT, module_name
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("models", "explorer", "pages")
 
 
@@ -20,8 +19,6 @@ def python_files(*packages: str):
         yield from sorted((ROOT / package).rglob("*.py"))
 
 
-def module_name(path: Path) -> str:
-    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
 
 
 def defined_errors() -> list[tuple[str, str]]:
@@ -79,8 +76,9 @@ def test_the_command_line_and_the_pages_each_catch_the_base_in_one_place():
     assert "with errors_as_messages():" in app
     catching = [path.relative_to(ROOT) for path in python_files("pages")
                 if "except ExplorerError" in path.read_text(encoding="utf-8")]
-    # pages/components/errors.py is the one catch; jobs.py reports a corpus job's failure beside its progress bar.
-    assert sorted(map(str, catching)) == ["pages/components/errors.py", "pages/components/jobs.py"]
+    # pages/components/errors.py is the one catch; jobs.py reports a corpus job's failure beside its progress bar;
+    # launch.py, the app's own command line, refuses a host's --models or --device in one line before it starts.
+    assert sorted(map(str, catching)) == ["pages/components/errors.py", "pages/components/jobs.py", "pages/launch.py"]
 
 
 def test_a_person_error_becomes_one_line_and_a_bug_keeps_its_traceback(tmp_path, capsys):
@@ -108,6 +106,7 @@ def test_the_pages_catch_shows_the_message(monkeypatch):
 
 @pytest.mark.parametrize("error", ["ModelError", "CorpusError", "InputError", "HeadSpecError", "DistributedError"])
 def test_each_kind_is_still_a_value_error_for_old_callers(error):
-    module = {"ModelError": "explorer.models.interface", "CorpusError": "explorer.models.data", "InputError": "explorer.capture.inputs",
-              "HeadSpecError": "explorer.capture.head_sets", "DistributedError": "explorer.analyses.distributed"}[error]
+    module = {"ModelError": "explorer.models.interface", "CorpusError": "explorer.models.data",
+              "InputError": "explorer.capture.inputs", "HeadSpecError": "explorer.capture.head_sets",
+              "DistributedError": "explorer.analyses.distributed"}[error]
     assert issubclass(getattr(importlib.import_module(module), error), ValueError)

@@ -50,8 +50,8 @@ def test_the_core_is_small_and_every_capability_adds_its_own_members():
     core = members(interface.AttentionModel)
     assert len(core) <= 20, sorted(core)
     capabilities = [interface.TextInput, interface.ImageInput, interface.Generates, interface.Translates,
-                    interface.Continues, interface.FillsMask, interface.Embeds, interface.Multilingual, interface.TrainingSnapshots,
-                    interface.CachedBeamSearch]
+                    interface.Continues, interface.FillsMask, interface.Embeds, interface.Multilingual,
+                    interface.TrainingSnapshots, interface.CachedBeamSearch]
     for capability in capabilities:
         assert members(capability) and not members(capability) & core, capability.__name__
     assert members(interface.ExplorerModel) == set()          # a model of text: the core and TextInput

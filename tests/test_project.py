@@ -4,7 +4,7 @@ import ast
 import re
 import subprocess
 
-from tests.conftest import ROOT, SHIPPED
+from tests.conftest import ROOT, SHIPPED, module_name
 
 
 def tracked_files() -> list[str]:
@@ -14,8 +14,9 @@ def tracked_files() -> list[str]:
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():
     first_block = ROOT.joinpath("README.md").read_text().split("```")[1]
     assert "bash scripts/start.sh" in first_block and "bash scripts/test.sh" in first_block
-    ci = [line for line in ROOT.joinpath(".ci/run").read_text().splitlines() if line and not line.startswith(("#", "set ", "cd "))]
-    assert ci == ["bash scripts/test.sh"]
+    ci = [line for line in ROOT.joinpath(".ci/run").read_text().splitlines()
+          if line and not line.startswith(("#", "set ", "cd "))]
+    assert ci == ["bash scripts/test.sh", "bash scripts/check_package.sh"]
     assert "torch==2.13.0" in ROOT.joinpath("requirements.txt").read_text().split()
 
 
@@ -30,35 +31,52 @@ def test_no_cdn_and_no_pickled_weights_are_tracked():
                                *[f"models/en-de-h{h}/model.safetensors" for h in sorted(SHIPPED)]] and 8 in SHIPPED
 
 
-def imported_modules(tree: ast.Module, package_modules: set[str]) -> set[str]:
+def imported_modules(tree: ast.Module, package_modules: set[str], package: str = "") -> set[str]:
     """The project modules a file imports, at its top or inside a function."""
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}   # `from explorer import trace`
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            module = absolute(node, package) if node.level else node.module
+            submodules = {f"{module}.{alias.name}" for alias in node.names}    # `from explorer import settings`
+            found |= submodules
+            if not submodules <= package_modules:       # names from the module itself, not only its submodules
+                found.add(module)
     return found & package_modules
+
+
+def absolute(node: ast.ImportFrom, package: str) -> str:
+    """A relative import's module (`from .interface import` in explorer.models.loader → explorer.models.interface)."""
+    base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+    return f"{base}.{node.module}" if node.module else base
 
 
 def parsed(folders: tuple[str, ...]) -> dict[str, ast.Module]:
     """Every Python file under the folders, parsed: dotted module name → tree."""
-    return {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"):
-            ast.parse(p.read_text(encoding="utf-8"), str(p)) for folder in folders for p in (ROOT / folder).rglob("*.py")}
+    return {module_name(p): ast.parse(p.read_text(encoding="utf-8"), str(p))
+            for folder in folders for p in (ROOT / folder).rglob("*.py")}
+
+
+def package_of(module: str, trees: dict[str, ast.Module]) -> str:
+    """The package a module's relative imports start from: itself for a package's __init__, else its parent."""
+    return module if any(other.startswith(module + ".") for other in trees) else module.rsplit(".", 1)[0]
 
 
 def import_graph() -> dict[str, set[str]]:
     """explorer/ and models/: each module → the project modules it imports."""
     trees = parsed(("explorer", "models"))
-    return {module: imported_modules(tree, set(trees)) - {module} for module, tree in trees.items()}
+    return {module: imported_modules(tree, set(trees), package_of(module, trees)) - {module}
+            for module, tree in trees.items()}
 
 
 def test_explorer_and_models_import_no_cycle():
     """The import graph of explorer/ and models/ is acyclic, and models/ never imports explorer/."""
     graph = import_graph()
-    assert {"explorer.models.interface", "explorer.capture.inputs"} <= graph["explorer.capture.trace"]       # the walk sees imports
-    assert not [m for m, imports in graph.items() if m.startswith("models") and any(i.startswith("explorer") for i in imports)]
+    # the walk sees imports
+    assert {"explorer.models.interface", "explorer.capture.inputs"} <= graph["explorer.capture.trace"]
+    assert not [m for m, imports in graph.items()
+                if m.startswith("explorer.models") and any(not i.startswith("explorer.models") for i in imports)]
     state: dict[str, str] = {}
 
     def visit(module: str, path: list[str]) -> None:
@@ -96,9 +114,15 @@ def explorer_layer(module: str) -> str:
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
     """Every import in explorer/ that runs against the layer order."""
-    return sorted(f"{module} imports {imported}" for module, imports in graph.items() if module.startswith("explorer.")
-                  for imported in imports if imported.split(".")[0] == "explorer"
+    return sorted(f"{module} imports {imported}" for module, imports in graph.items()
+                  if module.startswith("explorer.") and not below_explorer(module)
+                  for imported in imports if imported.split(".")[0] == "explorer" and not below_explorer(imported)
                   and explorer_layer(imported) not in MAY_IMPORT[explorer_layer(module)] | {explorer_layer(module)})
+
+
+def below_explorer(module: str) -> bool:
+    """explorer.models (models/) and explorer.settings sit under every layer of explorer/: any of them imports them."""
+    return module.startswith(("explorer.models", "explorer.settings"))
 
 
 def test_explorer_keeps_its_layer_order_and_defines_no_model():
@@ -216,7 +240,8 @@ def test_nothing_above_models_asks_which_family_a_model_is():
     families, family_modules = family_classes()
     assert {"Checkpoint", "T5", "HuggingFaceError", "Transformer", "DigitsClassifier"} <= families
     assert {"ExplorerModel", "Generates", "Multilingual", "ModelError"}.isdisjoint(families)
-    assert {"explorer.models.checkpoint", "explorer.models.t5", "explorer.models.hugging_face"} <= family_modules and "explorer.models.interface" not in family_modules
+    assert ({"explorer.models.checkpoint", "explorer.models.t5", "explorer.models.hugging_face"} <= family_modules
+            and "explorer.models.interface" not in family_modules)
     planted = ast.parse("name = type(model).__name__\nkind = model.__class__\nok = isinstance(model, (Generates, T5))\n"
                         "from explorer.models.t5 import T5\nfolder = getattr(model, 'folder', None)\nmodel.family\n"
                         "try:\n    pass\nexcept OSError as error:\n    print(type(error).__name__, error.__class__)\n"
@@ -282,9 +307,9 @@ def test_the_public_names_stay_where_people_use_them():
                                 "patch_head", "patch_positions", "trace_image", "image_attention_figure"]
     assert all(callable(getattr(explorer, name)) for name in explorer.__all__)
     commands = next(action for action in build_parser()._actions if action.dest == "command").choices
-    assert sorted(commands) == sorted(["translate", "generate", "evaluate", "trace", "roles", "evolution", "heads",
-                                       "importance", "prune-curve", "detect", "focus", "patch", "faithfulness",
-                                       "sinks", "replicate"])
+    assert sorted(commands) == sorted(["app", "serve", "translate", "generate", "evaluate", "trace", "roles",
+                                       "evolution", "heads", "importance", "prune-curve", "detect", "focus", "patch",
+                                       "faithfulness", "sinks", "replicate"])
 
 
 def test_pages_share_the_head_analyses_through_one_module():

@@ -16,6 +16,10 @@ class Thresholds:
     rare_over_chance: float = 3.0
 
 
+# The thresholds a function uses when given none: one shared instance, safe as a default argument (frozen).
+DEFAULT_THRESHOLDS = Thresholds()
+
+
 # Where each threshold comes from: Voita et al. 2019's own, or this project's (where the paper gives none that
 # fits a role decision on our data). The roles JSON carries it beside the values, and the Heads page says it.
 PAPER, OURS = "Voita et al. 2019", "this project's own"

@@ -169,7 +169,8 @@ def probe_inputs(model: ExplorerModel, kind: str, sequences: list[list[int]]):
 def longest_length(model: ExplorerModel, requested: int) -> int:
     """The longest repeat that fits the model's positions with its special tokens and decoder prefix (≥ 1)."""
     lead, trail = special_frame(model)
-    room = model.max_positions - max(len(lead) + len(trail), len(model.decoder_prefix()) if model.has("encoder") and model.has("decoder") else 0)
+    room = model.max_positions - max(len(lead) + len(trail),
+                                     len(model.decoder_prefix()) if model.has("encoder") and model.has("decoder") else 0)
     return max(1, min(requested, room // 2))
 
 
@@ -182,7 +183,7 @@ def detect_heads(model: ExplorerModel, seeds: int = DEFAULT_SEEDS, length: int =
     for kind in (k for k in SELF_ATTENTION if model.has(k)):
         source, target, rows, start = probe_inputs(model, kind, sequences)
         _, cache = model.run_with_cache(source, target, [attention_hook(kind, "*", "pattern")])
-        patterns = cache.layers(kind, "pattern").double().numpy()        # [seeds, layers, heads, query, key]
+        patterns = cache.layers(kind, "pattern").double().cpu().numpy()        # [seeds, layers, heads, query, key]
         n = patterns.shape[-1]
         second_repeat = np.arange(start + length, start + 2 * length)
         allowed = allowed_keys(kind, n)

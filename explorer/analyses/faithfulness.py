@@ -185,7 +185,7 @@ def leave_one_out(model: ExplorerModel, setup: Setup) -> np.ndarray:
         rows.append(row)
     totals = torch.cat([output_log_probs(model, setup, rows[start: start + ROWS_PER_PASS])
                         for start in range(0, len(rows), ROWS_PER_PASS)])
-    return (totals[0] - totals[1:]).numpy()
+    return (totals[0] - totals[1:]).cpu().numpy()
 
 
 def input_gradient(model: ExplorerModel, setup: Setup) -> tuple[torch.Tensor, torch.Tensor]:
@@ -207,7 +207,7 @@ def input_gradient(model: ExplorerModel, setup: Setup) -> tuple[torch.Tensor, to
 def gradient_x_input(model: ExplorerModel, setup: Setup) -> np.ndarray:
     """‖∂ log p(output)/∂x_i ⊙ x_i‖₂ at each scored position i, x the stack's input vectors."""
     gradient, inputs = input_gradient(model, setup)
-    return torch.linalg.vector_norm(gradient * inputs, dim=-1)[0, setup.scored].numpy()
+    return torch.linalg.vector_norm(gradient * inputs, dim=-1)[0, setup.scored].cpu().numpy()
 
 
 @torch.no_grad()
@@ -221,9 +221,9 @@ def captured_attention(model: ExplorerModel, setup: Setup) -> dict[str, dict[str
     _, cache = model.run_with_cache(encoder, decoder, names)
     captured = {}
     for kind in model.kinds:
-        pattern = cache.layers(kind, "pattern")[0].float().numpy()
+        pattern = cache.layers(kind, "pattern")[0].float().cpu().numpy()
         captured[kind] = {"pattern": pattern,
-                          "norm": norm_attention(model, kind, pattern, cache.layers(kind, "v")[0].float().numpy())}
+                          "norm": norm_attention(model, kind, pattern, cache.layers(kind, "v")[0].float().cpu().numpy())}
     return captured
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from explorer.analyses.defaults import DEFAULT_THRESHOLDS
 from explorer.analyses.roles import Thresholds, analyse_roles
 from explorer.models.interface import ExplorerModel, ModelError
 
@@ -31,7 +32,7 @@ def find_snapshots(folder: Path, every: int = 1) -> dict[int, Path]:
 
 
 def head_evolution(checkpoint: ExplorerModel, snapshots: dict[int, Path], sentences: list[str], text_name: str = "",
-                   thresholds: Thresholds = Thresholds(),
+                   thresholds: Thresholds = DEFAULT_THRESHOLDS,
                    progress: Callable[[float], None] | None = None) -> dict:
     """JSON-ready: per head and epoch its top offset and share, confidence, rare-token rate and roles."""
     started = time.perf_counter()

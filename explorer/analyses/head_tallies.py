@@ -104,16 +104,16 @@ def tally_patterns(tally: Tally, patterns: torch.Tensor, query_real: torch.Tenso
     q_mask = query_real[:, None, None, :].float()
     q_total = q_mask.sum(-1).clamp_min(1)
     per_sentence_conf = (top_weight * q_mask).sum(-1) / q_total            # [B, L, H]
-    tally.confidence += (top_weight * q_mask).sum((0, 3)).numpy()
+    tally.confidence += (top_weight * q_mask).sum((0, 3)).cpu().numpy()
     tally.queries += int(query_real.sum())
     tally.sentences += batch
-    tally.per_sentence_confidence.extend(per_sentence_conf.numpy())
+    tally.per_sentence_confidence.extend(per_sentence_conf.cpu().numpy())
     if positional:
         offset = _bins(top_key - torch.arange(queries)[None, None, None, :])
         hist = torch.zeros(batch, layers, heads, 2 * OFFSETS + 1)
         hist.scatter_add_(-1, offset, q_mask.expand_as(offset.float()).contiguous())
-        tally.offsets += hist.sum(0).numpy()
-        tally.per_sentence_offsets.extend(hist.numpy())
+        tally.offsets += hist.sum(0).cpu().numpy()
+        tally.per_sentence_offsets.extend(hist.cpu().numpy())
     if counts is not None:
         tally_rare(tally, patterns, q_mask, q_total, key_real, counts, common)
 
@@ -136,8 +136,8 @@ def tally_rare(tally: Tally, patterns: torch.Tensor, q_mask: torch.Tensor, q_tot
     hits = peak_count == rarest[:, :, None]                                # ties for the rarest all count
     hits_top2 = peak_count <= second[:, :, None]
     weights = usable.double()
-    tally.rare_hits += (hits.double() * weights[:, None, None]).sum(0).numpy()
-    tally.rare_hits_top2 += (hits_top2.double() * weights[:, None, None]).sum(0).numpy()
+    tally.rare_hits += (hits.double() * weights[:, None, None]).sum(0).cpu().numpy()
+    tally.rare_hits_top2 += (hits_top2.double() * weights[:, None, None]).sum(0).cpu().numpy()
     tally.rare_sentences += int(usable.sum())
     share = lambda bound: ((counts <= bound).sum(-1).double() / candidates.clamp_min(1))   # noqa: E731
     tally.rare_chance += float((share(rarest) * weights).sum())

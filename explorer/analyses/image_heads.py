@@ -48,7 +48,7 @@ def image_head_importance(model: AttentionModel) -> np.ndarray:
         logits = model.forward(model.image_batch(images))[:, 0].float()
         loss = F.cross_entropy(logits, labels, reduction="sum")
     (gradient,) = torch.autograd.grad(loss, gates)
-    return gradient.abs().mean(dim=1).numpy()
+    return gradient.abs().mean(dim=1).cpu().numpy()
 
 
 def pruning_order(importance: np.ndarray) -> list[HeadSpec]:

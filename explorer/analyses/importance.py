@@ -2,11 +2,11 @@
 
 - Gradient (Michel et al. 2019): with a gate ξ_h = 1 on every head's output, importance I_h = E_x |∂L(x)/∂ξ_h|,
   the expectation over examples x of the absolute gradient of that example's loss L(x) (mean teacher-forced
-  cross-entropy over its scored tokens: a translation's target tokens, a text's next tokens, BERT's masked
-  ones). Taken per sentence, not per batch: a batch's gradient lets the signs of different sentences cancel, and ranks heads far worse against what masking them costs. Each sentence
-  has its own gate, so one backward pass per batch gives every sentence's gradient. Gradients are taken
-  with respect to the gates only (torch.autograd.grad), so the shared model's parameters are never touched:
-  another session can use the model at the same time.
+  cross-entropy over its scored tokens: a translation's target tokens, a text's next tokens, BERT's masked ones).
+  Taken per sentence, not per batch: a batch's gradient lets the signs of different sentences cancel, and ranks
+  heads far worse against what masking them costs. Each sentence has its own gate, so one backward pass per batch
+  gives every sentence's gradient. Gradients are taken with respect to the gates only (torch.autograd.grad), so
+  the shared model's parameters are never touched: another session can use the model at the same time.
 - Ablation: the change in loss and in quality (BLEU, or perplexity for language models) when that head alone is
   masked.
 
@@ -50,7 +50,7 @@ def gradient_totals(scorer: Scorer, progress: Callable[[float], None] | None = N
             examples += len(indices)
             if progress:
                 progress(done / len(batches))
-    return {kind: totals[kind].numpy() for kind in kinds}, examples
+    return {kind: totals[kind].cpu().numpy() for kind in kinds}, examples
 
 
 def layer_normalised(scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

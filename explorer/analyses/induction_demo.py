@@ -88,7 +88,7 @@ def head_scores(patterns: list[torch.Tensor], ids: torch.Tensor, lengths: list[i
     """Per layer and head [layers, heads], averaged over the sequences: prefix matching over the second repeat's
     queries, previous token over every query (explorer/analyses/detectors.py's mul_score), and their chance (uniform
     causal attention: query i sees i + 1 keys, one of them the detected one)."""
-    stacked = torch.stack(patterns, 1).double().numpy()                # [batch, layers, heads, query, key]
+    stacked = torch.stack(patterns, 1).double().cpu().numpy()                # [batch, layers, heads, query, key]
     prefix, previous, chance = [], [], []
     for row, (length, start) in enumerate(zip(lengths, starts)):
         found = detection_patterns(ids[row].tolist())

@@ -19,7 +19,7 @@ def batch_padding_mask(model: ExplorerModel, sentences: list[str]) -> tuple[np.n
     and each row's pieces (padding included). A single sentence has no padding; batched with a longer one, it is
     padded and the mask hides the pads."""
     batch = model.pad([prepare_source(s, model).ids for s in sentences])
-    return batch.present.numpy(), [model.pieces(row) for row in batch.ids.tolist()]
+    return batch.present.cpu().numpy(), [model.pieces(row) for row in batch.ids.tolist()]
 
 
 def batch_partner(model: ExplorerModel, text: str, candidates: list[str]) -> str | None:
@@ -82,17 +82,17 @@ def qkv_walkthrough(trace: Trace, model: ExplorerModel, kind: str, layer: int, h
     scaled = dots * scaling
     bias = model.position_bias(kind, trace.masks[kind].shape[0], len(keys))
     if bias is not None:            # T5: a learned bias by relative offset, added to every score
-        scaled = scaled + bias[head, query].numpy()
+        scaled = scaled + bias[head, query].cpu().numpy()
     masked = np.where(trace.masks[kind][query], scaled, -np.inf)
     weights = np.exp(masked - masked.max())
     weights /= weights.sum()
     weighted = weights[:, None] * vals
     concatenated = values["z"][layer, :, query].reshape(-1)
-    w_o, b_o = (value.float().numpy() for value in model.attention_output_weights(kind, layer))  # W_O [out, in]
+    w_o, b_o = (value.float().cpu().numpy() for value in model.attention_output_weights(kind, layer))  # W_O [out, in]
     if trace.pruned:  # pruned heads' z is gated to zero before W_O, as in the model
         gates = head_mask(parse_heads(trace.pruned, model), model)
         if kind in gates:
-            concatenated = (values["z"][layer, :, query] * gates[kind][layer].numpy()[:, None]).reshape(-1)
+            concatenated = (values["z"][layer, :, query] * gates[kind][layer].cpu().numpy()[:, None]).reshape(-1)
     return Walkthrough(q, keys, vals, dots, scaled, scaling, masked, weights, weighted, weighted.sum(0), concatenated,
                        concatenated @ w_o.T + b_o, bias is not None)
 

@@ -199,7 +199,7 @@ def patch_positions(model: ExplorerModel, clean: str, corrupt: str, kind: str, l
         with torch.no_grad(), model_run({name: patch_each_row}, hook_names=model.hook_names):
             lps.append(scorer.log_probs(scorer.outputs(*scorer.repeated(1, len(part)))))
     spread = lp_clean - lp_corrupt
-    shares = (torch.cat(lps).numpy() - lp_corrupt) / spread if abs(spread) > 1e-4 else np.full(len(rows), np.nan)
+    shares = (torch.cat(lps).cpu().numpy() - lp_corrupt) / spread if abs(spread) > 1e-4 else np.full(len(rows), np.nan)
     tokens = clean_source.pieces if kind == "encoder" else model.pieces(
         scorer.inputs[1].ids[0].tolist() if scorer.inputs[1] is not None else clean_source.ids)
     return PositionPatching(f"{kind}.{layer}.{head}", tokens[:queries], shares[:-1], float(shares[-1]),

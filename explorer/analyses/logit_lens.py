@@ -121,8 +121,8 @@ def read_lens(model: ExplorerModel, labels: list[str], log_probs: torch.Tensor, 
     rows, steps, k = top_ids.shape
     flat = model.pieces(top_ids.reshape(-1).tolist())
     top_tokens = [[flat[(r * steps + s) * k: (r * steps + s + 1) * k] for s in range(steps)] for r in range(rows)]
-    return LogitLens(labels, model.pieces(chosen), list(chosen), chosen_probs.numpy(), ranks.numpy(),
-                     top_ids.numpy(), top_tokens, top_probs.numpy(), stack, what)
+    return LogitLens(labels, model.pieces(chosen), list(chosen), chosen_probs.cpu().numpy(), ranks.cpu().numpy(),
+                     top_ids.cpu().numpy(), top_tokens, top_probs.cpu().numpy(), stack, what)
 
 
 def logit_lens(model: ExplorerModel, trace: Trace, top_k: int = 5) -> LogitLens:

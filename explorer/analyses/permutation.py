@@ -108,7 +108,7 @@ def output_distributions(model: ExplorerModel, setup: Setup, rows: list[list[int
 
 def total_variation(p: torch.Tensor, q: torch.Tensor) -> np.ndarray:
     """½ Σ|p − q| over the vocabulary, per step."""
-    return (0.5 * (p - q).abs().sum(-1)).numpy()
+    return (0.5 * (p - q).abs().sum(-1)).cpu().numpy()
 
 
 def effect(per_sentence: list[np.ndarray], agreements: list[np.ndarray]) -> dict:
@@ -155,14 +155,14 @@ def permutation_effect(model: ExplorerModel, sentences: list[str], seed: int = 0
             with model_run(hooks=hooks[kind], hook_names=model.hook_names):
                 changed = output_distributions(model, setup, [setup.source_ids])[0]
             tv[kind].append(total_variation(original, changed))
-            agree[kind].append((original.argmax(-1) == changed.argmax(-1)).numpy())
+            agree[kind].append((original.argmax(-1) == changed.argmax(-1)).cpu().numpy())
         if setup.scored:                # leave-one-out's effect: blank its most important token
             top = setup.scored[int(np.argmax(leave_one_out(model, setup)))]
             blanked = list(setup.source_ids)
             blanked[top] = blank_id(model)
             changed = output_distributions(model, setup, [blanked])[0]
             tv["leave_one_out"].append(total_variation(original, changed))
-            agree["leave_one_out"].append((original.argmax(-1) == changed.argmax(-1)).numpy())
+            agree["leave_one_out"].append((original.argmax(-1) == changed.argmax(-1)).cpu().numpy())
         if progress:
             progress(number / len(sentences))
     result = {"sentences": len(sentences) - sum(skipped.values()), "seed": seed,

@@ -51,7 +51,7 @@ CORPUS = settings.MULTI30K
 SPLITS = {"train": "train.en.gz", "val": "val.en.gz", "test_2016_flickr": "test_2016_flickr.en.gz"}
 HELD_OUT = ("val", "test_2016_flickr")
 EXAMPLES_FILE = "pronoun_examples.json"
-BUNDLED = list(settings.TRANSLATORS.values())
+BUNDLED = [settings.TRANSLATORS[heads] for heads in (8, 2, 1)]
 
 MALE = {"man", "boy", "guy", "gentleman", "father", "son", "husband", "brother", "grandfather", "grandson", "dad",
         "king", "groom", "policeman", "fireman", "businessman", "grandpa", "uncle", "nephew", "boyfriend", "cowboy",
@@ -232,7 +232,7 @@ def pronoun_examples(model: ExplorerModel, corpus: Path = CORPUS, splits: dict[s
     held = [tallies[split] for split in HELD_OUT if split in tallies]
     rule = __doc__.split("\n\n")[1].replace("\n", " ").replace("NOUN_COUNT", str(NOUN_COUNT))
     result = {"definition": rule, "male_nouns": sorted(MALE), "female_nouns": sorted(FEMALE),
-              "corpus": {split: str(Path("../shared/data/multi30k") / name) for split, name in splits.items()},
+              "corpus": {split: str(Path("explorer/data/multi30k") / name) for split, name in splits.items()},
               **figures(everything),
               "held_out": figures(merged(held)) if held else None,
               "examples": chosen_examples(everything["resolved"]),

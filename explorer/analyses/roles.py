@@ -10,13 +10,15 @@ Two corpora, each where it means something:
   most `SHORT_PIECES` pieces (long web sentences dilute every statistic).
 
 - Positional: for at least `positional` (90%) of query tokens, the largest weight sits at one relative offset
-  (with the share's sentence-bootstrap 95% interval). Measured for self-attention (encoder, decoder); cross-attention has no shared positions.
+  (with the share's sentence-bootstrap 95% interval). Measured for self-attention (encoder, decoder);
+  cross-attention has no shared positions.
 - Syntactic: word-level attention (Clark et al. 2019) on the sentence as written, tokenized once (CoNLL-U's
   SpaceAfter=No respected: models/word_alignment.py), each word pooled from its pieces and each special token
   (</s>) kept as a key of its own, so a head whose largest weight is on </s> misses, as in Voita et al.'s token
-  argmax; for each relation and direction, how often the largest weight from one word lands on the other,
-  against the positional baseline (always guessing the relation's most frequent offset). Syntactic when it beats the baseline by `syntactic_margin` (10 points) over at least
-  `syntactic_min_count` (100) occurrences, over all treebank sentences.
+  argmax; for each relation and direction, how often the largest weight from one word lands on the other, against
+  the positional baseline (always guessing the relation's most frequent offset). Syntactic when it beats the
+  baseline by `syntactic_margin` (10 points) over at least `syntactic_min_count` (100) occurrences, over all
+  treebank sentences.
 - Rare-token: how often the head's attention averaged over queries peaks on the sentence's least frequent
   token (training-corpus frequency when the model has it, else frequency in the text given; ties for the
   rarest all count as hits), over the sentences whose rarest token is not among the 500 most frequent (Voita
@@ -39,7 +41,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import torch
 
-from explorer.analyses.defaults import RARE_COMMON_TOP, THRESHOLD_SOURCES, Thresholds
+from explorer.analyses.defaults import DEFAULT_THRESHOLDS, RARE_COMMON_TOP, THRESHOLD_SOURCES, Thresholds
 from explorer.analyses.head_tallies import (
     OFFSETS,
     RoleTallies,
@@ -154,7 +156,7 @@ def syntax_pass(model: ExplorerModel, trees: list[Tree], kind: str, batch_size: 
         encoder, decoder = read_by(model, [usable[i][1].ids for i in chunk], None)
         with torch.no_grad(), capture(model.hook_names, attention_hook(kind, "*", "pattern")) as cache:
             model.forward(encoder, None if encoder is not None else decoder)
-        patterns = cache.layers(kind, "pattern").numpy()
+        patterns = cache.layers(kind, "pattern").cpu().numpy()
         sentences = [usable[i] for i in chunk]
         tally_syntax(every, patterns, sentences)
         short_rows = [row for row, (_, a) in enumerate(sentences) if sum(map(len, a.word_pieces)) <= SHORT_PIECES]
@@ -210,8 +212,8 @@ def roles_report(tallied: RoleTallies, thresholds: Thresholds, text_name: str, t
 
 
 def analyse_roles(model: ExplorerModel, sentences: list[str] | None = None, trees: list[Tree] | None = None,
-                  thresholds: Thresholds = Thresholds(), kinds: tuple[str, ...] = ATTENTION_KINDS, batch_size: int = 64,
-                  text_name: str = "", treebank_name: str = "",
+                  thresholds: Thresholds = DEFAULT_THRESHOLDS, kinds: tuple[str, ...] = ATTENTION_KINDS,
+                  batch_size: int = 64, text_name: str = "", treebank_name: str = "",
                   progress: Callable[[float], None] | None = None, tallies_of=None,
                   common_top: int = RARE_COMMON_TOP) -> RolesFindings:
     """Roles of every head: statistics on `sentences` (plain text; the trees' own text when only trees are

@@ -40,7 +40,7 @@ def embed_texts(model: Embeds, texts: list[str], pruned: list[HeadSpec] = ()) ->
     with model_run(head_mask=gates):
         for start in range(0, len(order), BATCH):
             chosen = order[start: start + BATCH]
-            embeddings[chosen] = model.embed(model.pad([rows[i] for i in chosen])).float().numpy()
+            embeddings[chosen] = model.embed(model.pad([rows[i] for i in chosen])).float().cpu().numpy()
     return embeddings
 
 

@@ -117,7 +117,7 @@ def sentence_attention(model: ExplorerModel, text: str, pruned: Iterable[HeadSpe
     _, cache = (model.run_with_cache(batch, None, names, head_mask=gates) if kind == "encoder"
                 else model.run_with_cache(None, batch, names, head_mask=gates))
     masked = frozenset((spec.layer, spec.head) for spec in pruned if spec.kind == kind)
-    return _reading(model, ids, cache.layers(kind, "pattern")[0].float().numpy(), kind, masked)
+    return _reading(model, ids, cache.layers(kind, "pattern")[0].float().cpu().numpy(), kind, masked)
 
 
 def candidates(reading: WordAttention, word: int) -> np.ndarray:
@@ -318,6 +318,7 @@ def why_unresolved(model: ExplorerModel) -> str:
                 "and rarely needs an “it” resolved. The lecture's figure comes from the paper's Transformer, trained "
                 "on millions of sentence pairs (WMT). To look at a large model, pick all-MiniLM-L6-v2 in the sidebar "
                 "(a real pretrained encoder, trained on over a billion sentence pairs), or open a local Hugging Face "
-                "folder (e.g. a Marian translation model) under “Your own checkpoint folder…”. The captions under “Try a sentence” are the few where one of this model's heads does find the antecedent.")
+                "folder (e.g. a Marian translation model) under “Your own checkpoint folder…”. The captions under "
+                "“Try a sentence” are the few where one of this model's heads does find the antecedent.")
     return ("Attention weights need not point at the antecedent even where a model gets the pronoun right: they are "
             "one step of its computation (docs/analyses.md, “What attention does and does not explain”).")

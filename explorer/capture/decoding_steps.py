@@ -97,8 +97,8 @@ def masked_word(model: ExplorerModel, trace: Trace, position: int, top_k: int = 
         log_probs = torch.log_softmax(logits, -1)
         (gradient,) = torch.autograd.grad(log_probs[hidden], [gates["encoder"]])
     prediction = step_distributions(log_probs.detach()[None], [hidden], model.pieces, top_k)[0]
-    attention = cache.layers("encoder", "pattern")[0, :, :, position].numpy()
-    return MaskedWord(model.pieces(ids), position, prediction, gradient.abs().numpy(), attention)
+    attention = cache.layers("encoder", "pattern")[0, :, :, position].cpu().numpy()
+    return MaskedWord(model.pieces(ids), position, prediction, gradient.abs().cpu().numpy(), attention)
 
 
 def steps_table(trace: Trace) -> pd.DataFrame:

@@ -76,7 +76,7 @@ def all_heads(model: ExplorerModel) -> list[HeadSpec]:
 def live_heads(pruned: Iterable[HeadSpec], model: ExplorerModel, kind: str) -> np.ndarray | None:
     """[layers, heads] of one kind: 1 for a head at work, 0 for a pruned one; None when none of this kind is pruned."""
     gates = head_mask([spec for spec in pruned if spec.kind == kind], model)
-    return gates[kind].numpy() if kind in gates else None
+    return gates[kind].cpu().numpy() if kind in gates else None
 
 
 def head_mask(pruned: Iterable[HeadSpec], model: ExplorerModel) -> dict[str, torch.Tensor]:

@@ -83,7 +83,7 @@ def sample_log_probs(model: ExplorerModel, drawn: Sample, pruned: list[HeadSpec]
     if not drawn.step_ids:
         raise InputError("The sample has no steps.")
     with model_run(head_mask=head_mask(pruned or [], model)):
-        return forced_log_probs(model, drawn.source_ids, drawn.step_ids).numpy()
+        return forced_log_probs(model, drawn.source_ids, drawn.step_ids).cpu().numpy()
 
 
 def vocabulary_size(model: ExplorerModel) -> int:
@@ -110,7 +110,7 @@ def step_log_probs(model: ExplorerModel, trace: Trace) -> np.ndarray:
     chosen = [step.chosen_id for step in trace.steps]
     with model_run(head_mask=head_mask(parse_heads(trace.pruned, model), model)):
         source_ids = trace.source_ids if model.has("encoder") else trace.target_ids[: trace.first_step_position + 1]
-        return forced_log_probs(model, source_ids, chosen).numpy()
+        return forced_log_probs(model, source_ids, chosen).cpu().numpy()
 
 
 @dataclass

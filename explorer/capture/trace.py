@@ -176,20 +176,20 @@ def captured_masks(cache, model: ExplorerModel, attention: dict) -> dict[str, np
         queries, keys = attention[kind]["pattern"].shape[-2:]
         name = attention_hook(kind, 0, "mask")
         if name in cache:
-            masks[kind] = cache[name][0, 0].expand(queries, keys).numpy().copy()
+            masks[kind] = cache[name][0, 0].expand(queries, keys).cpu().numpy().copy()
         else:   # no mask was passed: nothing hidden, except the future for a decoder
             full = torch.ones(queries, keys, dtype=torch.bool)
-            masks[kind] = (full.tril(keys - queries) if kind == "decoder" else full).numpy()
+            masks[kind] = (full.tril(keys - queries) if kind == "decoder" else full).cpu().numpy()
     return masks
 
 
 def captured_attention(cache, model: AttentionModel, gates: dict) -> dict[str, dict[str, np.ndarray]]:
     """kind → value → the first row's [layers, heads, …] arrays, with Kobayashi et al.'s ‖α f(x)‖ beside the
     weights (computed with the same head gates)."""
-    attention = {kind: {value: cache.layers(kind, value)[0].float().numpy() for value in PER_HEAD_VALUES}
+    attention = {kind: {value: cache.layers(kind, value)[0].float().cpu().numpy() for value in PER_HEAD_VALUES}
                  for kind in model.kinds}
     for kind, values in attention.items():
-        gate = gates[kind].numpy() if kind in gates else None
+        gate = gates[kind].cpu().numpy() if kind in gates else None
         values["norm"] = norm_attention(model, kind, values["pattern"], values["v"], gate)
     return attention
 
@@ -197,7 +197,7 @@ def captured_attention(cache, model: AttentionModel, gates: dict) -> dict[str, d
 def captured_stacks(cache) -> dict[str, dict[str, np.ndarray]]:
     """pos_encoding / embed / input → side ("source" for the encoder, "target" for the decoder) → [positions, d]."""
     stacks = {"source": "encoder", "target": "decoder"}
-    return {value: {side: cache[stack_hook(stack, value)][0].float().numpy() for side, stack in stacks.items()
+    return {value: {side: cache[stack_hook(stack, value)][0].float().cpu().numpy() for side, stack in stacks.items()
                     if stack_hook(stack, value) in cache}
             for value in ("pos_encoding", "embed", "input")}
 

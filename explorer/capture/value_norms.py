@@ -21,7 +21,7 @@ def transformed_value_norms(model: AttentionModel, kind: str, values: np.ndarray
     layers, heads, _, d_k = values.shape
     norms = np.empty(values.shape[:3], dtype=np.float32)
     for layer in range(layers):
-        w_o = model.attention_output_weights(kind, layer)[0].float().numpy()      # [d_model, heads × d_k]
+        w_o = model.attention_output_weights(kind, layer)[0].float().cpu().numpy()      # [d_model, heads × d_k]
         for head in range(heads):
             block = w_o[:, head * d_k:(head + 1) * d_k]                          # the head's slice [d_model, d_k]
             norms[layer, head] = np.linalg.norm(values[layer, head] @ block.T, axis=-1)

@@ -1,4 +1,5 @@
-"""python -m explorer: translate (or generate), evaluate, trace and analyse heads from the command line, on the
+"""attention-explorer (or python -m explorer): open the app (`app`, `serve`), translate (or generate), evaluate, trace
+and analyse heads from the command line, on the
 explorer's own models and on Hugging Face models (Marian, BART, M2M100/NLLB, T5, BERT, GPT-2, Llama/Qwen2/Mistral).
 
 Every anticipated failure (bad checkpoint, unreadable or misaligned corpus, wrong head spec, empty sentence)
@@ -47,6 +48,10 @@ run_prune_curve = lazy("explorer.cli.heads", "run_prune_curve")
 # Every command, registered once: name → its line in --help, the function that adds its options, the function that
 # runs it. The parser and main() both read it, so a new command is one entry; the order is --help's.
 COMMANDS = {
+    "app": Command("open the explorer in a browser, on this machine only (http://localhost:8501; options: app --help)",
+                   options.launch_options, lazy("explorer.cli.launch", "run_app")),
+    "serve": Command("share the explorer with a class or a lab: every interface, read-only visitors, an access token "
+                     "(options: serve --help)", options.launch_options, lazy("explorer.cli.launch", "run_serve")),
     "translate": Command("print one translation per sentence", options.translate_options, run_translate),
     "generate": Command("print the continuation of each text (GPT-2; for a translation model the same as translate)",
                         options.generate_options, run_translate),
@@ -82,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["app"], ["serve"]):        # the launcher reads its own options (and --help) itself
+        from explorer.cli.launch import launch
+
+        return launch(argv[0], argv[1:])
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:             # a mistyped option after a command: that command's usage, not the top level's
@@ -95,5 +105,5 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and the like: not an error
-        sys.stdout = open(os.devnull, "w")
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115  stdout for the rest of the process
     return 0

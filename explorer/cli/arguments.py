@@ -7,12 +7,18 @@ import argparse
 import sys
 from pathlib import Path
 
-MODEL_HELP = ("checkpoint folder (e.g. models/en-de-h8), a Hugging Face folder, a hub id already in the local "
-              "Hugging Face cache (e.g. Helsinki-NLP/opus-mt-en-de), or an installed model's name (all-MiniLM-L6-v2)")
+MODEL_HELP = ("a bundled model's name (en-de-h8, en-de-h2, en-de-h1, digits-vit), a checkpoint folder, a Hugging Face "
+              "folder, a hub id (e.g. Helsinki-NLP/opus-mt-en-de, gpt2: downloaded into the Hugging Face cache on "
+              "first use), or an installed model's name (all-MiniLM-L6-v2)")
 
 
 def with_model_path(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--model", required=True, type=Path, help=MODEL_HELP)
+    sub.add_argument("--device", default="auto", metavar="{cpu,cuda,auto}",
+                     help="where the model runs: cpu, cuda (or cuda:N), or auto, a GPU when torch sees one "
+                          "(default)")
+    sub.add_argument("--offline", action="store_true",
+                     help="never download: a hub id must be in the Hugging Face cache already (as HF_HUB_OFFLINE=1)")
 
 
 def positive_int(text: str) -> int:

@@ -17,7 +17,7 @@ def opened(args: argparse.Namespace, images: bool = False):
     """The model of --model; one that reads images only where the command takes images (trace)."""
     from explorer.models.loader import open_model
 
-    model = open_model(args.model)
+    model = open_model(args.model, download=not args.offline, device=args.device)
     if input_kind(model) is not TEXT and not images:
         raise InputError(f"{args.model} reads {input_kind(model).reads}: `{args.command}` works on models of text; "
                          f"`trace --model {args.model} --image digits:N` traces an image")

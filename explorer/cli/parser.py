@@ -6,6 +6,7 @@ with a command of its own (detect.py, patch.py …) keeps its options beside its
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,17 +23,27 @@ class Command:
     run: Callable[[argparse.Namespace], None]
 
 
+def program_name() -> str:
+    """How the person started it: `attention-explorer` (the console command) or `python -m explorer`."""
+    return "attention-explorer" if Path(sys.argv[0]).name == "attention-explorer" else "python -m explorer"
+
+
 def parser_for(commands: dict[str, Command]) -> argparse.ArgumentParser:
     """The parser of `python -m explorer`: a subcommand per registered command, in the registry's order."""
-    parser = argparse.ArgumentParser(prog="python -m explorer",
-                                     description="Look inside a Transformer: the bundled English→German models, or a "
-                                                 "Hugging Face Marian, BART, M2M100/NLLB, T5, BERT or GPT-2 folder.")
+    parser = argparse.ArgumentParser(prog=program_name(),
+                                     description="Look inside a Transformer: the bundled English→German models and digit "
+                                                 "ViT, or a Hugging Face Marian, BART, M2M100/NLLB, T5, BERT, RoBERTa, "
+                                                 "GPT-2, Llama, Qwen2, Mistral or ViT model (a folder or a hub id).")
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parser.commands = {}            # each command's own parser: main() reports a wrong option with its usage
     for name, command in commands.items():
         parser.commands[name] = subcommands.add_parser(name, help=command.help)
         command.add_options(parser.commands[name])
     return parser
+
+
+def launch_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("options", nargs=argparse.REMAINDER, help="the launcher's options: --port N, --models …")
 
 
 def with_normalisation(sub: argparse.ArgumentParser) -> None:

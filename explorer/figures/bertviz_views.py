@@ -4,8 +4,8 @@ bertviz (`head_view(..., html_action="return")`) loads require.js, d3 and jQuery
 parameters into a <script> with plain json.dumps, so a token like `</script><script>alert(1)` would end the
 script and run. Here we build the same page from bertviz's own view scripts (`head_view.js`, `model_view.js`
 from the installed package), with the three libraries inlined from the copies inside the package
-(explorer/scripts/, from their npm packages) and the parameters escaped so no `<`, `>` or `&` appears inside the script. bertviz draws
-tokens with d3's `.text()`, which never interprets markup.
+(explorer/scripts/, from their npm packages) and the parameters escaped so no `<`, `>` or `&` appears inside the
+script. bertviz draws tokens with d3's `.text()`, which never interprets markup.
 """
 
 from __future__ import annotations

@@ -253,7 +253,9 @@ def beam_tree_figure(result: BeamResult, pieces) -> go.Figure:
     xs, ys, labels, hovers, on_best = [0], [0], ["start"], ["the decoder's start: every beam extends it"], [True]
     edges_x, edges_y, best_x, best_y = [], [], [], []
     longest = 3
-    clear = 9 / BEAM_ROW             # of a row (a share: the same in projector mode, where rows and labels grow), between its labels' middle and the band where links cross
+    # Of a row (a share: the same in projector mode, where rows and labels grow), between its labels' middle and the
+    # band where links cross.
+    clear = 9 / BEAM_ROW
     for step_index, (step, paths) in enumerate(zip(result.steps, beam_paths(result)), start=1):
         whole = pieces(step.tokens)
         for rank, (piece, parent, log_prob, path) in enumerate(zip(whole, step.parents, step.log_probs, paths)):

@@ -259,7 +259,7 @@ def long_scores_figure(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarray
     height = grid_rows * (height_panel + key_room + 40) + 110
     figure = make_subplots(rows=grid_rows, cols=2, subplot_titles=[name for name, _, _, _ in panels],
                            horizontal_spacing=0.03, vertical_spacing=(key_room + 50) / height if grid_rows > 1 else 0)
-    for index, (name, values, axis, value) in enumerate(panels):
+    for index, (_name, values, axis, value) in enumerate(panels):
         z = values if values.dtype == np.uint8 else np.where(np.isfinite(values), values, np.nan).astype(np.float32)
         figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, coloraxis=axis, hoverongaps=False,
                                     **({} if axis else dict(zmin=0, zmax=1, colorscale="Greys_r", showscale=False)),

@@ -201,7 +201,8 @@ class Lesson:
                 f"make softmax give almost all weight to one key, where learning stalls. "
                 f"{walk.dots[key]:.4f} → **{walk.scaled[key]:.4f}**. {lecture_example()}")
         numbers = [Number("key", "key", keys[key]), Number("score", "q · k", float(walk.dots[key])),
-                   Number("scaling", "factor (× 1/√d_k)" if scaled_by_root else "factor", float(walk.scaling)), Number("scaled", "scaled score", float(walk.scaled[key]))]
+                   Number("scaling", "factor (× 1/√d_k)" if scaled_by_root else "factor", float(walk.scaling)),
+                   Number("scaled", "scaled score", float(walk.scaled[key]))]
         return Step("", "", text, numbers,
                     figures.key_bars(walk.scaled, keys, key, f"{self.words[focus.word]}: scaled scores",
                                      ranked_by=walk.weights),
@@ -377,7 +378,8 @@ class Lesson:
                    f"{step.chosen_prob:.1%}): the whole output through {quoted(step.chosen)} has the best total "
                    "log-probability (length-normalised) of the partial outputs beam search kept.")
         text = (f"{how}: {quoted(step.chosen)}.{why} It is appended to the decoder's input, and the decoder runs "
-                f"again, with it as its newest input, for output step {focus.step + 1}; the encoder's output is reused, unchanged.{ends}")
+                f"again, with it as its newest input, for output step {focus.step + 1}; the encoder's output is reused, "
+                f"unchanged.{ends}")
         numbers = [Number("step", "step", focus.step), Number("chosen", "chosen piece", step.chosen),
                    Number("steps", "steps in all", len(trace.steps)), Number("output", trace.output_title,
                                                                              trace.output_text)]
@@ -387,8 +389,8 @@ class Lesson:
     # -- where this model differs from the paper ---------------------------------------------------------------
     def d_k_difference(self) -> str:
         d_k = self.model.d_k
-        return (f"The paper's d_k is {self.paper['d_k']} ({self.paper['d_model']} ÷ {self.paper['heads']} heads); this model's is "
-                f"{d_k} ({self.model.d_model} ÷ {self.model.heads}).") if d_k != self.paper["d_k"] else ""
+        return (f"The paper's d_k is {self.paper['d_k']} ({self.paper['d_model']} ÷ {self.paper['heads']} heads); "
+                f"this model's is {d_k} ({self.model.d_model} ÷ {self.model.heads}).") if d_k != self.paper["d_k"] else ""
 
     def scaling_difference(self, walk: Walkthrough) -> str:
         d_k = self.model.d_k

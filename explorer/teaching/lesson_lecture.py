@@ -102,7 +102,7 @@ def block_step(lesson, focus: Focus) -> Step:
     with torch.no_grad():
         _, cache = model.run_with_cache(batch if stack == "encoder" else None,
                                         batch if stack == "decoder" else None, [before, after])
-    entering, leaving = (cache[name][0, focus.word].float().numpy() for name in (before, after))
+    entering, leaving = (cache[name][0, focus.word].float().cpu().numpy() for name in (before, after))
     added = lesson.walk(focus).output                   # the attention block's output, W_O's (the step before)
     word = lesson.words[focus.word]
     cosine = float(entering @ leaving / max(np.linalg.norm(entering) * np.linalg.norm(leaving), 1e-12))

@@ -21,6 +21,7 @@ import streamlit as st
 SERVE, MODELS, TOKEN = "ATTENTION_EXPLORER_SERVE", "ATTENTION_EXPLORER_MODELS", "ATTENTION_EXPLORER_TOKEN"
 WORKERS, RAY_ADDRESS = "ATTENTION_EXPLORER_WORKERS", "ATTENTION_EXPLORER_RAY_ADDRESS"
 JOBS, UPLOAD_MB = "ATTENTION_EXPLORER_JOBS", "ATTENTION_EXPLORER_UPLOAD_MB"
+DEVICE = "ATTENTION_EXPLORER_DEVICE"
 GRANTED = "_access_granted"
 
 # Refusals go to the server log as one line each: who (a short session tag), what was asked, why. No tracebacks:
@@ -43,14 +44,16 @@ class Policy:
     ray_address: str = ""
     jobs: int = 1                   # corpus jobs running at once on the whole server (the rest queue)
     upload_mb: int = 20             # largest corpus or treebank upload
+    device: str = "auto"            # where the models run (--device): cpu, cuda, or a GPU when torch sees one
 
 
 @functools.cache
 def policy() -> Policy:
     environment = os.environ
     if environment.get(SERVE) != "1":
-        return Policy(models=tuple(_named_models()))
+        return Policy(models=tuple(_named_models()), device=environment.get(DEVICE, "auto"))
     return Policy(serving=True, models=tuple(_named_models()), token=environment.get(TOKEN, ""),
+                  device=environment.get(DEVICE, "auto"),
                   workers=int(environment.get(WORKERS, "1")), ray_address=environment.get(RAY_ADDRESS, ""),
                   jobs=int(environment.get(JOBS, "1")), upload_mb=int(environment.get(UPLOAD_MB, "20")))
 

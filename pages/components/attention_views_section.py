@@ -20,8 +20,8 @@ from explorer.pages.components.glossary_links import linked
 from explorer.pages.components.widgets import figure_places, show_table_figure
 
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
-# Measured: explorer.analyses.flow.attention_flow on the 8-head model's encoder, this 2-core machine (docs/analyses.md, "Attention flow
-# and rollout"); its time grows with the fourth power of the length.
+# Measured: explorer.analyses.flow.attention_flow on the 8-head model's encoder, this 2-core machine
+# (docs/analyses.md, "Attention flow and rollout"); its time grows with the fourth power of the length.
 FLOW_COST = "on the bundled 8-head model about 0.01 s at 5 tokens, 0.15 s at 20 and 2 s at 45 on a 2-core CPU"
 
 

@@ -76,7 +76,8 @@ def chosen_models() -> tuple[dict, dict, list[str]]:
             language = chosen.target_language if path == chosen.model_path else ""     # the open model as the sidebar has it
             models[label] = cached_checkpoint(path, weights_mtime(path), language)
             if input_kind(models[label]) is not TEXT:
-                st.info(f"{label} reads {input_kind(models[label]).reads}: Compare sets models of text side by side on a sentence.")
+                st.info(f"{label} reads {input_kind(models[label]).reads}: "
+                        "Compare sets models of text side by side on a sentence.")
                 del models[label]
                 continue
             traces[label] = cached_trace(path, weights_mtime(path), chosen.sentence, 1, fix_casing=chosen.fix_casing,

@@ -57,6 +57,7 @@ def show_beam_search(checkpoint, trace, pruned) -> None:
         show_figure(beam_tree_figure(result, checkpoint.pieces), f"beam-{beam_size}-tree",
                     beam_steps_table(result, checkpoint.pieces), width="content")
         st.markdown("**Finished hypotheses** (best first)")
-        st.table(finished_table(result, checkpoint.detokenize).style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))   # a table wraps long hypotheses
+        # a table wraps long hypotheses
+        st.table(finished_table(result, checkpoint.detokenize).style.format({"log-prob": "{:.3f}", "score": "{:.3f}"}))
     st.caption(f"The output shown on the other pages ({trace.decoding}):")
     st.text(trace.output_text)

@@ -52,8 +52,8 @@ def masked_token_view(checkpoint, trace) -> None:
     layers = [f"layer {i}" for i in range(masked.head_effect.shape[0])]
     heads = [f"head {i}" for i in range(masked.head_effect.shape[1])]
     st.caption("Which heads carried the prediction: |∂ log p(hidden token) / ∂ gate| of each head (Michel et al. "
-               f"2019's {linked('head importance', 'importance')}, for this one example). Large = the prediction moves most when that head is "
-               "turned down.")
+               f"2019's {linked('head importance', 'importance')}, for this one example). Large = the prediction moves "
+               "most when that head is turned down.")
     title = f"Heads behind predicting “{display_tokens([masked.prediction.chosen])[0]}”"
     show_figure(head_effect_figure(masked.head_effect, title),
                 f"mask-{position}-heads", pd.DataFrame(masked.head_effect, index=layers, columns=heads))

@@ -59,8 +59,8 @@ def every_head(model, trace) -> None:
                "right) found that in the first layers some heads already look across the whole image while others "
                "stay local, and that heads look further as the layers go up. For a patch, compare the white frame "
                "with the bright squares. The sidebar's Attention colours sets the scale.")
-    show_figure(heads_over_image(trace, query, colour_scale()), f"image-every-head-t{query}", trace.pattern("encoder")[:, :, query],
-                width="content")
+    show_figure(heads_over_image(trace, query, colour_scale()), f"image-every-head-t{query}",
+                trace.pattern("encoder")[:, :, query], width="content")
 
 
 def rollout(model, trace, live: np.ndarray | None) -> None:

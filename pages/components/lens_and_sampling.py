@@ -123,9 +123,9 @@ def logit_lens_section(checkpoint: ExplorerModel, trace: Trace) -> None:
     st.header("Logit lens", help=term_help("logit lens"))
     st.caption(f"nostalgebraist 2020, “interpreting GPT: the logit lens”: the {linked('residual stream')} after each "
                f"decoder layer, read through the model's own final {linked('layer norm', 'norm')} and output "
-               "projection, as if the model stopped there. Teacher-forced over the output above: each cell is what that layer would predict at that "
-               "step; colour: the probability of the token the step finally chose; the last layer is the model's "
-               "own output.")
+               "projection, as if the model stopped there. Teacher-forced over the output above: each cell is what "
+               "that layer would predict at that step; colour: the probability of the token the step finally chose; "
+               "the last layer is the model's own output.")
     lens = memoised(LENSES, trace_key(checkpoint, trace), lambda: logit_lens(checkpoint, trace), "Reading the layers…")
     figure = logit_lens_figure(lens)
     show_figure(figure, "logit-lens", lens_table(lens), width=fixed_width(figure))

@@ -54,11 +54,11 @@ def show_corpus_score(checkpoint, pruned) -> None:
                      disabled=not (source and (reference or not scorer.needs_references))):
             try:
                 sources, references, name = corpus_lines(source, reference, limit)
-                with corpus_job("scoring the corpus"):
-                    with st.spinner(f"Scoring {len(sources)} lines with and without the pruned heads…"):
-                        scores = [corpus_score(path, weights_mtime(path), tuple(sources),
-                                               tuple(references) if references else None, heads, checkpoint.target_language)
-                                  for heads in (pruned, ())]
+                with corpus_job("scoring the corpus"), \
+                        st.spinner(f"Scoring {len(sources)} lines with and without the pruned heads…"):
+                    scores = [corpus_score(path, weights_mtime(path), tuple(sources),
+                                           tuple(references) if references else None, heads, checkpoint.target_language)
+                              for heads in (pruned, ())]
                 st.session_state["prune_corpus_score"] = ((name, limit, pruned), *scores)
             except CorpusError as error:
                 st.error(str(error))
@@ -66,7 +66,8 @@ def show_corpus_score(checkpoint, pruned) -> None:
         if scored:
             (name, scored_limit, scored_heads), after_score, before_score = scored
             st.metric(f"{scorer.metric_title} on the first {scored_limit} {scorer.example_word}s of {name}"
-                      + (", pruned" if scored_heads else ""), f"{after_score:.2f}", f"{after_score - before_score:+.2f} vs unpruned",
+                      + (", pruned" if scored_heads else ""), f"{after_score:.2f}",
+                      f"{after_score - before_score:+.2f} vs unpruned",
                       delta_color="normal" if scorer.higher_is_better else "inverse", help=term_help(scorer.metric))
             if scored_heads != pruned:
                 st.caption("The pruned heads have changed since: score again to update.")

@@ -35,9 +35,9 @@ def show_pruning_curve(checkpoint, heads, importance: ImportanceReport | None, n
     scorer = corpus_task(checkpoint)      # its metric, what its examples are called, whether it needs references
     st.header("Pruning curve", help=term_help("pruning", "head importance"))
     st.caption(f"{scorer.metric_title} as heads are masked, least important first (gradient "
-               "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and Voita et al. Draw it on other sentences than "
-               "the importance was measured on (the default: importance from val, curve on test_2016_flickr), or the "
-               "order has seen the answers.")
+               "importance, Michel et al. 2019) versus in random orders — the experiment of Michel et al. Fig. 2 and "
+               "Voita et al. Draw it on other sentences than the importance was measured on (the default: importance "
+               "from val, curve on test_2016_flickr), or the order has seen the answers.")
     # Drawn only while open (a lazy expander): its eight boxes and buttons took the browser's time on every visit,
     # while the shipped curve below needs none of them.
     box = st.expander("Compute the curve on your own corpus", key="prune_curve_compute", on_change="rerun")

@@ -8,6 +8,7 @@ pruned heads, casing), so one person's choices never reach another's results.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -87,7 +88,8 @@ def shared_model(path: str, modified: float) -> ExplorerModel:
         return model
     with _MODELS_LOCK:
         if key not in _MODELS:
-            _MODELS[key] = open_model(path)     # ours, or a Hugging Face folder / cached hub id
+            # Ours, a Hugging Face folder, or a hub id: downloaded on one's own machine, never for a visitor.
+            _MODELS[key] = open_model(path, download=not policy().serving, device=policy().device)
             while len(_MODELS) > 8:
                 _MODELS.popitem(last=False)
         return _MODELS[key]
@@ -108,10 +110,8 @@ def warm_up_models() -> None:
 
     def load_each() -> None:
         for folder in BUNDLED.values():
-            try:
+            with contextlib.suppress(ModelError, OSError):      # the page that opens it says what is wrong
                 shared_model(str(folder), weights_mtime(str(folder)))
-            except (ModelError, OSError):
-                pass                # the page that opens it says what is wrong
         import explorer.pages.components as components
         for module in pkgutil.iter_modules(components.__path__):
             importlib.import_module(f"{components.__name__}.{module.name}")

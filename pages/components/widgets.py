@@ -128,8 +128,8 @@ def show_retries(where: str) -> None:
     """Say once, where the job was started, that it finished with retried shards."""
     retried = st.session_state.pop(f"_retried_{where}", 0)
     if retried:
-        st.info(f"The last corpus job finished after {plural(retried, 'shard')} {'was' if retried == 1 else 'were'} retried on a fresh Ray worker "
-                "(a worker died); every shard was counted once.")
+        st.info(f"The last corpus job finished after {plural(retried, 'shard')} {'was' if retried == 1 else 'were'} "
+                "retried on a fresh Ray worker (a worker died); every shard was counted once.")
 
 
 @dataclass(frozen=True)

@@ -141,8 +141,9 @@ def test_a_hugging_face_vit_folder_opens_on_the_images_page(page, tmp_path):
     model = open_model(tmp_path)
     trace = trace_image(model, held_out().images[4])
     classes = chart_titled(at, "Class probabilities")[0]
-    np.testing.assert_allclose(np.asarray(classes["y"], dtype=float), [trace.steps[0].top_probs[trace.steps[0].top_tokens.index(name)]
-                                              for name in classes["x"]], atol=1e-6)
+    np.testing.assert_allclose(np.asarray(classes["y"], dtype=float),
+                               [trace.steps[0].top_probs[trace.steps[0].top_tokens.index(name)] for name in classes["x"]],
+                               atol=1e-6)
     assert not any("bundled image model" in c.value for c in at.caption)
     open_tab(at, "Positions")
     assert any("cannot read them apart" in info.value for info in at.info)        # its positions: a parameter

@@ -99,7 +99,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     # decoded and checked cell by cell against the colour of the explorer's own weight.
     grid = html_figure(at, "every-head")
     shown = tiles(grid)
-    assert [tile["hover"] for tile in shown] == [f"encoder layer {l}, head {h}" for l in range(3) for h in range(8)]
+    assert [tile["hover"] for tile in shown] == [f"encoder layer {layer}, head {h}" for layer in range(3) for h in range(8)]
     for index, tile in enumerate(shown):
         assert_drawn(tile["pixels"], pattern[index // 8, index % 8])
     # the other tabs run only when opened; under them the word-focus grid, a table (pages/components/word_focus_section.py)

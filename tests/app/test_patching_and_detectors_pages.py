@@ -50,7 +50,7 @@ def test_patching_page_draws_the_explorers_numbers(h8):
     assert any("Meng et al. 2022" in caption.value for caption in at.caption)
     # The command-line hint names the bundled model inside the project, not the server's absolute path.
     hint = next(caption.value for caption in at.caption if "python -m explorer patch" in caption.value)
-    assert "--model models/en-de-h8 " in hint and str(ROOT) not in hint
+    assert "--model en-de-h8 " in hint and str(ROOT) not in hint
     # Each side's changed word in bold: the words where the two sentences differ, worked out here by hand.
     changed = [(a, b) for a, b in zip(SENTENCE.split(), corrupt.split()) if a != b]
     blocks = [element.proto.body for element in at.get("html")]
@@ -67,10 +67,10 @@ def test_the_sentences_are_escaped_and_their_changed_word_bold():
 
 
 def test_a_model_outside_the_project_is_named_by_its_folder(tmp_path):
-    from explorer.settings import command_name as model_argument
+    from explorer.settings import command_name
 
-    assert model_argument(ROOT / "models" / "en-de-h8") == "en-de-h8"
-    assert model_argument(tmp_path / "my-model") == "my-model"
+    assert command_name(ROOT / "models" / "en-de-h8") == "en-de-h8"
+    assert command_name(tmp_path / "my-model") == "my-model"
 
 
 def test_a_corrupted_sentence_from_the_url_and_one_of_another_length(h8):
@@ -128,7 +128,7 @@ def test_heads_page_shows_the_detector_scores(h8):
     assert table_height(len(table[0].value)) == 35 * 49 + 3 and table_height(200) == 35 * 51 + 3
     assert any("not scored" in caption.value for caption in at.caption)
     hint = next(caption.value for caption in at.caption if "python -m explorer detect" in caption.value)
-    assert "--model models/en-de-h8 " in hint and str(ROOT) not in hint
+    assert "--model en-de-h8 " in hint and str(ROOT) not in hint
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bert", "marian"])

@@ -97,8 +97,8 @@ def serving(monkeypatch):
 
 
 def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch, serving):
-    """On a served explorer, the app's run waits for a slot held elsewhere, after telling its place; once the slot is free it draws the
-    page, and the notice is gone."""
+    """On a served explorer, the app's run waits for a slot held elsewhere, after telling its place; once the slot is
+    free it draws the page, and the notice is gone."""
     from explorer.pages.components import run_queue, session
     from tests.app.conftest import open_page
 

@@ -23,8 +23,10 @@ def served(monkeypatch):
     import explorer.pages.components.session
     import explorer.pages.components.widgets
     real_open, real_bytes = explorer.pages.components.session.open_model, explorer.models.data.file_bytes
-    monkeypatch.setattr(explorer.pages.components.session, "open_model", lambda path: opened.append(str(path)) or real_open(path))
-    monkeypatch.setattr(explorer.pages.components.widgets, "file_bytes", lambda path: opened.append(str(path)) or real_bytes(path))
+    monkeypatch.setattr(explorer.pages.components.session, "open_model",
+                        lambda path, **options: opened.append(str(path)) or real_open(path, **options))
+    monkeypatch.setattr(explorer.pages.components.widgets, "file_bytes",
+                        lambda path: opened.append(str(path)) or real_bytes(path))
     yield opened
     monkeypatch.undo()
     access.policy.cache_clear()

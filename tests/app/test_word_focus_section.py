@@ -38,8 +38,8 @@ def test_lecture_sentence_is_answered_with_the_traces_numbers(h8):
     # Whether a head resolves “it”: the heads named are exactly those whose top word is “animal”, at their weight.
     said = resolution_of(at).split("\n\n")[0]
     assert "“it” means “animal”" in said
-    named = {(int(l), int(h)): int(p) for l, h, p in re.findall(r"enc\.(\d+)\.(\d+) \((\d+)%\)", said)}
-    resolving = {(int(l), int(h)) for l, h in zip(*np.nonzero(target == animal))}
+    named = {(int(layer), int(h)): int(p) for layer, h, p in re.findall(r"enc\.(\d+)\.(\d+) \((\d+)%\)", said)}
+    resolving = {(int(layer), int(h)) for layer, h in zip(*np.nonzero(target == animal))}
     if resolving:
         assert set(named) == resolving
         for (layer, head), share in named.items():
@@ -49,8 +49,8 @@ def test_lecture_sentence_is_answered_with_the_traces_numbers(h8):
     # The grid: one cell per head, its word and percentage the trace's.
     [grid] = [block.proto.body for block in at.get("html") if "Where “it” looks" in block.proto.body]
     cells = [text for _, (text, _) in grid_cells(grid).items()]
-    assert sorted(cells) == sorted(f"{labels[target[l, h]]}\n{round(100 * weight[l, h])}%"
-                                   for l in range(3) for h in range(8))
+    assert sorted(cells) == sorted(f"{labels[target[layer, h]]}\n{round(100 * weight[layer, h])}%"
+                                   for layer in range(3) for h in range(8))
 
 
 @pytest.mark.parametrize("index", [0, 1])

@@ -82,7 +82,8 @@ PROBLEMS = r"""(smallest) => {
                     ? frame.a * (parseFloat(shift[1]) + parseFloat(t.getAttribute('x') || '0')) + frame.e : null;
                 return {at: vertical ? (r.top + r.bottom) / 2 : (anchor ?? (r.left + r.right) / 2),
                         across: vertical ? 1 : (angle ? Math.abs(Math.sin(parseFloat(angle[1]) * Math.PI / 180)) : 0),
-                        extent: vertical ? r.height : r.width, size: parseFloat(getComputedStyle(t).fontSize), text: t.textContent}; })
+                        extent: vertical ? r.height : r.width, size: parseFloat(getComputedStyle(t).fontSize),
+                        text: t.textContent}; })
                 .sort((a, b) => a.at - b.at);
             for (let i = 1; i < placed.length; i++) {
                 const [a, b] = [placed[i - 1], placed[i]], spacing = b.at - a.at;

@@ -208,8 +208,8 @@ def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):
 
 
 def test_a_tiny_marian_opens_from_its_folder_path(context, app_url, tmp_path_factory):
-    """A Hugging Face folder opened by its path (in the URL, shown in the sidebar's own-folder box): its translation, its attention and its bertviz
-    view are drawn, and nothing is fetched from outside (no hub, no CDN)."""
+    """A Hugging Face folder opened by its path (in the URL, shown in the sidebar's own-folder box): its translation,
+    its attention and its bertviz view are drawn, and nothing is fetched from outside (no hub, no CDN)."""
     from explorer.capture.trace import trace_sentence
     from explorer.models.loader import open_model
     from tests.hugging_face_models import SENTENCE, saved_model

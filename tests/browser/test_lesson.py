@@ -1,6 +1,7 @@
 """The Lesson in a real browser: opened cold, walked forward at 1400×900 and, after a new sentence typed at its last
-step, back at 1024×768 (a classroom projector), every step showing its figure and numbers, nothing wider than the window, no label cut, no figure text
-under 11 px, and the numbers each step states equal to the trace's, recomputed here from its captured arrays."""
+step, back at 1024×768 (a classroom projector), every step showing its figure and numbers, nothing wider than the
+window, no label cut, no figure text under 11 px, and the numbers each step states equal to the trace's, recomputed
+here from its captured arrays."""
 
 from __future__ import annotations
 

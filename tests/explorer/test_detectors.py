@@ -200,7 +200,8 @@ def test_the_detector_maps_colour_by_distance_above_chance_with_readable_subtitl
         for trace, name in zip(figure.data, detection.scores[kind]):
             scores = detection.scores[kind][name]
             chance, best = detection.chance[kind][name], detection.ceiling[kind][name]
-            expected = [[min(1.0, max(0.0, np.log(max(v, chance) / chance) / np.log(best / chance))) for v in row] for row in scores]
+            expected = [[min(1.0, max(0.0, np.log(max(v, chance) / chance) / np.log(best / chance))) for v in row]
+                        for row in scores]
             np.testing.assert_allclose(np.array(trace.z, dtype=float), expected, atol=1e-9)
             assert np.array(trace.text).tolist() == [[f"{v:.2f}".replace("-0.00", "0.00") for v in row]
                                                      for row in scores]

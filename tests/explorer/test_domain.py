@@ -45,6 +45,6 @@ def test_a_familiar_sentence_does_not_hide_a_strange_one_beside_it(tiny_checkpoi
 def test_no_frequencies_no_verdict_and_no_data_no_description(tiny_checkpoint):
     assert familiarity("anything at all", replace(tiny_checkpoint, frequencies=None)) is None
     assert training_description(replace(tiny_checkpoint, info={})) == ""
-    described = replace(tiny_checkpoint, info={"data": {"train": "../shared/data/multi30k/train.{en,de}.gz",
+    described = replace(tiny_checkpoint, info={"data": {"train": "explorer/data/multi30k/train.{en,de}.gz",
                                                         "train_pairs": 29000}})
     assert "29,000 Multi30k image captions" in training_description(described)

@@ -200,7 +200,7 @@ def test_every_head_of_every_model_as_tiles():
     figure = models_overview(patterns, {n: PIECES for n in patterns}, {n: PIECES for n in patterns}, "every head",
                              focus_row=15, focus_column=15)
     assert len(figure.data) == 2                                  # one image a model, its heads tiled in it
-    for trace, (name, heads) in zip(figure.data, patterns.items()):
+    for trace, (_name, heads) in zip(figure.data, patterns.items()):
         z, head_of = np.asarray(trace.z, dtype=float), np.asarray(trace.customdata)
         assert np.isnan(z[head_of < 0]).all()                     # the gaps between tiles are blank
         for head in range(len(heads)):

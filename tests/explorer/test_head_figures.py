@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from explorer.analyses.defaults import DEFAULT_THRESHOLDS
 from explorer.analyses.head_table import MEASURE_HEADERS, head_table, shown_columns
 from explorer.analyses.roles import Thresholds, reclassified
 from explorer.figures.role_map import (
@@ -33,7 +34,7 @@ def shipped(checkpoint, name):
     return json.loads((checkpoint.path / name).read_text())
 
 
-def encoder_entries(checkpoint, thresholds=Thresholds()):
+def encoder_entries(checkpoint, thresholds=DEFAULT_THRESHOLDS):
     return [e for e in reclassified(shipped(checkpoint, "head_roles.json"), thresholds) if e.kind == "encoder"]
 
 

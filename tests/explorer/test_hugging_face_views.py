@@ -71,7 +71,8 @@ def test_position_tables_are_the_models_own_rows(opened):
         np.testing.assert_allclose(trace.positional[side], positions, atol=1e-6)
         tokens = (theirs.get_input_embeddings().weight[ids] * scale).detach().numpy()
         np.testing.assert_allclose(trace.embeddings[side], tokens, atol=1e-5)
-        if "layer norm" not in model.architecture.embedding_steps[2]:    # no layer norm after the sum: input = embedding + position
+        # no layer norm after the sum: input = embedding + position
+        if "layer norm" not in model.architecture.embedding_steps[2]:
             np.testing.assert_allclose(trace.inputs[side], tokens + positions, atol=1e-5)
 
 

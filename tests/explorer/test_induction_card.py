@@ -104,4 +104,4 @@ def test_a_bundled_translator_points_to_the_live_demonstration(h8, capsys):
                 for v in card.numbers["kinds"].values()]
     assert card.verdict == next(v for v in (HOLDS, PARTLY, DOES_NOT) if v in verdicts)
     assert "live demonstration" in card.ours
-    assert card.command == "python -m explorer detect --model models/en-de-h8 --json"
+    assert card.command == "python -m explorer detect --model en-de-h8 --json"

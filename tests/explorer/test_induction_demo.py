@@ -93,7 +93,8 @@ def test_a_short_run_is_well_shaped_deterministic_and_starts_from_the_untrained_
     with torch.no_grad():
         logits, patterns = model(ids)
     assert first["loss"][0] == pytest.approx(second_repeat_loss(logits, ids, lengths, starts).item(), abs=1e-4)
-    assert first["induction_score"][0] == pytest.approx(head_scores(patterns, ids, lengths, starts)["prefix_matching"][1].max(), abs=1e-4)
+    assert first["induction_score"][0] == pytest.approx(
+        head_scores(patterns, ids, lengths, starts)["prefix_matching"][1].max(), abs=1e-4)
     assert abs(first["loss"][0] - math.log(SHORT.vocab)) < 1.0        # untrained: near uniform guessing
     assert run_demo(steps=10, settings=SHORT)["steps"] == [0, 10]
 

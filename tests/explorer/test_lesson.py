@@ -116,11 +116,12 @@ def test_a_focus_out_of_range_is_clamped(lecture):
 
 
 @pytest.mark.parametrize("family, expected", [
-    ("gpt2", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers",
-              "probabilities", "next", "training"]),
-    ("bert", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers"]),
-    ("t5", ["sentence", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers", "masked", "cross",
-            "probabilities", "next", "training"]),
+    ("gpt2", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block",
+              "layers", "probabilities", "next", "training"]),
+    ("bert", ["sentence", "embedding", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block",
+              "layers"]),
+    ("t5", ["sentence", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers",
+            "masked", "cross", "probabilities", "next", "training"]),
 ])
 def test_the_steps_follow_what_a_model_can_do(family, expected, tmp_path_factory):
     """A decoder-only model walks its decoder and has no cross-attention; a masked language model has no decoding;

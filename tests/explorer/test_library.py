@@ -49,7 +49,8 @@ def test_hostile_text_stays_text_in_the_notebook_views(tiny_checkpoint, tmp_path
         assert "<script>alert(1)" not in view.html                  # escaped inside the page
         assert "<script>" not in view._repr_html_().split("srcdoc=", 1)[1]   # and the page inside the attribute
         saved = view.save(str(tmp_path / "view.html"))
-        assert open(saved, encoding="utf-8").read() == view.html
+        with open(saved, encoding="utf-8") as file:
+            assert file.read() == view.html
     assert explorer.translate(tiny_checkpoint, ["A dog."], pruned="cross.*.*")[0] == \
         explorer.trace_sentence(tiny_checkpoint, "A dog.", pruned="cross.*.*").output_text
     assert explorer.heads_figure(trace, "decoder").layout.title.text.startswith("Decoder self-attention")

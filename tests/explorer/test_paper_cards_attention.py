@@ -59,10 +59,10 @@ def test_permutation_hook_in_a_model_keeps_each_row(tiny_checkpoint):
     source = model.pad([model.encode(SENTENCES[1]).ids, model.encode(SENTENCES[0]).ids])
     target = model.pad([[model.start_id, 5, 6, 7], [model.start_id, 8]])
     hooks, _ = permuting(model, list(model.kinds), seed=3)
-    with model_run(hooks={name: record for name in names}, hook_names=model.hook_names):
-        with model_run(hooks=hooks, hook_names=model.hook_names), capture(model.hook_names, names) as after:
-            with torch.no_grad():
-                model.forward(source, target)
+    with model_run(hooks={name: record for name in names}, hook_names=model.hook_names), \
+            model_run(hooks=hooks, hook_names=model.hook_names), capture(model.hook_names, names) as after, \
+            torch.no_grad():
+        model.forward(source, target)
     for name in names:
         old, new = before[name], after[name]
         assert torch.all(new[old == 0] == 0)

@@ -125,7 +125,7 @@ def test_michel_numbers_are_the_shipped_importance_and_curve(h8):
 def test_every_family_gets_every_head_card(family, tmp_path_factory):
     model = open_model(saved_model(family, tmp_path_factory))
     cards = {name: PAPERS[name](model, Budget(sentences=4)) for name in HEAD_PAPERS}
-    for name, card in cards.items():
+    for card in cards.values():
         assert card.verdict in VERDICTS
         json.dumps(asdict(card))                        # JSON-ready, as replication.json ships it
         assert (card.verdict == NOT_MEASURABLE) == (card.ours == "")

@@ -55,7 +55,7 @@ def test_each_tile_shows_its_heads_weights_cell_by_cell():
                                                for head in range(3)]) for layer in range(2)], "t", "s", ABSOLUTE)
     shown = tiles(body)
     assert [tile["name"] for tile in shown] == ["head 0", "head 1", "head 2"] * 2
-    assert [tile["hover"] for tile in shown] == [f"L{l} H{h}" for l in range(2) for h in range(3)]
+    assert [tile["hover"] for tile in shown] == [f"L{layer} H{h}" for layer in range(2) for h in range(3)]
     for index, tile in enumerate(shown):
         assert_drawn(tile["pixels"], pattern[index // 3, index % 3])
     assert ">layer 1</th>" in body and 'data-legend="weight (0–1)"' in body

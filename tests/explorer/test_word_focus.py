@@ -144,7 +144,7 @@ def test_lecture_resolution_names_the_heads_whose_top_word_is_animal(lecture):
     target, weight = hand_focus(words, content, it)
     found = focus(reading, it)
     settled = resolution(reading, found, animal)
-    expected = [(int(l), int(h)) for l, h in zip(*np.nonzero(target == animal))]
+    expected = [(int(layer), int(h)) for layer, h in zip(*np.nonzero(target == animal))]
     assert sorted(settled.resolving) == sorted(expected)
     best = np.unravel_index(words[:, :, it, animal].argmax(), weight.shape)
     assert settled.best == tuple(int(i) for i in best)

@@ -55,12 +55,12 @@ def test_a_name_that_matches_no_hook_point_raises(model, tiny_tokenizer, names):
 
 
 def test_a_hook_on_an_unknown_name_raises_and_hooks_need_the_models_names(model):
-    with pytest.raises(HookNameError, match="'encoder.layers.0.self_attn.patern'"):
-        with model_run({"encoder.layers.0.self_attn.patern": lambda x, name: None}, hook_names=model.hook_names):
-            pass
-    with pytest.raises(TypeError, match="hook_names=model.hook_names"):
-        with model_run({"encoder.layers.0.self_attn.pattern": lambda x, name: None}):
-            pass
+    with pytest.raises(HookNameError, match="'encoder.layers.0.self_attn.patern'"), \
+            model_run({"encoder.layers.0.self_attn.patern": lambda x, name: None}, hook_names=model.hook_names):
+        pass
+    with pytest.raises(TypeError, match="hook_names=model.hook_names"), \
+            model_run({"encoder.layers.0.self_attn.pattern": lambda x, name: None}):
+        pass
 
 
 def test_torch_module_hooks_run_on_every_module_and_leave_nothing_behind(model, tiny_tokenizer):

@@ -145,7 +145,8 @@ def test_which_inputs_are_hugging_face_models(tiny, tmp_path, tiny_checkpoint, m
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     from huggingface_hub import constants
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
-    with pytest.raises(HuggingFaceError, match=r"Helsinki-NLP/opus-mt-en-de: not a folder, and no copy.*\(hf download Helsinki-NLP/opus-mt-en-de\)"):
+    with pytest.raises(HuggingFaceError, match=r"Helsinki-NLP/opus-mt-en-de: not a folder, and no copy"
+                                               r".*\(hf download Helsinki-NLP/opus-mt-en-de\)"):
         hugging_face_folder("Helsinki-NLP/opus-mt-en-de")
     cached = tmp_path / "empty-cache" / "models--someone--tiny" / "snapshots" / "abc123"
     cached.mkdir(parents=True)

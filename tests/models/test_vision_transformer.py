@@ -49,7 +49,7 @@ def recomputed(state: dict, config: VitConfig, image: np.ndarray, gates: np.ndar
     x = torch.cat([state["encoder.class_token"][None], embedded]) + state["encoder.positions"]
     patterns = []
     for layer in range(config.encoder_layers):
-        w = lambda name: state[f"encoder.layers.{layer}.{name}"]        # noqa: E731
+        w = lambda name, layer=layer: state[f"encoder.layers.{layer}.{name}"]        # noqa: E731
         normed = F.layer_norm(x, (d,), w("norm_attn.weight"), w("norm_attn.bias"))
         q, k, v = ((normed @ w(f"self_attn.w_{n}.weight").T + w(f"self_attn.w_{n}.bias")).reshape(-1, heads, d // heads)
                    .transpose(0, 1) for n in "qkv")

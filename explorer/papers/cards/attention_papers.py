@@ -116,7 +116,7 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
             "On 1,000 sentences (docs/analyses.md, Faithfulness) rollout and flow are below last-layer attention against "
             "leave-one-out, and above it against gradient × input.")
     command = (f"python -m explorer faithfulness --model {command_name(model.path)} "
-               f"--src ../shared/data/multi30k/{TEST} --limit {budget.sentences} --json")
+               f"--src explorer/data/multi30k/{TEST} --limit {budget.sentences} --json")
     interval = gaps.get("rollout") or {}
     return Card(**ABNAR_ZUIDEMA, ours=ours, verdict=verdict, rule=rule, command=command, numbers=numbers,
                 interval=interval)
@@ -235,7 +235,8 @@ def xiao(model: ExplorerModel, budget: Budget) -> Card:
     stack = "decoder self-attention" if model.has("encoder") else "self-attention"
     ours = (f"First-token share of {stack} per layer, {shares['sentences']} Multi30k val sentences: "
             f"{layer_list(first)} (uniform attention over the allowed keys: {chance:.2f}); "
-            f"{'layer' if len(upper) == 1 else 'layers'} {', '.join(map(str, upper))}: " + ", ".join(f"{factor}×" for factor in factors) + " uniform."
+            f"{'layer' if len(upper) == 1 else 'layers'} {', '.join(map(str, upper))}: "
+            + ", ".join(f"{factor}×" for factor in factors) + " uniform."
             + (f" Per sentence, the upper layers' mean over uniform: {ratio['mean']:.2f}× [95% interval "
                f"{ratio['low']:.2f}, {ratio['high']:.2f}]." if ratio["mean"] is not None else ""))
     rule = (f"Holds if every layer above the bottom two (for a shallow stack: at least the top layer) gives the "

@@ -82,7 +82,7 @@ def encoder_patterns(model: ExplorerModel, rows: list[list[int]]):
         chunk = rows[start: start + BATCH]
         with torch.no_grad(), capture(model.hook_names, attention_hook("encoder", "*", "pattern")) as cache:
             model.forward(model.pad(chunk), None)
-        patterns = cache.layers("encoder", "pattern").double().numpy()       # [rows, layers, heads, S, S]
+        patterns = cache.layers("encoder", "pattern").double().cpu().numpy()       # [rows, layers, heads, S, S]
         for offset, row in enumerate(chunk):
             yield start + offset, patterns[offset, :, :, :len(row), :len(row)]
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 import explorer.papers.cards.clark_measures as clark_measures
-import explorer.papers.cards.heads_measures as measures  # (not `from explorer.papers.cards import`: the package imports this module)
+
+# (not `from explorer.papers.cards import`: the package imports this module)
+import explorer.papers.cards.heads_measures as measures
 from explorer.analyses.intervals import difference_interval, mean_interval
 from explorer.capture.treebank import read_trees
 from explorer.models.interface import ExplorerModel

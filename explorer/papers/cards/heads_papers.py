@@ -12,7 +12,8 @@ import json
 
 import numpy as np
 
-import explorer.papers.cards.heads_measures as measures  # (not `from explorer.papers.cards import`: the package imports this module)
+# (not `from explorer.papers.cards import`: the package imports this module)
+import explorer.papers.cards.heads_measures as measures
 from explorer.analyses import intervals
 from explorer.analyses.corpus_scoring import TranslationScorer
 from explorer.analyses.intervals import difference_interval, share_interval
