@@ -98,6 +98,7 @@ class Checkpoint(ExplorerModel, Translates, TrainingSnapshots, CachedBeamSearch)
 
     # -- computation --
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        assert source is not None               # an encoder–decoder always reads a source
         if target is None:
             self.model.encode(source.ids.to(self.device))
             return None

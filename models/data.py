@@ -74,7 +74,9 @@ def token_batches(pairs: list[tuple[list[int], list[int]]], max_tokens: int, see
     """
     rng = random.Random(seed)
     order = sorted(range(len(pairs)), key=lambda i: max(len(pairs[i][0]), len(pairs[i][1])) + rng.random())
-    batches, current, longest = [], [], 0
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
     for index in order:
         length = max(len(pairs[index][0]), len(pairs[index][1])) + 1
         if current and max(longest, length) * (len(current) + 1) > max_tokens:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -48,8 +49,8 @@ def greedy(model: Transformer, src: torch.Tensor, max_steps: int | None = None) 
     or padding.
     """
     src = src.to(next(model.parameters()).device)
-    memory, src_mask = model.encode(src)
-    src_mask = steps_source_mask(src_mask)
+    memory, padding = model.encode(src)
+    src_mask = steps_source_mask(padding)
     batch = src.shape[0]
     source_lengths = (src != PAD).sum(1).tolist()
     limits = [max_steps or step_limit(model, n) for n in source_lengths]
@@ -117,13 +118,13 @@ def excluded_tokens(start: int | None, end: int | None, exclude: Iterable[int | 
     """The ids a hypothesis never continues with: the start token (a decoder's first input is never its output)
     and `exclude` (padding, [CLS], language tags…); never the end token, which finishes one (BART and GPT-2
     start from their end token: for them it stays a candidate)."""
-    return sorted(({start} | set(exclude)) - {end, None})
+    return sorted(token for token in {start, *exclude} - {end} if token is not None)
 
 
-def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end: int, beam_size: int, alpha: float,
+def search_beams(next_log_probs: NextLogProbs, reorder: Reorder, start: int, end: int | None, beam_size: int, alpha: float,
                  max_steps: int, exclude: Iterable[int | None] = ()) -> BeamResult:
     """Beam search over any model that gives next-token log-probabilities for a batch of beams. start: the token
-    every beam begins from; end: the token that finishes a hypothesis. Ranked by GNMT's length penalty.
+    every beam begins from; end: the token that finishes a hypothesis (None: none does). Ranked by GNMT's length penalty.
 
     No hypothesis continues with the start token or the ids in `exclude` (excluded_tokens): their candidates are
     dropped, the others keep the model's own log-probabilities (not renormalised), so scores stay the model's."""
@@ -178,10 +179,10 @@ def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 5, alpha
     reusing the keys and values of the steps before. No hypothesis continues with BOS or padding."""
     if src.shape[0] != 1:
         raise ValueError("beam_search translates one sentence at a time")
-    memory, src_mask = model.encode(src)
+    memory, padding = model.encode(src)
     cache = model.new_cache()
-    state = {"memory": memory.expand(beam_size, -1, -1), "step": 0}
-    src_mask = steps_source_mask(src_mask)
+    state: dict[str, Any] = {"memory": memory.expand(beam_size, -1, -1), "step": 0}   # the closures rebind both
+    src_mask = steps_source_mask(padding)
 
     def next_log_probs(last: torch.Tensor, histories: list[list[int]]) -> torch.Tensor:
         logits = model.decode(last, state["memory"], src_mask, cache, start=state["step"])[:, -1]

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.modules import module as torch_module
+
+if TYPE_CHECKING:                    # transformer.py imports this module: for the annotations only
+    from .transformer import Projection
 
 
 def needs_gradients(weight: torch.Tensor) -> bool:
@@ -31,6 +35,7 @@ def derived_weight(owner: nn.Module, name: str, sources: tuple[torch.Tensor, ...
     changes. Training steps, load_state_dict and in-place edits all bump a tensor's version counter, and
     replacing .data changes its storage, so a stale copy is never used."""
     # Checked on every call of a decoding step, so built without a generator (a third of this function's time).
+    key: tuple                       # (pointer, version) of the one source, or a tuple of them
     if len(sources) == 1:
         key = (sources[0].data_ptr(), sources[0]._version)
     else:
@@ -55,7 +60,7 @@ def linear(owner: nn.Module, x: torch.Tensor, weight: torch.Tensor, bias: torch.
     return torch.addmm(bias, x.reshape(-1, x.shape[-1]), in_out).view(*x.shape[:-1], -1)
 
 
-def fused_qkv(owner: nn.Module, x: torch.Tensor, projections: tuple[nn.Module, nn.Module, nn.Module]) -> list[torch.Tensor]:
+def fused_qkv(owner: nn.Module, x: torch.Tensor, projections: tuple[Projection, Projection, Projection]) -> list[torch.Tensor]:
     """x [W_q | W_k | W_v] + [b_q | b_k | b_v], split back into q, k, v: one wide product instead of three
     (each output column is the same dot product, bit for bit)."""
     weight = derived_weight(owner, "_qkv_weight", tuple(p.weight for p in projections), lambda *w: torch.cat(w).t())
@@ -94,11 +99,13 @@ class FastCall(nn.Module):
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         if "__call__" not in cls.__dict__:
-            cls.__call__ = cls.forward       # looked up on the class: no per-call check at all
+            # Looked up on the class: no per-call check at all. setattr: mypy forbids assigning to a method.
+            setattr(cls, "__call__", cls.forward)  # noqa: B010
 
     def use_torch_call(self) -> None:
         if type(self).__call__ is not nn.Module.__call__:
-            self.__class__ = _torch_called(type(self))
+            cls: type = type(self)   # plain `type`: mypy takes a type[X] for unhashable (python/mypy#11470)
+            self.__class__ = _torch_called(cls)
 
     def register_forward_hook(self, *args, **kwargs):
         self.use_torch_call()

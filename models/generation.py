@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from .decoding import BeamResult, search_beams
-from .interface import Batch, CachedBeamSearch, ExplorerModel
+from .interface import Batch, CachedBeamSearch, ExplorerModel, Generates
 from .sampling import Sampling, never_sampled, sample_sequence
 
 
@@ -17,6 +17,7 @@ def beam_search(model: ExplorerModel, source_ids: list[int], beam_size: int, alp
     """Every live beam of every step (the beam tree), GNMT length penalty."""
     if isinstance(model, CachedBeamSearch):
         return model.beam_search(source_ids, beam_size, alpha)
+    assert isinstance(model, Generates)         # only a model that writes is asked to (callers check)
     source = model.pad([source_ids]) if model.has("encoder") else None
 
     @torch.no_grad()
@@ -25,9 +26,12 @@ def beam_search(model: ExplorerModel, source_ids: list[int], beam_size: int, alp
         encoder = None                              # the one source, once for every live beam
         if source is not None:
             encoder = Batch(source.ids.expand(len(rows), -1), source.present.expand(len(rows), -1))
-        return torch.log_softmax(model.forward(encoder, model.pad(rows))[:, -1].float(), -1)
+        logits = model.forward(encoder, model.pad(rows))
+        assert logits is not None                   # with a target, forward gives its logits
+        return torch.log_softmax(logits[:, -1].float(), -1)
 
     # No hypothesis continues with padding, [CLS], a language tag… (the end token stays: it finishes one).
+    assert model.start_id is not None           # every beam begins from it
     return search_beams(next_log_probs, lambda parents: None, model.start_id, model.end_id, beam_size, alpha,
                         model.step_limit(len(source_ids)), exclude=model.special_ids | {model.pad_id})
 
@@ -38,12 +42,15 @@ def sample(model: ExplorerModel, source_ids: list[int], temperature: float = 1.0
     (nucleus) of each step's distribution (models/sampling.py), with a generator seeded by `seed`: the same
     arguments give the same output. Temperature 0 is greedy. Never continues with a special token but the end
     token. Each step runs forward over the whole history again, as beam_search does."""
+    assert isinstance(model, Generates)         # only a model that writes is asked to (callers check)
     sampling = Sampling(temperature, top_k, top_p, seed)
     source = model.pad([source_ids]) if model.has("encoder") else None
 
     @torch.no_grad()
     def next_logits(output: list[int]) -> torch.Tensor:
-        return model.forward(source, model.pad([model.decoder_input(source_ids, output)[0]]))[0, -1]
+        logits = model.forward(source, model.pad([model.decoder_input(source_ids, output)[0]]))
+        assert logits is not None                   # with a target, forward gives its logits
+        return logits[0, -1]
 
     return sample_sequence(next_logits, sampling, model.end_id, model.step_limit(len(source_ids)),
                            never_sampled(model.start_id, model.end_id, model.special_ids | {model.pad_id}))

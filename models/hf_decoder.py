@@ -29,6 +29,7 @@ class DecoderOnly(HuggingFaceModel, Continues):
         return self.tokenize(" " + text).input_ids[: self.max_positions // 2] + [self.end_id]
 
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        assert target is not None               # a decoder-only model reads the target alone (prompt + output)
         return self.model(input_ids=target.ids, attention_mask=target.present.long()).logits
 
     def step_limit(self, source_length: int) -> int:

@@ -37,6 +37,7 @@ class BertLayout(HuggingFaceModel):
 
 class EncoderOnly(BertLayout, FillsMask):
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        assert source is not None               # an encoder reads the source alone
         return self.model(input_ids=source.ids, attention_mask=source.present.long()).logits
 
     def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:

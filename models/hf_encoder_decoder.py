@@ -41,6 +41,7 @@ class EncoderDecoder(HuggingFaceModel, Translates):
                         f"{prefix}.{stack}.layers.0") for stack in ("encoder", "decoder")}
 
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+        assert source is not None               # an encoder–decoder always reads a source
         inputs = {"input_ids": source.ids, "attention_mask": source.present.long()}
         if target is None:
             self.model.get_encoder()(**inputs)

@@ -51,6 +51,7 @@ class HuggingFaceImageClassifier(HuggingFaceAttention, ImageInput):
 
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor:
         """Logits at every token: the class token's are the model's own prediction."""
+        assert source is not None               # the image
         return self.model.classifier(self.hidden_states(source))
 
     def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:

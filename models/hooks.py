@@ -146,7 +146,7 @@ class ActivationCache(dict):
 
     def layers(self, kind: str, value: str) -> torch.Tensor:
         """The value for every layer of one kind, stacked on axis 1: e.g. patterns [batch, layers, heads, query, key]."""
-        found = []
+        found: list[torch.Tensor] = []
         while attention_hook(kind, len(found), value) in self:
             found.append(self.attention(kind, len(found), value))
         if not found:

@@ -19,10 +19,12 @@ is downloaded (`local_files_only`).
 from __future__ import annotations
 
 import json
+import re
 import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar, Self, cast
 
 import torch
 from torch import nn
@@ -33,7 +35,7 @@ from .hooks import apply_hooks, current_head_gate, is_hooked
 from .interface import Aligned, Architecture, AttentionModel, Encoded, ExplorerModel
 from .tokenizer import clean_text
 from .vocabulary import attention_hook, layer_hook, stack_hook
-from .word_alignment import pieces_of_words, sentence_text, spans_by_matching
+from .word_alignment import Span, pieces_of_words, sentence_text, spans_by_matching
 
 ATTENTION_NAME = "attention_explorer"
 TOKENIZER_LOCK = threading.RLock()
@@ -51,7 +53,7 @@ def explorer_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor
                        position_bias: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
     """transformers' eager attention, value for value, through the explorer's hook points and head gates.
     `scores` are what softmax sees before the mask: q·k × scaling (+ T5's relative position bias)."""
-    kind, layer = module.explorer_block
+    kind, layer = cast(tuple[str, int], module.explorer_block)     # set by add_hook_points; torch's stubs say Tensor | Module
     names = [attention_hook(kind, layer, value_name) for value_name in ("q", "k", "v", "scores", "mask", "pattern", "z")]
     # Grouped-query attention (Llama, Qwen2, Mistral): k and v come with fewer heads than q, each shared by a group
     # of query heads; expanded as eager attention expands them (repeat_kv), so every head has its own k and v.
@@ -172,7 +174,9 @@ class HuggingFaceAttention(AttentionModel):
     the class attributes below; a model of text (HuggingFaceModel) adds its tokenizer, an image model its pixels."""
 
     path: Path
-    model: nn.Module                       # the transformers model, in eval mode
+    # The transformers model, in eval mode: an nn.Module whose own parts (config, lm_head, vit…) each layout reaches
+    # into by name. Any: torch's stubs would type every such part Tensor | Module.
+    model: Any
     family: str                            # config.model_type, for the model's description only
     info: dict = field(default_factory=dict)
     layer_counts: dict = field(default_factory=dict)
@@ -181,12 +185,12 @@ class HuggingFaceAttention(AttentionModel):
 
     # Set by each layout (class attributes, not fields): (compiled pattern of a block's module path, kind), with the
     # layer as the pattern's first group; how it builds its blocks.
-    block_paths = ()
+    block_paths: ClassVar[tuple[tuple[re.Pattern[str], str], ...]] = ()
     architecture = Architecture("learned")
 
     # -- opening ------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, folder: Path, family: str, transformers_class: str) -> HuggingFaceAttention:
+    def open(cls, folder: Path, family: str, transformers_class: str) -> Self:
         import transformers
 
         transformers.utils.logging.disable_progress_bar()      # no "Loading weights" bar in the CLI's stderr
@@ -206,7 +210,7 @@ class HuggingFaceAttention(AttentionModel):
         return loaded
 
     @classmethod
-    def assembled(cls, folder: Path, model: nn.Module, family: str) -> HuggingFaceAttention:
+    def assembled(cls, folder: Path, model: nn.Module, family: str) -> Self:
         """The loaded transformers model behind the interface (a model of text loads its tokenizer here too)."""
         return cls(folder, model, family, folder=folder)
 
@@ -274,10 +278,10 @@ class HuggingFaceAttention(AttentionModel):
         return float(getattr(self.block(kind, layer), "scaling", self.d_k ** -0.5))
 
     def output_projection(self, kind: str, layer: int) -> nn.Module:
-        return self.block(kind, layer).out_proj
+        return cast(nn.Module, self.block(kind, layer).out_proj)
 
     def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        projection = self.output_projection(kind, layer)
+        projection = cast(nn.Linear, self.output_projection(kind, layer))   # every layout's but GPT-2's (its own method)
         bias = projection.bias if projection.bias is not None else torch.zeros(projection.weight.shape[0])
         return projection.weight.detach(), bias.detach()
 
@@ -292,11 +296,11 @@ class HuggingFaceAttention(AttentionModel):
 class HuggingFaceModel(HuggingFaceAttention, ExplorerModel):
     """A transformers model of text and its tokenizer behind the interface."""
 
-    tokenizer: object = None
+    tokenizer: Any = None                  # the folder's transformers tokenizer (load_tokenizer)
     target_language: str = ""
 
     @classmethod
-    def assembled(cls, folder: Path, model: nn.Module, family: str) -> HuggingFaceModel:
+    def assembled(cls, folder: Path, model: nn.Module, family: str) -> Self:
         return cls(folder, model, family, folder=folder, tokenizer=load_tokenizer(folder))
 
     def __post_init__(self) -> None:
@@ -352,6 +356,7 @@ class HuggingFaceModel(HuggingFaceAttention, ExplorerModel):
         text, word_spans = sentence_text(words, space_after)
         if not text or clean_text(text) != text:
             return None
+        spans: list[Span | None] | None
         if getattr(self.tokenizer, "is_fast", False):
             encoded = self.tokenize(text, return_offsets_mapping=True)
             ids = encoded.input_ids

@@ -23,6 +23,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -86,6 +87,8 @@ class AttentionModel(ABC):
     d_k: int
     max_positions: int                  # the longest input it takes
     architecture: Architecture          # its positional information, norm placement, embedding
+    if TYPE_CHECKING:                   # every family keeps its torch module as .model (device, loader.place);
+        model: torch.nn.Module          # declared for the type checker alone, not one of the core's members
 
     @abstractmethod
     def layers(self, kind: str) -> int: """Layers of one attention kind; 0 for a kind it does not have."""
@@ -93,7 +96,7 @@ class AttentionModel(ABC):
     @property
     def device(self) -> torch.device:
         """Where its weights are (models/loader.py puts them there): every forward, capture and analysis runs there."""
-        weights = next(self.model.parameters(), None)       # every family keeps its torch module as .model
+        weights = next(self.model.parameters(), None)
         return weights.device if weights is not None else torch.device("cpu")
 
     def has(self, kind: str) -> bool:
@@ -202,10 +205,12 @@ class Generates(ABC):
 
     def decoder_prefix(self) -> list[int]:
         """What an encoder–decoder's decoder reads before the output (M2M100: + the target language's token)."""
+        assert self.start_id is not None, "an encoder–decoder's decoder starts from a token"
         return [self.start_id]
 
     def decoder_input(self, source_ids: list[int], output_ids: list[int]) -> tuple[list[int], int]:
         """(target ids, the target position whose logits chose output token 0)."""
+        assert isinstance(self, AttentionModel)      # a capability: what claims it is a model
         if self.has("encoder"):
             prefix = self.decoder_prefix()
             return prefix + list(output_ids), len(prefix) - 1

@@ -17,7 +17,7 @@ from .hf_encoder import EncoderOnly
 from .hf_encoder_decoder import EncoderDecoder
 from .hf_vit import HuggingFaceImageClassifier
 from .hub import hub_folder, looks_like_hub_id
-from .hugging_face import HuggingFaceError, pickle_only, read_config
+from .hugging_face import HuggingFaceAttention, HuggingFaceError, pickle_only, read_config
 from .installed import analyses_folder, installed_model_folder
 from .interface import CLASSIFY, AttentionModel
 from .llama import Llama
@@ -27,7 +27,7 @@ from .t5 import T5
 from .vision_transformer import load_classifier
 
 # config.json's model_type → (transformers class, layout)
-FAMILIES = {
+FAMILIES: dict[str, tuple[str, type[HuggingFaceAttention]]] = {
     "marian": ("MarianMTModel", EncoderDecoder),
     "bart": ("BartForConditionalGeneration", EncoderDecoder),
     "mbart": ("MBartForConditionalGeneration", EncoderDecoder),
@@ -126,13 +126,13 @@ def open_on_cpu(path: str | Path, download: bool) -> AttentionModel:
                       "summary": entry.summary, "analyses_folder": str(analyses_folder(str(path)))}
         return model
     path = bundled_folder(path) or path
-    folder = hugging_face_folder(path, download)
-    if folder is None:
+    hugging_face = hugging_face_folder(path, download)
+    if hugging_face is None:
         classifier = classifier_info(path)
         if classifier is not None:
             return load_classifier(Path(path).expanduser(), classifier)
         return load_checkpoint(path)
-    model = open_hugging_face(folder)
+    model = open_hugging_face(hugging_face)
     model.path = Path(path)
     return model
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Self, cast
 
 import torch
 
@@ -36,8 +37,8 @@ class SentenceEncoder(BertLayout, Embeds):
     normalized = True           # scaled to length 1 (a Normalize module)
 
     @classmethod
-    def open(cls, folder: Path, family: str, transformers_class: str) -> SentenceEncoder:
-        pooling = _read_json(folder / POOLING)
+    def open(cls, folder: Path, family: str, transformers_class: str) -> Self:
+        pooling = cast(dict, _read_json(folder / POOLING))     # sentence-transformers writes an object here
         modes = [mode for mode in ("mean", "cls") if pooling.get(f"pooling_mode_{mode}_tokens" if mode == "mean"
                                                                  else "pooling_mode_cls_token")]
         if len(modes) != 1:
@@ -52,7 +53,8 @@ class SentenceEncoder(BertLayout, Embeds):
                                      f"{', unit length' if model.normalized else ''}), from {folder}")
         return model
 
-    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:
+    def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor:
+        assert source is not None               # an encoder reads the source alone
         return self.model(input_ids=source.ids, attention_mask=source.present.long()).last_hidden_state
 
     def embed(self, source: Batch) -> torch.Tensor:

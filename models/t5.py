@@ -5,11 +5,15 @@ layer), and the scores q·k are not divided by √d_k."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, cast
 
 import torch
 
 from .hf_encoder_decoder import EncoderDecoder
 from .interface import Architecture, Encoded
+
+if TYPE_CHECKING:
+    from transformers.models.t5.modeling_t5 import T5Attention
 
 RELATIVE_BIAS_KINDS = ("encoder", "decoder")     # cross-attention has no position bias
 
@@ -55,4 +59,5 @@ class T5(EncoderDecoder):
         if kind not in RELATIVE_BIAS_KINDS:
             return None
         with torch.no_grad():
-            return self.block(kind, 0).compute_bias(queries, keys)[0].float()
+            first = cast(T5Attention, self.block(kind, 0))     # its relative bias table, shared by the stack
+            return first.compute_bias(queries, keys)[0].float()

@@ -26,6 +26,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -220,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     model = Transformer(config)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
     state = TrainingState(train_dir)
-    meta = {"epoch": 0, "step": 0, "history": [], "seconds": 0.0}
+    meta: dict[str, Any] = {"epoch": 0, "step": 0, "history": [], "seconds": 0.0}   # what state.load reads back
     if state.exists():
         meta = state.load(model, optimizer)
         print(f"resuming {args.out} after epoch {meta['epoch']} (step {meta['step']})", flush=True)
@@ -319,7 +320,7 @@ def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, trai
         model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=False)
         scored[label] = evaluate(model, tokenizer, val_src, val_tgt)
         print(f"val BLEU of {label}: {scored[label]}", flush=True)
-    chosen = max(scored, key=scored.get)
+    chosen = max(scored, key=scored.__getitem__)
     model.load_state_dict({k: v.float() for k, v in candidates[chosen].items()}, strict=False)
     model.eval()
 
@@ -331,7 +332,8 @@ def finish(args, train_dir, model, tokenizer, tokenizer_path, config, meta, trai
                                       "bleu_beam5": evaluate(model, tokenizer, test_src, test_ref, beam_size=5)}
         # The casing variants: an upper-cased test set against upper-cased references.
         upper = [pair_variant(s, t, "upper") for s, t in zip(test_src, test_ref)]
-        scores["test_2016_flickr_upper"] = {"bleu_greedy": evaluate(model, tokenizer, *map(list, zip(*upper)))}
+        upper_src, upper_ref = (list(side) for side in zip(*upper))
+        scores["test_2016_flickr_upper"] = {"bleu_greedy": evaluate(model, tokenizer, upper_src, upper_ref)}
         print(f"scores: {scores}", flush=True)
     info = {
         "name": args.out.name,

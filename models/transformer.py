@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, cast
 
 import torch
 import torch.nn.functional as F
@@ -27,6 +28,9 @@ from . import fast_inference
 from .fast_inference import FastCall, needs_gradients
 from .hooks import ActivationCache, HookPoint, capture, current_head_gate, name_hook_points
 from .vocabulary import attention_block
+
+if TYPE_CHECKING:       # the Vision Transformer builds its encoder of these layers (for the annotations only)
+    from .vision_transformer import VitConfig
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ class LayerNorm(FastCall, nn.LayerNorm):
 
 
 class MultiHeadAttention(FastCall):
-    def __init__(self, config: TransformerConfig, kind: str, layer: int) -> None:
+    def __init__(self, config: TransformerConfig | VitConfig, kind: str, layer: int) -> None:
         super().__init__()
         self.kind, self.layer = kind, layer  # which head gate applies: kind in encoder/decoder/cross
         self.heads, self.d_k = config.heads, config.d_k
@@ -152,7 +156,7 @@ class MultiHeadAttention(FastCall):
 
 
 class FeedForward(FastCall):
-    def __init__(self, config: TransformerConfig) -> None:
+    def __init__(self, config: TransformerConfig | VitConfig) -> None:
         super().__init__()
         self.w_1 = Projection(config.d_model, config.d_ff)
         self.w_2 = Projection(config.d_ff, config.d_model)
@@ -164,7 +168,7 @@ class FeedForward(FastCall):
 
 
 class EncoderLayer(FastCall):
-    def __init__(self, config: TransformerConfig, layer: int) -> None:
+    def __init__(self, config: TransformerConfig | VitConfig, layer: int) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(config, "encoder", layer)
         self.feed_forward = FeedForward(config)
@@ -220,6 +224,8 @@ class Stack(nn.Module):
 
 
 class Transformer(nn.Module):
+    positions: torch.Tensor         # a buffer (register_buffer): the sinusoidal table [max_len, d_model]
+
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.config = config
@@ -313,7 +319,7 @@ class Transformer(nn.Module):
 
     def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """W_O [d_model, heads × d_k] (stored [out, in]) and its bias, of one attention block."""
-        block = self.get_submodule(attention_block(kind, layer))
+        block = cast(MultiHeadAttention, self.get_submodule(attention_block(kind, layer)))
         return block.w_o.weight.detach(), block.w_o.bias.detach()
 
     def parameter_count(self) -> int:

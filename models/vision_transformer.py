@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import cast
 
 import torch
 from torch import nn
@@ -25,7 +26,7 @@ from . import fast_inference
 from .checkpoint import CheckpointError, readable_weights
 from .hooks import HookPoint, name_hook_points
 from .interface import CLASSIFY, Architecture, AttentionModel, ImageInput
-from .transformer import Dropout, EncoderLayer, LayerNorm, Projection
+from .transformer import Dropout, EncoderLayer, LayerNorm, MultiHeadAttention, Projection
 from .weights_file import write_weights
 
 CONFIG, WEIGHTS = "config.json", "model.safetensors"
@@ -142,7 +143,7 @@ class DigitsClassifier(AttentionModel, ImageInput):
         return self.model.config.d_k ** -0.5
 
     def attention_output_weights(self, kind: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        block = self.model.encoder.layers[layer].self_attn
+        block = cast(MultiHeadAttention, self.model.encoder.layers[layer].self_attn)   # torch types it Tensor | Module
         return block.w_o.weight.detach(), block.w_o.bias.detach()
 
     def unembed(self, stack: str, hidden: torch.Tensor) -> torch.Tensor:

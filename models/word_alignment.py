@@ -39,7 +39,8 @@ def pieces_of_words(word_spans: list[Span], piece_spans: list[Span | None]) -> l
 
 def spans_from_surfaces(surfaces: list[str | None]) -> list[Span | None]:
     """Character spans of pieces whose surfaces (their exact text, None for a special token) follow each other."""
-    spans, cursor = [], 0
+    spans: list[Span | None] = []
+    cursor = 0
     for surface in surfaces:
         if surface is None:
             spans.append(None)
@@ -56,7 +57,8 @@ def spans_by_matching(text: str, labels: list[str | None]) -> list[Span | None] 
     """Character spans found by reading each piece's label (word-start mark ▁/Ġ or continuation ## taken off) in
     order in the text, skipping whitespace: for a tokenizer that gives no offsets. None when a label is not found
     where the text says it should be (an unknown token, a normalised character)."""
-    spans, cursor = [], 0
+    spans: list[Span | None] = []
+    cursor = 0
     for label in labels:
         if label is None:
             spans.append(None)

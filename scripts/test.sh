@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install what is needed (Python packages, Debian's Chromium), then run every test.
-# --fast: everything but the real-browser tests (tests/browser), and no Chromium to install; other arguments go to
-# pytest (`bash scripts/test.sh --fast -k lesson`).
+# --fast: the fast tier (the interface contract, hooks, capture and every analysis's numbers on tiny models, a smoke
+# run of every page): every test not marked slow, browser or ray (pyproject.toml's markers), and no Chromium to
+# install. Other arguments go to pytest (`bash scripts/test.sh --fast -k lesson`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--fast" ]; then
   shift
   bash scripts/setup.sh
-  set -- --ignore=tests/browser "$@"
+  set -- -m "not slow and not browser and not ray" "$@"
 else
   bash scripts/setup.sh --browser
 fi

@@ -119,6 +119,33 @@ def pytest_configure(config):
         return
     config.stash[gc_collect_iterations_key] = 1
 
+
+# The markers (pyproject.toml) a test gets from where it is and what it reads, so none is forgotten: browser (a real
+# Chromium: tests/browser), ray (a real Ray: the xdist group "ray" or the local_ray fixture), shipped (the bundled
+# trained checkpoints: a page, the h8 fixture, or a module that names them). slow is marked by hand on the test.
+SHIPPED_NAMES = ("BUNDLED", "SHIPPED", "settings.CHECKPOINTS", "en-de-h", "digits-vit", "all-MiniLM-L6-v2")
+_NAMES_SHIPPED: dict[Path, bool] = {}
+
+
+def names_shipped_models(path: Path) -> bool:
+    if path not in _NAMES_SHIPPED:
+        _NAMES_SHIPPED[path] = any(name in path.read_text(encoding="utf-8") for name in SHIPPED_NAMES)
+    return _NAMES_SHIPPED[path]
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        parts = item.path.relative_to(ROOT).parts
+        if parts[:2] == ("tests", "browser"):
+            item.add_marker(pytest.mark.browser)
+        groups = [marker.args[0] for marker in item.iter_markers("xdist_group") if marker.args]
+        if "ray" in groups or "local_ray" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ray)
+        if (parts[:2] == ("tests", "app") or "h8" in getattr(item, "fixturenames", ())
+                or names_shipped_models(item.path)):
+            item.add_marker(pytest.mark.shipped)
+
+
 DATA = settings.DATA
 MULTI30K = settings.MULTI30K
 BUNDLED = {heads: settings.CHECKPOINTS / f"en-de-h{heads}" for heads in (1, 2, 8)}

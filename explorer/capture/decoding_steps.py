@@ -17,7 +17,7 @@ from explorer.capture.trace import StepDistribution, Trace, step_distributions
 from explorer.models import generation
 from explorer.models.decoding import BeamResult
 from explorer.models.hooks import capture, model_run
-from explorer.models.interface import ExplorerModel
+from explorer.models.interface import ExplorerModel, Generates
 from explorer.models.tokenizer import clean_text
 from explorer.models.vocabulary import attention_hook
 
@@ -38,6 +38,7 @@ class TeacherForcing:
 def teacher_forcing(model: ExplorerModel, source: str, reference: str) -> TeacherForcing:
     """Feed a reference output (a translation, or a continuation of the prompt) to the decoder and read off each
     of its tokens' probability given the ones before."""
+    assert isinstance(model, Generates)             # only a model that writes has a decoder to force
     source_ids = prepare_source(source, model).ids
     if not isinstance(reference, str) or not clean_text(reference):
         raise InputError("Please type a reference (the input is empty).")
@@ -51,6 +52,8 @@ def teacher_forcing(model: ExplorerModel, source: str, reference: str) -> Teache
 
 def stopping_reason(trace: Trace, model: ExplorerModel) -> str:
     """Why the decoding of a trace stopped, in words: the model chose its end token, or the step limit was reached."""
+    assert isinstance(model, Generates)             # only a model that writes decodes
+    assert model.end_id is not None                 # and every family's writer has an end token (</s>, eos)
     end = model.pieces([model.end_id])[0]
     if trace.steps and trace.steps[-1].chosen_id == model.end_id:
         return f"It stopped because the model chose {end} at step {len(trace.steps) - 1}."
@@ -93,8 +96,9 @@ def masked_word(model: ExplorerModel, trace: Trace, position: int, top_k: int = 
     gates = {"encoder": torch.ones(model.layers("encoder"), model.heads, requires_grad=True)}
     with torch.enable_grad(), model_run(head_mask=gates), \
             capture(model.hook_names, [attention_hook("encoder", "*", "pattern")]) as cache:
-        logits = model.forward(model.pad([ids]))[0, position].float()
-        log_probs = torch.log_softmax(logits, -1)
+        logits = model.forward(model.pad([ids]))
+        assert logits is not None                   # an encoder's forward gives its logits
+        log_probs = torch.log_softmax(logits[0, position].float(), -1)
         (gradient,) = torch.autograd.grad(log_probs[hidden], [gates["encoder"]])
     prediction = step_distributions(log_probs.detach()[None], [hidden], model.pieces, top_k)[0]
     attention = cache.layers("encoder", "pattern")[0, :, :, position].cpu().numpy()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from explorer.models.interface import Batch, ExplorerModel
+from explorer.models.interface import Batch, ExplorerModel, Generates
 
 IGNORED = -100                  # label of a position that is not scored (transformers' convention)
 
@@ -16,9 +16,11 @@ def forced_batch(model: ExplorerModel, pairs: list[tuple[list[int], list[int]]]
                  ) -> tuple[Batch | None, Batch, torch.Tensor]:
     """(source batch or None, target batch, labels [rows, target positions]) for (source, output) pairs: the
     target position that predicts output token i is labelled with it, every other position IGNORED."""
-    targets, labels = [], []
-    for source, output in pairs:
-        target, first = model.decoder_input(source, output[:-1])
+    assert isinstance(model, Generates)             # only a model that writes has a decoder to force
+    targets: list[list[int]] = []
+    labels: list[list[int]] = []
+    for source_ids, output in pairs:
+        target, first = model.decoder_input(source_ids, output[:-1])
         row = [IGNORED] * len(target)
         row[first: first + len(output)] = output
         targets.append(target)
@@ -31,5 +33,6 @@ def forced_log_probs(model: ExplorerModel, source_ids: list[int], output_ids: li
     """[len(output_ids), vocab]: the log-probabilities each output token was predicted from, given the ones
     before it (the head gates of the current call apply)."""
     source, target, labels = forced_batch(model, [(source_ids, output_ids)])
-    logits = model.forward(source, target)[0].float()
-    return torch.log_softmax(logits[labels[0] != IGNORED], -1)
+    logits = model.forward(source, target)
+    assert logits is not None                       # with a target, forward gives its logits
+    return torch.log_softmax(logits[0].float()[labels[0] != IGNORED], -1)

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from explorer.models.errors import ExplorerError
-from explorer.models.interface import ExplorerModel
+from explorer.models.interface import AttentionModel, ExplorerModel
 from explorer.models.vocabulary import ATTENTION_KINDS, KIND_BY_SHORT_NAME, SHORT_NAMES
 
 
@@ -79,7 +79,7 @@ def live_heads(pruned: Iterable[HeadSpec], model: ExplorerModel, kind: str) -> n
     return gates[kind].cpu().numpy() if kind in gates else None
 
 
-def head_mask(pruned: Iterable[HeadSpec], model: ExplorerModel) -> dict[str, torch.Tensor]:
+def head_mask(pruned: Iterable[HeadSpec], model: AttentionModel) -> dict[str, torch.Tensor]:
     """Gates [layers, heads] per kind: 0 for a pruned head, 1 otherwise. Empty when nothing is pruned."""
     pruned = list(pruned)
     if not pruned:

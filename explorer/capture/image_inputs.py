@@ -53,4 +53,4 @@ def read_image(spec: str, model: ImageInput) -> tuple[np.ndarray, str]:
         except (ValueError, OSError) as error:
             raise InputError(f"{spec}: not a plain numpy array ({str(error).splitlines()[0]})") from None
         return np.asarray(pixels, dtype=np.float32), f"the array in {path.name}"
-    return picture(path, tuple(model.image_shape)), f"the picture {path.name}"
+    return picture(path, model.image_shape), f"the picture {path.name}"

@@ -24,6 +24,7 @@ def checked_image(model: AttentionModel, image) -> np.ndarray:
     """The image as [height, width] float32 in 0 … 1, or InputError saying what is wrong with it."""
     if input_kind(model) is not IMAGE:
         raise InputError(f"{model.name} reads {input_kind(model).reads}, not images")
+    assert isinstance(model, ImageInput)            # what input_kind calls IMAGE
     pixels = np.asarray(image, dtype=np.float32)
     if pixels.ndim != 2 or pixels.shape != tuple(model.image_shape):
         raise InputError(f"an image of shape {list(pixels.shape)}; {model.name} reads one of "
@@ -38,9 +39,11 @@ def trace_image(model: AttentionModel, image, pruned: list[HeadSpec] | None = No
                 description: str = "an image") -> Trace:
     """Classify one image and capture every attention and positional value. pruned: heads masked throughout."""
     pixels = checked_image(model, image)
+    assert isinstance(model, ImageInput)            # checked_image refuses any other
     gates = head_mask(pruned or [], model)
     logits, cache = model.run_with_cache(model.image_batch(torch.from_numpy(pixels)), None, "*", head_mask=gates)
     attention, stacked = captured_attention(cache, model, gates), captured_stacks(cache)
+    assert logits is not None                       # an image classifier's forward gives its logits
     log_probs = torch.log_softmax(logits[0, :1].float(), -1)        # the class token's row: the prediction
     chosen = int(log_probs[0].argmax())
     names = lambda ids: [model.class_names[i] for i in ids]         # noqa: E731

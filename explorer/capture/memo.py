@@ -89,7 +89,7 @@ class BoundedCache:
                 return self._entries[key][0]
             flight = self._in_flight.get(key)
             owner = flight is None
-            if owner:
+            if flight is None:
                 flight = self._in_flight[key] = _InFlight()
                 self.computed += 1
         if not owner:

@@ -21,7 +21,7 @@ from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.trace import Trace
 from explorer.models import generation
 from explorer.models.hooks import model_run
-from explorer.models.interface import ExplorerModel
+from explorer.models.interface import ExplorerModel, Generates
 from explorer.models.sampling import Sampling, SamplingError, never_sampled, sampling_probabilities
 
 SHOWN = 15          # tokens a step's distribution shows
@@ -64,7 +64,7 @@ def sample(model: ExplorerModel, text: str, settings: Sampling, pruned: list[Hea
            fix_casing: bool = True) -> Sample:
     """One sampled output (a translation, or a continuation) of one sentence; the same settings (seed included)
     give the same output. InputError for a model that does not generate."""
-    if not model.has("decoder"):
+    if not isinstance(model, Generates):
         raise InputError(f"{model.name} fills in masked tokens; it does not generate text to sample")
     source = prepare_source(text, model, fix_casing)
     with torch.no_grad(), model_run(head_mask=head_mask(pruned or [], model)):
@@ -136,6 +136,7 @@ def step_sampling(log_probs: np.ndarray, settings: Sampling, model: ExplorerMode
     does); only softmaxes over one row of log-probabilities. The tokens shown are the `shown` most probable that
     can be drawn: a special token that never is (<s>, padding) is left out, and named in never_drawn when it
     would have been among them. `drawn_id` (the token a sample drew here) is added last when not among them."""
+    assert isinstance(model, Generates)             # only a model that writes has steps to sample
     row = torch.tensor(np.asarray(log_probs, dtype=np.float32))       # a copy: cached arrays are read-only
     own = row.exp()
     banned = never_sampled(model.start_id, model.end_id, model.special_ids | {model.pad_id})

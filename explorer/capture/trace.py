@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
@@ -20,7 +21,7 @@ from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.value_norms import norm_attention
 from explorer.models.hooks import model_run
-from explorer.models.interface import AttentionModel, ExplorerModel, Generates
+from explorer.models.interface import AttentionModel, Continues, Embeds, ExplorerModel, FillsMask, Generates, Translates
 from explorer.models.vocabulary import ATTENTION_KINDS as KINDS
 from explorer.models.vocabulary import PER_HEAD_VALUES, attention_hook, stack_hook
 
@@ -106,7 +107,8 @@ class Trace:
     def save(self, path: str | Path) -> Path:
         path = Path(path)
         if path.suffix == ".npz":
-            np.savez_compressed(path, metadata=np.array(json.dumps(self.metadata(), ensure_ascii=False)), **self.arrays())
+            meta = np.array(json.dumps(self.metadata(), ensure_ascii=False))
+            np.savez_compressed(path, metadata=meta, **self.arrays())  # type: ignore[arg-type]  # no array named allow_pickle
         elif path.suffix == ".json":
             document = dict(self.metadata(), arrays={k: np.round(v.astype(np.float64), 6).tolist()
                                                      if v.dtype != bool else v.tolist()
@@ -165,11 +167,13 @@ def decoded(model: ExplorerModel, source_ids: list[int], beam_size: int = 1, alp
     if not isinstance(model, Generates):
         return [], []
     output = model.generate([source_ids], beam_size, alpha)[0][: model.max_positions - 1]
-    ended = len(output) < model.step_limit(len(source_ids))
-    return output, output + [model.end_id] if ended else output
+    if len(output) >= model.step_limit(len(source_ids)):
+        return output, output
+    assert model.end_id is not None                 # it stopped before the limit: it chose its end token
+    return output, output + [model.end_id]
 
 
-def captured_masks(cache, model: ExplorerModel, attention: dict) -> dict[str, np.ndarray]:
+def captured_masks(cache, model: AttentionModel, attention: dict) -> dict[str, np.ndarray]:
     """kind → [query, key] bool (True = may attend): as captured, or what no mask means for that kind."""
     masks = {}
     for kind in attention:
@@ -212,13 +216,18 @@ def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: 
     gates = head_mask(pruned or [], model)
     with model_run(head_mask=gates):
         output, chosen = decoded(model, source.ids, beam_size, alpha)
-    target_ids, first = model.decoder_input(source.ids, output) if model.has("decoder") else ([], 0)
+    target_ids: list[int] = []
+    first = 0
+    if model.has("decoder"):
+        assert isinstance(model, Generates)         # a model with a decoder writes
+        target_ids, first = model.decoder_input(source.ids, output)
     encoder = model.pad([source.ids]) if model.has("encoder") else None
     decoder = model.pad([target_ids]) if target_ids else None
     logits, cache = model.run_with_cache(encoder, decoder, "*", head_mask=gates)
     attention, stacked = captured_attention(cache, model, gates), captured_stacks(cache)
     steps = []
     if chosen:
+        assert logits is not None                   # it chose tokens: forward read a target and gave its logits
         log_probs = torch.log_softmax(logits[0, first: first + len(chosen)].float(), -1)
         steps = step_distributions(log_probs, chosen, model.pieces, top_k)
     return Trace(
@@ -228,5 +237,6 @@ def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: 
         decoding=f"beam {beam_size}" if beam_size > 1 else "greedy", pruned=format_heads(pruned or []),
         d_k=model.d_k, attention=attention, masks=captured_masks(cache, model, attention),
         positional=stacked["pos_encoding"], embeddings=stacked["embed"], inputs=stacked["input"], steps=steps,
-        recased_from=source.recased_from, first_step_position=first, output_title=model.output_title,
+        recased_from=source.recased_from, first_step_position=first,
+        output_title=cast(Translates | Continues | FillsMask | Embeds, model).output_title,   # it claims one of them
     )

@@ -1,0 +1,294 @@
+"""Attention Explorer as a library, for notebooks (the web app and the CLI are built on the same calls):
+
+    import explorer
+    model = explorer.load("en-de-h8")
+    trace = explorer.trace_sentence(model, "A dog catches a ball in the park.")
+    explorer.attention_figure(trace, "cross", layer=2, head=0)     # a plotly figure, drawn by the notebook
+    explorer.head_view(trace)                                      # bertviz's head view, offline
+
+Everything runs offline: bertviz's views carry their scripts inline (from the installed packages, nothing
+from a CDN) inside a sandboxed iframe, and token text is escaped. Imports are lazy, so `import explorer`
+(and `python -m explorer --help`) stays fast.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                      # for readers and type checkers only; nothing heavy is imported at run time
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from explorer.capture.trace import Trace
+    from explorer.models.interface import ExplorerModel
+
+__all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
+           "HtmlView",
+           # what attention does and does not explain (docs/analyses.md): each function named apart from its module, since
+           # importing explorer/analyses/logit_lens.py would otherwise replace a function explorer.analyses.logit_lens
+           "word_trace", "attention_sinks", "attention_flow", "faithfulness_of", "logit_lens_of", "patch",
+           "detect_heads", "sample", "word_focus_table",
+           # interventions, as TransformerLens's run_with_hooks (explorer/analyses/interventions.py)
+           "run_with_hooks", "hook_names", "head_value", "ablate_head", "patch_head", "patch_positions",
+           # an image model (a Vision Transformer): its attention over the image's patches
+           "trace_image", "image_attention_figure"]
+
+
+def load(path: str, device: str = "auto", download: bool = True) -> ExplorerModel:
+    """A bundled model by name ("en-de-h8", "en-de-h2", "en-de-h1", "digits-vit"), a checkpoint folder of ours, a
+    Hugging Face folder, a hub id ("gpt2": downloaded into the Hugging Face cache on first use unless download=False
+    or HF_HUB_OFFLINE=1), or an installed model's name ("all-MiniLM-L6-v2"). device: "cpu", "cuda" (or "cuda:N"),
+    or "auto", a GPU when torch sees one; `model.device` says where it is, and every trace runs there."""
+    from explorer.models.loader import open_model
+
+    return open_model(path, download=download, device=device)
+
+
+def trace_sentence(model: ExplorerModel, sentence: str, beam_size: int = 1, pruned: str = "") -> Trace:
+    """Translate (or continue, or read) one sentence and capture every attention, mask, positional encoding and
+    decoding step. pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
+    from explorer.capture.head_sets import parse_heads
+    from explorer.capture.trace import trace_sentence as trace
+
+    return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model))
+
+
+def trace_image(model, image, pruned: str = "") -> Trace:
+    """Classify one image with an image model (e.g. "models/digits-vit") and capture every attention over its
+    class token and patches. image: an array of the model's size (0 … 1), "digits:N" (the held-out split's digit
+    N), or the path of a .npy array or a picture. trace.image keeps the pixels, trace.steps[0] the classes."""
+    from explorer.capture.head_sets import parse_heads
+    from explorer.capture.image_inputs import read_image
+    from explorer.capture.image_trace import trace_image as trace
+
+    description = "an image"
+    if isinstance(image, str):
+        image, description = read_image(image, model)
+    return trace(model, image, parse_heads(pruned, model), description=description)
+
+
+def image_attention_figure(trace: Trace, layer: int = 0, head: int = 0, query: int = 0) -> go.Figure:
+    """Where one token (0: the class token; 1 + row × columns + column: a patch) looks, drawn over the image."""
+    from explorer.figures.image import attention_over_image
+
+    return attention_over_image(trace, layer, head, query)
+
+
+def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
+    """One output per sentence: a translation, or a decoder-only model's continuation."""
+    from explorer.capture.head_sets import parse_heads
+    from explorer.capture.translation import translate as translate_all
+
+    return translate_all(model, sentences, beam_size, parse_heads(pruned, model))
+
+
+def attention_figure(trace: Trace, kind: str = "encoder", layer: int = 0, head: int = 0) -> go.Figure:
+    """One head's attention as a heatmap: kind is "encoder", "decoder" or "cross"."""
+    from explorer.figures.attention import attention_heatmap
+    from explorer.models.vocabulary import check_kind
+
+    pattern = trace.pattern(check_kind(kind))[layer, head]
+    return attention_heatmap(pattern, trace.query_tokens(kind), trace.key_tokens(kind), f"{kind}, layer {layer}, head {head}")
+
+
+def heads_figure(trace: Trace, kind: str = "encoder") -> go.Figure:
+    """Every head of one kind at once, layers × heads."""
+    from explorer.figures.attention import heads_grid
+    from explorer.models.vocabulary import KIND_TITLES, check_kind
+
+    return heads_grid(trace.pattern(check_kind(kind)), trace.query_tokens(kind), trace.key_tokens(kind),
+                      KIND_TITLES[kind])
+
+
+class HtmlView:
+    """A self-contained HTML page shown by a notebook in a sandboxed iframe; .html is the page, .save(path)
+    writes it as a standalone file that opens offline."""
+
+    def __init__(self, page: str, height: int) -> None:
+        self.html, self.height = page, height
+
+    def _repr_html_(self) -> str:
+        return (f'<iframe sandbox="allow-scripts" style="width:100%;height:{self.height}px;border:0" '
+                f'srcdoc="{html.escape(self.html, quote=True)}"></iframe>')
+
+    def save(self, path: str) -> str:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(self.html)
+        return path
+
+
+def head_view(trace: Trace, layer: int = 0) -> HtmlView:
+    """bertviz's head view of every attention kind: lines from each token to the tokens it attends to."""
+    from explorer.figures.bertviz_views import head_view_html
+
+    return HtmlView(head_view_html(trace, layer=layer), height=120 + 22 * max(len(trace.source_tokens),
+                                                                               len(trace.target_tokens)))
+
+
+def model_view(trace: Trace) -> HtmlView:
+    """bertviz's model view: a thumbnail for every layer and head."""
+    from explorer.figures.bertviz_views import model_view_html
+
+    layers = trace.pattern(next(iter(trace.attention))).shape[0]
+    return HtmlView(model_view_html(trace), height=160 + 120 * layers)
+
+
+def detect_heads(model: ExplorerModel, seeds: int = 8, length: int = 20):
+    """Previous-token, duplicate-token, induction and prefix-matching scores of every self-attention head on
+    repeated random tokens (Olsson et al. 2022; TransformerLens's definitions), with chance: a HeadDetection.
+
+    .scores[kind][detector] is [layers, heads]; kind is "encoder" or "decoder" (the self-attentions the model
+    has), detector one of "previous_token", "duplicate_token", "induction", "prefix_matching"
+    (explorer.analyses.detectors.DETECTORS). .chance and .ceiling are keyed the same way; .top(kind, detector)
+    lists the best heads."""
+    from explorer.analyses.detectors import detect_heads as detect
+
+    return detect(model, seeds=seeds, length=length)
+
+
+def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total"):
+    """Activation patching (Meng et al. 2022): the share of the clean output's log-probability that each head's z
+    and each layer's output, patched from the clean run into the corrupted one, restores. A PatchingResult
+    (.heads[kind] [layers, heads], .layer_outputs[stack] [layers], .all_layers ≈ 1, .nothing = 0)."""
+    from explorer.analyses.patching import patch as patch_heads
+
+    return patch_heads(model, clean, corrupt, metric)
+
+
+def logit_lens_of(model: ExplorerModel, sentence: str | Trace, top_k: int = 5, position: int | None = None):
+    """The logit lens (nostalgebraist 2020) over a sentence's output (or a trace's), teacher-forced: per decoding
+    step and decoder layer, the top-k tokens and the chosen token's probability and rank (.chosen_probs,
+    .chosen_ranks [layers, steps], .settles_at()). A masked language model: over its encoder layers at the masked
+    `position` (default: a token near the middle). Draw it with
+    explorer.figures.logit_lens.logit_lens_figure(lens)."""
+    from explorer.analyses.logit_lens import lens_of
+
+    return lens_of(model, sentence, top_k, position)
+
+
+def sample(model: ExplorerModel, sentence: str, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
+           seed: int = 0, pruned: str = "") -> str:
+    """A sampled output (translation or continuation): each token drawn at this temperature from the top-k / top-p
+    (nucleus) of its step's distribution; the same arguments (seed included) give the same text. Temperature 0 is
+    greedy decoding."""
+    from explorer.capture.head_sets import parse_heads
+    from explorer.capture.sampling import sample as sample_output
+    from explorer.capture.sampling import settings_from
+
+    settings = settings_from(temperature, top_k, top_p, seed)
+    return sample_output(model, sentence, settings, parse_heads(pruned, model)).text
+
+
+def faithfulness_of(model: ExplorerModel, sentence: str, fix_casing: bool = True):
+    """Does attention point where the output depends? Per source token: leave-one-out (the output's log-probability
+    lost when the token is blanked to the unknown token), gradient × input, and the last layer's attention, rollout,
+    flow and norms, with Spearman's ρ of each against leave-one-out (.spearman) and gradient × input
+    (.spearman_gradient). .scores() gives every measure as a column: a dict from its name ("leave_one_out",
+    "gradient_x_input", then the attention measures) to one value per source token (pandas.DataFrame(result.scores())
+    is a table with a row per token). Abnar & Zuidema 2020; the choices are in explorer/analyses/faithfulness.py."""
+    from explorer.analyses.faithfulness import faithfulness as scored
+
+    return scored(model, sentence, fix_casing)
+
+
+def attention_flow(trace: Trace | np.ndarray, kind: str = "encoder"):
+    """Attention flow (Abnar & Zuidema 2020) [query, key] of a trace's encoder or decoder self-attention, or of a
+    pattern array [layers, heads, q, q]; at most explorer.analyses.flow.MAX_FLOW_TOKENS tokens."""
+    from explorer.analyses.flow import attention_flow as flow
+    from explorer.capture.inputs import InputError
+    from explorer.models.vocabulary import check_kind
+
+    if hasattr(trace, "pattern"):
+        if check_kind(kind) == "cross":
+            raise InputError("attention flow follows one stack's self-attention: kind is \"encoder\" or \"decoder\"")
+        return flow(trace.pattern(kind))
+    return flow(trace)
+
+
+def word_trace(trace: Trace, model: ExplorerModel) -> Trace:
+    """The trace over words (Clark et al. 2019): attention to a word sums its pieces, from a word averages them, so
+    rows still sum to 1; every figure above draws it (explorer.attention_figure(explorer.word_trace(trace, model)))."""
+    from explorer.capture.words import word_trace as over_words
+
+    return over_words(trace, model)
+
+
+def attention_sinks(trace: Trace, model: ExplorerModel):
+    """Attention sinks on a traced sentence: a pandas table, one row per head, of its share of attention on the first
+    token, special tokens and punctuation, by weight and by norm, uniform attention's share, and whether it is a sink
+    (explorer/analyses/sinks.py; `python -m explorer sinks` averages over a corpus)."""
+    import pandas as pd
+
+    from explorer.analyses.sinks import sinks as shares
+
+    return pd.DataFrame(shares(trace, model)).set_index("spec")
+
+
+def word_focus_table(trace: Trace, model: ExplorerModel, word: str, kind: str | None = None, occurrence: int = 1):
+    """The lecture's question for every head: the word that `word` (its `occurrence`-th appearance) gives the most
+    weight, and that weight, over words (to a word the sum of its pieces, from a word the mean), nothing excluded:
+    special tokens and punctuation are named when they get the most. kind: default the self-attention that reads the
+    sentence. A FocusTable (.heads, one row per head; .counts(); .to_json()); `python -m explorer focus` prints it."""
+    from explorer.analyses.focus_table import word_focus_table as table
+
+    return table(trace, model, word, kind, occurrence)
+
+
+# -- interventions (explorer/analyses/interventions.py): read or replace any named value in one run --
+
+def hook_names(model: ExplorerModel, pattern: str = "*") -> list[str]:
+    """The names of the values a hook can read or replace, matching a glob pattern, in forward order: e.g.
+    "encoder.layers.0.self_attn.{q,k,v,scores,mask,pattern,z,out}", "decoder.layers.2.cross_attn.z",
+    "encoder.embed", "encoder.layers.0" (a layer's output, the residual stream after it)."""
+    from explorer.analyses.interventions import hook_names as names
+
+    return names(model, pattern)
+
+
+def run_with_hooks(model: ExplorerModel, sentence: str, hooks=(), target: str | None = None, names=()):
+    """One teacher-forced run of `sentence` with hooks, as TransformerLens's run_with_hooks.
+
+    hooks: [(name or glob pattern, fn)] or {name: fn}; fn(value, name) returns a tensor that replaces the value, or
+    None to leave it (a reader). Names come from explorer.hook_names(model); ready-made hooks from
+    explorer.ablate_head and explorer.patch_head. target: the output the decoder reads (its text; default the
+    model's own greedy output). names: glob patterns of values to return in .cache, as the run saw them after the
+    hooks. A HookedRun: .logits [positions, vocab] (None for a sentence encoder: .embedding), .cache,
+    .source_tokens, .target_tokens, .output_positions, .output_ids, .output_log_prob()."""
+    from explorer.analyses.interventions import run_with_hooks as run
+
+    return run(model, sentence, hooks, target, names)
+
+
+def head_value(kind: str, layer: int, value: str = "z") -> str:
+    """The name of one attention block's value: kind "encoder", "decoder" or "cross"; value one of q, k, v,
+    scores, mask, pattern, z, out (head_value("cross", 2) → "decoder.layers.2.cross_attn.z")."""
+    from explorer.analyses.interventions import head_value as name
+
+    return name(kind, layer, value)
+
+
+def ablate_head(kind: str, layer: int, head: int, positions=None):
+    """A (name, hook) pair for run_with_hooks that zeroes one head's output z at the query `positions` (an int, a
+    list, or None: every position)."""
+    from explorer.analyses.interventions import ablate_head as ablate
+
+    return ablate(kind, layer, head, positions)
+
+
+def patch_head(kind: str, layer: int, head: int, clean, positions=None):
+    """A (name, hook) pair for run_with_hooks that puts another run's z of one head (clean: that run's
+    .cache[explorer.head_value(kind, layer)]) at the query `positions` (None: every position)."""
+    from explorer.analyses.interventions import patch_head as patch_one
+
+    return patch_one(kind, layer, head, clean, positions)
+
+
+def patch_positions(model: ExplorerModel, clean: str, corrupt: str, kind: str, layer: int, head: int,
+                    metric: str = "total"):
+    """Per-position activation patching of one head: for each query position alone, the share of the clean output's
+    log-probability that its z from the clean run restores in the corrupted run (explorer.patch does whole heads).
+    A PositionPatching: .query_tokens, .restored [queries], .whole_head, .lp_clean, .lp_corrupt."""
+    from explorer.analyses.interventions import patch_positions as per_position
+
+    return per_position(model, clean, corrupt, kind, layer, head, metric)

@@ -1,0 +1,90 @@
+"""Dataclasses that are read and written as JSON objects: Record.to_json() gives the keys in the order the fields
+are declared, and Record.from_json() reads them back. Results of corpus jobs (explorer/analyses/results.py) are
+records, so pages and the command line read fields while the files on disk keep their exact form.
+
+- A field named in OPTIONAL is left out of the JSON while it is None: older files (the shipped ones among them)
+  lack keys that newer ones have, and a file read and written again must come out as it was.
+- Keys a class does not know are kept in `extra` and written after the known ones (e.g. the command line's
+  "distributed" note in a report someone saved).
+- NESTED says which fields hold records: `Class`, `list_of(Class)` or `dict_of(Class)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from explorer.models.errors import ExplorerError
+
+
+class RecordError(ExplorerError):
+    """A JSON object that is not the record it should be (a saved report someone gives the explorer)."""
+
+
+@dataclass(frozen=True)
+class list_of:
+    record: type
+
+
+@dataclass(frozen=True)
+class dict_of:
+    record: type
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.to_json()
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def _typed(value: Any, nested) -> Any:
+    if value is None:
+        return None
+    if isinstance(nested, list_of):
+        return [nested.record.from_json(item) for item in value]
+    if isinstance(nested, dict_of):
+        return {key: nested.record.from_json(item) for key, item in value.items()}
+    return nested.from_json(value)
+
+
+@dataclass
+class Record:
+    OPTIONAL: ClassVar[tuple[str, ...]] = ()
+    NESTED: ClassVar[dict[str, Any]] = {}
+
+    extra: dict = field(default_factory=dict, kw_only=True, repr=False)
+
+    def to_json(self) -> dict:
+        document = {}
+        for item in fields(self):
+            if item.name == "extra":
+                continue
+            value = getattr(self, item.name)
+            if value is None and item.name in self.OPTIONAL:
+                continue
+            document[item.name] = _plain(value)
+        document.update(self.extra)
+        return document
+
+    @classmethod
+    def from_json(cls, document: dict, source: str | None = None):
+        """The record a JSON object holds. source: the file it came from when a person gave it (a saved report, a
+        shipped file someone may have edited): a malformed one is then a RecordError naming the file. Without it
+        the object is the explorer's own, and a malformed one is a bug that keeps its traceback (a TypeError)."""
+        if isinstance(document, cls):
+            return document
+        try:
+            if not isinstance(document, dict):
+                raise TypeError(f"not a {cls.__name__}: a JSON object was expected")
+            known = {item.name for item in fields(cls)} - {"extra"}
+            values = {name: _typed(value, cls.NESTED[name]) if name in cls.NESTED else value
+                      for name, value in document.items() if name in known}
+            return cls(**values, extra={name: value for name, value in document.items() if name not in known})
+        except TypeError as error:         # a required key missing, or an object where a list was expected
+            if source is None:
+                raise
+            raise RecordError(f"{source}: not a {cls.__name__} ({error})") from None

@@ -1,0 +1,232 @@
+"""Trace: everything the model did with one sentence, as numpy arrays, serialisable to .npz and JSON.
+
+The output is decoded first (greedy or beam, with the head mask in force); then one teacher-forced pass over
+the decoder's input (start token + output, or prompt + continuation) captures every hook point and gives each
+step's distribution. Decoder position first_step_position + i is the step that chose output token i, so its
+patterns are exactly those of the incremental decoding step (up to float rounding). For every family alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
+from explorer.capture.inputs import InputError, prepare_source
+from explorer.capture.value_norms import norm_attention
+from explorer.models.hooks import model_run
+from explorer.models.interface import AttentionModel, ExplorerModel, Generates
+from explorer.models.vocabulary import ATTENTION_KINDS as KINDS
+from explorer.models.vocabulary import PER_HEAD_VALUES, attention_hook, stack_hook
+
+DERIVED_VALUES = ("norm",)      # per head, computed from the captured ones: {kind}.norm (Kobayashi et al. 2020)
+
+
+@dataclass
+class StepDistribution:
+    """One decoding step: the chosen token and the top-k of the distribution it was chosen from."""
+
+    chosen: str
+    chosen_id: int
+    chosen_prob: float
+    entropy: float                  # nats
+    top_ids: list[int]
+    top_tokens: list[str]
+    top_probs: list[float]
+
+
+@dataclass
+class Trace:
+    text: str                       # the sentence fed to the model (cleaned up; recased if typed all-caps)
+    output_text: str                # the output as text: a translation, a continuation ("" for a masked LM)
+    source_ids: list[int]           # piece ids + EOS
+    target_ids: list[int]           # BOS + output ids
+    source_tokens: list[str]        # pieces + </s>
+    target_tokens: list[str]        # <s> + output pieces: the decoder's input positions
+    output_tokens: list[str]        # output pieces + </s> (absent when cut at the step limit): each step's choice
+    truncated: bool
+    decoding: str                   # "greedy" or "beam N"
+    pruned: str                     # HeadSpec text of the masked heads, "" when none
+    d_k: int
+    # kind -> [layers, heads, query, key] (pattern, scores, norm: ‖α f(x)‖, explorer/capture/value_norms.py) or
+    # [layers, heads, positions, d_k] (q, k, v, z)
+    attention: dict[str, dict[str, np.ndarray]]
+    masks: dict[str, np.ndarray]    # kind -> [query, key] bool, True = may attend
+    positional: dict[str, np.ndarray]   # "source"/"target" -> [positions, d_model]
+    embeddings: dict[str, np.ndarray]   # "source"/"target" -> token embedding * sqrt(d), [positions, d_model]
+    inputs: dict[str, np.ndarray]       # "source"/"target" -> embedding + PE as the model sums them
+    steps: list[StepDistribution] = field(default_factory=list)
+    recased_from: str = ""              # the sentence as typed, when its casing was changed (inputs.sentence_case)
+    # The decoder position whose output chose step 0: 0 for a translation (BOS), the prompt's last token for a
+    # decoder-only model's continuation.
+    first_step_position: int = 0
+    output_title: str = "German"        # what the output is: "German", "Continuation", "Predictions for [MASK]"
+    image: np.ndarray | None = None     # an image model's input, [height, width] pixels 0 … 1 (its tokens are patches)
+
+    @property
+    def output_ids(self) -> list[int]:
+        """The output's ids: the target after the decoder's prefix (BOS, a language token) or after the prompt."""
+        return self.target_ids[self.first_step_position + 1:]
+
+    def pattern(self, kind: str) -> np.ndarray:
+        return self.attention[kind]["pattern"]
+
+    def query_tokens(self, kind: str) -> list[str]:
+        return self.source_tokens if kind == "encoder" else self.target_tokens
+
+    def key_tokens(self, kind: str) -> list[str]:
+        return self.target_tokens if kind == "decoder" else self.source_tokens
+
+    # -- serialisation ---------------------------------------------------------------------------
+    def metadata(self) -> dict:
+        return {"text": self.text, "output_text": self.output_text, "source_ids": self.source_ids,
+                "target_ids": self.target_ids, "source_tokens": self.source_tokens,
+                "target_tokens": self.target_tokens, "output_tokens": self.output_tokens,
+                "truncated": self.truncated, "decoding": self.decoding, "pruned": self.pruned, "d_k": self.d_k,
+                "recased_from": self.recased_from, "first_step_position": self.first_step_position,
+                "output_title": self.output_title,
+                "steps": [vars(s) for s in self.steps]}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        arrays = {f"{kind}.{name}": value for kind, values in self.attention.items() for name, value in values.items()}
+        arrays.update({f"{kind}.mask": mask for kind, mask in self.masks.items()})
+        if self.image is not None:
+            arrays["source.image"] = self.image
+        # both sides, or the one side an encoder-only or decoder-only model has; T5 adds no position to its input
+        for name, values in (("positional_encoding", self.positional), ("embedding", self.embeddings),
+                             ("input", self.inputs)):
+            arrays.update({f"{side}.{name}": value for side, value in values.items()})
+        return arrays
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        if path.suffix == ".npz":
+            np.savez_compressed(path, metadata=np.array(json.dumps(self.metadata(), ensure_ascii=False)), **self.arrays())
+        elif path.suffix == ".json":
+            document = dict(self.metadata(), arrays={k: np.round(v.astype(np.float64), 6).tolist()
+                                                     if v.dtype != bool else v.tolist()
+                                                     for k, v in self.arrays().items()})
+            path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        else:
+            raise InputError(f"{path}: the trace file must end in .npz or .json")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Trace:
+        """Read a trace written by save(), .npz or .json (JSON numbers come back as float32, rounded to 1e-6)."""
+        path = Path(path)
+        if path.suffix == ".json":
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            arrays = {k: np.array(v) for k, v in meta.pop("arrays").items()}
+            arrays = {k: v.astype(np.float32) if v.dtype == np.float64 else v for k, v in arrays.items()}
+        else:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(str(data["metadata"]))
+                arrays = {k: data[k] for k in data.files if k != "metadata"}
+        kinds = [kind for kind in KINDS if f"{kind}.pattern" in arrays]      # the kinds the model has
+        def per_side(name: str) -> dict[str, np.ndarray]:
+            return {side: arrays[f"{side}.{name}"] for side in ("source", "target") if f"{side}.{name}" in arrays}
+
+        attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES + DERIVED_VALUES
+                            if f"{kind}.{name}" in arrays}
+                     for kind in kinds}
+        steps = [StepDistribution(**s) for s in meta.pop("steps")]
+        if "translation" in meta:                     # a trace saved before 2026-11-23
+            meta["output_text"] = meta.pop("translation")
+        return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in kinds},
+                   positional=per_side("positional_encoding"), embeddings=per_side("embedding"),
+                   inputs=per_side("input"), steps=steps, image=arrays.get("source.image"))
+
+
+def step_distributions(log_probs: torch.Tensor, chosen: list[int], pieces: Callable[[list[int]], list[str]],
+                       top_k: int) -> list[StepDistribution]:
+    """Each step's chosen token and the top-k of its distribution; pieces turns ids into the tokenizer's pieces."""
+    probs = log_probs.float().exp()
+    entropy = -(probs * log_probs.float().clamp_min(-1e9)).sum(-1)
+    top_probs, top_ids = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
+    steps = []
+    for i, token in enumerate(chosen):
+        ids = top_ids[i].tolist()
+        steps.append(StepDistribution(pieces([token])[0], token, float(probs[i, token]),
+                                      float(entropy[i]), ids, pieces(ids),
+                                      [float(p) for p in top_probs[i]]))
+    return steps
+
+
+def decoded(model: ExplorerModel, source_ids: list[int], beam_size: int = 1, alpha: float = 0.6
+            ) -> tuple[list[int], list[int]]:
+    """(output ids, the tokens each step chose): the output, and its end token when the model chose one before
+    the step limit (a model that does not generate gives nothing)."""
+    if not isinstance(model, Generates):
+        return [], []
+    output = model.generate([source_ids], beam_size, alpha)[0][: model.max_positions - 1]
+    ended = len(output) < model.step_limit(len(source_ids))
+    return output, output + [model.end_id] if ended else output
+
+
+def captured_masks(cache, model: ExplorerModel, attention: dict) -> dict[str, np.ndarray]:
+    """kind → [query, key] bool (True = may attend): as captured, or what no mask means for that kind."""
+    masks = {}
+    for kind in attention:
+        queries, keys = attention[kind]["pattern"].shape[-2:]
+        name = attention_hook(kind, 0, "mask")
+        if name in cache:
+            masks[kind] = cache[name][0, 0].expand(queries, keys).cpu().numpy().copy()
+        else:   # no mask was passed: nothing hidden, except the future for a decoder
+            full = torch.ones(queries, keys, dtype=torch.bool)
+            masks[kind] = (full.tril(keys - queries) if kind == "decoder" else full).cpu().numpy()
+    return masks
+
+
+def captured_attention(cache, model: AttentionModel, gates: dict) -> dict[str, dict[str, np.ndarray]]:
+    """kind → value → the first row's [layers, heads, …] arrays, with Kobayashi et al.'s ‖α f(x)‖ beside the
+    weights (computed with the same head gates)."""
+    attention = {kind: {value: cache.layers(kind, value)[0].float().cpu().numpy() for value in PER_HEAD_VALUES}
+                 for kind in model.kinds}
+    for kind, values in attention.items():
+        gate = gates[kind].cpu().numpy() if kind in gates else None
+        values["norm"] = norm_attention(model, kind, values["pattern"], values["v"], gate)
+    return attention
+
+
+def captured_stacks(cache) -> dict[str, dict[str, np.ndarray]]:
+    """pos_encoding / embed / input → side ("source" for the encoder, "target" for the decoder) → [positions, d]."""
+    stacks = {"source": "encoder", "target": "decoder"}
+    return {value: {side: cache[stack_hook(stack, value)][0].float().cpu().numpy() for side, stack in stacks.items()
+                    if stack_hook(stack, value) in cache}
+            for value in ("pos_encoding", "embed", "input")}
+
+
+@torch.no_grad()
+def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: list[HeadSpec] | None = None,
+                   top_k: int = 10, alpha: float = 0.6, fix_casing: bool = True) -> Trace:
+    """Translate (continue, or read) one sentence and capture every attention, mask, positional encoding and
+    decoding step. fix_casing: an all-caps or all-lower-case sentence is fed in sentence case (Trace.recased_from
+    keeps it)."""
+    source = prepare_source(text, model, fix_casing)
+    gates = head_mask(pruned or [], model)
+    with model_run(head_mask=gates):
+        output, chosen = decoded(model, source.ids, beam_size, alpha)
+    target_ids, first = model.decoder_input(source.ids, output) if model.has("decoder") else ([], 0)
+    encoder = model.pad([source.ids]) if model.has("encoder") else None
+    decoder = model.pad([target_ids]) if target_ids else None
+    logits, cache = model.run_with_cache(encoder, decoder, "*", head_mask=gates)
+    attention, stacked = captured_attention(cache, model, gates), captured_stacks(cache)
+    steps = []
+    if chosen:
+        log_probs = torch.log_softmax(logits[0, first: first + len(chosen)].float(), -1)
+        steps = step_distributions(log_probs, chosen, model.pieces, top_k)
+    return Trace(
+        text=source.text, output_text=model.detokenize(output), source_ids=source.ids if encoder else [],
+        target_ids=target_ids, source_tokens=source.pieces if encoder else [], target_tokens=model.pieces(target_ids),
+        output_tokens=model.pieces(chosen), truncated=source.truncated,
+        decoding=f"beam {beam_size}" if beam_size > 1 else "greedy", pruned=format_heads(pruned or []),
+        d_k=model.d_k, attention=attention, masks=captured_masks(cache, model, attention),
+        positional=stacked["pos_encoding"], embeddings=stacked["embed"], inputs=stacked["input"], steps=steps,
+        recased_from=source.recased_from, first_step_position=first, output_title=model.output_title,
+    )

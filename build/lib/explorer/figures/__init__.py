@@ -1,0 +1,1 @@
+"""Plotly figures and the offline bertviz views, from traces and analyses."""

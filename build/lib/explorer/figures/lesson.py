@@ -1,0 +1,256 @@
+"""The Lesson's small figures: one per step, each narrow enough for a 1024-pixel projector's column at any
+sentence length. Keys run down the side (a row per key, never a crowded axis across), and a long sentence shows
+the keys that matter (the largest values and the chosen one), saying so in the title; the deep views show every
+key. Every text is at least 12 px (projector mode scales it up, common.font)."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.figures.common import FIGURE_SCALE, display_tokens, font
+
+MOST_KEYS = 24          # rows a figure shows at most; the rest are named in its title
+ROW = 22                # px a row (a 12 px label and its spacing)
+SHOWN_DIMENSIONS = 32   # a vector's first values drawn
+CHOSEN, OTHER, REST = "#d62728", "#1f77b4", "#bbbbbb"
+
+
+def shown_keys(values: np.ndarray, chosen: int | None) -> np.ndarray:
+    """Positions of the keys drawn, in sentence order: all when few, else the largest MOST_KEYS (the chosen key
+    always among them)."""
+    if len(values) <= MOST_KEYS:
+        return np.arange(len(values))
+    order = [int(i) for i in np.argsort(-np.asarray(values))]
+    picked = ([chosen] if chosen is not None else []) + [i for i in order if i != chosen]
+    return np.array(sorted(picked[:MOST_KEYS]))
+
+
+def labels_at(tokens: list[str], positions) -> list[str]:
+    shown = display_tokens(tokens)
+    return [f"{i} {shown[i]}" for i in positions]
+
+
+def subtitle(text: str) -> str:
+    """A second title line at 12 px (plotly's <sup> would draw it at 70%: under 11 px)."""
+    return f"<br><span style='font-size:{font(12)}px'>{text}</span>"
+
+
+def which(shown: int, total: int) -> str:
+    return "" if shown == total else subtitle(f"{shown} of {total} keys: those with the most weight; "
+                                              "“See it in depth” shows all")
+
+
+def sized(figure: go.Figure, rows: int, title: str, top: int = 70, bottom: int = 40) -> go.Figure:
+    # The title at the top of the figure, above anything drawn in the top margin (a heatmap's key labels).
+    figure.update_layout(title=dict(text=title, font=dict(size=font(14)), y=1.0, yanchor="top", yref="container",
+                                    pad=dict(t=10)),
+                         height=top + bottom + rows * font(ROW),
+                         margin=dict(l=10, r=10, t=top, b=bottom), font=dict(size=font(12)), showlegend=False)
+    figure.update_yaxes(autorange="reversed", automargin=True, tickfont=dict(size=font(12)), type="category")
+    figure.update_xaxes(tickfont=dict(size=font(12)), automargin=True)
+    return figure
+
+
+def key_bars(values: np.ndarray, keys: list[str], chosen: int, title: str, percent: bool = False,
+             ranked_by: np.ndarray | None = None) -> go.Figure:
+    """One bar per key (horizontal), the chosen key in red, each bar's value written beside it. A long sentence
+    shows the keys largest in `ranked_by` (default: the values' size), so steps ranked alike show the same keys."""
+    positions = shown_keys(np.abs(values) if ranked_by is None else ranked_by, chosen)
+    shown = np.asarray(values)[positions]
+    text = [f"{v:.1%}" if percent else f"{v:.3f}" for v in shown]
+    figure = go.Figure(go.Bar(x=shown, y=labels_at(keys, positions), orientation="h", text=text,
+                              textposition="outside", cliponaxis=False, textfont=dict(size=font(12)),
+                              marker_color=[CHOSEN if p == chosen else OTHER for p in positions],
+                              hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    low, high = float(min(shown.min(), 0)), float(max(shown.max(), 0))
+    room = (high - low) * 0.25 or 1.0           # the values written outside the bars stay inside the plot
+    figure.update_xaxes(range=[low - (room if low < 0 else 0), high + room],
+                        tickformat=".0%" if percent else None)
+    return sized(figure, len(positions), title + which(len(positions), len(keys)))
+
+
+def vector_rows(rows: dict[str, np.ndarray], title: str) -> go.Figure:
+    """Vectors as coloured rows (their first SHOWN_DIMENSIONS values; blue negative, red positive, hover: value)."""
+    labels = list(rows)
+    matrix = np.array([np.asarray(row, dtype=float)[:SHOWN_DIMENSIONS] for row in rows.values()])
+    limit = float(np.abs(matrix).max()) or 1.0
+    figure = go.Figure(go.Heatmap(z=matrix, y=labels, x=[str(d) for d in range(matrix.shape[1])],
+                                  colorscale="RdBu_r", zmin=-limit, zmax=limit, xgap=1, ygap=2,
+                                  colorbar=dict(thickness=12, len=1.0, tickfont=dict(size=font(12)), nticks=5,
+                                                title=dict(text="value", font=dict(size=font(12)))),
+                                  hovertemplate="%{y}<br>value %{x}: %{z:.4f}<extra></extra>"))
+    figure.update_xaxes(title=dict(text="value number", font=dict(size=font(12))), dtick=4)
+    return sized(figure, max(len(labels), 2) * 2, title, bottom=60)
+
+
+def keys_by_columns(matrix: np.ndarray, keys: list[str], columns: list[str], title: str,
+                    marked: int | None = None) -> go.Figure:
+    """[columns, keys] weights as a heatmap with a row per key and a column per head (or layer), each cell's
+    percentage written in it."""
+    positions = shown_keys(matrix.max(axis=0), None)
+    values = matrix[:, positions].T
+    figure = go.Figure(go.Heatmap(z=values, x=columns, y=labels_at(keys, positions), colorscale="Blues",
+                                  zmin=0, zmax=1, xgap=2, ygap=2, text=[[f"{v:.0%}" for v in row] for row in values],
+                                  texttemplate="%{text}", textfont=dict(size=font(12)),
+                                  colorbar=dict(thickness=12, tickformat=".0%", tickfont=dict(size=font(12))),
+                                  hovertemplate="%{x}, key %{y}: %{z:.1%}<extra></extra>"))
+    figure.update_xaxes(side="top", type="category")
+    if marked is not None:
+        figure.add_shape(type="rect", xref="x", yref="paper", x0=marked - 0.5, x1=marked + 0.5, y0=0, y1=1,
+                         line=dict(color=CHOSEN, width=2))
+    return sized(figure, len(positions), title + which(len(positions), len(keys)), top=100)
+
+
+def heads_by_key(rows: np.ndarray, keys: list[str], title: str, head: int) -> go.Figure:
+    return keys_by_columns(rows, keys, [f"head {h}" for h in range(len(rows))], title, head)
+
+
+def layers_by_key(rows: np.ndarray, keys: list[str], title: str) -> go.Figure:
+    return keys_by_columns(rows, keys, [f"layer {layer}" for layer in range(len(rows))], title)
+
+
+WINDOW = 12             # decoder positions the masked-attention figure shows around the chosen one
+
+
+def masked_window(pattern: np.ndarray, mask: np.ndarray, tokens: list[str], position: int, title: str) -> go.Figure:
+    """The decoder's self-attention over a window of positions ending after the chosen one: weights as colour and
+    percentages, masked cells (the future) grey and marked ✕; keys before the window summed in one first column, so
+    every row still adds up to 100%."""
+    window = int(WINDOW / FIGURE_SCALE.get())       # projector mode: larger cells, fewer of them
+    end = min(len(tokens), max(position + 2, window))
+    start = max(0, end - window)
+    labels = labels_at(tokens, range(start, end))
+    weights, allowed = pattern[start:end, start:end], mask[start:end, start:end]
+    columns = labels
+    if start:       # the window's rows also weigh the keys before it
+        columns = [f"0–{start - 1} (before)"] + labels
+        weights = np.concatenate([pattern[start:end, :start].sum(axis=1, keepdims=True), weights], axis=1)
+        allowed = np.concatenate([mask[start:end, :start].any(axis=1, keepdims=True), allowed], axis=1)
+    shown = np.where(allowed, weights, np.nan)
+    text = [[f"{w:.0%}" if ok else "✕" for w, ok in zip(row, oks)] for row, oks in zip(weights, allowed)]
+    figure = go.Figure([
+        go.Heatmap(z=np.where(allowed, np.nan, 1.0), x=columns, y=labels, colorscale=[[0, "#dddddd"], [1, "#dddddd"]],
+                   showscale=False, hoverinfo="skip", xgap=2, ygap=2),
+        go.Heatmap(z=shown, x=columns, y=labels, colorscale="Blues", zmin=0, zmax=1, xgap=2, ygap=2, text=text,
+                   texttemplate="%{text}", textfont=dict(size=font(11)),
+                   colorbar=dict(thickness=12, tickformat=".0%", tickfont=dict(size=font(12))),
+                   hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.1%}<extra></extra>"),
+    ])
+    row = position - start
+    figure.add_shape(type="rect", x0=-0.5, x1=len(columns) - 0.5, y0=row - 0.5, y1=row + 0.5,
+                     line=dict(color=CHOSEN, width=2))
+    figure.update_xaxes(side="top", tickangle=-60, type="category", title=dict(text="key", font=dict(size=font(12))))
+    figure.update_yaxes(title=dict(text="query", font=dict(size=font(12))))
+    part = "" if start == 0 and end == len(tokens) else subtitle(f"queries {start}–{end - 1} of {len(tokens)}")
+    return sized(figure, len(labels), title + part, top=190, bottom=20)
+
+
+def probability_bars(tokens: list[str], probabilities: list[float], chosen: str, title: str) -> go.Figure:
+    """The top of the output distribution, a bar per piece, the chosen one in red, and a grey bar for the rest of
+    the vocabulary: the bars add up to 100%, as softmax's do."""
+    rest = max(0.0, 1.0 - float(sum(probabilities)))
+    labels = [f"{i + 1}. {token}" for i, token in enumerate(display_tokens(tokens))] + ["the rest of the vocabulary"]
+    values = list(probabilities) + [rest]
+    figure = go.Figure(go.Bar(x=values, y=labels, orientation="h",
+                              text=[f"{p:.1%}" if p >= 0.001 else "<0.1%" for p in values],
+                              textposition="outside", cliponaxis=False, textfont=dict(size=font(12)),
+                              marker_color=[CHOSEN if t == chosen else OTHER for t in tokens] + [REST],
+                              hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    top = max(values) * 1.3 or 1                   # room for the values written beside the bars
+    figure.update_xaxes(range=[0, top], tickformat=".0%", tickvals=[v for v in (0, 0.25, 0.5, 0.75, 1) if v <= top])
+    return sized(figure, len(labels), title)
+
+
+def one_hot_bars(tokens: list[str], probabilities: list[float], target: str, title: str) -> go.Figure:
+    """Training's comparison: the predicted probabilities of the top pieces (and the rest) beside the one-hot
+    target, 1 at the target piece and 0 elsewhere."""
+    figure = probability_bars(tokens, probabilities, target, title)
+    labels = list(figure.data[0].y)
+    one_hot = [1.0 if token == target else 0.0 for token in tokens] + [0.0 if target in tokens else 1.0]
+    figure.add_trace(go.Scatter(x=one_hot, y=labels, mode="markers", name="one-hot target",
+                                marker=dict(symbol="line-ns-open", size=font(18), color="black", line=dict(width=3)),
+                                hovertemplate="%{y}: target %{x:.0f}<extra></extra>"))
+    figure.update_xaxes(range=[0, 1.25], tickvals=[0, 0.25, 0.5, 0.75, 1])
+    figure.data[0].name = "predicted probability"
+    # The legend between the title and the bars (the room sized() leaves there), clear of the axis's numbers.
+    figure.update_layout(showlegend=True, legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0,
+                                                      font=dict(size=font(12))))
+    return figure
+
+
+def matrix_form(q: np.ndarray, k_t: np.ndarray, weights: np.ndarray, z: np.ndarray, queries: list[str],
+                keys: list[str], row: int, title: str) -> go.Figure:
+    """Q, Kᵀ, softmax(QKᵀ/√d_k) and Z side by side as heatmaps (hover: row, column, value), the followed query's
+    row outlined in Q, the weights and Z."""
+    from plotly.subplots import make_subplots
+
+    d_k, n_keys = k_t.shape
+    figure = make_subplots(rows=1, cols=4, column_widths=[d_k, n_keys, n_keys, d_k], horizontal_spacing=0.04,
+                           subplot_titles=("Q", "Kᵀ", "softmax(QKᵀ/√d_k)", "Z = weights · V"))
+    query_labels, key_labels = labels_at(queries, range(len(queries))), labels_at(keys, range(len(keys)))
+    dimensions = [str(d) for d in range(d_k)]
+    for column, (matrix, x, y, scale) in enumerate(
+            [(q, dimensions, query_labels, "RdBu_r"), (k_t, key_labels, dimensions, "RdBu_r"),
+             (weights, key_labels, query_labels, "Blues"), (z, dimensions, query_labels, "RdBu_r")], start=1):
+        limit = float(np.abs(matrix).max()) or 1.0
+        figure.add_trace(go.Heatmap(z=matrix, x=x, y=y, colorscale=scale, showscale=False,
+                                    zmin=0 if scale == "Blues" else -limit, zmax=1 if scale == "Blues" else limit,
+                                    hovertemplate="%{y} · %{x}: %{z:.4f}<extra></extra>"), row=1, col=column)
+        figure.update_xaxes(showticklabels=False, type="category", row=1, col=column)
+        figure.update_yaxes(autorange="reversed", type="category", showticklabels=column == 1,
+                            tickfont=dict(size=font(12)), row=1, col=column)
+        if column != 2:         # the followed query's row: a rectangle around it
+            figure.add_shape(type="rect", x0=-0.5, x1=len(x) - 0.5, y0=row - 0.5, y1=row + 0.5,
+                             line=dict(color=CHOSEN, width=2), row=1, col=column)
+    figure.update_annotations(font=dict(size=font(13)))
+    rows = max(len(queries), 8)
+    figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=90 + rows * font(16),
+                         margin=dict(l=10, r=10, t=80, b=20), font=dict(size=font(12)))
+    return figure
+
+
+# -- the step's numbers and token chips, as HTML (the page shows them; each number carries its full value) --
+
+def number_text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}" if abs(value) < 1000 else f"{value:,.1f}"
+    if isinstance(value, list):
+        return "[" + ", ".join(f"{v:.3f}" for v in value) + ", …]"
+    return str(value)
+
+
+def numbers_html(numbers) -> str:
+    """A step's numbers as a wrapping row of labelled boxes. data-name and data-value hold each number's name and
+    full value (JSON), so a test reads exactly what the page states."""
+    boxes = "".join(
+        f'<div class="lesson-number" data-name="{html.escape(number.name)}" '
+        f"data-value='{html.escape(json.dumps(number.value, ensure_ascii=False), quote=True)}'>"
+        f'<div class="lesson-label">{html.escape(number.label)}</div>'
+        f'<div class="lesson-value">{html.escape(number_text(number.value))}</div></div>'
+        for number in numbers)
+    return f'<div class="lesson-numbers">{boxes}</div>'
+
+
+def chips_html(tokens: list[str], marked: int | None) -> str:
+    """Tokens as numbered chips that wrap to the column's width, the marked one highlighted."""
+    chips = "".join(f'<span class="lesson-chip{" lesson-marked" if i == marked else ""}">'
+                    f'<sub>{i}</sub> {html.escape(token)}</span>' for i, token in enumerate(tokens))
+    return f'<div class="lesson-chips lesson-figure">{chips}</div>'
+
+
+LESSON_CSS = """<style>
+.lesson-numbers { display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.25rem 0 0.75rem; }
+.lesson-number { border: 1px solid #ccd; border-radius: 0.4rem; padding: 0.3rem 0.6rem; max-width: 100%; }
+.lesson-label { font-size: 0.8rem; color: #555; overflow-wrap: anywhere; }
+.lesson-value { font-family: monospace; font-size: 0.95rem; overflow-wrap: anywhere; }
+.lesson-chips { display: flex; flex-wrap: wrap; gap: 0.3rem; margin-bottom: 0.75rem; }
+.lesson-chip { border: 1px solid #99b; border-radius: 0.3rem; padding: 0.1rem 0.4rem; font-family: monospace;
+               font-size: 0.95rem; }
+.lesson-chip sub { color: #777; font-size: 0.7rem; }
+.lesson-marked { background: #d62728; color: white; border-color: #d62728; }
+.lesson-marked sub { color: #fdd; }
+</style>"""

@@ -1,0 +1,1 @@
+"""The Streamlit app (explorer.pages once installed): its entry app.py, one script per page, components/."""

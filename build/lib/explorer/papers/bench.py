@@ -1,0 +1,70 @@
+"""The replication bench: for each paper behind this explorer's analyses, its claim, the paper's setting and number
+(with the table or figure it comes from), the same measurement rerun on the open model, and a verdict by a stated
+rule.
+
+A paper is a function `(model, budget) -> Card` registered with @paper; it measures by capability (the model's
+attention kinds, what it reads and writes, shipped analyses), never by family, and says what the model lacks instead of a number
+("not measurable"). explorer/papers/replication.py runs them and gives one JSON object:
+{"model": ..., "papers": [{"paper", "claim", "paper_value", "ours", "verdict", "command", ...}, ...]}; the bundled
+models ship it as replication.json (explorer/analyses/shipped_analyses.py's conventions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:           # for readers only: the command line's --help imports this module without torch
+    from explorer.models.interface import ExplorerModel
+
+REPLICATION_FILE = "replication.json"
+HOLDS, PARTLY, DOES_NOT, NOT_MEASURABLE = "holds", "partly", "does not", "not measurable"
+VERDICTS = (HOLDS, PARTLY, DOES_NOT, NOT_MEASURABLE)
+
+
+@dataclass
+class Budget:
+    """How much corpus work a heavy measurement may do: the shipped replication.json uses the defaults (the whole
+    bench in 84–104 s a bundled model on this 2-core CPU: benchmarks/replication.py); tests and a quick
+    look use fewer sentences."""
+
+    sentences: int = 100            # corpus sentences for faithfulness, sinks, permutation …
+    progress: Callable[[float], None] | None = None
+
+
+@dataclass
+class Card:
+    paper: str              # "Vaswani et al. 2017"
+    claim: str              # the claim in one sentence
+    setting: str            # the paper's model and data
+    source: str             # where its number is: "Table 3, row (A)"
+    paper_value: str        # the paper's number, as text
+    ours: str               # the same measurement on the open model, as text ("" when not measurable)
+    verdict: str            # one of VERDICTS
+    rule: str               # the rule the verdict follows, and why a small caption model may differ
+    command: str            # the command that reproduces `ours`
+    numbers: dict = field(default_factory=dict)     # the raw numbers behind `ours` (equal to the command's)
+    # What the verdict rests on, with its uncertainty: a mean over sentences and its sentence-bootstrap 95%
+    # interval (heads_measures.mean_interval), or another interval the card names; empty where none is measured.
+    interval: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r}: expected one of {', '.join(VERDICTS)}")
+
+
+PAPERS: dict[str, Callable[[ExplorerModel, Budget], Card]] = {}      # name → measurement, in registration order
+
+
+def paper(name: str):
+    """Register a paper's measurement under a short name (the CLI's --paper NAME)."""
+    def register(measure: Callable[[ExplorerModel, Budget], Card]):
+        PAPERS[name] = measure
+        return measure
+    return register
+
+
+def not_measurable(card: dict, why: str) -> Card:
+    """A card for a claim the model cannot test (no cross-attention, no decoder …): the reason instead of a number."""
+    return Card(**card, ours="", verdict=NOT_MEASURABLE, rule=why, command="")

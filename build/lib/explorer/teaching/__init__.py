@@ -1,0 +1,1 @@
+"""Words for people: the Lesson's steps, the glossary, counts in words."""

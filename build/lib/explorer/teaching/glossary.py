@@ -1,0 +1,48 @@
+"""The explorer's glossary: every term a page uses, in plain words for a student fresh from a lecture on "Attention
+Is All You Need" (Vaswani et al. 2017). One source of truth: the Glossary page lists it, and the pages' tooltips
+and links (pages/components/glossary_links.py) read their definitions from here; the terms themselves are in
+explorer/teaching/glossary_terms.py. No streamlit.
+
+    from explorer.teaching.glossary import GLOSSARY, slug
+    GLOSSARY["nats"].definition, slug("gradient × input")    # → "…", "gradient-x-input"
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from explorer.teaching.glossary_terms import TERMS, Entry
+
+# Spelled out before the slug's general rule: symbols a student types as words.
+SYMBOLS = {"×": " x ", "ρ": " rho ", "α": " alpha ", "→": " to ", "–": " ", "—": " ", "‖": " ", "·": " "}
+
+
+def slug(term: str) -> str:
+    """The term's anchor on the Glossary page (`glossary#slug`): lower case ASCII words joined by hyphens."""
+    text = "".join(SYMBOLS.get(character, character) for character in term)
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _sorted(entries: dict[str, Entry]) -> dict[str, Entry]:
+    return dict(sorted(entries.items(), key=lambda item: slug(item[0])))
+
+
+GLOSSARY: dict[str, Entry] = _sorted(TERMS)
+
+
+def entry(term: str) -> Entry:
+    """The term's entry; a KeyError that names the term when the glossary lacks it."""
+    try:
+        return GLOSSARY[term]
+    except KeyError:
+        raise KeyError(f"{term!r} is not in the glossary (explorer/teaching/glossary_terms.py)") from None
+
+
+def matching(query: str) -> list[str]:
+    """The terms whose name, definition or reference contains every word of query (any case); all of them for an
+    empty query."""
+    words = query.lower().split()
+    return [term for term, (definition, see, _) in GLOSSARY.items()
+            if all(word in f"{term} {slug(term)} {definition} {see}".lower() for word in words)]
