@@ -67,9 +67,10 @@ def shown_path(path: str | Path) -> str:
 
 def command_name(path: str | Path) -> str:
     """The model as a command shown to a person names it: a bundled model by its name, a folder by its own name, a
-    hub id as it is: never a path of the machine the explorer runs on."""
+    hub id ("Helsinki-NLP/opus-mt-en-de") as it is: never a path of the machine the explorer runs on."""
     shown = shown_path(path)
     if shown != str(path):
         return shown
-    folder = Path(path).expanduser()
-    return folder.name if folder.is_dir() else str(path)
+    text = str(path)
+    is_hub_id = not Path(text).expanduser().exists() and not text.startswith(("/", ".", "~")) and text.count("/") <= 1
+    return text if is_hub_id else Path(text).name or text

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from tests.conftest import ROOT
@@ -39,6 +40,7 @@ def test_the_readme_is_short_and_links_every_docs_page():
     assert nav_pages(config["nav"]) == pages | {"index.md"}
 
 
+@pytest.mark.slow
 def test_the_docs_build_strict_and_offline(tmp_path):
     result = build(ROOT, tmp_path / "site")
     assert result.returncode == 0, result.stderr[-2000:]
@@ -48,6 +50,7 @@ def test_the_docs_build_strict_and_offline(tmp_path):
     assert "Multi30k" in (tmp_path / "site" / "models.html").read_text(encoding="utf-8")     # the content moved there
 
 
+@pytest.mark.slow
 def test_a_broken_link_fails_the_build(tmp_path):
     """What the strict build above rests on: a link to a page that does not exist stops it."""
     shutil.copy(ROOT / "mkdocs.yml", tmp_path)

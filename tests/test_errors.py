@@ -55,6 +55,7 @@ def parses_a_number(body: list[ast.stmt]) -> bool:
             and ast.unparse(body[0].value.func) in ("float", "int"))
 
 
+@pytest.mark.slow
 def test_no_code_catches_a_bare_value_error_or_everything():
     offenders = []
     for path in python_files(*PACKAGES):

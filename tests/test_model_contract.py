@@ -194,6 +194,7 @@ def test_patterns_are_the_models_own_attention(opened):
             torch.testing.assert_close(cache.attention(kind, layer, "pattern"), pattern, atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow
 def test_greedy_decoding_is_the_step_by_step_argmax(opened):
     """generate (transformers' own, or our cached decoder) against a plain loop over forward: the most probable
     next token, again and again, until the end token or the step limit."""
@@ -230,6 +231,7 @@ def test_gates_of_ones_change_nothing_and_a_zero_gate_changes_the_output(opened)
 PAGES = [page.file for page in pages_reading(TEXT_INPUT.name)]      # every page a model of text is shown on
 
 
+@pytest.mark.slow
 def test_every_page_runs(opened):
     from streamlit.testing.v1 import AppTest
 
@@ -250,6 +252,7 @@ def test_every_page_runs(opened):
             assert [h.value for h in app.subheader][:1] == [model.output_title]
 
 
+@pytest.mark.slow
 def test_every_cli_command_works_or_says_in_one_line_why_not(opened, tmp_path, capsys):
     folder, model = opened
     src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"

@@ -68,6 +68,7 @@ def test_the_output_is_titled_by_the_task(family, title, tiny_checkpoint, tmp_pa
     assert ("decoding:" in decoding) == (family != "bert")        # a masked language model decodes nothing
 
 
+@pytest.mark.slow
 def test_compare_starts_from_the_model_that_is_open(marian):
     folder, _ = marian
     at = open_page("compare.py", SENTENCE, model="Your own checkpoint folder…", own_model=str(folder))

@@ -4,6 +4,8 @@ import ast
 import re
 import subprocess
 
+import pytest
+
 from tests.conftest import ROOT, SHIPPED, module_name
 
 
@@ -34,7 +36,13 @@ def test_no_cdn_and_no_pickled_weights_are_tracked():
 def imported_modules(tree: ast.Module, package_modules: set[str], package: str = "") -> set[str]:
     """The project modules a file imports, at its top or inside a function."""
     found = set()
+    # Imports for annotations only (`if TYPE_CHECKING:`) never run: they make no cycle.
+    typing_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+                   for statement in node.body for inner in ast.walk(statement)}
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
@@ -70,6 +78,7 @@ def import_graph() -> dict[str, set[str]]:
             for module, tree in trees.items()}
 
 
+@pytest.mark.slow
 def test_explorer_and_models_import_no_cycle():
     """The import graph of explorer/ and models/ is acyclic, and models/ never imports explorer/."""
     graph = import_graph()
@@ -125,6 +134,7 @@ def below_explorer(module: str) -> bool:
     return module.startswith(("explorer.models", "explorer.settings"))
 
 
+@pytest.mark.slow
 def test_explorer_keeps_its_layer_order_and_defines_no_model():
     """capture imports nothing above it, analyses only capture, figures and papers only those two, teaching
     figures too, and only cli (with the notebook API) anything; models live in models/, never in explorer/."""
@@ -234,6 +244,7 @@ def code_above_models() -> dict[str, ast.Module]:
     return {module: tree for module, tree in parsed(("explorer", "pages")).items()}
 
 
+@pytest.mark.slow
 def test_nothing_above_models_asks_which_family_a_model_is():
     """A family shows itself by its class, its module, its own error or its files' attribute: above models/ code asks
     what a model can do instead (model.has(kind), isinstance(model, Generates), model.position_bias …)."""
@@ -255,6 +266,7 @@ def test_nothing_above_models_asks_which_family_a_model_is():
     assert not [p for p in (ROOT / "explorer").glob("hugging_face*.py")]
 
 
+@pytest.mark.slow
 def test_nothing_above_models_compares_a_task():
     """`task` is a label for people and JSON (models/interface.py): code branches on a capability instead."""
     planted = ast.parse("a = model.task == TRANSLATE\nb = checkpoint.task != 'fill-mask'\nc = model.task in (CONTINUE,)\n"
@@ -266,6 +278,7 @@ def test_nothing_above_models_compares_a_task():
     assert comparing == {}
 
 
+@pytest.mark.slow
 def test_nothing_above_models_compares_a_metric_but_its_scorer():
     """What a metric is measured on, which way is better and how its statistics become scores are the Scorer's
     (explorer/analyses/corpus_scoring.py): code above models/ asks it rather than comparing a metric's name."""
@@ -295,6 +308,7 @@ def test_explorer_never_imports_streamlit_and_pages_hold_no_tensor_math():
     assert tensor_math.search("x = torch.softmax(scores, -1)") and imports_streamlit.search("import streamlit as st")
 
 
+@pytest.mark.slow
 def test_the_public_names_stay_where_people_use_them():
     """The notebook API and every CLI command keep their names whatever moves inside explorer/ (issue 32)."""
     import explorer

@@ -8,6 +8,8 @@ probabilities; `trace.image` keeps the pixels, so the figures can draw attention
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import torch
 
@@ -24,11 +26,11 @@ def checked_image(model: AttentionModel, image) -> np.ndarray:
     """The image as [height, width] float32 in 0 … 1, or InputError saying what is wrong with it."""
     if input_kind(model) is not IMAGE:
         raise InputError(f"{model.name} reads {input_kind(model).reads}, not images")
-    assert isinstance(model, ImageInput)            # what input_kind calls IMAGE
+    shape = cast(ImageInput, model).image_shape         # what input_kind calls IMAGE
     pixels = np.asarray(image, dtype=np.float32)
-    if pixels.ndim != 2 or pixels.shape != tuple(model.image_shape):
+    if pixels.ndim != 2 or pixels.shape != tuple(shape):
         raise InputError(f"an image of shape {list(pixels.shape)}; {model.name} reads one of "
-                         f"{model.image_shape[0]}×{model.image_shape[1]} pixels")
+                         f"{shape[0]}×{shape[1]} pixels")
     if not np.isfinite(pixels).all() or pixels.min() < 0 or pixels.max() > 1:
         raise InputError("the image's pixels must lie between 0 (blank) and 1 (ink)")
     return pixels
@@ -39,17 +41,17 @@ def trace_image(model: AttentionModel, image, pruned: list[HeadSpec] | None = No
                 description: str = "an image") -> Trace:
     """Classify one image and capture every attention and positional value. pruned: heads masked throughout."""
     pixels = checked_image(model, image)
-    assert isinstance(model, ImageInput)            # checked_image refuses any other
+    reader = cast(ImageInput, model)                    # checked_image refuses any other
     gates = head_mask(pruned or [], model)
-    logits, cache = model.run_with_cache(model.image_batch(torch.from_numpy(pixels)), None, "*", head_mask=gates)
+    logits, cache = model.run_with_cache(reader.image_batch(torch.from_numpy(pixels)), None, "*", head_mask=gates)
     attention, stacked = captured_attention(cache, model, gates), captured_stacks(cache)
     assert logits is not None                       # an image classifier's forward gives its logits
     log_probs = torch.log_softmax(logits[0, :1].float(), -1)        # the class token's row: the prediction
     chosen = int(log_probs[0].argmax())
-    names = lambda ids: [model.class_names[i] for i in ids]         # noqa: E731
+    names = lambda ids: [reader.class_names[i] for i in ids]         # noqa: E731
     return Trace(
-        text=description, output_text=model.class_names[chosen], source_ids=[], target_ids=[],
-        source_tokens=model.token_labels(), target_tokens=[], output_tokens=[model.class_names[chosen]],
+        text=description, output_text=reader.class_names[chosen], source_ids=[], target_ids=[],
+        source_tokens=reader.token_labels(), target_tokens=[], output_tokens=[reader.class_names[chosen]],
         truncated=False, decoding="the class token", pruned=format_heads(pruned or []), d_k=model.d_k,
         attention=attention, masks=captured_masks(cache, model, attention), positional=stacked["pos_encoding"],
         embeddings=stacked["embed"], inputs=stacked["input"],

@@ -4,6 +4,7 @@ is not; the picker's label and the step's text name the same piece."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
@@ -34,6 +35,7 @@ def retyped(at: AppTest, sentence: str) -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_the_lessons_word_follows_it_into_a_new_sentence_and_falls_back_where_it_is_gone(h8):
     at = lesson(FIRST)
     words = at.selectbox(key="lesson_word").options
@@ -59,6 +61,7 @@ def test_a_choice_made_on_the_same_sentence_is_the_persons_own(h8):
     assert chosen_piece(at, "lesson_word") == street and at.selectbox(key="lesson_word").value == 7
 
 
+@pytest.mark.slow
 def test_switching_to_the_image_model_and_back_keeps_the_persons_sentence(h8):
     at = AppTest.from_file(str(ROOT / "pages" / "app.py"), default_timeout=180)
     at.run()
@@ -69,6 +72,7 @@ def test_switching_to_the_image_model_and_back_keeps_the_persons_sentence(h8):
     assert not at.exception and at.sidebar.text_area(key="sentence").value == SECOND
 
 
+@pytest.mark.slow
 def test_the_decoding_step_follows_its_piece_when_pruning_changes_the_output(h8):
     """Pruning cross.0.* makes h8 write "▁eine m" for "▁dem": "▁Fahrrad" moves from step 5 to 6, "▁dem" is gone."""
     from explorer.capture.head_sets import head_set, parse_heads

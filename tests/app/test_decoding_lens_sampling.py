@@ -43,6 +43,7 @@ def sampled_text(at) -> str:
     return sampled
 
 
+@pytest.mark.slow
 def test_the_sections_draw_the_explorers_numbers_and_the_url_keeps_the_settings(h8):
     at = open_part(open_page("decoding.py", SENTENCE), "Logit lens", "decoding_part")
     trace = trace_sentence(h8, SENTENCE)
@@ -103,6 +104,7 @@ def test_temperature_zero_is_the_greedy_output(h8):
     assert any("temperature 0: greedy decoding" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", PREDICTS_TOKENS)
 def test_the_sections_run_on_hugging_face_models(family, tmp_path_factory):
     folder = saved_model(family, tmp_path_factory)

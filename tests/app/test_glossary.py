@@ -157,6 +157,7 @@ def test_every_term_a_page_explains_is_in_the_glossary():
     assert len({t for terms in used.values() for t in terms}) >= 60
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", INTRODUCED)
 def test_each_page_opens_with_one_sentence_on_how_to_read_it(page):
     at = opened(page)

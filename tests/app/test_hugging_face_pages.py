@@ -28,6 +28,7 @@ def folder(request, tmp_path_factory):
     return saved_model(request.param, tmp_path_factory)
 
 
+@pytest.mark.slow
 def test_translation_and_attention_show_the_models_own_numbers(folder):
     loaded = open_model(folder)
     expected = trace_sentence(loaded, SENTENCE)           # as the pages trace it: the sentence recased
@@ -56,6 +57,7 @@ def test_translation_and_attention_show_the_models_own_numbers(folder):
     np.testing.assert_allclose(heatmap["weights"], expected.pattern(kind)[0, 0][np.ix_(rows, columns)], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_internals_and_decoding_draw_every_family(folder):
     model = open_model(folder)
     at = open_part(open_page("internals.py", SENTENCE, model=OWN, own_model=str(folder)), "Q, K, V walkthrough")
@@ -147,6 +149,7 @@ def splitting(values: list[float]) -> float:
     return min(gaps)[1] if gaps else ordered[-1] + 0.01
 
 
+@pytest.mark.slow
 def test_heads_page_computes_roles_for_the_kinds_the_model_has(folder, tmp_path):
     treebank = tmp_path / "tiny.conllu"
     treebank.write_text(CONLLU * 3)
@@ -184,6 +187,7 @@ def table_with(at, column):
     return next(frame.value for frame in at.dataframe if column in frame.value.columns)
 
 
+@pytest.mark.slow
 def test_prune_page_prunes_a_hugging_face_model(folder):
     loaded = open_model(folder)
     kind = "cross" if loaded.has("cross") else loaded.kinds[0]
@@ -208,6 +212,7 @@ def test_prune_page_prunes_a_hugging_face_model(folder):
     assert [t.value for t in at.text][1] == pruned.output_text.strip()
 
 
+@pytest.mark.slow
 def test_compare_page_sets_any_models_side_by_side(folder, h8):
     at = open_page("compare.py", SENTENCE)
     at.text_area(key="compare_others").input(str(folder)).run()

@@ -33,6 +33,7 @@ def open_tab(at, tab: str):
     return at
 
 
+@pytest.mark.slow
 def test_every_tab_draws_the_models_numbers(page, vit):
     at = page("images.py", image_digit=10)
     trace = trace_image(vit, held_out().images[10])

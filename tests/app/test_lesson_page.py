@@ -7,6 +7,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.capture.trace import trace_sentence
@@ -32,6 +33,7 @@ def stated(at: AppTest) -> dict:
             for name, value in re.findall(r'data-name="([^"]+)" data-value=\'([^\']*)\'', html)}
 
 
+@pytest.mark.slow
 def test_the_app_opens_on_the_lesson_and_its_numbers_are_the_traces(h8):
     at = opened(lesson="softmax", query="12", head="encoder.2.0")
     assert at.title[0].value.startswith("Lesson")
@@ -48,6 +50,7 @@ def test_the_app_opens_on_the_lesson_and_its_numbers_are_the_traces(h8):
     assert at.subheader[0].value.startswith("Step 5 of 17") and at.query_params["lesson"] == "scale"
 
 
+@pytest.mark.slow
 def test_see_it_in_depth_opens_the_deep_view_on_the_same_choice():
     at = opened(lesson="qkv", query="12", head="encoder.1.3")
     at.button(key="lesson_link").click().run()

@@ -87,6 +87,7 @@ def test_a_link_opens_attention_on_its_window_and_a_short_sentence_needs_none():
     assert not short.get("select_slider") and "tokens" not in short.query_params
 
 
+@pytest.mark.slow
 def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
     if len(SHIPPED) < 3:
         return

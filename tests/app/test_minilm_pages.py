@@ -39,6 +39,7 @@ def test_the_sidebar_offers_it_by_name_and_a_link_opens_it():
     assert at.query_params["model"] == [NAME] or at.query_params["model"] == NAME
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", [page.file for page in PAGES if page.reads != "image"])
 def test_every_page_draws_it_or_says_why_not(page):
     at = opened(page, {"model": LABEL})

@@ -131,6 +131,7 @@ def test_attention_page_draws_the_explorers_numbers(h8):
     assert len(token_heatmaps(at)) == 1 and "encoder" in at.info[0].value  # rollout: the encoder only
 
 
+@pytest.mark.slow
 def test_internals_page(h8):
     at = open_part(open_page(PAGES[2], SENTENCE), "Scores → softmax")
     trace = trace_sentence(h8, SENTENCE)
@@ -238,6 +239,7 @@ def drawn_text(at) -> tuple[list[str], list[str]]:
     return as_html, as_markdown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES + ["prune.py", "compare.py", "lesson.py"])
 def test_hostile_and_odd_text_on_every_page(page):
     """The typed markup is drawn as text wherever the page draws the sentence or its pieces: never raw, escaped
@@ -301,6 +303,7 @@ def test_heads_page_shows_shipped_roles_and_reclassifies(h8):
     assert not at.exception and token_heatmaps(at, "enc.0.0 on the current sentence")
 
 
+@pytest.mark.slow
 def test_compare_page_draws_every_head_of_every_model():
     at = open_page("compare.py", SENTENCE)
     if len(SHIPPED) < 2:
@@ -332,6 +335,7 @@ def test_compare_page_draws_every_head_of_every_model():
                                                                       str(expected["most positional"]))
 
 
+@pytest.mark.slow
 def test_compare_every_head_tiles_are_each_sessions_own():
     """A long sentence's tiles of every head of every model: a session in projector mode gets them at the
     projector's width and type, and the next ordinary session the ordinary ones (nothing kept across sessions)."""
@@ -351,6 +355,7 @@ def test_compare_every_head_tiles_are_each_sessions_own():
     assert len(tiles(plain)) == 8 + 2 + 1 and plain == plain_again
 
 
+@pytest.mark.slow
 def test_prune_page_toggle_changes_the_translation(h8):
     from explorer.capture.head_sets import parse_heads
 
@@ -429,6 +434,7 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
     assert pruned == expected and all(spec.startswith("cross.") for spec in pruned)
 
 
+@pytest.mark.slow
 def test_prune_page_scores_a_corpus_only_when_asked(h8):
     from explorer.capture.head_sets import parse_heads
     from explorer.capture.translation import bleu, translate
@@ -525,6 +531,7 @@ def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     assert not bad.exception and any("enc.9.9" in w.value for w in bad.warning)
 
 
+@pytest.mark.slow
 def test_the_sidebar_says_what_the_model_knows_and_far_sentences_get_a_notice(tmp_path):
     at = open_page("translation.py", "The quarterly earnings report exceeded analysts' expectations.")
     assert any("29,000 Multi30k image captions" in c.value for c in at.sidebar.caption)
@@ -555,6 +562,7 @@ def test_the_sidebar_says_what_the_model_knows_and_far_sentences_get_a_notice(tm
     assert not any("Multi30k" in c.value for c in at.sidebar.caption)
 
 
+@pytest.mark.slow
 def test_heads_page_draws_how_every_head_formed_from_the_shipped_evolution(h8):
     at = open_page("heads.py", SENTENCE, heads_part="During training")
     evolution = json.loads((h8.path / "head_evolution.json").read_text())
@@ -589,6 +597,7 @@ def test_the_sentence_is_one_line():
     assert at.query_params["sentence"] in ("A dog runs on the beach.", ["A dog runs on the beach."])
 
 
+@pytest.mark.slow
 def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get(h8):
     from explorer.analyses.norms import weight_and_norm_shares
 
@@ -610,6 +619,7 @@ def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get
     assert any("Norms ‖α·f(x)‖ in bertviz" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_compare_shows_each_models_norms_when_asked():
     from explorer.models.loader import open_model
 

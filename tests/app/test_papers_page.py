@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from explorer.pages.components.session import OWN
 from explorer.papers.cards import PAPERS
 from tests.app.conftest import open_page
@@ -37,6 +39,7 @@ def test_a_bundled_models_shipped_bench_is_shown_at_once():
     assert ours == [f"**Ours.** {card['ours'] or '—'}" for card in report["papers"]]
 
 
+@pytest.mark.slow
 def test_a_model_without_a_bench_offers_the_run_and_shows_the_librarys_cards(tiny_checkpoint, monkeypatch):
     """The page runs the library's replicate with the chosen budget and shows its cards (the library's result is
     recorded as the page gets it: running the bench again here took as long as the page's run)."""

@@ -84,6 +84,7 @@ def test_a_corrupted_sentence_from_the_url_and_one_of_another_length(h8):
     assert at.query_params["metric"] == "first"
 
 
+@pytest.mark.slow
 def test_a_new_sentence_gets_a_new_suggestion(h8):
     at = opened("patching.py", SENTENCE)
     other = "A little girl is climbing the stairs of a wooden playhouse."
@@ -92,6 +93,7 @@ def test_a_new_sentence_gets_a_new_suggestion(h8):
     assert at.text_area(key="patching_corrupt").value == suggest_corruption(h8, other)
 
 
+@pytest.mark.slow
 def test_the_lecture_sentence_opens_with_a_noun_swapped_and_says_which(h8):
     at = opened("patching.py", "The animal didn't cross the street because it was too tired.")
     assert at.text_area(key="patching_corrupt").value == "The dog didn't cross the street because it was too tired."
@@ -131,6 +133,7 @@ def test_heads_page_shows_the_detector_scores(h8):
     assert "--model en-de-h8 " in hint and str(ROOT) not in hint
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["gpt2", "bert", "marian"])
 def test_a_tiny_hugging_face_models_pages_run(family, tmp_path_factory):
     folder = str(saved_model(family, tmp_path_factory))

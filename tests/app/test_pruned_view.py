@@ -26,6 +26,7 @@ def notices(at) -> str:
     return " ".join(element.value for element in [*at.info, *at.warning])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", APPLIED + SHOWN_WHOLE)
 def test_every_page_says_what_it_does_with_the_pruned_heads(page):
     at = open_page(page, SENTENCE, url_pruned=PRUNED)

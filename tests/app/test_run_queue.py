@@ -42,6 +42,7 @@ def test_the_estimate_is_the_typical_run_once_per_round_of_the_slots():
     assert queue.estimate(5) == 3.0
 
 
+@pytest.mark.slow
 def test_before_any_run_has_finished_the_estimate_is_the_longest_running_one():
     queue = RunQueue(1)
     assert queue.estimate(0) == 1.0                            # nothing has run: the fixed first guess

@@ -75,6 +75,7 @@ def test_a_visitor_cannot_name_corpus_files_or_a_ray_address(served):
     assert "… or its path on the server" not in [box.label for box in at.text_input]
 
 
+@pytest.mark.slow
 def test_a_forged_corpus_path_in_the_session_is_never_read(served):
     """Even a session state holding a path (as the path box would on one's own machine) is not read when served:
     the bundled corpus is scored instead."""
@@ -205,6 +206,7 @@ def test_many_threads_never_run_more_jobs_than_the_slots():
     assert most[0] == 2 and running[0] == 0
 
 
+@pytest.mark.slow
 def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp_path):
     """The CLI notes shards retried after a Ray worker died (tests/explorer: a real worker killed); the page does
     too. Here a runner runs each shard as a Ray worker would (ShardWorker.run, in this process) and reports two of
@@ -246,6 +248,7 @@ def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp
     assert list(tmp_path.glob("curve-*.json"))          # computed here, not read from an earlier run
 
 
+@pytest.mark.slow
 def test_a_visitors_corpus_job_waits_for_the_one_running(served):
     """Served with --jobs 1: while another session's job runs, this one's waits its turn, then runs."""
     import threading

@@ -114,6 +114,7 @@ def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
                and "not under “special tokens”" in caption.value for caption in heads.caption)
 
 
+@pytest.mark.slow
 def test_compare_draws_words_for_every_model(h8):
     at = open_page("compare.py", WORDY)
     at.session_state["compare_units"] = "words"

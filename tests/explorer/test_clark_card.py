@@ -64,6 +64,7 @@ def figure_2(reference, texts: list[str]) -> dict[str, np.ndarray]:
     return {category: np.mean(rows, axis=0) for category, rows in expected.items()}
 
 
+@pytest.mark.slow
 def test_figure_2_shares_are_recomputed_from_transformers_attentions(card, minilm, reference):
     shares = card.numbers["token_shares"]
     assert shares["sentences"] == SENTENCES
@@ -117,6 +118,7 @@ def _clark_scores(attention: np.ndarray, word_ids: list, heads: list[int], relat
     return hits, offsets
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["det", "case"])
 def test_table_1_scores_are_recomputed_from_transformers_attentions(card, reference, relation):
     tokenizer, attend = reference

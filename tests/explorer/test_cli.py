@@ -31,6 +31,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
+@pytest.mark.slow
 def test_translate_prints_one_line_per_sentence(tiny_checkpoint):
     """`python -m explorer` itself, in a process of its own."""
     result = subprocess.run([sys.executable, "-m", "explorer", "translate", "--model", str(tiny_checkpoint.path),
@@ -106,6 +107,7 @@ def test_bad_input_gives_one_clear_line(case, tiny_checkpoint, tmp_path):
         assert len(lines) == 1 and lines[0].startswith("error: "), lines
 
 
+@pytest.mark.slow
 def test_roles_importance_and_prune_curve_commands(tiny_checkpoint, tmp_path):
     import shutil
 

@@ -31,6 +31,7 @@ def test_a_mistyped_option_after_a_command_shows_that_commands_usage(h8):
     assert "python -m explorer translate: error: unrecognized arguments: --bogus" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_long_paste_is_quoted_short_and_its_cut_is_said(h8, tmp_path):
     result = cli("translate", "--model", str(h8.path), LONG)
     assert result.returncode == 0 and "cut to fit" in result.stderr

@@ -104,6 +104,7 @@ def hugging_face_model(request, tmp_path_factory):
     return open_model(saved_model(request.param, tmp_path_factory))
 
 
+@pytest.mark.slow
 def test_no_family_s_beam_tree_takes_a_special_token(hugging_face_model):
     """Tiny random models choose padding, <s>, <unk> or a language tag often (T5 its padding, its start token): the
     tree never does, and each step's kept log-probabilities are still the model's own, best first."""
@@ -294,6 +295,7 @@ def test_in_projector_mode_the_beam_tree_fits_the_folded_column_with_its_labels_
     assert plot_width / beam >= TEXT_OFFSET + CHAR_WIDTH * nodes.textfont.size * longest + COLUMN_GAP - 1
 
 
+@pytest.mark.slow
 def test_beam_tree_links_stay_out_of_the_label_rows(h8):
     result = beam_tree(h8, FORTY_FIVE_WORDS, 10, 0.6)
     figure = beam_tree_figure(result, h8.pieces)

@@ -145,6 +145,7 @@ def test_scores_equal_those_from_transformers_own_attention(family, tmp_path_fac
         assert result.chance[kind]["previous_token"] == pytest.approx(sum(1 / (i + 1) for i in range(1, n)) / n)
 
 
+@pytest.mark.slow
 def test_every_family_is_scored_on_its_self_attention_only(family_model):
     result = detect_heads(family_model, seeds=2, length=8)
     assert set(result.scores) == {kind for kind in ("encoder", "decoder") if family_model.has(kind)}

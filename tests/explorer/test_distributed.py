@@ -39,6 +39,7 @@ def without_timing(result: dict) -> dict:
     return {k: v for k, v in result.items() if k not in ("seconds", "gradient_seconds", "distributed")}
 
 
+@pytest.mark.slow
 def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoint, local_ray, capsys, tmp_path,
                                                                   monkeypatch):
     model = str(tiny_checkpoint.path)
@@ -67,6 +68,7 @@ def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoi
     assert_same(without_timing(shared), without_timing(alone), "prune-curve")
 
 
+@pytest.mark.slow
 def test_faithfulness_gives_the_same_means_on_two_workers(tiny_checkpoint, local_ray, capsys, tmp_path):
     """(On this module's one local Ray: a second start cost ~5 s.)"""
     # 64 + 6 lines: two generation batches, one shard each; two scored sentences in each, the rest too short to
@@ -143,6 +145,7 @@ def test_a_failed_run_lets_its_workers_go(monkeypatch, tmp_path):
         assert fresh is not kept
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_replaced_and_every_shard_counted_once(tiny_checkpoint, local_ray, monkeypatch):
     monkeypatch.setattr(Checkpoint, "generation_batch", 8)       # as in the test above
     sources, references = read_parallel(MULTI30K / "val.en.gz", MULTI30K / "val.de.gz")

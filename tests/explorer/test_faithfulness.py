@@ -119,6 +119,7 @@ def test_rollout_carries_the_cross_attention_back_through_the_encoder(tiny_check
                                (rows @ attention_rollout(trace.pattern("encoder"))[-1])[setup.scored], atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_family_is_scored_or_says_why(family, tmp_path_factory):
     model = open_model(str(saved_model(family, tmp_path_factory)))

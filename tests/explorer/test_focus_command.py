@@ -59,6 +59,7 @@ def same_head(got: dict, wanted: dict, rows: np.ndarray, labels: list[str]) -> b
             and abs(got["weight"] - wanted["weight"]) < 1e-5)
 
 
+@pytest.mark.slow
 def test_json_answer_is_the_traces_patterns_pooled_into_words(folder):
     result = cli("focus", "--model", folder, "--text", LECTURE, "--word", "it", "--json")
     assert result.returncode == 0, result.stderr
@@ -79,6 +80,7 @@ def test_json_keys_are_snake_case(folder):
     assert isinstance(answer["heads"], list) and isinstance(answer["top_word_counts"], dict)
 
 
+@pytest.mark.slow
 def test_text_prints_one_line_per_head_then_the_counts(folder):
     """The text is the JSON answer (checked above) as lines: head, top word, weight in percent."""
     result = cli("focus", "--model", folder, "--text", LECTURE, "--word", "it")
@@ -101,6 +103,7 @@ def test_a_missing_word_is_one_error_line_naming_it(folder):
     assert "animal" in lines[0].replace("Ġ", "")         # the sentence's words, to pick from
 
 
+@pytest.mark.slow
 def test_a_repeated_word_says_which_occurrence_it_reads():
     model = str(BUNDLED[8])
     first = cli("focus", "--model", model, "--text", LECTURE, "--word", "the", "--json")

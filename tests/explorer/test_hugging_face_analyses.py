@@ -71,6 +71,7 @@ def their_loss(model, theirs, scored, index):
         return theirs(input_ids=torch.tensor([masked]), labels=torch.tensor([labels])).loss
 
 
+@pytest.mark.slow
 def test_the_scorer_fits_the_task_and_its_loss_is_the_models_own(opened):
     model, theirs = opened
     if isinstance(model, Embeds):
@@ -141,6 +142,7 @@ def test_a_silent_head_scores_zero_and_pruning_a_whole_layer_changes_the_score(m
     assert scored.loss(head_mask(layer, model)) != pytest.approx(scored.loss(), abs=1e-7)
 
 
+@pytest.mark.slow
 def test_the_pruning_curve_covers_the_kinds_the_model_has(model):
     scored = scorer(model)
     scores = {HeadSpec(kind, layer, head): float(layer * 10 + head) for kind in model.kinds

@@ -68,6 +68,7 @@ def their_run(model, folder, trace):
         return {model.kinds[0]: out.attentions}, (out.logits if hasattr(out, "logits") else out.last_hidden_state)[0]
 
 
+@pytest.mark.slow
 def test_the_trace_holds_transformers_own_patterns_for_the_ids_it_used(model, folder):
     trace = trace_sentence(model, SENTENCE)
     theirs, logits = their_run(model, folder, trace)
@@ -121,6 +122,7 @@ def test_pruning_every_cross_attention_head_cuts_the_output_loose_from_the_sourc
     assert plain.pattern("cross").shape[1:] == pruned.pattern("cross").shape[1:]
 
 
+@pytest.mark.slow
 def test_the_cli_traces_and_translates_a_hugging_face_folder(model, folder, tmp_path, capsys):
     from explorer.cli import main  # in-process: the CLI's own code, without a new interpreter
 
@@ -144,6 +146,7 @@ def test_the_cli_traces_and_translates_a_hugging_face_folder(model, folder, tmp_
     assert len(err.strip().splitlines()) == 1 and err.startswith("error:") and "cross.9.0" in err
 
 
+@pytest.mark.slow
 def test_the_cli_analyses_every_family_on_the_right_corpus(model, folder, tmp_path, capsys):
     """evaluate, roles, importance and prune-curve: BLEU on pairs for translation models, perplexity on plain
     lines for GPT-2 and BERT; the wrong corpus shape is one clear line."""
@@ -176,6 +179,7 @@ def test_the_cli_analyses_every_family_on_the_right_corpus(model, folder, tmp_pa
     assert len(json.loads(capsys.readouterr().out)["heads"]) == 2 * 4 * len(kinds)
 
 
+@pytest.mark.slow
 def test_the_notebook_api_opens_a_hugging_face_folder(folder):
     import explorer
 

@@ -59,6 +59,7 @@ def sides(model) -> list[str]:
     return [side for side, stack in STACKS.items() if model.has(stack)]
 
 
+@pytest.mark.slow
 def test_position_tables_are_the_models_own_rows(opened):
     model, trace, theirs = opened
     if model.architecture.positional in ("relative", "rotary"):

@@ -43,6 +43,7 @@ def test_gradient_pass_leaves_the_shared_model_untouched(tiny_checkpoint, pairs)
     assert scorer.loss() == before
 
 
+@pytest.mark.slow
 def test_report_lists_every_head_with_its_scores(tiny_checkpoint, pairs):
     progress = []
     report = importance_report(TranslationScorer(tiny_checkpoint, pairs[0][:10], pairs[1][:10]), progress=progress.append)

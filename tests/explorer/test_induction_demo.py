@@ -76,6 +76,7 @@ def test_the_second_repeat_loss_equals_a_direct_computation():
     assert second_repeat_loss(logits, ids, lengths, starts).item() == pytest.approx(np.mean(expected), rel=1e-5)
 
 
+@pytest.mark.slow
 def test_a_short_run_is_well_shaped_deterministic_and_starts_from_the_untrained_model():
     calls = []
     first = run_demo(progress=calls.append, settings=SHORT)

@@ -62,6 +62,7 @@ def test_a_registered_job_runs_in_this_process_and_its_second_run_is_read_from_d
         corpus_job("test-words")(type("Elsewhere", (), {"__module__": "somewhere.else"}))
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("ray")     # one local Ray for the Ray tests, on one xdist worker
 def test_a_registered_job_gives_the_same_answer_on_a_local_ray(tiny_checkpoint, local_ray, tmp_path):
     try:

@@ -113,6 +113,7 @@ def command_options(name: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["evaluate", "roles", "importance", "prune-curve", "evolution", "heads", "detect",
                                      "focus", "patch", "sinks", "faithfulness", "replicate"])
 def test_each_output_follows_its_documented_schema(outputs, command):

@@ -123,6 +123,7 @@ def test_a_focus_out_of_range_is_clamped(lecture):
     ("t5", ["sentence", "qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers",
             "masked", "cross", "probabilities", "next", "training"]),
 ])
+@pytest.mark.slow
 def test_the_steps_follow_what_a_model_can_do(family, expected, tmp_path_factory):
     """A decoder-only model walks its decoder and has no cross-attention; a masked language model has no decoding;
     T5 adds no position to its input (a relative bias instead). Every step draws on every family."""

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from plotly.io.json import to_json_plotly
 
 from explorer.analyses.internals import Walkthrough
@@ -188,6 +189,7 @@ def compared(numbers: dict, part: str) -> np.ndarray:
                     dtype=float).ravel()
 
 
+@pytest.mark.slow
 def test_figures_up_to_sixty_tokens_are_unchanged():
     expected = json.loads(FIGURES_FILE.read_text(encoding="utf-8"))
     made = {name: figure_numbers(figure) for name, figure in short_figures(COUNTS)}
@@ -273,6 +275,7 @@ def test_a_long_head_is_drawn_whole_zoomable_with_thinned_labels():
     assert "250 × 250 tokens" in figure.layout.title.text and "zoom" in figure.layout.title.text
 
 
+@pytest.mark.slow
 def test_a_head_past_the_cells_budget_is_pooled_and_says_so():
     from explorer.figures.common import MAX_CELLS
 
@@ -292,6 +295,7 @@ def tiles(grid, layer: int, head: int) -> np.ndarray:
     return z_of(grid)[np.ix_(rows, columns)]
 
 
+@pytest.mark.slow
 def test_every_head_of_a_long_sentence_is_pooled_block_by_block():
     _, _, pattern = inputs(250, layers=3, heads=8)
     cross = pattern[:, :, :36, :]                                          # a 36-token translation of 250 tokens
@@ -323,6 +327,7 @@ def test_compare_panels_of_a_long_sentence_are_pooled_with_the_focus_on_its_bloc
     assert figure.layout.height < 1600 and figure.layout.width < 1100
 
 
+@pytest.mark.slow
 def test_long_scores_panels_are_the_real_numbers_and_zoom_together():
     scores, mask, pattern = inputs(250, layers=1, heads=1)
     figure = scores_mask_softmax(scores[0, 0], mask, pattern[0, 0], tokens(250), tokens(250), "s")
@@ -375,6 +380,7 @@ def test_long_token_bars_take_the_columns_width_with_thinned_labels():
         assert len(figure.data[0].x) == 250                                # every bar is drawn
 
 
+@pytest.mark.slow
 def test_every_figure_stays_bounded_at_250_and_500_tokens():
     """No figure is thousands of px tall, none forces a label per token on a long axis, none sends megabytes."""
     for name, figure in short_figures((250, 500)):
@@ -387,6 +393,7 @@ def test_every_figure_stays_bounded_at_250_and_500_tokens():
                     assert not (axis.tickmode == "linear" and axis.dtick == 1), name
 
 
+@pytest.mark.slow
 def test_the_pages_on_a_250_token_text(h8):
     """The bundled model on Multi30k captions joined to 250 tokens: each page's figures are the model's numbers,
     every token drawn or pooled as its title says, bertviz on a window, in bounded figures."""

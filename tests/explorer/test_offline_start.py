@@ -15,6 +15,8 @@ import sys
 import time
 import urllib.request
 
+import pytest
+
 from tests.browser.harness import free_port
 from tests.conftest import ROOT
 
@@ -45,6 +47,7 @@ def is_local(target: str) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
+@pytest.mark.slow
 def test_the_serve_command_contacts_no_address_outside_the_machine(tmp_path):
     (tmp_path / "sitecustomize.py").write_text(AUDIT)
     log, net_log, port = tmp_path / "server.log", tmp_path / "net.jsonl", free_port()

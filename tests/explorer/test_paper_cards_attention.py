@@ -72,6 +72,7 @@ def test_permutation_hook_in_a_model_keeps_each_row(tiny_checkpoint):
     assert torch.all(decoder.triu(1) == 0)                          # no query sees its future
 
 
+@pytest.mark.slow
 def test_uniform_attention_cannot_be_changed_by_permutation(tiny_checkpoint):
     model = tiny_checkpoint
     with model_run(hooks=pattern_hooks(model, list(model.kinds), uniform), hook_names=model.hook_names):
@@ -118,6 +119,7 @@ def test_upper_layers_follow_the_paper():
     assert upper_layers(3) == [2] and upper_layers(2) == [1]
 
 
+@pytest.mark.slow
 def test_card_numbers_are_the_functions_outputs(tiny_checkpoint):
     model, budget = tiny_checkpoint, Budget(sentences=4)
     test = read_lines(MULTI30K / TEST)[:4]
@@ -147,6 +149,7 @@ def test_card_numbers_are_the_functions_outputs(tiny_checkpoint):
         assert card.ours and card.command.startswith("python -m explorer"), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_every_family_gets_a_card(family, tmp_path_factory):
     model = open_model(saved_model(family, tmp_path_factory))

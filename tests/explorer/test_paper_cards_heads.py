@@ -28,6 +28,7 @@ def shipped(name: str, heads: int = 8) -> dict:
     return json.loads((BUNDLED[heads] / name).read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_a_planted_positional_head_is_voitas_positional_candidate(tiny_checkpoint):
     """Encoder layer 1, head 3 replaced by 'look at yourself' (offset 0 for every query): the card, measuring for
     real on the tiny model (no shipped roles), names it with share 1."""
@@ -84,6 +85,7 @@ def test_vaswani_numbers_are_the_bundled_scores(h8):
     assert card.numbers["open_model"] == "h8" and card.verdict in VERDICTS
 
 
+@pytest.mark.slow
 def test_voita_numbers_are_the_shipped_roles_and_clark_measures_the_encoder(h8):
     roles = shipped("head_roles.json")
     encoder = [h for h in roles["heads"] if h["kind"] == "encoder"]
@@ -104,6 +106,7 @@ def test_voita_numbers_are_the_shipped_roles_and_clark_measures_the_encoder(h8):
     assert {row["ud"] for row in clark.numbers["relations"] if row["ours"]} >= {"obj", "det", "nsubj", "amod"}
 
 
+@pytest.mark.slow
 def test_michel_numbers_are_the_shipped_importance_and_curve(h8):
     importance, curve = shipped("head_importance.json"), shipped("head_pruning_curve.json")
     card = PAPERS["michel"](h8, Budget(sentences=PAIRS))
@@ -121,6 +124,7 @@ def test_michel_numbers_are_the_shipped_importance_and_curve(h8):
     assert len({per_kind[kind][0] for kind in ("enc", "dec", "cross")}) == 1      # one unpruned BLEU
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_every_family_gets_every_head_card(family, tmp_path_factory):
     model = open_model(saved_model(family, tmp_path_factory))

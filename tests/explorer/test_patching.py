@@ -59,6 +59,7 @@ def patched(request, tmp_path_factory, tiny_checkpoint):
     return model, clean, corrupt, result
 
 
+@pytest.mark.slow
 def test_every_layer_output_restores_1_and_nothing_0(patched):
     model, _, _, result = patched
     assert result.all_layers == pytest.approx(1.0, abs=1e-4)

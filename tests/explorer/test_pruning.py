@@ -90,6 +90,7 @@ def test_token_diff():
     assert diff[1].before == ["▁Hund"] and diff[1].after == ["▁Mann"]
 
 
+@pytest.mark.slow
 def test_importance_order_beats_random_with_planted_useless_heads(h8):
     """Silence all 8 heads of cross-attention layer 0 through a hook: importance must rank them first, so
     pruning them first costs nothing, while random orders prune useful heads too."""
@@ -115,6 +116,7 @@ def test_importance_order_beats_random_with_planted_useless_heads(h8):
     assert len(curve_rows(curve)) == 7 * 3          # importance and 2 random orders at 7 points
 
 
+@pytest.mark.slow
 def test_two_threads_with_different_prunings_get_their_own_translations(h8):
     prunings = [parse_heads("enc.0.*,cross.1.*", h8.model.config), parse_heads("dec.2.*,cross.0.*", h8.model.config)]
     expected = [translate(h8, SENTENCES, pruned=p) for p in prunings]

@@ -47,6 +47,7 @@ def first_token_shares(model, texts: list[str]) -> tuple[np.ndarray, float]:
     return np.mean(shares, axis=0), float(np.mean(uniform))
 
 
+@pytest.mark.slow
 def test_every_paper_gives_a_complete_card_on_our_tiny_model(tiny_checkpoint):
     report = replicate(tiny_checkpoint, budget=Budget(sentences=6))
     check_report(report, tiny_checkpoint.name)
@@ -60,6 +61,7 @@ def test_every_paper_gives_a_complete_card_on_our_tiny_model(tiny_checkpoint):
     assert xiao["upper_factors"] == [round(xiao["first_token_share"][-1] / xiao["uniform"], 2)]
 
 
+@pytest.mark.slow
 def test_the_cli_prints_what_the_library_returns(tiny_checkpoint, capsys):
     budget = ["--sentences", "6"]
     for name in ("kobayashi", "xiao"):

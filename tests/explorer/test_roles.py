@@ -54,6 +54,7 @@ def constructed_patterns(tree, aligned, rarest_position: int) -> np.ndarray:
     return patterns
 
 
+@pytest.mark.slow
 def test_constructed_heads_get_exactly_their_roles(sentences, tiny_checkpoint):
     frequencies = list(range(1000, 1000 - tiny_checkpoint.tokenizer.vocab_size, -1))  # higher id = rarer
     tally, syntax = Tally(1, 3), SyntaxTally()
@@ -151,6 +152,7 @@ def test_word_piece_mapping_on_words_split_into_many_pieces(tiny_checkpoint):
     np.testing.assert_allclose(target.sum(0), lengths)
 
 
+@pytest.mark.slow
 def test_a_planted_positional_head_is_found_by_the_whole_pipeline(tiny_checkpoint):
     """Replace encoder layer 1, head 3 by 'look one token left' through a hook; analyse_roles must find it."""
     def look_left(pattern, name):

@@ -83,6 +83,7 @@ def test_a_steps_distribution_under_the_settings_is_the_softmax_of_the_logits(h8
     assert list(table.columns) == ["token", "model (T = 1)", "sampled from"] and len(table) == 15
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [Sampling(1.0), Sampling(1.5, top_k=20, top_p=0.9, seed=7)])
 def test_a_samples_steps_are_the_distributions_its_tokens_were_drawn_from(h8, settings):
     """Each step of a sample: the model's distribution given the tokens the sample drew before (computed here one
@@ -138,6 +139,7 @@ def test_an_empty_word_drawn_adds_no_second_space(h8):
     assert sample_text(h8, [lone] + comma, h8.pieces([lone] + comma)) == h8.detokenize([lone] + comma)
 
 
+@pytest.mark.slow
 def test_a_sample_is_the_same_from_the_library_the_notebook_and_the_cli(h8, capsys):
     settings = Sampling(1.2, top_k=40, top_p=0.95, seed=11)
     library = sample(h8, SENTENCE, settings)
@@ -150,6 +152,7 @@ def test_a_sample_is_the_same_from_the_library_the_notebook_and_the_cli(h8, caps
     assert len({explorer.sample(h8, SENTENCE, temperature=2.5, seed=seed) for seed in range(3)}) == 3
 
 
+@pytest.mark.slow
 def test_temperature_zero_or_absent_is_greedy_or_beam_as_before(h8, capsys):
     for extra in ([], ["--temperature", "0"]):
         for beam in ("1", "4"):

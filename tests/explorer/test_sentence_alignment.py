@@ -101,6 +101,7 @@ def test_with_fewer_than_500_distinct_tokens_every_token_is_among_the_most_frequ
     assert common_count(torch.tensor([5.0, 3.0]), 0) == float("-inf")
 
 
+@pytest.mark.slow
 def test_the_roles_report_says_which_filter_made_its_rare_token_counts(h8, trees):
     everyday = ["A man is in the water.", "Two dogs are on the street.", "A woman and a man."]   # common tokens only
     sentences = [tree.text for tree in trees[:60]] + everyday

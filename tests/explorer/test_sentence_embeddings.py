@@ -131,6 +131,7 @@ def test_the_scorer_is_cosine_to_the_whole_model_and_its_probe_is_the_jacobian(t
         torch.testing.assert_close(gradient[:, row], expected, atol=1e-5, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_gradient_importance_ranks_heads_as_ablating_each_does(minilm):
     """On MiniLM (measured on 1,014 captions: ρ 0.993): here on 40 held-out captions."""
     scorer = scorer_for(minilm, captions(40, start=100))

@@ -96,6 +96,7 @@ def test_a_corpus_is_the_mean_of_its_sentences(tiny_checkpoint):
     assert report["sink_heads"] == [row["spec"] for row in report["heads"] if row["sink"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_every_family(family, tmp_path_factory):
     model = open_model(str(saved_model(family, tmp_path_factory)))

@@ -173,6 +173,7 @@ def test_the_whole_pattern_beside_a_window_shows_every_cell_the_window_and_numbe
     assert "The whole pattern: 49 × 49" in body
 
 
+@pytest.mark.slow
 def test_a_long_whole_pattern_is_pooled_within_the_figures_budget_and_says_so():
     rng = np.random.default_rng(8)
     pattern = attention(rng, 600, 600)

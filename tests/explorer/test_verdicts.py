@@ -24,12 +24,14 @@ def random_bench(request, tmp_path_factory) -> dict:
     return {card["name"]: card for card in replicate(model, budget=Budget(sentences=6))["papers"]}
 
 
+@pytest.mark.slow
 def test_no_card_claims_a_paper_on_a_random_models_noise(random_bench):
     claimed = [(name, card["verdict"], card["ours"][:160]) for name, card in random_bench.items()
                if card["verdict"] in (HOLDS, PARTLY)]
     assert claimed == []
 
 
+@pytest.mark.slow
 def test_a_card_whose_evidence_is_other_models_is_not_measurable(random_bench):
     vaswani = random_bench["vaswani"]
     assert vaswani["verdict"] == NOT_MEASURABLE and "differ only in their number of heads" in vaswani["rule"]
@@ -46,6 +48,7 @@ def test_the_cards_resting_on_a_mean_report_its_interval(random_bench):
         assert "95% interval" in random_bench[name]["ours"] + random_bench[name]["rule"]
 
 
+@pytest.mark.slow
 def test_the_cards_of_several_parts_report_an_interval_per_part(random_bench):
     """Voita (positional over sentences, syntax over arcs), Clark (per core relation, the end token) and Olsson (over
     seeds): each part's interval holds its point, and the verdict's parts are called on the lower end."""
@@ -79,6 +82,7 @@ def test_the_interval_is_a_seeded_percentile_bootstrap_of_the_mean():
     assert mean_interval([0.5] * 5 + [0.6] * 5)["low"] > 0 and mean_interval([])["mean"] is None
 
 
+@pytest.mark.slow
 def test_a_bundled_models_shipped_bench_equals_a_rerun(h8):
     """Every measurement is seeded or exact, so the shipped file is what the command prints, byte for byte
     (a rerun once differed in two strings: a moved file's path, and "README" where a docs page was meant)."""

@@ -56,6 +56,7 @@ def looped(matrix: np.ndarray, queries: list[range], keys: list[range]) -> np.nd
     return out
 
 
+@pytest.mark.slow
 def test_words_are_the_texts_words_for_every_tokenizer(model):
     trace = trace_sentence(model, TEXT, fix_casing=False)
     for ids in (trace.source_ids, trace.target_ids[: trace.first_step_position + 1] if not trace.source_ids else []):
@@ -76,6 +77,7 @@ def test_fast_tokenizers_word_ids_agree(model):
     assert words_of(model, encoding.input_ids).spans == [range(p[0], p[-1] + 1) for p in spans.values()]
 
 
+@pytest.mark.slow
 def test_word_trace_sums_to_words_and_averages_from_them(model):
     trace = trace_sentence(model, TEXT, fix_casing=False)
     words = word_trace(trace, model)

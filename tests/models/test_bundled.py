@@ -14,6 +14,7 @@ SENTENCES = ["A dog runs through the grass.", "Two men are playing soccer on a f
              "A woman in a red dress is singing on a stage.", "The children are eating ice cream outside."]
 
 
+@pytest.mark.slow
 def test_the_readmes_model_table_is_what_is_shipped():
     """The README's table of bundled models (heads × d_k, test BLEU greedy and beam 5) against each checkpoint's
     own record and weights: the 8-head model (the default) among them, every one of 7,578,624 parameters."""
@@ -28,6 +29,7 @@ def test_the_readmes_model_table_is_what_is_shipped():
         assert sum(p.numel() for p in checkpoint.model.parameters()) == 7_578_624
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("heads", sorted(SHIPPED))
 def test_bundled_checkpoint_is_complete_and_small(heads):
     folder = SHIPPED[heads]
@@ -48,6 +50,7 @@ def test_bundled_checkpoint_is_complete_and_small(heads):
         assert {k: checkpoint.info["training"][k] for k in recipe} == {k: h8_training[k] for k in recipe}
 
 
+@pytest.mark.slow
 def test_one_two_and_eight_heads_have_the_same_parameter_count():
     from explorer.models.transformer import Transformer, TransformerConfig
 
@@ -63,6 +66,7 @@ def test_h8_translates(h8):
     assert translate(h8, SENTENCES[:1], beam_size=5)[0].startswith("Ein")
 
 
+@pytest.mark.slow
 def test_h8_meets_the_quality_floor_on_a_test_sample(h8):
     sources, references = read_parallel(MULTI30K / "test_2016_flickr.en.gz", MULTI30K / "test_2016_flickr.de.gz")
     result = evaluate(h8, sources[:200], references[:200])
@@ -93,6 +97,7 @@ def test_the_explorer_translates_all_caps_input_as_its_sentence_case(h8):
     assert translate(h8, typed[:1], fix_casing=False) != translate(h8, typed[:1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["enc.0.*", "dec.2.*", "cross.1.*"])
 def test_masking_every_head_of_a_layer_changes_the_output(h8, spec):
     from explorer.analyses.pruning import compare_steps

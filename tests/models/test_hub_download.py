@@ -105,6 +105,7 @@ LOAD = ("import explorer\n"
         "print(model.device, len(explorer.trace_sentence(model, 'a dog runs').steps))\n")
 
 
+@pytest.mark.slow
 def test_a_hub_id_is_downloaded_once_then_read_from_the_cache(hub, tmp_path):
     first = run(hub, tmp_path, LOAD)
     assert first.returncode == 0, first.stderr
@@ -126,6 +127,7 @@ def test_a_hub_id_is_downloaded_once_then_read_from_the_cache(hub, tmp_path):
     assert hub.requests[asked:] == []                                           # the cache, and no request at all
 
 
+@pytest.mark.slow
 def test_offline_and_served_runs_refuse_in_one_line_and_ask_the_hub_nothing(hub, tmp_path):
     asked = len(hub.requests)
     offline = run(hub, tmp_path, LOAD, HF_HUB_OFFLINE="1")

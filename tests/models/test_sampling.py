@@ -90,6 +90,7 @@ def test_the_global_random_state_is_left_alone(h8):
     assert sample(h8, h8.encode(SENTENCE).ids, temperature=1.5, seed=3) == first
 
 
+@pytest.mark.slow
 def test_temperature_towards_zero_and_top_k_one_are_greedy_on_ours(h8, tiny_checkpoint):
     for model in (h8, tiny_checkpoint):
         for text in ("Two dogs play in the snow.", "A man in an orange hat starring at something."):
@@ -100,6 +101,7 @@ def test_temperature_towards_zero_and_top_k_one_are_greedy_on_ours(h8, tiny_chec
             assert sample(model, ids, temperature=1.0, top_k=1, seed=9) == greedy
 
 
+@pytest.mark.slow
 def test_seeds_on_the_bundled_model(h8):
     ids = h8.encode("Two dogs play in the snow.").ids
     hot = [sample(h8, ids, temperature=3.0, seed=seed) for seed in (0, 0, 1)]
@@ -136,6 +138,7 @@ def argmax_loop(model, source_ids: list[int]) -> list[int]:
     return output
 
 
+@pytest.mark.slow
 def test_temperature_towards_zero_is_greedy_on_hugging_face_models(gpt2, t5):
     for text in (SENTENCE, TEXT[1]):
         ids = gpt2.encode(text).ids
@@ -147,6 +150,7 @@ def test_temperature_towards_zero_is_greedy_on_hugging_face_models(gpt2, t5):
         assert sample(t5, ids, temperature=0) == sample(t5, ids, temperature=1e-4, seed=1) == argmax_loop(t5, ids)
 
 
+@pytest.mark.slow
 def test_no_special_token_but_the_end_token_is_ever_sampled(t5, tiny_checkpoint):
     for model in (t5, tiny_checkpoint):
         banned = banned_of(model)

@@ -3,6 +3,8 @@
 import json
 import math
 
+import pytest
+
 from explorer.models.checkpoint import load_checkpoint
 from explorer.models.train import main
 from tests.conftest import MULTI30K
@@ -12,6 +14,7 @@ TINY = ["--data", str(MULTI30K), "--heads", "2", "--d-model", "32", "--d-ff", "6
         "--warmup", "10", "--no-test", "--average", "2", "--no-bf16", "--threads", "1"]
 
 
+@pytest.mark.slow
 def test_a_tiny_model_lowers_its_loss_and_resumes(tmp_path):
     out, state_dir = tmp_path / "tiny", tmp_path / "state"
     run = TINY + ["--out", str(out), "--state-dir", str(state_dir), "--patience", "0"]
@@ -36,6 +39,7 @@ def test_a_tiny_model_lowers_its_loss_and_resumes(tmp_path):
     assert sum(checkpoint.frequencies["target"]) > 200
 
 
+@pytest.mark.slow
 def test_when_validation_stalls_the_learning_rate_decays_to_zero_and_training_stops(tmp_path):
     """An untrained tiny model scores BLEU 0 on 5 sentences every epoch: after --patience 1 epoch without
     improvement the decay starts (2 epochs, the minimum), the learning rate falls to 0, and training stops

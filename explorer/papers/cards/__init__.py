@@ -3,14 +3,12 @@ with explorer.papers.bench.paper."""
 
 from explorer.papers.bench import PAPERS
 
-# isort: off   (the order of these imports is the Papers page's order: each module registers its papers as it loads)
-from explorer.papers.cards import (
-    attention_papers,  # noqa: F401
-    clark_papers,  # noqa: F401
-    heads_papers,  # noqa: F401
-    induction_papers,  # noqa: F401
-)
-
+# The order of these imports is the Papers page's order: each module registers its papers as it loads.
+# isort: off
+from explorer.papers.cards import heads_papers  # noqa: F401
+from explorer.papers.cards import clark_papers  # noqa: F401
+from explorer.papers.cards import attention_papers  # noqa: F401
+from explorer.papers.cards import induction_papers  # noqa: F401
 # isort: on
 
 __all__ = ["PAPERS"]

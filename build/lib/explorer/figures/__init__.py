@@ -1,1 +1,0 @@
-"""Plotly figures and the offline bertviz views, from traces and analyses."""

@@ -1,1 +1,0 @@
-"""The replication bench: each paper's claim beside the same measurement on the open model."""

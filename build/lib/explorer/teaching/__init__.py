@@ -1,1 +1,0 @@
-"""Words for people: the Lesson's steps, the glossary, counts in words."""
