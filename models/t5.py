@@ -59,5 +59,5 @@ class T5(EncoderDecoder):
         if kind not in RELATIVE_BIAS_KINDS:
             return None
         with torch.no_grad():
-            first = cast(T5Attention, self.block(kind, 0))     # its relative bias table, shared by the stack
+            first = cast("T5Attention", self.block(kind, 0))     # its relative bias table, shared by the stack
             return first.compute_bias(queries, keys)[0].float()

@@ -34,6 +34,7 @@ def defined_errors() -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_every_error_the_project_defines_derives_from_the_one_base():
     errors = defined_errors()
     assert len(errors) >= 10, errors            # the walk finds them: ModelError, CorpusError, InputError, …

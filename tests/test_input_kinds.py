@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from explorer.capture.input_kinds import IMAGE, INPUT_KINDS, TEXT, input_kind
 from explorer.models.interface import ImageInput, TextInput
 
@@ -30,6 +32,7 @@ def test_the_check_finds_a_planted_question():
     assert asks_what_a_model_reads(planted) == [1, 2]
 
 
+@pytest.mark.slow
 def test_only_the_registry_asks_what_a_model_reads():
     asking = {}
     for package in ("explorer", "pages"):

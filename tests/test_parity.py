@@ -35,6 +35,7 @@ def test_the_casing_fix_feeds_a_hugging_face_model_sentence_case_too(marian):
     assert as_typed.recased_from == "" and as_typed.source_ids == model.encode(SENTENCE.upper()).ids
 
 
+@pytest.mark.slow
 def test_evaluate_with_beam_3_is_transformers_beam_search(marian, tmp_path, capsys):
     folder, model = marian
     sources, references = TEXT[:3] + ["a man rides a bike"], TEXT[10:13] + ["a man rides"]
@@ -88,6 +89,7 @@ def test_the_most_important_head_is_read_from_the_tasks_own_score():
     assert most_important(pd.DataFrame({"gradient_importance": [1.0]}, index=["enc.0.0"])) is None
 
 
+@pytest.mark.slow
 def test_a_multilingual_model_translates_into_the_language_chosen(tmp_path_factory, tmp_path, capsys):
     folder = saved_model("m2m100", tmp_path_factory)
     model = open_model(folder)

@@ -38,8 +38,8 @@ class TeacherForcing:
 def teacher_forcing(model: ExplorerModel, source: str, reference: str) -> TeacherForcing:
     """Feed a reference output (a translation, or a continuation of the prompt) to the decoder and read off each
     of its tokens' probability given the ones before."""
+    source_ids = prepare_source(source, model).ids          # InputError for a model of images
     assert isinstance(model, Generates)             # only a model that writes has a decoder to force
-    source_ids = prepare_source(source, model).ids
     if not isinstance(reference, str) or not clean_text(reference):
         raise InputError("Please type a reference (the input is empty).")
     room = model.max_positions - len(model.decoder_input(source_ids, [])[0]) + 1     # positions left for it

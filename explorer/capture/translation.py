@@ -19,8 +19,8 @@ def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1,
     """One output per sentence: a translation, or a decoder-only model's continuation. Raises InputError for an
     empty sentence. fix_casing: all-caps and all-lower-case sentences are fed in sentence case
     (inputs.sentence_case)."""
+    ids = [prepare_source(s, model, fix_casing).ids for s in sentences]      # InputError for a model of images
     assert isinstance(model, Generates)             # only a model that writes is asked to (callers check)
-    ids = [prepare_source(s, model, fix_casing).ids for s in sentences]
     with torch.no_grad(), model_run(head_mask=head_mask(pruned or [], model)):
         outputs = model.generate(ids, beam_size, alpha)
     return [model.detokenize(o) for o in outputs]

@@ -51,6 +51,7 @@ def test_the_lessons_word_follows_it_into_a_new_sentence_and_falls_back_where_it
     assert at.query_params.get("query") in (None, [], str(default), [str(default)])
 
 
+@pytest.mark.slow
 def test_a_choice_made_on_the_same_sentence_is_the_persons_own(h8):
     at = lesson(FIRST)
     at.selectbox(key="lesson_word").set_value(2).run()

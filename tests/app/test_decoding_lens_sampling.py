@@ -94,6 +94,7 @@ def test_the_sections_draw_the_explorers_numbers_and_the_url_keeps_the_settings(
     assert not link.exception and sampled_text(link) == expected
 
 
+@pytest.mark.slow
 def test_temperature_zero_is_the_greedy_output(h8):
     at = open_part(open_page("decoding.py", SENTENCE), "Sampling", "decoding_part")
     greedy = trace_sentence(h8, SENTENCE).output_text

@@ -21,6 +21,7 @@ def heatmap(at) -> dict:
     return traces_of(json.loads(chart.proto.spec))[0]
 
 
+@pytest.mark.slow
 def test_page_draws_the_scores_and_their_correlations(h8):
     at = open_page("faithfulness.py", SENTENCE)
     expected = faithfulness(h8, SENTENCE)
@@ -77,6 +78,7 @@ def test_too_short_a_sentence_is_a_sentence_not_an_error():
     assert any("cannot be scored" in info.value for info in at.info)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["bert", "gpt2"])
 def test_page_runs_on_tiny_hugging_face_models(family, tmp_path_factory):
     """The page draws the analysis of the model's own computation, or says why the sentence cannot be scored:

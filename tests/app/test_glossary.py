@@ -170,6 +170,7 @@ def test_each_page_opens_with_one_sentence_on_how_to_read_it(page):
     assert "python -m" not in text and "`" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", INTRODUCED)
 def test_no_command_line_outside_an_expander(page):
     at = opened(page)

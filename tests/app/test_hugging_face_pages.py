@@ -231,6 +231,7 @@ def test_compare_page_sets_any_models_side_by_side(folder, h8):
         np.testing.assert_allclose(drawn, trace_sentence(loaded, SENTENCE).pattern(kind)[0, 0], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_recompute_sent_to_a_bad_ray_address_says_so(folder, tmp_path):
     treebank = tmp_path / "tiny.conllu"
     treebank.write_text(CONLLU)

@@ -58,6 +58,7 @@ def test_every_tab_draws_the_models_numbers(page, vit):
     assert f"{score.accuracy:.1%}" in " ".join(m.value for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_pruned_heads_change_the_views_and_the_accuracy(page, vit):
     at = page("images.py", image_digit=10, image_pruned_heads=["enc.0.0", "enc.0.1", "enc.0.2"])
     pruned = parse_heads("enc.0.0,enc.0.1,enc.0.2", vit)
@@ -99,6 +100,7 @@ def test_with_the_image_model_in_the_sidebar_the_sentence_pages_say_so(page):
     assert chart_titled(at, "Class probabilities")
 
 
+@pytest.mark.slow
 def test_compare_leaves_the_image_model_out_and_says_so(page):
     at = page("compare.py", compare_models=["8 heads (en-de-h8)", "Digits ViT (digits-vit)",
                                             "2 heads (en-de-h2)"])

@@ -60,6 +60,7 @@ def test_see_it_in_depth_opens_the_deep_view_on_the_same_choice():
             at.session_state["internals_head"]) == ("encoder", 1, 3)
 
 
+@pytest.mark.slow
 def test_every_deep_link_carries_the_word_layer_head_and_step_it_came_from():
     """The heads step's link opens Attention on the word the lesson follows ("it", not the page's own default),
     with the same head."""

@@ -37,6 +37,7 @@ def z(spec: dict, index: int = 0) -> np.ndarray:
     return np.array(decoded(spec["data"][index]["z"]), dtype=float)
 
 
+@pytest.mark.slow
 def test_attention_draws_a_window_of_a_long_sentence_and_the_whole_pattern(h8):
     trace = trace_sentence(h8, WORDS_45)
     pattern = trace.pattern("encoder")[0, 0]
@@ -129,6 +130,7 @@ def test_compare_sets_the_models_side_by_side_on_the_focus_token_at_45_words():
     assert 'class="focus"' not in tiles                            # no shared token: nothing outlined
 
 
+@pytest.mark.slow
 def test_the_image_figures_html_download_is_the_plotly_figure_with_every_tokens_hover(monkeypatch):
     """The every-head tiles, the whole pattern, Compare's tiles and one head's window are HTML on the page; each
     one's ⬇ HTML is the interactive plotly figure they stand for, whose hover names every cell's tokens (built only

@@ -402,6 +402,7 @@ def test_prune_page_toggle_changes_the_translation(h8):
     assert any(i.value.startswith("No head is pruned yet") for i in at.info)
 
 
+@pytest.mark.slow
 def test_pruning_is_per_session(h8):
     first = open_page("prune.py", SENTENCE)
     second = open_page("prune.py", SENTENCE)
@@ -410,6 +411,7 @@ def test_pruning_is_per_session(h8):
     assert pruned_on_page(second) == set() and pruned_on_page(first) == {"enc.0.0"}
 
 
+@pytest.mark.slow
 def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everything(h8):
     from dataclasses import asdict
 
@@ -503,6 +505,7 @@ def test_every_figure_saves_an_svg_at_its_own_size(h8):
         assert options["format"] == "svg" and options["height"] == height and options["width"] >= 700
 
 
+@pytest.mark.slow
 def test_the_url_holds_the_view_and_a_link_restores_it(h8):
     from streamlit.testing.v1 import AppTest
 

@@ -66,6 +66,7 @@ def test_a_model_without_a_bench_offers_the_run_and_shows_the_librarys_cards(tin
 
 
 
+@pytest.mark.slow
 def test_the_installed_encoders_bench_stands_beside_voita_and_clark(tmp_path, monkeypatch):
     """With all-MiniLM-L6-v2 installed and a bench of it in its analyses folder (here its Voita and Clark cards on 3
     sentences, written to a temporary folder), the open model's Voita and Clark cards show its verdict and numbers,

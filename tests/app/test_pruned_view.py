@@ -90,6 +90,7 @@ def test_live_heads_marks_the_pruned_heads_of_one_kind(h8):
     assert live_heads(parse_heads(PRUNED, h8), h8, "encoder") is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["compare.py", "faithfulness.py", "patching.py"])
 def test_a_page_that_decodes_greedily_says_so_when_the_sidebar_asks_for_beam_search(page):
     at = open_page(page, SENTENCE, decoding="beam search", beam_size=4)
@@ -97,6 +98,7 @@ def test_a_page_that_decodes_greedily_says_so_when_the_sidebar_asks_for_beam_sea
     assert "beam search" not in notices(open_page(page, SENTENCE))
 
 
+@pytest.mark.slow
 def test_the_farthest_sentence_is_named_literally_never_as_markdown():
     strange = "The [quarterly](http://example.com) *earnings* report exceeded analyst expectations."
     at = open_page("translation.py", "A dog runs on the grass with a ball. " + strange)

@@ -97,6 +97,7 @@ def serving(monkeypatch):
     access.policy.cache_clear()
 
 
+@pytest.mark.slow
 def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch, serving):
     """On a served explorer, the app's run waits for a slot held elsewhere, after telling its place; once the slot is
     free it draws the page, and the notice is gone."""
@@ -138,6 +139,7 @@ def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch, ser
     other.join(10)
 
 
+@pytest.mark.slow
 def test_a_served_explorer_loads_its_models_for_the_class_once_in_the_background(monkeypatch):
     from explorer.pages.components import session
     from explorer.pages.components.access import Policy

@@ -90,6 +90,7 @@ def test_a_forged_corpus_path_in_the_session_is_never_read(served):
     assert [m for m in at.metric if "first 10 pairs of val.en.gz" in m.label]
 
 
+@pytest.mark.slow
 def test_more_models_from_a_link_are_refused_on_compare(served):
     at = visit("compare.py", compare_others="/etc\n/root")
     assert any("compares only its own models" in w.value and "/etc" in w.value for w in at.warning)
@@ -110,6 +111,7 @@ def test_without_the_token_nothing_but_the_token_box_is_shown(served, token, mes
     assert at.query_params["token"] in (TOKEN, [TOKEN])      # kept in the link: a reload opens the same view
 
 
+@pytest.mark.slow
 def test_on_ones_own_machine_the_folder_box_is_offered(monkeypatch):
     monkeypatch.delenv(access.SERVE, raising=False)
     access.policy.cache_clear()

@@ -53,6 +53,7 @@ def test_lecture_sentence_is_answered_with_the_traces_numbers(h8):
                                    for layer in range(3) for h in range(8))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", [0, 1])
 def test_try_a_sentence_sets_the_sidebar_sentence_and_its_pronoun(h8, index):
     example = shipped_examples(BUNDLED[8])["examples"][index]

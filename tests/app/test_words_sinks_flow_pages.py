@@ -34,6 +34,7 @@ def drawn(at, titled: str) -> dict:
     return heatmap_cells(body)
 
 
+@pytest.mark.slow
 def test_words_toggle_redraws_every_attention_view_over_words(h8):
     at = open_page("attention.py", WORDY)
     at.session_state["attention_units"] = "words"
@@ -127,6 +128,7 @@ def test_compare_draws_words_for_every_model(h8):
     np.testing.assert_allclose(z(traces_of(eight)[3:]), words.pattern("encoder")[0, 3], atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["bert", "gpt2", "marian"])
 def test_hugging_face_models_draw_words_flow_and_sinks(family, tmp_path_factory):
     folder = saved_model(family, tmp_path_factory)

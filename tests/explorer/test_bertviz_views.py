@@ -18,6 +18,7 @@ def hostile_trace(tiny_checkpoint):
     return trace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("render", [head_view_html, model_view_html])
 def test_no_cdn_and_no_markup_escapes_the_parameters(hostile_trace, render):
     page = render(hostile_trace)

@@ -58,6 +58,7 @@ def test_evaluate_json_is_exactly_one_object(tiny_checkpoint, tmp_path):
     assert 0 <= value["bleu"] <= 100 and value["seconds"] > 0
 
 
+@pytest.mark.slow
 def test_trace_writes_npz_and_json(tiny_checkpoint, tmp_path):
     for suffix in ("npz", "json"):
         out = tmp_path / f"trace.{suffix}"
@@ -185,6 +186,7 @@ def test_pruning_commands_explain_what_is_missing(tiny_checkpoint, args, message
     assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_curve_without_an_importance_file_orders_by_importance_on_its_own_corpus(tiny_checkpoint):
     src, ref = str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")
     result = cli("prune-curve", "--model", str(tiny_checkpoint.path), "--src", src, "--ref", ref, "--limit", "5",

@@ -59,6 +59,7 @@ def test_an_image_model_given_text_says_what_it_reads():
         explorer.translate(vit, ["a dog"])
 
 
+@pytest.mark.slow
 def test_a_bundled_model_opens_by_its_bare_name(h8, tmp_path, monkeypatch):
     model = explorer.load("en-de-h8")
     assert model.path.resolve() == h8.path.resolve()

@@ -82,6 +82,7 @@ def test_the_end_token_stays_a_candidate_when_a_model_starts_from_it():
     assert result.best.ended and result.best.tokens == []
 
 
+@pytest.mark.slow
 def test_our_beam_search_and_greedy_never_take_bos_or_padding(tiny_checkpoint):
     """An untrained model would choose BOS over and over; a beam of one is still greedy."""
     for sentence in SENTENCES:
@@ -93,6 +94,7 @@ def test_our_beam_search_and_greedy_never_take_bos_or_padding(tiny_checkpoint):
         assert beam_search(tiny_checkpoint, ids, 1, 0.6).best.tokens == greedy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beam", [4, 10])
 def test_the_bundled_models_beam_tree_has_no_special_token(h8, beam):
     result = beam_tree(h8, FORTY_FIVE_WORDS, beam, 0.6)          # h8 once continued with <s> here at beam 10

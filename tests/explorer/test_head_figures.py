@@ -147,6 +147,7 @@ def test_the_page_prints_tiny_importance_in_significant_digits(h8):
     assert any(c.value.startswith("Of 72 heads:") or "1014 pairs" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path_key, button", [("heads_text_path", "heads_compute_roles"),
                                               ("heads_src_path", "heads_compute_importance"),
                                               ("heads_ref_path", "heads_compute_importance")])

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from explorer.analyses.head_table import head_table, heads_without_role, most_important
 from explorer.analyses.roles import Thresholds
 from explorer.analyses.shipped_analyses import summary
@@ -44,6 +46,7 @@ def test_importance_alone_gives_a_table_and_no_results_an_empty_one(h8):
     assert head_table(None, None).empty and most_important(head_table(None, None)) is None
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_same_table(h8):
     result = cli("heads", "--model", str(h8.path), "--json")
     assert result.returncode == 0

@@ -92,6 +92,7 @@ def test_the_scorer_fits_the_task_and_its_loss_is_the_models_own(opened):
         assert scored.quality() == pytest.approx(math.exp(scored.loss()), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_a_masked_language_model_masks_a_fixed_share_of_real_tokens(model):
     if model.task != FILL_MASK:
         pytest.skip("masked-token scoring is for masked language models")
@@ -104,6 +105,7 @@ def test_a_masked_language_model_masks_a_fixed_share_of_real_tokens(model):
         assert len(positions) == max(1, round(0.15 * len(real))) and set(positions) <= set(real)
 
 
+@pytest.mark.slow
 def test_gradient_importance_is_the_mean_of_each_examples_absolute_gradient(model):
     scored = scorer(model)
     kinds = model.kinds
@@ -122,6 +124,7 @@ def test_gradient_importance_is_the_mean_of_each_examples_absolute_gradient(mode
     assert all(p.grad is None for p in model.model.parameters())      # the shared model is untouched
 
 
+@pytest.mark.slow
 def test_a_silent_head_scores_zero_and_pruning_a_whole_layer_changes_the_score(model):
     scored = scorer(model)
     # Cross-attention where there is one: a tiny random encoder's heads move the loss by less than float precision.
@@ -179,6 +182,7 @@ def test_a_sentence_as_written_is_tokenized_once_and_each_word_spelled_by_its_pi
         assert "".join(labels[p].lstrip("▁").removeprefix("##") for p in positions).lower() == word.lower()
 
 
+@pytest.mark.slow
 def test_roles_confidence_is_the_mean_top_weight_of_the_real_queries(model):
     """One sentence: every head's confidence is the mean over its real queries of the largest weight."""
     sentence = "two men play football on a field"

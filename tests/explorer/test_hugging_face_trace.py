@@ -98,6 +98,7 @@ def test_the_trace_holds_transformers_own_patterns_for_the_ids_it_used(model, fo
     assert trace.output_title == model.output_title
 
 
+@pytest.mark.slow
 def test_a_trace_of_each_family_saves_and_loads_with_its_own_kinds(model, tmp_path):
     trace = trace_sentence(model, SENTENCE)
     for suffix in (".npz", ".json"):
@@ -108,6 +109,7 @@ def test_a_trace_of_each_family_saves_and_loads_with_its_own_kinds(model, tmp_pa
         np.testing.assert_allclose(again.pattern(model.kinds[0]), trace.pattern(model.kinds[0]), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_pruning_every_cross_attention_head_cuts_the_output_loose_from_the_source(model):
     if not model.has("cross"):
         pytest.skip("no cross-attention")
@@ -193,6 +195,7 @@ def test_the_notebook_api_opens_a_hugging_face_folder(folder):
         assert explorer.translate(model, [SENTENCE]) == [trace.output_text]
 
 
+@pytest.mark.slow
 def test_beam_search_keeps_generates_best_hypothesis(model, folder):
     if not model.has("decoder"):
         pytest.skip("an encoder only does not decode")

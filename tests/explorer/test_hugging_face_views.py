@@ -77,6 +77,7 @@ def test_position_tables_are_the_models_own_rows(opened):
             np.testing.assert_allclose(trace.inputs[side], tokens + positions, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_relative_position_bias_is_what_the_scores_add_to_q_dot_k(opened):
     model, trace, theirs = opened
     if model.architecture.positional != "relative":
@@ -120,6 +121,7 @@ def test_rotary_positions_add_nothing_to_the_input_and_nothing_to_the_scores(ope
         np.testing.assert_allclose(values["scores"][layer], dots, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_the_walkthrough_reproduces_the_pattern_and_the_blocks_output(opened):
     model, trace, _ = opened
     source = model.pad([trace.source_ids]) if model.has("encoder") else None

@@ -95,6 +95,7 @@ def test_a_one_layer_model_is_not_measurable(tmp_path):
     assert "two layers" in card.rule and "decoder 1 layer" in card.rule
 
 
+@pytest.mark.slow
 def test_a_bundled_translator_points_to_the_live_demonstration(h8, capsys):
     progress = []
     card = PAPERS["olsson"](h8, Budget(sentences=20, progress=progress.append))

@@ -63,6 +63,7 @@ def test_patching_a_run_with_its_own_value_changes_nothing(h8):
     torch.testing.assert_close(again.logits, run.logits)
 
 
+@pytest.mark.slow
 def test_per_position_patching_agrees_with_whole_head_patching_and_with_one_run_per_position(h8):
     result = explorer.patch_positions(h8, CLEAN, CORRUPT, "encoder", 2, 0)
     assert result.whole_head == pytest.approx(explorer.patch(h8, CLEAN, CORRUPT).heads["encoder"][2, 0], abs=1e-6)

@@ -102,6 +102,7 @@ def outputs(tiny_checkpoint, h8, tmp_path_factory) -> dict[str, dict]:
     return found
 
 
+@pytest.mark.slow
 def test_every_json_command_is_documented():
     json_commands = {name for name, command in COMMANDS.items()
                      if "--json" in command_options(name)} | {"evolution"}
@@ -123,6 +124,7 @@ def test_each_output_follows_its_documented_schema(outputs, command):
     assert fixed_keys(output) == []
 
 
+@pytest.mark.slow
 def test_heads_are_named_one_way_everywhere(outputs):
     rows = (outputs["heads"]["heads"] + outputs["roles"]["heads"] + outputs["importance"]["heads"] +
             outputs["focus"]["heads"] + outputs["sinks"]["heads"] + outputs["evolution"]["heads"])
@@ -131,6 +133,7 @@ def test_heads_are_named_one_way_everywhere(outputs):
     assert all(isinstance(row["roles"], list) for row in outputs["heads"]["heads"])
 
 
+@pytest.mark.slow
 def test_the_schemas_can_fail():
     """A key with a space, roles as a string or a head named another way are each refused."""
     schemas = documented()

@@ -27,6 +27,7 @@ def numbers(step) -> dict:
     return {number.name: number.value for number in step.numbers}
 
 
+@pytest.mark.slow
 def test_the_lesson_opens_on_the_pronoun_and_walks_every_step(lecture):
     lesson, trace = lecture
     focus = lesson.default_focus()

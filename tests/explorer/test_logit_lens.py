@@ -35,6 +35,7 @@ def output_log_probs(model: ExplorerModel, trace) -> torch.Tensor:
     return torch.log_softmax(logits[trace.first_step_position: trace.first_step_position + len(trace.steps)], -1)
 
 
+@pytest.mark.slow
 def test_the_last_layer_is_the_models_own_output_distribution(opened):
     model = opened
     trace = trace_sentence(model, SENTENCE)

@@ -316,6 +316,7 @@ def test_every_head_of_a_long_sentence_is_pooled_block_by_block():
     assert z_of(figure.data[0]).size < 250_000 and figure.layout.height < 1200
 
 
+@pytest.mark.slow
 def test_compare_panels_of_a_long_sentence_are_pooled_with_the_focus_on_its_block():
     _, _, pattern = inputs(250, layers=1, heads=8)
     figure = layer_heads(pattern[0], tokens(250), tokens(250), "h8", focus_row=101, focus_column=37, per_row=3)

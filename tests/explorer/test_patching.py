@@ -109,6 +109,7 @@ def hand_patched(module_of, forward, slices: list[tuple[str, int]], d_k: int) ->
     return lp_clean, lp_corrupt, lp_patched
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["bart", "ours"])
 def test_one_head_patched_by_hand_restores_the_same_share(family, tmp_path_factory, tiny_checkpoint):
     if family == "ours":
@@ -251,6 +252,7 @@ def test_without_a_known_noun_a_colour_then_nothing(h8):
     assert suggested_swap(h8, "It was too tired.") is None
 
 
+@pytest.mark.slow
 def test_cli_patch_and_the_notebook_call(tiny_checkpoint, capsys):
     clean = "A dog runs in the snow."
     corrupt, result = corrupted(tiny_checkpoint, clean)

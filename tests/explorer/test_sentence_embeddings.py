@@ -140,6 +140,7 @@ def test_gradient_importance_ranks_heads_as_ablating_each_does(minilm):
     assert spearmanr(importance, cost).statistic > 0.9
 
 
+@pytest.mark.slow
 def test_the_focus_command_is_transformers_own_attention_over_words(minilm, capsys):
     """`focus --word it --json` on the lecture's sentence: each head's top word and weight, recomputed from
     transformers' eager attentions (a word's weight: the sum over its pieces; from a word: the mean of its rows)."""

@@ -39,6 +39,7 @@ def test_a_card_whose_evidence_is_other_models_is_not_measurable(random_bench):
     assert "hardly depends on its input" in random_bench["jain_wallace"]["rule"]
 
 
+@pytest.mark.slow
 def test_the_cards_resting_on_a_mean_report_its_interval(random_bench):
     for name in ("abnar_zuidema", "kobayashi", "xiao"):
         if random_bench[name]["verdict"] == NOT_MEASURABLE:        # Xiao on an encoder-decoder's decoder only

@@ -39,6 +39,7 @@ def inputs(model):
     return batch, model.pad([model.decoder_input(row, output)[0] for row in rows])
 
 
+@pytest.mark.slow
 def test_captured_patterns_equal_transformers_eager_attentions(tiny):
     model, folder = tiny
     source, target = inputs(model)

@@ -98,6 +98,7 @@ def altered(request, tmp_path, monkeypatch) -> tuple[str, str]:
     return COPY, str(folder / WEIGHTS)
 
 
+@pytest.mark.slow
 def test_altered_weights_are_refused_naming_the_file_both_digests_and_the_fix(altered):
     name, weights = altered
     with pytest.raises(ModelError) as refused:
@@ -134,5 +135,6 @@ def test_the_command_line_prints_one_error_line_for_a_missing_package(missing, t
     assert "is not installed" in one_error_line(NAME, tmp_path, capsys)
 
 
+@pytest.mark.slow
 def test_the_command_line_prints_one_error_line_for_altered_weights(altered, tmp_path, capsys):
     assert ": altered: " in one_error_line(altered[0], tmp_path, capsys)

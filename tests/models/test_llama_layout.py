@@ -35,6 +35,7 @@ def test_llama_keys_and_values_are_expanded_to_the_query_heads(tmp_path_factory)
         torch.testing.assert_close(cache.attention("decoder", layer, "pattern"), pattern, atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["qwen2", "mistral"])
 def test_qwen2_and_mistral_share_the_llama_layout(family, tmp_path):
     torch.manual_seed(0)

@@ -80,6 +80,7 @@ def test_a_seed_reproduces_and_two_seeds_differ_on_a_flat_distribution():
     assert len(set(draw(7))) > 5                                   # drawn, not one token again and again
 
 
+@pytest.mark.slow
 def test_the_global_random_state_is_left_alone(h8):
     before = torch.random.get_rng_state()
     sample(h8, h8.encode(SENTENCE).ids, temperature=1.0, seed=3)
