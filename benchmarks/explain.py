@@ -16,22 +16,22 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+from explorer.analyses.detectors import detect_heads
+from explorer.analyses.faithfulness import faithfulness
+from explorer.analyses.flow import attention_flow
+from explorer.analyses.logit_lens import logit_lens
+from explorer.analyses.patching import patch, suggest_corruption
+from explorer.analyses.sinks import sink_notes, sinks
+from explorer.capture.sampling import sample, settings_from, step_log_probs, step_sampling
+from explorer.capture.trace import trace_sentence
+from explorer.capture.words import word_trace
+from explorer.figures.attention import heads_grid
+from explorer.figures.detectors import detector_maps, patching_maps
+from explorer.figures.logit_lens import logit_lens_figure
+from explorer.figures.sampling import sampling_figure
+from explorer.models.loader import open_model
 
-from explorer.analyses.detectors import detect_heads  # noqa: E402
-from explorer.analyses.faithfulness import faithfulness  # noqa: E402
-from explorer.analyses.flow import attention_flow  # noqa: E402
-from explorer.analyses.logit_lens import logit_lens  # noqa: E402
-from explorer.analyses.patching import patch, suggest_corruption  # noqa: E402
-from explorer.analyses.sinks import sink_notes, sinks  # noqa: E402
-from explorer.capture.sampling import sample, settings_from, step_log_probs, step_sampling  # noqa: E402
-from explorer.capture.trace import trace_sentence  # noqa: E402
-from explorer.capture.words import word_trace  # noqa: E402
-from explorer.figures.attention import heads_grid  # noqa: E402
-from explorer.figures.detectors import detector_maps, patching_maps  # noqa: E402
-from explorer.figures.logit_lens import logit_lens_figure  # noqa: E402
-from explorer.figures.sampling import sampling_figure  # noqa: E402
-from explorer.models.loader import open_model  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 # The screenshots' sentences (scripts/screenshots.py): 5, 20 and 45 words, ~12, 22 and 50 pieces with h8.
 SENTENCES = {

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+from explorer.capture.trace import trace_sentence
+from explorer.models.checkpoint import load_checkpoint
 
-from explorer.capture.trace import trace_sentence  # noqa: E402
-from explorer.models.checkpoint import load_checkpoint  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SENTENCES = [
     "A young man in a red jacket is playing the guitar on a busy street at night.",

