@@ -205,8 +205,7 @@ class HuggingFaceAttention(AttentionModel):
         model.eval()
         loaded = cls.assembled(folder, model, family)
         loaded.add_hook_points()
-        loaded.info = {"description": f"Hugging Face {family} model ({', '.join(loaded.kinds)} attention), "
-                                      f"from {folder}"}
+        loaded.info = {"description": f"Hugging Face {family} model ({', '.join(loaded.kinds)} attention)"}
         return loaded
 
     @classmethod

@@ -134,6 +134,10 @@ def open_on_cpu(path: str | Path, download: bool) -> AttentionModel:
         return load_checkpoint(path)
     model = open_hugging_face(hugging_face)
     model.path = Path(path)
+    # Where it came from, by the name a person gave: a hub id, or the folder's own name, never a path of this
+    # machine (a served explorer shows the description to its visitors).
+    source = f"{path} on the Hugging Face hub" if hugging_face != Path(path).expanduser() else f"the folder {model.name}"
+    model.info = {**model.info, "description": f"{model.info['description']}, from {source}"}
     return model
 
 

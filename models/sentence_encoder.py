@@ -50,7 +50,7 @@ class SentenceEncoder(BertLayout, Embeds):
         model.normalized = any(str(m.get("type", "")).endswith("Normalize") for m in modules if isinstance(m, dict))
         model.mask_id = None        # no head was trained to fill a mask
         model.info["description"] = (f"Hugging Face sentence encoder ({family}, {model.pooling} pooling"
-                                     f"{', unit length' if model.normalized else ''}), from {folder}")
+                                     f"{', unit length' if model.normalized else ''})")
         return model
 
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor:
