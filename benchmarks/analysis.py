@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.corpus_scoring import TranslationScorer
 from explorer.analyses.importance import gradient_importance
 from explorer.analyses.pruning import importance_scores, pruning_curve

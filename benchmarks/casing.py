@@ -20,7 +20,7 @@ from pathlib import Path
 
 import sacrebleu
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.capture.translation import translate
 from explorer.models.checkpoint import load_checkpoint
 from explorer.models.data import VARIANTS, pair_variant, read_parallel

@@ -42,7 +42,7 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.pages.registry import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.corpus_jobs import ShardedScoring
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.analyses.distributed import RayRunner

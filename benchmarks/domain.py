@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 import explorer.capture.domain as domain
-from explorer import settings
+import explorer.settings as settings
 from explorer.capture.treebank import read_trees
 from explorer.models.checkpoint import load_checkpoint
 from explorer.models.data import read_lines

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import torch
 
+import explorer.settings as settings
 from benchmarks.speed import interleaved
-from explorer import settings
 
 MULTI30K = settings.MULTI30K
 

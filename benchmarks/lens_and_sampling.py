@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.logit_lens import logit_lens, mean_settling_layer
 from explorer.capture.sampling import sample, step_log_probs, step_sampling
 from explorer.capture.trace import trace_sentence

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import psutil
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.pages.registry import DEFAULT
 from explorer.pages.registry import page as registered
 from tests.browser.harness import CHROMIUM, CHROMIUM_ARGS, streamlit_server

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.pages.registry import DEFAULT
 from explorer.pages.registry import page as registered
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.models.checkpoint import load_checkpoint
 from explorer.models.decoding import greedy
 from explorer.models.hooks import capture

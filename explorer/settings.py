@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 
-import explorer.models as _models_package
-
 PACKAGE = Path(__file__).resolve().parent
-CHECKPOINTS = Path(_models_package.__file__).resolve().parent
+# models/ in a clone, explorer/models/ once installed: found where the package's own mapping puts it, without
+# importing it (its code has nothing to say here).
+CHECKPOINTS = Path(list(find_spec("explorer.models").submodule_search_locations)[0]).resolve()
 DATA = Path(os.environ.get("ATTENTION_EXPLORER_DATA") or PACKAGE / "data").expanduser()
 MULTI30K = DATA / "multi30k"
 TREEBANK = DATA / "ud" / "en_ewt-ud-dev.conllu.gz"

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--fast" ]; then
   shift
   bash scripts/setup.sh
-  set -- -m "not slow and not browser and not ray" "$@"
+  set -- -m "not slow and not browser and not ray" --ignore=tests/browser "$@"
 else
   bash scripts/setup.sh --browser
 fi

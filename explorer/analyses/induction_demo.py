@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.detectors import detection_patterns, mul_score
 from explorer.models.attention_only import AttentionOnly, AttentionOnlyConfig
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.word_focus import (
     LECTURE,
     PRONOUNS,

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.capture.inputs import prepare_source
 from explorer.models.data import read_lines

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.head_table import head_table, most_important
 from explorer.analyses.results import ImportanceReport, RolesReport
 from explorer.analyses.roles import corpus_description, role_summary

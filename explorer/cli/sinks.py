@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.cli.arguments import progress_bar, with_model_path
 
 DEFAULT_TEXT = settings.CAPTIONS

@@ -19,7 +19,7 @@ from pathlib import Path
 import bertviz
 import numpy as np
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.capture.trace import Trace
 from explorer.models.errors import ExplorerError
 from explorer.models.vocabulary import ATTENTION_KINDS, KIND_WORDS

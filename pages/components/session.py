@@ -19,7 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.corpus_scoring import scorer_for
 from explorer.analyses.head_evolution import EVOLUTION_FILE
 from explorer.analyses.shipped_analyses import shipped

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.faithfulness import faithfulness_tallies, summary
 from explorer.analyses.intervals import mean_interval
 from explorer.analyses.layer_shares import layer_shares

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 from sacrebleu.metrics import BLEU
 
-from explorer import settings
+import explorer.settings as settings
 from explorer.analyses.corpus_scoring import TranslationScorer
 from explorer.analyses.importance import importance_report
 from explorer.analyses.intervals import bootstrap_draws
