@@ -14,6 +14,7 @@ import pytest
 import explorer
 from explorer.analyses.intervals import mean_interval
 from explorer.papers.bench import HOLDS, NOT_MEASURABLE, PARTLY, REPLICATION_FILE, Budget
+from explorer.papers.cards import PAPERS
 from explorer.papers.replication import replicate
 from tests.hugging_face_models import saved_model
 
@@ -83,10 +84,25 @@ def test_the_interval_is_a_seeded_percentile_bootstrap_of_the_mean():
     assert mean_interval([0.5] * 5 + [0.6] * 5)["low"] > 0 and mean_interval([])["mean"] is None
 
 
+def shipped_bench(model) -> tuple[dict, str]:
+    """The bench a bundled model ships: its object and its text."""
+    text = (model.path / REPLICATION_FILE).read_text(encoding="utf-8")
+    return json.loads(text), text
+
+
+def test_a_bundled_models_shipped_bench_has_every_card_in_the_benchs_order(h8):
+    bench, text = shipped_bench(h8)
+    assert [card["name"] for card in bench["papers"]] == list(PAPERS) and bench["model"] == h8.name
+    assert json.dumps(bench, ensure_ascii=False) + "\n" == text       # written as the command prints it
+
+
 @pytest.mark.slow
-def test_a_bundled_models_shipped_bench_equals_a_rerun(h8):
-    """Every measurement is seeded or exact, so the shipped file is what the command prints, byte for byte
-    (a rerun once differed in two strings: a moved file's path, and "README" where a docs page was meant)."""
-    shipped = (h8.path / REPLICATION_FILE).read_text(encoding="utf-8")
-    rerun = replicate(h8, budget=Budget(sentences=json.loads(shipped)["sentences"]))
-    assert json.dumps(rerun, ensure_ascii=False) + "\n" == shipped
+@pytest.mark.parametrize("name", list(PAPERS))
+def test_a_bundled_models_shipped_card_equals_a_rerun(h8, name):
+    """Every measurement is seeded or exact, so each shipped card is what the command prints, byte for byte
+    (a rerun once differed in two strings: a moved file's path, and "README" where a docs page was meant). One card a
+    test, so the bench's minute spreads over the workers."""
+    bench, _ = shipped_bench(h8)
+    rerun = replicate(h8, names=[name], budget=Budget(sentences=bench["sentences"]))
+    shipped = next(card for card in bench["papers"] if card["name"] == name)
+    assert json.dumps(rerun["papers"][0], ensure_ascii=False) == json.dumps(shipped, ensure_ascii=False)
