@@ -286,7 +286,7 @@ def long_sentences(count: int, checkpoint, seed: int = 0) -> list[str]:
 
 
 def run_memory(count: int, checkpoint) -> None:
-    from explorer.pages.components import session as cache_owner
+    from explorer.pages.components.caches import SERVICE
 
     print(f"\n## Memory over {count} distinct sentences of 5–250 tokens, each on one page in turn")
     page_files = ["translation.py", "attention.py", "internals.py", "decoding.py", "heads.py", "compare.py", "prune.py"]
@@ -300,8 +300,8 @@ def run_memory(count: int, checkpoint) -> None:
             print(f"  sentence {index} on {page_files[index % len(page_files)]}: {app.exception[0].value}")
         highest = max(highest, process.memory_info().rss)
         if index % 100 == 0 or index == count:
-            print(f"{index:9d}  {process.memory_info().rss / 2**20:11.0f}  {cache_owner.TRACES.bytes / 2**20:14.0f} "
-                  f"({len(cache_owner.TRACES)})  {time.perf_counter() - start:7.0f}", flush=True)
+            print(f"{index:9d}  {process.memory_info().rss / 2**20:11.0f}  {SERVICE.traces.bytes / 2**20:14.0f} "
+                  f"({len(SERVICE.traces)})  {time.perf_counter() - start:7.0f}", flush=True)
     print(f"highest resident memory {highest / 2**20:.0f} MB (cap {MEMORY_CAP / 2**20:.0f} MB): "
           + ("under the cap" if highest < MEMORY_CAP else "OVER THE CAP"))
 

@@ -200,7 +200,7 @@ def attention_flow(trace: Trace | np.ndarray, kind: str = "encoder"):
     from explorer.models.vocabulary import check_kind
 
     if hasattr(trace, "pattern"):
-        if check_kind(kind) == "cross":
+        if not check_kind(kind).is_self:
             raise InputError("attention flow follows one stack's self-attention: kind is \"encoder\" or \"decoder\"")
         return flow(trace.pattern(kind))
     return flow(trace)

@@ -28,6 +28,7 @@ from .interface import (
 )
 from .tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
 from .transformer import Transformer, TransformerConfig
+from .vocabulary import Kind
 from .weights_file import read_weights, write_weights
 from .word_alignment import pieces_of_words, sentence_text, spans_from_surfaces
 
@@ -48,7 +49,7 @@ class Checkpoint(ExplorerModel, Translates, TrainingSnapshots, CachedBeamSearch)
     info: dict                       # the whole config.json: architecture, data, training, scores
     frequencies: dict[str, list[int]] | None = None  # "source"/"target" piece counts in the training corpus
 
-    kinds = ("encoder", "decoder", "cross")
+    kinds = (Kind.ENCODER, Kind.DECODER, Kind.CROSS)
     pad_id, start_id, end_id, unk_id = PAD, BOS, EOS, UNK
     special_ids = frozenset((PAD, BOS, EOS))
     generation_batch = 64                       # translate_ids' batches

@@ -8,12 +8,13 @@ import torch
 
 from .hugging_face import HuggingFaceModel
 from .interface import Batch, Continues, Encoded
+from .vocabulary import Kind
 
 CONTINUATION_TOKENS = 30      # how far a prompt is continued
 
 
 class DecoderOnly(HuggingFaceModel, Continues):
-    kinds = ("decoder",)
+    kinds = (Kind.DECODER,)
     block_paths = ((re.compile(r"(?:^|\.)h\.(\d+)\.attn$"), "decoder"),)
 
     def stack_paths(self) -> dict:

@@ -10,11 +10,12 @@ import torch
 
 from .hugging_face import HuggingFaceModel
 from .interface import Architecture, Batch, FillsMask
+from .vocabulary import Kind
 
 
 class BertLayout(HuggingFaceModel):
     """Where a BERT-like encoder keeps its blocks and embeddings, with or without a head on top."""
-    kinds = ("encoder",)
+    kinds = (Kind.ENCODER,)
     block_paths = ((re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self$"), "encoder"),)
     # BERT normalises after each residual sum, as Vaswani et al. do (post-norm).
     architecture = Architecture("learned", norm_placement="post",

@@ -9,10 +9,11 @@ import torch
 
 from .hugging_face import HuggingFaceModel
 from .interface import Architecture, Batch, Translates
+from .vocabulary import Kind
 
 
 class EncoderDecoder(HuggingFaceModel, Translates):
-    kinds = ("encoder", "decoder", "cross")
+    kinds = (Kind.ENCODER, Kind.DECODER, Kind.CROSS)
     generation_batch = 16
     block_paths = (
         (re.compile(r"(?:^|\.)encoder\.layers\.(\d+)\.self_attn$"), "encoder"),

@@ -14,10 +14,11 @@ import torch
 
 from .hugging_face import HuggingFaceAttention
 from .interface import Architecture, Batch, ImageInput
+from .vocabulary import Kind
 
 
 class HuggingFaceImageClassifier(HuggingFaceAttention, ImageInput):
-    kinds = ("encoder",)
+    kinds = (Kind.ENCODER,)
     block_paths = ((re.compile(r"(?:^|\.)layers?\.(\d+)\.attention(?:\.attention)?$"), "encoder"),)
     architecture = Architecture("learned", norm_placement="pre", embedding_steps=(
         "patch embedding (and the class token)", "+ learned position (one per token)", "= input to layer 0"))

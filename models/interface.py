@@ -31,6 +31,7 @@ from .decoding import BeamResult
 from .errors import ExplorerError
 from .hooks import ActivationCache, capture
 from .tokenizer import Encoded  # encode()'s answer, for every family
+from .vocabulary import Kind
 
 TRANSLATE, CONTINUE, FILL_MASK, EMBED, CLASSIFY = "translate", "continue", "fill-mask", "embed", "classify"
 
@@ -81,7 +82,7 @@ class AttentionModel(ABC):
     folder: Path | None = None          # where its files are when `path` names it otherwise (a cached hub id)
     info: dict                          # what the folder says of itself (description, training, scores)
     hook_names: list[str]               # every hook point, e.g. encoder.layers.0.self_attn.pattern
-    kinds: tuple[str, ...]              # its attention kinds, of ("encoder", "decoder", "cross")
+    kinds: tuple[Kind, ...]             # its attention kinds (models/vocabulary.py)
     heads: int
     d_model: int
     d_k: int

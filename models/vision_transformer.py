@@ -27,6 +27,7 @@ from .checkpoint import CheckpointError, readable_weights
 from .hooks import HookPoint, name_hook_points
 from .interface import CLASSIFY, Architecture, AttentionModel, ImageInput
 from .transformer import Dropout, EncoderLayer, LayerNorm, MultiHeadAttention, Projection
+from .vocabulary import Kind
 from .weights_file import write_weights
 
 CONFIG, WEIGHTS = "config.json", "model.safetensors"
@@ -120,7 +121,7 @@ class DigitsClassifier(AttentionModel, ImageInput):
     model: VisionTransformer
     info: dict
 
-    kinds = ("encoder",)
+    kinds = (Kind.ENCODER,)
     architecture = Architecture("learned", norm_placement="pre", embedding_steps=(
         "patch embedding (and the class token)", "+ learned position (one per token)", "= input to layer 0"))
 

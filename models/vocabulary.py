@@ -6,15 +6,78 @@ Everything else (traces, roles, importance, pages, the CLI's head specs) asks fo
 
 from __future__ import annotations
 
-ATTENTION_KINDS = ("encoder", "decoder", "cross")
-# As in head specs (`enc.0.3`, `dec.2.*`, `cross.1.5`).
-SHORT_NAMES = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
-KIND_BY_SHORT_NAME = {short: kind for kind, short in SHORT_NAMES.items()}
-# Headings, radio buttons and figure titles.
-KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention (masked)",
-               "cross": "Encoder–decoder cross-attention"}
-# bertviz's one-word names for its dropdown.
-KIND_WORDS = {"encoder": "Encoder", "decoder": "Decoder", "cross": "Cross"}
+from enum import StrEnum
+
+
+class Side(StrEnum):
+    """The two sequences a model reads: the source (the encoder's input: the sentence) and the target (the
+    decoder's input: the output so far, or a decoder-only model's whole text)."""
+
+    SOURCE = "source"
+    TARGET = "target"
+
+
+class Kind(StrEnum):
+    """A kind of attention, knowing its query side, its key side and its names. A str, so "encoder" == Kind.ENCODER
+    and either keys a dict: what arrives as text (a link, a head spec, a saved trace) is a Kind by Kind(text)."""
+
+    ENCODER = "encoder"
+    DECODER = "decoder"
+    CROSS = "cross"
+
+    @property
+    def query_side(self) -> Side:
+        """The sequence whose positions ask (the rows of a pattern)."""
+        return Side.SOURCE if self is Kind.ENCODER else Side.TARGET
+
+    @property
+    def key_side(self) -> Side:
+        """The sequence whose positions are looked at (the columns of a pattern)."""
+        return Side.TARGET if self is Kind.DECODER else Side.SOURCE
+
+    @property
+    def is_self(self) -> bool:
+        """Queries and keys are positions of the same sequence (not cross-attention)."""
+        return self.query_side is self.key_side
+
+    @property
+    def causal(self) -> bool:
+        """A query never sees a later key (the decoder's mask)."""
+        return self is Kind.DECODER
+
+    @property
+    def reads_the_source(self) -> bool:
+        """Its keys are the sentence's tokens (encoder self-attention and cross-attention)."""
+        return self.key_side is Side.SOURCE
+
+    @property
+    def stack(self) -> str:
+        """The stack whose layers hold it: cross-attention sits in the decoder's layers."""
+        return "encoder" if self is Kind.ENCODER else "decoder"
+
+    @property
+    def short(self) -> str:
+        """As in head specs (`enc.0.3`, `dec.2.*`, `cross.1.5`)."""
+        return {"encoder": "enc", "decoder": "dec", "cross": "cross"}[self.value]
+
+    @property
+    def heading(self) -> str:
+        """Headings, radio buttons and figure titles."""
+        return {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention (masked)",
+                "cross": "Encoder–decoder cross-attention"}[self.value]
+
+    @property
+    def word(self) -> str:
+        """bertviz's one-word name for its dropdown."""
+        return self.value.capitalize()
+
+
+ATTENTION_KINDS = tuple(Kind)
+STACKS = ("encoder", "decoder")       # the stacks of layers a model may have (Kind.stack)
+SHORT_NAMES = {kind: kind.short for kind in Kind}
+KIND_BY_SHORT_NAME = {kind.short: kind for kind in Kind}
+KIND_TITLES = {kind: kind.heading for kind in Kind}
+KIND_WORDS = {kind: kind.word for kind in Kind}
 
 # What each attention block exposes: q/k/v/z are [batch, heads, position, d_k]; scores and pattern
 # [batch, heads, query, key]; mask [batch, 1, query, key] (True = may attend); out [batch, query, d_model].
@@ -27,10 +90,11 @@ _BLOCKS = {"encoder": "encoder.layers.{}.self_attn", "decoder": "decoder.layers.
            "cross": "decoder.layers.{}.cross_attn"}
 
 
-def check_kind(kind: str) -> str:
+def check_kind(kind: str) -> Kind:
+    """The Kind a text names; ValueError naming the kinds there are."""
     if kind not in ATTENTION_KINDS:
         raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(ATTENTION_KINDS)}")
-    return kind
+    return Kind(kind)
 
 
 def attention_block(kind: str, layer: int | str) -> str:
@@ -48,13 +112,13 @@ def attention_hook(kind: str, layer: int | str, value: str) -> str:
 def layer_hook(stack: str, layer: int | str) -> str:
     """The residual stream after one layer of a stack (attention + feed-forward), e.g. ("decoder", 2) →
     decoder.layers.2.resid_post: what the logit lens reads and activation patching replaces."""
-    if stack not in ("encoder", "decoder"):
+    if stack not in STACKS:
         raise ValueError(f"no stack {stack!r}; stacks are encoder and decoder")
     return f"{stack}.layers.{layer}.resid_post"
 
 
 def stack_hook(stack: str, value: str) -> str:
     """The hook name of a value of the encoder or decoder stack, e.g. ("decoder", "pos_encoding")."""
-    if stack not in ("encoder", "decoder") or value not in STACK_VALUES:
+    if stack not in STACKS or value not in STACK_VALUES:
         raise ValueError(f"no stack hook {stack!r}/{value!r}; stacks encoder, decoder; values {', '.join(STACK_VALUES)}")
     return f"{stack}.{value}"

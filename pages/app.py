@@ -15,9 +15,9 @@ import streamlit as st
 import torch
 
 from explorer.pages.components.access import ask_token, granted, policy
+from explorer.pages.components.caches import warm_up_models
 from explorer.pages.components.errors import errors_as_messages
 from explorer.pages.components.run_queue import RUNS, queued_message
-from explorer.pages.components.session import warm_up_models
 from explorer.pages.components.sidebar import render_sidebar
 from explorer.pages.registry import groups
 

@@ -13,7 +13,8 @@ from explorer.pages.components.attention_bertviz_section import bertviz_view
 from explorer.pages.components.attention_heatmap import draw_heatmap, focus_window
 from explorer.pages.components.attention_views_section import average, every_head, rollout_and_flow
 from explorer.pages.components.glossary_links import term_help
-from explorer.pages.components.session import current_trace, pruning_notice
+from explorer.pages.components.notices import pruning_notice
+from explorer.pages.components.traces import current_trace
 from explorer.pages.components.units import attention_units, in_units
 from explorer.pages.components.widgets import attention_values, choose_head, colour_scale, one_tab_at_a_time
 from explorer.pages.components.word_focus_section import word_focus_section

@@ -13,7 +13,9 @@ from explorer.pages.components.decoding_masked_section import masked_token_view
 from explorer.pages.components.decoding_step_section import show_one_step
 from explorer.pages.components.glossary_links import linked, term_help
 from explorer.pages.components.lens_and_sampling import logit_lens_section, sampling_section
-from explorer.pages.components.session import current_trace, pruning_notice, view_pruned
+from explorer.pages.components.notices import pruning_notice
+from explorer.pages.components.session import view_pruned
+from explorer.pages.components.traces import current_trace
 from explorer.pages.components.widgets import one_tab_at_a_time, show_figure, show_table_figure
 from explorer.pages.registry import page
 
@@ -50,8 +52,7 @@ def step_by_step() -> None:
 
 def forced_by_a_reference() -> None:
     st.header("Teacher forcing", help=term_help("teacher forcing"))
-    looked_at = "cross" if "cross" in trace.attention else "decoder"     # as One step has it
-    continuation = looked_at == "decoder"
+    continuation = trace.step_kind.is_self     # no cross-attention: a decoder-only model continues the text
     reference = st.text_input("A continuation of your text" if continuation else "A reference translation",
                               key="decoding_reference", persist_state="session",
                               placeholder="Type the words you expect next" if continuation

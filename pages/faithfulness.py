@@ -10,16 +10,13 @@ from explorer.analyses.sentence_similarity import PAIR_SENTENCE
 from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
 from explorer.models.interface import Embeds
 from explorer.pages.components import url_state
+from explorer.pages.components.caches import cached_model
 from explorer.pages.components.glossary_links import linked, term_help
-from explorer.pages.components.session import (
-    cached_checkpoint,
-    current_trace,
-    greedy_notice,
-    pruning_notice,
-    selection,
-    weights_mtime,
-)
+from explorer.pages.components.notices import greedy_notice, pruning_notice
+from explorer.pages.components.session import chosen_ref, selection
+from explorer.pages.components.traces import current_trace
 from explorer.pages.components.widgets import command_line, show_figure
+from explorer.service import ModelRef
 
 PUBLISHED = "Abnar & Zuidema 2020, their model (published)"
 CORRELATIONS = ("ρ with leave-one-out", "ρ with gradient × input", PUBLISHED)
@@ -41,11 +38,11 @@ def correlation_table(result: Faithfulness) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=32, show_spinner="Blanking out each token, taking gradients and attention flow…")
-def cached_faithfulness(path: str, modified: float, sentence: str, fix_casing: bool,
+def cached_faithfulness(ref: ModelRef, sentence: str, fix_casing: bool,
                         target_language: str, compared: str = "") -> Faithfulness | str:
     """The analysis of one sentence, or the sentence saying why it cannot be scored."""
     try:
-        return faithfulness(cached_checkpoint(path, modified, target_language), sentence, fix_casing,
+        return faithfulness(cached_model(ref, target_language), sentence, fix_casing,
                             compared=compared)
     except Unscorable as reason:
         return str(reason)
@@ -63,7 +60,7 @@ chosen = selection()
 embeds = isinstance(checkpoint, Embeds)
 # A sentence encoder's output is explained as its similarity to the Translation page's second sentence.
 compared = st.session_state.get("embedding_second", PAIR_SENTENCE) if embeds else ""
-result = cached_faithfulness(chosen.model_path, weights_mtime(chosen.model_path), chosen.sentence, chosen.fix_casing,
+result = cached_faithfulness(chosen_ref(), chosen.sentence, chosen.fix_casing,
                              checkpoint.target_language, compared)
 if isinstance(result, str):
     st.info(f"This sentence cannot be scored: {result}.")

@@ -11,8 +11,10 @@ from explorer.pages.components.head_analyses import head_analysis, keep_role_thr
 from explorer.pages.components.heads_one_head_section import one_head
 from explorer.pages.components.heads_roles_section import roles_and_importance
 from explorer.pages.components.heads_training_section import training
-from explorer.pages.components.session import current_checkpoint, pruning_notice, sentence_trace
+from explorer.pages.components.notices import pruning_notice
+from explorer.pages.components.session import current_checkpoint
 from explorer.pages.components.sinks_section import show_sinks
+from explorer.pages.components.traces import sentence_trace
 from explorer.pages.components.widgets import one_tab_at_a_time
 
 checkpoint = current_checkpoint()

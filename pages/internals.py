@@ -7,18 +7,14 @@ from explorer.analyses.internals import batch_padding_mask, batch_partner, maske
 from explorer.capture.exports import matrix_table
 from explorer.figures.internals import mask_heatmap, scores_mask_softmax
 from explorer.figures.padding_mask import padding_mask_html
-from explorer.models.vocabulary import KIND_TITLES
+from explorer.models.vocabulary import KIND_TITLES, Kind
 from explorer.pages.components.glossary_links import linked, term_help
 from explorer.pages.components.internals_positions_section import positions
 from explorer.pages.components.internals_walkthrough_section import walkthrough
-from explorer.pages.components.session import EXAMPLES, current_trace, pruning_notice
-from explorer.pages.components.widgets import (
-    choose_head,
-    colour_scale,
-    one_tab_at_a_time,
-    show_figure,
-    show_table_figure,
-)
+from explorer.pages.components.notices import pruning_notice
+from explorer.pages.components.session import EXAMPLES
+from explorer.pages.components.traces import current_trace
+from explorer.pages.components.widgets import choose_head, colour_scale, one_tab_at_a_time, show_figure, show_table_figure
 
 st.title("Internals")   # first: the notices about the sentence go under it
 st.caption("How one head turns its input into attention weights, one step at a time: which keys the masks allow, how "
@@ -48,7 +44,7 @@ def masks() -> None:
         # An all-ones mask drawn is one flat colour: it reads as a figure that failed, so it is said instead.
         st.info(f"No mask here: every key is visible. In {KIND_TITLES[kind].lower()} each of the {len(queries)} "
                 f"queries may attend to all {len(keys)} keys: a single sentence has no padding"
-                + (", and only the decoder's self-attention has a look-ahead mask." if "decoder" in KINDS else "."))
+                + (", and only the decoder's self-attention has a look-ahead mask." if Kind.DECODER in KINDS else "."))
     else:
         show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
                     matrix_table(mask.astype(int), queries, keys))

@@ -8,8 +8,10 @@ from explorer.figures.lesson import LESSON_CSS
 from explorer.pages.components import url_state
 from explorer.pages.components.image_input_section import traced_image
 from explorer.pages.components.lesson_step_section import show_step
+from explorer.pages.components.notices import pruning_notice
 from explorer.pages.components.presentation import scroll_to_new_step, step_keys
-from explorer.pages.components.session import chosen_model, current_trace, pruning_notice
+from explorer.pages.components.session import chosen_model
+from explorer.pages.components.traces import current_trace
 from explorer.teaching.image_lesson import lesson_for
 from explorer.teaching.lesson_steps import SHORT_TITLES, Focus
 

@@ -9,8 +9,9 @@ import streamlit as st
 from explorer.analyses.shipped_analyses import analyses_folder, shipped
 from explorer.pages.components.glossary_links import linked
 from explorer.pages.components.jobs import corpus_job
+from explorer.pages.components.notices import pruning_notice
 from explorer.pages.components.paper_columns import installed_benches, show_beside
-from explorer.pages.components.session import current_checkpoint, pruning_notice
+from explorer.pages.components.session import current_checkpoint
 from explorer.papers.bench import NOT_MEASURABLE, REPLICATION_FILE, Budget
 
 # Words, not emoji: a browser without an emoji font would draw empty boxes.

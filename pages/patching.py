@@ -8,25 +8,22 @@ from explorer.analyses.patching import METRICS, PatchingResult, marked_changes, 
 from explorer.figures.detectors import patching_maps
 from explorer.models.interface import Embeds
 from explorer.pages.components import url_state
+from explorer.pages.components.caches import cached_model
 from explorer.pages.components.glossary_links import linked, term_help
-from explorer.pages.components.session import (
-    cached_checkpoint,
-    current_trace,
-    greedy_notice,
-    pruning_notice,
-    selection,
-    weights_mtime,
-)
+from explorer.pages.components.notices import greedy_notice, pruning_notice
+from explorer.pages.components.session import chosen_ref, selection
+from explorer.pages.components.traces import current_trace
 from explorer.pages.components.widgets import command_line, show_figure
+from explorer.service import ModelRef
 from explorer.settings import command_name
 
 METRIC_LABELS = {"total": "the whole output", "first": "its first token"}
 
 
 @st.cache_data(max_entries=32, show_spinner="Patching every head and layer…")
-def cached_patching(path: str, modified: float, target_language: str, clean: str, corrupt: str, metric: str,
+def cached_patching(ref: ModelRef, target_language: str, clean: str, corrupt: str, metric: str,
                     fix_casing: bool) -> PatchingResult:
-    return patch(cached_checkpoint(path, modified, target_language), clean, corrupt, metric, fix_casing)
+    return patch(cached_model(ref, target_language), clean, corrupt, metric, fix_casing)
 
 
 def result_table(result: PatchingResult) -> pd.DataFrame:
@@ -95,7 +92,7 @@ if checkpoint.has("decoder"):
     url_state.keep("metric", metric)
 
 # A sentence the model cannot patch raises InputError, which the app shows as a message (pages/components/errors.py).
-result = cached_patching(chosen.model_path, weights_mtime(chosen.model_path), checkpoint.target_language,
+result = cached_patching(chosen_ref(), checkpoint.target_language,
                          chosen.sentence, corrupt, metric, chosen.fix_casing)
 
 # What a run is scored by: the clean output's log-probability, or a sentence encoder's cosine with the clean embedding.

@@ -8,8 +8,10 @@ from explorer.capture.head_sets import all_heads
 from explorer.figures.common import font, is_long, plural
 from explorer.models.interface import Embeds, Generates
 from explorer.pages.components.glossary_links import linked, term_help
+from explorer.pages.components.notices import pruning_notice
 from explorer.pages.components.sentence_embedding_section import show_sentence_embedding
-from explorer.pages.components.session import current_trace, pruning_notice, view_pruned
+from explorer.pages.components.session import view_pruned
+from explorer.pages.components.traces import current_trace
 
 st.title("Translation")   # first: the notices about the sentence go under it
 st.caption("What the model makes of the sidebar's sentence, and the tokens it split the text into: every other page's "
@@ -47,7 +49,7 @@ table = pd.DataFrame({name: pd.Series(tokens) for name, tokens in columns.items(
 row = font(35)
 st.dataframe(table, key="tokens", row_height=row, height=row * (min(len(table), 80) + 1) + 3)
 scores = checkpoint.info.get("scores", {}).get("test_2016_flickr")
-stacks = " + ".join(f"{checkpoint.layers(kind)} {kind}" for kind in checkpoint.kinds if kind != "cross")
+stacks = " + ".join(f"{checkpoint.layers(kind)} {kind}" for kind in checkpoint.kinds if kind.is_self)
 heads = plural(checkpoint.heads, "head")
 st.caption(f"{heads} × {stacks} layers, d_model {checkpoint.d_model}, d_k {checkpoint.d_k}"
            + (f" · test BLEU greedy {scores['bleu_greedy']}, beam 5 {scores['bleu_beam5']}" if scores else ""),

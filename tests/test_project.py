@@ -240,6 +240,21 @@ def metric_comparisons(tree: ast.Module) -> list[str]:
             and any(metric_values(side) for side in [node.left, *node.comparators])]
 
 
+KIND_TEXTS = {"encoder", "decoder", "cross", "enc", "dec"}
+
+
+def kind_comparisons(tree: ast.Module) -> list[str]:
+    """Where code compares an attention kind's text (`kind == "encoder"`, `… != "cross"`, `kind in ("encoder", …)`,
+    `"decoder" in trace.attention`) instead of asking the Kind (models/vocabulary.py) its sides, mask or names."""
+    def kind_text(node: ast.expr) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(kind_text(element) for element in node.elts)
+        return isinstance(node, ast.Constant) and node.value in KIND_TEXTS
+
+    return [f"{node.lineno}: a kind's text compared" for node in ast.walk(tree)
+            if isinstance(node, ast.Compare) and any(kind_text(side) for side in [node.left, *node.comparators])]
+
+
 def code_above_models() -> dict[str, ast.Module]:
     return {module: tree for module, tree in parsed(("explorer", "pages")).items()}
 
@@ -275,6 +290,19 @@ def test_nothing_above_models_compares_a_task():
     assert task_comparisons(planted) == ["1: a task compared", "2: a task compared", "3: a task compared",
                                          "4: a task compared", "5: a task compared", "7: match on a task"]
     comparing = {module: found for module, tree in code_above_models().items() if (found := task_comparisons(tree))}
+    assert comparing == {}
+
+
+def test_nothing_above_models_compares_an_attention_kinds_text():
+    """A kind knows its query and key sides, whether it is causal, self- or cross-attention, its names
+    (explorer.models.vocabulary.Kind): code above models/ asks it, so a kind's meaning is written in one place."""
+    planted = ast.parse("a = kind == 'encoder'\nb = looked_at != \"cross\"\nc = kind in ('encoder', 'cross')\n"
+                        "d = 'decoder' in trace.attention\ne = kind.is_self\nf = model.has('cross')\n"
+                        "g = pruned['hardest'] == 'cross'\nh = kind is Kind.ENCODER\n")
+    assert kind_comparisons(planted) == ["1: a kind's text compared", "2: a kind's text compared",
+                                         "3: a kind's text compared", "4: a kind's text compared",
+                                         "7: a kind's text compared"]
+    comparing = {module: found for module, tree in code_above_models().items() if (found := kind_comparisons(tree))}
     assert comparing == {}
 
 

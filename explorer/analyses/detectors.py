@@ -36,7 +36,7 @@ import torch
 
 from explorer.capture.inputs import InputError
 from explorer.models.interface import ExplorerModel
-from explorer.models.vocabulary import attention_hook
+from explorer.models.vocabulary import Kind, attention_hook
 
 DETECTORS = ("previous_token", "duplicate_token", "induction", "prefix_matching")
 DETECTOR_TITLES = {"previous_token": "previous token", "duplicate_token": "duplicate token",
@@ -110,7 +110,7 @@ def mul_score(pattern: np.ndarray, detection: np.ndarray, rows: np.ndarray | Non
 def allowed_keys(kind: str, positions: int) -> np.ndarray:
     """[query, key] the keys a query may see: all of them in an encoder, itself and earlier ones in a decoder."""
     full = np.ones((positions, positions))
-    return np.tril(full) if kind == "decoder" else full
+    return np.tril(full) if Kind(kind).causal else full
 
 
 def special_frame(model: ExplorerModel) -> tuple[list[int], list[int]]:
@@ -155,7 +155,7 @@ def repeated_random_tokens(model: ExplorerModel, seeds: int, length: int) -> lis
 def probe_inputs(model: ExplorerModel, kind: str, sequences: list[list[int]]):
     """(source batch or None, target batch or None, the rows as the attention reads them, where the first repeat
     starts) for one self-attention kind."""
-    if kind == "encoder":
+    if Kind(kind) is Kind.ENCODER:
         lead, trail = special_frame(model)
         rows = [lead + sequence + trail for sequence in sequences]
         return model.pad(rows), None, rows, len(lead)

@@ -23,6 +23,7 @@ from explorer.capture.inputs import InputError
 from explorer.capture.trace import Trace
 from explorer.capture.words import word_trace
 from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import Kind, Side
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def query_words(words: Trace, model: ExplorerModel, kind: str) -> list[str]:
     """The words the chosen word is looked up among: the queries of `kind`. A decoder-only model's decoder reads
     the prompt and then its own continuation; only the prompt is the sentence a person typed."""
     labels = [label(word) for word in words.query_tokens(kind)]
-    if kind != "cross" and not model.has("encoder"):
+    if Kind(kind).is_self and not model.has("encoder"):
         return labels[: words.first_step_position + 1]
     return labels
 
@@ -76,7 +77,8 @@ def word_focus_table(trace: Trace, model: ExplorerModel, word: str, kind: str | 
     queries, keys = query_words(words, model, kind), [label(key) for key in words.key_tokens(kind)]
     found = [index for index, query in enumerate(queries) if query.lower() == word.strip().lower()]
     if not found:
-        side = "output" if kind != "encoder" and model.has("encoder") else "sentence"     # a translation's decoder
+        # a translation's decoder reads the output
+        side = "output" if Kind(kind).query_side is Side.TARGET and model.has("encoder") else "sentence"
         raise InputError(f"--word {word!r}: not a word of the {side}; its words are {', '.join(queries)}")
     if not 1 <= occurrence <= len(found):
         raise InputError(f"--occurrence {occurrence}: {word!r} occurs {len(found)} time(s)")

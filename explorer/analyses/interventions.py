@@ -28,7 +28,7 @@ from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.models.hooks import ActivationCache, Hook, matching_names, model_run
 from explorer.models.interface import Embeds, ExplorerModel
-from explorer.models.vocabulary import ATTENTION_KINDS, attention_hook
+from explorer.models.vocabulary import ATTENTION_KINDS, Kind, Side, attention_hook
 
 Hooks = Mapping[str, Hook] | Iterable[tuple[str, Hook]]
 
@@ -200,7 +200,7 @@ def patch_positions(model: ExplorerModel, clean: str, corrupt: str, kind: str, l
             lps.append(scorer.log_probs(scorer.outputs(*scorer.repeated(1, len(part)))))
     spread = lp_clean - lp_corrupt
     shares = (torch.cat(lps).cpu().numpy() - lp_corrupt) / spread if abs(spread) > 1e-4 else np.full(len(rows), np.nan)
-    tokens = clean_source.pieces if kind == "encoder" else model.pieces(
+    tokens = clean_source.pieces if Kind(kind).query_side is Side.SOURCE else model.pieces(
         scorer.inputs[1].ids[0].tolist() if scorer.inputs[1] is not None else clean_source.ids)
     return PositionPatching(f"{kind}.{layer}.{head}", tokens[:queries], shares[:-1], float(shares[-1]),
                             lp_clean, lp_corrupt)

@@ -41,7 +41,7 @@ def share_on(matrix: np.ndarray, keys: list[int]) -> float:
 def frequent_keys(trace: Trace, model: ExplorerModel, kind: str) -> list[int]:
     """Key positions of a trace holding a special token (start, end, [CLS], [SEP] …) or punctuation: where
     Kobayashi et al. found weights high and norms low."""
-    ids = trace.target_ids if kind == "decoder" else (trace.source_ids or trace.target_ids)
+    ids = trace.key_ids(kind)
     pieces = trace.key_tokens(kind)
     return [position for position, (token_id, piece) in enumerate(zip(ids, pieces))
             if token_id in model.special_ids or punctuation(piece)]

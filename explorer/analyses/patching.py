@@ -36,7 +36,7 @@ from explorer.capture.wording import plural
 from explorer.models.errors import ExplorerError
 from explorer.models.hooks import model_run
 from explorer.models.interface import Batch, Embeds, ExplorerModel
-from explorer.models.vocabulary import attention_hook, layer_hook
+from explorer.models.vocabulary import STACKS, attention_hook, layer_hook
 
 METRICS = {"total": "log-probability of the whole clean output", "first": "log-probability of its first token"}
 NOTHING_TO_RESTORE = 1e-4       # nats: clean and corrupted runs closer than this leave nothing to restore
@@ -119,7 +119,7 @@ def patch_list(model: ExplorerModel) -> list[Patch]:
     """Every head's z of every kind, then every layer's output, then all layers' outputs at once, then nothing."""
     patches = [Patch(f"{kind}.{layer}.{head}", [(attention_hook(kind, layer, "z"), head)])
                for kind in model.kinds for layer in range(model.layers(kind)) for head in range(model.heads)]
-    stacks = [stack for stack in ("encoder", "decoder") if model.has(stack)]
+    stacks = [stack for stack in STACKS if model.has(stack)]
     outputs = [(layer_hook(stack, layer), None) for stack in stacks for layer in range(model.layers(stack))]
     patches += [Patch(name, [(name, None)]) for name, _ in outputs]
     return patches + [Patch("all layers", outputs), Patch("nothing", [])]
@@ -251,7 +251,7 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total",
     heads = {kind: np.array([[restored(f"{kind}.{layer}.{head}") for head in range(model.heads)]
                              for layer in range(model.layers(kind))]) for kind in model.kinds}
     outputs = {stack: np.array([restored(layer_hook(stack, layer)) for layer in range(model.layers(stack))])
-               for stack in ("encoder", "decoder") if model.has(stack)}
+               for stack in STACKS if model.has(stack)}
     return PatchingResult(
         clean=clean_source.text, corrupt=corrupt_source.text,
         source_tokens=clean_source.pieces, corrupt_tokens=corrupt_source.pieces, target_tokens=model.pieces(scorer.chosen),

@@ -34,7 +34,7 @@ from explorer.capture.inputs import InputError
 from explorer.capture.translation import bleu
 from explorer.models.hooks import Hook, model_run
 from explorer.models.interface import Embeds, ExplorerModel
-from explorer.models.vocabulary import attention_hook
+from explorer.models.vocabulary import Kind, attention_hook
 
 # (pattern [batch, heads, query, key], allowed [same shape, bool]) → the pattern to use instead
 Transform = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -79,7 +79,7 @@ def pattern_hooks(model: ExplorerModel, kinds: list[str], transform: Transform) 
                 if mask is None:
                     queries, keys = pattern.shape[-2:]
                     mask = torch.ones(queries, keys, dtype=torch.bool, device=pattern.device)
-                    mask = mask.tril(keys - queries) if kind == "decoder" else mask
+                    mask = mask.tril(keys - queries) if Kind(kind).causal else mask
                 return transform(pattern, torch.broadcast_to(mask.bool(), pattern.shape))
 
             if attention_hook(kind, layer, "mask") in model.hook_names:

@@ -61,7 +61,7 @@ from explorer.capture.treebank import Tree
 from explorer.models.hooks import capture
 from explorer.models.interface import Batch, ExplorerModel
 from explorer.models.tokenizer import clean_text
-from explorer.models.vocabulary import ATTENTION_KINDS, attention_hook
+from explorer.models.vocabulary import ATTENTION_KINDS, Kind, Side, attention_hook
 
 SHORT_PIECES = 25                     # syntactic scores are also reported over treebank sentences this short
 
@@ -112,10 +112,12 @@ def statistics_pass(model: ExplorerModel, sentences: list[list[int]], kinds: tup
     """Positional, rare-token and confidence tallies over source id lists; also the order they were seen in.
     A translation model's decoder reads its own greedy output; a decoder-only model reads the text itself."""
     translates = model.has("encoder") and model.has("decoder")
+    # Decoding is most of a pass's time, and only the kinds whose queries are the output read it.
+    decodes = translates and any(Kind(kind).query_side is Side.TARGET for kind in kinds)
     with torch.no_grad():
-        outputs = model.generate(sentences) if translates else None
+        outputs = model.generate(sentences) if decodes else None
     rows = {"source": sentences, "target": [model.decoder_input(s, o)[0] for s, o in zip(sentences, outputs)]
-            if translates else sentences}
+            if outputs is not None else sentences}
     size = 1 + max([model.pad_id, *(max(row) for row in rows["source"] + rows["target"] if row)])
     frequencies = model.token_frequencies or {}
     counts = {side: (torch.tensor(frequencies[side], dtype=torch.float64) if side in frequencies
@@ -126,19 +128,18 @@ def statistics_pass(model: ExplorerModel, sentences: list[list[int]], kinds: tup
     for chunk in _batches(sentences, [len(s) for s in sentences], batch_size):
         seen.extend(chunk)
         encoder, decoder = read_by(model, [sentences[i] for i in chunk],
-                                   [outputs[i] for i in chunk] if translates else None)
+                                   [outputs[i] for i in chunk] if outputs is not None else None)
         with torch.no_grad(), capture(model.hook_names, [attention_hook(kind, "*", "pattern") for kind in kinds]) as cache:
             model.forward(encoder, decoder)
         read = {}
-        for side, batch in (("source", encoder), ("target", decoder)):
+        for side, batch in ((Side.SOURCE, encoder), (Side.TARGET, decoder)):
             if batch is not None:
                 real = real_tokens(batch.ids, batch.present, model.special_ids)
                 read[side] = (batch, real, key_counts(batch.ids, real, counts[side]))
         for kind in kinds:
-            queries = read["source" if kind == "encoder" else "target"]
-            keys = read["target" if kind == "decoder" else "source"]
+            queries, keys = read[Kind(kind).query_side], read[Kind(kind).key_side]
             tally_patterns(tallies[kind], cache.layers(kind, "pattern"), queries[1], keys[0].present, keys[2],
-                           kind != "cross", common["target" if kind == "decoder" else "source"])
+                           Kind(kind).is_self, common[Kind(kind).key_side])
         if progress:
             progress(len(seen) / max(1, len(sentences)))
     return tallies, seen

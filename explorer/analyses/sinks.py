@@ -41,7 +41,7 @@ VALUES = {"weight": "pattern", "norm": "norm"}     # the shares' names → the t
 
 
 def key_ids(trace: Trace, kind: str) -> list[int]:
-    return trace.target_ids if kind == "decoder" else (trace.source_ids or trace.target_ids)
+    return trace.key_ids(kind)
 
 
 def sink_keys(trace: Trace, model: ExplorerModel, kind: str) -> dict[str, list[int]]:

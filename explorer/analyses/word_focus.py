@@ -30,7 +30,7 @@ from explorer.capture.inputs import prepare_source
 from explorer.capture.trace import Trace
 from explorer.capture.words import to_words, words_of
 from explorer.models.interface import ExplorerModel
-from explorer.models.vocabulary import attention_hook
+from explorer.models.vocabulary import Kind, attention_hook
 
 PRONOUNS = ("it", "he", "she", "they", "his", "her", "its", "their", "him", "them")
 PER_LAYER_UP_TO = 4     # layers: up to this many, the answer names the strongest heads of each layer; beyond, overall
@@ -73,9 +73,9 @@ class Focus:
     parked: np.ndarray          # the weight on special tokens and punctuation
 
 
-def reading_kind(model: ExplorerModel) -> str:
+def reading_kind(model: ExplorerModel) -> Kind:
     """The self-attention that reads the sentence: the encoder's, or a decoder-only model's decoder."""
-    return "encoder" if model.has("encoder") else "decoder"
+    return Kind.ENCODER if model.has("encoder") else Kind.DECODER
 
 
 def label(word: str) -> str:
@@ -97,11 +97,11 @@ def word_attention(trace: Trace, model: ExplorerModel) -> WordAttention:
     """The sentence's word-level self-attention from a trace over pieces (a decoder-only model's: its prompt's
     rows and columns; the continuation is left out). A pruned head (trace.pruned) is marked, never named."""
     kind = reading_kind(model)
-    if kind == "encoder":
-        ids, pattern = trace.source_ids, trace.pattern("encoder")
+    if kind is Kind.ENCODER:
+        ids, pattern = trace.source_ids, trace.pattern(kind)
     else:
         ids = trace.target_ids[: trace.first_step_position + 1]
-        pattern = trace.pattern("decoder")[:, :, : len(ids), : len(ids)]
+        pattern = trace.pattern(kind)[:, :, : len(ids), : len(ids)]
     pruned = frozenset((spec.layer, spec.head) for spec in parse_heads(trace.pruned, model) if spec.kind == kind)
     return _reading(model, ids, pattern, kind, pruned)
 
@@ -114,7 +114,7 @@ def sentence_attention(model: ExplorerModel, text: str, pruned: Iterable[HeadSpe
     ids, pruned = prepare_source(text, model).ids, list(pruned)
     kind = reading_kind(model)
     batch, names, gates = model.pad([ids]), [attention_hook(kind, "*", "pattern")], head_mask(pruned, model)
-    _, cache = (model.run_with_cache(batch, None, names, head_mask=gates) if kind == "encoder"
+    _, cache = (model.run_with_cache(batch, None, names, head_mask=gates) if kind is Kind.ENCODER
                 else model.run_with_cache(None, batch, names, head_mask=gates))
     masked = frozenset((spec.layer, spec.head) for spec in pruned if spec.kind == kind)
     return _reading(model, ids, cache.layers(kind, "pattern")[0].float().cpu().numpy(), kind, masked)

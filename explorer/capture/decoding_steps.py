@@ -115,7 +115,7 @@ def step_attention_row(trace: Trace, layer: int, step: int, head: int | None = N
     """What decoding step `step` looked at: its weights over the source (cross-attention) for an
     encoder–decoder, over the tokens before it (self-attention) for a decoder-only model; one head's, or the
     average over heads (head None)."""
-    kind = "cross" if "cross" in trace.attention else "decoder"
+    kind = trace.step_kind
     pattern = trace.pattern(kind)[layer]
     row = trace.first_step_position + step
     return pattern.mean(0)[row] if head is None else pattern[head, row]

@@ -33,6 +33,9 @@ EXAMPLES = [
             "pronoun the model gets wrong: “it” (the dog, der Hund) comes out as “es”"),
 ]
 
+# The sentences alone, as the sidebar offers them and the Prune page translates them.
+SENTENCES = [example.english for example in EXAMPLES]
+
 
 def label(example: Example) -> str:
     return f"{example.english} — {example.note}" if example.note else example.english

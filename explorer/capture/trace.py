@@ -23,7 +23,7 @@ from explorer.capture.value_norms import norm_attention
 from explorer.models.hooks import model_run
 from explorer.models.interface import AttentionModel, Continues, Embeds, ExplorerModel, FillsMask, Generates, Translates
 from explorer.models.vocabulary import ATTENTION_KINDS as KINDS
-from explorer.models.vocabulary import PER_HEAD_VALUES, attention_hook, stack_hook
+from explorer.models.vocabulary import PER_HEAD_VALUES, Kind, Side, attention_hook, stack_hook
 
 DERIVED_VALUES = ("norm",)      # per head, computed from the captured ones: {kind}.norm (Kobayashi et al. 2020)
 
@@ -77,11 +77,27 @@ class Trace:
     def pattern(self, kind: str) -> np.ndarray:
         return self.attention[kind]["pattern"]
 
+    def tokens(self, side: Side) -> list[str]:
+        return self.source_tokens if side is Side.SOURCE else self.target_tokens
+
+    def ids(self, side: Side) -> list[int]:
+        return self.source_ids if side is Side.SOURCE else self.target_ids
+
     def query_tokens(self, kind: str) -> list[str]:
-        return self.source_tokens if kind == "encoder" else self.target_tokens
+        return self.tokens(Kind(kind).query_side)
 
     def key_tokens(self, kind: str) -> list[str]:
-        return self.target_tokens if kind == "decoder" else self.source_tokens
+        return self.tokens(Kind(kind).key_side)
+
+    @property
+    def step_kind(self) -> Kind:
+        """The attention whose keys a decoding step looks at to choose its token: cross-attention when the model has
+        it, else (a decoder-only model) the decoder's own self-attention over the text so far."""
+        return Kind.CROSS if Kind.CROSS in self.attention else Kind.DECODER
+
+    def key_ids(self, kind: str) -> list[int]:
+        """The ids of the tokens `kind` looks at (an image's patches have none: the target's, empty)."""
+        return self.ids(Kind(kind).key_side) or self.target_ids
 
     # -- serialisation ---------------------------------------------------------------------------
     def metadata(self) -> dict:
@@ -183,7 +199,7 @@ def captured_masks(cache, model: AttentionModel, attention: dict) -> dict[str, n
             masks[kind] = cache[name][0, 0].expand(queries, keys).cpu().numpy().copy()
         else:   # no mask was passed: nothing hidden, except the future for a decoder
             full = torch.ones(queries, keys, dtype=torch.bool)
-            masks[kind] = (full.tril(keys - queries) if kind == "decoder" else full).cpu().numpy()
+            masks[kind] = (full.tril(keys - queries) if Kind(kind).causal else full).cpu().numpy()
     return masks
 
 

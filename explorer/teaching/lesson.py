@@ -22,6 +22,7 @@ from explorer.analyses.word_focus import PRONOUNS  # the lecture's question is w
 from explorer.capture.trace import Trace
 from explorer.figures import lesson as figures
 from explorer.models.interface import Embeds, ExplorerModel
+from explorer.models.vocabulary import Kind
 from explorer.teaching.lesson_lecture import block_step, how_typical, lecture_example, matrix_step, training_step
 from explorer.teaching.lesson_steps import (
     PAPER,
@@ -47,14 +48,14 @@ class Lesson:
     def __init__(self, model: ExplorerModel, trace: Trace) -> None:
         self.model, self.trace = model, trace
         # The stack that reads the input: the encoder, or a decoder-only model's decoder.
-        self.reader = "encoder" if "encoder" in trace.attention else "decoder"
-        self.side = "source" if self.reader == "encoder" else "target"
+        self.reader = Kind.ENCODER if Kind.ENCODER in trace.attention else Kind.DECODER
+        self.side = self.reader.query_side
         self.words = trace.query_tokens(self.reader)
 
     @property
     def top_reader(self) -> str:
         """What reads the encoder's last layer, ending the Layers step's sentence."""
-        if "decoder" in self.trace.attention:
+        if Kind.DECODER in self.trace.attention:
             return "vectors are what the decoder reads."
         if isinstance(self.model, Embeds):
             return "vectors are averaged into one vector for the whole sentence, its embedding: the model's output."
@@ -67,9 +68,9 @@ class Lesson:
         embedded = self.side in self.trace.embeddings and self.side in self.trace.inputs
         slugs = ["sentence"] + (["embedding"] if embedded else [])
         slugs += ["qkv", "scores", "scale", "softmax", "values", "matrix", "heads", "output", "block", "layers"]
-        if self.reader == "encoder" and "decoder" in has and self.trace.steps:
+        if self.reader is Kind.ENCODER and Kind.DECODER in has and self.trace.steps:
             slugs.append("masked")
-        if "cross" in has and self.trace.steps:
+        if Kind.CROSS in has and self.trace.steps:
             slugs.append("cross")
         if self.trace.steps:
             slugs += ["probabilities", "next", "training"]
@@ -124,7 +125,7 @@ class Lesson:
 
     def _sentence(self, focus: Focus) -> Step:
         trace, tokens = self.trace, self.words
-        ids = trace.source_ids if self.reader == "encoder" else trace.target_ids
+        ids = trace.ids(self.side)
         text = (f"The model never sees letters or whole words: its tokenizer cuts {quoted(trace.text)} into "
                 f"**{len(tokens)} pieces** from a vocabulary it learned, and each piece becomes a number (its id). "
                 f"Frequent words are one piece; rare ones are split, and punctuation is a piece of its own. "
@@ -291,7 +292,7 @@ class Lesson:
                 f"the one before (counted from 0: layers 0 to {layers - 1}). Each layer's heads look at different {self.word}s: "
                 f"below, {quoted(word)}'s attention averaged over the heads, one column per layer. The last layer's "
                 f"{self.top_reader}"
-                if self.reader == "encoder" else
+                if self.reader is Kind.ENCODER else
                 f"Attention + feed-forward make one layer; the model stacks {layers} of them.")
         numbers = [Number(f"layer_{layer}", f"layer {layer} looks most at",
                           f"{keys[favourites[layer]]} ({averaged[layer, favourites[layer]]:.1%})")

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from explorer.figures import lesson as figures
-from explorer.models.vocabulary import layer_hook, stack_hook
+from explorer.models.vocabulary import Side, layer_hook, stack_hook
 from explorer.teaching.lesson_steps import DeepLink, Focus, Number, Step, quoted
 
 LECTURE_SCORES = (112.0, 96.0)
@@ -95,13 +95,12 @@ def block_step(lesson, focus: Focus) -> Step:
     """The rest of a layer, with the model's own vectors for the followed word: what enters the layer (the residual
     stream), what attention adds to it, and what leaves it after the feed-forward network and layer norm."""
     model, trace, stack = lesson.model, lesson.trace, lesson.reader
-    ids = trace.source_ids if stack == "encoder" else trace.target_ids
+    ids = trace.ids(stack.query_side)
     before = stack_hook(stack, "input") if focus.layer == 0 else layer_hook(stack, focus.layer - 1)
     after = layer_hook(stack, focus.layer)
-    batch = model.pad([ids])
+    batch = {stack.query_side: model.pad([ids])}          # what the stack reads: the source, or the target
     with torch.no_grad():
-        _, cache = model.run_with_cache(batch if stack == "encoder" else None,
-                                        batch if stack == "decoder" else None, [before, after])
+        _, cache = model.run_with_cache(batch.get(Side.SOURCE), batch.get(Side.TARGET), [before, after])
     entering, leaving = (cache[name][0, focus.word].float().cpu().numpy() for name in (before, after))
     added = lesson.walk(focus).output                   # the attention block's output, W_O's (the step before)
     word = lesson.words[focus.word]

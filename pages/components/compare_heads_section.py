@@ -22,7 +22,7 @@ from explorer.figures.common import (
 from explorer.figures.focus import models_overview
 from explorer.figures.focus_strips import strips_table
 from explorer.figures.thumbnails import Tile, thumbnail_grid
-from explorer.models.vocabulary import KIND_TITLES
+from explorer.models.vocabulary import KIND_TITLES, Kind, Side
 from explorer.pages.components.widgets import show_figure, show_table_figure
 
 PER_ROW = 4         # tiles a row: the 8-head model in two rows beside the strips at 1400 px
@@ -47,6 +47,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
     source token followed (None when the models split the sentence differently)."""
     names = [models[label].name for label in labels]          # short names, unless two models share one
     short = {label: name if names.count(name) == 1 else label for name, label in zip(names, labels)}
+    kind = Kind(kind)         # a link's text, or the radio's Kind
     having = [label for label in labels if kind in traces[label].attention]      # an encoder-only model: no cross
     focus_token = tokens[0][focus] if focus is not None else ""
     token = display_tokens([focus_token])[0]                    # escaped, for the plotly download's title
@@ -64,8 +65,8 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
         heads = "" if "head" in label else f": {plural(model.heads, 'head')}"     # bundled labels say it already
         show_figure(layer_heads(pattern, queries, keys, f"{label}{heads}, {kind} layer {shown_layer(label)}",
-                                focus_row=focus if kind == "encoder" else None,
-                                focus_column=focus if kind in ("encoder", "cross") else None,
+                                focus_row=focus if kind.query_side is Side.SOURCE else None,
+                                focus_column=focus if kind.reads_the_source else None,
                                 per_row=panels_per_row(max(len(queries), len(keys)), model.heads, width),
                                 scale=scale),
                     f"compare-{model.name}-{kind}-L{shown_layer(label)}", {shown: pattern}, width="content")
@@ -74,7 +75,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         """The focus token in every head of every model, the models side by side with every token labelled at any
         length (a table, explorer/figures/focus_strips.py): in encoder self-attention its row (what it attends to),
         in cross-attention its column (which of each model's output tokens attend to it)."""
-        if kind == "encoder":
+        if kind.query_side is Side.SOURCE:
             strips = {short[label]: traces[label].attention[kind][shown][shown_layer(label), :, focus] for label in having}
             rows = {short[label]: traces[label].key_tokens(kind) for label in having}
             title, direction = f"What “{focus_token}” attends to, encoder layer {layer}", "from"
@@ -92,10 +93,10 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         if not having:
             return
         patterns = {short[label]: traces[label].attention[kind][shown][shown_layer(label)] for label in having}
-        focus_row = focus if kind == "encoder" else None
-        focus_column = focus if kind in ("encoder", "cross") else None
+        focus_row = focus if kind.query_side is Side.SOURCE else None
+        focus_column = focus if kind.reads_the_source else None
         title = f"Every head of every model, {kind} layer {layer}"
-        outlined = focus is not None and kind != "decoder"
+        outlined = focus is not None and kind.reads_the_source
         queries = {short[label]: traces[label].query_tokens(kind) for label in having}
         keys = {short[label]: traces[label].key_tokens(kind) for label in having}
         show_table_figure(every_head_tiles(patterns, title + (f"; outlined: “{focus_token}”" if outlined else ""),
@@ -115,7 +116,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
                   for label in having) if having else 0
     share = CONTENT_WIDTH // len(labels)
     if not is_long(longest) and cell_size(longest) * longest + 12 + PANEL_LABELS <= share:
-        if focus is not None and kind == "encoder":
+        if focus is not None and kind.query_side is Side.SOURCE:
             # The focus token in every head of every model, one table: the models compare at a glance (the panels
             # below give each head's whole pattern).
             focus_token_strips()
@@ -125,7 +126,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         for label in labels:
             with models_row.container(width="content"):
                 draw(label, NARROW_WIDTH)
-    elif focus is not None and kind != "decoder" and having:
+    elif focus is not None and kind.reads_the_source and having:
         pair = st.container(horizontal=True)      # side by side in a wide column, one under the other at 1024 px
         with pair.container(width="content"):
             focus_token_strips()
@@ -134,7 +135,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
     else:
         st.caption("Decoder self-attention works on each model's own output, so no token is shared to follow across the "
                    "models (encoder self-attention and cross-attention follow the focus token): below, every head's "
-                   "whole pattern; hover names the head, ⬇ HTML each cell's tokens." if kind == "decoder" else
+                   "whole pattern; hover names the head, ⬇ HTML each cell's tokens." if not kind.reads_the_source else
                    "No token is shared to follow across these models: below, every head's whole pattern; hover names "
                    "the head, ⬇ HTML each cell's tokens.")
         every_head_overview()

@@ -12,19 +12,11 @@ from explorer.models.installed import INSTALLED
 from explorer.models.interface import Embeds, ModelError
 from explorer.pages.components import url_state
 from explorer.pages.components.access import policy, quoted, refuse
+from explorer.pages.components.caches import cached_model, cached_trace
 from explorer.pages.components.glossary_links import term_help
-from explorer.pages.components.session import (
-    cached_checkpoint,
-    cached_trace,
-    current_checkpoint,
-    greedy_notice,
-    offered_models,
-    partner_model,
-    pruning_notice,
-    selection,
-    warn_if_truncated,
-    weights_mtime,
-)
+from explorer.pages.components.notices import greedy_notice, pruning_notice, warn_if_truncated
+from explorer.pages.components.session import current_checkpoint, offered_models, partner_model, selection
+from explorer.service import ModelRef
 
 MOST = 3
 
@@ -74,13 +66,13 @@ def chosen_models() -> tuple[dict, dict, list[str]]:
         path = candidates[label]
         try:
             language = chosen.target_language if path == chosen.model_path else ""     # the open model as the sidebar has it
-            models[label] = cached_checkpoint(path, weights_mtime(path), language)
+            models[label] = cached_model(ModelRef.of(path), language)
             if input_kind(models[label]) is not TEXT:
                 st.info(f"{label} reads {input_kind(models[label]).reads}: "
                         "Compare sets models of text side by side on a sentence.")
                 del models[label]
                 continue
-            traces[label] = cached_trace(path, weights_mtime(path), chosen.sentence, 1, fix_casing=chosen.fix_casing,
+            traces[label] = cached_trace(ModelRef.of(path), chosen.sentence, 1, fix_casing=chosen.fix_casing,
                                          target_language=language)
         except ModelError as error:
             st.error(f"{label} cannot be loaded: {error}")

@@ -9,8 +9,9 @@ import streamlit as st
 from explorer.capture.decoding_steps import beam_steps_table, finished_table
 from explorer.figures.decoding import beam_tree_figure
 from explorer.pages.components import url_state
+from explorer.pages.components.caches import cached_beam_tree
 from explorer.pages.components.glossary_links import linked, term_help
-from explorer.pages.components.session import cached_beam_tree, selection, weights_mtime
+from explorer.pages.components.session import ref_of, selection
 from explorer.pages.components.widgets import show_figure
 
 # The beam tree's work (beams × steps × decoder tokens × decoder layers × d_model², ∝ its multiply-adds) drawn
@@ -51,7 +52,7 @@ def show_beam_search(checkpoint, trace, pruned) -> None:
     st.caption("The tree is the explorer's beam search over this model's next-token probabilities, so every live beam "
                "can be drawn; the output on the other pages comes from the model's own decoding.")
     if beam_tree_wanted(checkpoint, trace, beam_size, alpha):
-        result = cached_beam_tree(str(checkpoint.path), weights_mtime(str(checkpoint.path)), trace.text, beam_size,
+        result = cached_beam_tree(ref_of(checkpoint), trace.text, beam_size,
                                   alpha, checkpoint.target_language, pruned)
         # At its own width: every rank a column as wide as its labels need.
         show_figure(beam_tree_figure(result, checkpoint.pieces), f"beam-{beam_size}-tree",

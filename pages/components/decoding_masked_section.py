@@ -12,10 +12,11 @@ from explorer.figures.candidates import candidates_table
 from explorer.figures.common import display_tokens
 from explorer.figures.decoding import attention_row_bars, attention_row_figure, head_effect_figure
 from explorer.pages.components import url_state
+from explorer.pages.components.caches import cached_masked_word
 from explorer.pages.components.decoding_step_section import side_by_side
 from explorer.pages.components.glossary_links import linked
 from explorer.pages.components.lens_and_sampling import masked_lens_section
-from explorer.pages.components.session import cached_masked_word, selection, weights_mtime
+from explorer.pages.components.session import ref_of, selection
 from explorer.pages.components.widgets import figure_places, show_figure, show_table_figure
 
 
@@ -36,7 +37,7 @@ def masked_token_view(checkpoint, trace) -> None:
     encoder_layers = range(checkpoint.layers("encoder"))
     url_state.kept("decoding_mask_layer", None, encoder_layers, default=encoder_layers[-1])
     layer = right.selectbox("Layer", encoder_layers, key="decoding_mask_layer", persist_state="session")
-    masked = cached_masked_word(str(checkpoint.path), weights_mtime(str(checkpoint.path)), selection().sentence,
+    masked = cached_masked_word(ref_of(checkpoint), selection().sentence,
                                 position, selection().fix_casing)
     row = masked.attention[layer].mean(0)
     title, details = "where the mask looked", [f"layer {layer}, head average"]

@@ -23,8 +23,8 @@ def side_by_side(candidates: StepDistribution, bars: int) -> bool:
 
 def show_one_step(checkpoint, trace) -> None:
     st.header("One step", help=term_help("logits", "softmax", "entropy"))
-    looked_at = "cross" if "cross" in trace.attention else "decoder"
-    keys = trace.source_tokens if looked_at == "cross" else trace.target_tokens
+    looked_at = trace.step_kind
+    keys = trace.key_tokens(looked_at)
     picker, layer_picker, head_picker = st.columns([2, 1, 1])
     if len(trace.steps) > 1:
         url_state.kept("decoding_step", "step", range(len(trace.steps)), default=0, tokens=trace.output_tokens)
@@ -35,15 +35,15 @@ def show_one_step(checkpoint, trace) -> None:
     step = trace.steps[step_index]
     layers = range(checkpoint.layers("decoder"))
     url_state.kept("decoding_layer", None, layers, default=layers[-1])
-    layer = layer_picker.selectbox("Cross-attention layer" if looked_at == "cross" else "Self-attention layer", layers,
+    layer = layer_picker.selectbox("Self-attention layer" if looked_at.is_self else "Cross-attention layer", layers,
                                    key="decoding_layer", persist_state="session",
-                                   help=term_help("cross-attention" if looked_at == "cross" else "self-attention"))
+                                   help=term_help("self-attention" if looked_at.is_self else "cross-attention"))
     head_choices = ["average"] + list(range(checkpoint.heads))
     url_state.kept("decoding_head", None, head_choices, default="average")
     head_choice = head_picker.selectbox("Head", head_choices, key="decoding_head", persist_state="session",
                                         help=term_help("head", "head average"))
     row = step_attention_row(trace, layer, step_index, None if head_choice == "average" else head_choice)
-    what = "cross-attention" if looked_at == "cross" else "self-attention over the text so far"
+    what = "self-attention over the text so far" if looked_at.is_self else "cross-attention"
     title, details = f"step {step_index}: where it looked", [what, f"layer {layer}, head {head_choice}"]
     # Beside each other while the bars fit half the page; a bar for each of many tokens takes the page's width.
     left, right = figure_places(2, side_by_side(step, len(keys)))

@@ -10,24 +10,25 @@ from explorer.capture.exports import table_csv
 from explorer.figures.detectors import detector_maps
 from explorer.models.interface import ExplorerModel
 from explorer.models.vocabulary import KIND_TITLES
+from explorer.pages.components.caches import cached_model
 from explorer.pages.components.glossary_links import term_help
-from explorer.pages.components.session import cached_checkpoint, weights_mtime
 from explorer.pages.components.widgets import command_line, show_figure
+from explorer.service import ModelRef
 from explorer.settings import command_name
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the head detectors…")
-def cached_detection(path: str, modified: float, target_language: str) -> HeadDetection:
+def cached_detection(ref: ModelRef, target_language: str) -> HeadDetection:
     """Per model (its weights' mtime keys it, so a retrained folder is measured again) and output language (an
     M2M100 decoder reads its language token first)."""
-    return detect_heads(cached_checkpoint(path, modified, target_language))
+    return detect_heads(cached_model(ref, target_language))
 
 
 def show_head_detectors(checkpoint: ExplorerModel) -> None:
     st.header("Head detectors (Olsson et al. 2022)",
               help=term_help("previous-token head", "duplicate-token head", "induction head", "prefix matching"))
     path = str(checkpoint.path)
-    detection = cached_detection(path, weights_mtime(path), checkpoint.target_language)
+    detection = cached_detection(ModelRef.of(path), checkpoint.target_language)
     source = f" (while translating the fixed source “{detection.fixed_source}”)" if detection.fixed_source else ""
     st.caption(
         f"Each self-attention head reads {DEFAULT_SEEDS} sequences of {detection.length} random ordinary tokens, each "

@@ -12,10 +12,10 @@ from explorer.analyses.jobs import run_job
 from explorer.capture.treebank import trees_of
 from explorer.models.data import CorpusError, lines_of
 from explorer.pages.components.access import policy
+from explorer.pages.components.corpus_inputs import analysis_folder, corpus_file, corpus_lines, ray_settings, show_retries
 from explorer.pages.components.head_analyses import keep_head_analysis
 from explorer.pages.components.jobs import run_queued_job
 from explorer.pages.components.session import DEFAULT_CORPUS, DEFAULT_TREEBANK
-from explorer.pages.components.widgets import analysis_folder, corpus_file, corpus_lines, ray_settings, show_retries
 
 
 def run_corpus_analysis(what: str, job, checkpoint) -> None:

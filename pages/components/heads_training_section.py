@@ -12,8 +12,9 @@ from explorer.analyses.head_evolution import EVOLUTION_FILE
 from explorer.analyses.shipped_analyses import shipped
 from explorer.figures.head_roles import EVOLUTION_MEASURES
 from explorer.models.interface import TrainingSnapshots
+from explorer.pages.components.caches import evolution_chart
 from explorer.pages.components.glossary_links import term_help
-from explorer.pages.components.session import evolution_chart, weights_mtime
+from explorer.pages.components.session import ref_of
 from explorer.pages.components.widgets import command_line, show_figure
 
 
@@ -32,7 +33,7 @@ def training(checkpoint, thresholds) -> None:
     else:
         measure_label = st.radio("Per head", list(EVOLUTION_MEASURES), key="heads_evolution_measure", horizontal=True)
         value_key = EVOLUTION_MEASURES[measure_label][0]
-        show_figure(evolution_chart(str(checkpoint.path), weights_mtime(str(checkpoint.path)), measure_label,
+        show_figure(evolution_chart(ref_of(checkpoint), measure_label,
                                     tuple(asdict(thresholds).items())), f"{checkpoint.name}-head-evolution",
                     pd.DataFrame([{"head": h["spec"], "epoch": epoch, measure_label: value}
                                   for h in evolution["heads"] for epoch, value in zip(evolution["epochs"], h[value_key])]))

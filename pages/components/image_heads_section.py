@@ -13,12 +13,13 @@ from explorer.capture.head_sets import HeadSpecError, all_heads, format_heads, p
 from explorer.figures.common import font
 from explorer.pages.components import url_state
 from explorer.pages.components.glossary_links import linked, term_help
-from explorer.pages.components.session import weights_mtime
+from explorer.pages.components.session import ref_of
 from explorer.pages.components.widgets import show_figure
+from explorer.service import ModelRef
 
 
 @st.cache_data(show_spinner="Measuring every head on the 360 held-out digits…", max_entries=8)
-def importance_and_curve(path: str, modified: float, _model) -> tuple[list, list]:
+def importance_and_curve(ref: ModelRef, _model) -> tuple[list, list]:
     """Shared by every session: the same model and digits give the same numbers."""
     importance = image_head_importance(_model)
     return importance.tolist(), image_pruning_curve(_model, importance)
@@ -39,7 +40,7 @@ def pruned_heads(model) -> list:
 
 
 def heads_and_accuracy(model, pruned: list) -> None:
-    importance, curve = importance_and_curve(str(model.path), weights_mtime(str(model.path)), model)
+    importance, curve = importance_and_curve(ref_of(model), model)
     full = held_out_score(model)
     if pruned:
         after = held_out_score(model, pruned)

@@ -18,7 +18,7 @@ from explorer.figures.internals import (
     relative_bias_figure,
 )
 from explorer.figures.rotary import rotary_angles_figure
-from explorer.models.vocabulary import KIND_TITLES
+from explorer.models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from explorer.pages.components.glossary_links import linked, term_help
 from explorer.pages.components.widgets import show_figure
 
@@ -29,7 +29,7 @@ def relative_bias(checkpoint, trace) -> None:
                f"gets a {linked('relative position bias', 'learned bias')} that depends only on the key's offset from "
                "the query (bucketed: exact for small offsets, logarithmic beyond), one value per head, learned in the "
                "first layer and shared by every layer of the stack (Raffel et al. 2020). Cross-attention has none.")
-    stack = st.radio("Stack", [k for k in ("encoder", "decoder") if k in trace.attention], key="internals_stack",
+    stack = st.radio("Stack", [k for k in ATTENTION_KINDS if k.is_self and k in trace.attention], key="internals_stack",
                      horizontal=True, format_func=KIND_TITLES.get, help=term_help("relative position bias"))
     length = len(trace.query_tokens(stack))
     bias = checkpoint.position_bias(stack, length, length)
@@ -46,7 +46,7 @@ def rotary(checkpoint, trace) -> None:
                "proportional to the token's position, so q·k depends only on how far apart the query and key are "
                "(Su et al. 2021). Fast pairs (left) turn a full circle every few tokens; slow pairs (right) barely "
                "move, and tell far positions apart.")
-    kind = next(kind for kind in ("encoder", "decoder") if kind in trace.attention)
+    kind = next(kind for kind in ATTENTION_KINDS if kind.is_self and kind in trace.attention)
     tokens, frequencies = trace.query_tokens(kind), checkpoint.architecture.rotary_frequencies
     angles = rotary_angles(frequencies, len(tokens))
     show_figure(rotary_angles_figure(angles, frequencies, tokens, f"Rotary angles p·θ of the {len(tokens)} positions "
@@ -90,7 +90,7 @@ def positions(checkpoint, trace) -> None:
     # Rotary positions (Llama) and a learned bias on the scores by offset (T5) have no position table to show.
     if checkpoint.architecture.positional == "rotary":
         rotary(checkpoint, trace)
-    elif any(checkpoint.position_bias(kind, 1, 1) is not None for kind in ("encoder", "decoder") if checkpoint.has(kind)):
+    elif any(checkpoint.position_bias(kind, 1, 1) is not None for kind in checkpoint.kinds if kind.is_self):
         relative_bias(checkpoint, trace)
     else:
         side = st.radio("Side", list(trace.positional), key="internals_side", horizontal=True,

@@ -16,7 +16,7 @@ from explorer.analyses import distributed
 from explorer.models.errors import ExplorerError
 from explorer.pages.components import run_queue
 from explorer.pages.components.access import policy, refuse, session_tag
-from explorer.pages.components.widgets import remember_retries
+from explorer.pages.components.corpus_inputs import remember_retries
 
 POLL_SECONDS = 0.5      # how often a waiting page redraws its place (each redraw also lets the visitor leave)
 

@@ -18,9 +18,11 @@ from explorer.figures.sampling import sampling_figure
 from explorer.models.interface import ExplorerModel
 from explorer.models.sampling import Sampling
 from explorer.pages.components import url_state
+from explorer.pages.components.caches import memoised
 from explorer.pages.components.glossary_links import linked, term_help
-from explorer.pages.components.session import memoised, selection, weights_mtime
+from explorer.pages.components.session import selection
 from explorer.pages.components.widgets import show_figure
+from explorer.service import ModelRef
 
 TEMPERATURES = [round(i * 0.05, 2) for i in range(41)]          # 0 … 2
 TOP_PS = [round(i * 0.05, 2) for i in range(1, 21)]             # 0.05 … 1
@@ -34,7 +36,7 @@ SAMPLES = BoundedCache(4 * 2**20, max_entries=512)
 def trace_key(checkpoint: ExplorerModel, trace: Trace) -> tuple:
     """What a trace's derived results depend on: the weights, the output's language and the trace's own ids."""
     path = str(checkpoint.path)
-    return (path, weights_mtime(path), checkpoint.target_language, trace.pruned, tuple(trace.source_ids),
+    return (*ModelRef.of(path), checkpoint.target_language, trace.pruned, tuple(trace.source_ids),
             tuple(trace.target_ids), tuple(step.chosen_id for step in trace.steps))
 
 

@@ -9,15 +9,10 @@ import streamlit as st
 from explorer.analyses.word_focus import LECTURE, percent
 from explorer.models.tokenizer import clean_text
 from explorer.pages.components import url_state
-from explorer.pages.components.session import (
-    cached_checkpoint,
-    cached_lecture_strongest,
-    model_links,
-    partner_model,
-    selection,
-    weights_mtime,
-)
+from explorer.pages.components.caches import cached_lecture_strongest, cached_model
+from explorer.pages.components.session import model_links, partner_model, selection
 from explorer.pages.registry import page
+from explorer.service import ModelRef
 
 STEPS = ("softmax", "heads", "layers")     # the steps that show a head's weights, every head, or their average
 TYPICAL = 0.5                   # the lecture's figure: one head gives the antecedent most of the word's weight
@@ -29,10 +24,10 @@ def lecture_note(checkpoint, text: str, slug: str) -> None:
     if slug not in STEPS or sentence is None or partner is None:
         return
     opened = selection().model_path
-    here = cached_lecture_strongest(opened, weights_mtime(opened), sentence)
+    here = cached_lecture_strongest(ModelRef.of(opened), sentence)
     label, path = partner
-    other_model = cached_checkpoint(path, weights_mtime(path))
-    there = cached_lecture_strongest(path, weights_mtime(path), sentence)
+    other_model = cached_model(ModelRef.of(path))
+    there = cached_lecture_strongest(ModelRef.of(path), sentence)
     if here is None or there is None:
         return
     antecedent = next(a for s, _, a in LECTURE if s == sentence)

@@ -10,10 +10,12 @@ from explorer.analyses.corpus_scoring import corpus_task
 from explorer.capture.translation import bleu
 from explorer.models.data import CorpusError
 from explorer.models.interface import Generates
+from explorer.pages.components.caches import corpus_score, example_translations
+from explorer.pages.components.corpus_inputs import corpus_file, corpus_lines
 from explorer.pages.components.glossary_links import term_help
 from explorer.pages.components.jobs import corpus_job
-from explorer.pages.components.session import DEFAULT_CORPUS, corpus_score, example_translations, weights_mtime
-from explorer.pages.components.widgets import corpus_file, corpus_lines
+from explorer.pages.components.session import DEFAULT_CORPUS
+from explorer.service import ModelRef
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 
@@ -36,9 +38,9 @@ def show_corpus_score(checkpoint, pruned) -> None:
     corpus_choice = st.radio("Measure", measures, key="prune_corpus", persist_state=KEEP, horizontal=True)
 
     if corpus_choice.startswith("the example"):
-        modified = weights_mtime(path)
-        reference = example_translations(path, modified, (), checkpoint.target_language)
-        output = example_translations(path, modified, pruned, checkpoint.target_language)
+        ref = ModelRef.of(path)
+        reference = example_translations(ref, (), checkpoint.target_language)
+        output = example_translations(ref, pruned, checkpoint.target_language)
         st.metric("BLEU of the pruned output against the unpruned output", f"{bleu(output, reference):.1f}",
                   help=term_help("BLEU"))
     else:
@@ -56,7 +58,7 @@ def show_corpus_score(checkpoint, pruned) -> None:
                 sources, references, name = corpus_lines(source, reference, limit)
                 with corpus_job("scoring the corpus"), \
                         st.spinner(f"Scoring {len(sources)} lines with and without the pruned heads…"):
-                    scores = [corpus_score(path, weights_mtime(path), tuple(sources),
+                    scores = [corpus_score(ModelRef.of(path), tuple(sources),
                                            tuple(references) if references else None, heads, checkpoint.target_language)
                               for heads in (pruned, ())]
                 st.session_state["prune_corpus_score"] = ((name, limit, pruned), *scores)

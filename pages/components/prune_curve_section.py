@@ -14,17 +14,11 @@ from explorer.analyses.pruning import CURVE_KINDS, curve_heads, curve_rows, impo
 from explorer.analyses.results import ImportanceReport, PruningCurve
 from explorer.analyses.shipped_analyses import shipped
 from explorer.figures.pruning import curve_figure
+from explorer.pages.components.corpus_inputs import analysis_folder, corpus_file, corpus_lines, ray_settings, show_retries
 from explorer.pages.components.glossary_links import term_help
 from explorer.pages.components.jobs import run_queued_job
 from explorer.pages.components.session import DEFAULT_CORPUS
-from explorer.pages.components.widgets import (
-    analysis_folder,
-    corpus_file,
-    corpus_lines,
-    ray_settings,
-    show_figure,
-    show_retries,
-)
+from explorer.pages.components.widgets import show_figure
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 

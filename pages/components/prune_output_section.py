@@ -14,7 +14,7 @@ from explorer.figures.pruning import diff_html, step_comparison_bars, step_compa
 from explorer.models.interface import Embeds, Generates
 from explorer.pages.components.glossary_links import linked
 from explorer.pages.components.sentence_embedding_section import show_pruned_embedding
-from explorer.pages.components.session import current_trace
+from explorer.pages.components.traces import current_trace
 from explorer.pages.components.widgets import show_table_figure
 
 

@@ -20,16 +20,18 @@ from explorer.analyses.sentence_similarity import (
 from explorer.analyses.shipped_analyses import checkpoint_hash
 from explorer.capture.head_sets import HeadSet, format_heads
 from explorer.figures.embedding import embedding_figure
+from explorer.pages.components.caches import cached_model
 from explorer.pages.components.glossary_links import linked, term_help
-from explorer.pages.components.session import cached_checkpoint, selection, weights_mtime
+from explorer.pages.components.session import chosen_ref
 from explorer.pages.components.widgets import show_figure
+from explorer.service import ModelRef
 
 
 @st.cache_data(max_entries=8, show_spinner="Embedding the 1,014 validation captions…")
-def captions_embedded(path: str, modified: float, pruned: HeadSet = ()):
+def captions_embedded(ref: ModelRef, pruned: HeadSet = ()):
     """(captions, their embeddings) by the model with these heads pruned: the whole model's read from the disk
     cache after the first time, a pruned model's computed (a few seconds) and kept in memory."""
-    model = cached_checkpoint(path, modified)
+    model = cached_model(ref)
     captions = validation_captions()
     if not pruned:
         return captions, caption_embeddings(model, captions, checkpoint_hash(model))
@@ -53,8 +55,7 @@ def show_sentence_embedding(checkpoint, trace, pruned: HeadSet) -> None:
     if second.strip():
         similarity = cosine(embedding, embed_texts(checkpoint, [second], list(pruned))[0])
         st.metric("Cosine similarity of the two sentences", f"{similarity:.3f}", help=term_help("cosine similarity"))
-    chosen = selection()
-    captions, embeddings = captions_embedded(chosen.model_path, weights_mtime(chosen.model_path), pruned)
+    captions, embeddings = captions_embedded(chosen_ref(), pruned)
     st.markdown(f"**The {NEAREST} nearest of the {len(captions):,} Multi30k validation captions**")
     st.dataframe(neighbours_table(nearest(embedding, captions, embeddings)), key="nearest_captions", hide_index=True)
 
@@ -62,10 +63,8 @@ def show_sentence_embedding(checkpoint, trace, pruned: HeadSet) -> None:
 def show_pruned_embedding(checkpoint, trace, pruned: HeadSet) -> None:
     """The Prune page's comparison for a model that embeds: how far pruning moved the sentence's embedding, and
     how many of the whole model's nearest captions the pruned model still finds."""
-    chosen = selection()
-    modified = weights_mtime(chosen.model_path)
-    captions, whole = captions_embedded(chosen.model_path, modified)
-    _, after = captions_embedded(chosen.model_path, modified, pruned)
+    captions, whole = captions_embedded(chosen_ref())
+    _, after = captions_embedded(chosen_ref(), pruned)
     effect = pruning_effect(checkpoint, trace.text, list(pruned), captions, whole, after)
     st.header("Sentence embedding", help=term_help("sentence embedding"))
     left, right = st.columns(2)

@@ -10,6 +10,7 @@ from explorer.figures.common import COLOUR_SCALES, FIGURE_SCALE, PROJECTOR_SCALE
 from explorer.models.interface import Generates, ModelError, target_languages
 from explorer.pages.components import url_state
 from explorer.pages.components.access import policy
+from explorer.pages.components.caches import cached_model
 from explorer.pages.components.glossary_links import term_help
 from explorer.pages.components.presentation import fold_sidebar_for_projector
 from explorer.pages.components.session import (
@@ -18,11 +19,10 @@ from explorer.pages.components.session import (
     IMAGES_PAGE,
     MAX_SENTENCE_CHARS,
     OWN,
-    cached_checkpoint,
     model_links,
     selection,
-    weights_mtime,
 )
+from explorer.service import ModelRef
 
 # Projector mode's type: every rem-sized text (Streamlit sizes text in rem) 25% larger, widgets included.
 PROJECTOR_CSS = """<style>
@@ -126,7 +126,7 @@ def describe_model(path: str):
     """Under the model box: what it was trained on (when its folder says), and a multilingual model's output
     language (M2M100, NLLB). The model, or None when it cannot be loaded: the page itself says why."""
     try:
-        model = cached_checkpoint(path, weights_mtime(path))
+        model = cached_model(ModelRef.of(path))
     except ModelError:
         return None
     description = training_description(model)

@@ -31,8 +31,10 @@ from explorer.figures.word_focus import focus_table, word_focus_grid
 from explorer.models.interface import ExplorerModel
 from explorer.models.tokenizer import clean_text
 from explorer.pages.components import url_state
-from explorer.pages.components.session import cached_lecture_answer, model_links, partner_model, weights_mtime
+from explorer.pages.components.caches import cached_lecture_answer
+from explorer.pages.components.session import model_links, partner_model
 from explorer.pages.registry import page
+from explorer.service import ModelRef
 
 TRY_KEY, WORD_KEY = "word_focus_try", "word_focus_word"
 ATTENTION_PAGE = page("attention").name
@@ -150,7 +152,7 @@ def partner_answer(checkpoint: ExplorerModel, text: str, example: dict) -> None:
     if partner is None:
         return
     label, path = partner
-    answer = cached_lecture_answer(path, weights_mtime(path), text, example["pronoun"], example["antecedent"])
+    answer = cached_lecture_answer(ModelRef.of(path), text, example["pronoun"], example["antecedent"])
     if answer:
         link = url_state.address(ATTENTION_PAGE, model=model_links()[label], sentence=text)
         st.info(f"**On the model “{plain(label)}”** ([open it on this sentence]({link})): " + plain(answer))

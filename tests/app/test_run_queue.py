@@ -101,12 +101,12 @@ def serving(monkeypatch):
 def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch, serving):
     """On a served explorer, the app's run waits for a slot held elsewhere, after telling its place; once the slot is
     free it draws the page, and the notice is gone."""
-    from explorer.pages.components import run_queue, session
+    from explorer.pages.components import caches, run_queue
     from tests.app.conftest import open_page
 
     started_already = threading.Event()
     started_already.set()
-    monkeypatch.setattr(session, "_WARMING", started_already)       # no model warm-up in this test's process
+    monkeypatch.setattr(caches, "_WARMING", started_already)       # no model warm-up in this test's process
     serving(True)                                                   # a class's server
     queue, told, release = RunQueue(1), [], threading.Event()
     monkeypatch.setattr(run_queue, "RUNS", queue)
@@ -141,45 +141,33 @@ def test_a_page_run_that_finds_the_cores_busy_waits_and_says_so(monkeypatch, ser
 
 @pytest.mark.slow
 def test_a_served_explorer_loads_its_models_for_the_class_once_in_the_background(monkeypatch):
-    from explorer.pages.components import session
+    import explorer.settings as settings
+    from explorer.pages.components import caches
     from explorer.pages.components.access import Policy
+    from explorer.service import ModelRef, TraceService
 
-    monkeypatch.setattr(session, "policy", lambda: Policy(serving=True))
-    monkeypatch.setattr(session, "_WARMING", threading.Event())
-    monkeypatch.setattr(session, "_MODELS", session.OrderedDict())
+    monkeypatch.setattr(caches, "policy", lambda: Policy(serving=True))
+    monkeypatch.setattr(caches, "_WARMING", threading.Event())
+    monkeypatch.setattr(caches, "SERVICE", TraceService(opener=caches.open_for_this_server))
     before = [thread for thread in threading.enumerate() if thread.name == "warm-up-models"]
-    session.warm_up_models()
-    session.warm_up_models()                      # a second visitor starts nothing more
+    caches.warm_up_models()
+    caches.warm_up_models()                      # a second visitor starts nothing more
     warming = [thread for thread in threading.enumerate() if thread.name == "warm-up-models" and thread not in before]
     assert len(warming) == 1
     warming[0].join(120)
-    folders = [str(folder) for folder in session.BUNDLED.values()]
-    assert [path for path, _ in session._MODELS] == folders
-    first = folders[0]
-    assert session.shared_model(first, session.weights_mtime(first)) is session._MODELS[first, session.weights_mtime(first)]
-
-
-def test_a_loaded_model_is_not_held_up_by_another_ones_load(monkeypatch):
-    from explorer.pages.components import session
-
-    loaded = object()
-    monkeypatch.setattr(session, "_MODELS", session.OrderedDict({("h8", 1.0): loaded}))
-    found = []
-    with session._MODELS_LOCK:                     # another model is loading
-        asking = threading.Thread(target=lambda: found.append(session.shared_model("h8", 1.0)))
-        asking.start()
-        asking.join(5)
-        assert found == [loaded]                   # answered while the lock was still held
+    refs = [ModelRef.of(bundled.folder) for bundled in settings.BUNDLED]
+    assert all(caches.SERVICE.is_open(ref) for ref in refs)
+    assert caches.cached_model(refs[0]) is caches.SERVICE.model(refs[0])      # a session finds it open
 
 
 def test_on_ones_own_machine_nothing_is_loaded_ahead(monkeypatch):
-    from explorer.pages.components import session
+    from explorer.pages.components import caches
     from explorer.pages.components.access import Policy
 
-    monkeypatch.setattr(session, "policy", lambda: Policy(serving=False))
-    monkeypatch.setattr(session, "_WARMING", threading.Event())
-    session.warm_up_models()
-    assert not session._WARMING.is_set()
+    monkeypatch.setattr(caches, "policy", lambda: Policy(serving=False))
+    monkeypatch.setattr(caches, "_WARMING", threading.Event())
+    caches.warm_up_models()
+    assert not caches._WARMING.is_set()
 
 
 def test_a_corpus_job_sets_its_slot_aside_so_the_class_goes_on():

@@ -20,12 +20,12 @@ def served(monkeypatch):
     access.policy.cache_clear()
     opened = []
     import explorer.models.data
-    import explorer.pages.components.session
-    import explorer.pages.components.widgets
-    real_open, real_bytes = explorer.pages.components.session.open_model, explorer.models.data.file_bytes
-    monkeypatch.setattr(explorer.pages.components.session, "open_model",
+    import explorer.pages.components.caches
+    import explorer.pages.components.corpus_inputs
+    real_open, real_bytes = explorer.pages.components.caches.open_model, explorer.models.data.file_bytes
+    monkeypatch.setattr(explorer.pages.components.caches, "open_model",
                         lambda path, **options: opened.append(str(path)) or real_open(path, **options))
-    monkeypatch.setattr(explorer.pages.components.widgets, "file_bytes",
+    monkeypatch.setattr(explorer.pages.components.corpus_inputs, "file_bytes",
                         lambda path: opened.append(str(path)) or real_bytes(path))
     yield opened
     monkeypatch.undo()

@@ -133,11 +133,12 @@ def test_the_scorer_is_cosine_to_the_whole_model_and_its_probe_is_the_jacobian(t
 
 @pytest.mark.slow
 def test_gradient_importance_ranks_heads_as_ablating_each_does(minilm):
-    """On MiniLM (measured on 1,014 captions: ρ 0.993): here on 40 held-out captions."""
+    """On MiniLM (measured on 1,014 captions, all 72 heads: ρ 0.993): here on 40 held-out captions and every other
+    head (36: each layer's even heads), each ablated in turn (ρ 0.94 here; all 72: 0.95)."""
     scorer = scorer_for(minilm, captions(40, start=100))
-    importance = gradient_importance(scorer)["encoder"].ravel()
-    cost = [1 - scorer.quality(head_mask([spec], minilm)) for spec in all_heads(minilm)]
-    assert spearmanr(importance, cost).statistic > 0.9
+    importance = gradient_importance(scorer)["encoder"].ravel()[::2]
+    cost = [1 - scorer.quality(head_mask([spec], minilm)) for spec in all_heads(minilm)[::2]]
+    assert len(cost) == 36 and spearmanr(importance, cost).statistic > 0.9
 
 
 @pytest.mark.slow

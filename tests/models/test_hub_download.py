@@ -139,9 +139,10 @@ def test_offline_and_served_runs_refuse_in_one_line_and_ask_the_hub_nothing(hub,
                              capture_output=True, text=True, timeout=120)
     assert command.returncode == 1 and command.stderr.count("\n") == 1 and command.stderr.startswith("error: ")
     assert "offline" in command.stderr
-    # A served explorer's sessions open models without downloading (pages/components/session.py).
-    served = run(hub, tmp_path, "from explorer.pages.components.session import shared_model\n"
-                                f"shared_model({REPO!r}, 0.0)\n", ATTENTION_EXPLORER_SERVE="1")
+    # A served explorer's sessions open models without downloading (pages/components/caches.py).
+    served = run(hub, tmp_path, "from explorer.pages.components.caches import SERVICE\n"
+                                "from explorer.service import ModelRef\n"
+                                f"SERVICE.model(ModelRef({REPO!r}, 0.0))\n", ATTENTION_EXPLORER_SERVE="1")
     assert served.returncode != 0 and "a served explorer downloads nothing for its visitors" in served.stderr
     assert hub.requests[asked:] == []
 

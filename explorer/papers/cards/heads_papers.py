@@ -19,9 +19,10 @@ from explorer.analyses.corpus_scoring import TranslationScorer
 from explorer.analyses.intervals import difference_interval, share_interval
 from explorer.analyses.pruning import importance_scores, least_important, pruning_curve
 from explorer.analyses.roles import Thresholds
+from explorer.analyses.word_focus import reading_kind
 from explorer.capture.head_sets import all_heads, head_mask
 from explorer.models.interface import ExplorerModel, Translates
-from explorer.models.vocabulary import SHORT_NAMES
+from explorer.models.vocabulary import ATTENTION_KINDS, SHORT_NAMES, Kind
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
 from explorer.settings import command_name
 
@@ -124,7 +125,7 @@ MIN_BLEU = 5.0
 def voita(model: ExplorerModel, budget: Budget) -> Card:
     thresholds = Thresholds()
     roles, roles_shipped = measures.roles_of(model, budget.sentences, measures.staged(budget.progress, 0, 0.4))
-    reading = "encoder" if model.has("encoder") else "decoder"
+    reading = reading_kind(model)
     heads = [h for h in roles["heads"] if h["kind"] == reading]
     numbers, parts, notes = {"roles": "shipped head_roles.json" if roles_shipped else measures.TEXT_NAME,
                              "stack": reading}, {}, []
@@ -153,7 +154,7 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
                                                                 thresholds.rare_over_chance * rare["chance"])
         notes.append(f"first-layer rare-token head {first['spec']}: {rare['rate']:.0%} of {sentences} sentences "
                      f"(95% interval {interval['low']:.0%}–{interval['high']:.0%}) vs chance {rare['chance']:.0%}")
-    syntactic = _best_syntactic(heads) if reading == "encoder" else None
+    syntactic = _best_syntactic(heads) if reading is Kind.ENCODER else None
     if syntactic:
         numbers["syntactic"] = syntactic
         count = syntactic["count"]
@@ -174,8 +175,8 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
     elif pruned is not None:
         numbers["pruning"] = pruned
         parts["~20% of encoder heads kept within 1 BLEU"] = pruned["drop"]["enc"] <= 1.0
-        if "cross" in pruned["drop"]:
-            parts["cross-attention hardest to prune"] = pruned["hardest"] == "cross"
+        if Kind.CROSS.short in pruned["drop"]:
+            parts["cross-attention hardest to prune"] = pruned["hardest"] == Kind.CROSS.short
         notes.append(f"BLEU on {pruned['pairs']} test pairs {pruned['unpruned']:.2f} unpruned; ~20% of heads kept "
                      "by importance: " + ", ".join(f"{kind} {pruned['kept'][kind]} kept {pruned['bleu'][kind]:.2f} "
                                                    f"({-pruned['drop'][kind]:+.2f})" for kind in pruned["bleu"]) +
@@ -224,7 +225,7 @@ def _voita_pruning(model: ExplorerModel, budget: Budget) -> dict:
     unpruned = round(scorer.quality(), 2)
     result = {"pairs": scorer.size, "importance": "shipped head_importance.json" if from_file else "gradient, val",
               "unpruned": unpruned, "kept": {}, "bleu": {}, "drop": {}}
-    kinds = [kind for kind in ("encoder", "decoder", "cross") if model.has(kind)]
+    kinds = [kind for kind in ATTENTION_KINDS if model.has(kind)]
     for done, kind in enumerate(kinds, start=1):
         heads = [h for h in every if h.kind == kind]
         pruned = least_important(scores, 1 - KEPT, heads)
@@ -294,8 +295,8 @@ def michel(model: ExplorerModel, budget: Budget) -> Card:
     # Collapsing first: the lowest mean BLEU over the partly pruned points (0 and 100% are the same for all).
     inner = {kind: float(np.mean(points[1:-1])) for kind, points in per_kind.items()}
     first = min(inner, key=inner.get)
-    if "cross" in per_kind:
-        parts["cross collapses first"] = first == "cross"
+    if Kind.CROSS.short in per_kind:
+        parts["cross collapses first"] = first == Kind.CROSS.short
     fractions = computed["kinds"]["enc"]["fractions"]
     numbers.update({"curve": f"shipped {measures.CURVE_FILE}" if curve else "computed",
                     "prunable_within_1_bleu": {"last_point": point, "interpolated": interpolated},
@@ -306,7 +307,7 @@ def michel(model: ExplorerModel, budget: Budget) -> Card:
     notes.append(f"Per kind on {computed['pairs']} test pairs, BLEU at " + "/".join(f"{f:.0%}" for f in fractions)
                  + " pruned: " + "; ".join(f"{kind} " + " ".join(f"{v:.1f}" for v in points)
                                            for kind, points in per_kind.items()) + f"; collapses first: {first}")
-    if "cross" not in per_kind:
+    if Kind.CROSS.short not in per_kind:
         notes.append("No cross-attention: the encoder–decoder part is not measurable")
     rule = ("Three parts: fewer than a quarter of all heads change BLEU beyond the sentence-bootstrap 95% interval "
             "when masked alone (Michel: 8 of 96); at least 20% of heads prunable within 1 BLEU (Figure 3's lower "
