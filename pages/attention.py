@@ -40,7 +40,7 @@ if units == "words":
                f"({pieces[0]} × {pieces[1]} pieces → {len(trace.query_tokens(kind))} × {len(trace.key_tokens(kind))} "
                "words). Every view below is drawn over words.")
 queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
-pattern = trace.attention[kind][shown]
+pattern = trace.attention[kind].value(shown)
 pruned_heads = parse_heads(trace.pruned, checkpoint)
 live = live_heads(pruned_heads, checkpoint, kind)          # None, or 0 for each pruned head of this kind
 if HeadSpec(kind, layer, head) in pruned_heads:

@@ -79,7 +79,7 @@ def scores_to_softmax() -> None:
         st.caption(f"Left to right: each query's {linked('scaled dot-product attention', 'scaled scores')} q·k for "
                    f"every key, the {linked('mask')} (−∞ where a key is hidden), their sum, and the "
                    f"{linked('softmax')} that turns each row into attention weights summing to 1.")
-    scores = trace.attention[kind]["scores"][layer, head]
+    scores = trace.attention[kind].value("scores")[layer, head]
     pattern = trace.pattern(kind)[layer, head]
     show_figure(scores_mask_softmax(scores, trace.masks[kind], pattern, queries, keys,
                                     f"{kind}, layer {layer}, head {head}: the model's real numbers", colour_scale()),

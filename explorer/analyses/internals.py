@@ -51,7 +51,7 @@ def default_query(tokens: list[str]) -> int:
 
 def masked_scores(trace: Trace, kind: str, layer: int, head: int) -> np.ndarray:
     """The scaled scores with −inf wherever the mask forbids attention: what softmax actually sees."""
-    scores = trace.attention[kind]["scores"][layer, head]
+    scores = trace.attention[kind].value("scores")[layer, head]
     return np.where(trace.masks[kind], scores, -np.inf)
 
 
@@ -76,7 +76,7 @@ class Walkthrough:
 
 def qkv_walkthrough(trace: Trace, model: ExplorerModel, kind: str, layer: int, head: int, query: int) -> Walkthrough:
     values = trace.attention[kind]
-    q, keys, vals = values["q"][layer, head, query], values["k"][layer, head], values["v"][layer, head]
+    q, keys, vals = values.value("q")[layer, head, query], values.value("k")[layer, head], values.value("v")[layer, head]
     dots = keys @ q
     scaling = model.attention_scaling(kind, layer)
     scaled = dots * scaling
@@ -87,12 +87,12 @@ def qkv_walkthrough(trace: Trace, model: ExplorerModel, kind: str, layer: int, h
     weights = np.exp(masked - masked.max())
     weights /= weights.sum()
     weighted = weights[:, None] * vals
-    concatenated = values["z"][layer, :, query].reshape(-1)
+    concatenated = values.value("z")[layer, :, query].reshape(-1)
     w_o, b_o = (value.float().cpu().numpy() for value in model.attention_output_weights(kind, layer))  # W_O [out, in]
     if trace.pruned:  # pruned heads' z is gated to zero before W_O, as in the model
         gates = head_mask(parse_heads(trace.pruned, model), model)
         if kind in gates:
-            concatenated = (values["z"][layer, :, query] * gates[kind][layer].cpu().numpy()[:, None]).reshape(-1)
+            concatenated = (values.value("z")[layer, :, query] * gates[kind][layer].cpu().numpy()[:, None]).reshape(-1)
     return Walkthrough(q, keys, vals, dots, scaled, scaling, masked, weights, weighted, weighted.sum(0), concatenated,
                        concatenated @ w_o.T + b_o, bias is not None)
 

@@ -22,12 +22,13 @@ def sentence_layer_shares(trace, model: ExplorerModel) -> dict[str, dict[str, np
     for kind, values in trace.attention.items():
         keys = frequent_keys(trace, model, kind)
         allowed = trace.masks[kind].astype(np.float64)          # uniform over the keys each query may see
-        layers = range(values["pattern"].shape[0])
+        pattern, norm = values.pattern, values.value("norm")
+        layers = range(pattern.shape[0])
         shares[kind] = {
-            "weight": np.array([share_on(values["pattern"][layer], keys) for layer in layers]),
-            "norm": np.array([share_on(values["norm"][layer], keys) for layer in layers]),
+            "weight": np.array([share_on(pattern[layer], keys) for layer in layers]),
+            "norm": np.array([share_on(norm[layer], keys) for layer in layers]),
             "chance": np.full(len(layers), share_on(allowed, keys)),
-            "first": np.array([share_on(values["pattern"][layer], [0]) for layer in layers]),
+            "first": np.array([share_on(pattern[layer], [0]) for layer in layers]),
             "first_chance": np.full(len(layers), share_on(allowed, [0])),
         }
     return shares

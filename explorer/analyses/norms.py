@@ -24,9 +24,10 @@ def norm_shares(trace: Trace) -> Trace:
     that draws a row's shares of 1 (bertviz's lines) can show of norm-based attention."""
     attention = {}
     for kind, values in trace.attention.items():
-        totals = values["norm"].sum(axis=-1, keepdims=True)
-        shares = np.divide(values["norm"], totals, out=np.zeros_like(values["norm"]), where=totals > 0)
-        attention[kind] = dict(values, pattern=shares.astype(np.float32, copy=False))
+        norm = values.value("norm")
+        totals = norm.sum(axis=-1, keepdims=True)
+        shares = np.divide(norm, totals, out=np.zeros_like(norm), where=totals > 0)
+        attention[kind] = replace(values, pattern=shares.astype(np.float32, copy=False))
     return replace(trace, attention=attention)
 
 
@@ -52,4 +53,4 @@ def weight_and_norm_shares(trace: Trace, model: ExplorerModel, kind: str) -> tup
     queries, that lands on special tokens and punctuation: the paper's headline, on this sentence."""
     keys = frequent_keys(trace, model, kind)
     values = trace.attention[kind]
-    return share_on(values["pattern"], keys), share_on(values["norm"], keys), keys
+    return share_on(values.pattern, keys), share_on(values.value("norm"), keys), keys

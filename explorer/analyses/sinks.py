@@ -89,14 +89,14 @@ def sentence_sinks(trace: Trace, model: ExplorerModel, kinds: tuple[str, ...] | 
         if kinds is not None and kind not in kinds:
             continue
         keys = sink_keys(trace, model, kind)
-        shares[kind] = {value: {category: head_shares(values[array], keys[category]) for category in CATEGORIES}
+        shares[kind] = {value: {category: head_shares(values.value(array), keys[category]) for category in CATEGORIES}
                         for value, array in VALUES.items()}
         allowed = trace.masks[kind].astype(np.float64)          # uniform over the keys a query may see
         chance[kind] = {category: share_on(allowed, keys[category]) for category in CATEGORIES}
         every = sorted(position for positions in keys.values() for position in positions)
         if every:
             labels = trace.key_tokens(kind)
-            pattern = values["pattern"][..., every].mean(axis=-2)             # [layers, heads, sink keys]
+            pattern = values.pattern[..., every].mean(axis=-2)             # [layers, heads, sink keys]
             for (layer, head), top in np.ndenumerate(pattern.argmax(axis=-1)):
                 tops[(kind, layer, head)] = Counter({labels[every[top]]: 1})
     return SinkTally(1, shares, chance, tops)

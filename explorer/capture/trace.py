@@ -42,6 +42,35 @@ class StepDistribution:
 
 
 @dataclass
+class HeadValues:
+    """One attention kind's numbers for every layer and head: [layers, heads, query, key] for the weights (pattern),
+    the scaled scores before the softmax and Kobayashi et al.'s norms ‖α·f(x)‖ (explorer/capture/value_norms.py);
+    [layers, heads, positions, d_k] for q, k, v and z. A view may carry only some (a window: the weights)."""
+
+    pattern: np.ndarray
+    scores: np.ndarray | None = None
+    q: np.ndarray | None = None
+    k: np.ndarray | None = None
+    v: np.ndarray | None = None
+    z: np.ndarray | None = None
+    norm: np.ndarray | None = None
+
+    def value(self, name: str) -> np.ndarray:
+        """One array by its name (a page's choice of weights or norms); KeyError when this view has none."""
+        array = getattr(self, name, None) if name in VALUE_NAMES else None
+        if array is None:
+            raise KeyError(name)
+        return array
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """name → array, those this view has."""
+        return {name: array for name in VALUE_NAMES if (array := getattr(self, name)) is not None}
+
+
+VALUE_NAMES = PER_HEAD_VALUES + DERIVED_VALUES
+
+
+@dataclass
 class Trace:
     text: str                       # the sentence fed to the model (cleaned up; recased if typed all-caps)
     output_text: str                # the output as text: a translation, a continuation ("" for a masked LM)
@@ -54,9 +83,7 @@ class Trace:
     decoding: str                   # "greedy" or "beam N"
     pruned: str                     # HeadSpec text of the masked heads, "" when none
     d_k: int
-    # kind -> [layers, heads, query, key] (pattern, scores, norm: ‖α f(x)‖, explorer/capture/value_norms.py) or
-    # [layers, heads, positions, d_k] (q, k, v, z)
-    attention: dict[str, dict[str, np.ndarray]]
+    attention: dict[Kind, HeadValues]   # the kinds the model has
     masks: dict[str, np.ndarray]    # kind -> [query, key] bool, True = may attend
     positional: dict[str, np.ndarray]   # "source"/"target" -> [positions, d_model]
     embeddings: dict[str, np.ndarray]   # "source"/"target" -> token embedding * sqrt(d), [positions, d_model]
@@ -75,7 +102,7 @@ class Trace:
         return self.target_ids[self.first_step_position + 1:]
 
     def pattern(self, kind: str) -> np.ndarray:
-        return self.attention[kind]["pattern"]
+        return self.attention[Kind(kind)].pattern
 
     def tokens(self, side: Side) -> list[str]:
         return self.source_tokens if side is Side.SOURCE else self.target_tokens
@@ -110,7 +137,8 @@ class Trace:
                 "steps": [vars(s) for s in self.steps]}
 
     def arrays(self) -> dict[str, np.ndarray]:
-        arrays = {f"{kind}.{name}": value for kind, values in self.attention.items() for name, value in values.items()}
+        arrays = {f"{kind}.{name}": value for kind, values in self.attention.items()
+                  for name, value in values.arrays().items()}
         arrays.update({f"{kind}.mask": mask for kind, mask in self.masks.items()})
         if self.image is not None:
             arrays["source.image"] = self.image
@@ -150,8 +178,8 @@ class Trace:
         def per_side(name: str) -> dict[str, np.ndarray]:
             return {side: arrays[f"{side}.{name}"] for side in ("source", "target") if f"{side}.{name}" in arrays}
 
-        attention = {kind: {name: arrays[f"{kind}.{name}"] for name in PER_HEAD_VALUES + DERIVED_VALUES
-                            if f"{kind}.{name}" in arrays}
+        attention = {kind: HeadValues(**{name: arrays[f"{kind}.{name}"] for name in VALUE_NAMES
+                                         if f"{kind}.{name}" in arrays})
                      for kind in kinds}
         steps = [StepDistribution(**s) for s in meta.pop("steps")]
         if "translation" in meta:                     # a trace saved before 2026-11-23
@@ -189,11 +217,11 @@ def decoded(model: ExplorerModel, source_ids: list[int], beam_size: int = 1, alp
     return output, output + [model.end_id]
 
 
-def captured_masks(cache, model: AttentionModel, attention: dict) -> dict[str, np.ndarray]:
+def captured_masks(cache, model: AttentionModel, attention: dict[Kind, HeadValues]) -> dict[str, np.ndarray]:
     """kind → [query, key] bool (True = may attend): as captured, or what no mask means for that kind."""
     masks = {}
     for kind in attention:
-        queries, keys = attention[kind]["pattern"].shape[-2:]
+        queries, keys = attention[kind].pattern.shape[-2:]
         name = attention_hook(kind, 0, "mask")
         if name in cache:
             masks[kind] = cache[name][0, 0].expand(queries, keys).cpu().numpy().copy()
@@ -203,14 +231,15 @@ def captured_masks(cache, model: AttentionModel, attention: dict) -> dict[str, n
     return masks
 
 
-def captured_attention(cache, model: AttentionModel, gates: dict) -> dict[str, dict[str, np.ndarray]]:
-    """kind → value → the first row's [layers, heads, …] arrays, with Kobayashi et al.'s ‖α f(x)‖ beside the
-    weights (computed with the same head gates)."""
-    attention = {kind: {value: cache.layers(kind, value)[0].float().cpu().numpy() for value in PER_HEAD_VALUES}
-                 for kind in model.kinds}
-    for kind, values in attention.items():
+def captured_attention(cache, model: AttentionModel, gates: dict) -> dict[Kind, HeadValues]:
+    """kind → the first row's [layers, heads, …] arrays, with Kobayashi et al.'s ‖α f(x)‖ beside the weights
+    (computed with the same head gates)."""
+    attention = {}
+    for kind in model.kinds:
+        values = HeadValues(**{value: cache.layers(kind, value)[0].float().cpu().numpy() for value in PER_HEAD_VALUES})
         gate = gates[kind].cpu().numpy() if kind in gates else None
-        values["norm"] = norm_attention(model, kind, values["pattern"], values["v"], gate)
+        values.norm = norm_attention(model, kind, values.pattern, values.v, gate)
+        attention[Kind(kind)] = values
     return attention
 
 

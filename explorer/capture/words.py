@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from explorer.capture.trace import Trace
+from explorer.capture.trace import HeadValues, Trace
 from explorer.models.interface import ExplorerModel
 
 AGGREGATED = ("pattern", "norm")    # what a word trace carries; scores, q/k/v/z have no meaning summed over pieces
@@ -135,7 +135,8 @@ def word_trace(trace: Trace, model: ExplorerModel) -> Trace:
     piece at a time); per-position vectors (q/k/v/z, embeddings, positions) are left out."""
     source, target = words_of(model, trace.source_ids), words_of(model, trace.target_ids)
     sides = {"encoder": (source, source), "decoder": (target, target), "cross": (target, source)}
-    attention = {kind: {name: to_words(values[name], *sides[kind]) for name in AGGREGATED if name in values}
+    attention = {kind: HeadValues(**{name: to_words(array, *sides[kind]) for name, array in values.arrays().items()
+                                     if name in AGGREGATED})
                  for kind, values in trace.attention.items()}
     masks = {kind: words_mask(mask, *sides[kind]) for kind, mask in trace.masks.items()}
     return replace(trace, source_ids=[trace.source_ids[span.start] for span in source.spans],

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from explorer.capture.trace import Trace
+from explorer.capture.trace import HeadValues, Trace
 from explorer.figures.common import is_long
 
 WINDOW = 40     # tokens: bertviz's columns of labels stay readable in its frame
@@ -62,7 +62,7 @@ def window_trace(trace: Trace, start: int, size: int = WINDOW) -> Trace:
     source = window_range(len(trace.source_tokens), start, size)
     target = window_range(len(trace.target_tokens), start, size)
     sides = {"encoder": (source, source), "decoder": (target, target), "cross": (target, source)}
-    attention = {kind: {"pattern": trace.pattern(kind)[:, :, rows.start:rows.stop, columns.start:columns.stop]}
+    attention = {kind: HeadValues(trace.pattern(kind)[:, :, rows.start:rows.stop, columns.start:columns.stop])
                  for kind, (rows, columns) in ((k, sides[k]) for k in trace.attention)}
     return replace(trace, attention=attention,
                    source_tokens=trace.source_tokens[source.start:source.stop],

@@ -34,8 +34,8 @@ def lecture_example() -> str:
 def matrix_step(lesson, focus: Focus) -> Step:
     """Every query at once: Z = softmax(QKᵀ/√d_k)·V, the same numbers as the steps before, as matrices."""
     values = lesson.trace.attention[lesson.reader]
-    q, k, v = (values[name][focus.layer, focus.head] for name in ("q", "k", "v"))
-    weights = values["pattern"][focus.layer, focus.head]
+    q, k, v = (values.value(name)[focus.layer, focus.head] for name in ("q", "k", "v"))
+    weights = values.pattern[focus.layer, focus.head]
     z = weights @ v
     queries, keys = lesson.words, lesson.trace.key_tokens(lesson.reader)
     word = queries[focus.word]

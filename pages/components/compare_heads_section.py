@@ -61,7 +61,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         if kind not in trace.attention:
             st.caption(f"{label} has no {KIND_TITLES[kind].lower()}.")
             return
-        pattern = trace.attention[kind][shown][shown_layer(label)]
+        pattern = trace.attention[kind].value(shown)[shown_layer(label)]
         queries, keys = trace.query_tokens(kind), trace.key_tokens(kind)
         heads = "" if "head" in label else f": {plural(model.heads, 'head')}"     # bundled labels say it already
         show_figure(layer_heads(pattern, queries, keys, f"{label}{heads}, {kind} layer {shown_layer(label)}",
@@ -76,11 +76,11 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         length (a table, explorer/figures/focus_strips.py): in encoder self-attention its row (what it attends to),
         in cross-attention its column (which of each model's output tokens attend to it)."""
         if kind.query_side is Side.SOURCE:
-            strips = {short[label]: traces[label].attention[kind][shown][shown_layer(label), :, focus] for label in having}
+            strips = {short[label]: traces[label].attention[kind].value(shown)[shown_layer(label), :, focus] for label in having}
             rows = {short[label]: traces[label].key_tokens(kind) for label in having}
             title, direction = f"What “{focus_token}” attends to, encoder layer {layer}", "from"
         else:
-            strips = {short[label]: traces[label].attention[kind][shown][shown_layer(label), :, :, focus]
+            strips = {short[label]: traces[label].attention[kind].value(shown)[shown_layer(label), :, :, focus]
                       for label in having}
             rows = {short[label]: traces[label].query_tokens(kind) for label in having}
             title, direction = f"Which output tokens attend to “{focus_token}”, cross-attention layer {layer}", "to"
@@ -92,7 +92,7 @@ def show_heads_side_by_side(models: dict, traces: dict, labels: list[str], kind:
         """Every head of every model as whole patterns, small tiles without token labels, in a projector's column."""
         if not having:
             return
-        patterns = {short[label]: traces[label].attention[kind][shown][shown_layer(label)] for label in having}
+        patterns = {short[label]: traces[label].attention[kind].value(shown)[shown_layer(label)] for label in having}
         focus_row = focus if kind.query_side is Side.SOURCE else None
         focus_column = focus if kind.reads_the_source else None
         title = f"Every head of every model, {kind} layer {layer}"

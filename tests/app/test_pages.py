@@ -609,7 +609,7 @@ def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get
     at.radio(key="attention_values").set_value("norm").run()
     assert not at.exception
     trace = trace_sentence(h8, sentence)
-    norm = trace.attention["encoder"]["norm"]
+    norm = trace.attention["encoder"].value("norm")
     np.testing.assert_allclose(heatmap_cells(token_heatmaps(at)[0])["weights"], norm[0, 0], rtol=1e-5, atol=1e-6)
     assert_drawn(grid_tile(at, 2, 5), norm[2, 5], 0.0, float(norm.max()))      # norms: 0 to the largest
     by_weight, by_norm, _ = weight_and_norm_shares(trace, h8, "encoder")

@@ -39,8 +39,8 @@ def test_rollout_of_uniform_attention_is_uniform_and_rows_sum_to_one(trace):
 def test_walkthrough_reproduces_the_models_numbers(trace, tiny_checkpoint, kind, query):
     walk = qkv_walkthrough(trace, tiny_checkpoint, kind, 1, 2, query)
     np.testing.assert_allclose(walk.weights, trace.pattern(kind)[1, 2, query], atol=1e-5)
-    np.testing.assert_allclose(walk.scaled, trace.attention[kind]["scores"][1, 2, query], atol=1e-4)
-    np.testing.assert_allclose(walk.z, trace.attention[kind]["z"][1, 2, query], atol=1e-5)
+    np.testing.assert_allclose(walk.scaled, trace.attention[kind].value("scores")[1, 2, query], atol=1e-4)
+    np.testing.assert_allclose(walk.z, trace.attention[kind].value("z")[1, 2, query], atol=1e-5)
     _, cache = tiny_checkpoint.model.run_with_cache(torch.tensor([trace.source_ids]), torch.tensor([trace.target_ids]),
                                                     attention_hook(kind, 1, "out"))
     np.testing.assert_allclose(walk.output, cache.attention(kind, 1, "out")[0, query].detach().numpy(), atol=1e-4)

@@ -132,7 +132,7 @@ def test_the_walkthrough_reproduces_the_pattern_and_the_blocks_output(opened):
         walk = qkv_walkthrough(trace, model, kind, 1, 2, query)
         allowed = trace.masks[kind][query]
         np.testing.assert_allclose(walk.weights, trace.pattern(kind)[1, 2, query], atol=1e-6)
-        np.testing.assert_allclose(walk.scaled[allowed], trace.attention[kind]["scores"][1, 2, query][allowed],
+        np.testing.assert_allclose(walk.scaled[allowed], trace.attention[kind].value("scores")[1, 2, query][allowed],
                                    atol=1e-5)
         assert walk.biased == (model.position_bias(kind, 1, 1) is not None)
         # the output projection W_O of every head's z is what the block's own projection made of them

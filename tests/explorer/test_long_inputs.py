@@ -14,7 +14,7 @@ from plotly.io.json import to_json_plotly
 from explorer.analyses.internals import Walkthrough
 from explorer.analyses.pruning import StepComparison
 from explorer.capture.decoding_steps import TeacherForcing
-from explorer.capture.trace import StepDistribution
+from explorer.capture.trace import HeadValues, StepDistribution
 from explorer.figures.attention import attention_heatmap, heads_grid, layer_heads
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
@@ -28,6 +28,7 @@ from explorer.figures.internals import (
 )
 from explorer.figures.pruning import step_comparison_figure
 from explorer.figures.walkthrough import walkthrough_figure
+from explorer.models.vocabulary import Kind
 from tests.explorer.test_focus_window import row_labels
 from tests.explorer.test_thumbnails import assert_drawn, image_of
 from tests.explorer.test_thumbnails import tiles as thumbnails
@@ -363,7 +364,7 @@ def test_the_bertviz_window_holds_exactly_the_chosen_tokens():
     trace = Trace(text="t", output_text="o", source_ids=list(range(250)), target_ids=list(range(36)),
                   source_tokens=source, target_tokens=target, output_tokens=target[1:], truncated=False,
                   decoding="greedy", pruned="", d_k=4,
-                  attention={"encoder": {"pattern": encoder}, "cross": {"pattern": cross}},
+                  attention={Kind.ENCODER: HeadValues(encoder), Kind.CROSS: HeadValues(cross)},
                   masks={}, positional={}, embeddings={}, inputs={})
     shown = window_trace(trace, 100)
     assert shown.source_tokens == source[100:100 + WINDOW] and shown.target_tokens == target   # the short side whole

@@ -9,7 +9,7 @@ from explorer.capture.trace import trace_sentence
 
 def test_size_of_counts_the_arrays_of_a_trace(h8):
     trace = trace_sentence(h8, "Two dogs play in the snow.")
-    arrays = sum(a.nbytes for parts in trace.attention.values() for a in parts.values())
+    arrays = sum(a.nbytes for parts in trace.attention.values() for a in parts.arrays().values())
     arrays += sum(a.nbytes for group in (trace.masks, trace.positional, trace.embeddings, trace.inputs)
                   for a in group.values())
     assert arrays <= size_of(trace) <= arrays * 1.2 + 100_000

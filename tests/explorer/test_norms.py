@@ -40,7 +40,7 @@ def test_bart_encoder_norms_equal_transformers_own_numbers(tmp_path_factory):
         for layer, block in enumerate(theirs.model.encoder.layers):
             values = block.self_attn.v_proj(output.hidden_states[layer])[0]      # BART: attention reads h_l itself
             expected = expected_norms(output.attentions[layer][0], values, block.self_attn.out_proj.weight, 4)
-            np.testing.assert_allclose(trace.attention["encoder"]["norm"][layer], expected, rtol=1e-4, atol=1e-6)
+            np.testing.assert_allclose(trace.attention["encoder"].value("norm")[layer], expected, rtol=1e-4, atol=1e-6)
 
 
 def test_gpt2_norms_use_its_transposed_output_projection(tmp_path_factory):
@@ -49,21 +49,21 @@ def test_gpt2_norms_use_its_transposed_output_projection(tmp_path_factory):
     trace = trace_sentence(model, SENTENCE)
     kind = model.kinds[0]
     theirs = transformers.GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager").eval()
-    positions = trace.attention[kind]["pattern"].shape[-1]
+    positions = trace.attention[kind].value("pattern").shape[-1]
     ids = torch.tensor([trace.target_ids[:positions]])
     with torch.no_grad():
         output = theirs.transformer(input_ids=ids, output_attentions=True, output_hidden_states=True)
         for layer, block in enumerate(theirs.transformer.h):
             values = block.attn.c_attn(block.ln_1(output.hidden_states[layer]))[0].split(16, dim=-1)[2]
             expected = expected_norms(output.attentions[layer][0], values, block.attn.c_proj.weight.T, 4)
-            np.testing.assert_allclose(trace.attention[kind]["norm"][layer], expected, rtol=1e-4, atol=1e-6)
+            np.testing.assert_allclose(trace.attention[kind].value("norm")[layer], expected, rtol=1e-4, atol=1e-6)
 
 
 def test_a_pruned_head_adds_nothing_and_norms_vanish_on_zero_weight(h8):
     trace = trace_sentence(h8, "Two dogs play in the snow.", pruned=[HeadSpec("cross", 1, 3)])
-    norm, pattern = trace.attention["decoder"]["norm"], trace.attention["decoder"]["pattern"]
+    norm, pattern = trace.attention["decoder"].value("norm"), trace.attention["decoder"].value("pattern")
     assert np.all(norm[pattern == 0] == 0)                  # future positions: weight 0, norm 0
-    assert np.all(trace.attention["cross"]["norm"][1, 3] == 0) and trace.attention["cross"]["norm"][1, 2].sum() > 0
+    assert np.all(trace.attention["cross"].value("norm")[1, 3] == 0) and trace.attention["cross"].value("norm")[1, 2].sum() > 0
     assert np.all(norm >= 0)
 
 
@@ -81,7 +81,7 @@ def test_the_norms_travel_with_a_saved_trace(h8, tmp_path):
     trace = trace_sentence(h8, "Two dogs play in the snow.")
     for suffix in (".npz", ".json"):
         loaded = Trace.load(trace.save(tmp_path / f"trace{suffix}"))
-        np.testing.assert_allclose(loaded.attention["cross"]["norm"], trace.attention["cross"]["norm"], atol=1e-5)
+        np.testing.assert_allclose(loaded.attention["cross"].value("norm"), trace.attention["cross"].value("norm"), atol=1e-5)
 
 
 def test_bertviz_gets_each_rows_norms_as_shares_of_one(h8):
@@ -92,7 +92,7 @@ def test_bertviz_gets_each_rows_norms_as_shares_of_one(h8):
     trace = trace_sentence(h8, "Two dogs play in the snow.")
     drawn = norm_shares(trace)
     for kind, values in trace.attention.items():
-        norms = values["norm"].astype(np.float64)
+        norms = values.value("norm").astype(np.float64)
         np.testing.assert_allclose(drawn.pattern(kind), norms / norms.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(drawn.pattern(kind).sum(-1), 1.0, atol=1e-5)
         assert not np.allclose(drawn.pattern(kind), trace.pattern(kind), atol=1e-3)   # not the weights again

@@ -86,3 +86,27 @@ def test_each_kind_knows_its_sides_and_its_mask_as_the_model_computes_them(tiny_
         assert kind.is_self == (kind.query_side is kind.key_side) and kind == Kind(str(kind))
     assert Kind.CROSS.reads_the_source and Kind("encoder").query_side is Side.SOURCE
     assert trace.step_kind is Kind.CROSS and trace.key_ids("cross") == trace.source_ids
+
+
+def test_a_traces_attention_is_typed_values_by_kind_not_nested_dicts(tiny_checkpoint):
+    """Trace.attention maps a Kind to its HeadValues; no field of a Trace is a dict of dicts, and a saved trace reads
+    back as the same types."""
+    import typing
+
+    from explorer.capture.trace import HeadValues, Trace
+    from explorer.models.vocabulary import Kind
+
+    nested = [name for name, hint in typing.get_type_hints(Trace).items()
+              if typing.get_origin(hint) is dict and typing.get_origin(typing.get_args(hint)[1]) is dict]
+    assert nested == []
+    trace = trace_sentence(open_model(tiny_checkpoint.path), SENTENCE)
+    assert all(type(kind) is Kind and isinstance(values, HeadValues) for kind, values in trace.attention.items())
+    values = trace.attention[Kind.ENCODER]
+    assert set(values.arrays()) == {"pattern", "scores", "q", "k", "v", "z", "norm"}
+    assert values.value("norm") is values.norm and values.pattern.shape[-2:] == values.value("scores").shape[-2:]
+    try:
+        HeadValues(values.pattern).value("scores")          # a window's view has its weights only
+    except KeyError as missing:
+        assert missing.args == ("scores",)
+    else:
+        raise AssertionError("a value the view lacks was returned")

@@ -9,7 +9,7 @@ import pytest
 
 from explorer import cli
 from explorer.analyses.sinks import OVER_CHANCE, SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
-from explorer.capture.trace import trace_sentence
+from explorer.capture.trace import HeadValues, trace_sentence
 from explorer.models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 
@@ -17,11 +17,11 @@ from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model
 def planted(trace, weights: np.ndarray, lengths: np.ndarray):
     """The trace with encoder layer 0 replaced: head 0's rows are `weights`, every other head uniform; norms are
     α·‖f(x)‖ with the given ‖f(x)‖ per key."""
-    pattern = np.array(trace.attention["encoder"]["pattern"])
+    pattern = np.array(trace.attention["encoder"].value("pattern"))
     keys = pattern.shape[-1]
     pattern[0] = 1.0 / keys
     pattern[0, 0] = weights
-    attention = dict(trace.attention, encoder={"pattern": pattern, "norm": pattern * lengths})
+    attention = dict(trace.attention, encoder=HeadValues(pattern, norm=pattern * lengths))
     return replace(trace, attention=attention)
 
 

@@ -23,7 +23,7 @@ def test_shapes_and_distributions(trace, tiny_checkpoint):
         assert pattern.shape == (config.layers(kind), config.heads, queries, keys)
         np.testing.assert_allclose(pattern.sum(-1), 1.0, atol=1e-5)
         assert trace.masks[kind].shape == (queries, keys)
-        assert trace.attention[kind]["q"].shape == (config.layers(kind), config.heads, queries, config.d_k)
+        assert trace.attention[kind].value("q").shape == (config.layers(kind), config.heads, queries, config.d_k)
     assert not trace.masks["decoder"][np.triu_indices(tgt, 1)].any()
     assert trace.pattern("decoder")[..., np.triu_indices(tgt, 1)[0], np.triu_indices(tgt, 1)[1]].max() == 0
     assert trace.positional["source"].shape == (src, config.d_model)

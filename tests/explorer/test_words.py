@@ -9,6 +9,7 @@ import pytest
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.capture.words import word_trace, words_of
 from explorer.models.loader import open_model
+from explorer.models.vocabulary import Kind
 from tests.hugging_face_models import FAMILIES, saved_model
 
 # No contraction, no two punctuation marks in a row: every tokenizer's pre-tokenizer agrees on its words.
@@ -86,10 +87,10 @@ def test_word_trace_sums_to_words_and_averages_from_them(model):
     for kind, values in trace.attention.items():
         queries, keys = (sides[side] for side in spans[kind])
         for name in ("pattern", "norm"):
-            np.testing.assert_allclose(words.attention[kind][name], looped(values[name], queries, keys), atol=1e-5)
-        np.testing.assert_allclose(words.attention[kind]["pattern"].sum(axis=-1), 1.0, atol=1e-5)
+            np.testing.assert_allclose(words.attention[kind].value(name), looped(values.value(name), queries, keys), atol=1e-5)
+        np.testing.assert_allclose(words.attention[kind].value("pattern").sum(axis=-1), 1.0, atol=1e-5)
         assert words.masks[kind].shape == (len(queries), len(keys))
-        assert set(words.attention[kind]) == {"pattern", "norm"}
+        assert set(words.attention[kind].arrays()) == {"pattern", "norm"}
     assert len(words.source_tokens) == len(sides["source"]) and len(words.target_tokens) == len(sides["target"])
 
 
@@ -117,7 +118,7 @@ def test_wordpiece_continuations_join_their_word():
 def test_decoder_causality_survives_at_word_level(tiny_checkpoint):
     trace = trace_sentence(tiny_checkpoint, "Two dogs play in the snow.")
     words = word_trace(trace, tiny_checkpoint)
-    pattern = words.attention["decoder"]["pattern"]
+    pattern = words.attention["decoder"].value("pattern")
     future = np.triu(np.ones(pattern.shape[-2:], dtype=bool), 1)
     assert np.all(pattern[..., future] == 0)              # no word attends to a later word
     assert not np.any(words.masks["decoder"][future])
@@ -127,7 +128,7 @@ def test_a_word_trace_saves_and_loads(tiny_checkpoint, tmp_path):
     words = word_trace(trace_sentence(tiny_checkpoint, "A dog's ball, in the snow."), tiny_checkpoint)
     loaded = Trace.load(words.save(tmp_path / "words.npz"))
     assert loaded.source_tokens == words.source_tokens
-    np.testing.assert_allclose(loaded.attention["cross"]["pattern"], words.attention["cross"]["pattern"])
+    np.testing.assert_allclose(loaded.attention["cross"].value("pattern"), words.attention["cross"].value("pattern"))
 
 
 def test_cli_and_notebook_give_the_word_trace(tiny_checkpoint, tmp_path):
@@ -142,7 +143,8 @@ def test_cli_and_notebook_give_the_word_trace(tiny_checkpoint, tmp_path):
     notebook = explorer.word_trace(explorer.trace_sentence(tiny_checkpoint, sentence), tiny_checkpoint)
     for trace in (saved, notebook):
         assert trace.source_tokens == expected.source_tokens and trace.target_tokens == expected.target_tokens
-        np.testing.assert_allclose(trace.attention["encoder"]["norm"], expected.attention["encoder"]["norm"], atol=1e-6)
+        np.testing.assert_allclose(trace.attention[Kind.ENCODER].value("norm"),
+                                   expected.attention[Kind.ENCODER].value("norm"), atol=1e-6)
 
 
 LECTURE = "The animal didn't cross the street because it was too tired."
