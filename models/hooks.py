@@ -18,7 +18,7 @@ import torch
 
 from .errors import ExplorerError
 from .fast_inference import FastCall
-from .vocabulary import attention_hook, check_kind
+from .vocabulary import Kind, attention_hook, check_kind
 
 # A hook receives the value and the hook point's name; returning a tensor replaces the value.
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
@@ -35,7 +35,7 @@ class RunState:
     hooks: dict[str, list[Hook]] = field(default_factory=dict)
     # kind -> gate of shape [layers, heads] (or [layers, batch, heads], one per sentence); multiplies each
     # head's z before the output projection.
-    head_mask: dict[str, torch.Tensor] = field(default_factory=dict)
+    head_mask: dict[Kind, torch.Tensor] = field(default_factory=dict)
 
 
 _ACTIVE: contextvars.ContextVar[RunState | None] = contextvars.ContextVar("attention_explorer_run", default=None)
@@ -89,7 +89,7 @@ def current_head_gate(kind: str, layer: int) -> torch.Tensor | None:
     state = _ACTIVE.get()
     if state is None:
         return None
-    gates = state.head_mask.get(kind)
+    gates = state.head_mask.get(Kind(kind))
     return None if gates is None else gates[layer]
 
 
@@ -107,7 +107,7 @@ def matching_names(hook_names: list[str], patterns: str | list[str]) -> list[str
 @contextmanager
 def model_run(
     hooks: Mapping[str, Hook | list[Hook]] | None = None,
-    head_mask: Mapping[str, torch.Tensor] | None = None,
+    head_mask: Mapping[Kind, torch.Tensor] | None = None,
     hook_names: list[str] | None = None,
 ) -> Iterator[RunState]:
     """Activate hooks and head masks for the model calls inside the block (this thread only).
@@ -156,7 +156,7 @@ class ActivationCache(dict):
 
 @contextmanager
 def capture(model_hook_names: list[str], patterns: str | list[str] = "*",
-            head_mask: Mapping[str, torch.Tensor] | None = None) -> Iterator[ActivationCache]:
+            head_mask: Mapping[Kind, torch.Tensor] | None = None) -> Iterator[ActivationCache]:
     """Record the values at hook points whose names match the glob pattern(s); a pattern that matches no
     hook point raises HookNameError.
 

@@ -17,6 +17,7 @@ nn.Module.__call__ unless torch's own hooks are registered: all of that lives in
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -27,7 +28,7 @@ from torch import nn
 from . import fast_inference
 from .fast_inference import FastCall, needs_gradients
 from .hooks import ActivationCache, HookPoint, capture, current_head_gate, name_hook_points
-from .vocabulary import attention_block
+from .vocabulary import Kind, attention_block
 
 if TYPE_CHECKING:       # the Vision Transformer builds its encoder of these layers (for the annotations only)
     from .vision_transformer import VitConfig
@@ -302,7 +303,7 @@ class Transformer(nn.Module):
         return self.decode(tgt, memory, src_mask)
 
     def run_with_cache(self, src: torch.Tensor, tgt: torch.Tensor, names: str | list[str] = "*",
-                       head_mask: dict[str, torch.Tensor] | None = None) -> tuple[torch.Tensor, ActivationCache]:
+                       head_mask: Mapping[Kind, torch.Tensor] | None = None) -> tuple[torch.Tensor, ActivationCache]:
         """One teacher-forced pass: (logits, the values at every hook point matching names), as in
         TransformerLens. A name or glob pattern that matches no hook point raises ValueError naming it.
         Read the cache by meaning: cache.attention("cross", 1, "pattern"), cache.layers("encoder", "pattern")."""

@@ -19,7 +19,7 @@ from explorer.models.decoding import BeamResult
 from explorer.models.hooks import capture, model_run
 from explorer.models.interface import ExplorerModel, Generates
 from explorer.models.tokenizer import clean_text
-from explorer.models.vocabulary import attention_hook
+from explorer.models.vocabulary import Kind, attention_hook
 
 
 @dataclass
@@ -93,13 +93,13 @@ def masked_word(model: ExplorerModel, trace: Trace, position: int, top_k: int = 
     ids = list(trace.source_ids)
     hidden = ids[position]
     ids[position] = model.mask_id
-    gates = {"encoder": torch.ones(model.layers("encoder"), model.heads, requires_grad=True)}
+    gates = {Kind.ENCODER: torch.ones(model.layers(Kind.ENCODER), model.heads, requires_grad=True)}
     with torch.enable_grad(), model_run(head_mask=gates), \
             capture(model.hook_names, [attention_hook("encoder", "*", "pattern")]) as cache:
         logits = model.forward(model.pad([ids]))
         assert logits is not None                   # an encoder's forward gives its logits
         log_probs = torch.log_softmax(logits[0, position].float(), -1)
-        (gradient,) = torch.autograd.grad(log_probs[hidden], [gates["encoder"]])
+        (gradient,) = torch.autograd.grad(log_probs[hidden], [gates[Kind.ENCODER]])
     prediction = step_distributions(log_probs.detach()[None], [hidden], model.pieces, top_k)[0]
     attention = cache.layers("encoder", "pattern")[0, :, :, position].cpu().numpy()
     return MaskedWord(model.pieces(ids), position, prediction, gradient.abs().cpu().numpy(), attention)

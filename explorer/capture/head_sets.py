@@ -11,7 +11,7 @@ import torch
 
 from explorer.models.errors import ExplorerError
 from explorer.models.interface import AttentionModel, ExplorerModel
-from explorer.models.vocabulary import ATTENTION_KINDS, KIND_BY_SHORT_NAME, SHORT_NAMES
+from explorer.models.vocabulary import ATTENTION_KINDS, KIND_BY_SHORT_NAME, SHORT_NAMES, Kind
 
 
 class HeadSpecError(ExplorerError):
@@ -20,12 +20,15 @@ class HeadSpecError(ExplorerError):
 
 @dataclass(frozen=True, order=True)
 class HeadSpec:
-    kind: str    # encoder | decoder | cross
+    kind: Kind
     layer: int
     head: int
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", Kind(self.kind))       # a kind's text ("encoder") is its Kind
+
     def __str__(self) -> str:
-        return f"{SHORT_NAMES[self.kind]}.{self.layer}.{self.head}"
+        return f"{self.kind.short}.{self.layer}.{self.head}"
 
 
 def _indices(text: str, count: int, what: str, item: str) -> list[int]:
@@ -76,10 +79,10 @@ def all_heads(model: ExplorerModel) -> list[HeadSpec]:
 def live_heads(pruned: Iterable[HeadSpec], model: ExplorerModel, kind: str) -> np.ndarray | None:
     """[layers, heads] of one kind: 1 for a head at work, 0 for a pruned one; None when none of this kind is pruned."""
     gates = head_mask([spec for spec in pruned if spec.kind == kind], model)
-    return gates[kind].cpu().numpy() if kind in gates else None
+    return gates[Kind(kind)].cpu().numpy() if kind in gates else None
 
 
-def head_mask(pruned: Iterable[HeadSpec], model: AttentionModel) -> dict[str, torch.Tensor]:
+def head_mask(pruned: Iterable[HeadSpec], model: AttentionModel) -> dict[Kind, torch.Tensor]:
     """Gates [layers, heads] per kind: 0 for a pruned head, 1 otherwise. Empty when nothing is pruned."""
     pruned = list(pruned)
     if not pruned:

@@ -9,7 +9,7 @@ patterns are exactly those of the incremental decoding step (up to float roundin
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -84,7 +84,7 @@ class Trace:
     pruned: str                     # HeadSpec text of the masked heads, "" when none
     d_k: int
     attention: dict[Kind, HeadValues]   # the kinds the model has
-    masks: dict[str, np.ndarray]    # kind -> [query, key] bool, True = may attend
+    masks: dict[Kind, np.ndarray]   # [query, key] bool, True = may attend
     positional: dict[str, np.ndarray]   # "source"/"target" -> [positions, d_model]
     embeddings: dict[str, np.ndarray]   # "source"/"target" -> token embedding * sqrt(d), [positions, d_model]
     inputs: dict[str, np.ndarray]       # "source"/"target" -> embedding + PE as the model sums them
@@ -217,7 +217,7 @@ def decoded(model: ExplorerModel, source_ids: list[int], beam_size: int = 1, alp
     return output, output + [model.end_id]
 
 
-def captured_masks(cache, model: AttentionModel, attention: dict[Kind, HeadValues]) -> dict[str, np.ndarray]:
+def captured_masks(cache, model: AttentionModel, attention: dict[Kind, HeadValues]) -> dict[Kind, np.ndarray]:
     """kind → [query, key] bool (True = may attend): as captured, or what no mask means for that kind."""
     masks = {}
     for kind in attention:
@@ -231,14 +231,14 @@ def captured_masks(cache, model: AttentionModel, attention: dict[Kind, HeadValue
     return masks
 
 
-def captured_attention(cache, model: AttentionModel, gates: dict) -> dict[Kind, HeadValues]:
+def captured_attention(cache, model: AttentionModel, gates: Mapping[Kind, torch.Tensor]) -> dict[Kind, HeadValues]:
     """kind → the first row's [layers, heads, …] arrays, with Kobayashi et al.'s ‖α f(x)‖ beside the weights
     (computed with the same head gates)."""
     attention = {}
     for kind in model.kinds:
         values = HeadValues(**{value: cache.layers(kind, value)[0].float().cpu().numpy() for value in PER_HEAD_VALUES})
         gate = gates[kind].cpu().numpy() if kind in gates else None
-        values.norm = norm_attention(model, kind, values.pattern, values.v, gate)
+        values.norm = norm_attention(model, kind, values.pattern, values.value("v"), gate)
         attention[Kind(kind)] = values
     return attention
 

@@ -57,14 +57,14 @@ def check_step(page, size: str) -> dict:
 def expected(trace, slug: str, word: int, layer: int, head: int, step: int) -> dict:
     """The step's numbers from the trace's arrays, computed here (not by explorer.teaching.lesson)."""
     values = trace.attention["encoder"]
-    q, k = values["q"][layer, head, word], values["k"][layer, head]
-    weights = values["pattern"][layer, head, word]
+    q, k = values.value("q")[layer, head, word], values.value("k")[layer, head]
+    weights = values.pattern[layer, head, word]
     key = int(np.argmax(weights))
     return {"qkv": {"q": q[:4]},
             "scores": {"score": [q @ k[key]]},
-            "scale": {"score": [q @ k[key]], "scaled": [values["scores"][layer, head, word, key]]},
+            "scale": {"score": [q @ k[key]], "scaled": [values.value("scores")[layer, head, word, key]]},
             "softmax": {"weight": [weights[key]], "sum": [1.0]},
-            "values": {"z": values["z"][layer, head, word, :4]},
+            "values": {"z": values.value("z")[layer, head, word, :4]},
             "probabilities": {"probability": [trace.steps[step].chosen_prob]},
             # training: the one-hot target's cross-entropy, −ln p(target), and its mean over every step
             "training": {"probability": [trace.steps[step].chosen_prob],

@@ -98,8 +98,8 @@ def test_a_relative_position_bias_is_what_the_scores_add_to_q_dot_k(opened):
                                    .detach().numpy(), atol=1e-6)
         values = trace.attention[kind]
         for layer in range(model.layers(kind)):
-            dots = values["q"][layer] @ values["k"][layer].transpose(0, 2, 1) * model.attention_scaling(kind, layer)
-            added = values["scores"][layer] - dots
+            dots = values.value("q")[layer] @ values.value("k")[layer].transpose(0, 2, 1) * model.attention_scaling(kind, layer)
+            added = values.value("scores")[layer] - dots
             allowed = np.broadcast_to(trace.masks[kind], added.shape)
             np.testing.assert_allclose(added[allowed], bias.numpy()[allowed], atol=1e-4)
 
@@ -117,8 +117,8 @@ def test_rotary_positions_add_nothing_to_the_input_and_nothing_to_the_scores(ope
     np.testing.assert_allclose(model.architecture.rotary_frequencies, theirs.model.rotary_emb.inv_freq.numpy())
     values = trace.attention["decoder"]
     for layer in range(model.layers("decoder")):
-        dots = values["q"][layer] @ values["k"][layer].transpose(0, 2, 1) * model.attention_scaling("decoder", layer)
-        np.testing.assert_allclose(values["scores"][layer], dots, atol=1e-5)
+        dots = values.value("q")[layer] @ values.value("k")[layer].transpose(0, 2, 1) * model.attention_scaling("decoder", layer)
+        np.testing.assert_allclose(values.value("scores")[layer], dots, atol=1e-5)
 
 
 @pytest.mark.slow

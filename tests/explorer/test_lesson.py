@@ -44,26 +44,26 @@ def test_every_number_equals_the_trace_recomputed(lecture, h8, word, layer, head
     lesson, trace = lecture
     focus = Focus(word, -1, layer, head, step)
     values = trace.attention["encoder"]
-    q, k, v = values["q"][layer, head, word], values["k"][layer, head], values["v"][layer, head]
+    q, k, v = values.value("q")[layer, head, word], values.value("k")[layer, head], values.value("v")[layer, head]
     scores = k @ q
     weights = np.exp(scores / np.sqrt(h8.d_k) - (scores / np.sqrt(h8.d_k)).max())
     weights /= weights.sum()
-    key = int(np.argmax(values["pattern"][layer, head, word]))
+    key = int(np.argmax(values.pattern[layer, head, word]))
 
     got = numbers(lesson.step("scores", focus))
     assert got["key"] == trace.source_tokens[key] and np.isclose(got["score"], scores[key], rtol=1e-5)
     got = numbers(lesson.step("scale", focus))
-    assert np.isclose(got["scaled"], values["scores"][layer, head, word, key], rtol=1e-4, atol=1e-5)
+    assert np.isclose(got["scaled"], values.value("scores")[layer, head, word, key], rtol=1e-4, atol=1e-5)
     assert np.isclose(got["scaling"], 1 / np.sqrt(32))
     got = numbers(lesson.step("softmax", focus))
-    assert np.isclose(got["weight"], values["pattern"][layer, head, word, key], atol=1e-5)
+    assert np.isclose(got["weight"], values.pattern[layer, head, word, key], atol=1e-5)
     assert np.isclose(got["weight"], weights[key], atol=1e-4)          # softmax of the recomputed scores
     got = numbers(lesson.step("values", focus))
     assert np.allclose(got["z"], (weights @ v)[:4], atol=1e-4)
-    assert np.allclose(got["z"], values["z"][layer, head, word, :4], atol=1e-5)
+    assert np.allclose(got["z"], values.value("z")[layer, head, word, :4], atol=1e-5)
     got = numbers(lesson.step("output", focus))
     w_o, b_o = (t.float().numpy() for t in h8.attention_output_weights("encoder", layer))
-    concatenated = values["z"][layer, :, word].reshape(-1)
+    concatenated = values.value("z")[layer, :, word].reshape(-1)
     assert np.allclose(got["output"], (concatenated @ w_o.T + b_o)[:4], atol=1e-4)
     got = numbers(lesson.step("embedding", focus))
     assert np.allclose(got["input"], np.add(got["embedding"], got["positional"]), atol=1e-5)

@@ -90,11 +90,11 @@ def test_special_token_shares_by_hand(tiny_checkpoint):
     model = tiny_checkpoint
     trace = trace_sentence(model, "A dog, a cat.", fix_casing=False)
     values = trace.attention["encoder"]
-    layers, heads, queries, keys = values["pattern"].shape
+    layers, heads, queries, keys = values.pattern.shape
     rng = np.random.default_rng(0)
     pattern = rng.dirichlet(np.ones(keys), size=(layers, heads, queries))
     lengths = rng.uniform(0.1, 3.0, size=(layers, heads, 1, keys))
-    values["pattern"], values["norm"] = pattern, pattern * lengths
+    values.pattern, values.norm = pattern, pattern * lengths
     sinks = [position for position, (token, piece) in enumerate(zip(trace.source_ids, trace.source_tokens))
              if token in model.special_ids or punctuation(piece)]
     assert len(sinks) >= 3                                          # ",", "." and </s>
@@ -103,7 +103,7 @@ def test_special_token_shares_by_hand(tiny_checkpoint):
         weight = norm = first = 0.0
         for head in range(heads):
             for query in range(queries):
-                row, lengths_row = pattern[layer, head, query], values["norm"][layer, head, query]
+                row, lengths_row = pattern[layer, head, query], values.value("norm")[layer, head, query]
                 weight += sum(row[key] for key in sinks)
                 norm += sum(lengths_row[key] for key in sinks) / sum(lengths_row)
                 first += row[0]
