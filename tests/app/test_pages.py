@@ -632,8 +632,8 @@ def test_compare_shows_each_models_norms_when_asked():
     strips = html_figure(at, "focus-strips")
     cells = strip_cells(strips)               # the focus token's norms in every head of every model
     for name in ("h8", "h2", "h1"):
-        expected = trace_sentence(open_model(str(ROOT / "models" / f"en-de-{name}")), SENTENCE).attention["encoder"][
-            "norm"][0, :, 0]
+        expected = trace_sentence(open_model(str(ROOT / "models" / f"en-de-{name}")), SENTENCE).attention["encoder"].value(
+            "norm")[0, :, 0]
         shown = [[cells[f"en-de-{name}", head, key]["hover"].rsplit("\n", 1)[1] for key in range(expected.shape[1])]
                  for head in range(expected.shape[0])]
         assert all(text.startswith("‖α·f(x)‖ ") for row in shown for text in row)

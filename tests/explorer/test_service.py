@@ -56,6 +56,8 @@ def test_a_folder_retrained_in_place_is_opened_anew(tiny_checkpoint, tmp_path):
     service.model(second)
     assert opened == [str(folder), str(folder)]
     assert ModelRef.of(tmp_path / "missing").modified == 0.0        # opening it says why
+    bundled = open_model("en-de-h1").path / "model.safetensors"      # a bare name is timed by its folder's weights
+    assert ModelRef.of("en-de-h1").modified == bundled.stat().st_mtime > 0
 
 
 def test_a_loaded_model_is_not_held_up_by_another_ones_load(tiny_checkpoint):

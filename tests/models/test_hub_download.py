@@ -128,19 +128,17 @@ def test_a_hub_id_is_downloaded_once_then_read_from_the_cache(hub, tmp_path):
 
 
 @pytest.mark.slow
-def test_offline_and_served_runs_refuse_in_one_line_and_ask_the_hub_nothing(hub, tmp_path, monkeypatch, capsys):
-    from explorer.cli import main as cli
-
+def test_offline_and_served_runs_refuse_in_one_line_and_ask_the_hub_nothing(hub, tmp_path):
     asked = len(hub.requests)
     offline = run(hub, tmp_path, LOAD, HF_HUB_OFFLINE="1")
     assert offline.returncode != 0
     assert f"{REPO}: not a folder, and no copy of this Hugging Face model is in the local cache" in offline.stderr
     assert "offline" in offline.stderr
-    # The command line's --offline, in this process (the hub's address unset: --offline asks nothing anyway).
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    assert cli(["translate", "--model", REPO, "--offline", "a dog"]) == 1
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and error.startswith("error: ") and "offline" in error
+    command = subprocess.run([sys.executable, "-m", "explorer", "translate", "--model", REPO, "--offline", "a dog"],
+                             env={**os.environ, "HF_ENDPOINT": hub.endpoint, "HF_HOME": str(tmp_path)},
+                             capture_output=True, text=True, timeout=120)
+    assert command.returncode == 1 and command.stderr.count("\n") == 1 and command.stderr.startswith("error: ")
+    assert "offline" in command.stderr
     # A served explorer's sessions open models without downloading (pages/components/caches.py).
     served = run(hub, tmp_path, "from explorer.pages.components.caches import SERVICE\n"
                                 "from explorer.service import ModelRef\n"
