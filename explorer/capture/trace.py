@@ -88,12 +88,12 @@ class Trace:
     positional: dict[str, np.ndarray]   # "source"/"target" -> [positions, d_model]
     embeddings: dict[str, np.ndarray]   # "source"/"target" -> token embedding * sqrt(d), [positions, d_model]
     inputs: dict[str, np.ndarray]       # "source"/"target" -> embedding + PE as the model sums them
+    output_title: str                   # what the output is: "German", "Continuation", "Predictions for [MASK]" …
     steps: list[StepDistribution] = field(default_factory=list)
     recased_from: str = ""              # the sentence as typed, when its casing was changed (inputs.sentence_case)
     # The decoder position whose output chose step 0: 0 for a translation (BOS), the prompt's last token for a
     # decoder-only model's continuation.
     first_step_position: int = 0
-    output_title: str = "German"        # what the output is: "German", "Continuation", "Predictions for [MASK]"
     image: np.ndarray | None = None     # an image model's input, [height, width] pixels 0 … 1 (its tokens are patches)
 
     @property
@@ -182,6 +182,7 @@ class Trace:
                                          if f"{kind}.{name}" in arrays})
                      for kind in kinds}
         steps = [StepDistribution(**s) for s in meta.pop("steps")]
+        meta.setdefault("output_title", "German")     # a trace saved before 2026-11-23, by a translator
         if "translation" in meta:                     # a trace saved before 2026-11-23
             meta["output_text"] = meta.pop("translation")
         return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in kinds},

@@ -365,7 +365,7 @@ def test_the_bertviz_window_holds_exactly_the_chosen_tokens():
                   source_tokens=source, target_tokens=target, output_tokens=target[1:], truncated=False,
                   decoding="greedy", pruned="", d_k=4,
                   attention={Kind.ENCODER: HeadValues(encoder), Kind.CROSS: HeadValues(cross)},
-                  masks={}, positional={}, embeddings={}, inputs={})
+                  masks={}, positional={}, embeddings={}, inputs={}, output_title="German")
     shown = window_trace(trace, 100)
     assert shown.source_tokens == source[100:100 + WINDOW] and shown.target_tokens == target   # the short side whole
     np.testing.assert_array_equal(shown.pattern("encoder"), encoder[:, :, 100:140, 100:140])
