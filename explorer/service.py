@@ -24,10 +24,8 @@ from explorer.capture.head_sets import HeadSet
 from explorer.capture.memo import BoundedCache
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.models.decoding import BeamResult
-from explorer.models.hub import cached_snapshot, looks_like_hub_id
-from explorer.models.installed import INSTALLED
 from explorer.models.interface import ExplorerModel, target_languages
-from explorer.models.loader import bundled_folder, open_model
+from explorer.models.loader import local_folder, open_model
 
 # 256 MB holds 78 traces of 45 words on h8 (3.3 MB each), room for a class's sentences; with 512 MB the cache was
 # still filling after 100 distinct sentences, and a server's memory after 1,000 stood 17–24% over its memory after
@@ -52,10 +50,7 @@ def weights_modified(path: str) -> float:
     """The modified time of the model's safetensors weights, wherever its name leads (an installed model, a bundled
     model's bare name, a hub id in the local cache, a folder); 0.0 when there are none here (a hub id not yet
     downloaded, a mistyped folder: opening it says why)."""
-    installed = INSTALLED.get(path)
-    folder = ((installed.installed_folder() if installed else None) or bundled_folder(path)
-              or (cached_snapshot(path) if looks_like_hub_id(path) else None) or Path(path))
-    weights = folder / "model.safetensors"
+    weights = local_folder(path) / "model.safetensors"
     return weights.stat().st_mtime if weights.is_file() else 0.0
 
 

@@ -16,9 +16,9 @@ from .hf_decoder import DecoderOnly
 from .hf_encoder import EncoderOnly
 from .hf_encoder_decoder import EncoderDecoder
 from .hf_vit import HuggingFaceImageClassifier
-from .hub import hub_folder, looks_like_hub_id
+from .hub import cached_snapshot, hub_folder, looks_like_hub_id
 from .hugging_face import HuggingFaceAttention, HuggingFaceError, pickle_only, read_config
-from .installed import analyses_folder, installed_model_folder
+from .installed import INSTALLED, analyses_folder, installed_model_folder
 from .interface import CLASSIFY, AttentionModel
 from .llama import Llama
 from .m2m100 import MultilingualEncoderDecoder
@@ -101,6 +101,14 @@ def bundled_folder(name: str | Path) -> Path | None:
     if "/" in text or Path(text).exists() or not (BUNDLED / text / "config.json").is_file():
         return None
     return BUNDLED / text
+
+
+def local_folder(name: str | Path) -> Path:
+    """The folder a model's name leads to on this machine, without opening or downloading anything: an installed
+    model's package folder, a bundled model's, a hub id's copy in the local cache, or the path itself."""
+    installed = INSTALLED.get(str(name))
+    return ((installed.installed_folder() if installed else None) or bundled_folder(name)
+            or (cached_snapshot(str(name)) if looks_like_hub_id(str(name)) else None) or Path(name))
 
 
 def open_model(path: str | Path, download: bool = True, device: str = "auto") -> AttentionModel:
