@@ -72,9 +72,10 @@ def test_sentence_to_translation_heatmap_and_bertviz(context, app_url, h8):
     assert "girl" in page.locator("iframe").first.get_attribute("srcdoc")
     frame = page.frame_locator("iframe").first
     # lines in the thumbnails of every head. Waited for as a count: under load the first line can attach in the frame
-    # the tab replaces, and a count read once then finds the new frame still drawing (0 lines, seen once in CI).
+    # the tab replaces, and a count read once then finds the new frame still drawing (0 lines, seen once in CI; and
+    # none after 30 s once on this machine at its slowest, with the whole suite beside it).
     lines, waited = frame.locator("svg line"), 0
-    while lines.count() < 3 * 8 and waited < 30_000:
+    while lines.count() < 3 * 8 and waited < 90_000:
         page.wait_for_timeout(POLL_MS)
         waited += POLL_MS
     assert lines.count() >= 3 * 8
