@@ -51,11 +51,6 @@ class Kind(StrEnum):
         return self.key_side is Side.SOURCE
 
     @property
-    def stack(self) -> str:
-        """The stack whose layers hold it: cross-attention sits in the decoder's layers."""
-        return "encoder" if self is Kind.ENCODER else "decoder"
-
-    @property
     def short(self) -> str:
         """As in head specs (`enc.0.3`, `dec.2.*`, `cross.1.5`)."""
         return {"encoder": "enc", "decoder": "dec", "cross": "cross"}[self.value]
@@ -73,7 +68,7 @@ class Kind(StrEnum):
 
 
 ATTENTION_KINDS = tuple(Kind)
-STACKS = ("encoder", "decoder")       # the stacks of layers a model may have (Kind.stack)
+STACKS = ("encoder", "decoder")       # the stacks of layers a model may have
 SHORT_NAMES = {kind: kind.short for kind in Kind}
 KIND_BY_SHORT_NAME = {kind.short: kind for kind in Kind}
 KIND_TITLES = {kind: kind.heading for kind in Kind}
