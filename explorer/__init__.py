@@ -32,7 +32,9 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            # interventions, as TransformerLens's run_with_hooks (explorer/analyses/interventions.py)
            "run_with_hooks", "hook_names", "head_value", "ablate_head", "patch_head", "patch_positions",
            # an image model (a Vision Transformer): its attention over the image's patches
-           "trace_image", "image_attention_figure"]
+           "trace_image", "image_attention_figure",
+           # every registered analysis (explorer/analyses/sentence/) by its name
+           "analyse", "analysis_names", "analysis_figure"]
 
 
 def load(path: str, device: str = "auto", download: bool = True) -> ExplorerModel:
@@ -52,6 +54,37 @@ def trace_sentence(model: ExplorerModel, sentence: str, beam_size: int = 1, prun
     from explorer.capture.trace import trace_sentence as trace
 
     return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model))
+
+
+def analysis_names(model: ExplorerModel | None = None) -> list[str]:
+    """The registered analyses' names (`analyse`'s first argument), those that apply to `model` when given."""
+    from explorer.analyses.registry import registered
+
+    return [name for name, analysis in registered().items() if model is None or analysis.applies(model)]
+
+
+def analyse(name: str, model: ExplorerModel, sentence: str | Trace | list[str], **options):
+    """A registered analysis (analysis_names()) of a sentence, of its trace, or the mean over a list of sentences;
+    options as its command's flags (e.g. normalised=True). Returns its record: `.table()` a DataFrame, `.to_json()`,
+    and for heads `.scores` {kind: [layers, heads]}."""
+    from explorer.analyses.registry import analysis_named
+
+    analysis = analysis_named(name)
+    options = analysis.checked(options)
+    if isinstance(sentence, list):
+        from explorer.analyses.jobs import run_job
+
+        return run_job("registered", model, {"sentences": sentence}, {"analysis": name, **options},
+                       cache_folder=None).result
+    trace = trace_sentence(model, sentence) if isinstance(sentence, str) else sentence
+    return analysis.run(model, trace, **options)
+
+
+def analysis_figure(record, title: str = "") -> go.Figure:
+    """The figure of a record `analyse` returned."""
+    from explorer.figures.registered import figure_of
+
+    return figure_of(record, title)
 
 
 def trace_image(model, image, pruned: str = "") -> Trace:

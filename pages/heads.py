@@ -5,6 +5,7 @@ from dataclasses import asdict, fields
 import streamlit as st
 
 from explorer.analyses.defaults import OURS, PAPER, THRESHOLD_SOURCES, Thresholds
+from explorer.analyses.registry import registered
 from explorer.pages.components.detector_section import show_head_detectors
 from explorer.pages.components.glossary_links import term_help
 from explorer.pages.components.head_analyses import head_analysis, keep_role_thresholds, role_thresholds
@@ -12,6 +13,7 @@ from explorer.pages.components.heads_one_head_section import one_head
 from explorer.pages.components.heads_roles_section import roles_and_importance
 from explorer.pages.components.heads_training_section import training
 from explorer.pages.components.notices import pruning_notice
+from explorer.pages.components.registered_analysis_section import show_registered
 from explorer.pages.components.session import current_checkpoint
 from explorer.pages.components.sinks_section import show_sinks
 from explorer.pages.components.traces import sentence_trace
@@ -61,4 +63,7 @@ PARTS = {"Roles and importance": lambda: roles_and_importance(checkpoint, roles,
          "One head": lambda: one_head(checkpoint, roles, importance, thresholds, trace),
          "Head detectors": lambda: show_head_detectors(checkpoint),
          "During training": lambda: training(checkpoint, thresholds), "Attention sinks": sinks_on_the_sentence}
+# Then a tab for each registered analysis that applies to this model (explorer/analyses/sentence/).
+PARTS.update({analysis.title: lambda analysis=analysis: show_registered(analysis, checkpoint, trace)
+              for analysis in registered().values() if analysis.applies(checkpoint)})
 one_tab_at_a_time(PARTS, "heads_part", "section")

@@ -340,18 +340,20 @@ def test_explorer_never_imports_streamlit_and_pages_hold_no_tensor_math():
 def test_the_public_names_stay_where_people_use_them():
     """The notebook API and every CLI command keep their names whatever moves inside explorer/ (issue 32)."""
     import explorer
+    from explorer.analyses.registry import registered
     from explorer.cli import build_parser
 
     assert explorer.__all__ == ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view",
                                 "model_view", "HtmlView", "word_trace", "attention_sinks", "attention_flow",
                                 "faithfulness_of", "logit_lens_of", "patch", "detect_heads", "sample",
                                 "word_focus_table", "run_with_hooks", "hook_names", "head_value", "ablate_head",
-                                "patch_head", "patch_positions", "trace_image", "image_attention_figure"]
+                                "patch_head", "patch_positions", "trace_image", "image_attention_figure", "analyse",
+                                "analysis_names", "analysis_figure"]
     assert all(callable(getattr(explorer, name)) for name in explorer.__all__)
     commands = next(action for action in build_parser()._actions if action.dest == "command").choices
     assert sorted(commands) == sorted(["app", "serve", "translate", "generate", "evaluate", "trace", "roles",
                                        "evolution", "heads", "importance", "prune-curve", "detect", "focus", "patch",
-                                       "faithfulness", "sinks", "replicate"])
+                                       "faithfulness", "sinks", "replicate", *registered()])
 
 
 def test_pages_share_the_head_analyses_through_one_module():

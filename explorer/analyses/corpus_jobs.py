@@ -1,6 +1,7 @@
 """The explorer's corpus jobs (registered in explorer/analyses/job_registry.py, run by explorer/analyses/jobs.py):
-evaluate, roles, importance, the pruning curve and faithfulness, and the two that importance and the curve are made
-of: gradient (summed |∂L/∂gate|) and head-sets (the statistics of a corpus with some heads masked).
+evaluate, roles, importance, the pruning curve, faithfulness, any registered analysis of heads averaged over
+sentences (registered), and the two that importance and the curve are made of: gradient (summed |∂L/∂gate|) and
+head-sets (the statistics of a corpus with some heads masked).
 
 Each shard returns additive statistics, never ratios: summed losses and token counts, sacreBLEU's n-gram statistics
 (corpus BLEU is not the mean of the shards' BLEU), summed gradients and example counts, role and faithfulness
@@ -23,6 +24,8 @@ from explorer.analyses.distributed import SETS_PER_JOB, generation_batch, shards
 from explorer.analyses.importance import gradient_totals, importance_report
 from explorer.analyses.job_registry import Progress, corpus_job, registered
 from explorer.analyses.pruning import pruning_curve
+from explorer.analyses.records import HeadScores
+from explorer.analyses.registry import analysis_named
 from explorer.analyses.results import (
     FaithfulnessSummary,
     ImportanceReport,
@@ -34,6 +37,7 @@ from explorer.analyses.results import (
 )
 from explorer.analyses.roles import Thresholds, analyse_roles, role_tallies
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask, parse_heads
+from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import evaluation_scores, evaluation_statistics
 from explorer.models.vocabulary import ATTENTION_KINDS
 
@@ -236,6 +240,16 @@ class Curve:
             measure=options.get("measure", ""), set_scores=ShardedScoring(executor, scorer, inputs).set_scores))
 
 
+def sentence_shards(model, sentences: list[str], parts: int, **options) -> list[dict]:
+    """Sentences in `parts` shards of whole generation batches (each output is generated in the batch it has in one
+    process), each shard with the options; one part: the sentences as given."""
+    if parts <= 1:
+        return [{"sentences": sentences, **options}]
+    size = max(1, generation_batch(model))
+    groups = [list(range(start, min(start + size, len(sentences)))) for start in range(0, len(sentences), size)]
+    return [{"sentences": [sentences[i] for i in shard], **options} for shard in shards_of(groups, parts)]
+
+
 @corpus_job("faithfulness", read=FaithfulnessSummary.from_json)
 class Faithfulness:
     """Mean Spearman's ρ of attention-derived token scores with leave-one-out (and gradient × input) over
@@ -245,13 +259,7 @@ class Faithfulness:
         return corpus_key(inputs, options)
 
     def shard(model, inputs: dict, options: dict, parts: int) -> list[dict]:
-        sentences = inputs["sentences"]
-        if parts <= 1:
-            return [{"sentences": sentences}]
-        # whole generation batches a shard: each output is generated in the batch it has in one process
-        size = max(1, generation_batch(model))
-        groups = [list(range(start, min(start + size, len(sentences)))) for start in range(0, len(sentences), size)]
-        return [{"sentences": [sentences[i] for i in shard]} for shard in shards_of(groups, parts)]
+        return sentence_shards(model, inputs["sentences"], parts)
 
     def run(model, shard: dict, progress: Progress = None) -> dict:
         return faithfulness.faithfulness_tallies(model, shard["sentences"], progress)
@@ -260,3 +268,36 @@ class Faithfulness:
         tallies = parts[0] if len(parts) == 1 else faithfulness.merge_tallies(parts)
         return FaithfulnessSummary.from_json(faithfulness.summary(tallies))
 
+
+
+@corpus_job("registered", read=HeadScores.from_json)
+class Registered:
+    """Any registered analysis of heads (explorer/analyses/registry.py) averaged over sentences: the sum of each
+    sentence's HeadScores and their count, so shards add up. Inputs: sentences; options: analysis (its name),
+    fix_casing and the analysis's own options."""
+
+    def key(inputs: dict, options: dict) -> bytes:
+        return corpus_key(inputs, options)
+
+    def shard(model, inputs: dict, options: dict, parts: int) -> list[dict]:
+        return sentence_shards(model, inputs["sentences"], parts, options=options)
+
+    def run(model, shard: dict, progress: Progress = None) -> dict:
+        options = dict(shard["options"])
+        analysis, fix_casing = analysis_named(options.pop("analysis")), options.pop("fix_casing", True)
+        totals, record = None, None
+        for number, sentence in enumerate(shard["sentences"]):
+            record = analysis.run(model, trace_sentence(model, sentence, fix_casing=fix_casing), **options)
+            totals = record.scores if totals is None else {kind: totals[kind] + record.scores[kind] for kind in totals}
+            if progress:
+                progress((number + 1) / len(shard["sentences"]))
+        return {"totals": {kind: values.tolist() for kind, values in (totals or {}).items()},
+                "sentences": len(shard["sentences"]), "record": None if record is None else record.to_json()}
+
+    def merge(model, inputs: dict, options: dict, parts: list) -> HeadScores:
+        counted = [part for part in parts if part["record"] is not None]
+        sentences = sum(part["sentences"] for part in counted)
+        totals = {kind: sum(np.asarray(part["totals"][kind]) for part in counted) for kind in counted[0]["totals"]}
+        last = HeadScores.from_json(counted[0]["record"])
+        return HeadScores(last.measure, {kind: total / sentences for kind, total in totals.items()}, sentences,
+                          last.reading)

@@ -14,7 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+import numpy as np
+
 from explorer.models.errors import ExplorerError
+from explorer.models.vocabulary import Kind
 
 
 class RecordError(ExplorerError):
@@ -32,6 +35,8 @@ class dict_of:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
     if isinstance(value, Record):
         return value.to_json()
     if isinstance(value, list):
@@ -88,3 +93,27 @@ class Record:
             if source is None:
                 raise
             raise RecordError(f"{source}: not a {cls.__name__} ({error})") from None
+
+
+@dataclass
+class HeadScores(Record):
+    """One number per head of each attention kind the model has: scores {kind: [layers, heads]}, the mean over
+    `sentences` sentences. What a registered analysis of heads returns (explorer/analyses/registry.py); the
+    figures draw it as a layers × heads map a kind (explorer/figures/registered.py)."""
+
+    measure: str                        # what the number is, with its unit: "entropy (bits)"
+    scores: dict[Kind, np.ndarray]
+    sentences: int = 1
+    reading: str = ""                   # how to read it: what a low and a high value mean
+
+    def __post_init__(self) -> None:
+        self.scores = {Kind(kind): np.asarray(values, dtype=float) for kind, values in self.scores.items()}
+
+    def table(self):
+        """A row a layer of each kind (enc.0, dec.1 …), a column a head (h0, h1 …): what the command line prints."""
+        import pandas as pd
+
+        frames = [pd.DataFrame(values, index=[f"{kind.short}.{layer}" for layer in range(len(values))],
+                               columns=[f"h{head}" for head in range(values.shape[1])])
+                  for kind, values in self.scores.items()]
+        return pd.concat(frames) if frames else pd.DataFrame()

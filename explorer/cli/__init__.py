@@ -24,6 +24,7 @@ import explorer.cli.patch as cli_patch
 import explorer.cli.replicate as cli_replicate
 import explorer.cli.sinks as cli_sinks
 from explorer.cli.parser import Command, parser_for
+from explorer.cli.registered import registered_commands
 from explorer.models.errors import ExplorerError
 
 
@@ -79,6 +80,7 @@ COMMANDS = {
                      "punctuation, by weight and by norm", cli_sinks.add_options, cli_sinks.run),
     "replicate": Command("the replication bench: each paper's claim and number beside the same measurement on this "
                          "model, with a verdict", cli_replicate.add_options, cli_replicate.run),
+    **registered_commands(),        # one for each analysis in explorer/analyses/sentence/ (explorer/cli/registered.py)
 }
 
 

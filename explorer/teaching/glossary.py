@@ -1,7 +1,7 @@
 """The explorer's glossary: every term a page uses, in plain words for a student fresh from a lecture on "Attention
 Is All You Need" (Vaswani et al. 2017). One source of truth: the Glossary page lists it, and the pages' tooltips
 and links (pages/components/glossary_links.py) read their definitions from here; the terms themselves are in
-explorer/teaching/glossary_terms.py. No streamlit.
+explorer/teaching/glossary_terms.py, and each registered analysis's beside it. No streamlit.
 
     from explorer.teaching.glossary import GLOSSARY, slug
     GLOSSARY["nats"].definition, slug("gradient × input")    # → "…", "gradient-x-input"
@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from explorer.analyses.registry import registered
 from explorer.teaching.glossary_terms import TERMS, Entry
 
 # Spelled out before the slug's general rule: symbols a student types as words.
@@ -29,7 +30,13 @@ def _sorted(entries: dict[str, Entry]) -> dict[str, Entry]:
     return dict(sorted(entries.items(), key=lambda item: slug(item[0])))
 
 
-GLOSSARY: dict[str, Entry] = _sorted(TERMS)
+def analysis_terms() -> dict[str, Entry]:
+    """The terms each registered analysis defines (explorer/analyses/registry.py), pointing at its Heads page tab."""
+    return {term: Entry(definition, f"Heads page, {analysis.title}")
+            for analysis in registered().values() for term, definition in analysis.terms.items()}
+
+
+GLOSSARY: dict[str, Entry] = _sorted({**analysis_terms(), **TERMS})
 
 
 def entry(term: str) -> Entry:

@@ -114,6 +114,9 @@ def strings(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Attribute) and node.attr == "metric":    # a corpus Scorer's measure: every registered one
         from explorer.analyses.corpus_scoring import SCORERS
         return [scorer.metric for scorer in SCORERS.values()]
+    if isinstance(node, ast.Attribute) and node.attr == "terms":     # a registered analysis's own terms
+        from explorer.analyses.registry import registered
+        return [term for analysis in registered().values() for term in analysis.terms]
     raise AssertionError(f"a term the test cannot read: {ast.unparse(node)}")
 
 

@@ -1,0 +1,43 @@
+"""Rewrite the list of registered analyses in docs/analyses.md (explorer/analyses/registry.py): a row per analysis
+with its command, what it measures, its options and what it reads. Run after adding one, so the page and the registry
+cannot disagree (tests/explorer/test_registered_analyses.py checks it).
+
+    .venv/bin/python -m scripts.analyses_table
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from explorer.analyses.registry import registered
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "analyses.md"
+HEADER = "| analysis | command | what it measures | options | reads |"
+
+
+def cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def rows() -> list[str]:
+    lines = [HEADER, "| --- | --- | --- | --- | --- |"]
+    for name, analysis in registered().items():
+        options = "; ".join(f"`--{option.name.replace('_', '-')}`: {option.help}" for option in analysis.options)
+        lines.append(f"| {cell(analysis.title)} | `attention-explorer {name}` | {cell(analysis.help)} | "
+                     f"{cell(options) or 'none'} | {cell(analysis.reads)} |")
+    return lines
+
+
+def main() -> None:
+    lines = PAGE.read_text(encoding="utf-8").split("\n")
+    start = lines.index(HEADER)
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    PAGE.write_text("\n".join(lines[:start] + rows() + lines[end:]), encoding="utf-8")
+    print(f"{PAGE.relative_to(ROOT)}: {end - start - 2} rows rewritten")
+
+
+if __name__ == "__main__":
+    main()
