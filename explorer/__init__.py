@@ -118,11 +118,12 @@ def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1, pr
 
 def attention_figure(trace: Trace, kind: str = "encoder", layer: int = 0, head: int = 0) -> go.Figure:
     """One head's attention as a heatmap: kind is "encoder", "decoder" or "cross"."""
-    from explorer.figures.attention import attention_heatmap
+    from explorer.figures.matrix import Matrix, plotly_heatmap
     from explorer.models.vocabulary import check_kind
 
     pattern = trace.pattern(check_kind(kind))[layer, head]
-    return attention_heatmap(pattern, trace.query_tokens(kind), trace.key_tokens(kind), f"{kind}, layer {layer}, head {head}")
+    return plotly_heatmap(Matrix(pattern, trace.query_tokens(kind), trace.key_tokens(kind),
+                                 f"{kind}, layer {layer}, head {head}"))
 
 
 def heads_figure(trace: Trace, kind: str = "encoder") -> go.Figure:

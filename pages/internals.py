@@ -5,7 +5,8 @@ import streamlit as st
 
 from explorer.analyses.internals import batch_padding_mask, batch_partner, masked_scores
 from explorer.capture.exports import matrix_table
-from explorer.figures.internals import mask_heatmap, scores_mask_softmax
+from explorer.figures.internals import scores_mask_softmax
+from explorer.figures.matrix import MASK, Matrix, plotly_heatmap
 from explorer.figures.padding_mask import padding_mask_html
 from explorer.models.vocabulary import KIND_TITLES, Kind
 from explorer.pages.components.glossary_links import linked, term_help
@@ -46,8 +47,8 @@ def masks() -> None:
                 f"queries may attend to all {len(keys)} keys: a single sentence has no padding"
                 + (", and only the decoder's self-attention has a look-ahead mask." if Kind.DECODER in KINDS else "."))
     else:
-        show_figure(mask_heatmap(mask, queries, keys, f"{kind} mask (as captured from the model)"), f"{kind}-mask",
-                    matrix_table(mask.astype(int), queries, keys))
+        show_figure(plotly_heatmap(Matrix(mask, queries, keys, f"{kind} mask (as captured from the model)", MASK)),
+                    f"{kind}-mask", matrix_table(mask.astype(int), queries, keys))
 
     partner = batch_partner(checkpoint, trace.text, EXAMPLES + [
         "A man in a blue shirt and a woman in a red dress are dancing together at a wedding party.", "A dog runs."])
@@ -61,9 +62,9 @@ def masks() -> None:
         # HTML (explorer/figures/padding_mask.py: the page's first view loads no plotly.js); ⬇ HTML the plotly one
         show_table_figure(padding_mask_html(padding, names, pieces, title), "padding-mask",
                           pd.DataFrame(padding.astype(int), index=names),
-                          interactive=lambda: mask_heatmap(padding, names, [], title, row_title="sentence",
-                                                           column_title="key position (hover: each sentence's own "
-                                                                        "piece)", row_pieces=pieces))
+                          interactive=lambda: plotly_heatmap(Matrix(
+                              padding, names, [], title, MASK, row_title="sentence", pieces=pieces,
+                              column_title="key position (hover: each sentence's own piece)")))
         pads = [i for i, ok in enumerate(padding[padded]) if not ok]       # the end of the row
         where = f"position {pads[0]}" if len(pads) == 1 else f"positions {pads[0]}–{pads[-1]}"
         st.caption(f"In {names[padded]}, the pads ({where}) get mask 0: every query's attention to them is exactly 0.")

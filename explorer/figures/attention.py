@@ -1,4 +1,5 @@
-"""Attention heatmaps: one head, every head of every layer (small multiples), averages and rollout."""
+"""Every head at once: every head of every layer as one grid, every head of one layer as small multiples. One head's
+matrix is a Matrix (explorer/figures/matrix.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from plotly.subplots import make_subplots
 
 from explorer.figures.common import (
     ABSOLUTE,
+    ATTENTION_HOVER,
     CONTENT_WIDTH,
     PANEL_LABELS,
+    POOLED_HOVER,
     POOLED_PANEL,
-    PRINTED_UP_TO,
-    SMALLEST_FONT,
     cell_size,
     every_label,
     font,
@@ -20,50 +21,13 @@ from explorer.figures.common import (
     is_long,
     label_room,
     position_labels,
-    projector_mode,
     scale_note,
     title_height,
-    token_axes,
     weight_range,
 )
-from explorer.figures.pooling import block_labels, budget_factor, pool_factor, pooled_attention, resolution_note
-
-ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
-
-def attention_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
-                      highlight: int | None = None, scale: str = ABSOLUTE) -> go.Figure:
-    """pattern [query, key] → heatmap, queries as rows; hover shows query token, key token and weight.
-
-    highlight: a key position to outline (e.g. the token a user focuses on). scale: the colour range (common.py).
-    A long sentence is shown whole, zoomable (common.token_axes); a head past the cells budget (over 512 tokens)
-    is pooled, and the title says so.
-    """
-    factor = budget_factor(*pattern.shape)
-    if factor > 1:
-        pattern = pooled_attention(pattern, factor, factor)
-        title = f"{title}<br><sup>{resolution_note(factor, factor)}</sup>"
-        highlight = None if highlight is None else highlight // factor
-    queries, keys = block_labels(query_tokens, factor), block_labels(key_tokens, factor)
-    if is_long(max(pattern.shape)):
-        pattern = pattern.astype(np.float32)        # half the bytes of float64 (rollout's), as precise on screen
-    low, high = weight_range(pattern, scale)
-    # At a projector a class cannot hover: up to PRINTED_UP_TO tokens each cell prints its weight.
-    printed = projector_mode() and max(pattern.shape) <= PRINTED_UP_TO
-    figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
-                                  hovertemplate=hover_text(ATTENTION_HOVER, scale),
-                                  texttemplate="%{z:.2f}" if printed else None,
-                                  textfont=dict(size=font(SMALLEST_FONT)) if printed else None,
-                                  colorbar=dict(title=scale_note(pattern, scale))))
-    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
-    token_axes(figure)
-    if highlight is not None:
-        figure.add_shape(type="rect", x0=highlight - 0.5, x1=highlight + 0.5, y0=-0.5, y1=len(queries) - 0.5,  # category index
-                         line=dict(color="crimson", width=2))
-    return figure
-
+from explorer.figures.pooling import block_labels, pool_factor, pooled_attention, resolution_note
 
 GRID_HOVER = "%{y}<br>%{x}<br>weight %{z:.3f}<extra></extra>"
-POOLED_HOVER = "%{y}<br>%{x}<br>weight on these keys %{z:.3f} (the queries' mean)<extra></extra>"
 GRID_WIDTH = CONTENT_WIDTH - PANEL_LABELS       # px the heads of a layer share in the every-head grid
 
 

@@ -258,6 +258,10 @@ def scale_note(values: np.ndarray, scale: str = ABSOLUTE) -> str:
     return "weight<br>(0–1)" if scale == ABSOLUTE else f"weight<br>(0–{high:.2g},<br>this figure)"
 
 
+ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
+POOLED_HOVER = "%{y}<br>%{x}<br>weight on these keys %{z:.3f} (the queries' mean)<extra></extra>"
+
+
 def hover_text(template: str, scale: str) -> str:
     """A hover template naming what the cells hold: the weight, or the norm ‖α·f(x)‖."""
     return template.replace("weight", "‖α·f(x)‖") if scale == NORMS else template

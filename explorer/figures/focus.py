@@ -1,20 +1,20 @@
 """A long sentence's attention, readable: a window of the pattern drawn whole with every label (focus), the whole
 pattern beside it as an overview with the window marked, and every head of several models as small tiles
-(Compare). The pages draw the overview and the tiles as images (explorer/figures/thumbnails.py); the plotly ones
-here are their ⬇ HTML, whose hover names each cell's tokens. One token's rows across models side by side:
+(Compare). The window and the overview are a Matrix's (explorer/figures/matrix.py); here is how big a window is
+and what its title says. The pages draw the overview and the tiles as images (explorer/figures/thumbnails.py); the
+plotly ones are their ⬇ HTML, whose hover names each cell's tokens. One token's rows across models side by side:
 explorer/figures/focus_strips.py."""
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.attention import POOLED_HOVER
 from explorer.figures.common import (
     ABSOLUTE,
+    ATTENTION_HOVER,
     NARROW_WIDTH,
+    POOLED_HOVER,
     PRINTED_UP_TO,
     PROJECTOR_COLUMN,
     SMALLEST_FONT,
@@ -31,10 +31,8 @@ from explorer.figures.common import (
     weight_range,
     wrapped_title,
 )
-from explorer.figures.pooling import block_labels, budget_factor, pool_factor, pooled_attention, resolution_note
+from explorer.figures.pooling import block_labels, pool_factor, pooled_attention, resolution_note
 from explorer.figures.windows import window_text
-
-ATTENTION_HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 
 # A long sentence's focus window. Past what NARROW_WIDTH holds at dense_cell() a token, a token × token heatmap
 # cannot label every token in a projector's column (rotated key labels ran into each other from ~23 tokens at
@@ -88,41 +86,6 @@ def window_title(query_tokens: list[str], key_tokens: list[str], rows: range, co
             f"keys: “{window_text(key_tokens, columns)}”"]
 
 
-def focus_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str, rows: range,
-                  columns: range, scale: str = ABSOLUTE, units: str = "tokens") -> go.Figure:
-    """A long sentence's focus window: pattern [query, key] cut to `rows` × `columns`, every query and key
-    labelled with its position in the sentence at the smallest font, a dense_cell() per token, so the figure is
-    as wide as its window (NARROW_WIDTH at most for a focus_size window, PROJECTOR_COLUMN in projector mode, where
-    each cell prints its weight) however long the sentence. Coloured on
-    the whole pattern's range, like the overview beside it; its title says which part of the sentence it shows."""
-    low, high = weight_range(pattern, scale)
-    queries = position_labels(query_tokens)[rows.start:rows.stop]
-    keys = position_labels(key_tokens)[columns.start:columns.stop]
-    window = np.asarray(pattern[rows.start:rows.stop, columns.start:columns.stop])
-    bar = scale_note(pattern, scale).replace("this figure", "whole pattern")        # its range is the head's
-    printed = projector_mode()          # a class cannot hover: each cell prints its weight
-    figure = go.Figure(go.Heatmap(z=window, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
-                                  hovertemplate=hover_text(ATTENTION_HOVER, scale),
-                                  texttemplate="%{z:.2f}" if printed else None,
-                                  textfont=dict(size=font(SMALLEST_FONT)) if printed else None,
-                                  colorbar=dict(title=bar, thickness=12)))
-    cell, size = focus_cell(), font(SMALLEST_FONT)
-    axis = dict(type="category", tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=size), automargin=True,
-                title_font=dict(size=font(12)), showgrid=False)
-    figure.update_xaxes(side="top", tickangle=-60, title_text="key", **axis)
-    figure.update_yaxes(autorange="reversed", title_text="query", **axis)
-    width = len(keys) * cell + focus_room(query_tokens)
-    subtitle = "<br>".join(f"<sup>{html.escape(line, quote=False)}</sup>" for line in
-                           window_title(query_tokens, key_tokens, rows, columns, units))
-    title = wrapped_title(f"{title}<br>{subtitle}", width - 20)
-    key_room = int(max((text_width(key, size) for key in keys), default=0) * np.sin(np.radians(60))) + 12
-    top = title_height(title) + key_room + font(12) + 12    # the title, the key labels, "key"
-    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
-                         width=width, height=len(queries) * cell + top + 12,
-                         margin=dict(l=10, r=10, t=top, b=10), plot_bgcolor="white")
-    return figure
-
-
 def numbered_positions(count: int, factor: int, pixels: float, room: int) -> range:
     """The positions an overview of `count` tokens numbers along `pixels` px, its numbers `room` px apart; pooled by
     `factor`, each a block's first position (its label starts with it)."""
@@ -137,47 +100,6 @@ def tick_step(count: int, pixels: float, room: int = 36) -> int:
     while step * pixels / max(count, 1) < room:
         step = step * 5 // 2 if str(step).startswith("2") else step * 2
     return step
-
-
-def overview_heatmap(pattern: np.ndarray, query_tokens: list[str], key_tokens: list[str], rows: range,
-                     columns: range, scale: str = ABSOLUTE, side: int = OVERVIEW_SIDE) -> go.Figure:
-    """The whole pattern [query, key] beside a focus window: its cells in `side` px, axes numbered every few
-    positions instead of a label per token (hover names each cell's tokens), the window (`rows` × `columns`)
-    outlined. Pooled past the cells budget, as attention_heatmap, and then its title says so."""
-    low, high = weight_range(pattern, scale)
-    factor = budget_factor(*pattern.shape)
-    title = f"The whole pattern: {len(query_tokens)} × {len(key_tokens)}"
-    note = "the window outlined; hover names the tokens"
-    if factor > 1:
-        pattern = pooled_attention(pattern, factor, factor)
-        note = f"{note}</sup><br><sup>{resolution_note(factor, factor, hover=False).split(':')[0]}"
-    queries, keys = block_labels(query_tokens, factor), block_labels(key_tokens, factor)
-    cell = side / max(len(queries), len(keys))
-    figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, zmin=low, zmax=high, colorscale="Blues",
-                                  showscale=False,
-                                  hovertemplate=hover_text(POOLED_HOVER if factor > 1 else ATTENTION_HOVER, scale)))
-    size = font(12)
-    for letter, labels, count in (("x", keys, len(key_tokens)), ("y", queries, len(query_tokens))):
-        positions = numbered_positions(count, factor, cell * len(labels), text_width(str(count), size) + 12)
-        figure.update_layout({f"{letter}axis": dict(
-            type="category", tickmode="array", tickvals=[labels[p // factor] for p in positions],
-            ticktext=[str(p) for p in positions], tickfont=dict(size=size), showgrid=False,
-            title=dict(text="key position" if letter == "x" else "query position", font=dict(size=size)))})
-    figure.update_xaxes(side="top")
-    figure.update_yaxes(autorange="reversed")
-    figure.add_shape(type="rect", x0=columns.start // factor - 0.5, x1=(columns.stop - 1) // factor + 0.5,
-                     y0=rows.start // factor - 0.5, y1=(rows.stop - 1) // factor + 0.5,      # category indices
-                     line=dict(color="crimson", width=2))
-    left = text_width(str(len(query_tokens)), size) + size + 30
-    width = int(cell * len(keys)) + left + 20
-    title = wrapped_title(f"{title}<br><sup>{note}</sup>", width - 20)
-    # the title, the numbers and the axis title, with the axis title's own standoff (in projector mode the
-    # numbers and the axis title grow, and without it the axis title ran over the title's second line)
-    top = title_height(title) + 3 * size + 14
-    figure.update_layout(title=dict(text=title, y=1.0, yanchor="top", yref="container", pad=dict(t=12)),
-                         width=width, height=int(cell * len(queries)) + top + 12,
-                         margin=dict(l=10, r=10, t=top, b=10), plot_bgcolor="white")
-    return figure
 
 
 def models_overview(patterns: dict[str, np.ndarray], query_tokens: dict[str, list[str]],

@@ -16,7 +16,6 @@ from explorer.figures.common import (
     ZOOM_PANEL,
     axis_length,
     cell_size,
-    display_tokens,
     every_label,
     font,
     is_long,
@@ -24,57 +23,16 @@ from explorer.figures.common import (
     panels_per_row,
     position_labels,
     projector_title,
-    round_step,
     scale_note,
     stretched_length,
     text_width,
-    token_axes,
     weight_range,
     zoom_note,
 )
+from explorer.figures.matrix import signed_cells
 from explorer.figures.pooling import block_labels, budget_factor, pooled_attention, pooled_mean, resolution_note
 
-NEG_INF_LABEL = "−∞"
 TEXT_CELLS = 10      # print values in the cells up to this many tokens a side
-
-
-def _cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(z with −inf as NaN, which plotly leaves blank; text with −inf written out)."""
-    finite = np.isfinite(values)
-    text = np.where(finite, np.vectorize(lambda v: f"{v:.2f}")(np.where(finite, values, 0)), NEG_INF_LABEL)
-    return np.where(finite, values, np.nan), text
-
-
-def matrix_heatmap(values: np.ndarray, rows: list[str], columns: list[str], title: str = "", value_name: str = "value",
-                   row_title: str = "query", column_title: str = "key", diverging: bool = True,
-                   show_text: bool = False) -> go.Figure:
-    """Any [rows, columns] matrix of numbers; rows and columns labelled by (raw) tokens or names.
-
-    A long one (common.is_long) is drawn whole and zoomable, its values on hover from the cells themselves (no
-    text per cell: 62,500 strings at 250 tokens), −∞ blank; past the cells budget it is pooled (block means)."""
-    if is_long(max(values.shape)):
-        factor = budget_factor(*values.shape)
-        if factor > 1:
-            values = pooled_mean(values, factor, factor)
-            title = f"{title}<br><sup>{resolution_note(factor, factor)}</sup>"
-        z = np.where(np.isfinite(values), values, np.nan).astype(np.float32)
-        figure = go.Figure(go.Heatmap(
-            z=z, x=block_labels(columns, factor), y=block_labels(rows, factor), hoverongaps=False,
-            colorscale="RdBu_r" if diverging else "Blues", zmid=0 if diverging else None,
-            hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>{value_name} %{{z:.2f}}<extra></extra>"))
-        figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
-        token_axes(figure, row_title, column_title, stretched=True)
-        return figure
-    rows, columns = position_labels(rows), position_labels(columns)
-    z, text = _cells(values)
-    figure = go.Figure(go.Heatmap(
-        z=z, x=columns, y=rows, text=text, texttemplate="%{text}" if show_text else None,
-        colorscale="RdBu_r" if diverging else "Blues", zmid=0 if diverging else None,
-        hovertemplate=f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>{value_name} %{{text}}<extra></extra>",
-    ))
-    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
-    token_axes(figure, row_title, column_title, stretched=True)
-    return figure
 
 
 NEAR_OFFSETS = 32
@@ -92,51 +50,6 @@ def relative_bias_figure(offsets: np.ndarray, values: np.ndarray, title: str) ->
     figure.update_xaxes(title="offset of the key from the query (key − query); zoom out for all offsets",
                         zeroline=False, range=[max(int(offsets.min()), -near) - 0.5, min(int(offsets.max()), near) + 0.5])
     figure.update_yaxes(autorange="reversed")
-    return figure
-
-
-def mask_heatmap(mask: np.ndarray, rows: list[str], columns: list[str], title: str = "", row_title: str = "query",
-                 column_title: str = "key", row_pieces: list[list[str]] | None = None) -> go.Figure:
-    """A yes/no mask in two colours with a two-entry key (not a continuous 0–1 scale).
-
-    row_pieces: for a batch of sentences, each row's own pieces: the columns are then numbered positions, and
-    each cell names its own sentence's piece (printed while they fit, else on hover)."""
-    allowed = mask.astype(bool)
-    state = np.where(allowed, "may attend (1)", "blocked (0)")
-    if row_pieces is not None:
-        columns = [str(i) for i in range(mask.shape[1])]
-        pieces = np.array([[display_tokens([p])[0] for p in row] for row in row_pieces], dtype=object)
-        text, printed = pieces, mask.shape[1] <= 12      # wider, the pieces run into each other: on hover
-        hover = f"{row_title} %{{y}}<br>position %{{x}}: %{{text}}<br>%{{customdata}}<extra></extra>"
-        rows = [f"{name}" for name in rows]
-    else:
-        rows, columns = position_labels(rows), position_labels(columns)
-        text, printed = state, False
-        hover = f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>%{{customdata}}<extra></extra>"
-    long = is_long(mask.shape[1])
-    if long and row_pieces is None:
-        # No words per cell (62,500 at 250 tokens): the hover reads the cell's own 1 or 0.
-        text = state = None
-        hover = f"{row_title} %{{y}}<br>{column_title} %{{x}}<br>%{{z:.0f}} (1: may attend, 0: blocked)<extra></extra>"
-    gap = 0 if long else 1              # a gap a cell would hide a third of a long mask's few px a cell
-    figure = go.Figure(go.Heatmap(
-        z=allowed.astype(np.uint8 if long else float), x=columns, y=rows, zmin=0, zmax=1, xgap=gap, ygap=gap,
-        colorscale=[[0, "#3b3b3b"], [0.5, "#3b3b3b"], [0.5, "#9ecae1"], [1, "#9ecae1"]],
-        text=text, customdata=state, texttemplate="%{text}" if printed else None, textfont=dict(size=font(SMALLEST_FONT)),
-        # The two-entry key under the cells, across: beside them it took 130 px of a projector's column from
-        # the cells, and the key labels ran together.
-        colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked (0)", "may attend (1)"], thickness=14, len=0.5,
-                      orientation="h", x=0, xanchor="left", y=0, yanchor="top", ypad=12),
-        hovertemplate=hover))
-    figure.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=60))
-    token_axes(figure, row_title, column_title, stretched=True)
-    figure.update_layout(height=figure.layout.height + 50)          # the key under the cells
-    if row_pieces is not None:
-        # Positions numbered every few where a projector's column has no room for each (hover names every cell);
-        # a sentence a row of 45 px, not 160 (the rows of a token figure's 320 px at least).
-        figure.update_xaxes(dtick=round_step(len(columns), NARROW_WIDTH - 150, room=16))
-        figure.update_layout(title_text=projector_title(title)[0])     # no "n × n tokens" zoom note
-        figure.update_layout(height=figure.layout.margin.t + 45 * len(rows) + 80)
     return figure
 
 
@@ -167,7 +80,7 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
     # stretches to it); else hover has them.
     cell_text = font(SMALLEST_FONT)
     cell_px = (NARROW_WIDTH - PANEL_LABELS) / per_row / n_keys
-    longest = max(text_width(text, cell_text) for _, values, _ in panels for text in _cells(values)[1].flat)
+    longest = max(text_width(text, cell_text) for _, values, _ in panels for text in signed_cells(values)[1].flat)
     legible = max(n_queries, n_keys) <= TEXT_CELLS and longest + 4 <= cell_px
     rows, columns = position_labels(queries), position_labels(keys)
     key_room = label_room(columns, n_keys)
@@ -177,7 +90,7 @@ def scores_mask_softmax(scores: np.ndarray, mask: np.ndarray, pattern: np.ndarra
                            horizontal_spacing=0.03, vertical_spacing=(key_room + 50) / height)
     for index, (name, values, axis) in enumerate(panels):
         row, column = index // per_row + 1, index % per_row + 1
-        z, text = _cells(values)
+        z, text = signed_cells(values)
         if axis is None:
             z = np.where(mask, 1.0, 0.0)  # draw allowed / blocked; the text says 0 or −∞
         figure.add_trace(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}" if legible else None,

@@ -21,7 +21,7 @@ from explorer.figures.common import (
     text_width,
     zoom_note,
 )
-from explorer.figures.internals import NEG_INF_LABEL
+from explorer.figures.matrix import NEG_INF_LABEL
 
 
 def scaling_words(scaling: float, d_k: int) -> str:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.figures.attention import attention_heatmap
-from explorer.figures.focus import drawn_whole, focus_heatmap, focus_size, overview_heatmap, window_title
-from explorer.figures.thumbnails import whole_pattern
-from explorer.figures.token_heatmap import token_heatmap
+from explorer.figures.focus import drawn_whole, focus_size
+from explorer.figures.matrix import Matrix, plotly_heatmap
+from explorer.figures.token_heatmap import html_heatmap
 from explorer.figures.windows import focus_range
 from explorer.pages.components import url_state
 from explorer.pages.components.widgets import show_table_figure
@@ -42,20 +41,15 @@ def focus_window(queries: list[str], keys: list[str], units_name: str) -> tuple[
 def draw_heatmap(matrix, title: str, name: str, numbers, scale: str, *, queries: list[str], keys: list[str],
                  window: tuple[range, range] | None, units_name: str) -> None:
     """A [query, key] heatmap: the whole sentence, or a long one's focus window with the whole pattern beside it
-    (a row that wraps: side by side in a wide column, the overview under the window at 1024 px). Both are HTML
-    tables (explorer/figures/token_heatmap.py, thumbnails.py: no plotly.js to load); their ⬇ HTML is plotly's."""
+    (a row that wraps: side by side in a wide column, the overview under the window at 1024 px). Described once (a
+    Matrix), shown as HTML tables (no plotly.js to load), their ⬇ HTML plotly's drawing of the same description."""
+    described = Matrix(matrix, queries, keys, title, scale=scale, window=window, units=units_name)
     if window is None:
-        show_table_figure(token_heatmap(matrix, queries, keys, title, scale=scale), name, numbers, width="content",
-                          interactive=lambda: attention_heatmap(matrix, queries, keys, title, scale=scale))
+        show_table_figure(html_heatmap(described), name, numbers, width="content",
+                          interactive=lambda: plotly_heatmap(described))
         return
-    rows, columns = window
     pair = st.container(horizontal=True)
-    with pair.container(width="content"):
-        where = " · ".join(window_title(queries, keys, rows, columns, units_name))
-        show_table_figure(token_heatmap(matrix, queries, keys, title, rows, columns, scale, where), name, numbers,
-                          width="content", interactive=lambda: focus_heatmap(matrix, queries, keys, title, rows,
-                                                                             columns, scale, units_name))
-    with pair.container(width="content"):      # an image (explorer/figures/thumbnails.py); ⬇ HTML the plotly one
-        show_table_figure(whole_pattern(matrix, len(queries), len(keys), rows, columns, scale), f"{name}-whole",
-                          width="content", interactive=lambda: overview_heatmap(matrix, queries, keys, rows, columns,
-                                                                                scale))
+    for part, suffix in ((described, ""), (described.overview(), "-whole")):
+        with pair.container(width="content"):
+            show_table_figure(html_heatmap(part), f"{name}{suffix}", None if suffix else numbers, width="content",
+                              interactive=lambda part=part: plotly_heatmap(part))

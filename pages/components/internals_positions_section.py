@@ -13,10 +13,10 @@ from explorer.capture.exports import matrix_table
 from explorer.figures.internals import (
     embedding_sum_figure,
     learned_positions_figure,
-    matrix_heatmap,
     positional_encoding_figure,
     relative_bias_figure,
 )
+from explorer.figures.matrix import VALUES, Matrix, plotly_heatmap
 from explorer.figures.rotary import rotary_angles_figure
 from explorer.models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from explorer.pages.components.glossary_links import linked, term_help
@@ -76,8 +76,8 @@ def position_table(checkpoint, trace, side: str) -> None:
                     f"{side}-positional-encoding", table)
         similarity = position_similarity(positional)
         title, measure = "Position similarity: PE[i] · PE[j]", "dot product"
-    show_figure(matrix_heatmap(similarity, tokens, tokens, title, measure, row_title="position",
-                               column_title="position", diverging=False),
+    show_figure(plotly_heatmap(Matrix(similarity, tokens, tokens, title, VALUES, row_title="position",
+                                      column_title="position", value_name=measure)),
                 f"{side}-position-similarity", matrix_table(similarity, tokens, tokens))
     show_figure(embedding_sum_figure(trace.embeddings[side], positional, trace.inputs[side], tokens,
                                      "What the first layer receives (as captured inside the model)",

@@ -22,8 +22,9 @@ from explorer.figures.common import (
     text_width,
     wrapped_title,
 )
-from explorer.figures.focus import focus_heatmap, focus_room, focus_size, models_overview, overview_heatmap, tick_step
+from explorer.figures.focus import focus_room, focus_size, models_overview, tick_step
 from explorer.figures.focus_strips import short_names, strips_table
+from explorer.figures.matrix import Matrix, plotly_heatmap
 from explorer.figures.windows import focus_range, window_range, window_text
 
 WORDS_45 = ("A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side and an "
@@ -67,7 +68,7 @@ def test_the_focus_window_fits_a_projectors_column_with_every_label_at_11_px():
     assert 20 <= size < len(PIECES)
     rows = focus_range(len(PIECES), 12, size)
     pattern = pattern_of(N, N)
-    figure = focus_heatmap(pattern, PIECES, PIECES, "encoder, layer 0, head 0", rows, rows)
+    figure = plotly_heatmap(Matrix(pattern, PIECES, PIECES, "encoder, layer 0, head 0", window=(rows, rows)))
     np.testing.assert_array_equal(figure.data[0].z, pattern[rows.start:rows.stop, rows.start:rows.stop])
     assert list(figure.data[0].x) == [f"{i} {PIECES[i]}" for i in rows]      # positions in the whole sentence
     assert figure.layout.width <= NARROW_WIDTH
@@ -78,7 +79,7 @@ def test_the_focus_window_fits_a_projectors_column_with_every_label_at_11_px():
     title = figure.layout.title.text
     assert f"tokens 12–{12 + size - 1} of {N}: “pool while" in title
     # coloured on the whole pattern's range, like the overview beside it
-    per_figure = focus_heatmap(pattern, PIECES, PIECES, "t", rows, rows, scale="per-figure")
+    per_figure = plotly_heatmap(Matrix(pattern, PIECES, PIECES, "t", window=(rows, rows), scale="per-figure"))
     assert per_figure.data[0].zmax == pytest.approx(pattern.max())
     assert "whole pattern" in per_figure.data[0].colorbar.title.text
 
@@ -87,26 +88,26 @@ def test_in_projector_mode_the_window_takes_the_folded_column_and_prints_every_w
     size = focus_size(PIECES)
     rows = focus_range(len(PIECES), 0, size)
     pattern = pattern_of(N, N)
-    figure = focus_heatmap(pattern, PIECES, PIECES, "t", rows, rows)
+    figure = plotly_heatmap(Matrix(pattern, PIECES, PIECES, "t", window=(rows, rows)))
     assert figure.layout.xaxis.tickfont.size == 14
     assert 14 <= size <= PRINTED_UP_TO                        # a window a class reads, each weight printed
     assert PROJECTOR_COLUMN - 120 <= figure.layout.width <= PROJECTOR_COLUMN       # the column's width, not half
     assert figure.data[0].texttemplate == "%{z:.2f}" and figure.data[0].textfont.size == 14
     # each cell holds its printed weight: four digits at 14 px, 0.55 em each
     assert (figure.layout.width - focus_room(PIECES)) / size >= 4 * 0.55 * 14
-    assert focus_heatmap(pattern, PIECES, PIECES, "t", rows, rows).data[0].z.shape == (size, size)
+    assert plotly_heatmap(Matrix(pattern, PIECES, PIECES, "t", window=(rows, rows))).data[0].z.shape == (size, size)
 
 
 def test_off_projector_the_window_prints_no_weights():
     rows = focus_range(len(PIECES), 0, focus_size(PIECES))
-    assert focus_heatmap(pattern_of(N, N), PIECES, PIECES, "t", rows, rows).data[0].texttemplate is None
+    assert plotly_heatmap(Matrix(pattern_of(N, N), PIECES, PIECES, "t", window=(rows, rows))).data[0].texttemplate is None
 
 
 def test_cross_attention_windows_each_side_and_says_both():
     queries = [f"▁Wort{i}" for i in range(35)]
     rows, columns = focus_range(35, 20, 22), focus_range(N, 20, 22)
     pattern = pattern_of(35, N)
-    figure = focus_heatmap(pattern, queries, PIECES, "cross", rows, columns)
+    figure = plotly_heatmap(Matrix(pattern, queries, PIECES, "cross", window=(rows, columns)))
     assert rows == range(13, 35) and columns == range(20, 42)
     np.testing.assert_array_equal(figure.data[0].z, pattern[13:35, 20:42])
     title = figure.layout.title.text
@@ -116,7 +117,7 @@ def test_cross_attention_windows_each_side_and_says_both():
 def test_the_overview_is_the_whole_pattern_with_the_window_outlined():
     pattern = pattern_of(N, N)
     rows = range(12, 36)
-    figure = overview_heatmap(pattern, PIECES, PIECES, rows, rows)
+    figure = plotly_heatmap(Matrix(pattern, PIECES, PIECES, window=(rows, rows)).overview())
     np.testing.assert_array_equal(figure.data[0].z, pattern)
     box = figure.layout.shapes[0]
     assert (box.x0, box.x1, box.y0, box.y1) == (11.5, 35.5, 11.5, 35.5)
@@ -128,7 +129,7 @@ def test_the_overview_is_the_whole_pattern_with_the_window_outlined():
 def test_a_long_overview_is_pooled_and_numbers_whole_blocks():
     tokens = [f"▁t{i}" for i in range(600)]
     pattern = pattern_of(600, 600)
-    figure = overview_heatmap(pattern, tokens, tokens, range(100, 124), range(100, 124))
+    figure = plotly_heatmap(Matrix(pattern, tokens, tokens, window=(range(100, 124), range(100, 124))).overview())
     assert np.shape(figure.data[0].z) == (300, 300)                          # blocks of 2 × 2 tokens
     assert "1/2 resolution" in figure.layout.title.text
     assert all(int(text) % 2 == 0 for text in figure.layout.xaxis.ticktext)

@@ -4,7 +4,8 @@ and the Q, K, V walkthrough's numbers stand beside their bars at a readable size
 import numpy as np
 
 from explorer.figures.common import SMALLEST_FONT, text_width
-from explorer.figures.internals import NO_MASK, mask_heatmap, scores_mask_softmax
+from explorer.figures.internals import NO_MASK, scores_mask_softmax
+from explorer.figures.matrix import MASK, Matrix, plotly_heatmap
 from explorer.figures.walkthrough import WALK_PANEL, bar_number, room_for_numbers, walkthrough_figure
 from tests.explorer.test_long_inputs import inputs, tokens, walk_of
 
@@ -57,10 +58,10 @@ def test_the_walkthroughs_numbers_are_readable_and_inside_their_panels():
 
 
 def test_the_masks_key_stands_under_the_cells_and_a_batchs_positions_are_numbered_every_few():
-    figure = mask_heatmap(np.tril(np.ones((30, 30), dtype=bool)), tokens(30), tokens(30), "mask")
+    figure = plotly_heatmap(Matrix(np.tril(np.ones((30, 30), dtype=bool)), tokens(30), tokens(30), "mask", MASK))
     assert figure.data[0].colorbar.orientation == "h"                 # not 130 px beside the cells
-    padding = mask_heatmap(np.array([[True] * 50, [True] * 5 + [False] * 45]), ["a", "b"], [], "padding",
-                           row_pieces=[tokens(50), tokens(5) + ["<pad>"] * 45])
+    padding = plotly_heatmap(Matrix(np.array([[True] * 50, [True] * 5 + [False] * 45]), ["a", "b"], [], "padding", MASK,
+                                    pieces=[tokens(50), tokens(5) + ["<pad>"] * 45]))
     assert padding.layout.xaxis.dtick == 2 and padding.layout.height < 320
     assert padding.data[0].textfont.size >= SMALLEST_FONT
 

@@ -15,17 +15,16 @@ from explorer.analyses.internals import Walkthrough
 from explorer.analyses.pruning import StepComparison
 from explorer.capture.decoding_steps import TeacherForcing
 from explorer.capture.trace import HeadValues, StepDistribution
-from explorer.figures.attention import attention_heatmap, heads_grid, layer_heads
+from explorer.figures.attention import heads_grid, layer_heads
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
 from explorer.figures.internals import (
     embedding_sum_figure,
     learned_positions_figure,
-    mask_heatmap,
-    matrix_heatmap,
     positional_encoding_figure,
     scores_mask_softmax,
 )
+from explorer.figures.matrix import MASK, SIGNED, Matrix, plotly_heatmap
 from explorer.figures.pruning import step_comparison_figure
 from explorer.figures.walkthrough import walkthrough_figure
 from explorer.models.vocabulary import Kind
@@ -80,16 +79,17 @@ def short_figures(counts=(5, 20, 45)):
         queries, keys = tokens(n), tokens(n, 3)
         rng = np.random.default_rng(n)
         positional = rng.normal(size=(n, 16))
-        yield f"attention_heatmap-{n}", attention_heatmap(pattern[0, 1], queries, keys, "t", highlight=n // 2)
-        yield f"attention_heatmap-per-figure-{n}", attention_heatmap(pattern[1, 0], queries, keys, "t",
-                                                                     scale="per-figure")
+        yield f"attention_heatmap-{n}", plotly_heatmap(Matrix(pattern[0, 1], queries, keys, "t", highlight=n // 2))
+        yield f"attention_heatmap-per-figure-{n}", plotly_heatmap(Matrix(pattern[1, 0], queries, keys, "t",
+                                                                            scale="per-figure"))
         yield f"heads_grid-{n}", heads_grid(pattern, queries, keys, "grid")
         yield f"layer_heads-{n}", layer_heads(pattern[0], queries, keys, "layer", focus_row=1, focus_column=2,
                                               per_row=2)
-        yield f"matrix_heatmap-{n}", matrix_heatmap(scores[0, 0], queries, keys, "m", "score")
-        yield f"mask_heatmap-{n}", mask_heatmap(mask, queries, queries, "mask")
-        yield f"padding_mask-{n}", mask_heatmap(np.array([[True] * n, [True] * (n - 2) + [False] * 2]), ["a", "b"],
-                                                [], "padding", row_pieces=[tokens(n), tokens(n - 2) + ["<pad>"] * 2])
+        yield f"matrix_heatmap-{n}", plotly_heatmap(Matrix(scores[0, 0], queries, keys, "m", SIGNED, value_name="score"))
+        yield f"mask_heatmap-{n}", plotly_heatmap(Matrix(mask, queries, queries, "mask", MASK))
+        yield f"padding_mask-{n}", plotly_heatmap(Matrix(np.array([[True] * n, [True] * (n - 2) + [False] * 2]), ["a", "b"],
+                                                         [], "padding", MASK,
+                                                         pieces=[tokens(n), tokens(n - 2) + ["<pad>"] * 2]))
         yield f"scores_mask_softmax-{n}", scores_mask_softmax(scores[0, 0], mask, pattern[0, 0], queries, queries, "s")
         yield f"positional-{n}", positional_encoding_figure(positional, queries, "pe")
         yield f"learned-{n}", learned_positions_figure(positional, queries, "learned")
@@ -266,7 +266,7 @@ def test_a_long_head_is_drawn_whole_zoomable_with_thinned_labels():
     from explorer.figures.common import LABEL_SPACING, LONG_AXIS
 
     _, _, pattern = inputs(250, layers=1, heads=1)
-    figure = attention_heatmap(pattern[0, 0], tokens(250), tokens(250, 3), "head")
+    figure = plotly_heatmap(Matrix(pattern[0, 0], tokens(250), tokens(250, 3), "head"))
     [heatmap] = figure.data
     np.testing.assert_array_equal(z_of(heatmap), pattern[0, 0])        # every token, nothing pooled
     assert list(heatmap.y) == position_labels(tokens(250))
@@ -281,7 +281,7 @@ def test_a_head_past_the_cells_budget_is_pooled_and_says_so():
     from explorer.figures.common import MAX_CELLS
 
     _, _, pattern = inputs(600, layers=1, heads=1)
-    figure = attention_heatmap(pattern[0, 0], tokens(600), tokens(600), "head", highlight=300)
+    figure = plotly_heatmap(Matrix(pattern[0, 0], tokens(600), tokens(600), "head", highlight=300))
     z = z_of(figure.data[0])
     assert z.size <= MAX_CELLS and z.shape == (300, 300)
     np.testing.assert_allclose(z, block_mass(pattern[0, 0], 2, 2), rtol=1e-5, atol=1e-7)

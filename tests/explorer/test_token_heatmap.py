@@ -9,7 +9,8 @@ import pytest
 from plotly.colors import sample_colorscale
 
 from explorer.figures.common import ABSOLUTE, FIGURE_SCALE, NORMS, PER_FIGURE, PROJECTOR_SCALE
-from explorer.figures.token_heatmap import token_heatmap
+from explorer.figures.matrix import Matrix
+from explorer.figures.token_heatmap import html_heatmap
 
 CELL = re.compile(r'<td data-query="(\d+)" data-key="(\d+)" data-weight="([^"]+)" title="([^"]*)" '
                   r'style="background: ([^;]+);[^"]*">([^<]*)</td>')
@@ -44,7 +45,7 @@ def pattern_of(rows: int, columns: int, seed: int = 0) -> np.ndarray:
 
 def test_every_cell_holds_its_weight_position_colour_and_hover():
     pattern = pattern_of(5, 5)
-    cells = heatmap_cells(token_heatmap(pattern, TOKENS, TOKENS, "encoder, layer 0, head 1"))
+    cells = heatmap_cells(html_heatmap(Matrix(pattern, TOKENS, TOKENS, "encoder, layer 0, head 1")))
     np.testing.assert_allclose(cells["weights"], pattern, rtol=1e-5)
     assert cells["queries"] == cells["keys"] == list(range(5))
     assert cells["rows"] == cells["columns"] == ["0 ▁A", "1 ▁dog", "2 <b>x</b>", "3 ▁runs", "4 </s>"]
@@ -56,7 +57,7 @@ def test_every_cell_holds_its_weight_position_colour_and_hover():
 
 
 def test_markup_in_tokens_is_escaped():
-    body = token_heatmap(pattern_of(5, 5), TOKENS, TOKENS, "<script>alert(1)</script>")
+    body = html_heatmap(Matrix(pattern_of(5, 5), TOKENS, TOKENS, "<script>alert(1)</script>"))
     assert "<b>x</b>" not in body and "<script>" not in body
     assert "&lt;b&gt;x&lt;/b&gt;" in body and "&lt;script&gt;" in body
 
@@ -65,8 +66,8 @@ def test_a_window_draws_its_part_coloured_on_the_whole_pattern():
     pattern = pattern_of(30, 30, seed=1)
     pattern[20, 25] = 5.0       # the whole pattern's largest, outside the window
     rows, columns = range(3, 11), range(6, 14)
-    cells = heatmap_cells(token_heatmap(pattern, [f"t{i}" for i in range(30)], [f"t{i}" for i in range(30)], "t",
-                                        rows, columns, scale=PER_FIGURE))
+    cells = heatmap_cells(html_heatmap(Matrix(pattern, [f"t{i}" for i in range(30)], [f"t{i}" for i in range(30)], "t",
+                                              scale=PER_FIGURE, window=(rows, columns))))
     assert cells["queries"] == list(rows) and cells["keys"] == list(columns)
     np.testing.assert_allclose(cells["weights"], pattern[3:11, 6:14], rtol=1e-5)
     assert cells["rows"][0] == "3 t3" and cells["columns"][0] == "6 t6"
@@ -77,14 +78,14 @@ def test_a_window_draws_its_part_coloured_on_the_whole_pattern():
 
 def test_cross_attention_is_rectangular():
     pattern = pattern_of(3, 5)
-    cells = heatmap_cells(token_heatmap(pattern, ["▁Ein", "▁Hund", "</s>"], TOKENS, "cross"))
+    cells = heatmap_cells(html_heatmap(Matrix(pattern, ["▁Ein", "▁Hund", "</s>"], TOKENS, "cross")))
     assert cells["weights"].shape == (3, 5) and cells["rows"] == ["0 ▁Ein", "1 ▁Hund", "2 </s>"]
     assert cells["columns"] == ["0 ▁A", "1 ▁dog", "2 <b>x</b>", "3 ▁runs", "4 </s>"]
     assert cells["hovers"][2, 0] == f"query 2 </s>\nkey 0 ▁A\nweight {pattern[2, 0]:.3f}"
 
 
 def test_an_empty_pattern_draws_an_empty_table():
-    assert heatmap_cells(token_heatmap(np.zeros((0, 0)), [], [], "nothing"))["weights"].size == 0
+    assert heatmap_cells(html_heatmap(Matrix(np.zeros((0, 0)), [], [], "nothing")))["weights"].size == 0
 
 
 @pytest.mark.parametrize("scale, key", [(ABSOLUTE, "weight (0–1)"), (PER_FIGURE, "weight (0–0.5, this figure)"),
@@ -92,14 +93,14 @@ def test_an_empty_pattern_draws_an_empty_table():
 def test_the_key_names_the_scale(scale, key):
     pattern = np.full((2, 2), 0.25)
     pattern[0, 0] = 0.5
-    body = token_heatmap(pattern, ["a", "b"], ["a", "b"], "t", scale=scale)
+    body = html_heatmap(Matrix(pattern, ["a", "b"], ["a", "b"], "t", scale=scale))
     assert f'data-legend="{html.escape(key)}"' in body
     if scale == NORMS:
         assert "‖α·f(x)‖ 0.500" in heatmap_cells(body)["hovers"][0, 0]
 
 
 def test_a_pruned_heads_cells_are_blank_and_say_so():
-    cells = heatmap_cells(token_heatmap(np.full((2, 2), np.nan), ["a", "b"], ["a", "b"], "pruned"))
+    cells = heatmap_cells(html_heatmap(Matrix(np.full((2, 2), np.nan), ["a", "b"], ["a", "b"], "pruned")))
     assert np.isnan(cells["weights"]).all()
     assert set(cells["colours"].values()) == {"#f4f4f4"}
     assert cells["hovers"][0, 1].endswith("weight none (a pruned head)")
@@ -107,10 +108,10 @@ def test_a_pruned_heads_cells_are_blank_and_say_so():
 
 def test_projector_mode_prints_every_weight_in_larger_cells():
     pattern = pattern_of(4, 4)
-    normal = token_heatmap(pattern, TOKENS[:4], TOKENS[:4], "t")
+    normal = html_heatmap(Matrix(pattern, TOKENS[:4], TOKENS[:4], "t"))
     token = FIGURE_SCALE.set(PROJECTOR_SCALE)
     try:
-        projected = token_heatmap(pattern, TOKENS[:4], TOKENS[:4], "t")
+        projected = html_heatmap(Matrix(pattern, TOKENS[:4], TOKENS[:4], "t"))
     finally:
         FIGURE_SCALE.reset(token)
     printed = heatmap_cells(projected)["texts"]
