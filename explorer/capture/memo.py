@@ -13,12 +13,12 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
 import torch
+from cachetools import LRUCache
 
 
 def size_of(value: Any) -> int:
@@ -62,18 +62,24 @@ class _InFlight:
 
 
 class BoundedCache:
-    """Least recently used first out, once there are more than `max_entries` or more than `max_bytes`. A result
+    """Least recently used first out, once there are more than `max_entries` or more than `max_bytes` (cachetools'
+    LRUCache, each entry counted at its bytes but at least max_bytes / max_entries, so both bounds hold). A result
     bigger than the whole budget is returned but not kept. Thread-safe, and computed once: sessions asking for a
     key another session is computing wait for its result (a class of 30 on the teacher's sentence makes one trace,
     not 30); should that computation fail, each computes the key itself."""
 
     def __init__(self, max_bytes: int, max_entries: int):
         self.max_bytes, self.max_entries = max_bytes, max_entries
-        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        least = max_bytes // max_entries
+        self._entries: LRUCache = LRUCache(max_bytes, getsizeof=lambda value: max(size_of(value), least))
         self._in_flight: dict[Hashable, _InFlight] = {}
         self._lock = threading.Lock()
-        self.bytes = 0
         self.computed = 0              # computations run (a test counts them)
+
+    @property
+    def bytes(self) -> int:
+        """What the entries count for: their bytes, each at least max_bytes / max_entries."""
+        return int(self._entries.currsize)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -85,8 +91,7 @@ class BoundedCache:
     def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key][0]
+                return self._entries[key]           # a read makes it the most recently used
             flight = self._in_flight.get(key)
             owner = flight is None
             if flight is None:
@@ -97,7 +102,7 @@ class BoundedCache:
             return read_only(compute()) if flight.failed else flight.value
         try:
             flight.value = read_only(compute())
-            self._put(key, flight.value, size_of(flight.value))
+            self._put(key, flight.value)
             return flight.value
         except BaseException:
             flight.failed = True
@@ -107,18 +112,12 @@ class BoundedCache:
                 del self._in_flight[key]
             flight.done.set()
 
-    def _put(self, key: Hashable, value: Any, size: int) -> None:
-        if size > self.max_bytes:
+    def _put(self, key: Hashable, value: Any) -> None:
+        if self._entries.getsizeof(value) > self.max_bytes:
             return
         with self._lock:
-            if key in self._entries:
-                self.bytes -= self._entries.pop(key)[1]
-            self._entries[key] = (value, size)
-            self.bytes += size
-            while len(self._entries) > self.max_entries or self.bytes > self.max_bytes:
-                self.bytes -= self._entries.popitem(last=False)[1][1]
+            self._entries[key] = value              # the least recently used go first, as far as it needs
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-            self.bytes = 0
