@@ -2,8 +2,8 @@
 token and the patches, the positional table, and the class probabilities, in the same Trace a sentence gets.
 
 The trace's source tokens are the class token and the patches row by row (`r0c0`, `r0c1` …; the model's
-`grid` says how they sit in 2-D); its one "step" is the class the class token chose, with the top classes'
-probabilities; `trace.image` keeps the pixels, so the figures can draw attention over the image itself.
+`grid` says how they sit in 2-D); its output is ClassProbabilities: the class the class token chose, with the top
+classes' probabilities, and the pixels (`trace.image`), so the figures can draw attention over the image itself.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ import torch
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask
 from explorer.capture.input_kinds import IMAGE, input_kind
 from explorer.capture.inputs import InputError
-from explorer.capture.trace import Trace, captured_attention, captured_masks, captured_stacks, step_distributions
+from explorer.capture.trace import (
+    ClassProbabilities,
+    Trace,
+    captured_attention,
+    captured_masks,
+    captured_stacks,
+    step_distributions,
+)
 from explorer.models.interface import AttentionModel, ImageInput
 
 CLASS_TITLE = ImageInput.output_title
@@ -49,10 +56,9 @@ def trace_image(model: AttentionModel, image, pruned: list[HeadSpec] | None = No
     log_probs = torch.log_softmax(logits[0, :1].float(), -1)        # the class token's row: the prediction
     chosen = int(log_probs[0].argmax())
     names = lambda ids: [reader.class_names[i] for i in ids]         # noqa: E731
+    [step] = step_distributions(log_probs, [chosen], names, top_k)
     return Trace(
-        text=description, output_text=reader.class_names[chosen], source_ids=[], target_ids=[],
-        source_tokens=reader.token_labels(), target_tokens=[], output_tokens=[reader.class_names[chosen]],
-        truncated=False, decoding="the class token", pruned=format_heads(pruned or []), d_k=model.d_k,
-        attention=attention, masks=captured_masks(cache, model, attention), positional=stacked["pos_encoding"],
-        embeddings=stacked["embed"], inputs=stacked["input"],
-        steps=step_distributions(log_probs, [chosen], names, top_k), output_title=CLASS_TITLE, image=pixels)
+        text=description, source_ids=[], target_ids=[], source_tokens=reader.token_labels(), target_tokens=[],
+        truncated=False, pruned=format_heads(pruned or []), d_k=model.d_k, attention=attention,
+        masks=captured_masks(cache, model, attention), positional=stacked["pos_encoding"],
+        embeddings=stacked["embed"], inputs=stacked["input"], output=ClassProbabilities(CLASS_TITLE, step, pixels))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -71,16 +71,49 @@ VALUE_NAMES = PER_HEAD_VALUES + DERIVED_VALUES
 
 
 @dataclass
+class Generated:
+    """What a model wrote, a chosen token a step: a translation or a continuation. Step i was chosen at decoder
+    position first_step_position + i: 0 for a translation (BOS), the prompt's last token for a continuation."""
+
+    title: str                          # what the output is: "German", "Continuation" …
+    text: str
+    tokens: list[str]                   # each step's choice, the end token too when chosen before the step limit
+    steps: list[StepDistribution]
+    decoding: str = "greedy"            # or "beam N"
+    first_step_position: int = 0
+
+
+@dataclass
+class ClassProbabilities:
+    """An image classifier's answer: the class its class token chose, with the top classes' probabilities, and the
+    image it read ([height, width] pixels 0 … 1; its tokens are patches)."""
+
+    title: str                          # "Class"
+    step: StepDistribution
+    image: np.ndarray
+
+
+@dataclass
+class Embedding:
+    """A model that reads the sentence and writes nothing (a sentence encoder, a masked language model): its output is
+    a vector per position; the sentence's embedding (explorer/analyses/sentence_similarity.py) and a mask's
+    predictions (explorer/capture/masked_words.py) are computed from them apart."""
+
+    title: str                          # "Sentence embedding", "Predictions for [MASK]"
+
+
+Output = Generated | ClassProbabilities | Embedding
+OUTPUT_KINDS = {Generated: "generated", ClassProbabilities: "class probabilities", Embedding: "embedding"}
+
+
+@dataclass
 class Trace:
     text: str                       # the sentence fed to the model (cleaned up; recased if typed all-caps)
-    output_text: str                # the output as text: a translation, a continuation ("" for a masked LM)
     source_ids: list[int]           # piece ids + EOS
     target_ids: list[int]           # BOS + output ids
     source_tokens: list[str]        # pieces + </s>
     target_tokens: list[str]        # <s> + output pieces: the decoder's input positions
-    output_tokens: list[str]        # output pieces + </s> (absent when cut at the step limit): each step's choice
     truncated: bool
-    decoding: str                   # "greedy" or "beam N"
     pruned: str                     # HeadSpec text of the masked heads, "" when none
     d_k: int
     attention: dict[Kind, HeadValues]   # the kinds the model has
@@ -88,13 +121,46 @@ class Trace:
     positional: dict[str, np.ndarray]   # "source"/"target" -> [positions, d_model]
     embeddings: dict[str, np.ndarray]   # "source"/"target" -> token embedding * sqrt(d), [positions, d_model]
     inputs: dict[str, np.ndarray]       # "source"/"target" -> embedding + PE as the model sums them
-    output_title: str                   # what the output is: "German", "Continuation", "Predictions for [MASK]" …
-    steps: list[StepDistribution] = field(default_factory=list)
+    output: Output                      # what the model made of it: words it wrote, a class, or nothing but vectors
     recased_from: str = ""              # the sentence as typed, when its casing was changed (inputs.sentence_case)
-    # The decoder position whose output chose step 0: 0 for a translation (BOS), the prompt's last token for a
-    # decoder-only model's continuation.
-    first_step_position: int = 0
-    image: np.ndarray | None = None     # an image model's input, [height, width] pixels 0 … 1 (its tokens are patches)
+
+    # What every output has, whatever its type (a figure of steps reads them alike for a translation and an image).
+    @property
+    def output_title(self) -> str:
+        return self.output.title
+
+    @property
+    def output_text(self) -> str:
+        """The output as text: a translation, a continuation, a class ("" for a model that writes nothing)."""
+        output = self.output
+        return output.text if isinstance(output, Generated) else output.step.chosen \
+            if isinstance(output, ClassProbabilities) else ""
+
+    @property
+    def output_tokens(self) -> list[str]:
+        """Each step's choice."""
+        return [step.chosen for step in self.steps] if not isinstance(self.output, Generated) else self.output.tokens
+
+    @property
+    def steps(self) -> list[StepDistribution]:
+        output = self.output
+        return output.steps if isinstance(output, Generated) else [output.step] \
+            if isinstance(output, ClassProbabilities) else []
+
+    @property
+    def decoding(self) -> str:
+        """"greedy" or "beam N"; "the class token" for an image; "" for a model that writes nothing."""
+        output = self.output
+        return output.decoding if isinstance(output, Generated) else "the class token" \
+            if isinstance(output, ClassProbabilities) else ""
+
+    @property
+    def first_step_position(self) -> int:
+        return self.output.first_step_position if isinstance(self.output, Generated) else 0
+
+    @property
+    def image(self) -> np.ndarray | None:
+        return self.output.image if isinstance(self.output, ClassProbabilities) else None
 
     @property
     def output_ids(self) -> list[int]:
@@ -128,7 +194,8 @@ class Trace:
 
     # -- serialisation ---------------------------------------------------------------------------
     def metadata(self) -> dict:
-        return {"text": self.text, "output_text": self.output_text, "source_ids": self.source_ids,
+        return {"output_kind": OUTPUT_KINDS[type(self.output)],
+                "text": self.text, "output_text": self.output_text, "source_ids": self.source_ids,
                 "target_ids": self.target_ids, "source_tokens": self.source_tokens,
                 "target_tokens": self.target_tokens, "output_tokens": self.output_tokens,
                 "truncated": self.truncated, "decoding": self.decoding, "pruned": self.pruned, "d_k": self.d_k,
@@ -181,13 +248,30 @@ class Trace:
         attention = {kind: HeadValues(**{name: arrays[f"{kind}.{name}"] for name in VALUE_NAMES
                                          if f"{kind}.{name}" in arrays})
                      for kind in kinds}
-        steps = [StepDistribution(**s) for s in meta.pop("steps")]
-        meta.setdefault("output_title", "German")     # a trace saved before 2026-11-23, by a translator
-        if "translation" in meta:                     # a trace saved before 2026-11-23
-            meta["output_text"] = meta.pop("translation")
-        return cls(**meta, attention=attention, masks={k: arrays[f"{k}.mask"] for k in kinds},
-                   positional=per_side("positional_encoding"), embeddings=per_side("embedding"),
-                   inputs=per_side("input"), steps=steps, image=arrays.get("source.image"))
+        return cls(**trace_fields(meta, arrays.get("source.image")), attention=attention,
+                   masks={k: arrays[f"{k}.mask"] for k in kinds}, positional=per_side("positional_encoding"),
+                   embeddings=per_side("embedding"), inputs=per_side("input"))
+
+
+def trace_fields(meta: dict, image: np.ndarray | None) -> dict:
+    """A saved trace's metadata → Trace's fields besides the arrays: its flat output keys made its Output again (a
+    file saved before the types has no output_kind: an image's is its class, any other's what it generated)."""
+    steps = [StepDistribution(**step) for step in meta.pop("steps")]
+    title = meta.pop("output_title", "German")          # a trace saved before 2026-11-23, by a translator
+    text = meta.pop("output_text", None) or meta.pop("translation", "")   # "translation": saved before 2026-11-23
+    tokens, decoding = meta.pop("output_tokens"), meta.pop("decoding")
+    first = meta.pop("first_step_position", 0)
+    kind = meta.pop("output_kind", "class probabilities" if image is not None else "generated")
+    meta.pop("translation", None)
+    output: Output
+    if kind == "class probabilities":
+        assert image is not None, "a class's trace keeps its image"
+        output = ClassProbabilities(title, steps[0], image)
+    elif kind == "embedding":
+        output = Embedding(title)
+    else:
+        output = Generated(title, text, tokens, steps, decoding, first)
+    return dict(meta, output=output)
 
 
 def step_distributions(log_probs: torch.Tensor, chosen: list[int], pieces: Callable[[list[int]], list[str]],
@@ -276,13 +360,14 @@ def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: 
         assert logits is not None                   # it chose tokens: forward read a target and gave its logits
         log_probs = torch.log_softmax(logits[0, first: first + len(chosen)].float(), -1)
         steps = step_distributions(log_probs, chosen, model.pieces, top_k)
+    title = cast(Translates | Continues | FillsMask | Embeds, model).output_title      # it claims one of them
+    written: Output = Embedding(title)
+    if isinstance(model, Generates):
+        written = Generated(title, model.detokenize(output), model.pieces(chosen), steps,
+                            f"beam {beam_size}" if beam_size > 1 else "greedy", first)
     return Trace(
-        text=source.text, output_text=model.detokenize(output), source_ids=source.ids if encoder else [],
-        target_ids=target_ids, source_tokens=source.pieces if encoder else [], target_tokens=model.pieces(target_ids),
-        output_tokens=model.pieces(chosen), truncated=source.truncated,
-        decoding=f"beam {beam_size}" if beam_size > 1 else "greedy", pruned=format_heads(pruned or []),
-        d_k=model.d_k, attention=attention, masks=captured_masks(cache, model, attention),
-        positional=stacked["pos_encoding"], embeddings=stacked["embed"], inputs=stacked["input"], steps=steps,
-        recased_from=source.recased_from, first_step_position=first,
-        output_title=cast(Translates | Continues | FillsMask | Embeds, model).output_title,   # it claims one of them
-    )
+        text=source.text, source_ids=source.ids if encoder else [], target_ids=target_ids,
+        source_tokens=source.pieces if encoder else [], target_tokens=model.pieces(target_ids),
+        truncated=source.truncated, pruned=format_heads(pruned or []), d_k=model.d_k, attention=attention,
+        masks=captured_masks(cache, model, attention), positional=stacked["pos_encoding"],
+        embeddings=stacked["embed"], inputs=stacked["input"], output=written, recased_from=source.recased_from)

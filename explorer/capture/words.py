@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from explorer.capture.trace import HeadValues, Trace
+from explorer.capture.trace import Generated, HeadValues, Trace
 from explorer.models.interface import ExplorerModel
 
 AGGREGATED = ("pattern", "norm")    # what a word trace carries; scores, q/k/v/z have no meaning summed over pieces
@@ -143,4 +143,5 @@ def word_trace(trace: Trace, model: ExplorerModel) -> Trace:
                    target_ids=[trace.target_ids[span.start] for span in target.spans],
                    source_tokens=source.labels, target_tokens=target.labels, attention=attention, masks=masks,
                    positional={}, embeddings={}, inputs={},
-                   first_step_position=target.word_of(trace.first_step_position) if target.spans else 0)
+                   output=replace(trace.output, first_step_position=target.word_of(trace.first_step_position)
+                                  if target.spans else 0) if isinstance(trace.output, Generated) else trace.output)

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 import torch
 
+from explorer.analyses.registry import registered
 from explorer.cli import COMMANDS
 from explorer.models.checkpoint import save_checkpoint
 from explorer.models.transformer import Transformer
@@ -23,8 +24,9 @@ VAL_EN, VAL_DE = str(MULTI30K / "val.en.gz"), str(MULTI30K / "val.de.gz")
 TREEBANK = str(MULTI30K.parent / "ud" / "en_ewt-ud-dev.conllu.gz")
 SNAKE = re.compile(r"[a-z][a-z0-9_]*")
 # Maps keyed by data, not by name (the doc says so for each): their keys are not checked for snake_case.
+REGISTERED = "ANALYSIS"     # the heading of the one schema of every registered analysis's --json
 DATA_KEYED = {"histogram", "syntactic", "syntactic_short", "top_word_counts", "skipped", "kinds", "other_orders",
-              "unpruned", "numbers"}
+              "unpruned", "numbers", "scores"}
 
 
 def documented() -> dict[str, dict]:
@@ -35,7 +37,7 @@ def documented() -> dict[str, dict]:
     shared = schemas.pop("Shared definitions")["$defs"]
     found = {}
     for heading, schema in schemas.items():
-        command = re.match(r"`([a-z-]+)", heading).group(1)
+        command = re.match(r"`([A-Za-z-]+)", heading).group(1)
         schema["$defs"] = {**shared, **schema.get("$defs", {})}
         jsonschema.Draft202012Validator.check_schema(schema)
         found[command] = schema
@@ -105,8 +107,19 @@ def outputs(tiny_checkpoint, h8, tmp_path_factory) -> dict[str, dict]:
 @pytest.mark.slow
 def test_every_json_command_is_documented():
     json_commands = {name for name, command in COMMANDS.items()
-                     if "--json" in command_options(name)} | {"evolution"}
-    assert json_commands == set(documented())
+                     if "--json" in command_options(name) and name not in registered()} | {"evolution"}
+    assert json_commands | {REGISTERED} == set(documented())     # the registered analyses share one schema
+
+
+@pytest.mark.parametrize("name", list(registered()))
+def test_each_registered_analysis_follows_the_shared_schema(name, tiny_checkpoint, capsys):
+    from explorer import cli as command_line
+
+    assert command_line.main([name, "--model", str(tiny_checkpoint.path), "--text", "A dog runs.", "--json"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    errors = sorted(jsonschema.Draft202012Validator(documented()[REGISTERED]).iter_errors(output), key=str)
+    assert not errors, [f"{'/'.join(map(str, error.absolute_path))}: {error.message[:300]}" for error in errors[:5]]
+    assert fixed_keys(output) == []
 
 
 def command_options(name: str) -> str:

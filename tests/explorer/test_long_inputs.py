@@ -14,7 +14,7 @@ from plotly.io.json import to_json_plotly
 from explorer.analyses.internals import Walkthrough
 from explorer.analyses.pruning import StepComparison
 from explorer.capture.decoding_steps import TeacherForcing
-from explorer.capture.trace import HeadValues, StepDistribution
+from explorer.capture.trace import Generated, HeadValues, StepDistribution
 from explorer.figures.attention import heads_grid, layer_heads
 from explorer.figures.common import position_labels
 from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
@@ -361,11 +361,11 @@ def test_the_bertviz_window_holds_exactly_the_chosen_tokens():
     _, _, encoder = inputs(250, layers=2, heads=2)
     rng = np.random.default_rng(1)
     cross = rng.random((2, 2, 36, 250))
-    trace = Trace(text="t", output_text="o", source_ids=list(range(250)), target_ids=list(range(36)),
-                  source_tokens=source, target_tokens=target, output_tokens=target[1:], truncated=False,
-                  decoding="greedy", pruned="", d_k=4,
+    trace = Trace(text="t", source_ids=list(range(250)), target_ids=list(range(36)),
+                  source_tokens=source, target_tokens=target, truncated=False, pruned="", d_k=4,
                   attention={Kind.ENCODER: HeadValues(encoder), Kind.CROSS: HeadValues(cross)},
-                  masks={}, positional={}, embeddings={}, inputs={}, output_title="German")
+                  masks={}, positional={}, embeddings={}, inputs={},
+                  output=Generated("German", "o", target[1:], []))
     shown = window_trace(trace, 100)
     assert shown.source_tokens == source[100:100 + WINDOW] and shown.target_tokens == target   # the short side whole
     np.testing.assert_array_equal(shown.pattern("encoder"), encoder[:, :, 100:140, 100:140])
