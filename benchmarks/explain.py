@@ -60,11 +60,11 @@ def views(model, text: str) -> dict:
     warm = settings_from(0.8, 0, 0.9, 1)
     kinds = [kind for kind in ("encoder", "decoder") if model.has(kind)]
     found = {
-        "word-level trace (every kind)": lambda: word_trace(trace, model),
+        "word-level trace (every kind)": lambda: word_trace(model, trace),
         "sinks + every-head grid with flags": lambda: heads_grid(trace.pattern(kinds[0]), trace.query_tokens(kinds[0]),
                                                                 trace.key_tokens(kinds[0]), "grid",
-                                                                flags=sink_notes(trace, model, kinds[0])),
-        "sinks table (every kind)": lambda: sinks(trace, model),
+                                                                flags=sink_notes(model, trace, kinds[0])),
+        "sinks table (every kind)": lambda: sinks(model, trace),
         "faithfulness (LOO, grad × input, 4 attention scores)": lambda: faithfulness(model, text),
         "logit lens + figure": lambda: logit_lens_figure(logit_lens(model, trace)),
         "sampling: step redrawn after a setting change": lambda: sampling_figure(step_sampling(log_probs[0], warm, model), 0),

@@ -240,15 +240,29 @@ def attention_flow(trace: Trace | np.ndarray, kind: str = "encoder"):
     return flow(trace)
 
 
-def word_trace(trace: Trace, model: ExplorerModel) -> Trace:
+def model_first(model, trace, function: str) -> tuple:
+    """(model, trace) as every function here takes them; the order before 2026-11-28, (trace, model), still works
+    for a while, with a DeprecationWarning (the two cannot be mistaken: one is a Trace)."""
+    from explorer.capture.trace import Trace
+
+    if isinstance(model, Trace):
+        import warnings
+
+        warnings.warn(f"explorer.{function}(trace, model) is deprecated: give the model first, "
+                      f"explorer.{function}(model, trace)", DeprecationWarning, stacklevel=3)
+        return trace, model
+    return model, trace
+
+
+def word_trace(model: ExplorerModel, trace: Trace) -> Trace:
     """The trace over words (Clark et al. 2019): attention to a word sums its pieces, from a word averages them, so
-    rows still sum to 1; every figure above draws it (explorer.attention_figure(explorer.word_trace(trace, model)))."""
+    rows still sum to 1; every figure above draws it (explorer.attention_figure(explorer.word_trace(model, trace)))."""
     from explorer.capture.words import word_trace as over_words
 
-    return over_words(trace, model)
+    return over_words(*model_first(model, trace, "word_trace"))
 
 
-def attention_sinks(trace: Trace, model: ExplorerModel):
+def attention_sinks(model: ExplorerModel, trace: Trace):
     """Attention sinks on a traced sentence: a pandas table, one row per head, of its share of attention on the first
     token, special tokens and punctuation, by weight and by norm, uniform attention's share, and whether it is a sink
     (explorer/analyses/sinks.py; `python -m explorer sinks` averages over a corpus)."""
@@ -256,17 +270,17 @@ def attention_sinks(trace: Trace, model: ExplorerModel):
 
     from explorer.analyses.sinks import sinks as shares
 
-    return pd.DataFrame(shares(trace, model)).set_index("spec")
+    return pd.DataFrame(shares(*model_first(model, trace, "attention_sinks"))).set_index("spec")
 
 
-def word_focus_table(trace: Trace, model: ExplorerModel, word: str, kind: str | None = None, occurrence: int = 1):
+def word_focus_table(model: ExplorerModel, trace: Trace, word: str, kind: str | None = None, occurrence: int = 1):
     """The lecture's question for every head: the word that `word` (its `occurrence`-th appearance) gives the most
     weight, and that weight, over words (to a word the sum of its pieces, from a word the mean), nothing excluded:
     special tokens and punctuation are named when they get the most. kind: default the self-attention that reads the
     sentence. A FocusTable (.heads, one row per head; .counts(); .to_json()); `python -m explorer focus` prints it."""
     from explorer.analyses.focus_table import word_focus_table as table
 
-    return table(trace, model, word, kind, occurrence)
+    return table(*model_first(model, trace, "word_focus_table"), word, kind, occurrence)
 
 
 # -- interventions (explorer/analyses/interventions.py): read or replace any named value in one run --

@@ -50,7 +50,7 @@ if HeadSpec(kind, layer, head) in pruned_heads:
 scale = NORMS if shown == "norm" else colour_scale()
 value_name = "norm" if shown == "norm" else "weight"
 if shown == "norm":
-    by_weight, by_norm, frequent = weight_and_norm_shares(trace, checkpoint, kind)
+    by_weight, by_norm, frequent = weight_and_norm_shares(checkpoint, trace, kind)
     if frequent:
         named = ", ".join(dict.fromkeys(keys[position] for position in frequent))
         st.caption(f"Special tokens and punctuation ({named}) get {by_weight:.0%} of this kind's attention by weight "

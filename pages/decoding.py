@@ -39,7 +39,7 @@ if not isinstance(checkpoint, Generates):
     masked_token_view(checkpoint, trace)         # pages/components/decoding_masked_section.py
     st.stop()
 
-st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(trace, checkpoint)}",
+st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stopping_reason(checkpoint, trace)}",
            help=term_help("greedy decoding", "beam search", "entropy", "nats"))
 
 

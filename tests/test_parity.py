@@ -135,6 +135,6 @@ def test_t5s_internals_show_each_heads_relative_bias_and_unscaled_scores(tmp_pat
     np.testing.assert_allclose(values[:, list(offsets).index(1)], full[:, 0, 1], atol=1e-7)
     open_part(at, "Q, K, V walkthrough")
     assert any("not divided by √d_k" in c.value for c in at.caption)
-    walk = qkv_walkthrough(trace, model, "encoder", 1, 2, 3)      # q·k + bias → softmax = the captured pattern
+    walk = qkv_walkthrough(model, trace, "encoder", 1, 2, 3)      # q·k + bias → softmax = the captured pattern
     np.testing.assert_allclose(walk.weights, trace.pattern("encoder")[1, 2, 3], atol=1e-5)
     np.testing.assert_allclose(walk.scaled, trace.attention["encoder"].value("scores")[1, 2, 3], atol=1e-5)

@@ -8,7 +8,7 @@ whole row, so a head that parks its weight on </s>, [CLS], a full stop or the wo
 
 In a notebook:
 
-    table = explorer.word_focus_table(explorer.trace_sentence(model, sentence), model, "it")
+    table = explorer.word_focus_table(model, explorer.trace_sentence(model, sentence), "it")
     table.counts()          # {"animal": 3, "</s>": 40, …}
 """
 
@@ -66,14 +66,14 @@ def query_words(words: Trace, model: ExplorerModel, kind: str) -> list[str]:
     return labels
 
 
-def word_focus_table(trace: Trace, model: ExplorerModel, word: str, kind: str | None = None,
+def word_focus_table(model: ExplorerModel, trace: Trace, word: str, kind: str | None = None,
                      occurrence: int = 1) -> FocusTable:
     """For every layer and head of `kind` (default: the self-attention that reads the sentence), the word that
     `word` (its `occurrence`-th appearance, case-insensitive) gives the most weight, and that weight."""
     kind = kind or reading_kind(model)
     if not model.has(kind):
         raise InputError(f"--kind {kind}: {model.name} has no {kind} attention (it has {', '.join(model.kinds)})")
-    words = word_trace(trace, model)
+    words = word_trace(model, trace)
     queries, keys = query_words(words, model, kind), [label(key) for key in words.key_tokens(kind)]
     found = [index for index, query in enumerate(queries) if query.lower() == word.strip().lower()]
     if not found:

@@ -74,7 +74,7 @@ class Walkthrough:
     biased: bool = False      # a relative position bias was added to the scaled scores (T5)
 
 
-def qkv_walkthrough(trace: Trace, model: ExplorerModel, kind: str, layer: int, head: int, query: int) -> Walkthrough:
+def qkv_walkthrough(model: ExplorerModel, trace: Trace, kind: str, layer: int, head: int, query: int) -> Walkthrough:
     values = trace.attention[kind]
     q, keys, vals = values.value("q")[layer, head, query], values.value("k")[layer, head], values.value("v")[layer, head]
     dots = keys @ q

@@ -16,11 +16,11 @@ from explorer.models.interface import ExplorerModel
 SHARES = ("weight", "norm", "chance", "first", "first_chance")
 
 
-def sentence_layer_shares(trace, model: ExplorerModel) -> dict[str, dict[str, np.ndarray]]:
+def sentence_layer_shares(model: ExplorerModel, trace) -> dict[str, dict[str, np.ndarray]]:
     """kind → share name → [layers] for one traced sentence."""
     shares = {}
     for kind, values in trace.attention.items():
-        keys = frequent_keys(trace, model, kind)
+        keys = frequent_keys(model, trace, kind)
         allowed = trace.masks[kind].astype(np.float64)          # uniform over the keys each query may see
         pattern, norm = values.pattern, values.value("norm")
         layers = range(pattern.shape[0])
@@ -42,7 +42,7 @@ def layer_shares(model: ExplorerModel, sentences: list[str],
     totals: dict[str, dict[str, np.ndarray]] = {}
     per_sentence = []           # each sentence's share by each measure, over every layer of every kind
     for number, text in enumerate(texts, start=1):
-        sentence = sentence_layer_shares(trace_sentence(model, text, fix_casing=False), model)
+        sentence = sentence_layer_shares(model, trace_sentence(model, text, fix_casing=False))
         for kind, shares in sentence.items():
             sums = totals.setdefault(kind, {name: np.zeros_like(values) for name, values in shares.items()})
             for name, values in shares.items():

@@ -178,7 +178,7 @@ def lens_of(model: ExplorerModel, sentence: str | Trace, top_k: int = 5, positio
     trace = trace_sentence(model, sentence) if isinstance(sentence, str) else sentence
     if model.has("decoder"):
         return logit_lens(model, trace, top_k)
-    positions = maskable_positions(trace, model)
+    positions = maskable_positions(model, trace)
     if not positions:
         raise InputError("The sentence has no token to mask.")
     return masked_logit_lens(model, trace, positions[len(positions) // 2] if position is None else position, top_k)

@@ -39,7 +39,7 @@ def share_on(matrix: np.ndarray, keys: list[int]) -> float:
     return float(rows[..., keys].sum(axis=-1).mean()) if keys else 0.0
 
 
-def frequent_keys(trace: Trace, model: ExplorerModel, kind: str) -> list[int]:
+def frequent_keys(model: ExplorerModel, trace: Trace, kind: str) -> list[int]:
     """Key positions of a trace holding a special token (start, end, [CLS], [SEP] …) or punctuation: where
     Kobayashi et al. found weights high and norms low."""
     ids = trace.key_ids(kind)
@@ -48,9 +48,9 @@ def frequent_keys(trace: Trace, model: ExplorerModel, kind: str) -> list[int]:
             if token_id in model.special_ids or punctuation(piece)]
 
 
-def weight_and_norm_shares(trace: Trace, model: ExplorerModel, kind: str) -> tuple[float, float, list[int]]:
+def weight_and_norm_shares(model: ExplorerModel, trace: Trace, kind: str) -> tuple[float, float, list[int]]:
     """(share by weight, share by norm, the positions) of one kind's attention, over all its layers, heads and
     queries, that lands on special tokens and punctuation: the paper's headline, on this sentence."""
-    keys = frequent_keys(trace, model, kind)
+    keys = frequent_keys(model, trace, kind)
     values = trace.attention[kind]
     return share_on(values.pattern, keys), share_on(values.value("norm"), keys), keys

@@ -44,10 +44,10 @@ def key_ids(trace: Trace, kind: str) -> list[int]:
     return trace.key_ids(kind)
 
 
-def sink_keys(trace: Trace, model: ExplorerModel, kind: str) -> dict[str, list[int]]:
+def sink_keys(model: ExplorerModel, trace: Trace, kind: str) -> dict[str, list[int]]:
     """The key positions of each category (disjoint: a special first token counts as the first token)."""
     ids = key_ids(trace, kind)
-    frequent = [position for position in frequent_keys(trace, model, kind) if position > 0]
+    frequent = [position for position in frequent_keys(model, trace, kind) if position > 0]
     return {"first": [0] if ids else [],
             "special": [position for position in frequent if ids[position] in model.special_ids],
             "punctuation": [position for position in frequent if ids[position] not in model.special_ids]}
@@ -82,13 +82,13 @@ class SinkTally:
         return SinkTally(self.sentences + other.sentences, shares, chance, tops)
 
 
-def sentence_sinks(trace: Trace, model: ExplorerModel, kinds: tuple[str, ...] | None = None) -> SinkTally:
+def sentence_sinks(model: ExplorerModel, trace: Trace, kinds: tuple[str, ...] | None = None) -> SinkTally:
     """One sentence's tally, every attention kind of the trace (or those given)."""
     shares, chance, tops = {}, {}, {}
     for kind, values in trace.attention.items():
         if kinds is not None and kind not in kinds:
             continue
-        keys = sink_keys(trace, model, kind)
+        keys = sink_keys(model, trace, kind)
         shares[kind] = {value: {category: head_shares(values.value(array), keys[category]) for category in CATEGORIES}
                         for value, array in VALUES.items()}
         allowed = trace.masks[kind].astype(np.float64)          # uniform over the keys a query may see
@@ -126,16 +126,16 @@ def sink_rows(tally: SinkTally, threshold: float = SINK_THRESHOLD) -> list[dict]
     return rows
 
 
-def sinks(trace: Trace, model: ExplorerModel, threshold: float = SINK_THRESHOLD,
+def sinks(model: ExplorerModel, trace: Trace, threshold: float = SINK_THRESHOLD,
           kinds: tuple[str, ...] | None = None) -> list[dict]:
     """Every head's sink shares on one traced sentence (sink_rows)."""
-    return sink_rows(sentence_sinks(trace, model, kinds), threshold)
+    return sink_rows(sentence_sinks(model, trace, kinds), threshold)
 
 
-def sink_notes(trace: Trace, model: ExplorerModel, kind: str) -> dict[tuple[int, int], str]:
+def sink_notes(model: ExplorerModel, trace: Trace, kind: str) -> dict[tuple[int, int], str]:
     """(layer, head) → "sink 0.83 · norm 0.12" for the sink heads of one kind: the every-head grid's flags."""
     return {(row["layer"], row["head"]): f"sink {row['weight']:.2f} · norm {row['norm']:.2f}"
-            for row in sinks(trace, model, kinds=(kind,)) if row["sink"]}
+            for row in sinks(model, trace, kinds=(kind,)) if row["sink"]}
 
 
 def corpus_sinks(model: ExplorerModel, sentences: list[str], threshold: float = SINK_THRESHOLD,
@@ -146,7 +146,7 @@ def corpus_sinks(model: ExplorerModel, sentences: list[str], threshold: float = 
     texts = [sentence for sentence in sentences if sentence.strip()]
     tally = SinkTally()
     for number, text in enumerate(texts, start=1):
-        tally = tally + sentence_sinks(trace_sentence(model, text), model)
+        tally = tally + sentence_sinks(model, trace_sentence(model, text))
         if progress:
             progress(number / len(texts))
     rows = sink_rows(tally, threshold)

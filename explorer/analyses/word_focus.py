@@ -11,8 +11,8 @@ In a notebook:
 
     from explorer.capture.trace import trace_sentence
     from explorer.analyses.word_focus import word_attention, focus, answer_text, default_word
-    reading = word_attention(trace_sentence(model, "The animal didn't cross the street because it was too tired."),
-                             model)
+    reading = word_attention(model,
+                             trace_sentence(model, "The animal didn't cross the street because it was too tired."))
     print(answer_text(reading, focus(reading, default_word(reading))))
 """
 
@@ -93,7 +93,7 @@ def _reading(model: ExplorerModel, ids: list[int], pieces_pattern: np.ndarray, k
                          to_words(pieces_pattern, words, words), pruned)
 
 
-def word_attention(trace: Trace, model: ExplorerModel) -> WordAttention:
+def word_attention(model: ExplorerModel, trace: Trace) -> WordAttention:
     """The sentence's word-level self-attention from a trace over pieces (a decoder-only model's: its prompt's
     rows and columns; the continuation is left out). A pruned head (trace.pruned) is marked, never named."""
     kind = reading_kind(model)

@@ -50,7 +50,7 @@ def teacher_forcing(model: ExplorerModel, source: str, reference: str) -> Teache
     return TeacherForcing(model.pieces(target), chosen.exp().tolist(), ranks.tolist(), float(-chosen.mean()))
 
 
-def stopping_reason(trace: Trace, model: ExplorerModel) -> str:
+def stopping_reason(model: ExplorerModel, trace: Trace) -> str:
     """Why the decoding of a trace stopped, in words: the model chose its end token, or the step limit was reached."""
     assert isinstance(model, Generates)             # only a model that writes decodes
     assert model.end_id is not None                 # and every family's writer has an end token (</s>, eos)
@@ -81,7 +81,7 @@ class MaskedWord:
     attention: np.ndarray       # [layers, heads, keys]: where the mask position attended
 
 
-def maskable_positions(trace: Trace, model: ExplorerModel) -> list[int]:
+def maskable_positions(model: ExplorerModel, trace: Trace) -> list[int]:
     """The source positions that hold a real token (not [CLS], [SEP], <s>, </s>…)."""
     return [i for i, token_id in enumerate(trace.source_ids) if token_id not in model.special_ids]
 

@@ -11,7 +11,7 @@ it stay in the word, while a quotation mark ("'Yes'") stays a word of its own. N
 (explorer/capture/value_norms.py) is aggregated the same way: the sum of a word's ‖α·f(x)‖ over its pieces, an upper bound of the
 norm of their sum.
 
-`word_trace(trace, model)` returns a Trace over words, so every view draws it unchanged.
+`word_trace(model, trace)` returns a Trace over words, so every view draws it unchanged.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def words_mask(mask: np.ndarray, queries: Words, keys: Words) -> np.ndarray:
     return to_words(mask.astype(np.float32), queries, keys) > 0
 
 
-def word_trace(trace: Trace, model: ExplorerModel) -> Trace:
+def word_trace(model: ExplorerModel, trace: Trace) -> Trace:
     """The trace over words: tokens are words, patterns and norms aggregated (Clark et al. 2019). Its ids are each
     word's first piece (what says a word is a special token); decoding steps stay per piece (the output is chosen a
     piece at a time); per-position vectors (q/k/v/z, embeddings, positions) are left out."""

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> None:
 
     model = opened(args)
     trace = trace_sentence(model, args.text, fix_casing=not args.keep_casing)
-    table = word_focus_table(trace, model, args.word, args.kind, args.occurrence)
+    table = word_focus_table(model, trace, args.word, args.kind, args.occurrence)
     if table.occurrences > 1:       # said on stderr, so that stdout stays one line per head (or one JSON object)
         print(f"note: “{table.word}” occurs {table.occurrences} times; occurrence {table.occurrence} (word "
               f"{table.position}) is read (--occurrence N picks another)", file=sys.stderr)

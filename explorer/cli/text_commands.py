@@ -100,7 +100,7 @@ def run_trace(args: argparse.Namespace) -> None:
     if args.words:
         from explorer.capture.words import word_trace
 
-        trace = word_trace(trace, model)
+        trace = word_trace(model, trace)
     trace.save(args.out)
     if trace.truncated:
         print(f"note: the text is longer than the model's maximum of {model.max_positions} tokens; it was cut to "

@@ -95,7 +95,7 @@ class Lesson:
 
     # -- the numbers every step reads ------------------------------------------------------------------------------
     def walk(self, focus: Focus) -> Walkthrough:
-        return qkv_walkthrough(self.trace, self.model, self.reader, focus.layer, focus.head, focus.word)
+        return qkv_walkthrough(self.model, self.trace, self.reader, focus.layer, focus.head, focus.word)
 
     def key_of(self, focus: Focus, walk: Walkthrough) -> int:
         """The key the scores are read at: the chosen one, else the one the word gives the most weight."""

@@ -41,7 +41,7 @@ def every_head(checkpoint, trace, kind: str, pattern, queries: list[str], keys: 
         pattern = pattern.astype(float, copy=True)
         for layer, head in pruned_here:
             pattern[layer, head] = np.nan
-    flags = {**sink_notes(trace, checkpoint, kind), **{head: "pruned" for head in pruned_here}}
+    flags = {**sink_notes(checkpoint, trace, kind), **{head: "pruned" for head in pruned_here}}
     title = f"{kind}: {plural(checkpoint.layers(kind), 'layer')} × {plural(checkpoint.heads, 'head')}{in_words}"
     short = checkpoint.heads > 8        # "h11": twelve names in a projector's column
     rows = [(f"layer {layer}", [Tile(pattern[layer, head], f"h{head}" if short else f"head {head}",

@@ -25,7 +25,7 @@ def masked_token_view(checkpoint, trace) -> None:
     and which heads carried it."""
     st.caption(f"A {linked('masked language model')} does not generate text: it fills in masked tokens. Pick a token to hide "
                "behind the mask token; the model predicts it from the rest of the sentence.")
-    positions = maskable_positions(trace, checkpoint)
+    positions = maskable_positions(checkpoint, trace)
     if not positions:
         st.info("This sentence has no token to mask.")
         return

@@ -93,7 +93,7 @@ def positions(model, trace) -> None:
 def walkthrough(model, trace) -> None:
     query = pick_query(trace, "image_query")
     layer, head = pick_layer_and_head(model, "image_walk")
-    walk = qkv_walkthrough(trace, model, "encoder", layer, head, query)
+    walk = qkv_walkthrough(model, trace, "encoder", layer, head, query)
     keys = trace.source_tokens
     st.caption(f"{linked('query, key, value', 'q')} of {token_name(trace, query)} against every token's k, "
                f"{scaling_words(walk.scaling, model.d_k)}, then softmax: the weights drawn over the digit on the One "

@@ -32,7 +32,7 @@ def walkthrough(checkpoint, trace, picked: tuple) -> None:
     query = st.selectbox("Query token", range(len(queries)), index=default_query(queries),
                          format_func=lambda i: f"{i}: {queries[i]}", key="internals_query")
     url_state.keep("query", query)
-    walk = qkv_walkthrough(trace, checkpoint, kind, layer, head, query)
+    walk = qkv_walkthrough(checkpoint, trace, kind, layer, head, query)
     st.caption(f"{linked('d_k')} = {checkpoint.d_k}. {linked('query, key, value', 'q')} is the query token's vector "
                f"for head {head}; each key token has a k and a v. "
                f"Score = q·k {scaling_words(walk.scaling, checkpoint.d_k)}"

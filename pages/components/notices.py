@@ -53,7 +53,7 @@ def warn_if_truncated(trace: Trace, checkpoint: ExplorerModel) -> None:
                    f"it was cut to its first {read} tokens.")
     # A translation that never chose its end token; a language model's continuation stops at its limit by design.
     if isinstance(checkpoint, Translates) and trace.steps and trace.steps[-1].chosen_id != checkpoint.end_id:
-        st.warning(f"The output stops mid-sentence. {stopping_reason(trace, checkpoint)} A sentence this long or "
+        st.warning(f"The output stops mid-sentence. {stopping_reason(checkpoint, trace)} A sentence this long or "
                    "this far from the training data often makes the model repeat itself.")
     if trace.recased_from:
         st.info(f"You typed {literally(shorten(trace.recased_from))} all in capitals or all in lower case; the model "

@@ -39,7 +39,7 @@ def show_sinks(checkpoint, trace) -> None:
                f"Kobayashi et al.'s {linked('norm-based attention', '‖α·f(x)‖')} (what the keys add to the query), "
                f"“{linked('uniform attention')}” what equal weights on every visible key would give.")
     command_line("`python -m explorer sinks` averages it over a corpus.")
-    rows = sorted(sinks(trace, checkpoint), key=lambda row: -row["weight"])
+    rows = sorted(sinks(checkpoint, trace), key=lambda row: -row["weight"])
     flagged = [row for row in rows if row["sink"]]
     if flagged:
         by_norm = sum(row["sink_by_norm"] for row in flagged)

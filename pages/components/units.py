@@ -30,4 +30,4 @@ def attention_units(key: str, where=st) -> str:
 
 def in_units(trace: Trace, model, units: str) -> Trace:
     """The trace as the chosen units show it."""
-    return word_trace(trace, model) if units == "words" else trace
+    return word_trace(model, trace) if units == "words" else trace

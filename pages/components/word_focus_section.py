@@ -105,7 +105,7 @@ def word_focus_section(checkpoint: ExplorerModel, trace: Trace) -> None:
     if note:
         st.caption(note)
 
-    reading = word_attention(trace, checkpoint)
+    reading = word_attention(checkpoint, trace)
     keys = word_keys(reading)
     if not keys:
         st.info("This sentence has no word to look at: only punctuation or special tokens.")

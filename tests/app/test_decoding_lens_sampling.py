@@ -120,7 +120,7 @@ def test_the_sections_run_on_hugging_face_models(family, tmp_path_factory):
         sampled = sampled_text(open_part(at, "Sampling", "decoding_part"))
         assert sampled == sample(model, TINY_SENTENCE, Sampling(1.0)).text.strip()   # a BPE's leading space
     else:               # the masked token the page opens on, near the middle
-        positions = maskable_positions(trace, model)
+        positions = maskable_positions(model, trace)
         expected = masked_logit_lens(model, trace, positions[len(positions) // 2]).chosen_probs
         assert not any("Sampled output" in c.value for c in at.caption)
     np.testing.assert_allclose(np.array(drawn["z"], dtype=float), expected.T, atol=1e-6)

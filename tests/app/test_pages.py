@@ -612,7 +612,7 @@ def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get
     norm = trace.attention["encoder"].value("norm")
     np.testing.assert_allclose(heatmap_cells(token_heatmaps(at)[0])["weights"], norm[0, 0], rtol=1e-5, atol=1e-6)
     assert_drawn(grid_tile(at, 2, 5), norm[2, 5], 0.0, float(norm.max()))      # norms: 0 to the largest
-    by_weight, by_norm, _ = weight_and_norm_shares(trace, h8, "encoder")
+    by_weight, by_norm, _ = weight_and_norm_shares(h8, trace, "encoder")
     assert any(f"get {by_weight:.0%} of this kind's attention by weight and {by_norm:.0%} by norm" in c.value
                and "</s>" in c.value for c in at.caption)          # the special token is named
     assert at.query_params["values"] in ("norm", ["norm"])

@@ -40,7 +40,7 @@ def test_words_toggle_redraws_every_attention_view_over_words(h8):
     at.session_state["attention_units"] = "words"
     at.run()
     assert not at.exception and at.query_params["units"] == "words"
-    words = word_trace(trace_sentence(h8, WORDY), h8)
+    words = word_trace(h8, trace_sentence(h8, WORDY))
     assert words.source_tokens == ["▁A", "▁skateboarder's", "▁kickflip", ",", "▁near", "▁Nuremberg", ".", "</s>"]
     pattern = words.pattern("encoder")
     head = heatmap_cells(token_heatmaps(at)[0])
@@ -94,7 +94,7 @@ def test_sink_heads_outlined_on_the_grid_and_listed_on_heads(h8):
     at = open_page("attention.py", SINKING)
     at.radio(key="attention_kind").set_value("decoder").run()
     grid = html_figure(at, "every-head")
-    rows = [row for row in sinks(trace_sentence(h8, SINKING), h8) if row["sink"]]
+    rows = [row for row in sinks(h8, trace_sentence(h8, SINKING)) if row["sink"]]
     decoder = [row for row in rows if row["kind"] == "decoder"]
     outlined = [tile for tile in tiles(grid) if "darkorange" in tile["markup"]]
     assert decoder and [tile["hover"] for tile in outlined] == [
@@ -121,7 +121,7 @@ def test_compare_draws_words_for_every_model(h8):
     at.session_state["compare_units"] = "words"
     at.run()
     assert not at.exception
-    words = word_trace(trace_sentence(h8, WORDY), h8)
+    words = word_trace(h8, trace_sentence(h8, WORDY))
     panels = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     eight = next(spec for spec in panels if "en-de-h8" in spec["layout"]["title"]["text"]
                  and "encoder layer 0" in spec["layout"]["title"]["text"])
@@ -139,7 +139,7 @@ def test_hugging_face_models_draw_words_flow_and_sinks(family, tmp_path_factory)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     kind = model.kinds[0]
-    words = word_trace(trace_sentence(model, SENTENCE), model).pattern(kind)
+    words = word_trace(model, trace_sentence(model, SENTENCE)).pattern(kind)
     stack = kind.capitalize()
     flow = drawn(at, f"{stack} attention flow")
     # A sentence of more words than a projector's column labels is drawn as a window of them (each cell names its

@@ -37,7 +37,7 @@ def test_rollout_of_uniform_attention_is_uniform_and_rows_sum_to_one(trace):
 
 @pytest.mark.parametrize("kind, query", [("encoder", 2), ("decoder", 1), ("cross", 0)])
 def test_walkthrough_reproduces_the_models_numbers(trace, tiny_checkpoint, kind, query):
-    walk = qkv_walkthrough(trace, tiny_checkpoint, kind, 1, 2, query)
+    walk = qkv_walkthrough(tiny_checkpoint, trace, kind, 1, 2, query)
     np.testing.assert_allclose(walk.weights, trace.pattern(kind)[1, 2, query], atol=1e-5)
     np.testing.assert_allclose(walk.scaled, trace.attention[kind].value("scores")[1, 2, query], atol=1e-4)
     np.testing.assert_allclose(walk.z, trace.attention[kind].value("z")[1, 2, query], atol=1e-5)
@@ -51,7 +51,7 @@ def test_walkthrough_reproduces_the_models_numbers(trace, tiny_checkpoint, kind,
 def test_walkthrough_of_a_pruned_trace_gates_the_pruned_head(tiny_checkpoint):
     pruned = parse_heads("enc.0.1", tiny_checkpoint.model.config)
     trace = trace_sentence(tiny_checkpoint, SENTENCE, pruned=pruned)
-    walk = qkv_walkthrough(trace, tiny_checkpoint, "encoder", 0, 0, 1)
+    walk = qkv_walkthrough(tiny_checkpoint, trace, "encoder", 0, 0, 1)
     d_k = tiny_checkpoint.model.config.d_k
     assert not walk.concatenated[d_k: 2 * d_k].any()
 
@@ -119,6 +119,6 @@ def test_stopping_reason_names_the_end_token_or_the_length_limit(tiny_checkpoint
     # An untrained model never chooses </s>: it runs to 1.5 × source tokens + 10.
     untrained = trace_sentence(tiny_checkpoint, "Two dogs play in the snow.")
     limit = int(1.5 * len(untrained.source_tokens)) + 10
-    assert len(untrained.steps) == limit and f"= {limit} steps" in stopping_reason(untrained, tiny_checkpoint)
+    assert len(untrained.steps) == limit and f"= {limit} steps" in stopping_reason(tiny_checkpoint, untrained)
     trained = trace_sentence(h8, "Two dogs play in the snow.")
-    assert stopping_reason(trained, h8) == f"It stopped because the model chose </s> at step {len(trained.steps) - 1}."
+    assert stopping_reason(h8, trained) == f"It stopped because the model chose </s> at step {len(trained.steps) - 1}."

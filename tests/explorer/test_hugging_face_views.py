@@ -129,7 +129,7 @@ def test_the_walkthrough_reproduces_the_pattern_and_the_blocks_output(opened):
     _, cache = model.run_with_cache(source, target, [attention_hook(kind, 1, "out") for kind in model.kinds])
     for kind in model.kinds:
         query = min(1, trace.masks[kind].shape[0] - 1)
-        walk = qkv_walkthrough(trace, model, kind, 1, 2, query)
+        walk = qkv_walkthrough(model, trace, kind, 1, 2, query)
         allowed = trace.masks[kind][query]
         np.testing.assert_allclose(walk.weights, trace.pattern(kind)[1, 2, query], atol=1e-6)
         np.testing.assert_allclose(walk.scaled[allowed], trace.attention[kind].value("scores")[1, 2, query][allowed],
@@ -203,7 +203,7 @@ def test_the_masked_token_view_predicts_from_the_masked_input(opened):
     model, trace, theirs = opened
     if model.task != FILL_MASK:
         pytest.skip("masked language models")
-    positions = maskable_positions(trace, model)
+    positions = maskable_positions(model, trace)
     special = set(model.tokenizer.all_special_ids)
     assert positions and all(trace.source_ids[i] not in special for i in positions)
     position = positions[1]

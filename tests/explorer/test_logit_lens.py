@@ -40,7 +40,7 @@ def test_the_last_layer_is_the_models_own_output_distribution(opened):
     model = opened
     trace = trace_sentence(model, SENTENCE)
     if not model.has("decoder"):
-        position = maskable_positions(trace, model)[1]
+        position = maskable_positions(model, trace)[1]
         lens = masked_logit_lens(model, trace, position)
         ids = list(trace.source_ids)
         hidden, ids[position] = ids[position], model.mask_id

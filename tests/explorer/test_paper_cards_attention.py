@@ -98,7 +98,7 @@ def test_special_token_shares_by_hand(tiny_checkpoint):
     sinks = [position for position, (token, piece) in enumerate(zip(trace.source_ids, trace.source_tokens))
              if token in model.special_ids or punctuation(piece)]
     assert len(sinks) >= 3                                          # ",", "." and </s>
-    shares = sentence_layer_shares(trace, model)["encoder"]
+    shares = sentence_layer_shares(model, trace)["encoder"]
     for layer in range(layers):
         weight = norm = first = 0.0
         for head in range(heads):

@@ -5,6 +5,7 @@ import json
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from explorer import cli
@@ -37,7 +38,7 @@ def test_planted_sink_shares_equal_a_hand_computation(tiny_checkpoint):
     row[content] = 0.2 / len(content)
     lengths = np.ones(n)
     lengths[[0, end, stop, comma]] = 0.1              # sinks' f(x) short, as Kobayashi et al. found
-    rows = {r["spec"]: r for r in sinks(planted(trace, np.tile(row, (n, 1)), lengths), tiny_checkpoint)}
+    rows = {r["spec"]: r for r in sinks(tiny_checkpoint, planted(trace, np.tile(row, (n, 1)), lengths))}
 
     head = rows["enc.0.0"]
     assert head["weight_first"] == pytest.approx(0.4) and head["weight_special"] == pytest.approx(0.2)
@@ -55,7 +56,7 @@ def test_no_head_is_a_sink_where_chance_alone_gives_the_share(tiny_checkpoint):
     trace = trace_sentence(tiny_checkpoint, "A dog.")
     assert trace.source_tokens == ["▁A", "▁dog", ".", "</s>"]
     row = np.array([0.6, 0.2, 0.1, 0.1])
-    head = next(r for r in sinks(planted(trace, np.tile(row, (4, 1)), np.ones(4)), tiny_checkpoint)
+    head = next(r for r in sinks(tiny_checkpoint, planted(trace, np.tile(row, (4, 1)), np.ones(4)))
                 if r["spec"] == "enc.0.0")
     assert head["weight"] == pytest.approx(0.8) and head["chance"] == pytest.approx(0.75) and not head["sink"]
 
@@ -75,11 +76,11 @@ def test_the_every_head_grid_outlines_flagged_heads():
 
 def test_sink_keys_split_first_special_and_punctuation(tiny_checkpoint):
     trace = trace_sentence(tiny_checkpoint, "Dogs run, fast.")
-    keys = sink_keys(trace, tiny_checkpoint, "encoder")
+    keys = sink_keys(tiny_checkpoint, trace, "encoder")
     tokens = trace.source_tokens
     assert keys == {"first": [0], "special": [len(tokens) - 1],
                     "punctuation": [tokens.index(","), tokens.index(".")]}
-    decoder = sink_keys(trace, tiny_checkpoint, "decoder")
+    decoder = sink_keys(tiny_checkpoint, trace, "decoder")
     assert decoder["first"] == [0] and trace.target_tokens[0] == "<s>"
     assert 0 not in decoder["special"]
 
@@ -88,7 +89,7 @@ def test_a_corpus_is_the_mean_of_its_sentences(tiny_checkpoint):
     sentences = ["Two dogs play in the snow.", "", "A man, a plan."]
     report = corpus_sinks(tiny_checkpoint, sentences)
     assert report["sentences"] == 2
-    each = [sinks(trace_sentence(tiny_checkpoint, s), tiny_checkpoint) for s in sentences if s]
+    each = [sinks(tiny_checkpoint, trace_sentence(tiny_checkpoint, s)) for s in sentences if s]
     for position, row in enumerate(report["heads"]):
         for field in ("weight", "norm", "weight_first", "norm_punctuation", "chance"):
             assert row[field] == pytest.approx((each[0][position][field] + each[1][position][field]) / 2)
@@ -101,7 +102,7 @@ def test_a_corpus_is_the_mean_of_its_sentences(tiny_checkpoint):
 def test_every_family(family, tmp_path_factory):
     model = open_model(str(saved_model(family, tmp_path_factory)))
     trace = trace_sentence(model, SENTENCE)
-    rows = sinks(trace, model)
+    rows = sinks(model, trace)
     assert {row["kind"] for row in rows} == set(model.kinds)
     assert len(rows) == sum(model.layers(kind) for kind in model.kinds) * model.heads
     for row in rows:
@@ -110,7 +111,7 @@ def test_every_family(family, tmp_path_factory):
     kind = model.kinds[0]
     ids = trace.source_ids or trace.target_ids
     specials = [p for p, token in enumerate(ids) if token in model.special_ids and p > 0]
-    assert sink_keys(trace, model, kind)["special"] == specials      # BERT's [SEP], </s>, none for GPT-2
+    assert sink_keys(model, trace, kind)["special"] == specials      # BERT's [SEP], </s>, none for GPT-2
 
 
 def test_cli_prints_one_json_object_and_one_line_errors(tiny_checkpoint, tmp_path, capsys):
@@ -130,7 +131,9 @@ def test_notebook_sinks_table(tiny_checkpoint):
     import explorer
 
     trace = trace_sentence(tiny_checkpoint, "Two dogs play in the snow.")
-    table = explorer.attention_sinks(trace, tiny_checkpoint)
-    rows = sinks(trace, tiny_checkpoint)
+    table = explorer.attention_sinks(tiny_checkpoint, trace)
+    with pytest.warns(DeprecationWarning, match="give the model first"):        # the order before 2026-11-28
+        pd.testing.assert_frame_equal(explorer.attention_sinks(trace, tiny_checkpoint), table)
+    rows = sinks(tiny_checkpoint, trace)
     assert list(table.index) == [row["spec"] for row in rows]
     np.testing.assert_allclose(table["norm"], [row["norm"] for row in rows])

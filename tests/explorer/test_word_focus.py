@@ -93,7 +93,7 @@ def hand_focus(words: np.ndarray, content: np.ndarray, word: int) -> tuple[np.nd
 @pytest.fixture(scope="module")
 def lecture(h8):
     trace = trace_sentence(h8, LECTURE_SENTENCE)
-    return trace, word_attention(trace, h8), by_hand(trace)
+    return trace, word_attention(h8, trace), by_hand(trace)
 
 
 def test_words_and_grid_numbers_are_the_traces_pieces_aggregated_by_hand(lecture):

@@ -81,7 +81,7 @@ def test_fast_tokenizers_word_ids_agree(model):
 @pytest.mark.slow
 def test_word_trace_sums_to_words_and_averages_from_them(model):
     trace = trace_sentence(model, TEXT, fix_casing=False)
-    words = word_trace(trace, model)
+    words = word_trace(model, trace)
     sides = {"source": words_of(model, trace.source_ids).spans, "target": words_of(model, trace.target_ids).spans}
     spans = {"encoder": ("source", "source"), "decoder": ("target", "target"), "cross": ("target", "source")}
     for kind, values in trace.attention.items():
@@ -117,7 +117,7 @@ def test_wordpiece_continuations_join_their_word():
 
 def test_decoder_causality_survives_at_word_level(tiny_checkpoint):
     trace = trace_sentence(tiny_checkpoint, "Two dogs play in the snow.")
-    words = word_trace(trace, tiny_checkpoint)
+    words = word_trace(tiny_checkpoint, trace)
     pattern = words.attention["decoder"].value("pattern")
     future = np.triu(np.ones(pattern.shape[-2:], dtype=bool), 1)
     assert np.all(pattern[..., future] == 0)              # no word attends to a later word
@@ -125,7 +125,7 @@ def test_decoder_causality_survives_at_word_level(tiny_checkpoint):
 
 
 def test_a_word_trace_saves_and_loads(tiny_checkpoint, tmp_path):
-    words = word_trace(trace_sentence(tiny_checkpoint, "A dog's ball, in the snow."), tiny_checkpoint)
+    words = word_trace(tiny_checkpoint, trace_sentence(tiny_checkpoint, "A dog's ball, in the snow."))
     loaded = Trace.load(words.save(tmp_path / "words.npz"))
     assert loaded.source_tokens == words.source_tokens
     np.testing.assert_allclose(loaded.attention["cross"].value("pattern"), words.attention["cross"].value("pattern"))
@@ -136,11 +136,11 @@ def test_cli_and_notebook_give_the_word_trace(tiny_checkpoint, tmp_path):
     from explorer import cli
 
     sentence = "A dog's ball, in the snow."
-    expected = word_trace(trace_sentence(tiny_checkpoint, sentence), tiny_checkpoint)
+    expected = word_trace(tiny_checkpoint, trace_sentence(tiny_checkpoint, sentence))
     assert cli.main(["trace", "--model", str(tiny_checkpoint.path), "--text", sentence, "--out",
                      str(tmp_path / "words.npz"), "--words"]) == 0
     saved = Trace.load(tmp_path / "words.npz")
-    notebook = explorer.word_trace(explorer.trace_sentence(tiny_checkpoint, sentence), tiny_checkpoint)
+    notebook = explorer.word_trace(tiny_checkpoint, explorer.trace_sentence(tiny_checkpoint, sentence))
     for trace in (saved, notebook):
         assert trace.source_tokens == expected.source_tokens and trace.target_tokens == expected.target_tokens
         np.testing.assert_allclose(trace.attention[Kind.ENCODER].value("norm"),
