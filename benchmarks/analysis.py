@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 
 import explorer.settings as settings
-from explorer.analyses.corpus_scoring import TranslationScorer
-from explorer.analyses.importance import gradient_importance
-from explorer.analyses.pruning import importance_scores, pruning_curve
-from explorer.analyses.roles import analyse_roles
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped
+from explorer.analyses.corpus.corpus_scoring import TranslationScorer
+from explorer.analyses.corpus.importance import gradient_importance
+from explorer.analyses.corpus.pruning import importance_scores, pruning_curve
+from explorer.analyses.corpus.roles import analyse_roles
+from explorer.analyses.corpus.shipped_analyses import IMPORTANCE_FILE, shipped
 from explorer.capture.treebank import read_trees
 from explorer.models.checkpoint import load_checkpoint
 from explorer.models.data import read_parallel

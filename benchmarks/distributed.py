@@ -18,11 +18,11 @@ from pathlib import Path
 import torch
 
 import explorer.settings as settings
-from explorer.analyses.corpus_jobs import ShardedScoring
-from explorer.analyses.corpus_scoring import scorer_for
-from explorer.analyses.distributed import RayRunner
-from explorer.analyses.importance import importance_report
-from explorer.analyses.jobs import OnRay
+from explorer.analyses.corpus.corpus_scoring import scorer_for
+from explorer.analyses.corpus.importance import importance_report
+from explorer.analyses.jobs.corpus_jobs import ShardedScoring
+from explorer.analyses.jobs.distributed import RayRunner
+from explorer.analyses.jobs.jobs import OnRay
 from explorer.models.checkpoint import load_checkpoint
 from explorer.models.data import read_parallel
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import torch
 
-from explorer.analyses.detectors import detect_heads
-from explorer.analyses.faithfulness import faithfulness
-from explorer.analyses.flow import attention_flow
-from explorer.analyses.logit_lens import logit_lens
-from explorer.analyses.patching import patch, suggest_corruption
-from explorer.analyses.sinks import sink_notes, sinks
+from explorer.analyses.sentence.detectors import detect_heads
+from explorer.analyses.sentence.faithfulness import faithfulness
+from explorer.analyses.sentence.flow import attention_flow
+from explorer.analyses.sentence.logit_lens import logit_lens
+from explorer.analyses.sentence.patching import patch, suggest_corruption
+from explorer.analyses.sentence.sinks import sink_notes, sinks
 from explorer.capture.sampling import sample, settings_from, step_log_probs, step_sampling
 from explorer.capture.trace import trace_sentence
 from explorer.capture.words import word_trace

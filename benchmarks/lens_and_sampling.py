@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 import explorer.settings as settings
-from explorer.analyses.logit_lens import logit_lens, mean_settling_layer
+from explorer.analyses.sentence.logit_lens import logit_lens, mean_settling_layer
 from explorer.capture.sampling import sample, step_log_probs, step_sampling
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import bleu

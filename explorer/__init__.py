@@ -26,10 +26,11 @@ if TYPE_CHECKING:                      # for readers and type checkers only; not
 __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_figure", "head_view", "model_view",
            "HtmlView",
            # what attention does and does not explain (docs/analyses.md): each function named apart from its module, since
-           # importing explorer/analyses/logit_lens.py would otherwise replace a function explorer.analyses.logit_lens
+           # importing explorer/analyses/sentence/logit_lens.py would otherwise replace a function
+           # explorer.analyses.sentence.logit_lens
            "word_trace", "attention_sinks", "attention_flow", "faithfulness_of", "logit_lens_of", "patch",
            "detect_heads", "sample", "word_focus_table",
-           # interventions, as TransformerLens's run_with_hooks (explorer/analyses/interventions.py)
+           # interventions, as TransformerLens's run_with_hooks (explorer/analyses/sentence/interventions.py)
            "run_with_hooks", "hook_names", "head_value", "ablate_head", "patch_head", "patch_positions",
            # an image model (a Vision Transformer): its attention over the image's patches
            "trace_image", "image_attention_figure",
@@ -72,7 +73,7 @@ def analyse(name: str, model: ExplorerModel, sentence: str | Trace | list[str], 
     analysis = analysis_named(name)
     options = analysis.checked(options)
     if isinstance(sentence, list):
-        from explorer.analyses.jobs import run_job
+        from explorer.analyses.jobs.jobs import run_job
 
         return run_job("registered", model, {"sentences": sentence}, {"analysis": name, **options},
                        cache_folder=None).result
@@ -174,9 +175,9 @@ def detect_heads(model: ExplorerModel, seeds: int = 8, length: int = 20):
 
     .scores[kind][detector] is [layers, heads]; kind is "encoder" or "decoder" (the self-attentions the model
     has), detector one of "previous_token", "duplicate_token", "induction", "prefix_matching"
-    (explorer.analyses.detectors.DETECTORS). .chance and .ceiling are keyed the same way; .top(kind, detector)
+    (explorer.analyses.sentence.detectors.DETECTORS). .chance and .ceiling are keyed the same way; .top(kind, detector)
     lists the best heads."""
-    from explorer.analyses.detectors import detect_heads as detect
+    from explorer.analyses.sentence.detectors import detect_heads as detect
 
     return detect(model, seeds=seeds, length=length)
 
@@ -185,7 +186,7 @@ def patch(model: ExplorerModel, clean: str, corrupt: str, metric: str = "total")
     """Activation patching (Meng et al. 2022): the share of the clean output's log-probability that each head's z
     and each layer's output, patched from the clean run into the corrupted one, restores. A PatchingResult
     (.heads[kind] [layers, heads], .layer_outputs[stack] [layers], .all_layers ≈ 1, .nothing = 0)."""
-    from explorer.analyses.patching import patch as patch_heads
+    from explorer.analyses.sentence.patching import patch as patch_heads
 
     return patch_heads(model, clean, corrupt, metric)
 
@@ -196,7 +197,7 @@ def logit_lens_of(model: ExplorerModel, sentence: str | Trace, top_k: int = 5, p
     .chosen_ranks [layers, steps], .settles_at()). A masked language model: over its encoder layers at the masked
     `position` (default: a token near the middle). Draw it with
     explorer.figures.logit_lens.logit_lens_figure(lens)."""
-    from explorer.analyses.logit_lens import lens_of
+    from explorer.analyses.sentence.logit_lens import lens_of
 
     return lens_of(model, sentence, top_k, position)
 
@@ -220,16 +221,16 @@ def faithfulness_of(model: ExplorerModel, sentence: str, fix_casing: bool = True
     flow and norms, with Spearman's ρ of each against leave-one-out (.spearman) and gradient × input
     (.spearman_gradient). .scores() gives every measure as a column: a dict from its name ("leave_one_out",
     "gradient_x_input", then the attention measures) to one value per source token (pandas.DataFrame(result.scores())
-    is a table with a row per token). Abnar & Zuidema 2020; the choices are in explorer/analyses/faithfulness.py."""
-    from explorer.analyses.faithfulness import faithfulness as scored
+    is a table with a row per token). Abnar & Zuidema 2020; the choices are in explorer/analyses/sentence/faithfulness.py."""
+    from explorer.analyses.sentence.faithfulness import faithfulness as scored
 
     return scored(model, sentence, fix_casing)
 
 
 def attention_flow(trace: Trace | np.ndarray, kind: str = "encoder"):
     """Attention flow (Abnar & Zuidema 2020) [query, key] of a trace's encoder or decoder self-attention, or of a
-    pattern array [layers, heads, q, q]; at most explorer.analyses.flow.MAX_FLOW_TOKENS tokens."""
-    from explorer.analyses.flow import attention_flow as flow
+    pattern array [layers, heads, q, q]; at most explorer.analyses.sentence.flow.MAX_FLOW_TOKENS tokens."""
+    from explorer.analyses.sentence.flow import attention_flow as flow
     from explorer.capture.inputs import InputError
     from explorer.models.vocabulary import check_kind
 
@@ -265,10 +266,10 @@ def word_trace(model: ExplorerModel, trace: Trace) -> Trace:
 def attention_sinks(model: ExplorerModel, trace: Trace):
     """Attention sinks on a traced sentence: a pandas table, one row per head, of its share of attention on the first
     token, special tokens and punctuation, by weight and by norm, uniform attention's share, and whether it is a sink
-    (explorer/analyses/sinks.py; `python -m explorer sinks` averages over a corpus)."""
+    (explorer/analyses/sentence/sinks.py; `python -m explorer sinks` averages over a corpus)."""
     import pandas as pd
 
-    from explorer.analyses.sinks import sinks as shares
+    from explorer.analyses.sentence.sinks import sinks as shares
 
     return pd.DataFrame(shares(*model_first(model, trace, "attention_sinks"))).set_index("spec")
 
@@ -278,18 +279,18 @@ def word_focus_table(model: ExplorerModel, trace: Trace, word: str, kind: str | 
     weight, and that weight, over words (to a word the sum of its pieces, from a word the mean), nothing excluded:
     special tokens and punctuation are named when they get the most. kind: default the self-attention that reads the
     sentence. A FocusTable (.heads, one row per head; .counts(); .to_json()); `python -m explorer focus` prints it."""
-    from explorer.analyses.focus_table import word_focus_table as table
+    from explorer.analyses.sentence.focus_table import word_focus_table as table
 
     return table(*model_first(model, trace, "word_focus_table"), word, kind, occurrence)
 
 
-# -- interventions (explorer/analyses/interventions.py): read or replace any named value in one run --
+# -- interventions (explorer/analyses/sentence/interventions.py): read or replace any named value in one run --
 
 def hook_names(model: ExplorerModel, pattern: str = "*") -> list[str]:
     """The names of the values a hook can read or replace, matching a glob pattern, in forward order: e.g.
     "encoder.layers.0.self_attn.{q,k,v,scores,mask,pattern,z,out}", "decoder.layers.2.cross_attn.z",
     "encoder.embed", "encoder.layers.0" (a layer's output, the residual stream after it)."""
-    from explorer.analyses.interventions import hook_names as names
+    from explorer.analyses.sentence.interventions import hook_names as names
 
     return names(model, pattern)
 
@@ -303,7 +304,7 @@ def run_with_hooks(model: ExplorerModel, sentence: str, hooks=(), target: str | 
     model's own greedy output). names: glob patterns of values to return in .cache, as the run saw them after the
     hooks. A HookedRun: .logits [positions, vocab] (None for a sentence encoder: .embedding), .cache,
     .source_tokens, .target_tokens, .output_positions, .output_ids, .output_log_prob()."""
-    from explorer.analyses.interventions import run_with_hooks as run
+    from explorer.analyses.sentence.interventions import run_with_hooks as run
 
     return run(model, sentence, hooks, target, names)
 
@@ -311,7 +312,7 @@ def run_with_hooks(model: ExplorerModel, sentence: str, hooks=(), target: str | 
 def head_value(kind: str, layer: int, value: str = "z") -> str:
     """The name of one attention block's value: kind "encoder", "decoder" or "cross"; value one of q, k, v,
     scores, mask, pattern, z, out (head_value("cross", 2) → "decoder.layers.2.cross_attn.z")."""
-    from explorer.analyses.interventions import head_value as name
+    from explorer.analyses.sentence.interventions import head_value as name
 
     return name(kind, layer, value)
 
@@ -319,7 +320,7 @@ def head_value(kind: str, layer: int, value: str = "z") -> str:
 def ablate_head(kind: str, layer: int, head: int, positions=None):
     """A (name, hook) pair for run_with_hooks that zeroes one head's output z at the query `positions` (an int, a
     list, or None: every position)."""
-    from explorer.analyses.interventions import ablate_head as ablate
+    from explorer.analyses.sentence.interventions import ablate_head as ablate
 
     return ablate(kind, layer, head, positions)
 
@@ -327,7 +328,7 @@ def ablate_head(kind: str, layer: int, head: int, positions=None):
 def patch_head(kind: str, layer: int, head: int, clean, positions=None):
     """A (name, hook) pair for run_with_hooks that puts another run's z of one head (clean: that run's
     .cache[explorer.head_value(kind, layer)]) at the query `positions` (None: every position)."""
-    from explorer.analyses.interventions import patch_head as patch_one
+    from explorer.analyses.sentence.interventions import patch_head as patch_one
 
     return patch_one(kind, layer, head, clean, positions)
 
@@ -337,6 +338,6 @@ def patch_positions(model: ExplorerModel, clean: str, corrupt: str, kind: str, l
     """Per-position activation patching of one head: for each query position alone, the share of the clean output's
     log-probability that its z from the clean run restores in the corrupted run (explorer.patch does whole heads).
     A PositionPatching: .query_tokens, .restored [queries], .whole_head, .lp_clean, .lp_corrupt."""
-    from explorer.analyses.interventions import patch_positions as per_position
+    from explorer.analyses.sentence.interventions import patch_positions as per_position
 
     return per_position(model, clean, corrupt, kind, layer, head, metric)

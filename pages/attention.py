@@ -5,7 +5,7 @@ from functools import partial
 
 import streamlit as st
 
-from explorer.analyses.norms import weight_and_norm_shares
+from explorer.analyses.sentence.norms import weight_and_norm_shares
 from explorer.capture.exports import matrix_table
 from explorer.capture.head_sets import HeadSpec, live_heads, parse_heads
 from explorer.figures.common import ABSOLUTE, NORMS, is_long

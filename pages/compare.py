@@ -4,7 +4,7 @@ bundled ones (the 1-, 2- and 8-head models: what do more heads buy?), or any mod
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.shipped_analyses import summary
+from explorer.analyses.corpus.shipped_analyses import summary
 from explorer.figures.common import NORMS
 from explorer.models.vocabulary import ATTENTION_KINDS, KIND_TITLES
 from explorer.pages.components import url_state

@@ -4,9 +4,9 @@ attention-derived scores of each source token, and their rank correlations (Abna
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
-from explorer.analyses.flow import MAX_FLOW_TOKENS
-from explorer.analyses.sentence_similarity import PAIR_SENTENCE
+from explorer.analyses.sentence.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
+from explorer.analyses.sentence.flow import MAX_FLOW_TOKENS
+from explorer.analyses.sentence.sentence_similarity import PAIR_SENTENCE
 from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
 from explorer.models.interface import Embeds
 from explorer.pages.components import url_state

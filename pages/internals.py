@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.internals import batch_padding_mask, batch_partner, masked_scores
+from explorer.analyses.sentence.internals import batch_padding_mask, batch_partner, masked_scores
 from explorer.capture.exports import matrix_table
 from explorer.figures.internals import scores_mask_softmax
 from explorer.figures.matrix import MASK, Matrix, plotly_heatmap

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.shipped_analyses import analyses_folder, shipped
+from explorer.analyses.corpus.shipped_analyses import analyses_folder, shipped
 from explorer.pages.components.glossary_links import linked
 from explorer.pages.components.jobs import corpus_job
 from explorer.pages.components.notices import pruning_notice
@@ -61,7 +61,7 @@ if report is None:
 
 cards = report["papers"]
 # A static table: every row and every word in view (a scrolling grid cut the long texts and hid the last rows).
-# A path in a cell may break after each "/" (a zero-width space): unbroken, "explorer/analyses/induction_demo.py)."
+# A path in a cell may break after each "/" (a zero-width space): unbroken, "explorer/analyses/lecture/induction_demo.py)."
 # held its column 243 px wide and pushed the table past a projector's 562 px column.
 summary = pd.DataFrame([{"paper": card["paper"], "verdict": VERDICT_MARKS.get(card["verdict"], card["verdict"]),
                          "claim": breakable(card["claim"]), "the paper's number": breakable(card["paper_value"]),

@@ -1,10 +1,10 @@
 """Patching: activation patching, or causal tracing (Meng et al. 2022; Vig et al. 2020), of the sidebar's sentence
-against a corrupted copy with one word changed (explorer/analyses/patching.py)."""
+against a corrupted copy with one word changed (explorer/analyses/sentence/patching.py)."""
 
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
+from explorer.analyses.sentence.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
 from explorer.figures.detectors import patching_maps
 from explorer.models.interface import Embeds
 from explorer.pages.components import url_state

@@ -3,9 +3,9 @@
 
 import streamlit as st
 
-from explorer.analyses.corpus_scoring import corpus_task
-from explorer.analyses.head_table import head_table, heads_without_role
-from explorer.analyses.pruning import DEFAULT_NORMALISATION, NORMALISATIONS, importance_scores, least_important
+from explorer.analyses.corpus.corpus_scoring import corpus_task
+from explorer.analyses.corpus.head_table import head_table, heads_without_role
+from explorer.analyses.corpus.pruning import DEFAULT_NORMALISATION, NORMALISATIONS, importance_scores, least_important
 from explorer.capture.head_sets import HeadSpec, HeadSpecError, all_heads, format_heads, head_set, parse_heads
 from explorer.figures.common import plural
 from explorer.models.vocabulary import KIND_TITLES, SHORT_NAMES

@@ -12,7 +12,7 @@ from pathlib import Path
 # Streamlit servers the browser tests start inherit it.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# The analyses' disk cache (explorer/analyses/shipped_analyses.py) in a folder of this run, not the repository's .cache: no
+# The analyses' disk cache (explorer/analyses/corpus/shipped_analyses.py) in a folder of this run, not the repository's .cache: no
 # test passes, or runs faster, because an earlier run left its result there (a clean clone computed six role
 # tables the checkout read back). The app servers the browser tests start inherit it.
 _ANALYSES_CACHE = tempfile.mkdtemp(prefix="explorer-analyses-")
@@ -194,7 +194,7 @@ def local_ray():
     process): starting one costs ~6 s alone, ~16 s beside the other test process."""
     import ray
 
-    from explorer.analyses.distributed import connect, let_workers_go
+    from explorer.analyses.jobs.distributed import connect, let_workers_go
 
     connect(2, None)
     yield ray

@@ -110,5 +110,5 @@ def test_the_pages_catch_shows_the_message(monkeypatch):
 def test_each_kind_is_still_a_value_error_for_old_callers(error):
     module = {"ModelError": "explorer.models.interface", "CorpusError": "explorer.models.data",
               "InputError": "explorer.capture.inputs", "HeadSpecError": "explorer.capture.head_sets",
-              "DistributedError": "explorer.analyses.distributed"}[error]
+              "DistributedError": "explorer.analyses.jobs.distributed"}[error]
     assert issubclass(getattr(importlib.import_module(module), error), ValueError)

@@ -12,7 +12,7 @@ import pytest
 import sacrebleu
 import torch
 
-from explorer.analyses.head_table import most_important
+from explorer.analyses.corpus.head_table import most_important
 from explorer.capture.trace import trace_sentence
 from explorer.cli import main as cli
 from explorer.models.loader import open_model
@@ -113,8 +113,8 @@ def test_a_multilingual_model_translates_into_the_language_chosen(tmp_path_facto
 def test_t5s_internals_show_each_heads_relative_bias_and_unscaled_scores(tmp_path_factory):
     import numpy as np
 
-    from explorer.analyses.internals import qkv_walkthrough
-    from explorer.analyses.positional import bias_by_offset
+    from explorer.analyses.sentence.internals import qkv_walkthrough
+    from explorer.analyses.sentence.positional import bias_by_offset
     from tests.app.test_pages import traces_of
 
     folder = saved_model("t5", tmp_path_factory)

@@ -138,13 +138,13 @@ def below_explorer(module: str) -> bool:
 def test_explorer_keeps_its_layer_order_and_defines_no_model():
     """capture imports nothing above it, analyses only capture, figures and papers only those two, teaching
     figures too, and only cli (with the notebook API) anything; models live in models/, never in explorer/."""
-    planted = {"explorer.capture.trace": {"explorer.analyses.norms", "explorer.models.interface"},
-               "explorer.analyses.patching": {"explorer.teaching.wording", "explorer.capture.inputs"},
+    planted = {"explorer.capture.trace": {"explorer.analyses.sentence.norms", "explorer.models.interface"},
+               "explorer.analyses.sentence.patching": {"explorer.teaching.wording", "explorer.capture.inputs"},
                "explorer.figures.common": {"explorer.teaching.wording"}, "explorer.papers.bench": {"explorer.figures.common"},
                "explorer.teaching.lesson": {"explorer.figures.lesson"}, "explorer.capture.inputs": {"explorer"}}
-    assert upward_imports(planted) == ["explorer.analyses.patching imports explorer.teaching.wording",
+    assert upward_imports(planted) == ["explorer.analyses.sentence.patching imports explorer.teaching.wording",
                                        "explorer.capture.inputs imports explorer",
-                                       "explorer.capture.trace imports explorer.analyses.norms",
+                                       "explorer.capture.trace imports explorer.analyses.sentence.norms",
                                        "explorer.figures.common imports explorer.teaching.wording",
                                        "explorer.papers.bench imports explorer.figures.common"]
     assert upward_imports(import_graph()) == []
@@ -309,14 +309,14 @@ def test_nothing_above_models_compares_an_attention_kinds_text():
 @pytest.mark.slow
 def test_nothing_above_models_compares_a_metric_but_its_scorer():
     """What a metric is measured on, which way is better and how its statistics become scores are the Scorer's
-    (explorer/analyses/corpus_scoring.py): code above models/ asks it rather than comparing a metric's name."""
+    (explorer/analyses/corpus/corpus_scoring.py): code above models/ asks it rather than comparing a metric's name."""
     planted = ast.parse("a = report.quality == 'BLEU'\nb = curve.metric != \"perplexity\"\n"
                         "c = metric in ('bleu', 'x')\nd = scorer.metric_key == 'Perplexity'\ne = measure == 'BLEU'\n"
                         "f = scorer.metric == other.metric\ng = 'BLEU' if quality == 'BLEU' else 'lines'\n")
     assert metric_comparisons(planted) == ["1: a metric compared", "2: a metric compared", "3: a metric compared",
                                            "4: a metric compared", "7: a metric compared"]
     comparing = {module: found for module, tree in code_above_models().items()
-                 if module != "explorer.analyses.corpus_scoring" and (found := metric_comparisons(tree))}
+                 if module != "explorer.analyses.corpus.corpus_scoring" and (found := metric_comparisons(tree))}
     assert comparing == {}
 
 

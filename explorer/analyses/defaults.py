@@ -1,5 +1,5 @@
 """Defaults the command line's options show: the thresholds that turn head statistics into roles
-(explorer/analyses/roles.py) and the orders of heads by importance (explorer/analyses/pruning.py). A module of its
+(explorer/analyses/corpus/roles.py) and the orders of heads by importance (explorer/analyses/corpus/pruning.py). A module of its
 own, with nothing heavy imported, so that --help shows them without loading torch."""
 
 from __future__ import annotations

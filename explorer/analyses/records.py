@@ -1,5 +1,5 @@
 """Dataclasses that are read and written as JSON objects: Record.to_json() gives the keys in the order the fields
-are declared, and Record.from_json() reads them back. Results of corpus jobs (explorer/analyses/results.py) are
+are declared, and Record.from_json() reads them back. Results of corpus jobs (explorer/analyses/corpus/results.py) are
 records, so pages and the command line read fields while the files on disk keep their exact form.
 
 - A field named in OPTIONAL is left out of the JSON while it is None: older files (the shipped ones among them)

@@ -6,7 +6,7 @@ here, and from that one definition:
 - the notebook API runs it (`explorer.analyse(NAME, model, sentence)`);
 - the Heads page has a tab of its title with its options as widgets and its figure
   (pages/components/registered_analysis_section.py);
-- the corpus job `registered` averages it over a corpus, on Ray workers or here (explorer/analyses/corpus_jobs.py);
+- the corpus job `registered` averages it over a corpus, on Ray workers or here (explorer/analyses/jobs/corpus_jobs.py);
 - the Glossary defines its terms, and docs/analyses.md lists it (scripts/docs_lists.py writes the list).
 
 `run(model, trace, **options)` takes the model first, the sentence's trace second (one order for every analysis),
@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import explorer.analyses.sentence as sentence_analyses
@@ -64,11 +66,20 @@ class Analysis:
         return {**self.defaults(), **options}
 
 
+def defines_an_analysis(module: pkgutil.ModuleInfo) -> bool:
+    """Whether a module of explorer/analyses/sentence/ assigns ANALYSIS at its top, read from its source: the folder's
+    other analyses import torch, which the command line's parser (built on every call, --help too) must not wait for."""
+    spec = module.module_finder.find_spec(module.name, None)        # type: ignore[call-arg]
+    origin = spec.origin if spec else None
+    return bool(origin) and re.search(r"^ANALYSIS\s*=", Path(origin).read_text(encoding="utf-8"), re.MULTILINE) is not None
+
+
 @cache
 def registered() -> dict[str, Analysis]:
     """Every registered analysis by name, in the order of their modules' names."""
     found: dict[str, Analysis] = {}
-    for module in sorted(pkgutil.iter_modules(sentence_analyses.__path__), key=lambda module: module.name):
+    modules = [module for module in pkgutil.iter_modules(sentence_analyses.__path__) if defines_an_analysis(module)]
+    for module in sorted(modules, key=lambda module: module.name):
         analysis = getattr(importlib.import_module(f"{sentence_analyses.__name__}.{module.name}"), "ANALYSIS", None)
         if isinstance(analysis, Analysis):
             if analysis.name in found:

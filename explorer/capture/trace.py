@@ -96,7 +96,7 @@ class ClassProbabilities:
 @dataclass
 class Embedding:
     """A model that reads the sentence and writes nothing (a sentence encoder, a masked language model): its output is
-    a vector per position; the sentence's embedding (explorer/analyses/sentence_similarity.py) and a mask's
+    a vector per position; the sentence's embedding (explorer/analyses/sentence/sentence_similarity.py) and a mask's
     predictions (explorer/capture/masked_words.py) are computed from them apart."""
 
     title: str                          # "Sentence embedding", "Predictions for [MASK]"

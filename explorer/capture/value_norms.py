@@ -5,7 +5,7 @@ excluded, as the paper defines it). Its length ‖α_ij · f_h(x_j)‖ = α_ij �
 actually moves the query's representation: a weight on a key whose transformed value is short moves it little.
 
 It lives in capture/ because a trace records it beside the weights (trace.py); what is read from it — shares on
-special tokens, sinks — is in explorer/analyses/norms.py. Written once on the model interface (the captured v and
+special tokens, sinks — is in explorer/analyses/sentence/norms.py. Written once on the model interface (the captured v and
 `attention_output_weights`), so it holds for every family.
 """
 

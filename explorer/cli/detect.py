@@ -1,5 +1,5 @@
 """`python -m explorer detect`: previous-token, duplicate-token, induction and prefix-matching scores of every
-self-attention head (explorer/analyses/detectors.py; Olsson et al. 2022, TransformerLens's definitions), with chance."""
+self-attention head (explorer/analyses/sentence/detectors.py; Olsson et al. 2022, TransformerLens's definitions), with chance."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def add_options(detect: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.analyses.detectors import DETECTOR_TITLES, detect_heads
+    from explorer.analyses.sentence.detectors import DETECTOR_TITLES, detect_heads
     from explorer.cli.inputs import opened
     from explorer.models.vocabulary import KIND_TITLES
 

@@ -1,5 +1,6 @@
 """`python -m explorer faithfulness`: how well attention-derived token scores rank the tokens the output depends on,
-averaged over a corpus (explorer/analyses/faithfulness.py); on Ray with --workers N or --ray-address, as additive per-shard
+averaged over a corpus (explorer/analyses/sentence/faithfulness.py); on Ray with --workers N or --ray-address, as additive
+per-shard
 sums of Spearman's ρ and counts, so one process and many workers give the same means."""
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ def add_options(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.analyses.faithfulness import METHOD_TITLES
-    from explorer.analyses.jobs import run_job
+    from explorer.analyses.jobs.jobs import run_job
+    from explorer.analyses.sentence.faithfulness import METHOD_TITLES
     from explorer.cli.inputs import opened
     from explorer.models.data import CorpusError, read_lines
 

@@ -1,5 +1,5 @@
 """`python -m explorer focus`: the lecture's question ("which word does “it” look at?") for every layer and head of
-one attention kind, at word level (explorer/analyses/focus_table.py)."""
+one attention kind, at word level (explorer/analyses/sentence/focus_table.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def add_options(focus: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.analyses.focus_table import word_focus_table
+    from explorer.analyses.sentence.focus_table import word_focus_table
     from explorer.capture.trace import trace_sentence
     from explorer.cli.inputs import opened
 

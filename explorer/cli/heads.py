@@ -8,10 +8,10 @@ import sys
 from dataclasses import asdict
 
 # Ray itself is imported only when workers are asked for.
-from explorer.analyses.corpus_scoring import scorer_by_metric
-from explorer.analyses.jobs import run_job
-from explorer.analyses.results import ImportanceReport
-from explorer.analyses.roles import Thresholds
+from explorer.analyses.corpus.corpus_scoring import scorer_by_metric
+from explorer.analyses.corpus.results import ImportanceReport
+from explorer.analyses.corpus.roles import Thresholds
+from explorer.analyses.jobs.jobs import run_job
 from explorer.capture.head_sets import HeadSpecError
 from explorer.capture.inputs import InputError
 from explorer.cli.arguments import distribution_note, progress_bar
@@ -22,7 +22,7 @@ from explorer.teaching.wording import plural
 
 
 def run_roles(args: argparse.Namespace) -> None:
-    from explorer.analyses.roles import corpus_description
+    from explorer.analyses.corpus.roles import corpus_description
     from explorer.capture.treebank import read_trees
 
     if not args.text and not args.conllu:
@@ -57,7 +57,7 @@ def run_roles(args: argparse.Namespace) -> None:
     print(f"{corpus_description(report)}; {report.seconds:.1f} s")
 
 def run_evolution(args: argparse.Namespace) -> None:
-    from explorer.analyses.head_evolution import find_snapshots, head_evolution
+    from explorer.analyses.corpus.head_evolution import find_snapshots, head_evolution
 
     checkpoint = opened(args)
     if not isinstance(checkpoint, TrainingSnapshots):
@@ -73,7 +73,7 @@ def run_evolution(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 def run_importance(args: argparse.Namespace) -> None:
-    from explorer.analyses.shipped_analyses import ROLES_FILE, shipped_report
+    from explorer.analyses.corpus.shipped_analyses import ROLES_FILE, shipped_report
 
     checkpoint = opened(args)
     sources, references = read_corpus(args, checkpoint)
@@ -104,7 +104,7 @@ def run_importance(args: argparse.Namespace) -> None:
 def importance_for_curve(args: argparse.Namespace, checkpoint, sources: list[str],
                          references: list[str] | None) -> ImportanceReport:
     """--importance FILE, else the model's head_importance.json, else gradient importance on this corpus."""
-    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped_report
+    from explorer.analyses.corpus.shipped_analyses import IMPORTANCE_FILE, shipped_report
 
     if args.importance:
         try:
@@ -125,8 +125,8 @@ def importance_for_curve(args: argparse.Namespace, checkpoint, sources: list[str
                    cache_folder=None).result
 
 def run_prune_curve(args: argparse.Namespace) -> None:
-    from explorer.analyses.corpus_jobs import order_of
-    from explorer.analyses.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores
+    from explorer.analyses.corpus.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores
+    from explorer.analyses.jobs.corpus_jobs import order_of
 
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     unknown = [k for k in kinds if k not in CURVE_KINDS]
@@ -166,8 +166,8 @@ def run_prune_curve(args: argparse.Namespace) -> None:
     print(f"{curve.pairs} {scorer_by_metric(curve.quality).example_word}s, {curve.seconds:.1f} s")
 
 def run_heads(args: argparse.Namespace) -> None:
-    from explorer.analyses.head_table import head_rows, head_table
-    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped_report
+    from explorer.analyses.corpus.head_table import head_rows, head_table
+    from explorer.analyses.corpus.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped_report
 
     checkpoint = opened(args)
     roles, importance = shipped_report(checkpoint, ROLES_FILE), shipped_report(checkpoint, IMPORTANCE_FILE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.analyses.corpus import corpus_examples
+from explorer.analyses.corpus.corpus import corpus_examples
 from explorer.capture.head_sets import HeadSpecError, parse_heads
 from explorer.capture.input_kinds import TEXT, input_kind
 from explorer.capture.inputs import InputError
@@ -43,7 +43,7 @@ def pruned_heads(args: argparse.Namespace, model) -> list:
     """--prune SPEC plus --prune-least-important FRACTION, as one list of heads."""
     pruned = set(parse_heads(args.prune, model))
     if args.prune_least_important:
-        from explorer.analyses.pruning import importance_scores, least_important
+        from explorer.analyses.corpus.pruning import importance_scores, least_important
         from explorer.capture.head_sets import all_heads
 
         scores = importance_scores(shipped_importance(model), args.normalisation)
@@ -52,7 +52,7 @@ def pruned_heads(args: argparse.Namespace, model) -> list:
 
 def shipped_importance(model):
     """The model's head_importance.json (an ImportanceReport), or an error saying how to create it."""
-    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, analyses_folder, shipped_report
+    from explorer.analyses.corpus.shipped_analyses import IMPORTANCE_FILE, analyses_folder, shipped_report
 
     report = shipped_report(model, IMPORTANCE_FILE)
     if report is None:
@@ -62,7 +62,7 @@ def shipped_importance(model):
 
 def read_corpus(args: argparse.Namespace, model) -> tuple[list[str], list[str] | None]:
     """--src (and --ref, which translation models need and language models do not take), cut to --limit."""
-    from explorer.analyses.corpus_scoring import corpus_task
+    from explorer.analyses.corpus.corpus_scoring import corpus_task
 
     translates = corpus_task(model).needs_references
     if translates and not args.ref:

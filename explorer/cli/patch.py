@@ -1,5 +1,5 @@
 """`python -m explorer patch`: activation patching (causal tracing, Meng et al. 2022) of a clean and a corrupted
-sentence: how much of the clean output each head's z and each layer's output restores (explorer/analyses/patching.py)."""
+sentence: how much of the clean output each head's z and each layer's output restores (explorer/analyses/sentence/patching.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def add_options(patch: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from explorer.analyses.patching import patch
+    from explorer.analyses.sentence.patching import patch
     from explorer.cli.inputs import opened
     from explorer.models.vocabulary import KIND_TITLES
 

@@ -58,7 +58,7 @@ def command_of(analysis: Analysis) -> Command:
 
 def analysed(analysis: Analysis, args: argparse.Namespace):
     """The analysis's record for the sentence of --text, or the mean over the sentences of --src."""
-    from explorer.analyses.jobs import run_job
+    from explorer.analyses.jobs.jobs import run_job
     from explorer.capture.inputs import InputError
     from explorer.capture.trace import trace_sentence
     from explorer.cli.inputs import opened

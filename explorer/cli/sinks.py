@@ -1,5 +1,5 @@
 """`python -m explorer sinks`: every head's share of attention on the first token, special tokens and punctuation,
-by weight and by norm, averaged over a corpus (explorer/analyses/sinks.py), and the heads that are sinks."""
+by weight and by norm, averaged over a corpus (explorer/analyses/sentence/sinks.py), and the heads that are sinks."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def add_options(sinks: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import torch
 
-    from explorer.analyses.sinks import SINK_THRESHOLD, corpus_sinks
+    from explorer.analyses.sentence.sinks import SINK_THRESHOLD, corpus_sinks
     from explorer.capture.inputs import InputError
     from explorer.cli.inputs import opened
     from explorer.models.data import CorpusError, read_lines

@@ -57,8 +57,8 @@ def run_translate(args: argparse.Namespace) -> None:
         print(line)
 
 def run_evaluate(args: argparse.Namespace) -> None:
-    from explorer.analyses.jobs import run_job
-    from explorer.analyses.results import TextScores
+    from explorer.analyses.corpus.results import TextScores
+    from explorer.analyses.jobs.jobs import run_job
     from explorer.capture.head_sets import format_heads
 
     model = model_for(args)

@@ -122,8 +122,8 @@ def detector_maps(detection, kind: str) -> go.Figure:
     """One self-attention kind's heads, a panel per detector, chance and the best possible score under each
     panel's title. Colours show how far above chance each score is (above_chance: pale at chance, dark red for a
     perfect head, log scale), so that a head at a few times chance stands out although every score is small; the
-    score itself is written in each cell. detection: an explorer.analyses.detectors.HeadDetection."""
-    from explorer.analyses.detectors import DETECTOR_TITLES
+    score itself is written in each cell. detection: an explorer.analyses.sentence.detectors.HeadDetection."""
+    from explorer.analyses.sentence.detectors import DETECTOR_TITLES
 
     names = list(detection.scores[kind])
     values = [detection.scores[kind][name] for name in names]
@@ -151,7 +151,7 @@ def detector_maps(detection, kind: str) -> go.Figure:
 def patching_maps(result, title: str = "") -> go.Figure:
     """Restored share per head (a panel per kind) and per layer output (a panel, a column per stack), on a
     diverging scale centred on 0 (−1 to 1; a cell beyond is drawn at the end colour, its value printed).
-    result: an explorer.analyses.patching.PatchingResult."""
+    result: an explorer.analyses.sentence.patching.PatchingResult."""
     values, titles, hovers, columns = [], [], [], []
     for kind, z in result.heads.items():
         layers, heads = z.shape

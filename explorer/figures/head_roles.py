@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from explorer.analyses.results import HeadRoles
+from explorer.analyses.corpus.results import HeadRoles
 from explorer.figures.common import (
     NARROW_WIDTH,
     SMALLEST_FONT,

@@ -15,8 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.analyses.positional import position_similarity
-from explorer.analyses.rollout import attention_rollout
+from explorer.analyses.sentence.positional import position_similarity
+from explorer.analyses.sentence.rollout import attention_rollout
 from explorer.capture.trace import Trace
 from explorer.figures.common import ABSOLUTE, SMALLEST_FONT, font
 

@@ -1,4 +1,4 @@
-"""The live induction-head demonstration's figure (explorer/analyses/induction_demo.py): the second-repeat loss and the
+"""The live induction-head demonstration's figure (explorer/analyses/lecture/induction_demo.py): the second-repeat loss and the
 induction (prefix-matching) score over training steps, in two panels on one step axis, the phase change shaded."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.analyses.logit_lens import LogitLens
+from explorer.analyses.sentence.logit_lens import LogitLens
 from explorer.figures.common import (
     NARROW_WIDTH,
     axis_length,

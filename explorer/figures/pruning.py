@@ -7,9 +7,9 @@ import html
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.analyses.corpus_scoring import scorer_by_metric
-from explorer.analyses.pruning import DiffPiece, StepComparison
-from explorer.analyses.results import PruningCurve
+from explorer.analyses.corpus.corpus_scoring import scorer_by_metric
+from explorer.analyses.corpus.pruning import DiffPiece, StepComparison
+from explorer.analyses.corpus.results import PruningCurve
 from explorer.figures.common import NARROW_WIDTH, every_label, label_room, plural, position_labels
 from explorer.figures.decoding import nats_scale
 from explorer.figures.html_cells import numbered

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.analyses.results import HeadRoles
+from explorer.analyses.corpus.results import HeadRoles
 from explorer.figures.common import SMALLEST_FONT, font, label_font, text_width
 from explorer.figures.html_cells import (
     AS_WIDE_AS_THE_TABLE,

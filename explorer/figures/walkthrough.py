@@ -1,5 +1,5 @@
 """The Q/K/V walkthrough for one query, with the model's own numbers: its q, every key's k and v, q·k, the scaling,
-the softmax weights and z, as bars in three panels side by side (explorer/analyses/internals.py computes them)."""
+the softmax weights and z, as bars in three panels side by side (explorer/analyses/sentence/internals.py computes them)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.analyses.internals import Walkthrough
+from explorer.analyses.sentence.internals import Walkthrough
 from explorer.figures.common import (
     SMALLEST_FONT,
     axis_length,

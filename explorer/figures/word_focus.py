@@ -1,4 +1,5 @@
-"""Where one word looks, in every layer and head at once (explorer/analyses/word_focus.py): a layers × heads grid, each cell
+"""Where one word looks, in every layer and head at once (explorer/analyses/sentence/word_focus.py): a layers × heads grid, each
+cell
 coloured by the weight the word gives its most-attended other word, with that word and the percentage written in.
 
 Sized for the narrowest main column the app has (COLUMN px: a 1024 px window with the sidebar open): the cells'
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.analyses.word_focus import Focus, WordAttention, percent, quoted
+from explorer.analyses.sentence.word_focus import Focus, WordAttention, percent, quoted
 from explorer.figures.common import font
 from explorer.figures.html_cells import coloured_cell, figure_box, scale_colours, table_html
 

@@ -6,7 +6,7 @@ A paper is a function `(model, budget) -> Card` registered with @paper; it measu
 attention kinds, what it reads and writes, shipped analyses), never by family, and says what the model lacks instead of a number
 ("not measurable"). explorer/papers/replication.py runs them and gives one JSON object:
 {"model": ..., "papers": [{"paper", "claim", "paper_value", "ours", "verdict", "command", ...}, ...]}; the bundled
-models ship it as replication.json (explorer/analyses/shipped_analyses.py's conventions).
+models ship it as replication.json (explorer/analyses/corpus/shipped_analyses.py's conventions).
 """
 
 from __future__ import annotations

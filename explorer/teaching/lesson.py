@@ -17,8 +17,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from explorer.analyses.internals import Walkthrough, default_query, qkv_walkthrough
-from explorer.analyses.word_focus import PRONOUNS  # the lecture's question is where a pronoun looks: open on it
+from explorer.analyses.sentence.internals import Walkthrough, default_query, qkv_walkthrough
+from explorer.analyses.sentence.word_focus import PRONOUNS  # the lecture's question is where a pronoun looks: open on it
 from explorer.capture.trace import Trace
 from explorer.figures import lesson as figures
 from explorer.models.interface import Embeds, ExplorerModel

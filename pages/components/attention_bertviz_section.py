@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.norms import norm_shares
+from explorer.analyses.sentence.norms import norm_shares
 from explorer.figures.bertviz_views import OfflineScriptsMissing, head_view_html, model_view_html
 from explorer.figures.windows import window_size, window_trace, window_words
 from explorer.pages.components import url_state

@@ -1,6 +1,6 @@
 """The Attention page's tabs "Every head", "Head average" and "Rollout & flow": the grid of every head of the kind
 with its attention sinks outlined, the layer's head average, and Abnar & Zuidema's rollout and flow
-(explorer/analyses/rollout.py, flow.py) through one stack's self-attention. `draw_heatmap` is the page's: draw_heatmap
+(explorer/analyses/sentence/rollout.py, flow.py) through one stack's self-attention. `draw_heatmap` is the page's: draw_heatmap
 of pages/components/attention_heatmap.py with the page's tokens and window."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow
-from explorer.analyses.rollout import attention_rollout, head_average
-from explorer.analyses.sinks import SINK_THRESHOLD, sink_notes
+from explorer.analyses.sentence.flow import MAX_FLOW_TOKENS, attention_flow
+from explorer.analyses.sentence.rollout import attention_rollout, head_average
+from explorer.analyses.sentence.sinks import SINK_THRESHOLD, sink_notes
 from explorer.capture.exports import matrix_table
 from explorer.capture.inputs import InputError
 from explorer.figures.attention import heads_grid
@@ -20,7 +20,7 @@ from explorer.pages.components.glossary_links import linked
 from explorer.pages.components.widgets import figure_places, show_table_figure
 
 SELF_ATTENTION = ("encoder", "decoder")        # rollout and flow follow one stack's self-attention
-# Measured: explorer.analyses.flow.attention_flow on the 8-head model's encoder, this 2-core machine
+# Measured: explorer.analyses.sentence.flow.attention_flow on the 8-head model's encoder, this 2-core machine
 # (docs/analyses.md, "Attention flow and rollout"); its time grows with the fourth power of the length.
 FLOW_COST = "on the bundled 8-head model about 0.01 s at 5 tokens, 0.15 s at 20 and 2 s at 45 on a 2-core CPU"
 

@@ -13,10 +13,10 @@ import threading
 import streamlit as st
 
 import explorer.settings as settings
-from explorer.analyses.corpus_scoring import scorer_for
-from explorer.analyses.head_evolution import EVOLUTION_FILE
-from explorer.analyses.shipped_analyses import shipped
-from explorer.analyses.word_focus import lecture_answer, lecture_strongest
+from explorer.analyses.corpus.corpus_scoring import scorer_for
+from explorer.analyses.corpus.head_evolution import EVOLUTION_FILE
+from explorer.analyses.corpus.shipped_analyses import shipped
+from explorer.analyses.sentence.word_focus import lecture_answer, lecture_strongest
 from explorer.capture.decoding_steps import masked_word
 from explorer.capture.examples import SENTENCES as EXAMPLES
 from explorer.capture.head_sets import HeadSet, head_mask
@@ -82,7 +82,7 @@ def cached_masked_word(ref: ModelRef, text: str, position: int, fix_casing: bool
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def cached_lecture_strongest(ref: ModelRef, sentence: str) -> tuple[str, float] | None:
-    """The head that gives the lecture's antecedent the most weight from "it" (explorer.analyses.word_focus):
+    """The head that gives the lecture's antecedent the most weight from "it" (explorer.analyses.sentence.word_focus):
     two forward passes a model, computed once, not on every rerun of the Lesson or the Attention page."""
     return lecture_strongest(cached_model(ref), sentence)
 

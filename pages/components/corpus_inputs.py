@@ -9,8 +9,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.analyses import shipped_analyses
-from explorer.analyses.corpus import corpus_examples
+from explorer.analyses.corpus import shipped_analyses
+from explorer.analyses.corpus.corpus import corpus_examples
 from explorer.figures.common import plural
 from explorer.models.data import file_bytes
 from explorer.pages.components.access import policy, quoted, refuse
@@ -71,7 +71,7 @@ class CorpusChoice:
 
 def corpus_lines(source: CorpusChoice, reference: CorpusChoice | None, limit: int):
     """The first `limit` lines of a chosen corpus (with its aligned references, for a translation model) as every
-    corpus analysis reads them (explorer/analyses/corpus.py), and its name to show; a CorpusError naming the
+    corpus analysis reads them (explorer/analyses/corpus/corpus.py), and its name to show; a CorpusError naming the
     person's own file when it cannot be used."""
     data, source_name, shown = source.read()
     reference_data, reference_name, _ = reference.read() if reference is not None else (None, "", "")

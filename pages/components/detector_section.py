@@ -1,11 +1,11 @@
 """The Heads page's "Head detectors (Olsson et al. 2022)" section: previous-token, duplicate-token, induction and
-prefix-matching scores of every self-attention head, beside Voita et al.'s roles (explorer/analyses/detectors.py)."""
+prefix-matching scores of every self-attention head, beside Voita et al.'s roles (explorer/analyses/sentence/detectors.py)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.detectors import DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table, reference_table
+from explorer.analyses.sentence.detectors import DEFAULT_SEEDS, HeadDetection, detect_heads, detection_table, reference_table
 from explorer.capture.exports import table_csv
 from explorer.figures.detectors import detector_maps
 from explorer.models.interface import ExplorerModel

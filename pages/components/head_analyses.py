@@ -8,9 +8,9 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from explorer.analyses.results import ImportanceReport, RolesReport
-from explorer.analyses.roles import Thresholds
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, REPORTS, ROLES_FILE, shipped_report
+from explorer.analyses.corpus.results import ImportanceReport, RolesReport
+from explorer.analyses.corpus.roles import Thresholds
+from explorer.analyses.corpus.shipped_analyses import IMPORTANCE_FILE, REPORTS, ROLES_FILE, shipped_report
 
 FILES = {"roles": ROLES_FILE, "importance": IMPORTANCE_FILE}
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.corpus_scoring import corpus_task
-from explorer.analyses.results import ImportanceReport, RolesReport
-from explorer.analyses.roles import SHORT_PIECES, reclassified
+from explorer.analyses.corpus.corpus_scoring import corpus_task
+from explorer.analyses.corpus.results import ImportanceReport, RolesReport
+from explorer.analyses.corpus.roles import SHORT_PIECES, reclassified
 from explorer.capture.trace import Trace
 from explorer.figures.common import ABSOLUTE
 from explorer.figures.focus import drawn_whole, focus_size

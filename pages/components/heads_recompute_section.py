@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.corpus_scoring import Scorer
+from explorer.analyses.corpus.corpus_scoring import Scorer
 from explorer.analyses.defaults import RARE_COMMON_TOP, RARE_FILTER_SOURCE
-from explorer.analyses.jobs import run_job
+from explorer.analyses.jobs.jobs import run_job
 from explorer.capture.treebank import trees_of
 from explorer.models.data import CorpusError, lines_of
 from explorer.pages.components.access import policy

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.corpus_scoring import SCORERS, corpus_task
-from explorer.analyses.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
-from explorer.analyses.results import ImportanceReport, RolesReport
-from explorer.analyses.roles import corpus_description, reclassified, role_summary
+from explorer.analyses.corpus.corpus_scoring import SCORERS, corpus_task
+from explorer.analyses.corpus.head_table import COLUMN_GROUPS, MEASURE_HEADERS, head_table, shown_columns
+from explorer.analyses.corpus.results import ImportanceReport, RolesReport
+from explorer.analyses.corpus.roles import corpus_description, reclassified, role_summary
 from explorer.capture.exports import table_csv
 from explorer.figures.common import plural
 from explorer.figures.role_map import COLOUR_BY, role_cells, role_map_html

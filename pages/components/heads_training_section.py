@@ -1,5 +1,5 @@
 """The Heads page's "During training" tab: how the heads formed, one line per head over the training epochs
-(explorer/analyses/head_evolution.py), when the model ships that record."""
+(explorer/analyses/corpus/head_evolution.py), when the model ships that record."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from dataclasses import asdict
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.head_evolution import EVOLUTION_FILE
-from explorer.analyses.shipped_analyses import shipped
+from explorer.analyses.corpus.head_evolution import EVOLUTION_FILE
+from explorer.analyses.corpus.shipped_analyses import shipped
 from explorer.figures.head_roles import EVOLUTION_MEASURES
 from explorer.models.interface import TrainingSnapshots
 from explorer.pages.components.caches import evolution_chart

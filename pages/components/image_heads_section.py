@@ -1,6 +1,6 @@
 """The Images page's heads: which heads to switch off (kept in the URL), each head's importance on the held-out
 digits (Michel et al. 2019), the held-out accuracy with and without the pruned heads, and the accuracy as heads
-are pruned least important first (explorer/analyses/image_heads.py)."""
+are pruned least important first (explorer/analyses/sentence/image_heads.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.analyses.image_heads import held_out_score, image_head_importance, image_pruning_curve
+from explorer.analyses.sentence.image_heads import held_out_score, image_head_importance, image_pruning_curve
 from explorer.capture.head_sets import HeadSpecError, all_heads, format_heads, parse_heads
 from explorer.figures.common import font
 from explorer.pages.components import url_state

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.internals import qkv_walkthrough, walkthrough_table
-from explorer.analyses.positional import grid_closeness, position_similarity
+from explorer.analyses.sentence.internals import qkv_walkthrough, walkthrough_table
+from explorer.analyses.sentence.positional import grid_closeness, position_similarity
 from explorer.figures.image import (
     attention_over_image,
     grid_of,

@@ -1,11 +1,11 @@
 """The Papers page's live demonstration for Olsson et al. 2022: a 2-layer attention-only model trained on repeated
-random sequences on this CPU, its loss and induction score over the steps (explorer/analyses/induction_demo.py)."""
+random sequences on this CPU, its loss and induction score over the steps (explorer/analyses/lecture/induction_demo.py)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.induction_demo import run_demo, shipped_demo, summary
+from explorer.analyses.lecture.induction_demo import run_demo, shipped_demo, summary
 from explorer.figures.induction_demo import induction_demo_figure
 from explorer.pages.components.jobs import corpus_job
 from explorer.pages.components.widgets import show_figure

@@ -1,14 +1,14 @@
 """The Internals page's "Positions" tab: how word order gets in. Sinusoidal or learned position encodings with
 their similarity and what the first layer receives (embedding + position); for a model that adds a learned bias
 to its scores by offset (T5), that bias per head; for rotary positions (Llama), the angle each position turns q
-and k by (explorer/analyses/positional.py)."""
+and k by (explorer/analyses/sentence/positional.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.positional import bias_by_offset, position_similarity, rotary_angles, sin_cos_halves
+from explorer.analyses.sentence.positional import bias_by_offset, position_similarity, rotary_angles, sin_cos_halves
 from explorer.capture.exports import matrix_table
 from explorer.figures.internals import (
     embedding_sum_figure,

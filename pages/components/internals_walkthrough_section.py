@@ -1,13 +1,13 @@
 """The Internals page's "Q, K, V walkthrough": one query token's arithmetic in one head, from q, k and v through the
 scores, the mask and softmax to z and the block's output, with the model's own numbers
-(explorer/analyses/internals.py)."""
+(explorer/analyses/sentence/internals.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.internals import default_query, qkv_walkthrough, walkthrough_table
+from explorer.analyses.sentence.internals import default_query, qkv_walkthrough, walkthrough_table
 from explorer.figures.common import plural
 from explorer.figures.walkthrough import scaling_words, walkthrough_figure
 from explorer.pages.components import url_state

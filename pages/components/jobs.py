@@ -12,7 +12,7 @@ from itertools import count
 
 import streamlit as st
 
-from explorer.analyses import distributed
+from explorer.analyses.jobs import distributed
 from explorer.models.errors import ExplorerError
 from explorer.pages.components import run_queue
 from explorer.pages.components.access import policy, refuse, session_tag
@@ -98,7 +98,7 @@ def _in_line(what: str):
 def run_queued_job(what: str, progress_text: str, prepare, keep, retries_key: str, ray_failure: str = "",
                    file_failure: str = "") -> bool:
     """A corpus job as this session's queued job (corpus_job: `what` names it on the waiting page), with a progress
-    bar: prepare() reads the files and returns compute(progress), which runs it (explorer/analyses/jobs.py's run_job:
+    bar: prepare() reads the files and returns compute(progress), which runs it (explorer/analyses/jobs/jobs.py's run_job:
     on Ray workers or in this process) and returns what run_job returns; its result goes to keep(result), and the
     shards Ray retried are remembered for show_retries(retries_key). True once kept; a Ray failure or a bad file is
     said on the page (after `ray_failure` or `file_failure`) and gives False."""

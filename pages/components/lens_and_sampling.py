@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.logit_lens import lens_note, lens_table, logit_lens, masked_logit_lens
+from explorer.analyses.sentence.logit_lens import lens_note, lens_table, logit_lens, masked_logit_lens
 from explorer.capture.head_sets import parse_heads
 from explorer.capture.memo import BoundedCache
 from explorer.capture.sampling import sample, sample_log_probs, step_sampling, step_sampling_table, vocabulary_size

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.word_focus import LECTURE, percent
+from explorer.analyses.sentence.word_focus import LECTURE, percent
 from explorer.models.tokenizer import clean_text
 from explorer.pages.components import url_state
 from explorer.pages.components.caches import cached_lecture_strongest, cached_model

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.analyses.corpus_scoring import corpus_task
+from explorer.analyses.corpus.corpus_scoring import corpus_task
 from explorer.capture.translation import bleu
 from explorer.models.data import CorpusError
 from explorer.models.interface import Generates

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.corpus_jobs import order_of
-from explorer.analyses.corpus_scoring import corpus_task
-from explorer.analyses.jobs import run_job
-from explorer.analyses.pruning import CURVE_KINDS, curve_heads, curve_rows, importance_scores
-from explorer.analyses.results import ImportanceReport, PruningCurve
-from explorer.analyses.shipped_analyses import shipped
+from explorer.analyses.corpus.corpus_scoring import corpus_task
+from explorer.analyses.corpus.pruning import CURVE_KINDS, curve_heads, curve_rows, importance_scores
+from explorer.analyses.corpus.results import ImportanceReport, PruningCurve
+from explorer.analyses.corpus.shipped_analyses import shipped
+from explorer.analyses.jobs.corpus_jobs import order_of
+from explorer.analyses.jobs.jobs import run_job
 from explorer.figures.pruning import curve_figure
 from explorer.pages.components.corpus_inputs import analysis_folder, corpus_file, corpus_lines, ray_settings, show_retries
 from explorer.pages.components.glossary_links import term_help

@@ -1,6 +1,6 @@
 """The Prune page's output with and without the pruned heads: the two outputs, their token-level diff and, per step
 of the unpruned output, its token's probability in both models and the KL divergence between them
-(explorer/analyses/pruning.py); a sentence encoder's embedding and nearest captions, pruned and whole; a masked
+(explorer/analyses/corpus/pruning.py); a sentence encoder's embedding and nearest captions, pruned and whole; a masked
 language model's note instead."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.pruning import compare_steps, token_diff
+from explorer.analyses.corpus.pruning import compare_steps, token_diff
 from explorer.capture.head_sets import head_set
 from explorer.figures.pruning import diff_html, step_comparison_bars, step_comparison_figure
 from explorer.models.interface import Embeds, Generates

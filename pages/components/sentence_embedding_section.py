@@ -1,4 +1,4 @@
-"""A sentence encoder's output on the Translation and Prune pages (explorer/analyses/sentence_similarity.py): the
+"""A sentence encoder's output on the Translation and Prune pages (explorer/analyses/sentence/sentence_similarity.py): the
 sentence's embedding, its cosine similarity to a second sentence, its nearest Multi30k validation captions; with
 heads pruned, the cosine between the pruned and the whole model's embedding and the nearest captions each finds."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.sentence_similarity import (
+from explorer.analyses.corpus.shipped_analyses import checkpoint_hash
+from explorer.analyses.sentence.sentence_similarity import (
     NEAREST,
     PAIR_SENTENCE,
     caption_embeddings,
@@ -17,7 +18,6 @@ from explorer.analyses.sentence_similarity import (
     pruning_effect,
     validation_captions,
 )
-from explorer.analyses.shipped_analyses import checkpoint_hash
 from explorer.capture.head_sets import HeadSet, format_heads
 from explorer.figures.embedding import embedding_figure
 from explorer.pages.components.caches import cached_model

@@ -1,12 +1,12 @@
 """The Heads page's "Attention sinks on your sentence": heads that park most of their attention on the first token,
-special tokens or punctuation (explorer/analyses/sinks.py), with the share by norm beside it."""
+special tokens or punctuation (explorer/analyses/sentence/sinks.py), with the share by norm beside it."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.sinks import OVER_CHANCE, SINK_THRESHOLD, key_ids, sinks
+from explorer.analyses.sentence.sinks import OVER_CHANCE, SINK_THRESHOLD, key_ids, sinks
 from explorer.figures.common import display_tokens
 from explorer.models.vocabulary import KIND_TITLES, SHORT_NAMES
 from explorer.pages.components.glossary_links import linked, term_help

@@ -1,7 +1,7 @@
 """The Attention page's “Which word does a word look at?”: the lecture's question (“The animal didn't cross the
 street because it was too tired.”: where does “it” look?) asked of every layer and head at once, for any word of
-the sentence (explorer/analyses/word_focus.py), with what the heads make of a pronoun whose antecedent is known: the
-lecture's two sentences and the captions of this model's pronoun_examples.json (explorer/analyses/pronoun_examples.py)."""
+the sentence (explorer/analyses/sentence/word_focus.py), with what the heads make of a pronoun whose antecedent is known: the
+lecture's two sentences and the captions of this model's pronoun_examples.json (explorer/analyses/lecture/pronoun_examples.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import re
 
 import streamlit as st
 
-from explorer.analyses.pronoun_examples import shipped_examples
-from explorer.analyses.word_focus import (
+from explorer.analyses.lecture.pronoun_examples import shipped_examples
+from explorer.analyses.sentence.word_focus import (
     LECTURE,
     answer_text,
     default_word,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.analyses.logit_lens import lens_note, logit_lens, masked_logit_lens
+from explorer.analyses.sentence.logit_lens import lens_note, logit_lens, masked_logit_lens
 from explorer.capture.decoding_steps import maskable_positions
 from explorer.capture.sampling import sample, sample_log_probs, step_sampling
 from explorer.capture.trace import trace_sentence

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from explorer.analyses.faithfulness import ABNAR_ZUIDEMA, faithfulness
+from explorer.analyses.sentence.faithfulness import ABNAR_ZUIDEMA, faithfulness
 from explorer.pages.components.session import OWN
 from tests.app.conftest import open_page
 from tests.app.test_pages import traces_of
@@ -48,7 +48,7 @@ def test_a_long_sentences_figure_keeps_the_sizing_rules_cell_per_token(h8):
     """Every token keeps the sizing rule's cell: across the column while they fit a projector's column (a 1024 px
     window's, the narrowest) beside the names and the colour bar; beyond, a row per token, the figure growing down
     with the sentence (plotly figures never grow wider than the page's column), the same numbers transposed."""
-    from explorer.analyses.faithfulness import METHOD_TITLES
+    from explorer.analyses.sentence.faithfulness import METHOD_TITLES
     from explorer.figures.common import cell_size
     from explorer.figures.faithfulness import COLOUR_BAR, NARROWEST_COLUMN, VALUES, faithfulness_figure, names_width
 
@@ -83,7 +83,7 @@ def test_too_short_a_sentence_is_a_sentence_not_an_error():
 def test_page_runs_on_tiny_hugging_face_models(family, tmp_path_factory):
     """The page draws the analysis of the model's own computation, or says why the sentence cannot be scored:
     which of the two, and the numbers, computed here from the model itself."""
-    from explorer.analyses.faithfulness import Unscorable
+    from explorer.analyses.sentence.faithfulness import Unscorable
     from explorer.models.loader import open_model
 
     folder = str(saved_model(family, tmp_path_factory))

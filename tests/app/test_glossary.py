@@ -112,7 +112,7 @@ def strings(node: ast.AST) -> list[str]:
         from explorer.teaching.lesson_steps import STEP_TERMS
         return [term for terms in STEP_TERMS.values() for term in terms]
     if isinstance(node, ast.Attribute) and node.attr == "metric":    # a corpus Scorer's measure: every registered one
-        from explorer.analyses.corpus_scoring import SCORERS
+        from explorer.analyses.corpus.corpus_scoring import SCORERS
         return [scorer.metric for scorer in SCORERS.values()]
     if isinstance(node, ast.Attribute) and node.attr == "terms":     # a registered analysis's own terms
         from explorer.analyses.registry import registered

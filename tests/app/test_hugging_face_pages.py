@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from explorer.analyses.positional import bias_by_offset
-from explorer.analyses.sentence_similarity import PAIR_SENTENCE, embed_texts
+from explorer.analyses.sentence.positional import bias_by_offset
+from explorer.analyses.sentence.sentence_similarity import PAIR_SENTENCE, embed_texts
 from explorer.capture.head_sets import HeadSpec
 from explorer.capture.trace import trace_sentence
 from explorer.models.interface import FILL_MASK, Embeds
@@ -107,7 +107,7 @@ CONLLU = """# text = a dog runs in the snow
 
 def reading_scores(model, sentences: list[str]) -> dict[str, dict]:
     """Each head of the stack that reads the text (the encoder; a decoder-only model's decoder): the scores behind
-    its roles, by Voita et al.'s definitions (explorer/analyses/roles.py's docstring), from the model's own forward one
+    its roles, by Voita et al.'s definitions (explorer/analyses/corpus/roles.py's docstring), from the model's own forward one
     sentence at a time. Queries and the rarest-piece candidates are word pieces (no special token); confidence: the
     mean of each query's largest weight; offset share: the share of queries peaking at the head's most frequent offset
     (−7 … +7); rare rate: the share of sentences whose mean over queries peaks on the rarest piece (counted over these

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.analyses.image_heads import held_out_score
-from explorer.analyses.positional import position_similarity
-from explorer.analyses.rollout import attention_rollout
+from explorer.analyses.sentence.image_heads import held_out_score
+from explorer.analyses.sentence.positional import position_similarity
+from explorer.analyses.sentence.rollout import attention_rollout
 from explorer.capture.head_sets import parse_heads
 from explorer.capture.image_trace import trace_image
 from explorer.models.digits import held_out

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.analyses.word_focus import LECTURE, lecture_strongest, percent
+from explorer.analyses.sentence.word_focus import LECTURE, lecture_strongest, percent
 from explorer.models.installed import INSTALLED
 from explorer.pages.components.session import INSTALLED_MODELS
 from explorer.pages.registry import PAGES

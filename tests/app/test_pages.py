@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.analyses.roles import role_summary
-from explorer.analyses.rollout import attention_rollout
+from explorer.analyses.corpus.roles import role_summary
+from explorer.analyses.sentence.rollout import attention_rollout
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate
 from explorer.models.checkpoint import load_checkpoint
@@ -382,8 +382,8 @@ def test_prune_page_toggle_changes_the_translation(h8):
     assert max(drawn["KL (nats)"]) > 0
     # "Add the 18 least important" adds the shipped importance's 25% least important to the 6 picked heads (said
     # with its counts before the click); it never drops a picked head.
-    from explorer.analyses.pruning import DEFAULT_NORMALISATION, importance_scores, least_important
-    from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, shipped
+    from explorer.analyses.corpus.pruning import DEFAULT_NORMALISATION, importance_scores, least_important
+    from explorer.analyses.corpus.shipped_analyses import IMPORTANCE_FILE, shipped
     from explorer.capture.head_sets import all_heads
     from explorer.models.loader import open_model
 
@@ -415,7 +415,7 @@ def test_pruning_is_per_session(h8):
 def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everything(h8):
     from dataclasses import asdict
 
-    from explorer.analyses.roles import Thresholds
+    from explorer.analyses.corpus.roles import Thresholds
 
     unreachable = asdict(Thresholds(positional=1.01, syntactic_margin=1.01, rare_rate=1.01))
     at = open_page("prune.py", SENTENCE, role_thresholds=unreachable)
@@ -430,7 +430,7 @@ def test_keep_only_heads_with_a_role_uses_the_thresholds_and_never_prunes_everyt
     # Cross-attention heads cannot be positional; with no rare-token or syntactic role at these thresholds
     # they are the ones pruned, unless one has a role of another kind.
     roles = json.loads((h8.path / "head_roles.json").read_text())
-    from explorer.analyses.roles import reclassified
+    from explorer.analyses.corpus.roles import reclassified
 
     expected = {h.spec for h in reclassified(roles, Thresholds(positional=0.0)) if not h.roles}
     assert pruned == expected and all(spec.startswith("cross.") for spec in pruned)
@@ -602,7 +602,7 @@ def test_the_sentence_is_one_line():
 
 @pytest.mark.slow
 def test_attention_page_draws_norms_when_asked_and_says_what_frequent_tokens_get(h8):
-    from explorer.analyses.norms import weight_and_norm_shares
+    from explorer.analyses.sentence.norms import weight_and_norm_shares
 
     sentence = "A man in a blue shirt, with a dog, is riding a bicycle down the street."
     at = open_page(PAGES[1], sentence)

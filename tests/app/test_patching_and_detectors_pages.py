@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.analyses.detectors import detect_heads
-from explorer.analyses.patching import patch, suggest_corruption
+from explorer.analyses.sentence.detectors import detect_heads
+from explorer.analyses.sentence.patching import patch, suggest_corruption
 from explorer.pages.components.session import OWN
 from tests.app.test_pages import chart_titled
 from tests.conftest import ROOT
@@ -59,7 +59,7 @@ def test_patching_page_draws_the_explorers_numbers(h8):
 
 
 def test_the_sentences_are_escaped_and_their_changed_word_bold():
-    from explorer.analyses.patching import marked_changes
+    from explorer.analyses.sentence.patching import marked_changes
 
     clean, corrupt = "A <script>alert(1)</script> dog runs.", "A <script>alert(1)</script> cat runs."
     assert marked_changes(clean, corrupt) == "A &lt;script&gt;alert(1)&lt;/script&gt; <b>dog</b> runs."

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from plotly.colors import hex_to_rgb
 
-from explorer.analyses.rollout import attention_rollout, head_average
+from explorer.analyses.sentence.rollout import attention_rollout, head_average
 from explorer.capture.head_sets import live_heads, parse_heads
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate

@@ -216,9 +216,9 @@ def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp
     from contextlib import contextmanager
     from types import SimpleNamespace
 
-    import explorer.analyses.distributed
-    import explorer.analyses.shipped_analyses
-    from explorer.analyses.distributed import ShardWorker
+    import explorer.analyses.corpus.shipped_analyses
+    import explorer.analyses.jobs.distributed
+    from explorer.analyses.jobs.distributed import ShardWorker
     from explorer.models.loader import open_model
 
     class RunnerThatLostOne:
@@ -235,8 +235,8 @@ def test_a_corpus_job_whose_ray_worker_died_says_so_on_the_page(monkeypatch, tmp
     def workers_that_lost_one(path, workers=1, address=None):
         yield RunnerThatLostOne(path)
 
-    monkeypatch.setattr(explorer.analyses.distributed, "workers_for", workers_that_lost_one)
-    monkeypatch.setattr(explorer.analyses.shipped_analyses, "CACHE", tmp_path)
+    monkeypatch.setattr(explorer.analyses.jobs.distributed, "workers_for", workers_that_lost_one)
+    monkeypatch.setattr(explorer.analyses.corpus.shipped_analyses, "CACHE", tmp_path)
     monkeypatch.delenv(access.SERVE, raising=False)
     access.policy.cache_clear()
     at = open_page("prune.py", SENTENCE, prune_curve_compute=True)       # its expander open

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from explorer.analyses.pronoun_examples import shipped_examples
+from explorer.analyses.lecture.pronoun_examples import shipped_examples
 from explorer.capture.trace import trace_sentence
 from tests.app.conftest import open_page
 from tests.conftest import BUNDLED

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from explorer.analyses.flow import attention_flow
-from explorer.analyses.rollout import attention_rollout
-from explorer.analyses.sinks import sinks
+from explorer.analyses.sentence.flow import attention_flow
+from explorer.analyses.sentence.rollout import attention_rollout
+from explorer.analyses.sentence.sinks import sinks
 from explorer.capture.trace import trace_sentence
 from explorer.capture.words import word_trace
 from explorer.models.loader import open_model
@@ -79,7 +79,7 @@ def test_rollout_and_flow_follow_decoder_self_attention_and_refuse_cross(h8):
 
 
 def test_flow_beyond_its_cap_says_so_and_rollout_still_draws():
-    from explorer.analyses.flow import MAX_FLOW_TOKENS
+    from explorer.analyses.sentence.flow import MAX_FLOW_TOKENS
 
     long = " ".join(["A dog runs in the park."] * 12)
     at = open_page("attention.py", long)

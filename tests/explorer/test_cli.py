@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.roles import analyse_roles
+from explorer.analyses.corpus.roles import analyse_roles
 from explorer.cli import main
 from explorer.models.checkpoint import load_checkpoint, save_checkpoint
 from explorer.models.data import read_lines

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import explorer
-from explorer.analyses.detectors import DETECTORS
+from explorer.analyses.sentence.detectors import DETECTORS
 from explorer.capture.inputs import InputError
 from tests.explorer.test_cli import cli
 from tests.hugging_face_models import saved_model

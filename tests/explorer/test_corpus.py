@@ -1,8 +1,8 @@
-"""The one reading of a corpus (explorer/analyses/corpus.py) that the command line, Heads and Prune share."""
+"""The one reading of a corpus (explorer/analyses/corpus/corpus.py) that the command line, Heads and Prune share."""
 
 import pytest
 
-from explorer.analyses.corpus import corpus_examples
+from explorer.analyses.corpus.corpus import corpus_examples
 from explorer.models.data import CorpusError
 
 SOURCES = b"A dog runs.\nTwo men talk.\nA girl sings.\n"

@@ -5,9 +5,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.analyses.internals import masked_scores, qkv_walkthrough
-from explorer.analyses.positional import position_similarity, sin_cos_halves
-from explorer.analyses.rollout import attention_rollout, head_average
+from explorer.analyses.sentence.internals import masked_scores, qkv_walkthrough
+from explorer.analyses.sentence.positional import position_similarity, sin_cos_halves
+from explorer.analyses.sentence.rollout import attention_rollout, head_average
 from explorer.capture.decoding_steps import beam_tree, teacher_forcing
 from explorer.capture.head_sets import parse_heads
 from explorer.capture.trace import trace_sentence

@@ -10,7 +10,7 @@ import torch
 import transformers
 
 import explorer
-from explorer.analyses.detectors import (
+from explorer.analyses.sentence.detectors import (
     DETECTORS,
     detect_heads,
     detection_patterns,
@@ -162,7 +162,7 @@ def test_every_family_is_scored_on_its_self_attention_only(family_model):
 
 
 def test_the_json_round_trip_and_the_notebook_call(tiny_checkpoint):
-    from explorer.analyses.detectors import HeadDetection
+    from explorer.analyses.sentence.detectors import HeadDetection
 
     result = explorer.detect_heads(tiny_checkpoint, seeds=2, length=6)
     again = HeadDetection.from_json(json.loads(json.dumps(result.to_json())))

@@ -1,4 +1,4 @@
-"""Corpus jobs on a local Ray with two workers (explorer/analyses/jobs.py, distributed.py): every command's result
+"""Corpus jobs on a local Ray with two workers (explorer/analyses/jobs/jobs.py, distributed.py): every command's result
 equals the one-process result, a worker killed mid-run is replaced without losing or double-counting a shard, and a bad
 Ray address is one clear line within seconds."""
 
@@ -11,11 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from explorer.analyses.corpus_jobs import ShardedScoring
-from explorer.analyses.corpus_scoring import scorer_for
-from explorer.analyses.distributed import RayRunner, model_files_stamp, translation_groups, workers_for
-from explorer.analyses.faithfulness import ATTENTION_METHODS
-from explorer.analyses.jobs import OnRay
+from explorer.analyses.corpus.corpus_scoring import scorer_for
+from explorer.analyses.jobs.corpus_jobs import ShardedScoring
+from explorer.analyses.jobs.distributed import RayRunner, model_files_stamp, translation_groups, workers_for
+from explorer.analyses.jobs.jobs import OnRay
+from explorer.analyses.sentence.faithfulness import ATTENTION_METHODS
 from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.cli import main
 from explorer.models.checkpoint import Checkpoint
@@ -123,7 +123,7 @@ def test_the_workers_stay_for_the_next_run_of_the_same_model_files(tiny_checkpoi
 def test_a_failed_run_lets_its_workers_go(monkeypatch, tmp_path):
     """A run that raised may have left a worker broken: its workers are closed, not kept for the next run (the
     keeping itself, without Ray: a runner that records being closed)."""
-    from explorer.analyses import distributed
+    from explorer.analyses.jobs import distributed
 
     class Runner:
         def __init__(self, *arguments):

@@ -1,4 +1,4 @@
-"""Faithfulness (explorer/analyses/faithfulness.py): leave-one-out on a model whose output depends on one source token by
+"""Faithfulness (explorer/analyses/sentence/faithfulness.py): leave-one-out on a model whose output depends on one source token by
 construction; leave-one-out and last-layer cross-attention against transformers' own numbers; the input gradient
 against finite differences; Spearman against a rank computation by hand; every family; one process = Ray."""
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 import transformers
 
-from explorer.analyses.faithfulness import (
+from explorer.analyses.sentence.faithfulness import (
     ATTENTION_METHODS,
     Unscorable,
     faithfulness,
@@ -19,7 +19,7 @@ from explorer.analyses.faithfulness import (
     rank_correlation,
     setup_for,
 )
-from explorer.analyses.rollout import attention_rollout
+from explorer.analyses.sentence.rollout import attention_rollout
 from explorer.cli import main
 from explorer.models.checkpoint import load_checkpoint
 from explorer.models.hooks import model_run
@@ -155,7 +155,7 @@ def test_cli_bad_corpus_is_one_line(tiny_checkpoint, capsys, tmp_path):
 
 def test_notebook_api(tiny_checkpoint):
     import explorer
-    from explorer.analyses.flow import attention_flow
+    from explorer.analyses.sentence.flow import attention_flow
     from explorer.capture.trace import trace_sentence
 
     text = "Two dogs play in the snow."
@@ -169,9 +169,9 @@ def test_notebook_api(tiny_checkpoint):
 
 
 def test_flow_beyond_its_cap_is_left_out_with_a_note(tiny_checkpoint, monkeypatch):
-    import explorer.analyses.faithfulness as module
+    import explorer.analyses.sentence.faithfulness as module
 
     monkeypatch.setattr(module, "MAX_FLOW_TOKENS", 5)
     result = faithfulness(tiny_checkpoint, "Two dogs play in the snow.")
     assert "flow" not in result.attention and "flow" not in result.spearman
-    assert result.notes == ["Attention flow is left out: it takes at most 5 tokens (explorer/analyses/flow.py)."]
+    assert result.notes == ["Attention flow is left out: it takes at most 5 tokens (explorer/analyses/sentence/flow.py)."]

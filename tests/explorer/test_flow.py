@@ -5,8 +5,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow, residual_attention
-from explorer.analyses.rollout import attention_rollout
+from explorer.analyses.sentence.flow import MAX_FLOW_TOKENS, attention_flow, residual_attention
+from explorer.analyses.sentence.rollout import attention_rollout
 from explorer.capture.inputs import InputError
 
 

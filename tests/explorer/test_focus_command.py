@@ -1,4 +1,4 @@
-"""`python -m explorer focus` (explorer/cli/focus.py, explorer/analyses/focus_table.py): every head's top word for
+"""`python -m explorer focus` (explorer/cli/focus.py, explorer/analyses/sentence/focus_table.py): every head's top word for
 the lecture's “it”, checked against the trace's piece-level patterns pooled into words here by hand, on the bundled
 model and on tiny random GPT-2 (decoder-only) and BERT (encoder-only) models."""
 

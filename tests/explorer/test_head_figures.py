@@ -9,9 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from explorer.analyses.corpus.head_table import MEASURE_HEADERS, head_table, shown_columns
+from explorer.analyses.corpus.roles import Thresholds, reclassified
 from explorer.analyses.defaults import DEFAULT_THRESHOLDS
-from explorer.analyses.head_table import MEASURE_HEADERS, head_table, shown_columns
-from explorer.analyses.roles import Thresholds, reclassified
 from explorer.figures.role_map import (
     COLOUR_BY,
     ROLE_COLOURS,
@@ -203,7 +203,7 @@ def test_a_map_has_its_own_width_and_writes_values_only_where_they_fit(h8):
 
 
 def test_the_table_columns_come_a_group_at_a_time(h8):
-    from explorer.analyses.head_table import COLUMN_GROUPS
+    from explorer.analyses.corpus.head_table import COLUMN_GROUPS
 
     table = head_table(shipped(h8, "head_roles.json"), shipped(h8, "head_importance.json"))
     shown = {group: list(shown_columns(table, "bleu_change", group).columns) for group in COLUMN_GROUPS}

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from explorer.analyses.head_table import head_table, heads_without_role, most_important
-from explorer.analyses.roles import Thresholds
-from explorer.analyses.shipped_analyses import summary
+from explorer.analyses.corpus.head_table import head_table, heads_without_role, most_important
+from explorer.analyses.corpus.roles import Thresholds
+from explorer.analyses.corpus.shipped_analyses import summary
 from explorer.capture.head_sets import HeadSpec, all_heads
 from tests.explorer.test_cli import cli
 

@@ -1,4 +1,4 @@
-"""Corpus analyses on Hugging Face models (explorer/analyses/corpus_scoring.py, roles.py): the losses are the models' own,
+"""Corpus analyses on Hugging Face models (explorer/analyses/corpus/corpus_scoring.py, roles.py): the losses are the models' own,
 gradient importance is the per-example mean of |∂L/∂gate|, a silent head scores zero, pruning a whole layer
 changes the score, and word ↔ piece alignment holds for SentencePiece, WordPiece and byte-level BPE. Tiny random
 models of every family (tests/hugging_face_models.py)."""
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.corpus_scoring import ContinuationScorer, MaskedScorer, TranslationScorer, scorer_for
-from explorer.analyses.importance import ablation, gradient_importance
-from explorer.analyses.pruning import pruning_curve
-from explorer.analyses.roles import analyse_roles
+from explorer.analyses.corpus.corpus_scoring import ContinuationScorer, MaskedScorer, TranslationScorer, scorer_for
+from explorer.analyses.corpus.importance import ablation, gradient_importance
+from explorer.analyses.corpus.pruning import pruning_curve
+from explorer.analyses.corpus.roles import analyse_roles
 from explorer.capture.forcing import IGNORED
 from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.capture.trace import trace_sentence

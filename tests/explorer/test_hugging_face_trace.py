@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.corpus_scoring import corpus_task
+from explorer.analyses.corpus.corpus_scoring import corpus_task
 from explorer.capture.head_sets import format_heads, parse_heads
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.models.interface import TRANSLATE, Generates

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.internals import qkv_walkthrough
+from explorer.analyses.sentence.internals import qkv_walkthrough
 from explorer.capture.decoding_steps import (
     beam_tree,
     maskable_positions,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from explorer.analyses.corpus_scoring import TranslationScorer
-from explorer.analyses.importance import ablation, gradient_importance, importance_report
+from explorer.analyses.corpus.corpus_scoring import TranslationScorer
+from explorer.analyses.corpus.importance import ablation, gradient_importance, importance_report
 from explorer.capture.head_sets import HeadSpec
 from explorer.models.data import make_training_batch, read_parallel
 from explorer.models.hooks import model_run
@@ -91,7 +91,7 @@ def test_gradient_importance_is_the_mean_over_sentences_of_each_sentences_absolu
 
 
 def test_spearman_rank_correlation():
-    from explorer.analyses.importance import spearman
+    from explorer.analyses.corpus.importance import spearman
 
     assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)

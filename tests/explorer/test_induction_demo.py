@@ -1,4 +1,4 @@
-"""The live induction-head demonstration (explorer/analyses/induction_demo.py): scores checked on hand-built patterns (a
+"""The live induction-head demonstration (explorer/analyses/lecture/induction_demo.py): scores checked on hand-built patterns (a
 perfect induction head scores 1, a uniform one chance computed by hand), the loss recomputed independently, a short
 run well shaped and deterministic, the phase change found on a curve built by hand, the figure and the shipped run."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.induction_demo import (
+from explorer.analyses.lecture.induction_demo import (
     DemoSettings,
     demo_model,
     head_scores,
@@ -138,7 +138,7 @@ def test_the_figure_draws_both_curves_and_marks_the_phase_change():
 
 def test_the_shipped_run_is_complete_and_its_summary_reads_its_numbers():
     shipped = shipped_demo()
-    assert shipped is not None, "models/induction_demo.json: run python -m explorer.analyses.induction_demo"
+    assert shipped is not None, "models/induction_demo.json: run python -m explorer.analyses.lecture.induction_demo"
     count = len(shipped["steps"])
     assert all(len(shipped[name]) == count for name in ("loss", "induction_score", "previous_token_score"))
     assert shipped["steps"][-1] == shipped["settings"]["steps"]

@@ -69,7 +69,7 @@ def test_the_masks_key_stands_under_the_cells_and_a_batchs_positions_are_numbere
 def test_the_default_query_is_a_piece_that_starts_a_word():
     """A long sentence's middle can fall inside a word (its output step "28: m"): the default is the nearest piece
     that starts one, by the tokenizer's own mark."""
-    from explorer.analyses.internals import default_query
+    from explorer.analyses.sentence.internals import default_query
 
     pieces = ["▁Ein", "▁Mann", "▁sch", "m", "ieden", "▁auf", "."]
     assert pieces[default_query(pieces)] in ("▁sch", "▁auf")

@@ -1,8 +1,8 @@
-"""The intervals verdicts rest on (explorer/analyses/intervals.py), each against a bootstrap written out here."""
+"""The intervals verdicts rest on (explorer/analyses/corpus/intervals.py), each against a bootstrap written out here."""
 
 import numpy as np
 
-from explorer.analyses.intervals import difference_interval, ratio_intervals, share_interval
+from explorer.analyses.corpus.intervals import difference_interval, ratio_intervals, share_interval
 
 
 def test_a_share_is_the_bootstrap_of_its_zeros_and_ones():

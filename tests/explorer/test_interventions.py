@@ -1,4 +1,4 @@
-"""The notebook's intervention API (explorer/analyses/interventions.py, issue 47): run_with_hooks as TransformerLens's,
+"""The notebook's intervention API (explorer/analyses/sentence/interventions.py, issue 47): run_with_hooks as TransformerLens's,
 ablating and patching a head at every position or at one, and per-position patching, each checked against an
 independent computation: the model's own teacher-forced log-probabilities, pruning by head gates, explorer.patch,
 and one hooked run per position."""

@@ -1,4 +1,4 @@
-"""The corpus-job registry and its one entry (explorer/analyses/job_registry.py, jobs.py): a job registered here
+"""The corpus-job registry and its one entry (explorer/analyses/jobs/job_registry.py, jobs.py): a job registered here
 (words counted per shard) gives the same merged answer in this process and on a local Ray whose workers find it by
 its module, and a second run is read from the disk cache."""
 
@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from explorer.analyses.corpus_jobs import corpus_key
-from explorer.analyses.distributed import let_workers_go, shards
-from explorer.analyses.job_registry import JOBS, corpus_job, registered
-from explorer.analyses.jobs import run_job
+from explorer.analyses.jobs.corpus_jobs import corpus_key
+from explorer.analyses.jobs.distributed import let_workers_go, shards
+from explorer.analyses.jobs.job_registry import JOBS, corpus_job, registered
+from explorer.analyses.jobs.jobs import run_job
 from explorer.analyses.records import Record
 
 LINES = ["a dog runs", "two dogs run in the snow", "", "a girl reads a book", "the dog sleeps", "a dog"] * 3
@@ -82,7 +82,7 @@ def test_a_registered_job_gives_the_same_answer_on_a_local_ray(tiny_checkpoint, 
 def test_a_model_that_writes_nothing_is_sharded_too(tmp_path_factory):
     """Sharding groups sentences as the model decodes them together; a masked language model decodes nothing
     (it has no generation_batch) and is sharded a sentence a group, every line once."""
-    from explorer.analyses.corpus_jobs import corpus_shards
+    from explorer.analyses.jobs.corpus_jobs import corpus_shards
     from explorer.models.loader import open_model
     from tests.hugging_face_models import saved_model
 

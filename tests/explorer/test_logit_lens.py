@@ -1,4 +1,5 @@
-"""The logit lens (explorer/analyses/logit_lens.py) in every family: its last layer is the model's own output distribution;
+"""The logit lens (explorer/analyses/sentence/logit_lens.py) in every family: its last layer is the model's own output
+distribution;
 earlier layers are the model's own hidden states (transformers' output_hidden_states, or ours recomputed) through
 the final norm and output projection written out here; ranks and the settling layer counted independently; the
 figure labels every step and writes each layer's top token."""
@@ -12,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.analyses.logit_lens import EMBEDDINGS, LogitLens, lens_note, lens_table, logit_lens, masked_logit_lens
+from explorer.analyses.sentence.logit_lens import EMBEDDINGS, LogitLens, lens_note, lens_table, logit_lens, masked_logit_lens
 from explorer.capture.decoding_steps import maskable_positions
 from explorer.capture.inputs import InputError
 from explorer.capture.trace import trace_sentence
@@ -214,10 +215,11 @@ def test_no_title_line_touches_the_layer_names_at_any_scale(h8, scale):
 
 
 def test_the_notebook_api_answers_every_call(h8, tmp_path_factory):
-    """explorer.analyses.logit_lens stays callable after its module has been imported (which makes the package's attribute
+    """explorer.analyses.sentence.logit_lens stays callable after its module has been imported (which makes the package's
+    attribute
     the module), for a sentence, a trace, and a masked language model."""
     import explorer
-    import explorer.analyses.logit_lens
+    import explorer.analyses.sentence.logit_lens
 
     first = explorer.logit_lens_of(h8, SENTENCE)
     again = explorer.logit_lens_of(h8, trace_sentence(h8, SENTENCE), top_k=3)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from plotly.io.json import to_json_plotly
 
-from explorer.analyses.internals import Walkthrough
-from explorer.analyses.pruning import StepComparison
+from explorer.analyses.corpus.pruning import StepComparison
+from explorer.analyses.sentence.internals import Walkthrough
 from explorer.capture.decoding_steps import TeacherForcing
 from explorer.capture.trace import Generated, HeadValues, StepDistribution
 from explorer.figures.attention import heads_grid, layer_heads

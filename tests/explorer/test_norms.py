@@ -6,7 +6,7 @@ import pytest
 import torch
 import transformers
 
-from explorer.analyses.norms import share_on
+from explorer.analyses.sentence.norms import share_on
 from explorer.capture.head_sets import HeadSpec
 from explorer.capture.trace import trace_sentence
 from explorer.models.loader import open_model
@@ -86,7 +86,7 @@ def test_the_norms_travel_with_a_saved_trace(h8, tmp_path):
 
 def test_bertviz_gets_each_rows_norms_as_shares_of_one(h8):
     """What bertviz draws for norms: each query's ‖α·f(x)‖ divided by that row's sum (recomputed here in float64)."""
-    from explorer.analyses.norms import norm_shares
+    from explorer.analyses.sentence.norms import norm_shares
     from explorer.figures.bertviz_views import head_view_html
 
     trace = trace_sentence(h8, "Two dogs play in the snow.")

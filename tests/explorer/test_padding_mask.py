@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from explorer.analyses.internals import batch_padding_mask
+from explorer.analyses.sentence.internals import batch_padding_mask
 from explorer.figures.padding_mask import ALLOWED, BLOCKED, padding_mask_html
 
 CELL = re.compile(r'class="mask-cell" data-row="(\d+)" data-position="(\d+)" data-allowed="([01])" title="([^"]*)" '

@@ -1,5 +1,6 @@
 """The attention papers' cards (explorer/papers/cards/attention_papers.py) and their measurements
-(explorer/analyses/permutation.py, explorer/analyses/layer_shares.py), on answers known by construction: a permuted row keeps its
+(explorer/analyses/corpus/permutation.py, explorer/analyses/sentence/layer_shares.py), on answers known by construction: a
+permuted row keeps its
 weights and its masked zeros; a model whose every attention row is uniform cannot be changed by permuting; the
 special-token shares of a planted pattern against a hand computation; each card's numbers equal the functions'
 outputs; every Hugging Face family gets a card."""
@@ -8,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.faithfulness import faithfulness_tallies, summary
-from explorer.analyses.layer_shares import layer_shares, sentence_layer_shares
-from explorer.analyses.norms import punctuation
-from explorer.analyses.permutation import pattern_hooks, permutation_effect, permuted, permuting, uniform
+from explorer.analyses.corpus.permutation import pattern_hooks, permutation_effect, permuted, permuting, uniform
+from explorer.analyses.sentence.faithfulness import faithfulness_tallies, summary
+from explorer.analyses.sentence.layer_shares import layer_shares, sentence_layer_shares
+from explorer.analyses.sentence.norms import punctuation
 from explorer.capture.trace import trace_sentence
 from explorer.models.data import read_lines
 from explorer.models.hooks import capture, model_run

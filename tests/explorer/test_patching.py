@@ -10,7 +10,7 @@ import torch
 import transformers
 
 import explorer
-from explorer.analyses.patching import NOUN_KINDS, PatchingResult, patch, suggest_corruption, suggested_swap
+from explorer.analyses.sentence.patching import NOUN_KINDS, PatchingResult, patch, suggest_corruption, suggested_swap
 from explorer.capture.inputs import InputError
 from explorer.capture.trace import decoded
 from explorer.cli import main

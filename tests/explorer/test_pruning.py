@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.corpus_scoring import TranslationScorer
-from explorer.analyses.head_table import head_table, heads_without_role
-from explorer.analyses.importance import gradient_importance
-from explorer.analyses.pruning import (
+from explorer.analyses.corpus.corpus_scoring import TranslationScorer
+from explorer.analyses.corpus.head_table import head_table, heads_without_role
+from explorer.analyses.corpus.importance import gradient_importance
+from explorer.analyses.corpus.pruning import (
     compare_steps,
     curve_rows,
     importance_order,
@@ -18,7 +18,7 @@ from explorer.analyses.pruning import (
     pruning_curve,
     token_diff,
 )
-from explorer.analyses.roles import Thresholds
+from explorer.analyses.corpus.roles import Thresholds
 from explorer.capture.head_sets import HeadSpec, all_heads, head_mask, parse_heads
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import translate

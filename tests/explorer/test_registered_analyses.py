@@ -9,7 +9,7 @@ import pytest
 
 import explorer
 from explorer import cli
-from explorer.analyses.job_registry import JOBS
+from explorer.analyses.jobs.job_registry import JOBS
 from explorer.analyses.records import HeadScores
 from explorer.analyses.registry import Analysis, Option, registered
 from explorer.capture.trace import trace_sentence

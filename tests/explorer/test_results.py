@@ -1,12 +1,11 @@
-"""Results as records (explorer/analyses/results.py): every shipped analysis reads into its dataclass and writes back
+"""Results as records (explorer/analyses/corpus/results.py): every shipped analysis reads into its dataclass and writes back
 the very JSON it was read from, key for key and in order, so typed readers change nothing on disk."""
 
 import json
 
 import pytest
 
-from explorer.analyses.records import Record, RecordError
-from explorer.analyses.results import (
+from explorer.analyses.corpus.results import (
     FaithfulnessSummary,
     HeadRoles,
     ImportanceReport,
@@ -16,6 +15,7 @@ from explorer.analyses.results import (
     TranslationScores,
     evaluation_from_json,
 )
+from explorer.analyses.records import Record, RecordError
 from tests.conftest import SHIPPED
 
 FILES = {"head_roles.json": RolesReport, "head_importance.json": ImportanceReport,

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.head_tallies import SyntaxTally, Tally, key_counts, real_tokens, tally_patterns, tally_syntax
-from explorer.analyses.roles import Thresholds, analyse_roles, classify, head_results, is_real_sentence, role_summary
+from explorer.analyses.corpus.head_tallies import SyntaxTally, Tally, key_counts, real_tokens, tally_patterns, tally_syntax
+from explorer.analyses.corpus.roles import Thresholds, analyse_roles, classify, head_results, is_real_sentence, role_summary
 from explorer.capture.treebank import read_trees, word_attention, word_maps
 from explorer.models.data import pad_batch
 from explorer.models.hooks import model_run

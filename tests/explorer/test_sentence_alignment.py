@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analyses.head_tallies import (
+from explorer.analyses.corpus.head_tallies import (
     SyntaxTally,
     Tally,
     common_count,
@@ -15,7 +15,7 @@ from explorer.analyses.head_tallies import (
     tally_patterns,
     tally_syntax,
 )
-from explorer.analyses.roles import analyse_roles
+from explorer.analyses.corpus.roles import analyse_roles
 from explorer.capture.treebank import Tree, read_trees, word_attention
 from explorer.models.data import pad_batch
 from explorer.models.tokenizer import BOS, EOS, PAD

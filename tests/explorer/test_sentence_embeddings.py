@@ -1,4 +1,4 @@
-"""A sentence encoder's output (models/sentence_encoder.py, explorer/analyses/sentence_similarity.py and the
+"""A sentence encoder's output (models/sentence_encoder.py, explorer/analyses/sentence/sentence_similarity.py and the
 EmbeddingScorer of corpus_scoring.py), checked against computations made here: transformers' own BertModel pooled
 by hand, cosines and nearest captions by brute force, the Jacobian of the embedding by autograd, every head
 ablated alone, and the focus command's answer recomputed from transformers' own attentions."""
@@ -13,9 +13,9 @@ import pytest
 import torch
 from scipy.stats import spearmanr
 
-from explorer.analyses.corpus_scoring import EmbeddingScorer, scorer_for
-from explorer.analyses.importance import gradient_importance
-from explorer.analyses.sentence_similarity import caption_embeddings, cosine, embed_texts, nearest, pruning_effect
+from explorer.analyses.corpus.corpus_scoring import EmbeddingScorer, scorer_for
+from explorer.analyses.corpus.importance import gradient_importance
+from explorer.analyses.sentence.sentence_similarity import caption_embeddings, cosine, embed_texts, nearest, pruning_effect
 from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 from explorer.cli import main
 from explorer.models.data import read_lines
@@ -90,7 +90,7 @@ def test_nearest_and_the_disk_cache(tiny, tmp_path, monkeypatch):
     query = embed_texts(tiny, ["A dog runs in the snow."])[0]
     brute = sorted(range(len(texts)), key=lambda i: -cosine(query, embeddings[i]))[:5]
     assert [n.index for n in nearest(query, texts, embeddings)] == brute
-    monkeypatch.setattr("explorer.analyses.sentence_similarity.embed_texts",
+    monkeypatch.setattr("explorer.analyses.sentence.sentence_similarity.embed_texts",
                         lambda *a, **k: pytest.fail("embedded again instead of read from the cache"))
     np.testing.assert_array_equal(caption_embeddings(tiny, texts, "weights-a", tmp_path), embeddings)
     with pytest.raises(pytest.fail.Exception):         # other weights: another file, computed again

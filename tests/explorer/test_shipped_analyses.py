@@ -5,7 +5,7 @@ import json
 import os
 import shutil
 
-from explorer.analyses.shipped_analyses import ROLES_FILE, cached_analysis, corpus_hash, shipped
+from explorer.analyses.corpus.shipped_analyses import ROLES_FILE, cached_analysis, corpus_hash, shipped
 from explorer.models.checkpoint import load_checkpoint
 
 

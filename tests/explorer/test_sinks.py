@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from explorer import cli
-from explorer.analyses.sinks import OVER_CHANCE, SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
+from explorer.analyses.sentence.sinks import OVER_CHANCE, SINK_THRESHOLD, corpus_sinks, sink_keys, sinks
 from explorer.capture.trace import HeadValues, trace_sentence
 from explorer.models.loader import open_model
 from tests.hugging_face_models import FAMILIES, SENTENCE, saved_model

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from explorer.analyses.pruning import StepComparison
+from explorer.analyses.corpus.pruning import StepComparison
 from explorer.capture.trace import StepDistribution
 from explorer.figures.decoding import attention_row_bars, steps_bars
 from explorer.figures.pruning import step_comparison_bars

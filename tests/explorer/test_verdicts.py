@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import explorer
-from explorer.analyses.intervals import mean_interval
+from explorer.analyses.corpus.intervals import mean_interval
 from explorer.papers.bench import HOLDS, NOT_MEASURABLE, PARTLY, REPLICATION_FILE, Budget
 from explorer.papers.cards import PAPERS
 from explorer.papers.replication import replicate

@@ -1,5 +1,6 @@
-"""Where one word looks (explorer/analyses/word_focus.py), its grid (explorer/figures/word_focus.py) and the shipped pronoun
-examples (explorer/analyses/pronoun_examples.py): every number checked against the trace's piece-level patterns aggregated
+"""Where one word looks (explorer/analyses/sentence/word_focus.py), its grid (explorer/figures/word_focus.py) and the shipped
+pronoun
+examples (explorer/analyses/lecture/pronoun_examples.py): every number checked against the trace's piece-level patterns aggregated
 here by hand, and a planted pattern whose answer is known."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import string
 import numpy as np
 import pytest
 
-from explorer.analyses.pronoun_examples import EXAMPLES_FILE, noun_like, pronoun_and_antecedent, shipped_examples
-from explorer.analyses.word_focus import (
+from explorer.analyses.lecture.pronoun_examples import EXAMPLES_FILE, noun_like, pronoun_and_antecedent, shipped_examples
+from explorer.analyses.sentence.word_focus import (
     LECTURE,
     WordAttention,
     answer_text,
@@ -261,7 +262,8 @@ def test_mining_rule_settles_gender_agreement(h8):
 
 def test_shipped_weights_are_remeasured_on_the_trace(h8):
     shipped = shipped_examples(BUNDLED[8])
-    assert shipped is not None, f"models/en-de-h8/{EXAMPLES_FILE} is missing: python -m explorer.analyses.pronoun_examples"
+    assert shipped is not None, \
+        f"models/en-de-h8/{EXAMPLES_FILE} is missing: python -m explorer.analyses.lecture.pronoun_examples"
     assert shipped["sentences_scanned"] > 1000 and 0 <= shipped["best_head_top_share"] <= 1
     assert len(shipped["examples"]) >= 3
     for row in (shipped["examples"][0], shipped["lecture"][0]):

@@ -100,7 +100,7 @@ def test_the_explorer_translates_all_caps_input_as_its_sentence_case(h8):
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", ["enc.0.*", "dec.2.*", "cross.1.*"])
 def test_masking_every_head_of_a_layer_changes_the_output(h8, spec):
-    from explorer.analyses.pruning import compare_steps
+    from explorer.analyses.corpus.pruning import compare_steps
     from explorer.capture.trace import trace_sentence
 
     pruned = parse_heads(spec, h8)

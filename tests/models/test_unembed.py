@@ -1,6 +1,6 @@
 """unembed, the interface's way from a residual stream to logits, in every family: applied to the last layer's
 residual stream (hook {stack}.layers.L.resid_post) it gives exactly the logits forward returns, so the logit lens
-(explorer/analyses/logit_lens.py) reads every earlier layer as the model reads its last."""
+(explorer/analyses/sentence/logit_lens.py) reads every earlier layer as the model reads its last."""
 
 from __future__ import annotations
 

@@ -208,7 +208,7 @@ def test_the_docs_image_notebook_lines_run_and_give_the_models_numbers():
 
 
 def test_grid_closeness_finds_a_planted_layout_and_the_bundled_models_own():
-    from explorer.analyses.positional import grid_closeness, position_similarity
+    from explorer.analyses.sentence.positional import grid_closeness, position_similarity
 
     places = np.array([(row, column) for row in range(4) for column in range(4)], dtype=float)
     layout = np.concatenate([np.sin(places * 0.5), np.cos(places * 0.5)], axis=1)      # a table that is the grid

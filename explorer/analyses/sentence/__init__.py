@@ -1,2 +1,3 @@
-"""Analyses of one sentence registered once (explorer/analyses/registry.py): each module defines `ANALYSIS`, and the
-command line, the notebook API, the Heads page, the corpus jobs, the Glossary and the docs' list pick it up."""
+"""Analyses of one sentence (or one image): what a trace shows when read a certain way. A module here that defines
+`ANALYSIS` is registered (explorer/analyses/registry.py): the command line, the notebook API, the Heads page, the corpus
+jobs, the Glossary and the docs' list pick it up."""

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 import explorer.settings as settings
-from explorer.analyses.faithfulness import faithfulness_tallies, summary
-from explorer.analyses.intervals import mean_interval
-from explorer.analyses.layer_shares import layer_shares
-from explorer.analyses.permutation import permutation_effect
+from explorer.analyses.corpus.intervals import mean_interval
+from explorer.analyses.corpus.permutation import permutation_effect
+from explorer.analyses.sentence.faithfulness import faithfulness_tallies, summary
+from explorer.analyses.sentence.layer_shares import layer_shares
 from explorer.models.data import read_lines
 from explorer.models.interface import ExplorerModel
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper

@@ -9,7 +9,7 @@ import explorer.papers.cards.clark_measures as clark_measures
 
 # (not `from explorer.papers.cards import`: the package imports this module)
 import explorer.papers.cards.heads_measures as measures
-from explorer.analyses.intervals import difference_interval, mean_interval
+from explorer.analyses.corpus.intervals import difference_interval, mean_interval
 from explorer.capture.treebank import read_trees
 from explorer.models.interface import ExplorerModel
 from explorer.papers.bench import Budget, Card, not_measurable, paper

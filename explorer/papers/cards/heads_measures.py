@@ -2,8 +2,9 @@
 (shipped with a bundled model, else computed on the budget's sentences), the sentence bootstrap of corpus BLEU, and
 small readings of a pruning curve.
 
-Nothing here is new analysis: roles come from explorer/analyses/roles.py, importance from explorer/analyses/importance.py, curves
-from explorer/analyses/pruning.py, sink shares from explorer/analyses/sinks.py; this module only chooses corpora and sizes.
+Nothing here is new analysis: roles come from explorer/analyses/corpus/roles.py, importance from
+explorer/analyses/corpus/importance.py, curves from explorer/analyses/corpus/pruning.py, sink shares from
+explorer/analyses/sentence/sinks.py; this module only chooses corpora and sizes.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import numpy as np
 from sacrebleu.metrics import BLEU
 
 import explorer.settings as settings
-from explorer.analyses.corpus_scoring import TranslationScorer
-from explorer.analyses.importance import importance_report
-from explorer.analyses.intervals import bootstrap_draws
-from explorer.analyses.roles import analyse_roles
-from explorer.analyses.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
+from explorer.analyses.corpus.corpus_scoring import TranslationScorer
+from explorer.analyses.corpus.importance import importance_report
+from explorer.analyses.corpus.intervals import bootstrap_draws
+from explorer.analyses.corpus.roles import analyse_roles
+from explorer.analyses.corpus.shipped_analyses import IMPORTANCE_FILE, ROLES_FILE, shipped
 from explorer.capture.treebank import read_trees
 from explorer.models.data import read_lines
 from explorer.models.interface import ExplorerModel
@@ -70,7 +71,7 @@ def roles_of(model: ExplorerModel, sentences: int, progress: Progress = None) ->
 
 
 def importance_of(model: ExplorerModel, sentences: int, progress: Progress = None) -> tuple[dict, bool]:
-    """(importance report, shipped?): head_importance.json, else gradient importance (explorer/analyses/importance.py, no
+    """(importance report, shipped?): head_importance.json, else gradient importance (explorer/analyses/corpus/importance.py, no
     ablations: one backward pass per batch) on `sentences` Multi30k val pairs (translation models: the papers'
     measure is BLEU)."""
     report = shipped(model, IMPORTANCE_FILE)

@@ -14,12 +14,12 @@ import numpy as np
 
 # (not `from explorer.papers.cards import`: the package imports this module)
 import explorer.papers.cards.heads_measures as measures
-from explorer.analyses import intervals
-from explorer.analyses.corpus_scoring import TranslationScorer
-from explorer.analyses.intervals import difference_interval, share_interval
-from explorer.analyses.pruning import importance_scores, least_important, pruning_curve
-from explorer.analyses.roles import Thresholds
-from explorer.analyses.word_focus import reading_kind
+from explorer.analyses.corpus import intervals
+from explorer.analyses.corpus.corpus_scoring import TranslationScorer
+from explorer.analyses.corpus.intervals import difference_interval, share_interval
+from explorer.analyses.corpus.pruning import importance_scores, least_important, pruning_curve
+from explorer.analyses.corpus.roles import Thresholds
+from explorer.analyses.sentence.word_focus import reading_kind
 from explorer.capture.head_sets import all_heads, head_mask
 from explorer.models.interface import ExplorerModel, Translates
 from explorer.models.vocabulary import ATTENTION_KINDS, SHORT_NAMES, Kind

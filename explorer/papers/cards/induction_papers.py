@@ -2,10 +2,11 @@
 heads that attend to the token after an earlier copy of the current one — form in every model with at least two
 layers, and their prefix-matching scores stand far above chance.
 
-Ours: explorer/analyses/detectors.py's detect_heads (the `detect` command at its defaults) on the open model: the best
+Ours: explorer/analyses/sentence/detectors.py's detect_heads (the `detect` command at its defaults) on the open model: the best
 prefix-matching head (and the best induction-score head) of each self-attention kind against chance (a uniform head)
 and a perfect head. A model whose self-attention stacks all have fewer than two layers cannot test the claim. No
-bundled model is a language model, so the card points to the live demonstration (explorer/analyses/induction_demo.py), which
+bundled model is a language model, so the card points to the live demonstration (explorer/analyses/lecture/induction_demo.py),
+which
 trains a 2-layer model on this CPU until one forms.
 """
 
@@ -13,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.analyses.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS, SELF_ATTENTION, detect_heads
-from explorer.analyses.intervals import mean_interval
+from explorer.analyses.corpus.intervals import mean_interval
+from explorer.analyses.sentence.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS, SELF_ATTENTION, detect_heads
 from explorer.models.interface import Continues, ExplorerModel
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
 from explorer.settings import command_name
@@ -96,7 +97,8 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
         ours += " The detector finds no induction head here."
     if not isinstance(model, Continues):
         ours += (" This model is no language model: the live demonstration trains a 2-layer one on repeated random "
-                 "tokens, where an induction head forms (models/induction_demo.json, explorer/analyses/induction_demo.py).")
+                 "tokens, where an induction head forms (models/induction_demo.json, "
+                 "explorer/analyses/lecture/induction_demo.py).")
     intervals = {kind: values["prefix_matching"]["interval"] for kind, values in numbers["kinds"].items()}
     return Card(**CARD, ours=ours, verdict=verdict, rule=RULE,
                 command=f"python -m explorer detect --model {command_name(model.path)} --json", numbers=numbers,

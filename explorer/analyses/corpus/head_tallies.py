@@ -1,4 +1,4 @@
-"""The counts a pass over a corpus keeps per head (explorer/analyses/roles.py reads them into roles): offsets of
+"""The counts a pass over a corpus keeps per head (explorer/analyses/corpus/roles.py reads them into roles): offsets of
 each query's largest weight, confidence, hits on the rarest token, and word-level hits along gold dependency arcs.
 Additive over shards of a corpus (merge_tallies), which is how Ray workers split a roles run."""
 

@@ -1,5 +1,6 @@
 """Pronouns in the training captions whose antecedent a simple rule settles, and how often each head finds it:
-the in-domain counterpart of the lecture's “it” (explorer/analyses/word_focus.py), shipped as pronoun_examples.json in each
+the in-domain counterpart of the lecture's “it” (explorer/analyses/sentence/word_focus.py), shipped as pronoun_examples.json in
+each
 bundled model's folder and offered on the Attention page under “Try a sentence”.
 
 The rule (gender agreement): a sentence with “his”/“he”/“him” and exactly one singular male noun among MALE
@@ -13,8 +14,8 @@ punctuation left out) is the antecedent.
 
 Rerun (about 20–40 s a model on one CPU thread; writes models/en-de-h*/pronoun_examples.json):
 
-    .venv/bin/python -m explorer.analyses.pronoun_examples                  # the three bundled models
-    .venv/bin/python -m explorer.analyses.pronoun_examples models/en-de-h8  # one folder
+    .venv/bin/python -m explorer.analyses.lecture.pronoun_examples                  # the three bundled models
+    .venv/bin/python -m explorer.analyses.lecture.pronoun_examples models/en-de-h8  # one folder
 
 Statistics are additive tallies per file (counts and sums per head), merged at the end.
 """
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 
 import explorer.settings as settings
-from explorer.analyses.word_focus import (
+from explorer.analyses.sentence.word_focus import (
     LECTURE,
     PRONOUNS,
     WordAttention,

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.analyses.corpus_scoring import Scorer
+from explorer.analyses.corpus.corpus_scoring import Scorer
+from explorer.analyses.corpus.results import ImportanceReport, PruningCurve
 
 # Which gradient importance to prune by (defaults.py): Michel et al. normalise each layer's scores; on held-out data
 # the raw scores pruned better (docs/heads.md, "Importance and pruning"), so raw is the default.
 from explorer.analyses.defaults import DEFAULT_NORMALISATION, NORMALISATIONS
-from explorer.analyses.results import ImportanceReport, PruningCurve
 from explorer.capture.forcing import forced_log_probs
 from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 from explorer.capture.trace import Trace

@@ -173,7 +173,7 @@ def lens_table(lens: LogitLens) -> pd.DataFrame:
 
 
 def lens_of(model: ExplorerModel, sentence: str | Trace, top_k: int = 5, position: int | None = None) -> LogitLens:
-    """The notebook's lens (explorer.analyses.logit_lens): over a sentence's output (traced here) or a trace's; a masked
+    """The notebook's lens (explorer.analyses.sentence.logit_lens): over a sentence's output (traced here) or a trace's; a masked
     language model's at the masked `position` (default: a token near the middle)."""
     trace = trace_sentence(model, sentence) if isinstance(sentence, str) else sentence
     if model.has("decoder"):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from explorer.analyses.results import HeadRoles, ImportanceReport, RolesReport
-from explorer.analyses.roles import Thresholds, reclassified
+from explorer.analyses.corpus.results import HeadRoles, ImportanceReport, RolesReport
+from explorer.analyses.corpus.roles import Thresholds, reclassified
 from explorer.capture.head_sets import HeadSpec
 
 # Importance columns: the measures head_importance.json holds per head.

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from explorer.analyses.corpus.roles import Thresholds, analyse_roles
 from explorer.analyses.defaults import DEFAULT_THRESHOLDS
-from explorer.analyses.roles import Thresholds, analyse_roles
 from explorer.models.interface import ExplorerModel, ModelError
 
 EVOLUTION_FILE = "head_evolution.json"

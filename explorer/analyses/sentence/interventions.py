@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from explorer.analyses.faithfulness import with_end_token
+from explorer.analyses.sentence.faithfulness import with_end_token
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.models.hooks import ActivationCache, Hook, matching_names, model_run
@@ -163,11 +163,11 @@ class PositionPatching:
 def patch_positions(model: ExplorerModel, clean: str, corrupt: str, kind: str, layer: int, head: int,
                     metric: str = "total") -> PositionPatching:
     """Activation patching of one head at one query position at a time (Meng et al. 2022;
-    explorer/analyses/patching.py patches a head at every position at once): the corrupted sentence run with the
+    explorer/analyses/sentence/patching.py patches a head at every position at once): the corrupted sentence run with the
     head's z taken from the clean run at position i only, for each i, one batch row each, and a last row with it
     patched everywhere. Scored as explorer.patch scores (the clean output teacher forced, a masked position, or
     a sentence encoder's embedding); the sentences must have as many pieces."""
-    from explorer.analyses.patching import LOGIT_BUDGET, METRICS, Scorer, same_length_sources
+    from explorer.analyses.sentence.patching import LOGIT_BUDGET, METRICS, Scorer, same_length_sources
 
     if metric not in METRICS:
         raise InputError(f"metric {metric!r}: expected one of {', '.join(METRICS)}")

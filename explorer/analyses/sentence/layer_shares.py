@@ -1,5 +1,6 @@
 """Per layer and attention kind, where attention lands over a corpus: the share on special tokens and punctuation by
-weight and by norm (Kobayashi et al. 2020; explorer/analyses/norms.py's keys and share_on), and the share on the first token
+weight and by norm (Kobayashi et al. 2020; explorer/analyses/sentence/norms.py's keys and share_on), and the share on the first
+token
 (Xiao et al. 2023's attention sink), each beside what uniform attention over the allowed keys would give. One trace
 per sentence (greedy output: decoder and cross-attention read the model's own output)."""
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from explorer.analyses.norms import frequent_keys, share_on
+from explorer.analyses.sentence.norms import frequent_keys, share_on
 from explorer.capture.trace import trace_sentence
 from explorer.models.interface import ExplorerModel
 

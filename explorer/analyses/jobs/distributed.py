@@ -1,4 +1,4 @@
-"""Corpus jobs on Ray (explorer/analyses/jobs.py: evaluation, roles, importance, pruning curves, faithfulness): their
+"""Corpus jobs on Ray (explorer/analyses/jobs/jobs.py: evaluation, roles, importance, pruning curves, faithfulness): their
 shards run by workers that each open the model once; and how a corpus is cut into shards.
 
 Only with `--workers N` (N > 1) or `--ray-address`: without them Ray is never imported and the jobs run in one
@@ -6,8 +6,8 @@ process.
 
 - The model reaches each worker as a path it opens itself (safetensors, never pickle): nothing of a
   checkpoint is pickled, and a worker runs only this project's code.
-- A worker runs one shard of a registered job (explorer/analyses/job_registry.py), found by its name and module:
-  plain data in, additive statistics out, which the driver merges (explorer/analyses/corpus_jobs.py).
+- A worker runs one shard of a registered job (explorer/analyses/jobs/job_registry.py), found by its name and module:
+  plain data in, additive statistics out, which the driver merges (explorer/analyses/jobs/corpus_jobs.py).
 - A job whose worker dies (killed, out of memory, a node lost) is given to a fresh worker and counted in
   `retried`; each job's result is kept once, so nothing is lost or counted twice.
 """
@@ -52,9 +52,9 @@ class ShardWorker:
         return os.getpid()
 
     def run(self, job: dict):
-        """One shard of a registered corpus job (explorer/analyses/job_registry.py): the job's name and module, its
+        """One shard of a registered corpus job (explorer/analyses/jobs/job_registry.py): the job's name and module, its
         plain data and the target language of a multilingual model."""
-        from explorer.analyses.job_registry import registered
+        from explorer.analyses.jobs.job_registry import registered
 
         time.sleep(self.job_delay)
         checkpoint = self.checkpoint

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from explorer.analyses.word_focus import label, reading_kind
+from explorer.analyses.sentence.word_focus import label, reading_kind
 from explorer.capture.head_sets import HeadSpec
 from explorer.capture.inputs import InputError
 from explorer.capture.trace import Trace

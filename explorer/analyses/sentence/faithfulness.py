@@ -25,7 +25,7 @@ Choices, stated once (the Faithfulness page and docs/analyses.md repeat them):
   self-attention rows, rollout and flow rows, and norms.
 - Spearman's ρ (scipy.stats.spearmanr) of each against leave-one-out and against gradient × input. A sentence
   with fewer than MIN_TOKENS scored tokens is skipped with its reason; a correlation with a constant side is
-  undefined and left out of the means (counted). Flow beyond explorer.analyses.flow.MAX_FLOW_TOKENS is left out likewise.
+  undefined and left out of the means (counted). Flow beyond explorer.analyses.sentence.flow.MAX_FLOW_TOKENS is left out likewise.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
-from explorer.analyses.flow import MAX_FLOW_TOKENS, attention_flow
-from explorer.analyses.rollout import attention_rollout
+from explorer.analyses.sentence.flow import MAX_FLOW_TOKENS, attention_flow
+from explorer.analyses.sentence.rollout import attention_rollout
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, prepare_source
 from explorer.capture.trace import decoded
@@ -247,7 +247,8 @@ def attention_scores(model: ExplorerModel, setup: Setup) -> tuple[dict[str, np.n
         if pattern.shape[-1] <= MAX_FLOW_TOKENS:
             scores["flow"] = attention_flow(pattern, rows).mean(0)
     if "flow" not in scores:
-        notes.append(f"Attention flow is left out: it takes at most {MAX_FLOW_TOKENS} tokens (explorer/analyses/flow.py).")
+        notes.append(f"Attention flow is left out: it takes at most {MAX_FLOW_TOKENS} tokens "
+                     "(explorer/analyses/sentence/flow.py).")
     ordered = {method: scores[method][setup.scored] for method in ATTENTION_METHODS if method in scores}
     return ordered, notes
 

@@ -41,8 +41,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import torch
 
-from explorer.analyses.defaults import DEFAULT_THRESHOLDS, RARE_COMMON_TOP, THRESHOLD_SOURCES, Thresholds
-from explorer.analyses.head_tallies import (
+from explorer.analyses.corpus.head_tallies import (
     OFFSETS,
     RoleTallies,
     SyntaxTally,
@@ -54,8 +53,9 @@ from explorer.analyses.head_tallies import (
     tally_patterns,
     tally_syntax,
 )
-from explorer.analyses.intervals import ratio_intervals
-from explorer.analyses.results import HeadRoles, RolesReport
+from explorer.analyses.corpus.intervals import ratio_intervals
+from explorer.analyses.corpus.results import HeadRoles, RolesReport
+from explorer.analyses.defaults import DEFAULT_THRESHOLDS, RARE_COMMON_TOP, THRESHOLD_SOURCES, Thresholds
 from explorer.capture.head_sets import HeadSpec
 from explorer.capture.treebank import Tree
 from explorer.models.hooks import capture

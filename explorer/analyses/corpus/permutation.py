@@ -20,7 +20,7 @@ from statistics import median
 import numpy as np
 import torch
 
-from explorer.analyses.faithfulness import (
+from explorer.analyses.sentence.faithfulness import (
     Setup,
     Unscorable,
     blank_id,

@@ -3,7 +3,7 @@
 Clark, Khandelwal, Levy & Manning (2019, "What Does BERT Look At?", §3) found BERT's heads putting much of their
 attention on [SEP] and on punctuation; Xiao, Tian, Chen, Han & Lewis (2023, "Efficient Streaming Language Models with
 Attention Sinks") on the first token. Kobayashi et al. (2020) showed that such weights mostly vanish by norm
-(‖α·f(x)‖, explorer/analyses/norms.py): the sink's transformed value is short, so the query is barely moved.
+(‖α·f(x)‖, explorer/analyses/sentence/norms.py): the sink's transformed value is short, so the query is barely moved.
 
 Per head and attention kind, the share of attention (each query's row scaled to sum 1, then averaged over the
 queries: norms.share_on) on three disjoint sets of keys: the first token; end-of-sentence and the other special
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.analyses.norms import frequent_keys, share_on
+from explorer.analyses.sentence.norms import frequent_keys, share_on
 from explorer.capture.head_sets import HeadSpec
 from explorer.capture.trace import Trace, trace_sentence
 from explorer.models.interface import ExplorerModel

@@ -10,7 +10,7 @@
 - Ablation: the change in loss and in quality (BLEU, or perplexity for language models) when that head alone is
   masked.
 
-Both work on any model through explorer/analyses/corpus_scoring.py.
+Both work on any model through explorer/analyses/corpus/corpus_scoring.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from explorer.analyses.corpus_scoring import Scorer
+from explorer.analyses.corpus.corpus_scoring import Scorer
 from explorer.capture.head_sets import HeadSpec, all_heads, head_mask
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from explorer.analyses.records import Record, dict_of, list_of
 from explorer.capture.head_sets import HeadSpec
 
-# Roles (explorer/analyses/roles.py, after Voita et al. 2019)
+# Roles (explorer/analyses/corpus/roles.py, after Voita et al. 2019)
 
 @dataclass
 class Positional(Record):
@@ -22,7 +22,7 @@ class Positional(Record):
 
     offset: int                 # key − query of the head's most frequent top weight
     share: float                # the share of queries whose top weight sits there
-    low: float | None = None    # its sentence-bootstrap 95% interval (explorer/analyses/intervals.py)
+    low: float | None = None    # its sentence-bootstrap 95% interval (explorer/analyses/corpus/intervals.py)
     high: float | None = None
     histogram: dict = field(default_factory=dict)     # str(offset) → share; the end bins gather the rest
 
@@ -94,12 +94,12 @@ class RolesReport(Record):
     NESTED = {"heads": list_of(HeadRoles), "corpus": RolesCorpus}
 
     heads: list[HeadRoles]
-    thresholds: dict = field(default_factory=dict)      # explorer.analyses.roles.Thresholds, as written
+    thresholds: dict = field(default_factory=dict)      # explorer.analyses.corpus.roles.Thresholds, as written
     corpus: RolesCorpus = field(default_factory=RolesCorpus)
     seconds: float = 0.0
 
 
-# Importance (explorer/analyses/importance.py, Michel et al. 2019)
+# Importance (explorer/analyses/corpus/importance.py, Michel et al. 2019)
 
 @dataclass
 class HeadImportance(Record):
@@ -160,7 +160,7 @@ class ImportanceReport(Record):
         return self.metric or "BLEU"
 
 
-# The pruning curve (explorer/analyses/pruning.py, Michel et al. 2019 Fig. 2)
+# The pruning curve (explorer/analyses/corpus/pruning.py, Michel et al. 2019 Fig. 2)
 
 @dataclass
 class CurveKind(Record):
@@ -227,7 +227,7 @@ def evaluation_from_json(document: dict) -> TranslationScores | TextScores:
     return TranslationScores.from_json(document) if "bleu" in document else TextScores.from_json(document)
 
 
-# Faithfulness (explorer/analyses/faithfulness.py: how well attention ranks what the output depends on)
+# Faithfulness (explorer/analyses/sentence/faithfulness.py: how well attention ranks what the output depends on)
 
 @dataclass
 class MethodAgreement(Record):

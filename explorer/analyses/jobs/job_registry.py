@@ -8,7 +8,7 @@
         def merge(model, inputs, options, statistics) -> result
         def compute(model, inputs, options, executor, progress) -> result   # optional: a job made of other jobs
 
-`run` runs in a Ray worker or in this process (explorer/analyses/jobs.py decides which); `compute` defaults to
+`run` runs in a Ray worker or in this process (explorer/analyses/jobs/jobs.py decides which); `compute` defaults to
 shard → run on each → merge. A job without `key` is never cached on disk; `read` turns a cached result's JSON back
 into its result (a Record's from_json).
 """

@@ -3,7 +3,8 @@
 The layers of one self-attention kind become a flow network: a node per (layer, position) for the input
 (layer 0) and for each layer's output, and an edge from position q after layer l+1 to position k after layer l
 whose capacity is the head-averaged attention with the residual connection, 0.5·A + 0.5·I with rows renormalised
-(the same matrix that attention rollout multiplies, explorer/analyses/rollout.py). The flow of input token k into position q
+(the same matrix that attention rollout multiplies, explorer/analyses/sentence/rollout.py). The flow of input token k into
+position q
 after the last layer is the maximum flow from that output node to that input node; each output node's flows are
 then divided by their sum, as the authors do, so that a row sums to 1. Returns [query, key].
 
@@ -24,7 +25,7 @@ import numpy as np
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_flow
 
-from explorer.analyses.rollout import head_average
+from explorer.analyses.sentence.rollout import head_average
 from explorer.capture.inputs import InputError
 
 CAPACITY_SCALE = 10**6

@@ -10,7 +10,8 @@ varies per sequence, so the repeat's offset does, and no positional head can cop
 "what came after the earlier copy of my token", can). The filler comes from the tokens not in the pattern, so each
 second-repeat token has exactly one earlier copy.
 
-Scores reuse explorer/analyses/detectors.py's definitions: prefix matching = the share of a second-repeat query's attention
+Scores reuse explorer/analyses/sentence/detectors.py's definitions: prefix matching = the share of a second-repeat query's
+attention
 on the token after its earlier copy (mul_score with the induction detection pattern over those queries; 1 for a
 perfect induction head), previous token likewise over all queries. Deterministic for a seed on one torch thread.
 """
@@ -29,7 +30,7 @@ import torch
 from torch import nn
 
 import explorer.settings as settings
-from explorer.analyses.detectors import detection_patterns, mul_score
+from explorer.analyses.sentence.detectors import detection_patterns, mul_score
 from explorer.models.attention_only import AttentionOnly, AttentionOnlyConfig
 
 DEMO_FILE = settings.CHECKPOINTS / "induction_demo.json"
@@ -86,7 +87,7 @@ def second_repeat_loss(logits: torch.Tensor, ids: torch.Tensor, lengths: list[in
 
 def head_scores(patterns: list[torch.Tensor], ids: torch.Tensor, lengths: list[int], starts: list[int]) -> dict:
     """Per layer and head [layers, heads], averaged over the sequences: prefix matching over the second repeat's
-    queries, previous token over every query (explorer/analyses/detectors.py's mul_score), and their chance (uniform
+    queries, previous token over every query (explorer/analyses/sentence/detectors.py's mul_score), and their chance (uniform
     causal attention: query i sees i + 1 keys, one of them the detected one)."""
     stacked = torch.stack(patterns, 1).double().cpu().numpy()                # [batch, layers, heads, query, key]
     prefix, previous, chance = [], [], []
@@ -203,7 +204,8 @@ def summary(result: dict) -> str:
             f"{result['chance']['induction_score']:.3f}).")
 
 
-if __name__ == "__main__":        # python -m explorer.analyses.induction_demo: one run, written to models/induction_demo.json
+# python -m explorer.analyses.lecture.induction_demo: one run, written to models/induction_demo.json
+if __name__ == "__main__":
     outcome = run_demo(progress=lambda share: print(f"\r{share:.0%}", end="", flush=True))
     DEMO_FILE.write_text(json.dumps(outcome) + "\n", encoding="utf-8")
     print("\n" + summary(outcome))

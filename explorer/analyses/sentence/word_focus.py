@@ -10,7 +10,7 @@ encoder, or a decoder-only model's decoder over the prompt. For each head: the w
 In a notebook:
 
     from explorer.capture.trace import trace_sentence
-    from explorer.analyses.word_focus import word_attention, focus, answer_text, default_word
+    from explorer.analyses.sentence.word_focus import word_attention, focus, answer_text, default_word
     reading = word_attention(model,
                              trace_sentence(model, "The animal didn't cross the street because it was too tired."))
     print(answer_text(reading, focus(reading, default_word(reading))))
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.analyses.norms import punctuation
+from explorer.analyses.sentence.norms import punctuation
 from explorer.capture.head_sets import HeadSpec, head_mask, parse_heads
 from explorer.capture.inputs import prepare_source
 from explorer.capture.trace import Trace

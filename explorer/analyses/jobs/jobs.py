@@ -1,11 +1,11 @@
-"""run_job: the one way the command line and the pages run a corpus job (explorer/analyses/corpus_jobs.py, or any
+"""run_job: the one way the command line and the pages run a corpus job (explorer/analyses/jobs/corpus_jobs.py, or any
 job registered with @corpus_job): read from the disk cache when computed before, else on Ray workers
-(explorer/analyses/distributed.py) when more than one worker or a cluster is asked for, else in this process; with
+(explorer/analyses/jobs/distributed.py) when more than one worker or a cluster is asked for, else in this process; with
 progress, and kept on disk for the next time.
 
     ran = run_job("roles", model, {"sentences": lines, "trees": None}, {"text_name": "val.en.gz"},
                   workers=2, progress=bar, cache_folder=None)
-    ran.result          # a RolesReport (explorer/analyses/results.py)
+    ran.result          # a RolesReport (explorer/analyses/corpus/results.py)
     ran.distributed     # how the work was spread (workers, retried, startup_seconds), None in this process
 
 cache_folder None computes and never writes (the command line; a shared server's visitor uploads, which must leave
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer.analyses import (
+from explorer.analyses.corpus.shipped_analyses import CACHE, cached_analysis, corpus_hash
+from explorer.analyses.jobs import (
     corpus_jobs,  # noqa: F401 (registers the explorer's jobs)
     distributed,
 )
-from explorer.analyses.job_registry import JOBS, Progress, registered
-from explorer.analyses.shipped_analyses import CACHE, cached_analysis, corpus_hash
+from explorer.analyses.jobs.job_registry import JOBS, Progress, registered
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The explorer's corpus jobs (registered in explorer/analyses/job_registry.py, run by explorer/analyses/jobs.py):
+"""The explorer's corpus jobs (registered in explorer/analyses/jobs/job_registry.py, run by explorer/analyses/jobs/jobs.py):
 evaluate, roles, importance, the pruning curve, faithfulness, any registered analysis of heads averaged over
 sentences (registered), and the two that importance and the curve are made of: gradient (summed |∂L/∂gate|) and
 head-sets (the statistics of a corpus with some heads masked).
@@ -17,16 +17,11 @@ from dataclasses import asdict
 
 import numpy as np
 
-from explorer.analyses import faithfulness, head_tallies
-from explorer.analyses.corpus_scoring import add_statistics, corpus_task, scorer_for, scores_from
-from explorer.analyses.defaults import RARE_COMMON_TOP
-from explorer.analyses.distributed import SETS_PER_JOB, generation_batch, shards, shards_of, translation_groups
-from explorer.analyses.importance import gradient_totals, importance_report
-from explorer.analyses.job_registry import Progress, corpus_job, registered
-from explorer.analyses.pruning import pruning_curve
-from explorer.analyses.records import HeadScores
-from explorer.analyses.registry import analysis_named
-from explorer.analyses.results import (
+from explorer.analyses.corpus import head_tallies
+from explorer.analyses.corpus.corpus_scoring import add_statistics, corpus_task, scorer_for, scores_from
+from explorer.analyses.corpus.importance import gradient_totals, importance_report
+from explorer.analyses.corpus.pruning import pruning_curve
+from explorer.analyses.corpus.results import (
     FaithfulnessSummary,
     ImportanceReport,
     PruningCurve,
@@ -35,7 +30,13 @@ from explorer.analyses.results import (
     TranslationScores,
     evaluation_from_json,
 )
-from explorer.analyses.roles import Thresholds, analyse_roles, role_tallies
+from explorer.analyses.corpus.roles import Thresholds, analyse_roles, role_tallies
+from explorer.analyses.defaults import RARE_COMMON_TOP
+from explorer.analyses.jobs.distributed import SETS_PER_JOB, generation_batch, shards, shards_of, translation_groups
+from explorer.analyses.jobs.job_registry import Progress, corpus_job, registered
+from explorer.analyses.records import HeadScores
+from explorer.analyses.registry import analysis_named
+from explorer.analyses.sentence import faithfulness
 from explorer.capture.head_sets import HeadSpec, format_heads, head_mask, parse_heads
 from explorer.capture.trace import trace_sentence
 from explorer.capture.translation import evaluation_scores, evaluation_statistics
@@ -43,7 +44,7 @@ from explorer.models.vocabulary import ATTENTION_KINDS
 
 
 def corpus_key(*parts) -> bytes:
-    """What a result depends on besides the model, as bytes for the cache's hash (explorer/analyses/jobs.py)."""
+    """What a result depends on besides the model, as bytes for the cache's hash (explorer/analyses/jobs/jobs.py)."""
     return json.dumps(parts, sort_keys=True, ensure_ascii=False, default=lambda value: asdict(value)).encode()
 
 
@@ -91,7 +92,7 @@ class Evaluate:
 
 @corpus_job("roles", read=RolesReport.from_json)
 class Roles:
-    """Head roles (explorer/analyses/roles.py) of plain sentences and/or dependency trees. Inputs: sentences, trees
+    """Head roles (explorer/analyses/corpus/roles.py) of plain sentences and/or dependency trees. Inputs: sentences, trees
     (either may be None). Options: thresholds (Thresholds' fields), text_name, treebank_name, common_top (the
     rare-token filter, RARE_COMMON_TOP unless given)."""
 
@@ -182,7 +183,7 @@ class HeadSets:
 
 class ShardedScoring:
     """The gradient totals and head-set scores of a scorer's corpus on an executor: importance_report's engine and
-    pruning_curve's set_scores (explorer/analyses/importance.py, pruning.py)."""
+    pruning_curve's set_scores (explorer/analyses/corpus/importance.py, pruning.py)."""
 
     def __init__(self, executor, scorer, inputs: dict) -> None:
         self.executor, self.model, self.inputs, self.metric = executor, scorer.model, inputs, scorer.metric
@@ -222,7 +223,7 @@ def order_of(scores: dict[HeadSpec, float]) -> list[list]:
 
 @corpus_job("curve", read=PruningCurve.from_json)
 class Curve:
-    """Quality as heads are pruned least important first, against random orders (explorer/analyses/pruning.py).
+    """Quality as heads are pruned least important first, against random orders (explorer/analyses/corpus/pruning.py).
     Options: orders (name → order_of(scores); "importance" is the main one), kinds, steps, seeds, corpus_name,
     importance_corpus, measure."""
 
@@ -253,7 +254,7 @@ def sentence_shards(model, sentences: list[str], parts: int, **options) -> list[
 @corpus_job("faithfulness", read=FaithfulnessSummary.from_json)
 class Faithfulness:
     """Mean Spearman's ρ of attention-derived token scores with leave-one-out (and gradient × input) over
-    sentences (explorer/analyses/faithfulness.py). Inputs: sentences."""
+    sentences (explorer/analyses/sentence/faithfulness.py). Inputs: sentences."""
 
     def key(inputs: dict, options: dict) -> bytes:
         return corpus_key(inputs, options)

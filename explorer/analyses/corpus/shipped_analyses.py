@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import explorer.settings as settings
-from explorer.analyses.head_table import head_table, most_important
-from explorer.analyses.results import ImportanceReport, RolesReport
-from explorer.analyses.roles import corpus_description, role_summary
+from explorer.analyses.corpus.head_table import head_table, most_important
+from explorer.analyses.corpus.results import ImportanceReport, RolesReport
+from explorer.analyses.corpus.roles import corpus_description, role_summary
 from explorer.models.interface import ExplorerModel as Checkpoint
 from explorer.models.interface import target_languages
 from explorer.models.weights_file import file_sha256
@@ -42,7 +42,7 @@ def shipped(checkpoint: Checkpoint, filename: str) -> dict | None:
 
 
 def shipped_report(checkpoint: Checkpoint, filename: str):
-    """head_roles.json or head_importance.json as its record (explorer/analyses/results.py), or None."""
+    """head_roles.json or head_importance.json as its record (explorer/analyses/corpus/results.py), or None."""
     document = shipped(checkpoint, filename)
     return None if document is None else REPORTS[filename].from_json(document, source=str(analyses_folder(checkpoint) / filename))
 

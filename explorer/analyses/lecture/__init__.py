@@ -1,0 +1,1 @@
+"""What only the Lesson uses: its induction demo and its pronoun examples."""
