@@ -1,4 +1,4 @@
-"""The induction-head demonstration's model (explorer/analyses/induction_demo.py; Olsson et al. 2022): a
+"""The induction-head demonstration's model (explorer/analyses/lecture/induction_demo.py; Olsson et al. 2022): a
 decoder-only, attention-only Transformer — token embedding + learned positions, causal self-attention layers with
 residuals and pre-layer norm, a final norm and the unembedding; no MLP, no tokenizer, no checkpoint folder.
 

@@ -220,7 +220,7 @@ class Generates(ABC):
 
 # What a model's output is. Each model claims exactly one of these (an image classifier: ImageInput); what a task
 # string used to select — the output's title, how a corpus scores it, what "output" means to a person — hangs on
-# the capability (here, and in explorer/analyses/corpus_scoring.py's registry of scorers).
+# the capability (here, and in explorer/analyses/corpus/corpus_scoring.py's registry of scorers).
 
 class Translates(Generates):
     """Writes the source in another language; a corpus scores it against reference translations (BLEU)."""
