@@ -105,7 +105,12 @@ def training_description(checkpoint: ExplorerModel) -> str:
     pairs = data.get("train_pairs")
     if not pairs:
         return ""
-    if "multi30k" in str(data.get("train", "")).lower():
+    if trained_on_captions(checkpoint):
         return (f"Trained on {pairs:,} Multi30k image captions (English→German): good at short descriptions of "
                 "pictures — people, animals, places, what they are doing — and weak on anything else.")
     return f"Trained on {pairs:,} sentence pairs ({data.get('train')})."
+
+
+def trained_on_captions(model) -> bool:
+    """Whether the model was trained on the Multi30k captions (the bundled translators), as its checkpoint says."""
+    return "multi30k" in str((model.info.get("data") or {}).get("train", "")).lower()

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from explorer.analyses.sentence.norms import punctuation
+from explorer.capture.domain import trained_on_captions
 from explorer.capture.head_sets import HeadSpec, head_mask, parse_heads
 from explorer.capture.inputs import prepare_source
 from explorer.capture.trace import Trace
@@ -310,9 +311,8 @@ def lecture_answer(model: ExplorerModel, text: str, pronoun: str, antecedent: st
 
 def why_unresolved(model: ExplorerModel) -> str:
     """Why a small caption model may not resolve a pronoun the way the lecture's figure shows."""
-    data = model.info.get("data") or {}
-    if "multi30k" in str(data.get("train", "")).lower():
-        layers, pairs = model.layers(reading_kind(model)), data.get("train_pairs")
+    if trained_on_captions(model):
+        layers, pairs = model.layers(reading_kind(model)), model.info["data"].get("train_pairs")
         return (f"Why: this model is small (d_model {model.d_model}, {layers} layers) and was trained on {pairs:,} "
                 "image captions (Multi30k), where sentences like this one barely occur: a caption describes a picture "
                 "and rarely needs an “it” resolved. The lecture's figure comes from the paper's Transformer, trained "
