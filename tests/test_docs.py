@@ -62,3 +62,46 @@ def test_a_broken_link_fails_the_build(tmp_path):
     index.write_text(index.read_text() + "\nSee [the missing page](missing.md).\n")
     result = build(tmp_path, tmp_path / "site")
     assert result.returncode != 0 and "missing.md" in result.stderr
+
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
+
+
+def paragraphs(text: str) -> list[str]:
+    """The page's paragraphs: blocks of text between blank lines, fenced code and tables (lines starting with '|')
+    left out, each list item a paragraph of its own, a heading a line of its own."""
+    found, current, fenced = [], [], False
+
+    def close():
+        if current:
+            found.append(" ".join(current))
+            current.clear()
+
+    for line in text.splitlines():
+        if FENCE.match(line):
+            close()
+            fenced = not fenced
+        elif fenced:
+            continue
+        elif not line.strip() or line.lstrip().startswith("|") or line.startswith("#"):
+            close()
+        else:
+            if ITEM.match(line):
+                close()
+            current.append(line.strip())
+    close()
+    return found
+
+
+def test_no_paragraph_in_the_docs_is_over_150_words():
+    pages = sorted((ROOT / "docs").glob("*.md")) + [README]
+    long = [f"{page.relative_to(ROOT)}: {len(words)} words, '{' '.join(words[:8])} …'"
+            for page in pages for words in (text.split() for text in paragraphs(page.read_text(encoding="utf-8")))
+            if len(words) > 150]
+    assert long == [], "\n".join(long)
+
+
+def test_the_speed_page_is_at_most_1500_words():
+    words = len((ROOT / "docs" / "speed.md").read_text(encoding="utf-8").split())
+    assert words <= 1500, words

@@ -117,3 +117,52 @@ class HeadScores(Record):
                                columns=[f"h{head}" for head in range(values.shape[1])])
                   for kind, values in self.scores.items()]
         return pd.concat(frames) if frames else pd.DataFrame()
+
+
+RESAMPLES = 1000
+PERCENTILE, WILSON = "percentile bootstrap", "Wilson score"
+
+
+@dataclass
+class Interval(Record):
+    """A mean over `count` items (named by `unit`: "sentences", "arcs", "seeds") and its 95% interval; mean, low and
+    high None when there was nothing to measure. In JSON the count is keyed by its unit ({"sentences": 100})."""
+
+    what: str
+    mean: float | None
+    low: float | None
+    high: float | None
+    count: int = 0
+    unit: str = "sentences"
+    method: str = PERCENTILE
+    resamples: int | None = RESAMPLES
+    seed: int | None = 0
+
+    def to_json(self) -> dict:
+        document = {"what": self.what, "mean": self.mean, "low": self.low, "high": self.high, self.unit: self.count,
+                    "method": self.method}
+        if self.method == PERCENTILE:
+            document["resamples"] = self.resamples
+            if self.mean is not None:
+                document["seed"] = self.seed
+        return document
+
+    @classmethod
+    def from_json(cls, document: dict, source: str | None = None) -> Interval:
+        if isinstance(document, Interval):
+            return document
+        known = {"what", "mean", "low", "high", "method", "resamples", "seed"}
+        [unit] = [key for key in document if key not in known] or ["sentences"]
+        return cls(document["what"], document["mean"], document["low"], document["high"], document.get(unit, 0), unit,
+                   document.get("method", PERCENTILE), document.get("resamples"), document.get("seed"))
+
+
+@dataclass
+class IntervalParts(Record):
+    """A verdict of several parts, each called on its own interval's lower end (a card's `interval`)."""
+
+    what: str
+    parts: dict[str, Interval]
+
+    def __post_init__(self) -> None:
+        self.parts = {name: Interval.from_json(part) for name, part in self.parts.items()}

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from explorer.analyses.records import Interval, IntervalParts, Record
+
 if TYPE_CHECKING:           # for readers only: the command line's --help imports this module without torch
     from explorer.models.interface import ExplorerModel
 
@@ -34,7 +36,7 @@ class Budget:
 
 
 @dataclass
-class Card:
+class Card(Record):
     paper: str              # "Vaswani et al. 2017"
     claim: str              # the claim in one sentence
     setting: str            # the paper's model and data
@@ -45,13 +47,19 @@ class Card:
     rule: str               # the rule the verdict follows, and why a small caption model may differ
     command: str            # the command that reproduces `ours`
     numbers: dict = field(default_factory=dict)     # the raw numbers behind `ours` (equal to the command's)
-    # What the verdict rests on, with its uncertainty: a mean over sentences and its sentence-bootstrap 95%
-    # interval (heads_measures.mean_interval), or another interval the card names; empty where none is measured.
-    interval: dict = field(default_factory=dict)
+    # What the verdict rests on, with its uncertainty: a mean over sentences and its 95% interval
+    # (explorer/analyses/corpus/intervals.py), or each part's; None where none is measured ({} in JSON).
+    interval: Interval | IntervalParts | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r}: expected one of {', '.join(VERDICTS)}")
+        if isinstance(self.interval, dict):         # read back from JSON
+            self.interval = (IntervalParts.from_json(self.interval) if "parts" in self.interval else
+                             Interval.from_json(self.interval) if self.interval else None)
+
+    def to_json(self) -> dict:
+        return dict(super().to_json(), interval={} if self.interval is None else self.interval.to_json())
 
 
 PAPERS: dict[str, Callable[[ExplorerModel, Budget], Card]] = {}      # name → measurement, in registration order

@@ -3,8 +3,6 @@ same as `python -m explorer replicate --json` prints and the bundled models ship
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from explorer.capture.inputs import InputError
 from explorer.models.interface import ExplorerModel
 from explorer.papers.bench import Budget
@@ -20,7 +18,7 @@ def replicate(model: ExplorerModel, names: list[str] | None = None, budget: Budg
         raise InputError(f"--paper {', '.join(unknown)}: no such paper; the bench has {', '.join(PAPERS)}")
     cards = []
     for number, name in enumerate(chosen):
-        cards.append(dict(asdict(PAPERS[name](model, budget)), name=name))
+        cards.append(dict(PAPERS[name](model, budget).to_json(), name=name))
         if budget.progress:
             budget.progress((number + 1) / len(chosen))
     return {"model": model.name, "sentences": budget.sentences, "papers": cards}

@@ -75,9 +75,9 @@ def test_figure_2_shares_are_recomputed_from_transformers_attentions(card, minil
         np.testing.assert_allclose(with_commas["by_layer"][category], expected, atol=1e-4)
     end = shares["by_layer"]["end"]
     peak = int(np.argmax(end))
-    interval = card.interval["parts"]["end token"]          # over the sentences of the peak layer
-    assert interval["mean"] == pytest.approx(end[peak], abs=1e-4) and interval["sentences"] == SENTENCES
-    assert card.numbers["met"]["end token"] == (peak > 0 and interval["low"] >= 0.5)
+    interval = card.interval.parts["end token"]             # over the sentences of the peak layer
+    assert interval.mean == pytest.approx(end[peak], abs=1e-4) and interval.count == SENTENCES
+    assert card.numbers["met"]["end token"] == (peak > 0 and interval.low >= 0.5)
 
 
 def reading_words(tokenizer, tree) -> tuple[dict, list]:

@@ -1,29 +1,34 @@
-"""The intervals verdicts rest on (explorer/analyses/corpus/intervals.py), each against a bootstrap written out here."""
+"""The intervals verdicts rest on (explorer/analyses/corpus/intervals.py), each against a bootstrap or Wilson's formula
+written out here (a bootstrap with other seeds: equal up to Monte Carlo error)."""
 
 import numpy as np
 
-from explorer.analyses.corpus.intervals import difference_interval, ratio_intervals, share_interval
+from explorer.analyses.corpus.intervals import Interval, difference_interval, ratio_intervals, share_interval
 
 
-def test_a_share_is_the_bootstrap_of_its_zeros_and_ones():
+def test_a_share_is_wilsons_score_interval():
     interval = share_interval(30, 40, "hits", "arcs")
-    items = np.array([1.0] * 30 + [0.0] * 10)
-    draws = np.random.default_rng(0).integers(0, 40, size=(1000, 40))
-    low, high = np.percentile(items[draws].mean(1), [2.5, 97.5])
-    assert (interval["mean"], interval["low"], interval["high"], interval["arcs"]) == (0.75, round(low, 4),
-                                                                                        round(high, 4), 40)
+    p, n, z = 30 / 40, 40, 1.959963984540054                   # Wilson (1927), written out
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert (interval.mean, interval.low, interval.high) == (0.75, round(centre - half, 4), round(centre + half, 4))
+    assert interval.to_json()["arcs"] == 40 and interval.to_json()["method"] == "Wilson score"
+    every = share_interval(12, 12, "hits", "sentences")        # all hits: not a point, as a bootstrap would give
+    assert every.high == 1.0 and every.low < 0.8
+    assert share_interval(0, 0, "hits", "arcs").low is None
 
 
 def test_a_difference_of_shares_resamples_each_on_its_own():
-    interval = difference_interval(70, 40, 100, "margin", "arcs")
+    interval = difference_interval(70, 40, 100, "margin", "arcs", resamples=20_000)
     ours, baseline = np.r_[np.ones(70), np.zeros(30)], np.r_[np.ones(40), np.zeros(60)]
     rng = np.random.default_rng
-    differences = (ours[rng(0).integers(0, 100, size=(1000, 100))].mean(1)
-                   - baseline[rng(1).integers(0, 100, size=(1000, 100))].mean(1))
+    differences = (ours[rng(11).integers(0, 100, size=(20_000, 100))].mean(1)
+                   - baseline[rng(12).integers(0, 100, size=(20_000, 100))].mean(1))
     low, high = np.percentile(differences, [2.5, 97.5])
-    assert interval["mean"] == 0.3 and (interval["low"], interval["high"]) == (round(low, 4), round(high, 4))
-    assert 0.1 < interval["low"] < 0.3 < interval["high"] < 0.5
-    assert difference_interval(0, 0, 0, "margin", "arcs")["low"] is None
+    assert interval.mean == 0.3 and abs(interval.low - low) < 0.01 and abs(interval.high - high) < 0.01
+    assert 0.1 < interval.low < 0.3 < interval.high < 0.5
+    assert difference_interval(0, 0, 0, "margin", "arcs").low is None
+    assert Interval.from_json(interval.to_json()) == interval          # the JSON edge keeps every field
 
 
 def test_ratio_intervals_equal_a_resampling_of_whole_sentences():

@@ -1,13 +1,22 @@
 """The uncertainty a card's verdict rests on: a mean (or a share, or a difference of shares) over the items
-measured, with its seeded bootstrap 95% interval (percentiles 2.5 and 97.5 over 1,000 resamples with replacement).
-The items are what the measurement repeats over: sentences, dependency arcs, random seeds. A verdict is called on the
-interval's end, never on the point alone (issue 47: a card may not claim an effect inside its noise)."""
+measured, with its 95% interval. The items are what the measurement repeats over: sentences, dependency arcs, random
+seeds. A verdict is called on the interval's end, never on the point alone (issue 47: a card may not claim an effect
+inside its noise).
+
+- a mean, and a difference of two shares: scipy's seeded percentile bootstrap (scipy.stats.bootstrap, 1,000
+  resamples with replacement; the two shares of a difference resampled each on its own);
+- a share of items (hits of a total): Wilson's score interval (scipy.stats.binomtest), right where a bootstrap of
+  zeros and ones is not (a share of 0 or 1 gets an interval of its own width, not a point);
+- many ratios of sums at once (roles.py's per-head shares over sentences): written out here, since scipy's bootstrap
+  would hold [resamples, items, heads] in memory; each resample counts how often it drew each item instead.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import binomtest, bootstrap
 
-RESAMPLES = 1000
+from explorer.analyses.records import PERCENTILE, RESAMPLES, WILSON, Interval
 
 
 def bootstrap_draws(items: int, resamples: int, seed: int = 0) -> np.ndarray:
@@ -15,44 +24,57 @@ def bootstrap_draws(items: int, resamples: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, items, size=(resamples, items))
 
 
-def _interval(what: str, unit: str, mean, draws: np.ndarray | None, count: int, resamples: int, seed: int) -> dict:
-    if draws is None:
-        return {"what": what, "mean": None, "low": None, "high": None, unit: 0, "resamples": resamples}
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return {"what": what, "mean": round(float(mean), 4), "low": round(float(low), 4), "high": round(float(high), 4),
-            unit: count, "resamples": resamples, "seed": seed}
+def rounded(value) -> float:
+    return round(float(value), 4)
 
 
-def mean_interval(values, resamples: int = RESAMPLES, seed: int = 0, what: str = "", unit: str = "sentences") -> dict:
-    """The mean of per-item values and its bootstrap 95% interval; NaNs are left out; no value gives an interval
-    of None. The count of items is given under `unit` ("sentences": 100)."""
+def percentile_bootstrap(samples: tuple[np.ndarray, ...], statistic, resamples: int, seed: int) -> tuple[float, float]:
+    """scipy's seeded percentile bootstrap of a statistic of one or more samples (each resampled on its own)."""
+    if all(np.ptp(sample) == 0 for sample in samples):          # nothing varies: every resample gives the point
+        value = float(statistic(*samples, axis=-1))
+        return value, value
+    result = bootstrap(samples, statistic, n_resamples=resamples, confidence_level=0.95, method="percentile",
+                       rng=np.random.default_rng(seed), vectorized=True, paired=False)
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def mean_interval(values, resamples: int = RESAMPLES, seed: int = 0, what: str = "", unit: str = "sentences"
+                  ) -> Interval:
+    """The mean of per-item values and its bootstrap 95% interval; NaNs and Nones are left out; no value gives an
+    interval of None."""
     array = np.asarray([value for value in values if value is not None and not np.isnan(value)], dtype=float)
     if not len(array):
-        return _interval(what, unit, None, None, 0, resamples, seed)
-    means = array[bootstrap_draws(len(array), resamples, seed)].mean(1)
-    return _interval(what, unit, array.mean(), means, len(array), resamples, seed)
+        return Interval(what, None, None, None, 0, unit, PERCENTILE, resamples, seed)
+    low, high = percentile_bootstrap((array,), np.mean, resamples, seed)
+    return Interval(what, rounded(array.mean()), rounded(low), rounded(high), len(array), unit, PERCENTILE,
+                    resamples, seed)
 
 
-def share_interval(hits: int, total: int, what: str, unit: str, resamples: int = RESAMPLES, seed: int = 0) -> dict:
-    """A share (hits of total items, each a 0 or a 1) and its interval: the bootstrap of the items themselves."""
+def share_interval(hits: int, total: int, what: str, unit: str) -> Interval:
+    """A share (hits of total items) and its Wilson score 95% interval."""
     hits = int(round(hits))
-    return mean_interval([1.0] * hits + [0.0] * (total - hits), resamples, seed, what, unit)
+    if not total:
+        return Interval(what, None, None, None, 0, unit, WILSON, None, None)
+    bounds = binomtest(hits, total).proportion_ci(0.95, method="wilson")
+    return Interval(what, rounded(hits / total), rounded(bounds.low), rounded(bounds.high), total, unit, WILSON,
+                    None, None)
 
 
 def difference_interval(hits: int, baseline_hits: int, total: int, what: str, unit: str,
-                        resamples: int = RESAMPLES, seed: int = 0) -> dict:
+                        resamples: int = RESAMPLES, seed: int = 0) -> Interval:
     """hits/total − baseline_hits/total over the same items, and its interval. Which item each hit fell on is not
     kept, so each share is resampled on its own: wider than a paired bootstrap where the two agree item by item,
     so a margin called on its lower end is called conservatively."""
     if not total:
-        return _interval(what, unit, None, None, 0, resamples, seed)
+        return Interval(what, None, None, None, 0, unit, PERCENTILE, resamples, seed)
     ours = np.zeros(total)
     ours[: int(round(hits))] = 1
     baseline = np.zeros(total)
     baseline[: int(round(baseline_hits))] = 1
-    differences = (ours[bootstrap_draws(total, resamples, seed)].mean(1)
-                   - baseline[bootstrap_draws(total, resamples, seed + 1)].mean(1))
-    return _interval(what, unit, ours.mean() - baseline.mean(), differences, total, resamples, seed)
+    low, high = percentile_bootstrap((ours, baseline), lambda a, b, axis: a.mean(axis) - b.mean(axis),
+                                     resamples, seed)
+    return Interval(what, rounded(ours.mean() - baseline.mean()), rounded(low), rounded(high), total, unit,
+                    PERCENTILE, resamples, seed)
 
 
 def ratio_intervals(numerators: np.ndarray, denominators: np.ndarray, resamples: int = RESAMPLES,

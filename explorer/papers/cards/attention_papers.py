@@ -86,9 +86,9 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
                                            what=f"ρ({method}) − ρ(last-layer attention), per sentence")
             for method in compared}
     paper_gaps = {method: PAPER_RHO[method] - PAPER_RHO["last_layer"] for method in compared}
-    beats = [method for method in compared if rho[method] > 0 and gaps[method]["low"] is not None
-             and gaps[method]["low"] > 0 and gaps[method]["mean"] >= SMALLEST_GAIN]
-    if compared and len(beats) == len(compared) and all(gaps[m]["mean"] >= paper_gaps[m] / 2 for m in compared):
+    beats = [method for method in compared if rho[method] > 0 and gaps[method].low is not None
+             and gaps[method].low > 0 and gaps[method].mean >= SMALLEST_GAIN]
+    if compared and len(beats) == len(compared) and all(gaps[m].mean >= paper_gaps[m] / 2 for m in compared):
         verdict = HOLDS
     elif beats:
         verdict = PARTLY
@@ -102,8 +102,8 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
             + ", ".join(f"{titles[method]} {gradient[method]:.2f}" for method in shown
                         if gradient.get(method) is not None)
             + ". Gain over last-layer attention, mean per sentence [95% interval]: "
-            + ", ".join(f"{titles[m]} {gaps[m]['mean']:+.2f} [{gaps[m]['low']:+.2f}, {gaps[m]['high']:+.2f}]"
-                        for m in compared if gaps[m]["mean"] is not None))
+            + ", ".join(f"{titles[m]} {gaps[m].mean:+.2f} [{gaps[m].low:+.2f}, {gaps[m].high:+.2f}]"
+                        for m in compared if gaps[m].mean is not None))
     rule = ("Holds if rollout and flow each correlate (ρ > 0) and beat last-layer attention (ρ with leave-one-out) "
             "by at least half the paper's margin (0.42 and 0.41, so 0.21), the per-sentence gain's sentence-bootstrap "
             "95% interval above 0; partly if at least one correlates and gains at least 0.1 with its interval above 0; "
@@ -117,9 +117,8 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
             "leave-one-out, and above it against gradient × input.")
     command = (f"python -m explorer faithfulness --model {command_name(model.path)} "
                f"--src explorer/data/multi30k/{TEST} --limit {budget.sentences} --json")
-    interval = gaps.get("rollout") or {}
     return Card(**ABNAR_ZUIDEMA, ours=ours, verdict=verdict, rule=rule, command=command, numbers=numbers,
-                interval=interval)
+                interval=gaps.get("rollout"))
 
 
 # ---------------------------------------------------------------- Kobayashi et al. 2020
@@ -155,7 +154,7 @@ def kobayashi(model: ExplorerModel, budget: Budget) -> Card:
                                      what="share by weight − share by norm, per sentence")
     # Lower by a tenth at least, beyond the noise, and only where there is weight beyond uniform attention's to
     # remove: a random model's norms sit a steady 0.001 below its weights, which is no silencing of a sink.
-    lower = (removed["low"] is not None and removed["low"] > 0 and norm <= LOWER * weight and weight > chance)
+    lower = (removed.low is not None and removed.low > 0 and norm <= LOWER * weight and weight > chance)
     if weight > 0 and norm <= FAR_LESS * weight and lower:
         verdict = HOLDS
     elif lower:
@@ -169,9 +168,9 @@ def kobayashi(model: ExplorerModel, budget: Budget) -> Card:
             f"sentences: {per_kind}. Every layer and kind: {weight:.2f} by weight, {norm:.2f} by norm (uniform "
             f"attention: {chance:.2f}" + ("; by weight these tokens get no more than uniform attention, so there is "
                                           "little excess weight for the norms to remove)." if weight <= chance else ")."))
-    if removed["mean"] is not None:
-        ours += (f" Weight minus norm, mean per sentence {removed['mean']:+.3f} [95% interval {removed['low']:+.3f}, "
-                 f"{removed['high']:+.3f}].")
+    if removed.mean is not None:
+        ours += (f" Weight minus norm, mean per sentence {removed.mean:+.3f} [95% interval {removed.low:+.3f}, "
+                 f"{removed.high:+.3f}].")
     rule = ("Holds if, over every layer of every attention kind, the share by norm is at most half the share by "
             "weight (the paper's \"far less\"); partly if at least a tenth lower but not by half; does not otherwise; "
             "lower only where the weight exceeds uniform attention's share and the per-sentence difference's "
@@ -225,10 +224,10 @@ def xiao(model: ExplorerModel, budget: Budget) -> Card:
                            / row["uniform_first"]["decoder"]
                            for row in shares.get("per_sentence", []) if row and row["uniform_first"].get("decoder")],
                           what="upper layers' first-token share ÷ uniform attention's, per sentence")
-    above = ratio["low"] is not None
-    if chance and all(factor >= SINK_FACTOR for factor in factors) and above and ratio["low"] >= SINK_FACTOR:
+    above = ratio.low is not None
+    if chance and all(factor >= SINK_FACTOR for factor in factors) and above and ratio.low >= SINK_FACTOR:
         verdict = HOLDS
-    elif chance and upper_mean >= ABOVE_UNIFORM * chance and above and ratio["low"] >= ABOVE_UNIFORM:
+    elif chance and upper_mean >= ABOVE_UNIFORM * chance and above and ratio.low >= ABOVE_UNIFORM:
         verdict = PARTLY
     else:
         verdict = DOES_NOT
@@ -237,8 +236,8 @@ def xiao(model: ExplorerModel, budget: Budget) -> Card:
             f"{layer_list(first)} (uniform attention over the allowed keys: {chance:.2f}); "
             f"{'layer' if len(upper) == 1 else 'layers'} {', '.join(map(str, upper))}: "
             + ", ".join(f"{factor}×" for factor in factors) + " uniform."
-            + (f" Per sentence, the upper layers' mean over uniform: {ratio['mean']:.2f}× [95% interval "
-               f"{ratio['low']:.2f}, {ratio['high']:.2f}]." if ratio["mean"] is not None else ""))
+            + (f" Per sentence, the upper layers' mean over uniform: {ratio.mean:.2f}× [95% interval "
+               f"{ratio.low:.2f}, {ratio.high:.2f}]." if ratio.mean is not None else ""))
     rule = (f"Holds if every layer above the bottom two (for a shallow stack: at least the top layer) gives the "
             f"first token at least {SINK_FACTOR:g}× what uniform attention over the allowed keys gives it; partly if "
             f"those layers' mean is at least {ABOVE_UNIFORM:g}× uniform; does not otherwise; each factor also the lower "

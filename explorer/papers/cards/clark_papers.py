@@ -9,7 +9,8 @@ import explorer.papers.cards.clark_measures as clark_measures
 
 # (not `from explorer.papers.cards import`: the package imports this module)
 import explorer.papers.cards.heads_measures as measures
-from explorer.analyses.corpus.intervals import difference_interval, mean_interval
+from explorer.analyses.corpus.intervals import Interval, difference_interval, mean_interval
+from explorer.analyses.records import IntervalParts
 from explorer.capture.treebank import read_trees
 from explorer.models.interface import ExplorerModel
 from explorer.papers.bench import Budget, Card, not_measurable, paper
@@ -39,14 +40,14 @@ TREES_PER_SENTENCE = 5      # UD EWT trees per budget sentence: a relation occur
 CATEGORY_NAMES = {"first": "first token", "end": "end token", "punctuation": "periods/commas"}
 
 
-def margin_interval(intervals: dict, row: dict) -> str:
+def margin_interval(intervals: dict[str, Interval], row: dict) -> str:
     interval = intervals.get(row["ud"])
-    return "" if not interval else (f", margin 95% interval {interval['low'] * 100:+.1f} to "
-                                    f"{interval['high'] * 100:+.1f} points")
+    return "" if not interval else (f", margin 95% interval {interval.low * 100:+.1f} to "
+                                    f"{interval.high * 100:+.1f} points")
 
 
-def share_interval_text(interval: dict) -> str:
-    return "" if interval["low"] is None else f" (95% interval {interval['low']:.2f}–{interval['high']:.2f})"
+def share_interval_text(interval: Interval) -> str:
+    return "" if interval.low is None else f" (95% interval {interval.low:.2f}–{interval.high:.2f})"
 
 
 @paper("clark")
@@ -71,11 +72,11 @@ def clark(model: ExplorerModel, budget: Budget) -> Card:
                                                 row["ours"]["baseline"] * row["ours"]["count"], row["ours"]["count"],
                                                 f"{row['ud']}: best head {row['ours']['head']} − best fixed offset",
                                                 "arcs") for row in core}
-    beats = [row for row in core if intervals[row["ud"]]["low"] >= MARGIN]
+    beats = [row for row in core if intervals[row["ud"]].low >= MARGIN]
     parts = {"syntactic": len(beats) >= 3} if core else {}
     intervals["end token"] = mean_interval([float(np.atleast_1d(values)[peak]) for values in per_sentence_end],
                                            what=f"layer {peak + 1}'s share of attention on the end token")
-    parts["end token"] = peak > 0 and (intervals["end token"]["low"] or 0.0) >= 0.5
+    parts["end token"] = peak > 0 and (intervals["end token"].low or 0.0) >= 0.5
     numbers = {"token_shares": shares, "trees": scores["trees"], "skipped_trees": scores["skipped_trees"],
                "relations": table, "paper_figure_2": clark_measures.PAPER_FIGURE, "met": parts}
     measured = [row for row in table if row["ours"]]
@@ -105,4 +106,4 @@ def clark(model: ExplorerModel, budget: Budget) -> Card:
             f"attention already gives the end token and the full stop a large share (shown). {SMALL_MODEL}; a "
             "pretrained BERT such as all-MiniLM-L6-v2 (6 layers) is the closer comparison.")
     return Card(**CLARK, ours=ours, verdict=verdict_of(parts), rule=rule, command=command(model, "clark", budget),
-                numbers=numbers, interval={"what": "each part met on its interval's lower end", "parts": intervals})
+                numbers=numbers, interval=IntervalParts("each part met on its interval's lower end", intervals))

@@ -14,11 +14,11 @@ import numpy as np
 
 # (not `from explorer.papers.cards import`: the package imports this module)
 import explorer.papers.cards.heads_measures as measures
-from explorer.analyses.corpus import intervals
 from explorer.analyses.corpus.corpus_scoring import TranslationScorer
-from explorer.analyses.corpus.intervals import difference_interval, share_interval
+from explorer.analyses.corpus.intervals import Interval, difference_interval, share_interval
 from explorer.analyses.corpus.pruning import importance_scores, least_important, pruning_curve
 from explorer.analyses.corpus.roles import Thresholds
+from explorer.analyses.records import IntervalParts
 from explorer.analyses.sentence.word_focus import reading_kind
 from explorer.capture.head_sets import all_heads, head_mask
 from explorer.models.interface import ExplorerModel, Translates
@@ -134,14 +134,12 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
     if positional:
         share = positional["positional"]
         numbers["positional"] = {"head": positional["spec"], "offset": share["offset"], "share": share["share"]}
-        spreads["positional"] = {"what": f"{positional['spec']}'s share of queries at offset {share['offset']:+d}",
-                                   "mean": share["share"], "low": share.get("low", share["share"]),
-                                   "high": share.get("high", share["share"]),
-                                   "sentences": roles["corpus"]["text"]["sentences"], "resamples": intervals.RESAMPLES,
-                                   "seed": 0}
-        parts["positional"] = spreads["positional"]["low"] >= thresholds.positional
+        spread = spreads["positional"] = Interval(                 # roles.py's ratio_intervals over sentences
+            f"{positional['spec']}'s share of queries at offset {share['offset']:+d}", share["share"],
+            share.get("low", share["share"]), share.get("high", share["share"]), roles["corpus"]["text"]["sentences"])
+        parts["positional"] = spread.low >= thresholds.positional
         notes.append(f"most positional {positional['spec']}: {share['share']:.0%} at offset {share['offset']:+d} "
-                     f"(95% interval {spreads['positional']['low']:.0%}–{spreads['positional']['high']:.0%})")
+                     f"(95% interval {spread.low:.0%}–{spread.high:.0%})")
     first = max((h for h in heads if h["layer"] == 0 and h.get("rare_token")),
                 key=lambda h: h["rare_token"]["rate"], default=None)
     if first:
@@ -150,10 +148,10 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
         sentences = rare.get("sentences") or roles["corpus"]["text"]["sentences"]
         interval = spreads["rare-token in layer 1"] = share_interval(
             rare["rate"] * sentences, sentences, f"{first['spec']}'s sentences peaking on the rarest token", "sentences")
-        parts["rare-token in layer 1"] = interval["low"] >= max(thresholds.rare_rate,
+        parts["rare-token in layer 1"] = interval.low >= max(thresholds.rare_rate,
                                                                 thresholds.rare_over_chance * rare["chance"])
         notes.append(f"first-layer rare-token head {first['spec']}: {rare['rate']:.0%} of {sentences} sentences "
-                     f"(95% interval {interval['low']:.0%}–{interval['high']:.0%}) vs chance {rare['chance']:.0%}")
+                     f"(95% interval {interval.low:.0%}–{interval.high:.0%}) vs chance {rare['chance']:.0%}")
     syntactic = _best_syntactic(heads) if reading is Kind.ENCODER else None
     if syntactic:
         numbers["syntactic"] = syntactic
@@ -161,10 +159,10 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
         interval = spreads["syntactic"] = difference_interval(
             syntactic["accuracy"] * count, syntactic["baseline"] * count, count,
             f"{syntactic['head']} {syntactic['relation']}: accuracy − positional baseline", "arcs")
-        parts["syntactic"] = interval["low"] >= thresholds.syntactic_margin and count >= thresholds.syntactic_min_count
+        parts["syntactic"] = interval.low >= thresholds.syntactic_margin and count >= thresholds.syntactic_min_count
         notes.append(f"most syntactic {syntactic['head']} {syntactic['relation']}: {syntactic['accuracy']:.0%} vs "
                      f"baseline {syntactic['baseline']:.0%} ({syntactic['margin'] * 100:+.1f} points, 95% interval "
-                     f"{interval['low'] * 100:+.1f} to {interval['high'] * 100:+.1f}, {count} arcs)")
+                     f"{interval.low * 100:+.1f} to {interval.high * 100:+.1f}, {count} arcs)")
     else:
         notes.append("syntactic heads not measurable: no encoder reads the treebank's words")
     pruned = _voita_pruning(model, budget) if isinstance(model, Translates) else None
@@ -186,8 +184,9 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
     if not parts:
         return not_measurable(VOITA, "no head statistics could be measured on this model")
     numbers["met"] = parts
-    rule = ("Five parts, each met or not; the first three on the lower end of a 95% bootstrap interval (sentences "
-            "resampled; arcs for syntax, head and baseline resampled apart). The strongest positional head at one "
+    rule = ("Five parts, each met or not; the first three on the lower end of a 95% interval (a bootstrap over "
+            "sentences; Wilson's for the share of sentences; arcs for syntax, head and baseline resampled apart). "
+            "The strongest positional head at one "
             "offset ≥ 90% of the time (Voita et al.'s §5.1). A first-layer head peaking on the rarest token in ≥ 50% "
             "of sentences and ≥ 3× chance (this project's own thresholds: the paper reports its head's rate and sets "
             "none), counted as §5.3 does only in sentences whose rarest token is not among the 500 most frequent. "
@@ -201,7 +200,7 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
             "captions a few words long, where a rare word is easy to find and arcs are short.")
     return Card(**VOITA, ours="; ".join(notes) + ".", verdict=verdict_of(parts), rule=rule,
                 command=command(model, "voita", budget), numbers=numbers,
-                interval={"what": "each part met on its interval's lower end", "parts": spreads})
+                interval=IntervalParts("each part met on its interval's lower end", spreads))
 
 
 def _best_syntactic(heads: list[dict]) -> dict | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.analyses.corpus.intervals import mean_interval
+from explorer.analyses.records import IntervalParts
 from explorer.analyses.sentence.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS, SELF_ATTENTION, detect_heads
 from explorer.models.interface import Continues, ExplorerModel
 from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
@@ -58,7 +59,7 @@ def best_head(detection, kind: str, detector: str) -> dict:
 
 def verdict_for(best: dict) -> str:
     """On the lower end of the interval over seeds: a head that reaches the bar only on lucky seeds does not."""
-    low = best["interval"]["low"]
+    low = best["interval"].low
     times = low / best["chance"]
     if low >= HOLDS_SCORE and times >= HOLDS_TIMES_CHANCE:
         return HOLDS
@@ -88,8 +89,8 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
         prefix, induction = values["prefix_matching"], values["induction"]
         spread = prefix["interval"]
         parts.append(f"{kind} self-attention ({values['layers']} layers): best prefix matching {prefix['score']:.3f} "
-                     f"({prefix['head']}; 95% interval over {spread['seeds']} seeds {spread['low']:.3f}–"
-                     f"{spread['high']:.3f}) vs chance {prefix['chance']:.3f} ({prefix['score'] / prefix['chance']:.1f}×) "
+                     f"({prefix['head']}; 95% interval over {spread.count} seeds {spread.low:.3f}–"
+                     f"{spread.high:.3f}) vs chance {prefix['chance']:.3f} ({prefix['score'] / prefix['chance']:.1f}×) "
                      f"and 1 for a perfect head; best induction score {induction['score']:.3f} ({induction['head']}) "
                      f"vs chance {induction['chance']:.3f}, best possible {induction['best_possible']:.3f}")
     ours = "; ".join(parts) + "."
@@ -102,4 +103,4 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
     intervals = {kind: values["prefix_matching"]["interval"] for kind, values in numbers["kinds"].items()}
     return Card(**CARD, ours=ours, verdict=verdict, rule=RULE,
                 command=f"python -m explorer detect --model {command_name(model.path)} --json", numbers=numbers,
-                interval={"what": "the best prefix-matching head's mean over seeds, per stack", "parts": intervals})
+                interval=IntervalParts("the best prefix-matching head's mean over seeds, per stack", intervals))
