@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from scripts.docs_tables import cell, rewrite_table
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "papers.md"
 HEADER = "| paper | claim | the paper's number | ours on h8 | verdict h8 / h2 / h1 | command |"
-
-
-def cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def rows() -> list[str]:
@@ -30,15 +28,5 @@ def rows() -> list[str]:
     return lines
 
 
-def main() -> None:
-    lines = PAGE.read_text(encoding="utf-8").split("\n")
-    start = lines.index(HEADER)
-    end = start
-    while end < len(lines) and lines[end].startswith("|"):
-        end += 1
-    PAGE.write_text("\n".join(lines[:start] + rows() + lines[end:]), encoding="utf-8")
-    print(f"{PAGE.relative_to(ROOT)}: {end - start - 2} rows rewritten")
-
-
 if __name__ == "__main__":
-    main()
+    rewrite_table(PAGE, rows())
