@@ -4,6 +4,8 @@ numbers to download, and the command that runs it over a corpus. Nothing here na
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from explorer.analyses.registry import Analysis, Option
@@ -11,6 +13,12 @@ from explorer.figures.registered import figure_of
 from explorer.pages.components import url_state
 from explorer.pages.components.glossary_links import term_help
 from explorer.pages.components.widgets import command_line, show_figure
+
+
+def number_from_link(text: str, default: int | float) -> int | float:
+    """A number option's value from the link's text, or its default where the text is not one (a hand-edited link)."""
+    pattern = r"-?\d+" if isinstance(default, int) else r"-?\d+(\.\d*)?([eE][-+]?\d+)?"
+    return type(default)(text) if re.fullmatch(pattern, text) else default
 
 
 def option_widget(analysis: Analysis, option: Option):
@@ -28,11 +36,7 @@ def option_widget(analysis: Analysis, option: Option):
     else:
         encode = lambda value: "" if value == option.default else str(value)      # noqa: E731
         if key not in st.session_state:
-            saved = url_state.saved(parameter)
-            try:
-                st.session_state[key] = type(option.default)(saved) if saved else option.default
-            except ValueError:          # a hand-edited link: the default, not a traceback
-                st.session_state[key] = option.default
+            st.session_state[key] = number_from_link(url_state.saved(parameter), option.default)
         value = st.number_input(label, key=key, help=option.help)
     url_state.keep(parameter, value, encode)
     return value

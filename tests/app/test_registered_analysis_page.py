@@ -34,3 +34,11 @@ def test_each_analysis_has_a_tab_that_draws_its_numbers(name, h8):
         [chart] = at.get("plotly_chart")
         first = np.array(traces_of(json.loads(chart.proto.spec))[0]["z"], dtype=float)
         np.testing.assert_allclose(first, next(iter(changed.scores.values())), rtol=1e-6)
+
+
+def test_a_number_option_reads_its_link_and_keeps_its_default_on_a_hand_edited_one():
+    from explorer.pages.components.registered_analysis_section import number_from_link
+
+    assert number_from_link("12", 3) == 12 and isinstance(number_from_link("12", 3), int)
+    assert number_from_link("0.25", 0.5) == 0.25 and number_from_link("2e-3", 0.5) == 0.002
+    assert number_from_link("12.5", 3) == 3 and number_from_link("<script>", 0.5) == 0.5 and number_from_link("", 7) == 7
