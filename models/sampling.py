@@ -1,9 +1,10 @@
 """Sampling the next token instead of taking the most probable one: temperature, top-k and nucleus (top-p)
 filtering, with a seed so that the same settings give the same output.
 
-The order is transformers' own (temperature, then top-k, then top-p): logits ÷ T, keep the k most probable, then
-keep the smallest set of the most probable tokens whose probability adds up to at least p (Holtzman et al. 2020,
-"The Curious Case of Neural Text Degeneration"), renormalised. Temperature 0 is greedy: the most probable token.
+The warpers are transformers' own, in generate()'s order (temperature, then top-k, then top-p): logits ÷ T, keep the
+k most probable, then keep the smallest set of the most probable tokens whose probability adds up to at least p
+(Holtzman et al. 2020, "The Curious Case of Neural Text Degeneration"), renormalised. Temperature 0 is greedy: the
+most probable token.
 
 Every call draws from a torch.Generator of its own, seeded by the call: Streamlit's sessions share the process,
 so the global random state would make one person's sample depend on another's clicks.
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import torch
+from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
 from .decoding import excluded_tokens
 from .errors import ExplorerError
@@ -57,18 +59,19 @@ def sampling_probabilities(logits: torch.Tensor, sampling: Sampling, banned: Ite
         logits = logits.index_fill(-1, torch.tensor(banned, dtype=torch.long), float("-inf"))
     if sampling.greedy:
         return torch.zeros_like(logits).scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
-    logits = logits / sampling.temperature
-    if 0 < sampling.top_k < logits.shape[-1]:
-        kth = logits.topk(sampling.top_k, dim=-1).values[..., -1:]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    probabilities = torch.softmax(logits, -1)
+    rows = logits.reshape(-1, logits.shape[-1])             # the warpers read [batch, vocab]
+    return torch.softmax(warpers(sampling, logits.shape[-1])(None, rows), -1).reshape(logits.shape)
+
+
+def warpers(sampling: Sampling, vocabulary: int) -> LogitsProcessorList:
+    """transformers' own temperature, top-k and top-p warpers, in generate()'s order; a filtered token's logit is
+    −∞, so the softmax after them renormalises what is kept."""
+    steps = [TemperatureLogitsWarper(sampling.temperature)]
+    if 0 < sampling.top_k < vocabulary:
+        steps.append(TopKLogitsWarper(sampling.top_k))
     if sampling.top_p < 1:
-        ordered, order = probabilities.sort(-1, descending=True)
-        before = ordered.cumsum(-1) - ordered           # the mass of the more probable tokens
-        dropped = before >= sampling.top_p              # already enough without it (the first is always kept)
-        probabilities = probabilities.scatter(-1, order, ordered.masked_fill(dropped, 0.0))
-        probabilities = probabilities / probabilities.sum(-1, keepdim=True)
-    return probabilities
+        steps.append(TopPLogitsWarper(sampling.top_p))
+    return LogitsProcessorList(steps)
 
 
 # history (output ids so far) → the next token's logits [vocab]
