@@ -57,59 +57,6 @@ def one_torch_thread():
     yield
 
 
-def _scan_component_manifests_once() -> None:
-    """Every new AppTest looks for Streamlit components by reading the metadata of every installed package: 17 s
-    of the suite's CPU (py-spy), for an answer that cannot change while the tests run. Read it once a process."""
-    import functools
-
-    from streamlit.components.v2 import manifest_scanner
-
-    manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
-
-
-_scan_component_manifests_once()
-
-
-def _compile_page_scripts_once() -> None:
-    """Each AppTest has a script cache of its own, so every test parsed and compiled the page scripts again (4 s of
-    CPU, py-spy), as a server does once. One cache a process; no test changes a page's file."""
-    from streamlit.runtime.scriptrunner import script_cache
-
-    shared: dict = {}
-    start = script_cache.ScriptCache.__init__
-
-    def start_with_the_shared_cache(self) -> None:
-        start(self)
-        self._cache = shared
-
-    script_cache.ScriptCache.__init__ = start_with_the_shared_cache
-
-
-_compile_page_scripts_once()
-
-
-def _wait_for_app_test_runs_without_spinning() -> None:
-    """AppTest waits for a run by waking every millisecond to scan every event the run has sent so far: 7 CPU-s of
-    the suite (py-spy), and a GIL taken from the page's own thread a thousand times a second. Wait on the script's
-    thread instead, which ends just after the run's last event; a run that overstays gets AppTest's own error."""
-    from streamlit.testing.v1 import local_script_runner
-
-    spin = local_script_runner.require_widgets_deltas
-
-    def wait_for_the_run(runner, timeout: float = 3) -> None:
-        thread = runner._script_thread
-        if thread is None:
-            return spin(runner, timeout)
-        thread.join(timeout)
-        if thread.is_alive() or not runner.script_stopped():
-            spin(runner, 0)             # stops the run and raises AppTest's own "timed out" error
-
-    local_script_runner.require_widgets_deltas = wait_for_the_run
-
-
-_wait_for_app_test_runs_without_spinning()
-
-
 def pytest_configure(config):
     """At the end pytest collects garbage five times over to find unraisable exceptions: 2 s for each xdist worker
     on the heap the models leave (py-spy). Once finds them; pytest's own tester turns it off the same way."""
