@@ -6,7 +6,8 @@ import streamlit as st
 
 from explorer.capture.decoding_steps import steps_table, stopping_reason, teacher_forcing, teacher_forcing_table
 from explorer.capture.inputs import InputError
-from explorer.figures.decoding import fixed_width, steps_bars, steps_overview, teacher_forcing_figure
+from explorer.figures.decoding import fixed_width, plotly_bars, steps_described, teacher_forcing_figure
+from explorer.figures.token_bars import html_bars
 from explorer.models.interface import Embeds, Generates
 from explorer.pages.components.decoding_beam_section import show_beam_search
 from explorer.pages.components.decoding_masked_section import masked_token_view
@@ -45,8 +46,9 @@ st.caption(f"Decoding: {trace.decoding}. Output: {len(trace.steps)} steps. {stop
 
 def step_by_step() -> None:
     # HTML bars (explorer/figures/token_bars.py: no plotly.js on the page's first view); ⬇ HTML the plotly chart
-    show_table_figure(steps_bars(trace.steps), "decoding-steps", steps_table(trace),
-                      interactive=lambda: steps_overview(trace.steps))
+    described = steps_described(trace.steps)
+    show_table_figure(html_bars(described), "decoding-steps", steps_table(trace),
+                      interactive=lambda: plotly_bars(described))
     show_one_step(checkpoint, trace)         # pages/components/decoding_step_section.py
 
 

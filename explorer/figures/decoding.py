@@ -9,6 +9,7 @@ digits, never as 0.000.
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -33,8 +34,7 @@ from explorer.figures.common import (
     title_height,
     wrapped_title,
 )
-from explorer.figures.html_cells import numbered
-from explorer.figures.token_bars import ORANGE, Bars, probability_text, token_bars_html
+from explorer.figures.token_bars import ORANGE, Bars, TokenBars, probability_text
 from explorer.models.decoding import BeamResult
 
 # d3 formats of hover text: three significant digits, so a probability of 0.0004 reads 0.0004, not 0.000
@@ -110,40 +110,49 @@ def fixed_width(figure: go.Figure) -> str:
     return "content" if figure.layout.width else "stretch"
 
 
-def steps_overview(steps: list[StepDistribution]) -> go.Figure:
-    """Per step: the chosen token's probability and the distribution's entropy."""
-    labels = position_labels([s.chosen for s in steps])
-    figure = go.Figure([
-        go.Bar(x=labels, y=[s.chosen_prob for s in steps], name="p(chosen)",
-               hovertemplate=f"%{{x}}<br>p = %{{y:{PROBABILITY_HOVER}}}<extra></extra>"),
-        go.Scatter(x=labels, y=[s.entropy for s in steps], name="entropy (nats)", yaxis="y2", mode="lines+markers",
-                   hovertemplate="%{x}<br>entropy %{y:.2f} nats<extra></extra>"),
-    ])
-    figure.update_layout(title="Every step: probability of the chosen token, and entropy",
-                         yaxis=dict(title="probability", range=[0, 1]),
-                         yaxis2=dict(title="entropy (nats)", overlaying="y", side="right",
-                                     **entropy_axis(max((s.entropy for s in steps), default=0.0))),
-                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
-    return token_bars(figure, labels, 240)
-
-
-def steps_bars(steps: list[StepDistribution]) -> str:
-    """steps_overview as the page draws it: bars in HTML (explorer/figures/token_bars.py), entropy under the
-    probability rather than on a second axis."""
-    _, top = nats_scale([s.entropy for s in steps])
-    return token_bars_html(
-        numbered([step.chosen for step in steps]),
+def steps_described(steps: list[StepDistribution]) -> TokenBars:
+    """Per step: the chosen token's probability and the distribution's entropy, under it."""
+    tick, top = nats_scale([s.entropy for s in steps])
+    return TokenBars(
+        [step.chosen for step in steps],
         [Bars("p(chosen)", [s.chosen_prob for s in steps], 1.0, 90, written=probability_text),
-         Bars("entropy (nats)", [s.entropy for s in steps], top, 55, ORANGE, "{:.2f}".format)],
+         Bars("entropy (nats)", [s.entropy for s in steps], top, 55, ORANGE, "{:.2f}".format, tick)],
         "Every step: probability of the chosen token, and entropy",
         "a column a step: the token written, the probability the model gave it (blue, 0–1) and how spread its "
         f"choice was (orange, entropy 0–{top:g} nats); hover a step for its numbers", "decoding-steps")
 
 
-def attention_row_bars(weights: np.ndarray, keys: list[str], title: str, details: list[str] = ()) -> str:
-    """attention_row_figure as the page draws it: a bar per key in HTML (explorer/figures/token_bars.py)."""
-    return token_bars_html(numbered(keys), [Bars("weight", [float(w) for w in weights], 1.0, 90)],
-                           title, " · ".join(details), "step-attention")
+def attention_row_described(weights: np.ndarray, keys: list[str], title: str, details: list[str] = ()) -> TokenBars:
+    """One query's weights over the keys, a bar per key; details: lines under the title."""
+    return TokenBars(keys, [Bars("weight", [float(w) for w in weights], 1.0, 90)], title, " · ".join(details),
+                     "step-attention", tuple(details))
+
+
+ROW_GAP = 30        # px between two rows of bars in the plotly chart
+
+
+def plotly_bars(described: TokenBars) -> go.Figure:
+    """The bars as a plotly chart, drawn as the page's HTML draws them: a row of bars a Bars, one over the other on
+    the same tokens, each on its axis from 0 to its top, in its colour; hover names the token and the value."""
+    labels = position_labels(described.labels)
+    heights = [max(2 * bars.height, 100) for bars in described.rows]
+    plot = sum(heights) + ROW_GAP * (len(heights) - 1)
+    figure = go.Figure()
+    upper = 1.0
+    for index, (bars, height) in enumerate(zip(described.rows, heights)):
+        suffix = "" if index == 0 else str(index + 1)
+        figure.add_trace(go.Bar(x=labels, y=list(bars.values), name=bars.name, marker_color=bars.colour,
+                                yaxis=f"y{suffix}", customdata=[bars.written(float(v)) for v in bars.values],
+                                hovertemplate=f"%{{x}}<br>{html.escape(bars.name)} %{{customdata}}<extra></extra>"))
+        ticks = dict(tickmode="linear", tick0=0, dtick=bars.tick, tickformat="~g") if bars.tick else {}
+        figure.layout[f"yaxis{suffix}"] = dict(domain=[max(0.0, upper - height / plot), upper], range=[0, bars.top],
+                                               title=html.escape(bars.name), anchor="x", **ticks)
+        upper -= (height + ROW_GAP) / plot
+    figure.update_layout(showlegend=False, xaxis=dict(anchor=f"y{len(heights) if len(heights) > 1 else ''}"))
+    if described.details:
+        return token_bars(figure, labels, plot, top=titled(figure, described.title, list(described.details)))
+    figure.update_layout(title=described.title)
+    return token_bars(figure, labels, plot)
 
 
 ENTROPY_STEPS = (0.5, 1.0, 2.0, 5.0)      # nats between ticks: round values, the smallest giving at most 7 ticks
@@ -156,26 +165,6 @@ def nats_scale(values) -> tuple[float, float]:
     highest = max(finite, default=0.0)
     step = next((step for step in ENTROPY_STEPS if highest / step <= 6), ENTROPY_STEPS[-1])
     return step, max(step, math.ceil(highest / step) * step)
-
-
-def entropy_axis(highest: float) -> dict:
-    """An entropy axis from 0 with ticks at round values (0, 1, 2 … nats). Plotly's default for an axis laid over
-    another is to sync its ticks to the other's grid (here probability's 0.2 steps, which put entropy ticks at
-    1.16, 2.32, 3.47 …); this axis keeps its own ticks and leaves the grid to the probability axis."""
-    step, top = nats_scale([highest])
-    return dict(range=[0, top], tickmode="linear", tick0=0, dtick=step, tickformat="~g", showgrid=False)
-
-
-def attention_row_figure(weights: np.ndarray, keys: list[str], title: str, details: list[str] = ()) -> go.Figure:
-    """One query's weights over the keys, a bar per key; details: lines under the title (titled())."""
-    labels = position_labels(keys)
-    figure = go.Figure(go.Bar(x=labels, y=weights,
-                              hovertemplate=f"%{{x}}<br>weight %{{y:{WEIGHT_HOVER}}}<extra></extra>"))
-    figure.update_layout(yaxis=dict(range=[0, 1], title="weight"))
-    if details:
-        return token_bars(figure, labels, 200, top=titled(figure, title, list(details)))
-    figure.update_layout(title=title)
-    return token_bars(figure, labels, 200)
 
 
 def teacher_forcing_figure(forced: TeacherForcing) -> go.Figure:

@@ -10,10 +10,9 @@ from plotly.subplots import make_subplots
 from explorer.analyses.corpus.corpus_scoring import scorer_by_metric
 from explorer.analyses.corpus.pruning import DiffPiece, StepComparison
 from explorer.analyses.corpus.results import PruningCurve
-from explorer.figures.common import NARROW_WIDTH, every_label, label_room, plural, position_labels
+from explorer.figures.common import plural
 from explorer.figures.decoding import nats_scale
-from explorer.figures.html_cells import numbered
-from explorer.figures.token_bars import GREEN, ORANGE, Bars, token_bars_html
+from explorer.figures.token_bars import GREEN, ORANGE, Bars, TokenBars
 
 DIFF_STYLES = {"delete": "background:#fde0dd;text-decoration:line-through", "insert": "background:#d9f0d3",
                "equal": ""}
@@ -37,36 +36,17 @@ def diff_html(diff: list[DiffPiece]) -> str:
             + "".join(spans) + "</div>")
 
 
-def step_comparison_bars(steps: StepComparison) -> str:
-    """step_comparison_figure as the Prune page draws it: bars in HTML (explorer/figures/token_bars.py), a row for
-    each model's probability and one for the KL divergence, a column a step of the unpruned output."""
-    _, top = nats_scale(steps.kl)            # KL in nats: a round top, as entropy's
-    return token_bars_html(
-        numbered(steps.tokens),
+def step_comparison_described(steps: StepComparison) -> TokenBars:
+    """A row for each model's probability and one for the KL divergence, a column a step of the unpruned output."""
+    tick, top = nats_scale(steps.kl)            # KL in nats: a round top, as entropy's
+    return TokenBars(
+        steps.tokens,
         [Bars("unpruned", list(steps.unpruned), 1.0, 60), Bars("pruned", list(steps.pruned), 1.0, 60, ORANGE),
-         Bars("KL (nats)", list(steps.kl), top, 45, GREEN)],
+         Bars("KL (nats)", list(steps.kl), top, 45, GREEN, tick=tick)],
         "The unpruned output's tokens: probability under each model, and per-step KL",
         "a column a step: the probability of the unpruned output's token without (blue) and with (orange) the pruned "
         "heads, 0–1, and the KL divergence between the two models' distributions there (green); hover a step for "
         "its numbers", "prune-steps")
-
-
-def step_comparison_figure(steps: StepComparison) -> go.Figure:
-    labels = position_labels(steps.tokens)
-    figure = make_subplots(specs=[[{"secondary_y": True}]])
-    figure.add_trace(go.Bar(x=labels, y=steps.unpruned, name="unpruned", hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"))
-    figure.add_trace(go.Bar(x=labels, y=steps.pruned, name="pruned", hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"))
-    figure.add_trace(go.Scatter(x=labels, y=steps.kl, name="KL(unpruned ‖ pruned)", mode="lines+markers",
-                                hovertemplate="%{x}<br>KL %{y:.3f} nats<extra></extra>"), secondary_y=True)
-    figure.update_layout(title="The unpruned output's tokens: probability under each model, and per-step KL",
-                         barmode="group", height=300 + label_room(labels, len(labels), 45),
-                         margin=dict(l=10, r=10, t=80, b=10), legend=dict(orientation="h", y=1.02, yanchor="bottom"))
-    figure.update_yaxes(title="probability", range=[0, 1], secondary_y=False)
-    figure.update_yaxes(title="KL (nats)", rangemode="tozero", secondary_y=True)
-    # Labelled for a projector's narrow column: every token while they fit it, else as many as fit (and all zoomed in).
-    # At 60°: 45° slants put 11 px labels 11 px apart across their baselines, touching.
-    figure.update_xaxes(**every_label(len(labels), NARROW_WIDTH - 100, tickangle=-60))
-    return figure
 
 
 OTHER_ORDER_COLOURS = ("#54a24b", "#b279a2", "#f58518")

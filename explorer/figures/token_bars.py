@@ -1,5 +1,7 @@
-"""A value or two per token as upright bars in HTML (st.html): the Decoding page's every step (the chosen token's
-probability and the entropy) and where one step looked (a weight per key). Each token is a column: its bars over
+"""A value or two per token as bars, described once (TokenBars) and drawn by one function a backend: html_bars, upright
+bars in HTML (st.html) for the page, and plotly_bars (explorer/figures/decoding.py) for the ⬇ HTML and the notebook.
+The Decoding page's every step (the chosen token's probability and the entropy), where one step looked (a weight per
+key), the Prune page's probabilities under each model. Each token is a column: its bars over
 its label, read upwards; the columns wrap onto a new line where the page's column ends, so every label stays at
 its size at 45 words and in a projector's 564 px column (a plotly chart thinned its labels there). Each column's
 hover names its token and values; a faint line marks the middle of each bar's range.
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from explorer.figures.common import cell_size, font, label_font
-from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, figure_box, upright
+from explorer.figures.html_cells import AS_WIDE_AS_THE_TABLE, figure_box, numbered, upright
 
 BLUE, ORANGE, GREEN = "#1f77b4", "#ff7f0e", "#2ca02c"      # plotly's first colours, as the ⬇ HTML's chart draws them
 
@@ -39,6 +41,7 @@ class Bars:
     height: int
     colour: str = BLUE
     written: Callable[[float], str] = probability_text
+    tick: float | None = None       # the plotly axis's step between ticks (entropy's whole nats); None: plotly's
 
 
 def axis(bars: Bars) -> str:
@@ -59,10 +62,22 @@ def bar(bars: Bars, value: float, width: int) -> str:
             f'left: 1px; right: 1px; height: {100 * share:.2f}%; background: {bars.colour}"></div></div>')
 
 
-def token_bars_html(labels: list[str], rows: list[Bars], title: str, subtitle: str = "",
-                    name: str = "token-bars") -> str:
-    """Bars for each of `labels` (raw: escaped here), a column each; `rows` of bars one over the other; a line
-    under them says where the interactive chart is."""
+@dataclass(frozen=True)
+class TokenBars:
+    """Bars for each of `labels` (raw tokens), a column each; `rows` of bars one over the other. subtitle: a line
+    under the title on the page; details: lines under the title in the plotly chart (each short)."""
+    labels: list[str]
+    rows: list[Bars]
+    title: str
+    subtitle: str = ""
+    name: str = "token-bars"
+    details: tuple[str, ...] = ()
+
+
+def html_bars(described: TokenBars) -> str:
+    """The bars as an HTML figure (every text escaped here); a line under them says where the interactive chart is."""
+    labels, rows, title, subtitle, name = (numbered(described.labels), described.rows, described.title,
+                                           described.subtitle, described.name)
     count = len(labels)
     width, size = cell_size(count), label_font(count)
     gap = font(6)

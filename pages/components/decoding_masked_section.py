@@ -10,7 +10,8 @@ import streamlit as st
 from explorer.capture.decoding_steps import maskable_positions
 from explorer.figures.candidates import candidates_table
 from explorer.figures.common import display_tokens
-from explorer.figures.decoding import attention_row_bars, attention_row_figure, head_effect_figure
+from explorer.figures.decoding import attention_row_described, head_effect_figure, plotly_bars
+from explorer.figures.token_bars import html_bars
 from explorer.pages.components import url_state
 from explorer.pages.components.caches import cached_masked_word
 from explorer.pages.components.decoding_step_section import side_by_side
@@ -47,9 +48,10 @@ def masked_token_view(checkpoint, trace) -> None:
                           pd.DataFrame({"token": masked.prediction.top_tokens, "probability": masked.prediction.top_probs}),
                           width="content")
     with right:
-        show_table_figure(attention_row_bars(row, masked.tokens, title, details), f"mask-{position}-attention",
+        described = attention_row_described(row, masked.tokens, title, details)
+        show_table_figure(html_bars(described), f"mask-{position}-attention",
                           pd.DataFrame({"token": masked.tokens, "weight": row}),
-                          interactive=lambda: attention_row_figure(row, masked.tokens, title, details))
+                          interactive=lambda: plotly_bars(described))
     layers = [f"layer {i}" for i in range(masked.head_effect.shape[0])]
     heads = [f"head {i}" for i in range(masked.head_effect.shape[1])]
     st.caption("Which heads carried the prediction: |∂ log p(hidden token) / ∂ gate| of each head (Michel et al. "

@@ -9,7 +9,8 @@ import streamlit as st
 from explorer.capture.decoding_steps import step_attention_row
 from explorer.capture.trace import StepDistribution
 from explorer.figures.candidates import candidates_table, candidates_width
-from explorer.figures.decoding import HALF_COLUMN, attention_row_bars, attention_row_figure, bars_fit_half_column
+from explorer.figures.decoding import HALF_COLUMN, attention_row_described, bars_fit_half_column, plotly_bars
+from explorer.figures.token_bars import html_bars
 from explorer.pages.components import url_state
 from explorer.pages.components.glossary_links import term_help
 from explorer.pages.components.widgets import figure_places, show_table_figure
@@ -51,6 +52,7 @@ def show_one_step(checkpoint, trace) -> None:
         show_table_figure(candidates_table(step, step_index), f"step-{step_index}-top-k",
                           pd.DataFrame({"token": step.top_tokens, "probability": step.top_probs}), width="content")
     with right:
-        show_table_figure(attention_row_bars(row, keys, title, details), f"step-{step_index}-attention",
+        described = attention_row_described(row, keys, title, details)
+        show_table_figure(html_bars(described), f"step-{step_index}-attention",
                           pd.DataFrame({"token": keys, "weight": row}),
-                          interactive=lambda: attention_row_figure(row, keys, title, details))
+                          interactive=lambda: plotly_bars(described))

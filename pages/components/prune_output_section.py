@@ -10,7 +10,9 @@ import streamlit as st
 
 from explorer.analyses.corpus.pruning import compare_steps, token_diff
 from explorer.capture.head_sets import head_set
-from explorer.figures.pruning import diff_html, step_comparison_bars, step_comparison_figure
+from explorer.figures.decoding import plotly_bars
+from explorer.figures.pruning import diff_html, step_comparison_described
+from explorer.figures.token_bars import html_bars
 from explorer.models.interface import Embeds, Generates
 from explorer.pages.components.glossary_links import linked
 from explorer.pages.components.sentence_embedding_section import show_pruned_embedding
@@ -41,9 +43,10 @@ def show_pruned_output(checkpoint, pruned, least: set, importance: dict | None) 
         st.caption(f"Per step of the unpruned output: its token's probability with and without the pruned heads, and the "
                    f"{linked('KL divergence')} (in {linked('nats')}) between the two models' whole distributions there.")
         # HTML bars (explorer/figures/token_bars.py: no plotly.js to load); ⬇ HTML the plotly chart
-        show_table_figure(step_comparison_bars(steps), "prune-step-probabilities",
+        described = step_comparison_described(steps)
+        show_table_figure(html_bars(described), "prune-step-probabilities",
                           pd.DataFrame({"token": steps.tokens, "p unpruned": steps.unpruned, "p pruned": steps.pruned,
-                                        "KL": steps.kl}), interactive=lambda: step_comparison_figure(steps))
+                                        "KL": steps.kl}), interactive=lambda: plotly_bars(described))
     elif isinstance(checkpoint, Embeds):
         show_pruned_embedding(checkpoint, base, head_set(pruned))
     else:

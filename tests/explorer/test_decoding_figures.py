@@ -20,14 +20,15 @@ from explorer.figures.decoding import (
     COLUMN_GAP,
     HALF_COLUMN,
     TEXT_OFFSET,
-    attention_row_figure,
+    attention_row_described,
     beam_font,
     beam_tree_figure,
-    entropy_axis,
     head_effect_figure,
     label_chars,
+    nats_scale,
+    plotly_bars,
     probability_text,
-    steps_overview,
+    steps_described,
     teacher_forcing_figure,
 )
 from explorer.models.decoding import BeamResult, BeamStep, Hypothesis, search_beams
@@ -178,12 +179,13 @@ def test_the_entropy_axis_ticks_at_round_values():
     highest = 5.4
     steps = [distribution([0.6, 0.3, 0.1]) for _ in range(4)]
     steps[2] = StepDistribution("a", 0, 0.1, highest, [0], ["a"], [0.1])
-    axis = steps_overview(steps).layout.yaxis2
-    assert axis.tickmode == "linear" and axis.overlaying == "y" and axis.showgrid is False
+    axis = plotly_bars(steps_described(steps)).layout.yaxis2       # entropy's row, under the probabilities'
+    assert axis.tickmode == "linear" and axis.overlaying is None and axis.domain[1] < 1
     assert entropy_ticks(axis) == [0, 1, 2, 3, 4, 5, 6]
     for top, ticks in ((0.9, [0, 0.5, 1.0]), (2.2, [0, 0.5, 1.0, 1.5, 2.0, 2.5]), (8.99, [0, 2, 4, 6, 8, 10]),
                        (0.0, [0, 0.5])):
-        found = go.layout.YAxis(**entropy_axis(top))
+        step, highest = nats_scale([top])
+        found = go.layout.YAxis(range=[0, highest], tickmode="linear", tick0=0, dtick=step)
         assert entropy_ticks(found) == ticks and found.range[1] >= top, (top, entropy_ticks(found))
 
 
@@ -193,8 +195,8 @@ def test_titles_keep_their_details_on_lines_of_their_own():
     step = distribution([0.502, 0.393, 0.105])
     table = candidates_table(step, 0)
     assert "step 0: chose ▁t0</div>" in table and f">p = 0.502, entropy {step.entropy:.2f} nats</div>" in table
-    row = attention_row_figure(np.full(3, 1 / 3), ["a", "b", "c"], "step 0: where it looked",
-                               ["self-attention over the text so far", "layer 2, head average"])
+    row = plotly_bars(attention_row_described(np.full(3, 1 / 3), ["a", "b", "c"], "step 0: where it looked",
+                                              ["self-attention over the text so far", "layer 2, head average"]))
     lines = row.layout.title.text.split("<br>")
     assert lines == ["step 0: where it looked", "<sup>self-attention over the text so far</sup>",
                      "<sup>layer 2, head average</sup>"]
@@ -221,7 +223,8 @@ def test_token_bars_label_every_token_in_room_made_for_them(count):
     tokens = [f"▁Wort{i}" for i in range(count)]
     steps = [distribution([0.6, 0.3, 0.1]) for _ in range(count)]
     forced = TeacherForcing(tokens, [0.5] * count, [1] * count, 0.7)
-    for figure in (steps_overview(steps), attention_row_figure(np.full(count, 1 / count), tokens, "t"),
+    for figure in (plotly_bars(steps_described(steps)),
+                   plotly_bars(attention_row_described(np.full(count, 1 / count), tokens, "t")),
                    teacher_forcing_figure(forced)):
         axis = tick_axis(figure)
         if count * dense_cell() > NARROW_WIDTH - PANEL_LABELS:

@@ -17,7 +17,7 @@ from explorer.capture.decoding_steps import TeacherForcing
 from explorer.capture.trace import Generated, HeadValues, StepDistribution
 from explorer.figures.attention import heads_grid, layer_heads
 from explorer.figures.common import position_labels
-from explorer.figures.decoding import attention_row_figure, steps_overview, teacher_forcing_figure
+from explorer.figures.decoding import attention_row_described, plotly_bars, steps_described, teacher_forcing_figure
 from explorer.figures.internals import (
     embedding_sum_figure,
     learned_positions_figure,
@@ -25,7 +25,7 @@ from explorer.figures.internals import (
     scores_mask_softmax,
 )
 from explorer.figures.matrix import MASK, SIGNED, Matrix, plotly_heatmap
-from explorer.figures.pruning import step_comparison_figure
+from explorer.figures.pruning import step_comparison_described
 from explorer.figures.walkthrough import walkthrough_figure
 from explorer.models.vocabulary import Kind
 from tests.explorer.test_focus_window import row_labels
@@ -95,14 +95,14 @@ def short_figures(counts=(5, 20, 45)):
         yield f"learned-{n}", learned_positions_figure(positional, queries, "learned")
         yield f"embedding_sum-{n}", embedding_sum_figure(positional, positional / 2, positional * 1.5, queries, "sum")
         yield f"walkthrough-{n}", walkthrough_figure(walk_of(n), keys, "▁man", 16)
-        yield f"steps_overview-{n}", steps_overview(steps_of(n))
-        yield f"attention_row-{n}", attention_row_figure(pattern[0, 0, -1], keys, "row")
+        yield f"steps_overview-{n}", plotly_bars(steps_described(steps_of(n)))
+        yield f"attention_row-{n}", plotly_bars(attention_row_described(pattern[0, 0, -1], keys, "row"))
         forced = TeacherForcing(tokens=tokens(n), probabilities=list(np.linspace(0.1, 0.9, n)),
                                 ranks=[1 + i % 3 for i in range(n)], loss=0.7)
         yield f"teacher_forcing-{n}", teacher_forcing_figure(forced)
         compared = StepComparison(tokens=tokens(n), unpruned=list(np.linspace(0.2, 0.8, n)),
                                   pruned=list(np.linspace(0.8, 0.2, n)), kl=list(np.linspace(0, 1, n)))
-        yield f"step_comparison-{n}", step_comparison_figure(compared)
+        yield f"step_comparison-{n}", plotly_bars(step_comparison_described(compared))
 
 
 FIGURES_FILE = Path(__file__).with_name("short_figures.json")
@@ -376,7 +376,8 @@ def test_the_bertviz_window_holds_exactly_the_chosen_tokens():
 
 
 def test_long_token_bars_take_the_columns_width_with_thinned_labels():
-    for figure in (attention_row_figure(np.linspace(0, 1, 250), tokens(250), "row"), steps_overview(steps_of(250))):
+    for figure in (plotly_bars(attention_row_described(np.linspace(0, 1, 250), tokens(250), "row")),
+                   plotly_bars(steps_described(steps_of(250)))):
         assert figure.layout.width is None and figure.layout.xaxis.tickmode == "auto"
         assert figure.layout.height < 700 and "zoom in" in figure.layout.title.text
         assert len(figure.data[0].x) == 250                                # every bar is drawn

@@ -9,9 +9,9 @@ import pytest
 
 from explorer.analyses.corpus.pruning import StepComparison
 from explorer.capture.trace import StepDistribution
-from explorer.figures.decoding import attention_row_bars, steps_bars
-from explorer.figures.pruning import step_comparison_bars
-from explorer.figures.token_bars import Bars, token_bars_html
+from explorer.figures.decoding import attention_row_described, steps_described
+from explorer.figures.pruning import step_comparison_described
+from explorer.figures.token_bars import Bars, TokenBars, html_bars
 
 BAR = re.compile(r'class="bar" data-bar="([^"]*)" data-value="([^"]*)".*?height: ([\d.]+)%')
 
@@ -42,16 +42,16 @@ def column_hovers(body: str) -> list[str]:
 
 
 def test_a_bar_is_as_tall_as_its_share_of_the_top_and_never_past_it():
-    body = token_bars_html(["a", "b", "c"], [Bars("w", [0.25, 1.5, -0.1], 1.0, 80)], "t")
+    body = html_bars(TokenBars(["a", "b", "c"], [Bars("w", [0.25, 1.5, -0.1], 1.0, 80)], "t"))
     assert bar_values(body) == {"w": [0.25, 1.5, -0.1]}
     assert bar_heights(body) == {"w": [25.0, 100.0, 0.0]}
-    assert bar_labels(body) == ["a", "b", "c"]
+    assert bar_labels(body) == ["0 a", "1 b", "2 c"]
 
 
 def test_labels_and_titles_are_escaped():
-    body = token_bars_html(["<b>x</b>"], [Bars("<i>", [0.5], 1.0, 80)], "<script>")
+    body = html_bars(TokenBars(["<b>x</b>"], [Bars("<i>", [0.5], 1.0, 80)], "<script>"))
     assert "<b>x</b>" not in body and "<script>" not in body and "<i>" not in body
-    assert bar_labels(body) == ["<b>x</b>"]
+    assert bar_labels(body) == ["0 <b>x</b>"]
 
 
 def steps_of(probabilities, entropies) -> list[StepDistribution]:
@@ -61,7 +61,7 @@ def steps_of(probabilities, entropies) -> list[StepDistribution]:
 
 def test_every_steps_probability_and_entropy():
     probabilities, entropies = [0.9, 0.004, 0.5], [0.3, 3.2, 1.0]
-    body = steps_bars(steps_of(probabilities, entropies))
+    body = html_bars(steps_described(steps_of(probabilities, entropies)))
     assert bar_values(body) == {"p(chosen)": probabilities, "entropy (nats)": entropies}
     # entropy from 0 to a round top over the largest (3.2 → 4 nats), said on the scale
     assert bar_heights(body)["entropy (nats)"] == pytest.approx([100 * e / 4 for e in entropies], abs=0.01)
@@ -72,7 +72,8 @@ def test_every_steps_probability_and_entropy():
 
 def test_where_a_step_looked():
     weights = np.array([0.7, 0.2996, 0.0004])
-    body = attention_row_bars(weights, ["▁A", "▁dog", "</s>"], "step 0: where it looked", ["cross-attention"])
+    body = html_bars(attention_row_described(weights, ["▁A", "▁dog", "</s>"], "step 0: where it looked",
+                                             ["cross-attention"]))
     assert bar_values(body) == {"weight": pytest.approx(list(weights))}
     assert bar_heights(body) == {"weight": pytest.approx([70.0, 29.96, 0.04], abs=0.005)}         # of 0–1
     assert bar_labels(body) == ["0 ▁A", "1 ▁dog", "2 </s>"] and "cross-attention" in body
@@ -83,7 +84,7 @@ def test_the_pruned_models_steps_and_kl():
     """Prune's bars: each step's probability under both models and the KL between them, a NaN (a value that could
     not be computed) an empty bar that says so, never a crash."""
     steps = StepComparison(["▁Ein", "▁Hund", "</s>"], [0.9, 0.5, 0.99], [0.2, 0.00031, 0.98], [1.3, 2.6, float("nan")])
-    body = step_comparison_bars(steps)
+    body = html_bars(step_comparison_described(steps))
     assert bar_values(body)["pruned"] == [0.2, 0.00031, 0.98]
     kl = bar_heights(body)["KL (nats)"]
     assert kl == pytest.approx([100 * 1.3 / 3, 100 * 2.6 / 3, 0.0], abs=0.01)      # 0–3 nats over the finite ones
