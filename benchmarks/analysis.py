@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import explorer.settings as settings
+from benchmarks.measured import Measured
 from explorer.analyses.corpus.corpus_scoring import TranslationScorer
 from explorer.analyses.corpus.importance import gradient_importance
 from explorer.analyses.corpus.pruning import importance_scores, pruning_curve
@@ -29,7 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = settings.DATA
 
 
+MEASURED = Measured("analysis")
+
+
 def report(name: str, seconds: float, target: float, detail: str = "") -> None:
+    MEASURED.add(name, seconds, "s", target)
     print(f"{name:<62} {seconds:7.1f} s  target ≤ {target:.0f} s  {'ok' if seconds <= target else 'MISSED'}  {detail}")
 
 
@@ -53,6 +58,7 @@ def main() -> None:
     importance = shipped(checkpoint, IMPORTANCE_FILE)
     if importance is None:
         print(f"no {IMPORTANCE_FILE} in {args.model}: skipping the pruning curve")
+        MEASURED.save()
         return
     start = time.perf_counter()
     curve = pruning_curve(TranslationScorer(checkpoint, sources[:500], references[:500]), importance_scores(importance),
@@ -60,6 +66,7 @@ def main() -> None:
     data = curve["kinds"]["all"]
     report("pruning curve, all heads, 10 points, 500 sentences, 3 seeds", time.perf_counter() - start, 180,
            f"(BLEU {data['importance'][0]} → {data['importance'][-1]})")
+    MEASURED.save()
 
 
 if __name__ == "__main__":

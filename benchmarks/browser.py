@@ -32,6 +32,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from benchmarks.measured import Measured
 from explorer.pages.registry import page as registered
 from tests.browser.harness import go_to, launch, offline_context, streamlit_server, submit_sentence, wait_idle
 
@@ -239,11 +240,14 @@ def main() -> None:
             floor = time_floor(context, Path(folder))
             print(f"  for scale, a new tab of a one-line Streamlit app: text only {floor['text']:.2f} s, "
                   f"one 2 × 2 plotly heatmap {floor['chart']:.2f} s (medians of 3)")
+            measured = Measured("browser", "--cold-links", "cold_links")
             for name, seconds in links.items():        # issue 48: ≤ 1.3 × that one-chart app, in the same run
                 ratio = seconds / floor["chart"]
+                measured.add(f"cold deep link to {name}, 45 words, ÷ a one-chart app's new tab", ratio, "×", LINK_RATIO)
                 print(f"  cold deep link, 45 words, h2, beam 4, median of 3: {name + ':':12s} {seconds:.2f} s = "
                       f"{ratio:.2f} × the one-chart app  target ≤ {LINK_RATIO} × {'ok' if ratio <= LINK_RATIO else 'MISSED'}")
             browser.close()
+            measured.save()
         return
     with tempfile.TemporaryDirectory() as folder, streamlit_server(Path(folder) / "server.log") as url, \
             sync_playwright() as playwright:
@@ -286,6 +290,11 @@ def main() -> None:
         print(f"  median {statistics.median(toggles):.2f} s  (max {max(toggles):.2f})  target ≤ 1.0 s "
               f"{'ok' if statistics.median(toggles) <= 1.0 else 'MISSED'}")
         print(f"  requests blocked (non-localhost): {len(context.blocked)}")
+        measured = Measured("browser", name="browser_views")
+        measured.add("Attention: a new sentence, submit → every figure drawn", statistics.median(cold), "s", 2.0)
+        measured.add("Attention: a sentence seen before", statistics.median(cached), "s", 0.5)
+        measured.add("Prune: one head ticked → new translation drawn", statistics.median(toggles), "s", 1.0)
+        measured.save()
 
 
 if __name__ == "__main__":

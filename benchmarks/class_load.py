@@ -43,6 +43,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import explorer.settings as settings
+from benchmarks.measured import Measured
 from explorer.pages.registry import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -317,6 +318,14 @@ def main() -> None:
         for server in servers:
             server.terminate()
             server.wait(timeout=30)
+    measured = (Measured("class_load", f"--distinct {args.distinct}", "class_load_memory") if args.distinct
+                else Measured("class_load"))
+    if args.distinct and result["growth"] is not None:
+        measured.add(f"memory growth from 100 to {args.distinct} distinct sentences", 100 * result["growth"], "%", 10)
+    elif not args.distinct:
+        measured.add(f"a class of {args.students}: p95 request → page drawn", result["p95_s"], "s", 3)
+        measured.add(f"a class of {args.students}: errors", result["errors"], "", 0)
+    measured.save()
     if args.json:
         print(json.dumps(result))
         return

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.measured import Measured
 from explorer.analyses.sentence.detectors import detect_heads
 from explorer.analyses.sentence.faithfulness import faithfulness
 from explorer.analyses.sentence.flow import attention_flow
@@ -93,12 +94,18 @@ def main() -> None:
     names = list(by_size[20])
     print(f"{args.model}, one torch thread, median (worst) of {args.runs} runs, seconds")
     print(f"{'view':<58} " + " ".join(f"{size:>2} words     " for size in SENTENCES))
+    measured = Measured("explain")
     for name in names:
         cells = []
         for size in SENTENCES:
             match = [key for key in by_size[size] if key.split(" (")[0] == name.split(" (")[0]]
-            cells.append("{:.3f} ({:.3f})".format(*timed(by_size[size][match[0]], args.runs)) if match else "—")
+            median, worst = timed(by_size[size][match[0]], args.runs) if match else (None, None)
+            cells.append(f"{median:.3f} ({worst:.3f})" if match else "—")
+            if match and (size == 20 or (size == 45 and name.split(" ")[0] in ("faithfulness", "activation",
+                                                                                 "attention"))):
+                measured.add(f"{name.split(' (')[0]}, {size} words", median, "s", 1.0)
         print(f"{name:<58} " + " ".join(f"{cell:<15}" for cell in cells), flush=True)
+    measured.save()
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from benchmarks.measured import Measured
 from scripts.screenshots import PAGES, SENTENCES
 from tests.browser.harness import PAGE_TITLES, go_to, launch, offline_context, open_view, settle, streamlit_server
 
@@ -102,6 +103,7 @@ def main() -> None:
             sync_playwright() as playwright:
         browser = launch(playwright)
         context = offline_context(browser)
+        measured = Measured("page_changes")
         for words in (int(w) for w in args.words.split(",")):
             page = open_view(context, url, PAGES[-1], model="h8", sentence=SENTENCES[words])
             lap(page, None)                                 # computes and caches every view
@@ -118,12 +120,15 @@ def main() -> None:
                 worst[kind] = max(worst[kind], median)
                 print(f"  {name:48s} {median:5.2f} ({max(seconds):.2f}) s  target ≤ {target} s {verdict(median, target)}")
             print(f"  slowest median: page change {worst['page']:.2f} s, tab switch {worst['tab']:.2f} s")
+            measured.add(f"page change, view computed, slowest page, {words} words", worst["page"], "s", PAGE_TARGET)
+            measured.add(f"tab switch, slowest tab, {words} words", worst["tab"], "s", TAB_TARGET)
             slowest = worst["page"]
         print(f"requests blocked (non-localhost): {len(context.blocked)}")
         floor = floor_page_changes(browser, Path(folder), args.laps)
         print(f"for scale, a one-line two-page Streamlit app, median of {args.laps}: page change to text "
               f"{floor['Words']:.2f} s, to one 2 × 2 heatmap {floor['Chart']:.2f} s; the explorer's slowest page "
               f"change (at the last length) is {slowest / floor['Chart']:.1f}× the latter")
+        measured.save()
         browser.close()
 
 

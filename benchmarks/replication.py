@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.measured import Measured
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 120.0
 
@@ -32,6 +34,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="models/en-de-h8,models/en-de-h2,models/en-de-h1")
     args = parser.parse_args()
+    measured = Measured("replication")
     for model in args.models.split(","):
         started = time.perf_counter()
         run = subprocess.run([sys.executable, "-m", "explorer", "replicate", "--model", model, "--json"], cwd=ROOT,
@@ -44,6 +47,8 @@ def main() -> None:
               f"{len(ours['papers'])} papers, {ours['sentences']} sentences a heavy measurement, "
               f"equal to the shipped replication.json: "
               + ("yes" if not found else f"NO, at {', '.join(found[:5])}"), flush=True)
+        measured.add(f"`explorer replicate`, {Path(model).name}, the shipped budget", seconds, "s", TARGET)
+    measured.save()
 
 
 if __name__ == "__main__":

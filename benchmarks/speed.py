@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 
 import explorer.settings as settings
+from benchmarks.measured import Measured
 from explorer.models.checkpoint import load_checkpoint
 from explorer.models.decoding import greedy
 from explorer.models.hooks import capture
@@ -131,8 +132,10 @@ def main() -> None:
                             marian_generate, args.repeats, 0.5))
 
     print(f"{'measure':<70} {'ours ms':>9} {'reference ms':>13} {'ratio':>7} {'p10-p90':>11} {'target':>7}")
+    measured = Measured("speed")
     for row in rows:
         print(row.row())
+        measured.add(row.name, statistics.median(row.ratios), "×", row.target)
 
     if not args.skip_evaluate:
         command = [sys.executable, "-m", "explorer", "evaluate", "--model", str(args.model), "--json",
@@ -144,6 +147,8 @@ def main() -> None:
         print(f"\nevaluate, 1,000 test sentences, greedy: {wall:.1f} s wall (process start included; "
               f"{value['seconds']:.1f} s translating and scoring), BLEU {value['bleu']}  target ≤ 30 s "
               f"{'ok' if wall <= 30 else 'MISSED'}")
+        measured.add("`explorer evaluate`, 1,000 test sentences, greedy, process start included", wall, "s", 30)
+    measured.save()
 
 
 if __name__ == "__main__":

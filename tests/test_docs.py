@@ -105,3 +105,20 @@ def test_no_paragraph_in_the_docs_is_over_150_words():
 def test_the_speed_page_is_at_most_1500_words():
     words = len((ROOT / "docs" / "speed.md").read_text(encoding="utf-8").split())
     assert words <= 1500, words
+
+
+def test_the_benchmarks_page_is_what_the_benchmarks_wrote():
+    """docs/benchmarks.md is generated from docs/measurements/*.json, which the benchmarks write
+    (benchmarks/measured.py): the page, the files and the benchmarks that write them agree."""
+    import json
+
+    from scripts.benchmarks_page import FOLDER, PAGE, page
+
+    assert PAGE.read_text(encoding="utf-8") == page(), "docs/benchmarks.md is stale: python -m scripts.benchmarks_page"
+    for path in FOLDER.glob("*.json"):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        assert {"benchmark", "command", "measured", "commit", "cores", "figures"} <= set(document), path.name
+        module = document["command"].split("-m benchmarks.")[1].split()[0]
+        assert "Measured(" in (ROOT / "benchmarks" / f"{module}.py").read_text(encoding="utf-8"), module
+        for figure in document["figures"]:
+            assert figure["met"] == (figure["value"] <= figure["at_most"]), (path.name, figure)

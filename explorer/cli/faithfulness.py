@@ -1,7 +1,6 @@
 """`python -m explorer faithfulness`: how well attention-derived token scores rank the tokens the output depends on,
-averaged over a corpus (explorer/analyses/sentence/faithfulness.py); on Ray with --workers N or --ray-address, as additive
-per-shard
-sums of Spearman's ρ and counts, so one process and many workers give the same means."""
+averaged over a corpus (explorer/analyses/sentence/faithfulness.py); on Ray with --workers N or --ray-address, as
+additive per-shard sums of Spearman's ρ and counts, so one process and many workers give the same means."""
 
 from __future__ import annotations
 

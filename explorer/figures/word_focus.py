@@ -1,6 +1,6 @@
-"""Where one word looks, in every layer and head at once (explorer/analyses/sentence/word_focus.py): a layers × heads grid, each
-cell
-coloured by the weight the word gives its most-attended other word, with that word and the percentage written in.
+"""Where one word looks, in every layer and head at once (explorer/analyses/sentence/word_focus.py): a layers × heads
+grid, each cell coloured by the weight the word gives its most-attended other word, with that word and the percentage
+written in.
 
 Sized for the narrowest main column the app has (COLUMN px: a 1024 px window with the sidebar open): the cells'
 text is WORD_FONT px (more in projector mode, common.font), every label whole; when a model's heads do not fit one

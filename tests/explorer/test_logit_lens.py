@@ -1,8 +1,7 @@
 """The logit lens (explorer/analyses/sentence/logit_lens.py) in every family: its last layer is the model's own output
-distribution;
-earlier layers are the model's own hidden states (transformers' output_hidden_states, or ours recomputed) through
-the final norm and output projection written out here; ranks and the settling layer counted independently; the
-figure labels every step and writes each layer's top token."""
+distribution; earlier layers are the model's own hidden states (transformers' output_hidden_states, or ours
+recomputed) through the final norm and output projection written out here; ranks and the settling layer counted
+independently; the figure labels every step and writes each layer's top token."""
 
 from __future__ import annotations
 
@@ -215,9 +214,8 @@ def test_no_title_line_touches_the_layer_names_at_any_scale(h8, scale):
 
 
 def test_the_notebook_api_answers_every_call(h8, tmp_path_factory):
-    """explorer.analyses.sentence.logit_lens stays callable after its module has been imported (which makes the package's
-    attribute
-    the module), for a sentence, a trace, and a masked language model."""
+    """explorer.analyses.sentence.logit_lens stays callable after its module has been imported (which makes the
+    package's attribute the module), for a sentence, a trace, and a masked language model."""
     import explorer
     import explorer.analyses.sentence.logit_lens
 

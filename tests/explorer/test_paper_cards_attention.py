@@ -1,9 +1,8 @@
 """The attention papers' cards (explorer/papers/cards/attention_papers.py) and their measurements
-(explorer/analyses/corpus/permutation.py, explorer/analyses/sentence/layer_shares.py), on answers known by construction: a
-permuted row keeps its
-weights and its masked zeros; a model whose every attention row is uniform cannot be changed by permuting; the
-special-token shares of a planted pattern against a hand computation; each card's numbers equal the functions'
-outputs; every Hugging Face family gets a card."""
+(explorer/analyses/corpus/permutation.py, explorer/analyses/sentence/layer_shares.py), on answers known by
+construction: a permuted row keeps its weights and its masked zeros; a model whose every attention row is uniform
+cannot be changed by permuting; the special-token shares of a planted pattern against a hand computation; each card's
+numbers equal the functions' outputs; every Hugging Face family gets a card."""
 
 import numpy as np
 import pytest

@@ -1,7 +1,6 @@
-"""Where one word looks (explorer/analyses/sentence/word_focus.py), its grid (explorer/figures/word_focus.py) and the shipped
-pronoun
-examples (explorer/analyses/lecture/pronoun_examples.py): every number checked against the trace's piece-level patterns aggregated
-here by hand, and a planted pattern whose answer is known."""
+"""Where one word looks (explorer/analyses/sentence/word_focus.py), its grid (explorer/figures/word_focus.py) and the
+shipped pronoun examples (explorer/analyses/lecture/pronoun_examples.py): every number checked against the trace's
+piece-level patterns aggregated here by hand, and a planted pattern whose answer is known."""
 
 from __future__ import annotations
 

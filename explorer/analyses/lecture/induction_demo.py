@@ -10,10 +10,10 @@ varies per sequence, so the repeat's offset does, and no positional head can cop
 "what came after the earlier copy of my token", can). The filler comes from the tokens not in the pattern, so each
 second-repeat token has exactly one earlier copy.
 
-Scores reuse explorer/analyses/sentence/detectors.py's definitions: prefix matching = the share of a second-repeat query's
-attention
-on the token after its earlier copy (mul_score with the induction detection pattern over those queries; 1 for a
-perfect induction head), previous token likewise over all queries. Deterministic for a seed on one torch thread.
+Scores reuse explorer/analyses/sentence/detectors.py's definitions: prefix matching = the share of a second-repeat
+query's attention on the token after its earlier copy (mul_score with the induction detection pattern over those
+queries; 1 for a perfect induction head), previous token likewise over all queries. Deterministic for a seed on one
+torch thread.
 """
 
 from __future__ import annotations

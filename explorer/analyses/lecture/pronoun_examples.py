@@ -1,7 +1,6 @@
-"""Pronouns in the training captions whose antecedent a simple rule settles, and how often each head finds it:
-the in-domain counterpart of the lecture's “it” (explorer/analyses/sentence/word_focus.py), shipped as pronoun_examples.json in
-each
-bundled model's folder and offered on the Attention page under “Try a sentence”.
+"""Pronouns in the training captions whose antecedent a simple rule settles, and how often each head finds it: the
+in-domain counterpart of the lecture's “it” (explorer/analyses/sentence/word_focus.py), shipped as
+pronoun_examples.json in each bundled model's folder and offered on the Attention page under “Try a sentence”.
 
 The rule (gender agreement): a sentence with “his”/“he”/“him” and exactly one singular male noun among MALE
 (no plural one: “men”, “boys”…), or “her”/“she” and exactly one singular female noun among FEMALE, that noun

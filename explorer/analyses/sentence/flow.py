@@ -1,12 +1,11 @@
 """Attention flow (Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers", ACL, §3).
 
-The layers of one self-attention kind become a flow network: a node per (layer, position) for the input
-(layer 0) and for each layer's output, and an edge from position q after layer l+1 to position k after layer l
-whose capacity is the head-averaged attention with the residual connection, 0.5·A + 0.5·I with rows renormalised
-(the same matrix that attention rollout multiplies, explorer/analyses/sentence/rollout.py). The flow of input token k into
-position q
-after the last layer is the maximum flow from that output node to that input node; each output node's flows are
-then divided by their sum, as the authors do, so that a row sums to 1. Returns [query, key].
+The layers of one self-attention kind become a flow network: a node per (layer, position) for the input (layer 0) and
+for each layer's output, and an edge from position q after layer l+1 to position k after layer l whose capacity is the
+head-averaged attention with the residual connection, 0.5·A + 0.5·I with rows renormalised (the same matrix that
+attention rollout multiplies, explorer/analyses/sentence/rollout.py). The flow of input token k into position q after
+the last layer is the maximum flow from that output node to that input node; each output node's flows are then divided
+by their sum, as the authors do, so that a row sums to 1. Returns [query, key].
 
 Cost: one max-flow per (query, key) pair, n² of them, each on a graph of (layers−1)·n + 2 nodes and about
 (layers−2)·n² + 2n edges (only the query at the top, only the key at the bottom), PAIRS_PER_CALL pairs solved side

@@ -1,8 +1,7 @@
 """Per layer and attention kind, where attention lands over a corpus: the share on special tokens and punctuation by
-weight and by norm (Kobayashi et al. 2020; explorer/analyses/sentence/norms.py's keys and share_on), and the share on the first
-token
-(Xiao et al. 2023's attention sink), each beside what uniform attention over the allowed keys would give. One trace
-per sentence (greedy output: decoder and cross-attention read the model's own output)."""
+weight and by norm (Kobayashi et al. 2020; explorer/analyses/sentence/norms.py's keys and share_on), and the share on
+the first token (Xiao et al. 2023's attention sink), each beside what uniform attention over the allowed keys would
+give. One trace per sentence (greedy output: decoder and cross-attention read the model's own output)."""
 
 from __future__ import annotations
 

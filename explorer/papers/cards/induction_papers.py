@@ -2,12 +2,11 @@
 heads that attend to the token after an earlier copy of the current one — form in every model with at least two
 layers, and their prefix-matching scores stand far above chance.
 
-Ours: explorer/analyses/sentence/detectors.py's detect_heads (the `detect` command at its defaults) on the open model: the best
-prefix-matching head (and the best induction-score head) of each self-attention kind against chance (a uniform head)
-and a perfect head. A model whose self-attention stacks all have fewer than two layers cannot test the claim. No
-bundled model is a language model, so the card points to the live demonstration (explorer/analyses/lecture/induction_demo.py),
-which
-trains a 2-layer model on this CPU until one forms.
+Ours: explorer/analyses/sentence/detectors.py's detect_heads (the `detect` command at its defaults) on the open model:
+the best prefix-matching head (and the best induction-score head) of each self-attention kind against chance (a
+uniform head) and a perfect head. A model whose self-attention stacks all have fewer than two layers cannot test the
+claim. No bundled model is a language model, so the card points to the live demonstration
+(explorer/analyses/lecture/induction_demo.py), which trains a 2-layer model on this CPU until one forms.
 """
 
 from __future__ import annotations
