@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import torch
-from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
 from .decoding import excluded_tokens
 from .errors import ExplorerError
@@ -63,9 +62,12 @@ def sampling_probabilities(logits: torch.Tensor, sampling: Sampling, banned: Ite
     return torch.softmax(warpers(sampling, logits.shape[-1])(None, rows), -1).reshape(logits.shape)
 
 
-def warpers(sampling: Sampling, vocabulary: int) -> LogitsProcessorList:
+def warpers(sampling: Sampling, vocabulary: int):
     """transformers' own temperature, top-k and top-p warpers, in generate()'s order; a filtered token's logit is
-    −∞, so the softmax after them renormalises what is kept."""
+    −∞, so the softmax after them renormalises what is kept. Imported here, when a token is first sampled: at the
+    module's top it put transformers (0.56 s) into every start of the app and the command line, via decoding_steps."""
+    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
     steps = [TemperatureLogitsWarper(sampling.temperature)]
     if 0 < sampling.top_k < vocabulary:
         steps.append(TopKLogitsWarper(sampling.top_k))

@@ -5,6 +5,8 @@ the same from the notebook API, the library and the CLI; bad values are one line
 from __future__ import annotations
 
 import html
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -190,3 +192,13 @@ def test_a_model_that_does_not_generate_says_so(tmp_path_factory):
     model = explorer.load(str(saved_model("bert", tmp_path_factory)))
     with pytest.raises(InputError, match="does not generate"):
         sample(model, SENTENCE, settings_from(1.0, 0, 1.0, 0))
+
+
+@pytest.mark.slow
+def test_the_warpers_library_loads_only_when_a_token_is_sampled():
+    """transformers' warpers (models/sampling.py) are imported on the first sample: at the module's top they put
+    transformers into every start of the app and the command line (decoding_steps imports the sampling loop)."""
+    code = ("import sys, explorer.capture.decoding_steps, explorer.capture.sampling; "
+            "assert 'transformers' not in sys.modules, 'transformers imported at start-up'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-500:]
