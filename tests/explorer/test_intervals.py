@@ -1,7 +1,11 @@
 """The intervals verdicts rest on (explorer/analyses/corpus/intervals.py), each against a bootstrap or Wilson's formula
 written out here (a bootstrap with other seeds: equal up to Monte Carlo error)."""
 
+import subprocess
+import sys
+
 import numpy as np
+import pytest
 
 from explorer.analyses.corpus.intervals import Interval, difference_interval, ratio_intervals, share_interval
 
@@ -42,3 +46,13 @@ def test_ratio_intervals_equal_a_resampling_of_whole_sentences():
     np.testing.assert_allclose(low, expected_low)
     np.testing.assert_allclose(high, expected_high)
     assert (low < hits.sum(0) / queries.sum(0)).all() and (hits.sum(0) / queries.sum(0) < high).all()
+
+
+@pytest.mark.slow
+def test_scipy_stats_loads_only_when_an_interval_is_computed():
+    """roles.py imports this module (ratio_intervals, numpy only) at the app's start; scipy.stats (~1 s) is imported
+    when a card's interval is first computed."""
+    code = ("import sys, explorer.analyses.corpus.roles; "
+            "assert 'scipy.stats' not in sys.modules, 'scipy.stats imported at start-up'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-500:]

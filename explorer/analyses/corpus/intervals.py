@@ -14,7 +14,6 @@ inside its noise).
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import binomtest, bootstrap
 
 from explorer.analyses.records import PERCENTILE, RESAMPLES, WILSON, Interval
 
@@ -33,6 +32,9 @@ def percentile_bootstrap(samples: tuple[np.ndarray, ...], statistic, resamples: 
     if all(np.ptp(sample) == 0 for sample in samples):          # nothing varies: every resample gives the point
         value = float(statistic(*samples, axis=-1))
         return value, value
+    # Imported here: roles.py imports this module at the app's start, and scipy.stats takes ~1 s.
+    from scipy.stats import bootstrap
+
     result = bootstrap(samples, statistic, n_resamples=resamples, confidence_level=0.95, method="percentile",
                        rng=np.random.default_rng(seed), vectorized=True, paired=False)
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
@@ -55,6 +57,8 @@ def share_interval(hits: int, total: int, what: str, unit: str) -> Interval:
     hits = int(round(hits))
     if not total:
         return Interval(what, None, None, None, 0, unit, WILSON, None, None)
+    from scipy.stats import binomtest
+
     bounds = binomtest(hits, total).proportion_ci(0.95, method="wilson")
     return Interval(what, rounded(hits / total), rounded(bounds.low), rounded(bounds.high), total, unit, WILSON,
                     None, None)
