@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from explorer.analyses.registry import registered
+from explorer.cli.registered import flag
 from scripts.docs_tables import cell, rewrite_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +21,7 @@ HEADER = "| analysis | command | what it measures | options | reads |"
 def rows() -> list[str]:
     lines = [HEADER, "| --- | --- | --- | --- | --- |"]
     for name, analysis in registered().items():
-        options = "; ".join(f"`--{option.name.replace('_', '-')}`: {option.help}" for option in analysis.options)
+        options = "; ".join(f"`{flag(option)}`: {option.help}" for option in analysis.options)
         lines.append(f"| {cell(analysis.title)} | `attention-explorer {name}` | {cell(analysis.help)} | "
                      f"{cell(options) or 'none'} | {cell(analysis.reads)} |")
     return lines

@@ -132,9 +132,9 @@ class Trace:
     @property
     def output_text(self) -> str:
         """The output as text: a translation, a continuation, a class ("" for a model that writes nothing)."""
-        output = self.output
-        return output.text if isinstance(output, Generated) else output.step.chosen \
-            if isinstance(output, ClassProbabilities) else ""
+        if isinstance(self.output, Generated):
+            return self.output.text
+        return self.steps[0].chosen if self.steps else ""
 
     @property
     def output_tokens(self) -> list[str]:
@@ -143,16 +143,16 @@ class Trace:
 
     @property
     def steps(self) -> list[StepDistribution]:
-        output = self.output
-        return output.steps if isinstance(output, Generated) else [output.step] \
-            if isinstance(output, ClassProbabilities) else []
+        if isinstance(self.output, Generated):
+            return self.output.steps
+        return [self.output.step] if isinstance(self.output, ClassProbabilities) else []
 
     @property
     def decoding(self) -> str:
         """"greedy" or "beam N"; "the class token" for an image; "" for a model that writes nothing."""
-        output = self.output
-        return output.decoding if isinstance(output, Generated) else "the class token" \
-            if isinstance(output, ClassProbabilities) else ""
+        if isinstance(self.output, Generated):
+            return self.output.decoding
+        return "the class token" if isinstance(self.output, ClassProbabilities) else ""
 
     @property
     def first_step_position(self) -> int:
