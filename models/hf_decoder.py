@@ -7,7 +7,7 @@ import re
 import torch
 
 from .hugging_face import HuggingFaceModel
-from .interface import Batch, Continues, Encoded
+from .interface import Architecture, Batch, Continues, Encoded
 from .vocabulary import Kind
 
 CONTINUATION_TOKENS = 30      # how far a prompt is continued
@@ -16,9 +16,13 @@ CONTINUATION_TOKENS = 30      # how far a prompt is continued
 class DecoderOnly(HuggingFaceModel, Continues):
     kinds = (Kind.DECODER,)
     block_paths = ((re.compile(r"(?:^|\.)h\.(\d+)\.attn$"), "decoder"),)
+    architecture = Architecture("learned", norm_placement="pre")
 
     def stack_paths(self) -> dict:
         return {"decoder": ("transformer.wte", "transformer.wpe", "transformer.h.0")}
+
+    def layer_parts(self, stack: str) -> tuple[tuple[str, ...], str]:
+        return ("ln_1", "ln_2"), "mlp"
 
     def encode(self, text: str) -> Encoded:
         """The prompt, cut so that the continuation still fits the model's positions."""

@@ -35,6 +35,9 @@ class BertLayout(HuggingFaceModel):
     def output_projection(self, kind: str, layer: int):
         return self.model.get_submodule(f"{self.encoder_prefix}encoder.layer.{layer}.attention.output.dense")
 
+    def layer_parts(self, stack: str) -> tuple[tuple[str, ...], str]:
+        return ("attention.output.LayerNorm", "output.LayerNorm"), "output.dense"
+
 
 class EncoderOnly(BertLayout, FillsMask):
     def forward(self, source: Batch | None = None, target: Batch | None = None) -> torch.Tensor | None:

@@ -15,6 +15,7 @@ from .vocabulary import Kind
 class EncoderDecoder(HuggingFaceModel, Translates):
     kinds = (Kind.ENCODER, Kind.DECODER, Kind.CROSS)
     generation_batch = 16
+    norm_placement = "post"             # Marian's and BART's layers norm after the residual sum; M2M100's before
     block_paths = (
         (re.compile(r"(?:^|\.)encoder\.layers\.(\d+)\.self_attn$"), "encoder"),
         (re.compile(r"(?:^|\.)decoder\.layers\.(\d+)\.self_attn$"), "decoder"),
@@ -32,9 +33,13 @@ class EncoderDecoder(HuggingFaceModel, Translates):
         scaled = " × √d_model" if getattr(self.model.config, "scale_embedding", False) else ""
         added = "+ sinusoidal position" if halves else "+ learned position"
         normed = "→ layer norm " if hasattr(encoder, "layernorm_embedding") else ""
-        self.architecture = Architecture("sinusoidal-halves" if halves else "learned",
+        self.architecture = Architecture("sinusoidal-halves" if halves else "learned", norm_placement=self.norm_placement,
                                          embedding_steps=(f"token embedding{scaled}", added,
                                                           f"{normed}= input to layer 0"))
+
+    def layer_parts(self, stack: str) -> tuple[tuple[str, ...], str]:
+        cross = ("encoder_attn_layer_norm",) if stack == "decoder" else ()
+        return ("self_attn_layer_norm", *cross, "final_layer_norm"), "fc2"
 
     def stack_paths(self) -> dict:
         prefix = self.model.base_model_prefix

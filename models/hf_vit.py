@@ -35,6 +35,10 @@ class HuggingFaceImageClassifier(HuggingFaceAttention, ImageInput):
     def stack_paths(self) -> dict:
         return {"encoder": (None, None, f"{self.layers_path()}.0")}
 
+    def layer_parts(self, stack: str) -> tuple[tuple[str, ...], str]:
+        newer = f"{self.layers_path()}.0.mlp" in dict(self.model.named_modules())    # transformers ≥ 5's layout
+        return ("layernorm_before", "layernorm_after"), "mlp" if newer else "output.dense"
+
     def layers_path(self) -> str:
         """Where the encoder's layers are (transformers renamed vit.encoder.layer to vit.layers)."""
         names = dict(self.model.named_modules())

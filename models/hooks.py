@@ -36,6 +36,8 @@ class RunState:
     # kind -> gate of shape [layers, heads] (or [layers, batch, heads], one per sentence); multiplies each
     # head's z before the output projection.
     head_mask: dict[Kind, torch.Tensor] = field(default_factory=dict)
+    # A replaced value whose effect lands further on in the same layer (a pre-norm resid_mid: hugging_face.py)
+    carried: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 _ACTIVE: contextvars.ContextVar[RunState | None] = contextvars.ContextVar("attention_explorer_run", default=None)
@@ -66,6 +68,18 @@ def apply_hooks(name: str, x: torch.Tensor) -> torch.Tensor:
         if replaced is not None:
             x = replaced
     return x
+
+
+def carry(name: str, difference: torch.Tensor) -> None:
+    """Keep, for this call, the difference a hook made to `name` until take_carried applies it further on."""
+    state = _ACTIVE.get()
+    if state is not None:
+        state.carried[name] = difference
+
+
+def take_carried(name: str) -> torch.Tensor | None:
+    state = _ACTIVE.get()
+    return None if state is None else state.carried.pop(name, None)
 
 
 def is_hooked(name: str) -> bool:

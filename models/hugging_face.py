@@ -31,10 +31,10 @@ from torch import nn
 
 from .checkpoint import CheckpointError
 from .folder_checks import AGAIN, first_line, missing_tokenizer_files
-from .hooks import apply_hooks, current_head_gate, is_hooked
+from .hooks import apply_hooks, carry, current_head_gate, is_hooked, take_carried
 from .interface import Aligned, Architecture, AttentionModel, Encoded, ExplorerModel
 from .tokenizer import clean_text
-from .vocabulary import attention_hook, layer_hook, stack_hook
+from .vocabulary import Kind, attention_hook, layer_hook, layer_names, stack_hook
 from .word_alignment import Span, pieces_of_words, sentence_text, spans_by_matching
 
 ATTENTION_NAME = "attention_explorer"
@@ -103,8 +103,8 @@ def _reading_hook(name: str, scale: float = 1.0):
     return read
 
 
-def _first_layer_hook(name: str):
-    """What the first layer receives (hidden_states, positional or keyword); a hook may replace it."""
+def _input_hook(name: str):
+    """What a layer receives (hidden_states, positional or keyword); a hook may replace it."""
     def replace_input(module, args, kwargs):
         if not is_hooked(name):
             return None
@@ -112,6 +112,32 @@ def _first_layer_hook(name: str):
             return (apply_hooks(name, args[0]), *args[1:]), kwargs
         return args, dict(kwargs, hidden_states=apply_hooks(name, kwargs["hidden_states"]))
     return replace_input
+
+
+def _carried_input_hook(name: str):
+    """A pre-norm layer's stream after its attention (resid_mid), read where the feed-forward's norm reads it. The
+    layer adds it to the feed-forward's output inside its own forward, so a replacement is made here, in the
+    norm's input, and its difference carried to the feed-forward's output (_feed_forward_hook): the layer then
+    goes on from the replaced stream on both paths."""
+    def replace_input(module, args):
+        if not is_hooked(name):
+            return None
+        replaced = apply_hooks(name, args[0])
+        if replaced is args[0]:
+            return None
+        carry(name, replaced - args[0])
+        return (replaced, *args[1:])
+    return replace_input
+
+
+def _feed_forward_hook(name: str, carried_from: str | None):
+    """The feed-forward's output before the residual sum (mlp_out), plus the difference a pre-norm resid_mid hook
+    carried (_carried_input_hook)."""
+    def replace_output(module, args, output):
+        output = apply_hooks(name, output)
+        difference = take_carried(carried_from) if carried_from else None
+        return output if difference is None else output + difference
+    return replace_output
 
 
 def pickle_only(folder: Path) -> list[str]:
@@ -221,9 +247,9 @@ class HuggingFaceAttention(AttentionModel):
         self.max_positions = config_value(config, "max_position_embeddings", "n_positions", default=512)
 
     def add_hook_points(self) -> None:
-        """Mark each attention block with its (kind, layer) and hook its output and the stacks' embeddings."""
+        """Mark each attention block with its (kind, layer) and hook its output, the stacks' embeddings and each
+        layer's streams, norms and feed-forward (models/vocabulary.py's layer_names, in forward order)."""
         self.layer_counts = {kind: 0 for kind in self.kinds}
-        names = []
         for path, module in self.model.named_modules():
             for pattern, kind in self.block_paths:
                 found = pattern.search(path)
@@ -231,12 +257,12 @@ class HuggingFaceAttention(AttentionModel):
                     layer = int(found.group(1))
                     module.explorer_block = (kind, layer)   # which block this is: fixed metadata, not per-call state
                     self.layer_counts[kind] = max(self.layer_counts[kind], layer + 1)
-                    names += [attention_hook(kind, layer, value) for value in VALUES]
         for kind, layers in self.layer_counts.items():
             # `out` is what the output projection W_O makes of every head's z (BERT's block stops before it)
             for layer in range(layers):
                 self.output_projection(kind, layer).register_forward_hook(
                     _block_output_hook(attention_hook(kind, layer, "out")))
+        names = []
         for stack, (tokens, positions, first_layer) in self.stack_paths().items():
             if tokens:
                 embedding = self.model.get_submodule(tokens)
@@ -250,15 +276,43 @@ class HuggingFaceAttention(AttentionModel):
                 self.model.get_submodule(positions).register_forward_hook(reader)
                 names.append(stack_hook(stack, "pos_encoding"))
             self.model.get_submodule(first_layer).register_forward_pre_hook(
-                _first_layer_hook(stack_hook(stack, "input")), with_kwargs=True)
+                _input_hook(stack_hook(stack, "input")), with_kwargs=True)
             names.append(stack_hook(stack, "input"))
-            # Each layer's output (the residual stream after it), named as our own models name it.
+            kinds = [kind for kind in (Kind.ENCODER,) if stack == "encoder" and self.has(kind)] or [
+                kind for kind in (Kind.DECODER, Kind.CROSS) if stack == "decoder" and self.has(kind)]
             layers = first_layer.rsplit(".", 1)[0]
-            for layer in range(self.layers("encoder" if stack == "encoder" else "decoder")):
-                self.model.get_submodule(f"{layers}.{layer}").register_forward_hook(
-                    _block_output_hook(layer_hook(stack, layer)))
-                names.append(layer_hook(stack, layer))
+            for layer in range(self.layers(stack)):
+                self.hook_layer(f"{layers}.{layer}", stack, layer)
+                names += layer_names(stack, layer, kinds, self.pre_norm)
         self.hook_names = names
+
+    @property
+    def pre_norm(self) -> bool:
+        return self.architecture.norm_placement == "pre"
+
+    def hook_layer(self, path: str, stack: str, layer: int) -> None:
+        """One layer's hook points, named as our own models name them: the stream before it (resid_pre), each
+        layer norm's output (ln1 …), the stream after its attention (resid_mid), the feed-forward's output
+        (mlp_out) and the stream after it (resid_post)."""
+        norms, feed_forward = self.layer_parts(stack)
+        block = self.model.get_submodule(path)
+        block.register_forward_pre_hook(_input_hook(layer_hook(stack, layer, "resid_pre")), with_kwargs=True)
+        for number, norm in enumerate(norms, 1):
+            self.model.get_submodule(f"{path}.{norm}").register_forward_hook(
+                _block_output_hook(layer_hook(stack, layer, f"ln{number}")))
+        middle = layer_hook(stack, layer, "resid_mid")
+        if self.pre_norm:           # the stream after attention is what the feed-forward's norm reads
+            self.model.get_submodule(f"{path}.{norms[-1]}").register_forward_pre_hook(_carried_input_hook(middle))
+        else:                       # post-norm: the last attention norm's output is the stream
+            self.model.get_submodule(f"{path}.{norms[-2]}").register_forward_hook(_block_output_hook(middle))
+        self.model.get_submodule(f"{path}.{feed_forward}").register_forward_hook(
+            _feed_forward_hook(layer_hook(stack, layer, "mlp_out"), middle if self.pre_norm else None))
+        block.register_forward_hook(_block_output_hook(layer_hook(stack, layer)))
+
+    def layer_parts(self, stack: str) -> tuple[tuple[str, ...], str]:
+        """(its layer norms' paths in a layer, in forward order; the path of the module whose output is the
+        feed-forward's, before the residual sum)."""
+        raise NotImplementedError
 
     def stack_paths(self) -> dict[str, tuple[str, str | None, str]]:
         """stack → module paths of (token embedding, position embedding or None, first layer)."""

@@ -33,6 +33,9 @@ class Llama(DecoderOnly):
     def stack_paths(self) -> dict:
         return {"decoder": ("model.embed_tokens", None, "model.layers.0")}
 
+    def layer_parts(self, stack: str) -> tuple[tuple[str, ...], str]:
+        return ("input_layernorm", "post_attention_layernorm"), "mlp"
+
     def encode_reference(self, text: str) -> list[int]:
         """A reference continues the prompt, so it gets no start token of its own (Llama's tokenizer adds one)."""
         ids = self.tokenize(" " + text, add_special_tokens=False).input_ids

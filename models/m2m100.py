@@ -29,6 +29,7 @@ def language_ids(tokenizer) -> dict[str, int]:
 
 
 class MultilingualEncoderDecoder(EncoderDecoder, Multilingual):
+    norm_placement = "pre"
     def __post_init__(self) -> None:
         super().__post_init__()
         self.languages = language_ids(self.tokenizer)
@@ -39,7 +40,7 @@ class MultilingualEncoderDecoder(EncoderDecoder, Multilingual):
                                         self.target_languages[0] if self.target_languages else "")
         # a fixed sinusoidal table (`weights`, not trained), rows from padding id + 1
         steps = self.architecture.embedding_steps
-        self.architecture = Architecture("sinusoidal-halves", embedding_steps=(
+        self.architecture = Architecture("sinusoidal-halves", norm_placement="pre", embedding_steps=(
             steps[0], "+ sinusoidal position (rows from padding id + 1)", steps[2]))
 
     def for_target_language(self, language: str) -> MultilingualEncoderDecoder:

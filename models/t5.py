@@ -27,12 +27,16 @@ class T5(EncoderDecoder):
 
     def __post_init__(self) -> None:
         super(EncoderDecoder, self).__post_init__()
-        self.architecture = Architecture("relative", embedding_steps=(
+        self.architecture = Architecture("relative", norm_placement="pre", embedding_steps=(
             "token embedding", "+ nothing: positions enter every score as a relative bias", "= input to layer 0"))
         # "translate English to German: " when the checkpoint was trained with task prefixes
         task = (getattr(self.model.config, "task_specific_params", None) or {}).get("translation_en_to_de", {})
         self.prefix = task.get("prefix", "")
         self.target_language = "German" if self.prefix else ""
+
+    def layer_parts(self, stack: str) -> tuple[tuple[str, ...], str]:
+        sublayers = 3 if stack == "decoder" else 2                 # self-attention, (cross-attention,) feed-forward
+        return tuple(f"layer.{i}.layer_norm" for i in range(sublayers)), f"layer.{sublayers - 1}.DenseReluDense"
 
     def stack_paths(self) -> dict:
         # The token embedding is one module shared by both stacks, so it is read at each stack's first layer.

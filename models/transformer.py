@@ -171,16 +171,21 @@ class FeedForward(FastCall):
 class EncoderLayer(FastCall):
     def __init__(self, config: TransformerConfig | VitConfig, layer: int) -> None:
         super().__init__()
+        # Hook points are registered in forward order (they name themselves in that order, name_hook_points);
+        # they hold no weights, so the parameters' order is the checkpoints'.
+        self.resid_pre, self.ln1 = HookPoint(), HookPoint()
         self.self_attn = MultiHeadAttention(config, "encoder", layer)
+        self.resid_mid, self.ln2, self.mlp_out = HookPoint(), HookPoint(), HookPoint()
         self.feed_forward = FeedForward(config)
         self.norm_attn, self.norm_ff = LayerNorm(config.d_model), LayerNorm(config.d_model)
         self.dropout = Dropout(config.dropout)
         self.resid_post = HookPoint()
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        normed = self.norm_attn(x)
-        x = x + self.dropout(self.self_attn(normed, normed, mask))
-        x = x + self.dropout(self.feed_forward(self.norm_ff(x)))
+        x = self.resid_pre(x)
+        normed = self.ln1(self.norm_attn(x))
+        x = self.resid_mid(x + self.dropout(self.self_attn(normed, normed, mask)))
+        x = x + self.dropout(self.mlp_out(self.feed_forward(self.ln2(self.norm_ff(x)))))
         return self.resid_post(x)
 
 
@@ -188,8 +193,11 @@ class EncoderLayer(FastCall):
 class DecoderLayer(FastCall):
     def __init__(self, config: TransformerConfig, layer: int) -> None:
         super().__init__()
+        self.resid_pre, self.ln1 = HookPoint(), HookPoint()       # in forward order, as in EncoderLayer
         self.self_attn = MultiHeadAttention(config, "decoder", layer)
+        self.ln2 = HookPoint()
         self.cross_attn = MultiHeadAttention(config, "cross", layer)
+        self.resid_mid, self.ln3, self.mlp_out = HookPoint(), HookPoint(), HookPoint()
         self.feed_forward = FeedForward(config)
         self.norm_self, self.norm_cross, self.norm_ff = (LayerNorm(config.d_model) for _ in range(3))
         self.dropout = Dropout(config.dropout)
@@ -197,11 +205,13 @@ class DecoderLayer(FastCall):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, self_mask: torch.Tensor,
                 cross_mask: torch.Tensor | None, cache: dict | None = None) -> torch.Tensor:
-        normed = self.norm_self(x)
+        x = self.resid_pre(x)
+        normed = self.ln1(self.norm_self(x))
         x = x + self.dropout(self.self_attn(normed, normed, self_mask, None if cache is None else cache["self"]))
-        x = x + self.dropout(self.cross_attn(self.norm_cross(x), memory, cross_mask,
+        x = x + self.dropout(self.cross_attn(self.ln2(self.norm_cross(x)), memory, cross_mask,
                                              None if cache is None else cache["cross"]))
-        x = x + self.dropout(self.feed_forward(self.norm_ff(x)))
+        x = self.resid_mid(x)
+        x = x + self.dropout(self.mlp_out(self.feed_forward(self.ln3(self.norm_ff(x)))))
         return self.resid_post(x)
 
 

@@ -80,6 +80,10 @@ ATTENTION_VALUES = ("q", "k", "v", "scores", "mask", "pattern", "z", "out")
 PER_HEAD_VALUES = ("pattern", "scores", "q", "k", "v", "z")
 # Per stack ("encoder" / "decoder"): embed (token embedding × √d), pos_encoding, input (their sum), output.
 STACK_VALUES = ("embed", "pos_encoding", "input", "output")
+# Per layer of a stack: the residual stream before it, after its attention blocks (before the feed-forward) and
+# after it, the feed-forward's output (before the residual sum), and each layer norm's output in forward order
+# (ln1, ln2, and ln3 in a decoder layer with cross-attention). All [batch, positions, d_model].
+LAYER_VALUES = ("resid_pre", "resid_mid", "resid_post", "mlp_out", "ln1", "ln2", "ln3")
 
 _BLOCKS = {"encoder": "encoder.layers.{}.self_attn", "decoder": "decoder.layers.{}.self_attn",
            "cross": "decoder.layers.{}.cross_attn"}
@@ -104,12 +108,34 @@ def attention_hook(kind: str, layer: int | str, value: str) -> str:
     return f"{attention_block(kind, layer)}.{value}"
 
 
-def layer_hook(stack: str, layer: int | str) -> str:
-    """The residual stream after one layer of a stack (attention + feed-forward), e.g. ("decoder", 2) →
-    decoder.layers.2.resid_post: what the logit lens reads and activation patching replaces."""
+def layer_hook(stack: str, layer: int | str, value: str = "resid_post") -> str:
+    """The hook name of one of a layer's values (LAYER_VALUES), by default the residual stream after the layer
+    (attention + feed-forward), e.g. ("decoder", 2) → decoder.layers.2.resid_post: what the logit lens reads and
+    activation patching replaces."""
     if stack not in STACKS:
         raise ValueError(f"no stack {stack!r}; stacks are encoder and decoder")
-    return f"{stack}.layers.{layer}.resid_post"
+    if value not in LAYER_VALUES:
+        raise ValueError(f"unknown layer value {value!r}; expected one of {', '.join(LAYER_VALUES)}")
+    return f"{stack}.layers.{layer}.{value}"
+
+
+def layer_names(stack: str, layer: int, kinds: list[Kind], pre_norm: bool) -> list[str]:
+    """A layer's hook names in forward order: its residual stream before it, each sublayer (the attention blocks
+    `kinds`, then the feed-forward) with its layer norm before it (pre-norm) or after the residual sum (post-norm),
+    the stream after the attention blocks (resid_mid) and after the layer."""
+    names = [layer_hook(stack, layer, "resid_pre")]
+    sublayers: list[Kind | None] = [*kinds, None]                  # None: the feed-forward
+    for number, sublayer in enumerate(sublayers, 1):
+        norm = [layer_hook(stack, layer, f"ln{number}")]
+        if sublayer is None:
+            body = [layer_hook(stack, layer, "mlp_out")]
+            names += [layer_hook(stack, layer, "resid_mid")] + norm + body if pre_norm else body + norm
+        else:
+            body = [attention_hook(sublayer, layer, value) for value in ATTENTION_VALUES]
+            names += norm + body if pre_norm else body + norm
+            if not pre_norm and number == len(kinds):             # post-norm: the norm's output is the stream
+                names.append(layer_hook(stack, layer, "resid_mid"))
+    return names + [layer_hook(stack, layer, "resid_post")]
 
 
 def stack_hook(stack: str, value: str) -> str:

@@ -6,6 +6,7 @@ gates of ones change nothing; every page runs; every CLI command works or says i
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -170,6 +171,84 @@ def test_layer_outputs_are_the_models_own_hidden_states(opened):
                                      output_hidden_states=True).hidden_states
         for layer in range(layers - 1):
             torch.testing.assert_close(cache[layer_hook(stack, layer)], theirs[layer + 1], atol=1e-5, rtol=1e-4)
+
+
+def norm_modules(model: ExplorerModel, stack: str, layer: int) -> tuple[list, torch.nn.Module]:
+    """The layer's own norm modules in forward order and its feed-forward module, found by hand for each family
+    (not through the layout's layer_parts): the independent side of the check below."""
+    if not hasattr(model.model, "from_pretrained"):                            # ours
+        block = getattr(model.model, stack).layers[layer]
+        norms = [block.norm_attn, block.norm_ff] if stack == "encoder" else [block.norm_self, block.norm_cross,
+                                                                             block.norm_ff]
+        return norms, block.feed_forward
+    modules = dict(model.model.named_modules())
+    two_stacks = model.has("encoder") and model.has("decoder")
+    layer_path = min((path for path in modules if re.search(rf"(?:^|\.)(?:layers|layer|h|block)\.{layer}$", path)
+                      and (not two_stacks or (stack == "encoder") == ("decoder" not in path))), key=len)
+    own = sorted((path, module) for path, module in modules.items() if path.startswith(f"{layer_path}."))
+    norms = [module for path, module in own if "norm" in type(module).__name__.lower()]
+    feed_forward = [module for path, module in own
+                    if type(module).__name__ in ("GPT2MLP", "LlamaMLP", "T5DenseActDense") or path.endswith(
+                        ("fc2", "output.dense")) and "attention" not in path]
+    # sorted paths put "attention.output.LayerNorm" before "output.LayerNorm" and T5's layer.0 before layer.1; the
+    # names of Marian's norms sort in forward order too (encoder_attn_, final_, self_attn_ need reordering)
+    by_order = {"input_layernorm": 0, "post_attention_layernorm": 1, "self_attn_layer_norm": 0,
+                "encoder_attn_layer_norm": 1, "final_layer_norm": 2}
+    named = {id(module): path.rsplit(".", 1)[-1] for path, module in own}
+    norms.sort(key=lambda module: by_order.get(named[id(module)], 0))
+    return norms, feed_forward[0]
+
+
+def test_every_layer_has_its_streams_norms_and_feed_forward(opened):
+    """resid_pre, resid_mid, resid_post, mlp_out and each layer norm's output, at every layer of every stack: read
+    against hand-written torch hooks on the family's own modules (norm outputs, the feed-forward's output), the
+    stream before layer L + 1 is the stream after L, and the residual sums hold (pre-norm: after = middle +
+    feed-forward; post-norm: the last norm's input is middle + feed-forward). A replaced resid_mid is what the
+    layer goes on from."""
+    _, model = opened
+    source, target = batches(model)
+    pre_norm = model.architecture.norm_placement == "pre"
+    for stack in [stack for stack in ("encoder", "decoder") if model.has(stack)]:
+        for layer in range(model.layers(stack)):
+            names = {value: layer_hook(stack, layer, value) for value in ("resid_pre", "resid_mid", "resid_post",
+                                                                          "mlp_out", "ln1", "ln2")}
+            assert set(names.values()) <= set(model.hook_names)
+            norms, feed_forward = norm_modules(model, stack, layer)
+            by_hand: dict[str, torch.Tensor] = {}
+            handles = [norm.register_forward_hook(
+                lambda module, args, output, number=number: by_hand.__setitem__(f"ln{number}", output))
+                for number, norm in enumerate(norms, 1)]
+            handles.append(norms[-1].register_forward_pre_hook(lambda module, args: by_hand.__setitem__("last_in",
+                                                                                                       args[0])))
+            handles.append(feed_forward.register_forward_hook(
+                lambda module, args, output: by_hand.__setitem__("mlp", output)))
+            try:
+                _, cache = model.run_with_cache(source, target, list(names.values()) + [
+                    layer_hook(stack, layer, f"ln{number}") for number in range(3, len(norms) + 1)])
+            finally:
+                for handle in handles:
+                    handle.remove()
+            for number in range(1, len(norms) + 1):
+                torch.testing.assert_close(cache[layer_hook(stack, layer, f"ln{number}")], by_hand[f"ln{number}"])
+            torch.testing.assert_close(cache[names["mlp_out"]], by_hand["mlp"])
+            middle, mlp = cache[names["resid_mid"]], cache[names["mlp_out"]]
+            if pre_norm:
+                torch.testing.assert_close(cache[names["resid_post"]], middle + mlp, atol=1e-5, rtol=1e-4)
+            else:
+                torch.testing.assert_close(by_hand["last_in"], middle + mlp, atol=1e-5, rtol=1e-4)
+            if layer + 1 < model.layers(stack):
+                _, after = model.run_with_cache(source, target, layer_hook(stack, layer + 1, "resid_pre"))
+                torch.testing.assert_close(after[layer_hook(stack, layer + 1, "resid_pre")], cache[names["resid_post"]])
+    # Replacing the stream after attention: the layer goes on from the replacement on both paths (the norm before
+    # the feed-forward reads it, and the residual sum adds it).
+    stack = "decoder" if model.has("decoder") else "encoder"
+    middle, after, mlp = (layer_hook(stack, 0, value) for value in ("resid_mid", "resid_post", "mlp_out"))
+    with model_run({middle: lambda value, name: value * 0.5}, hook_names=model.hook_names):
+        _, cache = model.run_with_cache(source, target, [middle, after, mlp])
+    if pre_norm:
+        torch.testing.assert_close(cache[after], cache[middle] + cache[mlp], atol=1e-5, rtol=1e-4)
+    _, plain = model.run_with_cache(source, target, [middle])
+    torch.testing.assert_close(cache[middle], plain[middle] * 0.5)
 
 
 def test_patterns_are_the_models_own_attention(opened):

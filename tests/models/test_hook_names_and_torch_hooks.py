@@ -9,7 +9,8 @@ from torch import nn
 from explorer.models.checkpoint import load_checkpoint, save_checkpoint
 from explorer.models.hooks import HookNameError, capture, model_run
 from explorer.models.transformer import Transformer
-from explorer.models.vocabulary import ATTENTION_KINDS, ATTENTION_VALUES, STACK_VALUES, attention_hook, stack_hook
+from explorer.models.vocabulary import (ATTENTION_KINDS, ATTENTION_VALUES, STACK_VALUES, Kind, attention_hook, layer_names,
+                                        stack_hook)
 from explorer.models.weights_file import LAYOUT_KEY, read_weights
 from tests.conftest import SENTENCES, batch_of, tiny_config
 
@@ -25,8 +26,13 @@ def test_the_vocabulary_names_exactly_the_models_hook_points(model):
     named = {attention_hook(kind, layer, value) for kind in ATTENTION_KINDS for layer in range(config.layers(kind))
              for value in ATTENTION_VALUES}
     named |= {stack_hook(stack, value) for stack in ("encoder", "decoder") for value in STACK_VALUES}
-    per_layer = {f"{stack}.layers.{layer}.resid_post" for stack in ("encoder", "decoder")
-                 for layer in range(config.layers(stack))}
+    per_layer = {f"{stack}.layers.{layer}.{value}" for stack in ("encoder", "decoder")
+                 for layer in range(config.layers(stack))
+                 for value in ("resid_pre", "resid_mid", "resid_post", "mlp_out", "ln1", "ln2")}
+    per_layer |= {f"decoder.layers.{layer}.ln3" for layer in range(config.layers("decoder"))}
+    # within a layer, in forward order (pre-norm: each norm before its sublayer)
+    layer_zero = [name for name in model.hook_names if name.startswith("decoder.layers.0.")]
+    assert layer_zero == layer_names("decoder", 0, [Kind.DECODER, Kind.CROSS], pre_norm=True)
     assert named | per_layer | {"logits"} == set(model.hook_names)
     with pytest.raises(ValueError, match="unknown attention kind 'self'"):
         attention_hook("self", 0, "pattern")
