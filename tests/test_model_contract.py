@@ -199,6 +199,23 @@ def norm_modules(model: ExplorerModel, stack: str, layer: int) -> tuple[list, to
     return norms, feed_forward[0]
 
 
+def read_by_hand(norms: list, feed_forward: torch.nn.Module, run) -> tuple[dict, dict]:
+    """What plain torch hooks on the modules saw during run(): each norm's output (ln1 …), the last norm's input
+    and the feed-forward's output; and run()'s own answer."""
+    seen: dict[str, torch.Tensor] = {}
+    handles = [norm.register_forward_hook(
+        lambda module, args, output, number=number: seen.__setitem__(f"ln{number}", output))
+        for number, norm in enumerate(norms, 1)]
+    handles.append(norms[-1].register_forward_pre_hook(lambda module, args: seen.__setitem__("last_in", args[0])))
+    handles.append(feed_forward.register_forward_hook(lambda module, args, output: seen.__setitem__("mlp", output)))
+    try:
+        answer = run()
+    finally:
+        for handle in handles:
+            handle.remove()
+    return seen, answer
+
+
 def test_every_layer_has_its_streams_norms_and_feed_forward(opened):
     """resid_pre, resid_mid, resid_post, mlp_out and each layer norm's output, at every layer of every stack: read
     against hand-written torch hooks on the family's own modules (norm outputs, the feed-forward's output), the
@@ -214,20 +231,9 @@ def test_every_layer_has_its_streams_norms_and_feed_forward(opened):
                                                                           "mlp_out", "ln1", "ln2")}
             assert set(names.values()) <= set(model.hook_names)
             norms, feed_forward = norm_modules(model, stack, layer)
-            by_hand: dict[str, torch.Tensor] = {}
-            handles = [norm.register_forward_hook(
-                lambda module, args, output, number=number: by_hand.__setitem__(f"ln{number}", output))
-                for number, norm in enumerate(norms, 1)]
-            handles.append(norms[-1].register_forward_pre_hook(lambda module, args: by_hand.__setitem__("last_in",
-                                                                                                       args[0])))
-            handles.append(feed_forward.register_forward_hook(
-                lambda module, args, output: by_hand.__setitem__("mlp", output)))
-            try:
-                _, cache = model.run_with_cache(source, target, list(names.values()) + [
-                    layer_hook(stack, layer, f"ln{number}") for number in range(3, len(norms) + 1)])
-            finally:
-                for handle in handles:
-                    handle.remove()
+            wanted = list(names.values()) + [layer_hook(stack, layer, f"ln{n}") for n in range(3, len(norms) + 1)]
+            by_hand, cache = read_by_hand(norms, feed_forward,
+                                          lambda wanted=wanted: model.run_with_cache(source, target, wanted)[1])
             for number in range(1, len(norms) + 1):
                 torch.testing.assert_close(cache[layer_hook(stack, layer, f"ln{number}")], by_hand[f"ln{number}"])
             torch.testing.assert_close(cache[names["mlp_out"]], by_hand["mlp"])

@@ -9,8 +9,15 @@ from torch import nn
 from explorer.models.checkpoint import load_checkpoint, save_checkpoint
 from explorer.models.hooks import HookNameError, capture, model_run
 from explorer.models.transformer import Transformer
-from explorer.models.vocabulary import (ATTENTION_KINDS, ATTENTION_VALUES, STACK_VALUES, Kind, attention_hook, layer_names,
-                                        stack_hook)
+from explorer.models.vocabulary import (
+    ATTENTION_KINDS,
+    ATTENTION_VALUES,
+    STACK_VALUES,
+    Kind,
+    attention_hook,
+    layer_names,
+    stack_hook,
+)
 from explorer.models.weights_file import LAYOUT_KEY, read_weights
 from tests.conftest import SENTENCES, batch_of, tiny_config
 
