@@ -35,7 +35,11 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            # an image model (a Vision Transformer): its attention over the image's patches
            "trace_image", "image_attention_figure",
            # every registered analysis (explorer/analyses/sentence/) by its name
-           "analyse", "analysis_names", "analysis_figure"]
+           "analyse", "analysis_names", "analysis_figure",
+           # batches, token ids, gradients, every hook point, as TransformerLens's run_with_cache
+           "run_with_cache",
+           # the corpus studies of heads, with the command line's arguments (explorer/studies.py)
+           "roles", "importance", "prune_curve", "replicate"]
 
 
 def load(path: str, device: str = "auto", download: bool = True) -> ExplorerModel:
@@ -48,13 +52,15 @@ def load(path: str, device: str = "auto", download: bool = True) -> ExplorerMode
     return open_model(path, download=download, device=device)
 
 
-def trace_sentence(model: ExplorerModel, sentence: str, beam_size: int = 1, pruned: str = "") -> Trace:
+def trace_sentence(model: ExplorerModel, sentence: str, beam_size: int = 1, pruned: str = "",
+                   recase: bool = False) -> Trace:
     """Translate (or continue, or read) one sentence and capture every attention, mask, positional encoding and
-    decoding step. pruned: heads to mask, e.g. "enc.0.3,cross.2.*"."""
+    decoding step. pruned: heads to mask, e.g. "enc.0.3,cross.2.*". The text is read exactly as typed; recase=True
+    feeds an all-caps or all-lower-case sentence in sentence case (trace.recased_from then keeps it as typed)."""
     from explorer.capture.head_sets import parse_heads
     from explorer.capture.trace import trace_sentence as trace
 
-    return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model))
+    return trace(model, sentence, beam_size=beam_size, pruned=parse_heads(pruned, model), fix_casing=recase)
 
 
 def analysis_names(model: ExplorerModel | None = None) -> list[str]:
@@ -109,12 +115,14 @@ def image_attention_figure(trace: Trace, layer: int = 0, head: int = 0, query: i
     return attention_over_image(trace, layer, head, query)
 
 
-def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1, pruned: str = "") -> list[str]:
-    """One output per sentence: a translation, or a decoder-only model's continuation."""
+def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1, pruned: str = "",
+              recase: bool = False) -> list[str]:
+    """One output per sentence: a translation, or a decoder-only model's continuation (each read as typed unless
+    recase=True)."""
     from explorer.capture.head_sets import parse_heads
     from explorer.capture.translation import translate as translate_all
 
-    return translate_all(model, sentences, beam_size, parse_heads(pruned, model))
+    return translate_all(model, sentences, beam_size, parse_heads(pruned, model), fix_casing=recase)
 
 
 def attention_figure(trace: Trace, kind: str = "encoder", layer: int = 0, head: int = 0) -> go.Figure:
@@ -203,7 +211,7 @@ def logit_lens_of(model: ExplorerModel, sentence: str | Trace, top_k: int = 5, p
 
 
 def sample(model: ExplorerModel, sentence: str, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-           seed: int = 0, pruned: str = "") -> str:
+           seed: int = 0, pruned: str = "", recase: bool = False) -> str:
     """A sampled output (translation or continuation): each token drawn at this temperature from the top-k / top-p
     (nucleus) of its step's distribution; the same arguments (seed included) give the same text. Temperature 0 is
     greedy decoding."""
@@ -212,10 +220,10 @@ def sample(model: ExplorerModel, sentence: str, temperature: float = 1.0, top_k:
     from explorer.capture.sampling import settings_from
 
     settings = settings_from(temperature, top_k, top_p, seed)
-    return sample_output(model, sentence, settings, parse_heads(pruned, model)).text
+    return sample_output(model, sentence, settings, parse_heads(pruned, model), fix_casing=recase).text
 
 
-def faithfulness_of(model: ExplorerModel, sentence: str, fix_casing: bool = True):
+def faithfulness_of(model: ExplorerModel, sentence: str, recase: bool = False):
     """Does attention point where the output depends? Per source token: leave-one-out (the output's log-probability
     lost when the token is blanked to the unknown token), gradient × input, and the last layer's attention, rollout,
     flow and norms, with Spearman's ρ of each against leave-one-out (.spearman) and gradient × input
@@ -224,7 +232,7 @@ def faithfulness_of(model: ExplorerModel, sentence: str, fix_casing: bool = True
     is a table with a row per token). Abnar & Zuidema 2020; the choices are in explorer/analyses/sentence/faithfulness.py."""
     from explorer.analyses.sentence.faithfulness import faithfulness as scored
 
-    return scored(model, sentence, fix_casing)
+    return scored(model, sentence, recase)
 
 
 def attention_flow(trace: Trace | np.ndarray, kind: str = "encoder"):
@@ -295,18 +303,35 @@ def hook_names(model: ExplorerModel, pattern: str = "*") -> list[str]:
     return names(model, pattern)
 
 
-def run_with_hooks(model: ExplorerModel, sentence: str, hooks=(), target: str | None = None, names=()):
-    """One teacher-forced run of `sentence` with hooks, as TransformerLens's run_with_hooks.
+def run_with_hooks(model: ExplorerModel, inputs, hooks=(), target=None, names=(), grad: bool = False,
+                   recase: bool = False):
+    """One teacher-forced run with hooks, as TransformerLens's run_with_hooks.
 
-    hooks: [(name or glob pattern, fn)] or {name: fn}; fn(value, name) returns a tensor that replaces the value, or
-    None to leave it (a reader). Names come from explorer.hook_names(model); ready-made hooks from
-    explorer.ablate_head and explorer.patch_head. target: the output the decoder reads (its text; default the
-    model's own greedy output). names: glob patterns of values to return in .cache, as the run saw them after the
-    hooks. A HookedRun: .logits [positions, vocab] (None for a sentence encoder: .embedding), .cache,
-    .source_tokens, .target_tokens, .output_positions, .output_ids, .output_log_prob()."""
+    inputs: a string; a list of strings (a padded batch, padding masked as the model masks it; each row equals its
+    sentence run alone); or token ids (a LongTensor [batch, positions], every position a real token). Text is read
+    exactly as typed unless recase=True. hooks: [(name or glob pattern, fn)] or {name: fn}; fn(value, name) returns
+    a tensor that replaces the value, or None to leave it (a reader). Names come from explorer.hook_names(model):
+    attention values, and each layer's resid_pre, resid_mid, resid_post, mlp_out, ln1, ln2; ready-made hooks from
+    explorer.ablate_head and explorer.patch_head. target: the output the decoder reads (its text, one per row, or
+    ids; default the model's own greedy output, decoded once per sentence and remembered). names: glob patterns of
+    values to return in .cache, as the run saw them after the hooks. grad: keep the graph. A HookedRun: .logits
+    ([positions, vocab] for a string, [batch, positions, vocab] for a batch; None for a sentence encoder:
+    .embedding), .cache, .source_tokens, .target_tokens, .output_positions, .output_ids, .output_log_prob()."""
     from explorer.analyses.sentence.interventions import run_with_hooks as run
 
-    return run(model, sentence, hooks, target, names)
+    return run(model, inputs, hooks, target, names, grad=grad, recase=recase)
+
+
+def run_with_cache(model: ExplorerModel, inputs, names="*", grad: bool = False, target=None, recase: bool = False):
+    """(logits, cache) of one teacher-forced run, as TransformerLens's run_with_cache. inputs as run_with_hooks
+    takes them (a string, a list of strings, token ids). logits: [batch, positions, vocab] (a sentence encoder:
+    its embeddings [batch, d_model]). cache: every value matching names (glob patterns), torch tensors with a
+    batch axis, by full name or shorthand: cache["pattern", 0] on a model with one kind of attention,
+    cache["pattern", 0, "cross"] (or "encoder", "decoder") on an encoder–decoder, cache["resid_post", 2]. grad=True
+    keeps the graph: logits and cached values have gradients (attribution patching)."""
+    from explorer.analyses.sentence.interventions import run_with_cache as run
+
+    return run(model, inputs, names, grad=grad, target=target, recase=recase)
 
 
 def head_value(kind: str, layer: int, value: str = "z") -> str:
@@ -341,3 +366,40 @@ def patch_positions(model: ExplorerModel, clean: str, corrupt: str, kind: str, l
     from explorer.analyses.sentence.interventions import patch_positions as per_position
 
     return per_position(model, clean, corrupt, kind, layer, head, metric)
+
+
+# -- the corpus studies of heads (explorer/studies.py), with the command line's arguments --
+
+def roles(model: ExplorerModel, text=None, conllu=None, **options):
+    """Every head's roles (Voita et al. 2019) over sentences (text: a file's path or a list of strings) and/or a
+    CoNLL-U treebank (conllu: a path); the roles command's options as keywords (limit=, positional=, rare_rate=,
+    workers= …). A RolesReport: .heads, .to_json() (the command's --json), .table() (pandas)."""
+    from explorer.studies import roles as study
+
+    return study(model, text, conllu, **options)
+
+
+def importance(model: ExplorerModel, src, ref=None, **options):
+    """Each head's importance (Michel et al. 2019) on a corpus (src, and ref for a translator: paths or lists of
+    strings); gradient_only=True skips the one-head ablations. An ImportanceReport: .heads, .to_json(), .table()."""
+    from explorer.studies import importance as study
+
+    return study(model, src, ref, **options)
+
+
+def prune_curve(model: ExplorerModel, src, ref=None, **options):
+    """Quality as heads are pruned, least important first against random orders (Michel et al. 2019, Fig. 2);
+    the prune-curve command's options as keywords (kinds="enc,dec,cross,all", steps=10, seeds=3, importance=a
+    report or its file). A PruningCurve: .kinds, .to_json(), .table()."""
+    from explorer.studies import prune_curve as study
+
+    return study(model, src, ref, **options)
+
+
+def replicate(model: ExplorerModel, paper=None, sentences: int | None = None):
+    """The replication bench: each paper's claim, its number, ours and a verdict (docs/papers.md). paper: a short
+    name or a list (vaswani, voita, michel, clark, abnar_zuidema, kobayashi, xiao, olsson, jain_wallace). A Bench:
+    .papers (cards), .to_json() (replication.json's form), .table()."""
+    from explorer.studies import replicate as study
+
+    return study(model, paper, sentences)

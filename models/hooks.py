@@ -18,7 +18,18 @@ import torch
 
 from .errors import ExplorerError
 from .fast_inference import FastCall
-from .vocabulary import Kind, attention_hook, check_kind
+from .vocabulary import (
+    ATTENTION_KINDS,
+    ATTENTION_VALUES,
+    LAYER_VALUES,
+    STACK_VALUES,
+    STACKS,
+    Kind,
+    attention_hook,
+    check_kind,
+    layer_hook,
+    stack_hook,
+)
 
 # A hook receives the value and the hook point's name; returning a tensor replaces the value.
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
@@ -80,6 +91,11 @@ def carry(name: str, difference: torch.Tensor) -> None:
 def take_carried(name: str) -> torch.Tensor | None:
     state = _ACTIVE.get()
     return None if state is None else state.carried.pop(name, None)
+
+
+def in_plain_call() -> bool:
+    """No hooks or head masks are active in this call: the model is itself."""
+    return _ACTIVE.get() is None
 
 
 def is_hooked(name: str) -> bool:
@@ -152,7 +168,38 @@ def model_run(
 
 
 class ActivationCache(dict):
-    """name -> captured tensor, read by meaning rather than by spelling names."""
+    """name -> captured tensor, read by meaning rather than by spelling names: by full name, or by shorthand
+    (value, layer[, where]) as TransformerLens's cache is: cache["pattern", 0] on a model with one kind of
+    attention, cache["pattern", 0, "cross"] (or "encoder", "decoder") on an encoder–decoder; a layer's value
+    (cache["resid_post", 2]) by stack; a stack's (cache["embed"], cache["embed", "decoder"])."""
+
+    def __getitem__(self, key):
+        if isinstance(key, str) and key in (*STACK_VALUES, *ATTENTION_VALUES, *LAYER_VALUES):
+            key = (key,)                                # cache["embed"]: the one stack's
+        return super().__getitem__(self.name_of(key) if isinstance(key, tuple) else key)
+
+    def name_of(self, key: tuple) -> str:
+        """The full name a shorthand key reads; KeyError when it names nothing captured, or more than one value."""
+        value, *rest = key
+        where = next((part for part in rest if isinstance(part, str)), None)
+        layer = next((part for part in rest if isinstance(part, int)), None)
+        if value in STACK_VALUES:
+            candidates = [stack_hook(stack, value) for stack in STACKS if where in (None, stack)]
+        elif layer is None:
+            raise KeyError(f"cache[{key!r}]: say which layer, e.g. cache[{value!r}, 0]")
+        elif value in ATTENTION_VALUES:
+            candidates = [attention_hook(kind, layer, value) for kind in ATTENTION_KINDS if where in (None, kind)]
+        elif value in LAYER_VALUES:
+            candidates = [layer_hook(stack, layer, value) for stack in STACKS if where in (None, stack)]
+        else:
+            raise KeyError(f"cache[{key!r}]: {value!r} is no value; values are {', '.join(ATTENTION_VALUES)}, "
+                           f"{', '.join(LAYER_VALUES)} and {', '.join(STACK_VALUES)}")
+        found = [name for name in candidates if name in self]
+        if len(found) != 1:
+            which = "nothing captured is" if not found else f"{' and '.join(found)} are"
+            raise KeyError(f"cache[{key!r}]: {which} named so; add where it is: \"encoder\", \"decoder\" or "
+                           "\"cross\" (full names: list(cache))")
+        return found[0]
 
     def attention(self, kind: str, layer: int, value: str) -> torch.Tensor:
         """One attention block's value, e.g. cache.attention("cross", 1, "pattern") → [batch, heads, query, key]."""

@@ -28,10 +28,10 @@ def marian(tmp_path_factory):
 
 def test_the_casing_fix_feeds_a_hugging_face_model_sentence_case_too(marian):
     _, model = marian
-    fixed = trace_sentence(model, SENTENCE.upper())
+    fixed = trace_sentence(model, SENTENCE.upper(), fix_casing=True)
     assert (fixed.text, fixed.recased_from) == ("A dog plays in the snow", SENTENCE.upper())
     assert fixed.source_ids == model.encode("A dog plays in the snow").ids
-    as_typed = trace_sentence(model, SENTENCE.upper(), fix_casing=False)
+    as_typed = trace_sentence(model, SENTENCE.upper())
     assert as_typed.recased_from == "" and as_typed.source_ids == model.encode(SENTENCE.upper()).ids
 
 

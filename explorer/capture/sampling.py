@@ -61,7 +61,7 @@ def sample_text(model: ExplorerModel, ids: list[int], pieces: list[str]) -> str:
 
 
 def sample(model: ExplorerModel, text: str, settings: Sampling, pruned: list[HeadSpec] | None = None,
-           fix_casing: bool = True) -> Sample:
+           fix_casing: bool = False) -> Sample:
     """One sampled output (a translation, or a continuation) of one sentence; the same settings (seed included)
     give the same output. InputError for a model that does not generate."""
     if not isinstance(model, Generates):

@@ -338,7 +338,7 @@ def captured_stacks(cache) -> dict[str, dict[str, np.ndarray]]:
 
 @torch.no_grad()
 def trace_sentence(model: ExplorerModel, text: str, beam_size: int = 1, pruned: list[HeadSpec] | None = None,
-                   top_k: int = 10, alpha: float = 0.6, fix_casing: bool = True) -> Trace:
+                   top_k: int = 10, alpha: float = 0.6, fix_casing: bool = False) -> Trace:
     """Translate (continue, or read) one sentence and capture every attention, mask, positional encoding and
     decoding step. fix_casing: an all-caps or all-lower-case sentence is fed in sentence case (Trace.recased_from
     keeps it)."""

@@ -15,7 +15,7 @@ from explorer.models.interface import ExplorerModel, Generates
 
 
 def translate(model: ExplorerModel, sentences: list[str], beam_size: int = 1,
-              pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = True) -> list[str]:
+              pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = False) -> list[str]:
     """One output per sentence: a translation, or a decoder-only model's continuation. Raises InputError for an
     empty sentence. fix_casing: all-caps and all-lower-case sentences are fed in sentence case
     (inputs.sentence_case)."""
@@ -38,7 +38,7 @@ def bleu(hypotheses: list[str], references: list[str]) -> float:
 
 
 def evaluate(model: ExplorerModel, sources: list[str], references: list[str], beam_size: int = 1,
-             pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = True) -> dict:
+             pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = False) -> dict:
     """BLEU and chrF of the translations of sources against references (pairs with a blank side left out)."""
     started = time.perf_counter()
     stats = evaluation_statistics(model, sources, references, beam_size, pruned, alpha, fix_casing)
@@ -46,7 +46,7 @@ def evaluate(model: ExplorerModel, sources: list[str], references: list[str], be
 
 
 def evaluation_statistics(model: ExplorerModel, sources: list[str], references: list[str], beam_size: int = 1,
-                          pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = True) -> dict:
+                          pruned: list[HeadSpec] | None = None, alpha: float = 0.6, fix_casing: bool = False) -> dict:
     """What these pairs add to a corpus's BLEU and chrF: sacreBLEU's statistics (sums, so the statistics of
     shards add up to the corpus's, in one process or on Ray workers)."""
     kept = usable_pairs(sources, references)

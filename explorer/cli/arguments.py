@@ -21,6 +21,15 @@ def with_model_path(sub: argparse.ArgumentParser) -> None:
                      help="never download: a hub id must be in the Hugging Face cache already (as HF_HUB_OFFLINE=1)")
 
 
+def with_casing(sub: argparse.ArgumentParser) -> None:
+    """--recase: text is read as typed unless asked (the same string gives the same token ids everywhere)."""
+    sub.add_argument("--recase", action="store_true",
+                     help="feed an all-caps or all-lower-case sentence in sentence case, as the bundled translators' "
+                          "training captions are written (by default the text is read exactly as typed)")
+    # the default since 2026-11-29; the flag stays so that older scripts still run
+    sub.add_argument("--keep-casing", action="store_true", help=argparse.SUPPRESS)
+
+
 def positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from explorer.cli.arguments import positive_int, with_model_path
+from explorer.cli.arguments import positive_int, with_casing, with_model_path
 
 HELP = ("for every head, the word a chosen word gives the most weight, and that weight (over words: the sum of a "
         "word's pieces, the mean over the chosen word's pieces; special tokens and punctuation included)")
@@ -25,7 +25,7 @@ def add_options(focus: argparse.ArgumentParser) -> None:
                        help="the attention kind (default: the one that reads the sentence: encoder self-attention, "
                             "or a decoder-only model's decoder); for a translation model's decoder and cross "
                             "attention the word is looked up in its output")
-    focus.add_argument("--keep-casing", action="store_true", help="feed all-caps or all-lower-case sentences as typed")
+    with_casing(focus)
     focus.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> None:
     from explorer.cli.inputs import opened
 
     model = opened(args)
-    trace = trace_sentence(model, args.text, fix_casing=not args.keep_casing)
+    trace = trace_sentence(model, args.text, fix_casing=args.recase)
     table = word_focus_table(model, trace, args.word, args.kind, args.occurrence)
     if table.occurrences > 1:       # said on stderr, so that stdout stays one line per head (or one JSON object)
         print(f"note: “{table.word}” occurs {table.occurrences} times; occurrence {table.occurrence} (word "

@@ -5,17 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 
 # Ray itself is imported only when workers are asked for.
 from explorer.analyses.corpus.corpus_scoring import scorer_by_metric
-from explorer.analyses.corpus.results import ImportanceReport
-from explorer.analyses.corpus.roles import Thresholds
-from explorer.analyses.jobs.jobs import run_job
-from explorer.capture.head_sets import HeadSpecError
 from explorer.capture.inputs import InputError
 from explorer.cli.arguments import distribution_note, progress_bar
-from explorer.cli.inputs import opened, read_corpus
+from explorer.cli.inputs import opened
 from explorer.models.data import CorpusError, read_lines
 from explorer.models.interface import TrainingSnapshots
 from explorer.teaching.wording import plural
@@ -23,23 +18,13 @@ from explorer.teaching.wording import plural
 
 def run_roles(args: argparse.Namespace) -> None:
     from explorer.analyses.corpus.roles import corpus_description
-    from explorer.capture.treebank import read_trees
-
-    if not args.text and not args.conllu:
-        raise InputError("roles needs --text FILE (plain sentences), --conllu FILE (dependency trees) or both")
+    from explorer.studies import roles_job
 
     checkpoint = opened(args)
-    sentences = read_lines(args.text)[: args.limit] if args.text else None
-    if args.text and not any(s.strip() for s in sentences):
-        raise CorpusError(f"{args.text}: no sentences")
-    trees = read_trees(args.conllu, args.limit) if args.conllu else None
-    thresholds = Thresholds(args.positional, args.syntactic_margin, args.syntactic_min_count, args.rare_rate,
-                            args.rare_over_chance)
     bar, progress = progress_bar("roles")
-    ran = run_job("roles", checkpoint, {"sentences": sentences, "trees": trees},
-                  {"thresholds": asdict(thresholds), "text_name": args.text.name if args.text else "",
-                   "treebank_name": args.conllu.name if args.conllu else "", "common_top": args.rare_common_top},
-                  args.workers, args.ray_address, progress, cache_folder=None)
+    ran = roles_job(checkpoint, args.text, args.conllu, args.limit, args.positional, args.syntactic_margin,
+                    args.syntactic_min_count, args.rare_rate, args.rare_over_chance, args.rare_common_top,
+                    args.workers, args.ray_address, progress)
     bar.close()
     report = ran.result
     if args.json:
@@ -73,16 +58,12 @@ def run_evolution(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 def run_importance(args: argparse.Namespace) -> None:
-    from explorer.analyses.corpus.shipped_analyses import ROLES_FILE, shipped_report
+    from explorer.studies import importance_job
 
     checkpoint = opened(args)
-    sources, references = read_corpus(args, checkpoint)
-    shipped_roles = shipped_report(checkpoint, ROLES_FILE)
-    roles = {head.spec: head.roles for head in shipped_roles.heads} if shipped_roles else {}
     bar, progress = progress_bar("importance")
-    ran = run_job("importance", checkpoint, {"sources": sources, "references": references},
-                  {"ablation": not args.gradient_only, "corpus_name": args.src.name, "roles": roles},
-                  args.workers, args.ray_address, progress, cache_folder=None)
+    ran = importance_job(checkpoint, args.src, args.ref, args.limit, args.gradient_only, args.workers,
+                         args.ray_address, progress)
     bar.close()
     report = ran.result
     if args.json:
@@ -101,53 +82,16 @@ def run_importance(args: argparse.Namespace) -> None:
     print(f"{report.corpus.examples} {scorer.example_word}s in {report.seconds:.1f} s "
           f"(gradient pass {report.gradient_seconds:.1f} s)")
 
-def importance_for_curve(args: argparse.Namespace, checkpoint, sources: list[str],
-                         references: list[str] | None) -> ImportanceReport:
-    """--importance FILE, else the model's head_importance.json, else gradient importance on this corpus."""
-    from explorer.analyses.corpus.shipped_analyses import IMPORTANCE_FILE, shipped_report
-
-    if args.importance:
-        try:
-            report = json.loads(args.importance.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise InputError(f"{args.importance}: not a readable importance report ({error.__class__.__name__}); "
-                             "write one with `python -m explorer importance ... --json`") from None
-        if not isinstance(report, dict) or not isinstance(report.get("heads"), list):
-            raise InputError(f"{args.importance}: not an importance report (no list of heads)")
-        return ImportanceReport.from_json(report, source=str(args.importance))
-    report = shipped_report(checkpoint, IMPORTANCE_FILE)
-    if report is not None:
-        return report
-    print(f"note: {args.model} has no {IMPORTANCE_FILE}; pruning in the order of gradient importance on "
-          f"{args.src.name} itself (in-sample; --importance FILE gives an order measured elsewhere)", file=sys.stderr)
-    return run_job("importance", checkpoint, {"sources": sources, "references": references},
-                   {"ablation": False, "corpus_name": args.src.name, "roles": {}}, args.workers, args.ray_address,
-                   cache_folder=None).result
-
 def run_prune_curve(args: argparse.Namespace) -> None:
-    from explorer.analyses.corpus.pruning import CURVE_KINDS, NORMALISATIONS, importance_scores
-    from explorer.analyses.jobs.corpus_jobs import order_of
+    from explorer.studies import prune_curve_job
 
-    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in CURVE_KINDS]
-    if unknown or not kinds:
-        raise HeadSpecError(f"--kinds: {', '.join(unknown) or 'nothing'} is not one of {', '.join(CURVE_KINDS)}")
     checkpoint = opened(args)
-    sources, references = read_corpus(args, checkpoint)
-    report = importance_for_curve(args, checkpoint, sources, references)
-    orders = {"importance": order_of(importance_scores(report, args.normalisation))}
-    if args.compare_normalisations:
-        orders.update({name: order_of(importance_scores(report, name)) for name in NORMALISATIONS
-                       if name != args.normalisation})
     bar, progress = progress_bar("pruning curve")
-    ran = run_job("curve", checkpoint, {"sources": sources, "references": references},
-                  {"orders": orders, "kinds": list(kinds), "steps": args.steps, "seeds": max(0, args.seeds),
-                   "corpus_name": args.src.name, "importance_corpus": report.corpus.name,
-                   "measure": args.normalisation}, args.workers, args.ray_address, progress, cache_folder=None)
+    ran = prune_curve_job(checkpoint, args.src, args.ref, args.limit, args.importance, args.kinds, args.steps,
+                          args.seeds, args.normalisation, args.compare_normalisations, args.workers,
+                          args.ray_address, progress, warn=lambda text: print(f"note: {text}", file=sys.stderr))
     bar.close()
     curve = ran.result
-    if not curve.kinds:
-        raise HeadSpecError(f"--kinds {args.kinds}: {args.model} has none of these kinds of attention")
     if args.json:
         document = curve.to_json()
         distribution_note(ran.distributed, document)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.analyses.corpus.corpus import corpus_examples
 from explorer.capture.head_sets import HeadSpecError, parse_heads
 from explorer.capture.input_kinds import TEXT, input_kind
 from explorer.capture.inputs import InputError
-from explorer.models.data import file_bytes
 from explorer.models.interface import target_languages
 
 
@@ -62,13 +60,7 @@ def shipped_importance(model):
 
 def read_corpus(args: argparse.Namespace, model) -> tuple[list[str], list[str] | None]:
     """--src (and --ref, which translation models need and language models do not take), cut to --limit."""
-    from explorer.analyses.corpus.corpus_scoring import corpus_task
+    from explorer.studies import examples
 
-    translates = corpus_task(model).needs_references
-    if translates and not args.ref:
-        raise InputError(f"{args.model} translates: give the references with --ref FILE (aligned with --src)")
-    if not translates and args.ref:
-        raise InputError(f"{args.model} is a language model: it is scored on --src alone (its loss and "
-                         "perplexity); leave out --ref")
-    return corpus_examples(file_bytes(args.src), str(args.src), file_bytes(args.ref) if translates else None,
-                           str(args.ref), args.limit)
+    sources, references, _ = examples(model, args.src, args.ref, args.limit)
+    return sources, references

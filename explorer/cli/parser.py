@@ -13,7 +13,7 @@ from pathlib import Path
 
 from explorer.analyses.defaults import RARE_COMMON_TOP, Thresholds
 from explorer.capture.sampling_options import add_sampling_arguments
-from explorer.cli.arguments import fraction, positive_int, with_model_path, with_workers
+from explorer.cli.arguments import fraction, positive_int, with_casing, with_model_path, with_workers
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,7 @@ def with_model(sub: argparse.ArgumentParser, decoding: bool = True) -> None:
         with_normalisation(sub)
         sub.add_argument("--target-language", metavar="CODE",
                          help="the output language of a multilingual model (M2M100: de, fr …; NLLB: deu_Latn …)")
-        sub.add_argument("--keep-casing", action="store_true",
-                         help="feed all-caps or all-lower-case sentences as typed (by default they are put in "
-                              "sentence case, as the training captions are written)")
+        with_casing(sub)
 
 
 def translate_options(sub: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from explorer.cli.arguments import with_model_path
+from explorer.cli.arguments import with_casing, with_model_path
 
 
 def add_options(patch: argparse.ArgumentParser) -> None:
@@ -19,7 +19,7 @@ def add_options(patch: argparse.ArgumentParser) -> None:
     patch.add_argument("--corrupt", required=True, help="the same sentence with a word changed (as many pieces)")
     patch.add_argument("--metric", default="total", metavar="{total,first}",
                        help="log-probability of the whole clean output (total, the default) or of its first token")
-    patch.add_argument("--keep-casing", action="store_true", help="feed all-caps or all-lower-case sentences as typed")
+    with_casing(patch)
     patch.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> None:
     from explorer.cli.inputs import opened
     from explorer.models.vocabulary import KIND_TITLES
 
-    result = patch(opened(args), args.clean, args.corrupt, args.metric, fix_casing=not args.keep_casing)
+    result = patch(opened(args), args.clean, args.corrupt, args.metric, fix_casing=args.recase)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return

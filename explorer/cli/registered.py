@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from explorer.analyses.registry import Analysis, Option, registered
-from explorer.cli.arguments import positive_int, progress_bar, with_model_path, with_workers
+from explorer.cli.arguments import positive_int, progress_bar, with_casing, with_model_path, with_workers
 from explorer.cli.parser import Command
 
 
@@ -35,8 +35,7 @@ def command_of(analysis: Analysis) -> Command:
         source.add_argument("--text", help="the sentence (or text) to analyse")
         source.add_argument("--src", type=Path, help="sentences, one per line (plain or .gz): the mean over them")
         sub.add_argument("--limit", type=positive_int, help="with --src: only the first N sentences")
-        sub.add_argument("--keep-casing", action="store_true",
-                         help="feed an all-caps or all-lower-case sentence as typed (by default in sentence case)")
+        with_casing(sub)
         for option in analysis.options:
             add_option(sub, option)
         sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -71,12 +70,12 @@ def analysed(analysis: Analysis, args: argparse.Namespace):
         raise InputError(f"{args.model}: {analysis.name} does not apply to this model ({analysis.reads})")
     options = {option.name: getattr(args, option.name) for option in analysis.options}
     if args.text is not None:
-        return analysis.run(model, trace_sentence(model, args.text, fix_casing=not args.keep_casing), **options)
+        return analysis.run(model, trace_sentence(model, args.text, fix_casing=args.recase), **options)
     sentences = [line for line in read_lines(args.src)[: args.limit] if line.strip()]
     if not sentences:
         raise CorpusError(f"{args.src}: no sentences")
     bar, progress = progress_bar(analysis.name)
-    options = {"analysis": analysis.name, "fix_casing": not args.keep_casing, **options}
+    options = {"analysis": analysis.name, "fix_casing": args.recase, **options}
     ran = run_job("registered", model, {"sentences": sentences}, options, args.workers, args.ray_address, progress,
                   cache_folder=None)
     bar.close()

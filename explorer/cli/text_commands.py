@@ -43,16 +43,16 @@ def run_translate(args: argparse.Namespace) -> None:
         if unknown:
             print(f"note: sentence {number}: the vocabulary has no piece for {' '.join(unknown[:10])} (read as an "
                   "unknown token)", file=sys.stderr)
-        recased = None if args.keep_casing else sentence_case(source.text)
+        recased = sentence_case(source.text) if args.recase else None
         if recased:
             print(f"note: sentence {number} is all capitals or all lower case; fed as “{shortened(recased)}” "
-                  "(--keep-casing feeds it as typed)", file=sys.stderr)
+                  "(--recase)", file=sys.stderr)
     if sampling is not None:
         from explorer.capture.sampling import sample
 
-        lines = [sample(model, text, sampling, pruned, not args.keep_casing).text for text in args.text]
+        lines = [sample(model, text, sampling, pruned, args.recase).text for text in args.text]
     else:
-        lines = translate(model, args.text, args.beam, pruned, args.length_penalty, not args.keep_casing)
+        lines = translate(model, args.text, args.beam, pruned, args.length_penalty, args.recase)
     for line in lines:
         print(line)
 
@@ -67,7 +67,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     bar, progress = progress_bar("evaluate")
     ran = run_job("evaluate", model, {"sources": sources, "references": references},
-                  {"beam": args.beam, "alpha": args.length_penalty, "fix_casing": not args.keep_casing,
+                  {"beam": args.beam, "alpha": args.length_penalty, "fix_casing": args.recase,
                    "pruned": format_heads(pruned)}, args.workers, args.ray_address, progress, cache_folder=None)
     bar.close()
     scores, result = ran.result, ran.result.to_json()
@@ -96,12 +96,15 @@ def run_trace(args: argparse.Namespace) -> None:
         trace_an_image(args, model)
         return
     trace = trace_sentence(model, args.text, args.beam, pruned_heads(args, model), top_k=args.top_k,
-                           alpha=args.length_penalty, fix_casing=not args.keep_casing)
+                           alpha=args.length_penalty, fix_casing=args.recase)
     if args.words:
         from explorer.capture.words import word_trace
 
         trace = word_trace(model, trace)
     trace.save(args.out)
+    if trace.recased_from:
+        print(f"note: the text is all capitals or all lower case; fed as “{shortened(trace.text)}” (--recase)",
+              file=sys.stderr)
     if trace.truncated:
         print(f"note: the text is longer than the model's maximum of {model.max_positions} tokens; it was cut to "
               "fit", file=sys.stderr)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from explorer.analyses.records import Interval, IntervalParts, Record
+from explorer.analyses.records import Interval, IntervalParts, Record, list_of
 
 if TYPE_CHECKING:           # for readers only: the command line's --help imports this module without torch
     from explorer.models.interface import ExplorerModel
@@ -60,6 +60,25 @@ class Card(Record):
 
     def to_json(self) -> dict:
         return dict(super().to_json(), interval={} if self.interval is None else self.interval.to_json())
+
+
+@dataclass
+class Bench(Record):
+    """The bench on one model, as replication.json holds it: every card (each with its short `name` too)."""
+    NESTED = {"papers": list_of(Card)}
+
+    model: str
+    sentences: int
+    papers: list[Card]
+
+    def table(self):
+        """A row a paper: its verdict, the paper's number, ours, and the 95% interval the verdict rests on."""
+        import pandas as pd
+
+        rows = [{"paper": card.paper, "verdict": card.verdict, "paper_value": card.paper_value, "ours": card.ours,
+                 "low": getattr(card.interval, "low", None), "high": getattr(card.interval, "high", None)}
+                for card in self.papers]
+        return pd.DataFrame(rows, index=[card.extra.get("name", card.paper) for card in self.papers])
 
 
 PAPERS: dict[str, Callable[[ExplorerModel, Budget], Card]] = {}      # name → measurement, in registration order

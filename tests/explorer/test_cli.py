@@ -221,14 +221,20 @@ def test_translate_says_what_the_model_does_not_see(tiny_checkpoint):
     assert notes[1].startswith("note: sentence 2: the vocabulary has no piece for") and "😀" in notes[1]
 
 
-def test_translate_says_when_it_fixed_the_casing(tiny_checkpoint):
-    fixed = cli("translate", "--model", str(tiny_checkpoint.path), "THE DOG IS RUNNING.", "A dog runs.")
+def test_text_is_read_as_typed_unless_recase_is_asked_and_then_it_says_so(tiny_checkpoint, tmp_path):
+    fixed = cli("translate", "--model", str(tiny_checkpoint.path), "--recase", "THE DOG IS RUNNING.", "A dog runs.")
     assert fixed.returncode == 0
     assert fixed.stderr.strip().splitlines() == [
-        "note: sentence 1 is all capitals or all lower case; fed as “The dog is running.” "
-        "(--keep-casing feeds it as typed)"]
+        "note: sentence 1 is all capitals or all lower case; fed as “The dog is running.” (--recase)"]
+    as_typed = cli("translate", "--model", str(tiny_checkpoint.path), "THE DOG IS RUNNING.")
     kept = cli("translate", "--model", str(tiny_checkpoint.path), "--keep-casing", "THE DOG IS RUNNING.")
-    assert kept.returncode == 0 and kept.stderr.strip() == ""
+    assert as_typed.returncode == kept.returncode == 0 and as_typed.stderr.strip() == kept.stderr.strip() == ""
+    assert as_typed.stdout == kept.stdout                       # --keep-casing, the old switch, is the default now
+    # trace says it too, and the saved trace records what was typed
+    traced = cli("trace", "--model", str(tiny_checkpoint.path), "--text", "THE DOG IS RUNNING.", "--recase",
+                 "--out", str(tmp_path / "t.json"))
+    assert traced.returncode == 0 and "fed as “The dog is running.” (--recase)" in traced.stderr
+    assert json.loads((tmp_path / "t.json").read_text())["recased_from"] == "THE DOG IS RUNNING."
 
 
 def test_every_command_is_one_entry_of_the_registry():

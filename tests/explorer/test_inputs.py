@@ -48,9 +48,9 @@ def test_sentence_case_only_changes_all_caps_or_all_lower_text(typed, fed):
 
 
 def test_the_trace_says_what_was_fed_when_the_casing_was_fixed(tiny_checkpoint):
-    trace = trace_sentence(tiny_checkpoint, "THE  DOG IS RUNNING.")
+    trace = trace_sentence(tiny_checkpoint, "THE  DOG IS RUNNING.", fix_casing=True)
     assert (trace.text, trace.recased_from) == ("The dog is running.", "THE DOG IS RUNNING.")
     assert trace.source_ids == prepare_source("The dog is running.", tiny_checkpoint).ids
-    as_typed = trace_sentence(tiny_checkpoint, "THE DOG IS RUNNING.", fix_casing=False)
+    as_typed = trace_sentence(tiny_checkpoint, "THE DOG IS RUNNING.")          # the default: as typed
     assert (as_typed.text, as_typed.recased_from) == ("THE DOG IS RUNNING.", "")
     assert as_typed.source_ids != trace.source_ids

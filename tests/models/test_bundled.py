@@ -91,10 +91,11 @@ def test_casing_and_punctuation_variants_translate_like_normal_input(h8):
         assert len(words(variant) & words(plain)) >= 0.6 * len(words(plain)), (variant, plain)
 
 
-def test_the_explorer_translates_all_caps_input_as_its_sentence_case(h8):
+def test_the_explorer_translates_all_caps_input_as_its_sentence_case_when_asked(h8):
     typed = ["THE DOG IS RUNNING.", "a woman in a red dress is singing on a stage"]
-    assert translate(h8, typed) == translate(h8, ["The dog is running.", "A woman in a red dress is singing on a stage"])
-    assert translate(h8, typed[:1], fix_casing=False) != translate(h8, typed[:1])
+    assert translate(h8, typed, fix_casing=True) == translate(h8, ["The dog is running.",
+                                                                   "A woman in a red dress is singing on a stage"])
+    assert translate(h8, typed[:1]) != translate(h8, typed[:1], fix_casing=True)       # as typed by default
 
 
 @pytest.mark.slow

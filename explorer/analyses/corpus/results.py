@@ -98,6 +98,19 @@ class RolesReport(Record):
     corpus: RolesCorpus = field(default_factory=RolesCorpus)
     seconds: float = 0.0
 
+    def table(self):
+        """A row a head (enc.0.3 …): its roles, confidence, positional offset and share, rare-token rate and
+        chance, syntactic relations: what the command prints."""
+        import pandas as pd
+
+        rows = [{"roles": ", ".join(head.roles), "confidence": head.confidence,
+                 "offset": head.positional.offset if head.positional else None,
+                 "share": head.positional.share if head.positional else None,
+                 "rare_rate": head.rare_token.rate if head.rare_token else None,
+                 "rare_chance": head.rare_token.chance if head.rare_token else None,
+                 "syntactic_relations": ", ".join(head.syntactic_relations)} for head in self.heads]
+        return pd.DataFrame(rows, index=pd.Index([head.label() for head in self.heads], name="head"))
+
 
 # Importance (explorer/analyses/corpus/importance.py, Michel et al. 2019)
 
@@ -159,6 +172,18 @@ class ImportanceReport(Record):
     def quality(self) -> str:
         return self.metric or "BLEU"
 
+    def table(self):
+        """A row a head: its roles, gradient importance (raw and normalised) and, with ablation, the change in
+        loss and quality when it alone is masked."""
+        import pandas as pd
+
+        columns = ("gradient_importance", "gradient_importance_normalised", "loss_change", "bleu_change",
+                   "perplexity_change")
+        rows = [{"roles": ", ".join(head.roles), **{name: head.measure(name) for name in columns}}
+                for head in self.heads]
+        return pd.DataFrame(rows, index=pd.Index([head.label() for head in self.heads], name="head")).dropna(
+            axis="columns", how="all")
+
 
 # The pruning curve (explorer/analyses/corpus/pruning.py, Michel et al. 2019 Fig. 2)
 
@@ -194,6 +219,17 @@ class PruningCurve(Record):
     @property
     def quality(self) -> str:
         return self.metric or "BLEU"
+
+    def table(self):
+        """A row a point of each kind's curve: the fraction and count pruned, quality by importance order and the
+        random orders' mean and standard deviation."""
+        import pandas as pd
+
+        rows = [{"kind": kind, "fraction": fraction, "pruned": data.pruned[i], "importance": data.importance[i],
+                 "random_mean": data.random_mean[i] if data.random_mean else None,
+                 "random_std": data.random_std[i] if data.random_std else None}
+                for kind, data in self.kinds.items() for i, fraction in enumerate(data.fractions)]
+        return pd.DataFrame(rows)
 
 
 # Evaluation (`python -m explorer evaluate`)

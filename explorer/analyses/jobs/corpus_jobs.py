@@ -285,7 +285,7 @@ class Registered:
 
     def run(model, shard: dict, progress: Progress = None) -> dict:
         options = dict(shard["options"])
-        analysis, fix_casing = analysis_named(options.pop("analysis")), options.pop("fix_casing", True)
+        analysis, fix_casing = analysis_named(options.pop("analysis")), options.pop("fix_casing", False)
         totals, record = None, None
         for number, sentence in enumerate(shard["sentences"]):
             record = analysis.run(model, trace_sentence(model, sentence, fix_casing=fix_casing), **options)

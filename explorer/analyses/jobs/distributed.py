@@ -211,7 +211,7 @@ def let_workers_go() -> None:
 
 
 def translation_groups(model, sources: list[str], references: list[str] | None,
-                       fix_casing: bool = True) -> list[list[int]]:
+                       fix_casing: bool = False) -> list[list[int]]:
     """Indices of the usable pairs (lines), grouped as the one-process run batches their translations: sorted by
     source length, model.generation_batch a batch. Shards made of whole groups translate every sentence in the
     very batch it has in one process, padded alike, so the translations, and BLEU, are the same to the last bit."""

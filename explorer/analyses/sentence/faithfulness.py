@@ -113,7 +113,7 @@ def with_end_token(model: ExplorerModel, source_ids: list[int], output: list[int
     return output + [model.end_id] if ended else output
 
 
-def setup_for(model: ExplorerModel, text: str, fix_casing: bool = True, output: list[int] | None = None,
+def setup_for(model: ExplorerModel, text: str, fix_casing: bool = False, output: list[int] | None = None,
               compared: str = "") -> Setup:
     """output: the model's greedy output with its end token, when already generated (a corpus: in batches).
     compared: the second sentence a sentence encoder's similarity is explained against."""
@@ -260,7 +260,7 @@ def rank_correlation(scores: np.ndarray, reference: np.ndarray) -> float:
     return float(spearmanr(scores, reference).statistic)
 
 
-def faithfulness(model: ExplorerModel, text: str, fix_casing: bool = True,
+def faithfulness(model: ExplorerModel, text: str, fix_casing: bool = False,
                  output: list[int] | None = None, compared: str = "") -> Faithfulness:
     """The per-token scores of one sentence and their rank correlations. Raises Unscorable (an InputError) with the
     reason when the sentence cannot be scored. output: its greedy output, when already generated. compared: a

@@ -17,41 +17,135 @@ output for the unhooked sentence), so every position of every value exists at on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from cachetools import LRUCache
 
 from explorer.analyses.sentence.faithfulness import with_end_token
 from explorer.capture.forcing import IGNORED, forced_batch
 from explorer.capture.inputs import InputError, prepare_source
-from explorer.models.hooks import ActivationCache, Hook, matching_names, model_run
-from explorer.models.interface import Embeds, ExplorerModel
+from explorer.models.hooks import ActivationCache, Hook, in_plain_call, matching_names, model_run
+from explorer.models.interface import Batch, Embeds, ExplorerModel, Generates
 from explorer.models.vocabulary import ATTENTION_KINDS, Kind, Side, attention_hook
 
 Hooks = Mapping[str, Hook] | Iterable[tuple[str, Hook]]
 
 
+Inputs = str | Sequence[str] | torch.Tensor | Sequence[Sequence[int]]
+Targets = str | Sequence[str] | torch.Tensor | Sequence[Sequence[int]] | None
+GREEDY_OUTPUTS: LRUCache = LRUCache(maxsize=256)     # (model, source ids) → its greedy output, decoded once
+
+
+@dataclass
+class ReadInputs:
+    """A batch as the model reads it: the padded source and target (None where the model has no such stack),
+    each row's pieces, and the target positions that predict each row's output tokens."""
+    encoder: Batch | None
+    decoder: Batch | None
+    source_pieces: list[list[str]]
+    target_pieces: list[list[str]]
+    output_positions: list[list[int]]
+    output_ids: list[list[int]]
+
+
+def id_rows(ids, what: str) -> list[list[int]]:
+    """Token ids as rows: a LongTensor [batch, positions] (or [positions]) or lists of ints."""
+    if isinstance(ids, torch.Tensor):
+        if ids.dtype not in (torch.long, torch.int, torch.int32) or ids.dim() not in (1, 2):
+            raise InputError(f"{what}: token ids are a LongTensor [batch, positions]; this one is {ids.dtype} "
+                             f"{tuple(ids.shape)}")
+        return (ids[None] if ids.dim() == 1 else ids).tolist()
+    rows = [list(row) for row in ids]
+    if not rows or not all(row and all(isinstance(i, int) for i in row) for row in rows):
+        raise InputError(f"{what}: give a string, a list of strings, or token ids (a LongTensor [batch, positions])")
+    return rows
+
+
+def source_rows(model: ExplorerModel, inputs: Inputs, recase: bool) -> tuple[list[list[int]], bool]:
+    """(each row's source ids, whether the input was a batch); text is read as typed unless recase."""
+    if isinstance(inputs, str):
+        return [prepare_source(inputs, model, fix_casing=recase).ids], False
+    if isinstance(inputs, Sequence) and inputs and all(isinstance(text, str) for text in inputs):
+        return [prepare_source(text, model, fix_casing=recase).ids for text in inputs], True
+    rows = id_rows(inputs, "inputs")
+    if any(i < 0 for row in rows for i in row):
+        raise InputError("inputs: token ids are 0 or more")
+    return rows, True
+
+
+def own_outputs(model: ExplorerModel, sources: list[list[int]]) -> list[list[int]]:
+    """Each source's greedy output with its end token when it ended (as patching scores it), decoded once per
+    model and source and remembered, so that a run per hook does not decode again (only outside a pruning or
+    hooked block, whose output would be another)."""
+    plain = in_plain_call()
+    keys = [(id(model), tuple(ids)) for ids in sources]
+    missing = [i for i, key in enumerate(keys) if not plain or key not in GREEDY_OUTPUTS]
+    if missing:
+        with torch.no_grad():
+            decoded = model.generate([sources[i] for i in missing])
+        for i, output in zip(missing, decoded):
+            GREEDY_OUTPUTS[keys[i]] = with_end_token(model, sources[i], list(output))
+    return [GREEDY_OUTPUTS[key] for key in keys]
+
+
+def read_inputs(model: ExplorerModel, inputs: Inputs, target: Targets = None, recase: bool = False
+                ) -> tuple[ReadInputs, bool]:
+    """The batch a run reads, and whether the inputs were a batch (a list or token ids) rather than one string."""
+    sources, batched = source_rows(model, inputs, recase)
+    if not isinstance(model, Generates) or not model.has("decoder"):
+        pieces = [model.pieces(ids) for ids in sources]
+        return ReadInputs(model.pad(sources), None, pieces, [[] for _ in sources], [[] for _ in sources],
+                          [[] for _ in sources]), batched
+    if target is None:
+        outputs = own_outputs(model, sources)
+    elif isinstance(target, str):
+        outputs = [list(model.encode_reference(target))] * len(sources)         # with its end token
+    elif isinstance(target, Sequence) and target and all(isinstance(text, str) for text in target):
+        outputs = [list(model.encode_reference(text)) for text in target]
+    else:
+        outputs = id_rows(target, "target")
+    if len(outputs) != len(sources):
+        raise InputError(f"target: {len(outputs)} outputs for {len(sources)} inputs; give one for each, or one "
+                         "string for all")
+    encoder, decoder, labels = forced_batch(model, list(zip(sources, outputs)))
+    positions = [(row != IGNORED).nonzero()[:, 0].tolist() for row in labels]
+    source_pieces = [model.pieces(ids) for ids in sources] if encoder is not None else [[] for _ in sources]
+    target_pieces = [model.pieces(row[present].tolist()) for row, present in zip(decoder.ids, decoder.present)]
+    return ReadInputs(encoder, decoder, source_pieces, target_pieces, positions, outputs), batched
+
+
 @dataclass
 class HookedRun:
-    """What one hooked run gave: the logits [positions, vocab] (the decoder's, or a masked language model's
-    encoder's; None for a sentence encoder, whose .embedding is set), the captured values (after the hooks ran),
-    the pieces it read, and the positions the output is predicted at."""
+    """What one hooked run gave: the logits (the decoder's, or a masked language model's encoder's; None for a
+    sentence encoder, whose .embedding is set), the captured values (after the hooks ran), the pieces it read,
+    and the positions the output is predicted at. For one string every field is that sentence's (logits
+    [positions, vocab]); for a batch (a list of strings, or token ids) logits are [batch, positions, vocab] and
+    each per-sentence field is a list with a row per sentence."""
     logits: torch.Tensor | None
     cache: ActivationCache
-    source_tokens: list[str]
-    target_tokens: list[str]
-    output_positions: list[int] = field(default_factory=list)   # logits rows that predict the output tokens
-    output_ids: list[int] = field(default_factory=list)
+    source_tokens: list
+    target_tokens: list
+    output_positions: list = field(default_factory=list)   # logits rows that predict the output tokens
+    output_ids: list = field(default_factory=list)
     embedding: torch.Tensor | None = None
+    batched: bool = False
 
-    def output_log_prob(self) -> float:
-        """The total log-probability of the output tokens, each at the position that predicts it."""
+    def output_log_prob(self) -> float | list[float]:
+        """The total log-probability of the output tokens, each at the position that predicts it (one per row for
+        a batch)."""
         if self.logits is None or not self.output_ids:
             raise InputError("this run has no output tokens to score (a sentence encoder, or no output)")
-        log_probs = torch.log_softmax(self.logits[self.output_positions].double(), -1)
-        return float(log_probs[range(len(self.output_ids)), self.output_ids].sum())
+        if not self.batched:
+            return row_log_prob(self.logits, self.output_positions, self.output_ids)
+        return [row_log_prob(*row) for row in zip(self.logits, self.output_positions, self.output_ids)]
+
+
+def row_log_prob(logits: torch.Tensor, positions: list[int], ids: list[int]) -> float:
+    log_probs = torch.log_softmax(logits[positions].double(), -1)
+    return float(log_probs[range(len(ids)), ids].sum())
 
 
 def hook_names(model: ExplorerModel, pattern: str = "*") -> list[str]:
@@ -72,37 +166,53 @@ def hooks_by_name(model: ExplorerModel, hooks: Hooks) -> dict[str, list[Hook]]:
     return by_name
 
 
-def run_with_hooks(model: ExplorerModel, sentence: str, hooks: Hooks = (), target: str | None = None,
-                   names: str | list[str] = (), head_mask: dict | None = None) -> HookedRun:
-    """One teacher-forced run of `sentence` with `hooks` ([(name or pattern, fn)] or {name: fn}); the values
-    matching `names` (glob patterns) are returned in .cache as the run saw them, after the hooks."""
-    source = prepare_source(sentence, model)
-    output_ids: list[int] = []
-    if model.has("decoder"):
-        if target is None:          # the model's own output, with its end token when it ended (as patching scores it)
-            with torch.no_grad():
-                output_ids = with_end_token(model, source.ids, list(model.generate([source.ids])[0]))
-        else:
-            output_ids = list(model.encode_reference(target))      # with its end token
-        encoder, decoder, labels = forced_batch(model, [(source.ids, output_ids)])
-        positions = (labels[0] != IGNORED).nonzero()[:, 0].tolist()
-    else:
-        encoder, decoder, positions = model.pad([source.ids]), None, []
+def run_with_hooks(model: ExplorerModel, inputs: Inputs, hooks: Hooks = (), target: Targets = None,
+                   names: str | list[str] = (), head_mask: dict | None = None, grad: bool = False,
+                   recase: bool = False) -> HookedRun:
+    """One teacher-forced run of `inputs` (a string, a list of strings as a padded batch, or token ids) with
+    `hooks` ([(name or pattern, fn)] or {name: fn}); the values matching `names` (glob patterns) are returned in
+    .cache as the run saw them, after the hooks. grad: keep the graph (the cache's values are in it)."""
+    try:
+        return hooked_run(model, inputs, hooks, target, names, head_mask, grad, recase)
+    except IndexError:              # an embedding lookup: token ids the vocabulary does not have
+        raise InputError(f"inputs: a token id is outside {model.name}'s vocabulary") from None
+
+
+def hooked_run(model: ExplorerModel, inputs: Inputs, hooks: Hooks, target: Targets, names: str | list[str],
+               head_mask: dict | None, grad: bool, recase: bool) -> HookedRun:
+    read, batched = read_inputs(model, inputs, target, recase)
     captured = ActivationCache()
 
     def record(value: torch.Tensor, name: str) -> None:
-        captured[name] = value.detach()
+        captured[name] = value if grad else value.detach()
 
     wanted = hooks_by_name(model, hooks)
     for name in (matching_names(model.hook_names, names) if names else []):
         wanted.setdefault(name, []).append(record)          # after the person's hooks: what the run went on with
-    with torch.no_grad(), model_run(wanted, head_mask=head_mask, hook_names=model.hook_names):
+    with torch.set_grad_enabled(grad), model_run(wanted, head_mask=head_mask, hook_names=model.hook_names):
         if isinstance(model, Embeds):
-            embedding = model.embed(encoder)[0]
-            return HookedRun(None, captured, source.pieces, [], embedding=embedding)
-        logits = model.forward(encoder, decoder)[0]
-    return HookedRun(logits, captured, source.pieces if encoder is not None else [],
-                     model.pieces(decoder.ids[0].tolist()) if decoder is not None else [], positions, output_ids)
+            embedding = model.embed(read.encoder)
+            return HookedRun(None, captured, read.source_pieces if batched else read.source_pieces[0], [],
+                             embedding=embedding if batched else embedding[0], batched=batched)
+        logits = model.forward(read.encoder, read.decoder)
+    if batched:
+        return HookedRun(logits, captured, read.source_pieces, read.target_pieces, read.output_positions,
+                         read.output_ids, batched=True)
+    return HookedRun(logits[0], captured, read.source_pieces[0], read.target_pieces[0], read.output_positions[0],
+                     read.output_ids[0])
+
+
+def run_with_cache(model: ExplorerModel, inputs: Inputs, names: str | list[str] = "*", grad: bool = False,
+                   target: Targets = None, hooks: Hooks = (), recase: bool = False
+                   ) -> tuple[torch.Tensor | None, ActivationCache]:
+    """(logits [batch, positions, vocab], cache) of one teacher-forced run, as TransformerLens's run_with_cache: the
+    cache holds every value matching `names` with its batch axis, read by name or by shorthand
+    (cache["pattern", 0], cache["pattern", 0, "cross"], cache["resid_post", 2, "encoder"]). A sentence encoder
+    gives its embeddings [batch, d_model] in place of logits."""
+    run = run_with_hooks(model, inputs, hooks, target, names, grad=grad, recase=recase)
+    if run.logits is None:
+        return (run.embedding if run.batched else run.embedding[None]), run.cache
+    return (run.logits if run.batched else run.logits[None]), run.cache
 
 
 def head_value(kind: str, layer: int, value: str = "z") -> str:
