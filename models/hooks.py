@@ -195,10 +195,11 @@ class ActivationCache(dict):
             raise KeyError(f"cache[{key!r}]: {value!r} is no value; values are {', '.join(ATTENTION_VALUES)}, "
                            f"{', '.join(LAYER_VALUES)} and {', '.join(STACK_VALUES)}")
         found = [name for name in candidates if name in self]
-        if len(found) != 1:
-            which = "nothing captured is" if not found else f"{' and '.join(found)} are"
-            raise KeyError(f"cache[{key!r}]: {which} named so; add where it is: \"encoder\", \"decoder\" or "
-                           "\"cross\" (full names: list(cache))")
+        if not found:
+            raise KeyError(f"cache[{key!r}]: no captured value is named so (list(cache) names what this run kept)")
+        if len(found) > 1:
+            raise KeyError(f"cache[{key!r}]: {' and '.join(found)} are named so; add where it is: \"encoder\", "
+                           "\"decoder\" or \"cross\"")
         return found[0]
 
     def attention(self, kind: str, layer: int, value: str) -> torch.Tensor:

@@ -12,10 +12,10 @@ from explorer.pages.components.jobs import corpus_job
 from explorer.pages.components.notices import pruning_notice
 from explorer.pages.components.paper_columns import installed_benches, show_beside
 from explorer.pages.components.session import current_checkpoint
-from explorer.papers.bench import NOT_MEASURABLE, REPLICATION_FILE, Budget
+from explorer.papers.bench import REPLICATION_FILE, VERDICTS, Budget
 
 # Words, not emoji: a browser without an emoji font would draw empty boxes.
-VERDICT_MARKS = {"holds": "HOLDS", "partly": "PARTLY", "does not": "DOES NOT", NOT_MEASURABLE: "NOT MEASURABLE"}
+VERDICT_MARKS = {verdict: verdict.upper() for verdict in VERDICTS}
 
 
 def breakable(text: str) -> str:

@@ -40,6 +40,19 @@ def test_the_readme_is_short_and_links_every_docs_page():
     assert nav_pages(config["nav"]) == pages | {"index.md"}
 
 
+def test_the_page_for_transformerlens_users_runs(capsys):
+    """Its code blocks, in order, in one namespace: the five tasks as the page shows them."""
+    page = (ROOT / "docs" / "for-transformerlens-users.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+    assert len(blocks) >= 6
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "for-transformerlens-users.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "torch.Size([2, 8, " in printed and "encoder.embed" in printed or "decoder.layers.0" in printed
+    assert namespace["ablated"].output_log_prob() != namespace["plain"].output_log_prob()
+
+
 @pytest.mark.slow
 def test_the_docs_build_strict_and_offline(tmp_path):
     result = build(ROOT, tmp_path / "site")

@@ -21,6 +21,14 @@ def with_model_path(sub: argparse.ArgumentParser) -> None:
                      help="never download: a hub id must be in the Hugging Face cache already (as HF_HUB_OFFLINE=1)")
 
 
+def with_json(sub: argparse.ArgumentParser, *keys: str) -> None:
+    """--json, naming the keys every object has (docs/cli-and-notebook.md holds each command's whole schema; a test
+    keeps the two agreeing)."""
+    sub.add_argument("--json", action="store_true",
+                     help="print exactly one JSON object, {" + ", ".join(f'"{key}"' for key in keys) + ", …} (its "
+                          "schema: docs/cli-and-notebook.md)")
+
+
 def with_casing(sub: argparse.ArgumentParser) -> None:
     """--recase: text is read as typed unless asked (the same string gives the same token ids everywhere)."""
     sub.add_argument("--recase", action="store_true",

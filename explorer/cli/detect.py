@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from explorer.cli.arguments import positive_int, with_model_path
+from explorer.cli.arguments import positive_int, with_json, with_model_path
 
 
 def add_options(detect: argparse.ArgumentParser) -> None:
@@ -18,7 +18,7 @@ def add_options(detect: argparse.ArgumentParser) -> None:
     detect.add_argument("--length", type=positive_int,
                         help="random tokens per sequence, repeated once (default 20)")
     detect.add_argument("--top", type=positive_int, default=3, help="heads listed per detector (default %(default)s)")
-    detect.add_argument("--json", action="store_true", help="print exactly one JSON object (every head's scores)")
+    with_json(detect, "model", "scores", "chance", "ceiling")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -9,14 +9,14 @@ import json
 import time
 from pathlib import Path
 
-from explorer.cli.arguments import distribution_note, positive_int, progress_bar, with_model_path, with_workers
+from explorer.cli.arguments import distribution_note, positive_int, progress_bar, with_json, with_model_path, with_workers
 
 
 def add_options(sub: argparse.ArgumentParser) -> None:
     with_model_path(sub)
     sub.add_argument("--src", required=True, type=Path, help="source sentences (prompts), one per line (plain or .gz)")
     sub.add_argument("--limit", type=positive_int, help="only the first N lines")
-    sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(sub, "sentences", "skipped", "methods", "seconds")
     with_workers(sub)
 
 

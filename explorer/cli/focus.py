@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from explorer.cli.arguments import positive_int, with_casing, with_model_path
+from explorer.cli.arguments import positive_int, with_casing, with_json, with_model_path
 
 HELP = ("for every head, the word a chosen word gives the most weight, and that weight (over words: the sum of a "
         "word's pieces, the mean over the chosen word's pieces; special tokens and punctuation included)")
@@ -26,7 +26,8 @@ def add_options(focus: argparse.ArgumentParser) -> None:
                             "or a decoder-only model's decoder); for a translation model's decoder and cross "
                             "attention the word is looked up in its output")
     with_casing(focus)
-    focus.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(focus, "model", "sentence", "word", "position", "occurrence", "occurrences", "kind", "heads",
+              "top_word_counts")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from explorer.analyses.defaults import RARE_COMMON_TOP, Thresholds
 from explorer.capture.sampling_options import add_sampling_arguments
-from explorer.cli.arguments import fraction, positive_int, with_casing, with_model_path, with_workers
+from explorer.cli.arguments import fraction, positive_int, with_casing, with_json, with_model_path, with_workers
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def with_model(sub: argparse.ArgumentParser, decoding: bool = True) -> None:
 def translate_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub)
     add_sampling_arguments(sub)
-    sub.add_argument("text", nargs="+", metavar="TEXT", help="English sentences")
+    sub.add_argument("text", nargs="+", metavar="TEXT", help="the sentences to translate (the model's source language)")
 
 def generate_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub)
@@ -90,12 +90,13 @@ def evaluate_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub)
     with_corpus(sub)
     with_workers(sub)
-    sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(sub, "seconds")
 
 def trace_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub)
     source = sub.add_mutually_exclusive_group(required=True)
-    source.add_argument("--text", help="the English sentence")
+    source.add_argument("--text", help="the text the model reads: a sentence to translate, a prompt to continue, a "
+                                       "sentence with a mask to fill or a sentence to embed")
     source.add_argument("--image", metavar="IMAGE",
                         help="for an image model: digits:N (the held-out split's digit N), FILE.npy (an array of the "
                              "model's size, 0 … 1) or a picture file (made grey and scaled to the model's size)")
@@ -108,11 +109,11 @@ def trace_options(sub: argparse.ArgumentParser) -> None:
 def roles_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub, decoding=False)
     sub.add_argument("--text", type=Path,
-                     help="in-domain English sentences, one per line (plain or .gz), for the positional, rare-token "
-                          "and confidence statistics (without it: the treebank's sentences)")
+                     help="in-domain sentences in the model's source language, one per line (plain or .gz), for the "
+                          "positional, rare-token and confidence statistics (without it: the treebank's sentences)")
     sub.add_argument("--conllu", type=Path, help="dependency trees, CoNLL-U (plain or .gz), for syntactic roles")
     sub.add_argument("--limit", type=positive_int, help="only the first N sentences of each file")
-    sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(sub, "heads", "thresholds", "corpus", "seconds")
     with_workers(sub)
     defaults = Thresholds()
     sub.add_argument("--positional", type=float, default=defaults.positional,
@@ -132,20 +133,20 @@ def roles_options(sub: argparse.ArgumentParser) -> None:
 def evolution_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub, decoding=False)
     sub.add_argument("--snapshots", required=True, type=Path, help="folder of epoch-N.safetensors files")
-    sub.add_argument("--text", required=True, type=Path, help="in-domain English sentences, one per line")
+    sub.add_argument("--text", required=True, type=Path, help="in-domain sentences (the model's source language), one per line")
     sub.add_argument("--every", type=positive_int, default=1, help="every N-th epoch (and the last)")
     sub.add_argument("--limit", type=positive_int, help="only the first N sentences")
 
 def heads_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub, decoding=False)
-    sub.add_argument("--json", action="store_true", help="one JSON object: head → its row")
+    with_json(sub, "model", "heads")
 
 def importance_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub, decoding=False)
     with_corpus(sub)
     with_workers(sub)
     sub.add_argument("--gradient-only", action="store_true", help="skip the (slower) one-head ablations")
-    sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(sub, "heads", "corpus", "seconds")
 
 def prune_curve_options(sub: argparse.ArgumentParser) -> None:
     with_model(sub, decoding=False)
@@ -161,4 +162,4 @@ def prune_curve_options(sub: argparse.ArgumentParser) -> None:
     with_normalisation(sub)
     sub.add_argument("--compare-normalisations", action="store_true",
                      help="also draw the order of the other normalisation")
-    sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(sub, "kinds", "metric", "corpus", "seconds")

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from explorer.cli.arguments import with_casing, with_model_path
+from explorer.cli.arguments import with_casing, with_json, with_model_path
 
 
 def add_options(patch: argparse.ArgumentParser) -> None:
@@ -20,7 +20,7 @@ def add_options(patch: argparse.ArgumentParser) -> None:
     patch.add_argument("--metric", default="total", metavar="{total,first}",
                        help="log-probability of the whole clean output (total, the default) or of its first token")
     with_casing(patch)
-    patch.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(patch, "clean", "corrupt", "heads", "layer_outputs", "lp_clean", "lp_corrupt")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from explorer.analyses.registry import Analysis, Option, registered
-from explorer.cli.arguments import positive_int, progress_bar, with_casing, with_model_path, with_workers
+from explorer.cli.arguments import positive_int, progress_bar, with_casing, with_json, with_model_path, with_workers
 from explorer.cli.parser import Command
 
 
@@ -38,7 +38,7 @@ def command_of(analysis: Analysis) -> Command:
         with_casing(sub)
         for option in analysis.options:
             add_option(sub, option)
-        sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+        with_json(sub, "measure", "scores", "sentences")
         with_workers(sub)
 
     def run(args: argparse.Namespace) -> None:

@@ -8,7 +8,7 @@ import argparse
 import json
 import textwrap
 
-from explorer.cli.arguments import positive_int, progress_bar, with_model_path
+from explorer.cli.arguments import positive_int, progress_bar, with_json, with_model_path
 from explorer.papers.bench import Budget
 
 
@@ -19,7 +19,7 @@ def add_options(sub: argparse.ArgumentParser) -> None:
                           "xiao, olsson, jain_wallace")
     sub.add_argument("--sentences", type=positive_int, default=Budget.sentences,
                      help="corpus sentences a heavy measurement uses (default %(default)s, as replication.json)")
-    sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(sub, "model", "papers")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import explorer.settings as settings
-from explorer.cli.arguments import progress_bar, with_model_path
+from explorer.cli.arguments import progress_bar, with_json, with_model_path
 
 DEFAULT_TEXT = settings.CAPTIONS
 DEFAULT_LIMIT = 200
@@ -26,7 +26,7 @@ def add_options(sinks: argparse.ArgumentParser) -> None:
     sinks.add_argument("--threshold", type=float,
                        help="a sink head puts at least this share of its attention on those tokens, and at least "
                             "twice what uniform attention would (default 0.5)")
-    sinks.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    with_json(sinks, "model", "sentences", "threshold", "heads", "sink_heads")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -21,8 +21,12 @@ if TYPE_CHECKING:           # for readers only: the command line's --help import
     from explorer.models.interface import ExplorerModel
 
 REPLICATION_FILE = "replication.json"
-HOLDS, PARTLY, DOES_NOT, NOT_MEASURABLE = "holds", "partly", "does not", "not measurable"
-VERDICTS = (HOLDS, PARTLY, DOES_NOT, NOT_MEASURABLE)
+HOLDS, PARTLY, DOES_NOT = "holds", "partly", "does not"
+# The verdict turns on an interval that straddles its threshold: its lower end gives one verdict, its upper end
+# another, so the measurement cannot tell them apart (docs/papers.md, "Verdicts").
+INCONCLUSIVE = "inconclusive"
+NOT_MEASURABLE = "not measurable"       # the claim needs what the model lacks; the card says what, not a number
+VERDICTS = (HOLDS, PARTLY, DOES_NOT, INCONCLUSIVE, NOT_MEASURABLE)
 
 
 @dataclass
@@ -95,3 +99,75 @@ def paper(name: str):
 def not_measurable(card: dict, why: str) -> Card:
     """A card for a claim the model cannot test (no cross-attention, no decoder …): the reason instead of a number."""
     return Card(**card, ours="", verdict=NOT_MEASURABLE, rule=why, command="")
+
+
+def settled(at_low: str, at_high: str) -> str:
+    """The verdict read on the intervals' lower ends and on their upper ends: that verdict when they agree,
+    inconclusive when an interval straddling its threshold decides between them."""
+    return at_low if at_low == at_high else INCONCLUSIVE
+
+
+def met(low: float | None, high: float | None, threshold: float) -> bool | None:
+    """A part of a claim on an interval: met when its lower end reaches the threshold, not met when even its upper
+    end falls short, None (undecided) when the interval straddles the threshold."""
+    if low is None or high is None:
+        return False
+    return True if low >= threshold else False if high < threshold else None
+
+
+def verdict_of(parts: dict[str, bool | None]) -> str:
+    """holds when every measurable part is met, partly when some are, does not when none is; inconclusive when an
+    undecided part (None: its interval straddles the threshold) decides which."""
+    def counted(undecided: bool) -> str:
+        done = sum(undecided if value is None else bool(value) for value in parts.values())
+        return HOLDS if done == len(parts) else PARTLY if done else DOES_NOT
+    return settled(counted(False), counted(True))
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a claim needs of a model, as a capability: a card asks for it before measuring (requires) and, where
+    the model lacks it, says so the same way on every card."""
+    lacks: str                                  # what a model without it has no: "causal (decoder) self-attention"
+    has: Callable[[ExplorerModel], bool]
+
+
+def _translates(model) -> bool:
+    from explorer.models.interface import Translates
+
+    return isinstance(model, Translates)
+
+
+def _predicts_tokens(model) -> bool:
+    from explorer.models.interface import Embeds
+
+    return not isinstance(model, Embeds)
+
+
+CAUSAL = Need("causal self-attention (a decoder stack, where a query sees only earlier tokens)",
+              lambda model: model.has("decoder"))
+ENCODER = Need("encoder (bidirectional self-attention over the whole sentence)", lambda model: model.has("encoder"))
+TRANSLATION = Need("translation output to score with BLEU", _translates)
+TOKEN_OUTPUT = Need("output distribution over tokens (a sentence encoder gives an embedding)", _predicts_tokens)
+
+
+def requires(card: dict, model: ExplorerModel, need: Need, why: str) -> Card | None:
+    """The not-measurable card when the model lacks what the claim needs (None when it has it): "{model} has no
+    {what}; {why the claim needs it}"."""
+    if need.has(model):
+        return None
+    return not_measurable(card, f"{model.name} has no {need.lacks}; {why}.")
+
+
+def scale_caveat(model: ExplorerModel) -> str:
+    """How this model differs in size from the papers' WMT- or BERT-scale ones, from its own numbers (its layers,
+    heads, width and, where its folder says, its training data)."""
+    stacks = [stack for stack in ("encoder", "decoder") if model.has(stack)]
+    layers = " + ".join(str(model.layers(stack)) for stack in stacks)
+    text = (f"{model.name} has {layers} layers of {model.heads} heads, d_model {model.d_model}"
+            + (f" ({' and '.join(stacks)})" if len(stacks) > 1 else ""))
+    data = model.info.get("data") if isinstance(model.info.get("data"), dict) else {}
+    if data.get("train_pairs"):
+        corpus = "Multi30k's short captions" if "multi30k" in str(data.get("train", "")).lower() else "its corpus"
+        text += f", trained on {data['train_pairs']:,} sentence pairs of {corpus}"
+    return text

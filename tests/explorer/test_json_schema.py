@@ -111,6 +111,23 @@ def test_every_json_command_is_documented():
     assert json_commands | {REGISTERED} == set(documented())     # the registered analyses share one schema
 
 
+def test_each_commands_help_names_the_keys_its_schema_requires():
+    """--help tells the truth about --json: the keys it names are the ones the documented schema requires."""
+    from explorer.cli import build_parser
+
+    schemas = documented()
+    commands = next(action for action in build_parser()._actions if action.dest == "command").choices
+    checked = 0
+    for name, parser in commands.items():
+        option = next((action for action in parser._actions if "--json" in action.option_strings), None)
+        if option is None:
+            continue
+        schema = schemas[REGISTERED if name in registered() else name]
+        assert set(re.findall(r'"([a-z_]+)"', option.help)) == set(schema["required"]), name
+        checked += 1
+    assert checked >= 12
+
+
 @pytest.mark.parametrize("name", list(registered()))
 def test_each_registered_analysis_follows_the_shared_schema(name, tiny_checkpoint, capsys):
     from explorer import cli as command_line

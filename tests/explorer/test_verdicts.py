@@ -107,3 +107,44 @@ def test_a_bundled_models_shipped_card_equals_a_rerun(h8, name):
     rerun = replicate(h8, names=[name], budget=Budget(sentences=bench["sentences"]))
     shipped = next(card for card in bench["papers"] if card["name"] == name)
     assert json.dumps(rerun["papers"][0], ensure_ascii=False) == json.dumps(shipped, ensure_ascii=False)
+
+
+def test_a_verdict_that_turns_on_a_straddling_interval_is_inconclusive():
+    """The fourth verdict: read on the lower ends and on the upper ends; where they differ, inconclusive."""
+    from explorer.papers.bench import DOES_NOT, INCONCLUSIVE, met, settled, verdict_of
+
+    assert [met(0.6, 0.9, 0.5), met(0.1, 0.4, 0.5), met(0.4, 0.6, 0.5), met(None, None, 0.5)] == [True, False, None,
+                                                                                                  False]
+    assert verdict_of({"a": True, "b": True}) == HOLDS
+    assert verdict_of({"a": True, "b": False}) == PARTLY
+    assert verdict_of({"a": False, "b": False}) == DOES_NOT
+    assert verdict_of({"a": True, "b": None}) == INCONCLUSIVE          # holds or partly: the interval decides
+    assert verdict_of({"a": False, "b": None}) == INCONCLUSIVE         # partly or does not
+    assert verdict_of({"a": True, "b": False, "c": None}) == PARTLY    # partly either way: it does not decide
+    assert settled(DOES_NOT, DOES_NOT) == DOES_NOT and settled(DOES_NOT, PARTLY) == INCONCLUSIVE
+
+
+def minilm_bench() -> dict:
+    from explorer.models.installed import analyses_folder
+
+    folder = analyses_folder("all-MiniLM-L6-v2")
+    return {card["name"]: card for card in json.loads((folder / REPLICATION_FILE).read_text())["papers"]}
+
+
+def test_on_a_pretrained_encoder_each_card_knows_its_scope():
+    """all-MiniLM-L6-v2's shipped bench: Abnar–Zuidema's gain straddles 0, so inconclusive; Olsson and Xiao need
+    causal attention the encoder lacks, and say so the same way; no card's own text names cross-attention."""
+    from explorer.papers.bench import INCONCLUSIVE
+
+    bench = minilm_bench()
+    gain = bench["abnar_zuidema"]["interval"]
+    assert gain["low"] < 0 < gain["high"] and bench["abnar_zuidema"]["verdict"] == INCONCLUSIVE
+    for name in ("olsson", "xiao"):
+        assert bench[name]["verdict"] == NOT_MEASURABLE
+        assert bench[name]["rule"].startswith("all-MiniLM-L6-v2 has no causal self-attention")
+    assert bench["jain_wallace"]["rule"].startswith("all-MiniLM-L6-v2 has no output distribution over tokens")
+    for name, card in bench.items():
+        assert "cross-attention" not in card["ours"] + card["rule"], name
+        assert "caption model" not in card["ours"] + card["rule"], name
+    # the counts a card reports are the ones it used: Voita's roles are the shipped file's, whatever --sentences says
+    assert "1,014 Multi30k val sentences" in bench["voita"]["ours"]

@@ -12,8 +12,21 @@ from explorer.analyses.corpus.permutation import permutation_effect
 from explorer.analyses.sentence.faithfulness import faithfulness_tallies, summary
 from explorer.analyses.sentence.layer_shares import layer_shares
 from explorer.models.data import read_lines
-from explorer.models.interface import ExplorerModel
-from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
+from explorer.models.interface import Embeds, ExplorerModel, FillsMask
+from explorer.papers.bench import (
+    CAUSAL,
+    DOES_NOT,
+    HOLDS,
+    PARTLY,
+    TOKEN_OUTPUT,
+    Budget,
+    Card,
+    not_measurable,
+    paper,
+    requires,
+    scale_caveat,
+    settled,
+)
 from explorer.settings import command_name
 
 MULTI30K = settings.MULTI30K
@@ -65,6 +78,21 @@ PAPER_RHO = {"last_layer": 0.29, "rollout": 0.71, "flow": 0.70}
 SMALLEST_GAIN = 0.1
 
 
+def faithfulness_output(model: ExplorerModel) -> str:
+    """What the faithfulness measures score for this model (explorer/analyses/sentence/faithfulness.py)."""
+    if isinstance(model, Embeds):
+        return "the sentence embedding (its cosine similarity to the unchanged sentence's)"
+    if isinstance(model, FillsMask):
+        return "the masked token's log-probability"
+    return "the model's whole greedy output (summed log-probability under teacher forcing)"
+
+
+def faithfulness_path(model: ExplorerModel) -> str:
+    if model.has("cross"):
+        return "the last layer's cross-attention carried back by the encoder's rollout or flow"
+    return "its own self-attention's last layer, rollout and flow"
+
+
 @paper("abnar_zuidema")
 def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
     texts = sentences(TEST, budget)
@@ -86,14 +114,18 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
                                            what=f"ρ({method}) − ρ(last-layer attention), per sentence")
             for method in compared}
     paper_gaps = {method: PAPER_RHO[method] - PAPER_RHO["last_layer"] for method in compared}
+    # A method whose gain's interval straddles 0 may beat raw attention or not: the verdict is read with it beating
+    # and with it not, and is inconclusive where the two differ.
+    undecided = [method for method in compared if gaps[method].low is not None and gaps[method].low <= 0
+                 < gaps[method].high]
     beats = [method for method in compared if rho[method] > 0 and gaps[method].low is not None
              and gaps[method].low > 0 and gaps[method].mean >= SMALLEST_GAIN]
-    if compared and len(beats) == len(compared) and all(gaps[m].mean >= paper_gaps[m] / 2 for m in compared):
-        verdict = HOLDS
-    elif beats:
-        verdict = PARTLY
-    else:
-        verdict = DOES_NOT
+
+    def verdict_if(beating: list[str]) -> str:
+        if compared and len(beating) == len(compared) and all(gaps[m].mean >= paper_gaps[m] / 2 for m in beating):
+            return HOLDS
+        return PARTLY if beating else DOES_NOT
+    verdict = settled(verdict_if(beats), verdict_if(beats + undecided))
     shown = [method for method in ("last_layer", "rollout", "flow", "norm") if method in rho]
     titles = {"last_layer": "last-layer attention", "rollout": "rollout", "flow": "flow", "norm": "norm ‖αf(x)‖"}
     ours = (f"ρ with leave-one-out over {numbers['sentences']} Multi30k test sentences: "
@@ -107,14 +139,11 @@ def abnar_zuidema(model: ExplorerModel, budget: Budget) -> Card:
     rule = ("Holds if rollout and flow each correlate (ρ > 0) and beat last-layer attention (ρ with leave-one-out) "
             "by at least half the paper's margin (0.42 and 0.41, so 0.21), the per-sentence gain's sentence-bootstrap "
             "95% interval above 0; partly if at least one correlates and gains at least 0.1 with its interval above 0; "
-            "does not otherwise. "
-            "Ours scores the model's whole greedy output (summed log-probability under teacher forcing), through the "
-            "last layer's cross-attention carried back by the encoder's rollout or flow (a decoder-only or masked "
-            "model: its own self-attention), against leave-one-out with the unknown token — not one classifier "
-            "decision of a 6-layer encoder. A 3-layer caption model mixes tokens little, so raw attention already "
-            "points near the source token it reads, and rollout's and flow's spreading over the encoder blurs that. "
-            "On 1,000 sentences (docs/analyses.md, Faithfulness) rollout and flow are below last-layer attention against "
-            "leave-one-out, and above it against gradient × input.")
+            "does not otherwise; inconclusive when a gain's interval straddles 0 and the verdict turns on it. "
+            f"Ours scores {faithfulness_output(model)}, through {faithfulness_path(model)}, against leave-one-out with "
+            f"the unknown token — not one classifier decision of a 6-layer encoder. {scale_caveat(model)}"
+            + ("; a shallow model mixes tokens little, so raw attention may already point near the token it reads, "
+               "and rollout's and flow's spreading blurs that." if max(map(model.layers, model.kinds)) <= 3 else "."))
     command = (f"python -m explorer faithfulness --model {command_name(model.path)} "
                f"--src explorer/data/multi30k/{TEST} --limit {budget.sentences} --json")
     return Card(**ABNAR_ZUIDEMA, ours=ours, verdict=verdict, rule=rule, command=command, numbers=numbers,
@@ -154,13 +183,14 @@ def kobayashi(model: ExplorerModel, budget: Budget) -> Card:
                                      what="share by weight − share by norm, per sentence")
     # Lower by a tenth at least, beyond the noise, and only where there is weight beyond uniform attention's to
     # remove: a random model's norms sit a steady 0.001 below its weights, which is no silencing of a sink.
-    lower = (removed.low is not None and removed.low > 0 and norm <= LOWER * weight and weight > chance)
-    if weight > 0 and norm <= FAR_LESS * weight and lower:
-        verdict = HOLDS
-    elif lower:
-        verdict = PARTLY
-    else:
-        verdict = DOES_NOT
+    lower_by_share = norm <= LOWER * weight and weight > chance
+
+    def verdict_if(removed_above_zero: bool) -> str:
+        lower = removed_above_zero and lower_by_share
+        return HOLDS if weight > 0 and norm <= FAR_LESS * weight and lower else PARTLY if lower else DOES_NOT
+    # read on the difference's lower end and on its upper end: inconclusive where its interval straddles 0
+    verdict = settled(verdict_if(removed.low is not None and removed.low > 0),
+                      verdict_if(removed.high is not None and removed.high > 0))
     per_kind = "; ".join(f"{kind} {layer_list(values['weight'])} by weight → "
                          f"{layer_list(values['norm'])} by norm (uniform {values['chance'][0]:.2f})"
                          for kind, values in kinds.items())
@@ -174,10 +204,9 @@ def kobayashi(model: ExplorerModel, budget: Budget) -> Card:
     rule = ("Holds if, over every layer of every attention kind, the share by norm is at most half the share by "
             "weight (the paper's \"far less\"); partly if at least a tenth lower but not by half; does not otherwise; "
             "lower only where the weight exceeds uniform attention's share and the per-sentence difference's "
-            "sentence-bootstrap 95% interval lies above 0. A small caption "
-            "model reads short sentences whose full stop and end token are a large share of the keys (uniform "
-            "attention's share beside each), and it was trained on far less text than BERT, so its sinks — and "
-            "the short values that silence them — may be weaker.")
+            "sentence-bootstrap 95% interval lies above 0 (inconclusive when it straddles 0 and the verdict turns on "
+            "it). The Multi30k sentences are short, so their full stop and end token are a large share of the keys "
+            f"(uniform attention's share beside each). {scale_caveat(model)}.")
     return Card(**KOBAYASHI, ours=ours, verdict=verdict, rule=rule,
                 command=replicate_command(model, "kobayashi", budget), numbers=numbers, interval=removed)
 
@@ -204,10 +233,10 @@ def upper_layers(layers: int) -> list[int]:
 
 @paper("xiao")
 def xiao(model: ExplorerModel, budget: Budget) -> Card:
-    if not model.has("decoder"):
-        return not_measurable(XIAO, f"{model.name} is a bidirectional encoder (fill-mask): no causal stack, where "
-                                    "every query sees the first token and the sink forms; Xiao et al.'s claim is "
-                                    "about decoder (causal) attention.")
+    lacking = requires(XIAO, model, CAUSAL, "Xiao et al.'s claim is about causal attention, where every query sees "
+                                            "the first token and the sink forms")
+    if lacking:
+        return lacking
     shares = val_layer_shares(model, budget)
     if not shares["sentences"]:
         return not_measurable(XIAO, "no validation sentence to trace")
@@ -224,13 +253,13 @@ def xiao(model: ExplorerModel, budget: Budget) -> Card:
                            / row["uniform_first"]["decoder"]
                            for row in shares.get("per_sentence", []) if row and row["uniform_first"].get("decoder")],
                           what="upper layers' first-token share ÷ uniform attention's, per sentence")
-    above = ratio.low is not None
-    if chance and all(factor >= SINK_FACTOR for factor in factors) and above and ratio.low >= SINK_FACTOR:
-        verdict = HOLDS
-    elif chance and upper_mean >= ABOVE_UNIFORM * chance and above and ratio.low >= ABOVE_UNIFORM:
-        verdict = PARTLY
-    else:
-        verdict = DOES_NOT
+    def verdict_at(end: float | None) -> str:
+        if chance and all(factor >= SINK_FACTOR for factor in factors) and end is not None and end >= SINK_FACTOR:
+            return HOLDS
+        if chance and upper_mean >= ABOVE_UNIFORM * chance and end is not None and end >= ABOVE_UNIFORM:
+            return PARTLY
+        return DOES_NOT
+    verdict = settled(verdict_at(ratio.low), verdict_at(ratio.high))
     stack = "decoder self-attention" if model.has("encoder") else "self-attention"
     ours = (f"First-token share of {stack} per layer, {shares['sentences']} Multi30k val sentences: "
             f"{layer_list(first)} (uniform attention over the allowed keys: {chance:.2f}); "
@@ -241,10 +270,12 @@ def xiao(model: ExplorerModel, budget: Budget) -> Card:
     rule = (f"Holds if every layer above the bottom two (for a shallow stack: at least the top layer) gives the "
             f"first token at least {SINK_FACTOR:g}× what uniform attention over the allowed keys gives it; partly if "
             f"those layers' mean is at least {ABOVE_UNIFORM:g}× uniform; does not otherwise; each factor also the lower "
-            "end of the per-sentence ratio's sentence-bootstrap 95% interval. Our decoders read short "
-            "captions (about 15 tokens), where uniform causal attention already gives the first token a large "
-            "share, and have 3 layers (GPT-2's tiny test model 2), not 32: a sink may form in fewer layers or not "
-            "at all; an encoder–decoder's first decoder token is its start token, a fixed sink by construction.")
+            "end of the per-sentence ratio's sentence-bootstrap 95% interval (inconclusive when the verdict turns on "
+            "where in the interval the ratio lies). The Multi30k sentences are short (about 15 tokens), where uniform "
+            f"causal attention already gives the first token a large share, and {model.name}'s causal stack has "
+            f"{model.layers('decoder')} layers, not 32: a sink may form in fewer layers or not at all"
+            + ("; an encoder–decoder's first decoder token is its start token, a fixed sink by construction."
+               if model.has("encoder") else "."))
     return Card(**XIAO, ours=ours, verdict=verdict, rule=rule, command=replicate_command(model, "xiao", budget),
                 numbers=numbers, interval=ratio)
 
@@ -264,6 +295,10 @@ PAPER_TV = 0.05
 
 @paper("jain_wallace")
 def jain_wallace(model: ExplorerModel, budget: Budget) -> Card:
+    lacking = requires(JAIN_WALLACE, model, TOKEN_OUTPUT, "the claim is about how far permuting attention moves the "
+                                                          "output distribution")
+    if lacking:
+        return lacking
     texts = sentences(TEST, budget)
     numbers = permutation_effect(model, texts, progress=budget.progress)
     kinds = numbers["kinds"]
@@ -293,8 +328,9 @@ def jain_wallace(model: ExplorerModel, budget: Budget) -> Card:
     rule = (f"Holds if the median output change is below the paper's {PAPER_TV} TV for every attention kind; partly "
             "if for some; does not otherwise. Their models were single-layer BiLSTM+attention classifiers, where "
             "the recurrent encoder already mixes the sentence and the one attention layer only pools it; in a "
-            "Transformer, multi-layer attention carries the computation (every token's representation and, "
-            "through cross-attention, the source), so large changes are expected here. Every head of every layer "
+            "Transformer, multi-layer attention carries the computation (every token's representation"
+            + (" and, through cross-attention, the source" if model.has("cross") else "") + "), so large changes "
+            "are expected here. Every head of every layer "
             "of the kind is permuted at once (each query over the keys it may see; a fresh permutation each "
             "call, seed 0); the output is teacher-forced on the original greedy output.")
     return Card(**JAIN_WALLACE, ours=ours, verdict=verdict, rule=rule,

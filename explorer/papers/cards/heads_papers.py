@@ -23,22 +23,26 @@ from explorer.analyses.sentence.word_focus import reading_kind
 from explorer.capture.head_sets import all_heads, head_mask
 from explorer.models.interface import ExplorerModel, Translates
 from explorer.models.vocabulary import ATTENTION_KINDS, SHORT_NAMES, Kind
-from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
+from explorer.papers.bench import (
+    DOES_NOT,
+    HOLDS,
+    PARTLY,
+    TRANSLATION,
+    Budget,
+    Card,
+    met,
+    not_measurable,
+    paper,
+    requires,
+    scale_caveat,
+    verdict_of,
+)
 from explorer.settings import command_name
-
-SMALL_MODEL = ("A 3+3-layer, d_model 256 caption model trained on Multi30k's 29k short, simple sentences is far "
-               "from the papers' WMT- or BERT-scale models: fewer heads to share the work, and short inputs")
 
 
 def command(model: ExplorerModel, name: str, budget: Budget) -> str:
     return (f"python -m explorer replicate --model {command_name(model.path)} --paper {name} "
             f"--sentences {budget.sentences} --json")
-
-
-def verdict_of(parts: dict[str, bool]) -> str:
-    """holds when every measurable part is met, partly when some are, does not when none is."""
-    met = sum(parts.values())
-    return HOLDS if met == len(parts) else PARTLY if met else DOES_NOT
 
 
 # ——— Vaswani et al. 2017 ————————————————————————————————————————————————————————————————————————————————
@@ -89,8 +93,9 @@ def vaswani(model: ExplorerModel, budget: Budget) -> Card:
             "under ~0.5 BLEU cannot be told from seed noise.")
     rule = ("Holds if one head is at least 0.45 BLEU (half the paper's 0.9) below the best head count on most of "
             "the three scores (test greedy, test beam 5, val greedy); partly if below the best on most but by less; "
-            f"does not otherwise. {SMALL_MODEL}: with d_k 256 a single head is already wide, and Multi30k's captions "
-            "leave few distinct relations for several heads to split; one seed each leaves ±0.5 BLEU unresolved.")
+            f"does not otherwise. {scale_caveat(model)}: with d_k {model.d_model} a single head is already wide, and "
+            "Multi30k's captions leave few distinct relations for several heads to split; one seed each leaves ±0.5 "
+            "BLEU unresolved.")
     numbers = {"bundled": bundled, "open_model": opened, "one_head_minus_best": gaps, "seeds_per_model": 1}
     return Card(**VASWANI, ours=ours, verdict=verdict, rule=rule, command=command(model, "vaswani", budget),
                 numbers=numbers)
@@ -137,7 +142,7 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
         spread = spreads["positional"] = Interval(                 # roles.py's ratio_intervals over sentences
             f"{positional['spec']}'s share of queries at offset {share['offset']:+d}", share["share"],
             share.get("low", share["share"]), share.get("high", share["share"]), roles["corpus"]["text"]["sentences"])
-        parts["positional"] = spread.low >= thresholds.positional
+        parts["positional"] = met(spread.low, spread.high, thresholds.positional)
         notes.append(f"most positional {positional['spec']}: {share['share']:.0%} at offset {share['offset']:+d} "
                      f"(95% interval {spread.low:.0%}–{spread.high:.0%})")
     first = max((h for h in heads if h["layer"] == 0 and h.get("rare_token")),
@@ -148,8 +153,8 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
         sentences = rare.get("sentences") or roles["corpus"]["text"]["sentences"]
         interval = spreads["rare-token in layer 1"] = share_interval(
             rare["rate"] * sentences, sentences, f"{first['spec']}'s sentences peaking on the rarest token", "sentences")
-        parts["rare-token in layer 1"] = interval.low >= max(thresholds.rare_rate,
-                                                                thresholds.rare_over_chance * rare["chance"])
+        parts["rare-token in layer 1"] = met(interval.low, interval.high,
+                                             max(thresholds.rare_rate, thresholds.rare_over_chance * rare["chance"]))
         notes.append(f"first-layer rare-token head {first['spec']}: {rare['rate']:.0%} of {sentences} sentences "
                      f"(95% interval {interval.low:.0%}–{interval.high:.0%}) vs chance {rare['chance']:.0%}")
     syntactic = _best_syntactic(heads) if reading is Kind.ENCODER else None
@@ -159,7 +164,8 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
         interval = spreads["syntactic"] = difference_interval(
             syntactic["accuracy"] * count, syntactic["baseline"] * count, count,
             f"{syntactic['head']} {syntactic['relation']}: accuracy − positional baseline", "arcs")
-        parts["syntactic"] = interval.low >= thresholds.syntactic_margin and count >= thresholds.syntactic_min_count
+        parts["syntactic"] = (met(interval.low, interval.high, thresholds.syntactic_margin)
+                              if count >= thresholds.syntactic_min_count else False)
         notes.append(f"most syntactic {syntactic['head']} {syntactic['relation']}: {syntactic['accuracy']:.0%} vs "
                      f"baseline {syntactic['baseline']:.0%} ({syntactic['margin'] * 100:+.1f} points, 95% interval "
                      f"{interval.low * 100:+.1f} to {interval.high * 100:+.1f}, {count} arcs)")
@@ -180,24 +186,37 @@ def voita(model: ExplorerModel, budget: Budget) -> Card:
                                                    f"({-pruned['drop'][kind]:+.2f})" for kind in pruned["bleu"]) +
                      f"; hardest to prune: {pruned['hardest']}")
     else:
-        notes.append("pruning not measurable: the claim is about BLEU, and this model does not translate")
+        lacking = requires(VOITA, model, TRANSLATION, "the pruning parts are about BLEU")
+        notes.append(f"pruning not measurable: {lacking.rule.rstrip('.') if lacking else 'no BLEU to lose'}")
     if not parts:
         return not_measurable(VOITA, "no head statistics could be measured on this model")
     numbers["met"] = parts
-    rule = ("Five parts, each met or not; the first three on the lower end of a 95% interval (a bootstrap over "
-            "sentences; Wilson's for the share of sentences; arcs for syntax, head and baseline resampled apart). "
+    corpus = roles["corpus"]
+    used = f"{corpus['text']['sentences']:,} Multi30k val sentences" + (
+        f" and {corpus['treebank']['sentences']:,} UD EWT trees" if corpus.get("treebank") else "")
+    notes.insert(0, (f"roles from the shipped head_roles.json ({used}; --sentences does not change them)"
+                     if roles_shipped else f"roles measured on {used}"))
+    pruning = ""
+    if isinstance(model, Translates):
+        pruning = " With ~20% of encoder heads kept, BLEU within 1 point of unpruned" + (
+            "; cross-attention the kind losing most BLEU with ~20% of its heads kept (encoder, decoder and cross "
+            "each pruned alone; one BLEU difference each, whose noise the Michel card's interval measures)"
+            if model.has("cross") else "") + "."
+    rule = (f"{len(parts)} measurable parts, each met or not; the roles on a 95% interval (a bootstrap over "
+            "sentences; Wilson's for the share of sentences; arcs for syntax, head and baseline resampled apart): "
+            "met on its lower end, not met when even its upper end falls short, undecided when it straddles the "
+            "threshold. "
             "The strongest positional head at one "
             "offset ≥ 90% of the time (Voita et al.'s §5.1). A first-layer head peaking on the rarest token in ≥ 50% "
             "of sentences and ≥ 3× chance (this project's own thresholds: the paper reports its head's rate and sets "
             "none), counted as §5.3 does only in sentences whose rarest token is not among the 500 most frequent. "
             "The best syntactic margin ≥ +10 points over the positional baseline (§5.2) on ≥ 100 arcs (this "
             "project's own count), each treebank sentence read as written and tokenized once, </s> a key a head may "
-            "pick. With ~20% of encoder heads kept, BLEU within 1 point of unpruned; cross-attention the kind losing "
-            "most BLEU with ~20% of its heads kept (encoder, decoder and cross each pruned alone; one BLEU "
-            "difference each, whose noise the Michel card's interval measures). Holds if every measurable part is "
-            "met, partly if some, does not if none. Heads are pruned by gradient importance (Michel et al.), not "
-            f"Voita's L0 gates. {SMALL_MODEL}: 8 heads per layer instead of 8 × 6 layers to spread roles over, and "
-            "captions a few words long, where a rare word is easy to find and arcs are short.")
+            f"pick.{pruning} Holds if every measurable part is met, partly if some, does not if none; inconclusive "
+            "when an undecided part decides which."
+            + (" Heads are pruned by gradient importance (Michel et al.), not Voita's L0 gates." if pruning else "")
+            + f" {scale_caveat(model)}; Multi30k's sentences are a few words long, where a rare word is easy to find "
+            "and arcs are short.")
     return Card(**VOITA, ours="; ".join(notes) + ".", verdict=verdict_of(parts), rule=rule,
                 command=command(model, "voita", budget), numbers=numbers,
                 interval=IntervalParts("each part met on its interval's lower end", spreads))
@@ -255,9 +274,10 @@ CURVE_STEPS = 4         # 0, 25, 50, 75, 100% of a kind pruned
 
 @paper("michel")
 def michel(model: ExplorerModel, budget: Budget) -> Card:
-    if not isinstance(model, Translates):
-        return not_measurable(MICHEL, "The claims are about BLEU of a translation model; this model does not "
-                                      "translate (masking heads of a language model changes perplexity, not BLEU).")
+    lacking = requires(MICHEL, model, TRANSLATION, "the claims are about the BLEU of a translation model (masking a "
+                                                   "language model's heads changes its perplexity, not BLEU)")
+    if lacking:
+        return lacking
     # Single-head ablations are one BLEU run per head (144 for a 6+6-layer, 8-head model): read from the shipped
     # head_importance.json only. Without it the pruning order is gradient importance, computed here (cheap).
     report, from_file = measures.importance_of(model, budget.sentences, measures.staged(budget.progress, 0, 0.1))
@@ -313,8 +333,8 @@ def michel(model: ExplorerModel, budget: Budget) -> Card:
             "end); encoder–decoder attention has the lowest BLEU over the partly pruned points of the per-kind "
             "curves. Holds if all measurable parts are met, partly if some, does not if none. The interval is a "
             "sentence bootstrap of one translation run, not a paired test, and is scaled by √(n/N) to the "
-            f"ablation corpus's size. {SMALL_MODEL}: with 24 heads per kind each head carries more of the work than "
-            "one of Michel's 96.")
+            f"ablation corpus's size. {scale_caveat(model)}: with {model.layers('encoder') * model.heads} heads per "
+            "kind each head carries more of the work than one of Michel's 96.")
     return Card(**MICHEL, ours=". ".join(notes) + ".", verdict=verdict_of(parts), rule=rule,
                 command=command(model, "michel", budget), numbers=numbers)
 

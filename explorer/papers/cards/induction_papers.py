@@ -17,7 +17,8 @@ from explorer.analyses.corpus.intervals import mean_interval
 from explorer.analyses.records import IntervalParts
 from explorer.analyses.sentence.detectors import DEFAULT_LENGTH, DEFAULT_SEEDS, SELF_ATTENTION, detect_heads
 from explorer.models.interface import Continues, ExplorerModel
-from explorer.papers.bench import DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper
+from explorer.models.vocabulary import Kind
+from explorer.papers.bench import CAUSAL, DOES_NOT, HOLDS, PARTLY, Budget, Card, not_measurable, paper, requires, settled
 from explorer.settings import command_name
 
 HOLDS_SCORE, HOLDS_TIMES_CHANCE, PARTLY_TIMES_CHANCE = 0.3, 10.0, 3.0
@@ -37,9 +38,12 @@ CARD = dict(
 RULE = (f"On the lower end of the 95% bootstrap interval of the score's mean over the random sequences (seeds): "
         f"holds if some head of a self-attention stack with ≥ 2 layers reaches prefix matching ≥ {HOLDS_SCORE} and ≥ "
         f"{HOLDS_TIMES_CHANCE:.0f}× chance (a uniform head); partly if ≥ {PARTLY_TIMES_CHANCE:.0f}× chance; does not "
-        "otherwise (a perfect induction head scores 1). A small translation model need not have induction heads: "
-        "its decoder predicts short captions from the source through cross-attention, and repeats of earlier target "
-        "tokens are rare in them, so copying from context earns it little, unlike a language model on long text.")
+        "otherwise (a perfect induction head scores 1); inconclusive when the interval's upper end gives another "
+        "verdict. The stacks read are the causal ones, where a token sees only what came before it, as in the "
+        "paper's language models.")
+TRANSLATOR_CAVEAT = (" A small translation model need not have induction heads: its decoder predicts short captions "
+                     "from the source through cross-attention, and repeats of earlier target tokens are rare in them, "
+                     "so copying from context earns it little, unlike a language model on long text.")
 
 
 
@@ -56,18 +60,26 @@ def best_head(detection, kind: str, detector: str) -> dict:
             "interval": mean_interval(per_seed, what=f"{spec}'s {detector.replace('_', ' ')} score", unit="seeds")}
 
 
-def verdict_for(best: dict) -> str:
-    """On the lower end of the interval over seeds: a head that reaches the bar only on lucky seeds does not."""
-    low = best["interval"].low
-    times = low / best["chance"]
-    if low >= HOLDS_SCORE and times >= HOLDS_TIMES_CHANCE:
+def verdict_for(best: dict, end: str = "low") -> str:
+    """On one end of the interval over seeds (the lower: a head that reaches the bar only on lucky seeds does not)."""
+    score = getattr(best["interval"], end)
+    times = score / best["chance"]
+    if score >= HOLDS_SCORE and times >= HOLDS_TIMES_CHANCE:
         return HOLDS
     return PARTLY if times >= PARTLY_TIMES_CHANCE else DOES_NOT
 
 
+def strongest(verdicts) -> str:
+    return next(v for v in (HOLDS, PARTLY, DOES_NOT) if v in verdicts)
+
+
 @paper("olsson")
 def olsson(model: ExplorerModel, budget: Budget) -> Card:
-    kinds = [kind for kind in SELF_ATTENTION if model.has(kind)]
+    lacking = requires(CARD, model, CAUSAL, "induction heads are a language model's: a token that sees what came "
+                                            "after it needs no head to copy what followed its earlier copy")
+    if lacking:
+        return lacking
+    kinds = [kind for kind in SELF_ATTENTION if model.has(kind) and Kind(kind).causal]
     deep = [kind for kind in kinds if model.layers(kind) >= 2]
     if not deep:
         stacks = ", ".join(f"{kind} {model.layers(kind)} layer" for kind in kinds) or "no self-attention"
@@ -81,8 +93,9 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
         numbers["kinds"][kind] = {"layers": model.layers(kind),
                                   "prefix_matching": best_head(detection, kind, "prefix_matching"),
                                   "induction": best_head(detection, kind, "induction")}
-    verdicts = {kind: verdict_for(values["prefix_matching"]) for kind, values in numbers["kinds"].items()}
-    verdict = next(v for v in (HOLDS, PARTLY, DOES_NOT) if v in verdicts.values())
+    verdict = settled(strongest([verdict_for(values["prefix_matching"]) for values in numbers["kinds"].values()]),
+                      strongest([verdict_for(values["prefix_matching"], "high")
+                                 for values in numbers["kinds"].values()]))
     parts = []
     for kind, values in numbers["kinds"].items():
         prefix, induction = values["prefix_matching"], values["induction"]
@@ -100,6 +113,6 @@ def olsson(model: ExplorerModel, budget: Budget) -> Card:
                  "tokens, where an induction head forms (models/induction_demo.json, "
                  "explorer/analyses/lecture/induction_demo.py).")
     intervals = {kind: values["prefix_matching"]["interval"] for kind, values in numbers["kinds"].items()}
-    return Card(**CARD, ours=ours, verdict=verdict, rule=RULE,
+    return Card(**CARD, ours=ours, verdict=verdict, rule=RULE + (TRANSLATOR_CAVEAT if model.has("cross") else ""),
                 command=f"python -m explorer detect --model {command_name(model.path)} --json", numbers=numbers,
                 interval=IntervalParts("the best prefix-matching head's mean over seeds, per stack", intervals))
