@@ -121,6 +121,16 @@ def test_a_hugging_face_vit_gives_transformers_own_attention(tmp_path):
     probabilities = torch.softmax(expected.logits[0], -1)
     assert trace.steps[0].chosen_id == int(probabilities.argmax())
     assert trace.steps[0].chosen_prob == pytest.approx(float(probabilities.max()), abs=1e-5)
+    # every layer's streams: resid_pre is transformers' hidden_states, and the stream after attention plus the
+    # feed-forward's output is the stream after the layer (pre-norm)
+    with torch.no_grad():
+        hidden = reference(pixel_values=torch.tensor(image)[None, None], output_hidden_states=True).hidden_states
+    _, cache = model.run_with_cache(model.image_batch(torch.tensor(image)), names="*.layers.*")
+    for layer in range(2):
+        torch.testing.assert_close(cache[f"encoder.layers.{layer}.resid_pre"], hidden[layer], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(cache[f"encoder.layers.{layer}.resid_post"],
+                                   cache[f"encoder.layers.{layer}.resid_mid"] + cache[f"encoder.layers.{layer}.mlp_out"],
+                                   atol=1e-5, rtol=1e-4)
 
 
 def test_the_cli_and_the_notebook_trace_an_image_as_a_sentence(tmp_path, capsys):
