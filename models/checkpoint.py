@@ -52,6 +52,7 @@ class Checkpoint(ExplorerModel, Translates, TrainingSnapshots, CachedBeamSearch)
     kinds = (Kind.ENCODER, Kind.DECODER, Kind.CROSS)
     pad_id, start_id, end_id, unk_id = PAD, BOS, EOS, UNK
     special_ids = frozenset((PAD, BOS, EOS))
+    reads_sentence_case = True                  # trained on Multi30k's captions, written in sentence case
     generation_batch = 64                       # translate_ids' batches
     architecture = Architecture("sinusoidal", norm_placement="pre",     # transformer.py: LayerNorm before a sublayer
                                 embedding_steps=("token embedding × √d_model", "+ positional encoding",

@@ -147,6 +147,9 @@ class TextInput(ABC):
     mask_id: int | None = None          # a masked language model's fill-in token
     special_ids: frozenset[int]         # never a word: padding, start/end, [CLS], [SEP] …
     token_frequencies: dict[str, list[int]] | None = None   # "source"/"target" piece counts of its training data
+    # Its training text is written in sentence case (the bundled translators' captions): the app feeds a sentence
+    # typed all in capitals or all in lower case in sentence case, and says so. Any other model reads it as typed.
+    reads_sentence_case: bool = False
 
     @abstractmethod
     def encode(self, text: str) -> Encoded: """The source as the model reads it, cut to its maximum."""

@@ -7,6 +7,7 @@ import streamlit as st
 from explorer.analyses.sentence.faithfulness import ABNAR_ZUIDEMA, METHOD_TITLES, Faithfulness, Unscorable, faithfulness
 from explorer.analyses.sentence.flow import MAX_FLOW_TOKENS
 from explorer.analyses.sentence.sentence_similarity import PAIR_SENTENCE
+from explorer.capture.inputs import app_casing
 from explorer.figures.faithfulness import SCALES, VALUES, faithfulness_figure, scores_table
 from explorer.models.interface import Embeds
 from explorer.pages.components import url_state
@@ -42,8 +43,8 @@ def cached_faithfulness(ref: ModelRef, sentence: str, fix_casing: bool,
                         target_language: str, compared: str = "") -> Faithfulness | str:
     """The analysis of one sentence, or the sentence saying why it cannot be scored."""
     try:
-        return faithfulness(cached_model(ref, target_language), sentence, fix_casing,
-                            compared=compared)
+        model = cached_model(ref, target_language)
+        return faithfulness(model, sentence, app_casing(model, fix_casing), compared=compared)
     except Unscorable as reason:
         return str(reason)
 

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.analyses.sentence.patching import METRICS, PatchingResult, marked_changes, patch, suggested_swap
+from explorer.capture.inputs import app_casing
 from explorer.figures.detectors import patching_maps
 from explorer.models.interface import Embeds
 from explorer.pages.components import url_state
@@ -23,7 +24,8 @@ METRIC_LABELS = {"total": "the whole output", "first": "its first token"}
 @st.cache_data(max_entries=32, show_spinner="Patching every head and layer…")
 def cached_patching(ref: ModelRef, target_language: str, clean: str, corrupt: str, metric: str,
                     fix_casing: bool) -> PatchingResult:
-    return patch(cached_model(ref, target_language), clean, corrupt, metric, fix_casing)
+    model = cached_model(ref, target_language)
+    return patch(model, clean, corrupt, metric, app_casing(model, fix_casing))
 
 
 def result_table(result: PatchingResult) -> pd.DataFrame:

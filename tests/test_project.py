@@ -348,7 +348,8 @@ def test_the_public_names_stay_where_people_use_them():
                                 "faithfulness_of", "logit_lens_of", "patch", "detect_heads", "sample",
                                 "word_focus_table", "run_with_hooks", "hook_names", "head_value", "ablate_head",
                                 "patch_head", "patch_positions", "trace_image", "image_attention_figure", "analyse",
-                                "analysis_names", "analysis_figure"]
+                                "analysis_names", "analysis_figure", "run_with_cache", "roles", "importance",
+                                "prune_curve", "replicate"]
     assert all(callable(getattr(explorer, name)) for name in explorer.__all__)
     commands = next(action for action in build_parser()._actions if action.dest == "command").choices
     assert sorted(commands) == sorted(["app", "serve", "translate", "generate", "evaluate", "trace", "roles",

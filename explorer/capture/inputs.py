@@ -49,6 +49,13 @@ def sentence_case(text: str) -> str | None:
     return recased if recased != text else None
 
 
+def app_casing(model, asked: bool) -> bool:
+    """Whether the app feeds a sentence in sentence case: asked (its checkbox, on by default) and the model was
+    trained on sentence-case text (TextInput.reads_sentence_case: the bundled translators). Any other model reads
+    the text as typed, as the command line and the notebook do unless asked (--recase, recase=True)."""
+    return asked and bool(getattr(model, "reads_sentence_case", False))
+
+
 def prepare_source(text: str, model: ExplorerModel, fix_casing: bool = False) -> PreparedSource:
     """The source as the model reads it. fix_casing: feed an all-caps or all-lower-case sentence in sentence case
     (what a person typing expects); corpus analyses leave it off, so that they measure the model on the text as

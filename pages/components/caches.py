@@ -20,6 +20,7 @@ from explorer.analyses.sentence.word_focus import lecture_answer, lecture_strong
 from explorer.capture.decoding_steps import masked_word
 from explorer.capture.examples import SENTENCES as EXAMPLES
 from explorer.capture.head_sets import HeadSet, head_mask
+from explorer.capture.inputs import app_casing
 from explorer.capture.memo import BoundedCache
 from explorer.capture.trace import Trace
 from explorer.capture.translation import translate
@@ -62,6 +63,7 @@ def memoised(cache: BoundedCache, key: tuple, compute, spinner: str):
 def cached_trace(ref: ModelRef, sentence: str, beam_size: int, pruned: HeadSet = (), fix_casing: bool = True,
                  target_language: str = "") -> Trace:
     """The sentence's trace, computed once for every session that asks (pruned: the masked heads)."""
+    fix_casing = app_casing(cached_model(ref, target_language), fix_casing)
     key = SERVICE.trace_key(ref, sentence, beam_size, pruned, fix_casing, target_language)
     return spinning(key in SERVICE.traces, "Translating…",
                     lambda: SERVICE.trace(ref, sentence, beam_size, pruned, fix_casing, target_language))

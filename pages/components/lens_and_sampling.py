@@ -9,6 +9,7 @@ import streamlit as st
 
 from explorer.analyses.sentence.logit_lens import lens_note, lens_table, logit_lens, masked_logit_lens
 from explorer.capture.head_sets import parse_heads
+from explorer.capture.inputs import app_casing
 from explorer.capture.memo import BoundedCache
 from explorer.capture.sampling import sample, sample_log_probs, step_sampling, step_sampling_table, vocabulary_size
 from explorer.capture.trace import Trace
@@ -100,7 +101,7 @@ def sampling_section(checkpoint: ExplorerModel, trace: Trace) -> None:
     key = trace_key(checkpoint, trace)
     vocabulary = memoised(VOCABULARIES, key[:3], lambda: vocabulary_size(checkpoint), "Reading the vocabulary…")
     settings = sampling_settings(vocabulary)
-    fix_casing = selection().fix_casing
+    fix_casing = app_casing(checkpoint, selection().fix_casing)
     pruned = list(parse_heads(trace.pruned, checkpoint))
     sample_key = key + (trace.text, fix_casing, settings)
     sampled = memoised(SAMPLES, sample_key, lambda: sample(checkpoint, trace.text, settings, pruned, fix_casing),

@@ -76,8 +76,9 @@ def examples_and_decoding(writes: bool = True) -> None:
         st.session_state.setdefault("beam_size", 5)
         st.slider("Beam size", 2, 10, key="beam_size", disabled=not writes)
     st.checkbox("Fix ALL-CAPS / all-lower-case input", value=True, key="fix_casing",
-                help="Captions are written in sentence case; a sentence typed all in capitals or all in lower "
-                     "case is fed to the model in sentence case, and the page shows what was fed.")
+                help="The bundled translators were trained on captions written in sentence case; for them a "
+                     "sentence typed all in capitals or all in lower case is fed in sentence case, and the page "
+                     "shows what was fed. Other models read the text as typed.")
 
 
 def render_sidebar() -> None:

@@ -77,9 +77,9 @@ def test_the_trace_holds_transformers_own_patterns_for_the_ids_it_used(model, fo
         for layer, pattern in enumerate(layers):
             np.testing.assert_allclose(trace.pattern(kind)[layer], pattern[0].numpy(), atol=1e-5)
         assert trace.masks[kind].shape == trace.pattern(kind).shape[-2:]
-    # the ids are the tokenizer's own for the text fed (recased: the sentence was typed all in lower case)
+    # the ids are the tokenizer's own for the text exactly as typed (all in lower case, and not recased)
     read = trace.source_ids if model.has("encoder") else trace.target_ids[: trace.first_step_position + 1]
-    assert read == model.tokenizer(trace.text).input_ids and trace.recased_from == SENTENCE
+    assert read == model.tokenizer(SENTENCE).input_ids and trace.text == SENTENCE and trace.recased_from == ""
     if not model.has("decoder"):
         assert trace.steps == [] and trace.output_tokens == [] and trace.target_ids == []
         return

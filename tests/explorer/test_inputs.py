@@ -54,3 +54,15 @@ def test_the_trace_says_what_was_fed_when_the_casing_was_fixed(tiny_checkpoint):
     as_typed = trace_sentence(tiny_checkpoint, "THE DOG IS RUNNING.")          # the default: as typed
     assert (as_typed.text, as_typed.recased_from) == ("THE DOG IS RUNNING.", "")
     assert as_typed.source_ids != trace.source_ids
+
+
+def test_the_app_recases_only_for_a_model_trained_on_sentence_case(tiny_checkpoint, tmp_path_factory):
+    """The sidebar's casing fix applies to the bundled translators (trained on sentence-case captions); a Hugging
+    Face model reads the text as typed, as the command line and the notebook read it for every model."""
+    from explorer.capture.inputs import app_casing
+    from explorer.models.loader import open_model
+    from tests.hugging_face_models import saved_model
+
+    gpt2 = open_model(saved_model("gpt2", tmp_path_factory))
+    assert app_casing(tiny_checkpoint, True) and not app_casing(tiny_checkpoint, False)
+    assert not app_casing(gpt2, True) and not gpt2.reads_sentence_case
