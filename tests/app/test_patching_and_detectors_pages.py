@@ -142,6 +142,6 @@ def test_a_tiny_hugging_face_models_pages_run(family, tmp_path_factory):
         assert not at.exception
         if page == "patching.py":
             # a corrupted sentence that the tiny model reads as the same number of pieces, or a message saying why
-            assert at.metric or at.error or at.info
+            assert at.metric or at.error or at.info or any("could be swapped" in c.value for c in at.caption)
         else:
             assert "Head detectors (Olsson et al. 2022)" in [header.value for header in at.header]
