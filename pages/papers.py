@@ -36,10 +36,12 @@ pruning_notice(checkpoint, "full", "each paper's claim is measured on the model 
                "experiments (Michel et al., Voita et al.) choose which heads to prune themselves.")
 key = f"replication:{checkpoint.path}|{checkpoint.target_language}"     # this session's run, per model
 st.caption("A verdict follows the rule its card states: **holds** (the effect is there, of the paper's size), **partly** "
-           "(same direction, smaller or only some of it), **does not**, or **not measurable** (the model lacks what the "
-           "claim needs: cross-attention, a decoder, two layers). The bundled models are 3 + 3-layer translators of "
-           f"29,000 image captions ({linked('Multi30k')}); the papers studied {linked('WMT')} systems, BERT, LSTMs and "
-           "language models, so a small caption model may differ for reasons each card names.")
+           "(same direction, smaller or only some of it), **does not**, **inconclusive** (a 95% interval straddles "
+           "the rule's threshold and the verdict turns on it: more sentences may decide), or **not measurable** (the "
+           "model lacks what the claim needs: causal attention, an encoder, a translation to score). The bundled "
+           f"models are 3 + 3-layer translators of 29,000 image captions ({linked('Multi30k')}); the papers studied "
+           f"{linked('WMT')} systems, BERT, LSTMs and language models, so a model may differ for reasons each card "
+           "names.")
 
 report = st.session_state.get(key) or shipped(checkpoint, REPLICATION_FILE)
 if report is None:
