@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from explorer.figures import lesson as figures
-from explorer.models.vocabulary import Side, layer_hook, stack_hook
+from explorer.models.vocabulary import Side, layer_hook
 from explorer.teaching.lesson_steps import DeepLink, Focus, Number, Step, quoted
 
 LECTURE_SCORES = (112.0, 96.0)
@@ -93,33 +93,50 @@ def how_typical(lesson, focus: Focus, key: int) -> str:
 
 def block_step(lesson, focus: Focus) -> Step:
     """The rest of a layer, with the model's own vectors for the followed word: what enters the layer (the residual
-    stream), what attention adds to it, and what leaves it after the feed-forward network and layer norm."""
+    stream), what attention adds to it, what the feed-forward network adds, and what leaves it. Pre-norm, the rows
+    add up exactly (the stream is never normalised, only what each branch reads); post-norm, each sum is normalised,
+    and the normalised vectors are drawn after the sums."""
     model, trace, stack = lesson.model, lesson.trace, lesson.reader
     ids = trace.ids(stack.query_side)
-    before = stack_hook(stack, "input") if focus.layer == 0 else layer_hook(stack, focus.layer - 1)
-    after = layer_hook(stack, focus.layer)
+    names = {value: layer_hook(stack, focus.layer, value) for value in ("resid_pre", "resid_mid", "mlp_out",
+                                                                           "resid_post")}
     batch = {stack.query_side: model.pad([ids])}          # what the stack reads: the source, or the target
     with torch.no_grad():
-        _, cache = model.run_with_cache(batch.get(Side.SOURCE), batch.get(Side.TARGET), [before, after])
-    entering, leaving = (cache[name][0, focus.word].float().cpu().numpy() for name in (before, after))
-    added = lesson.walk(focus).output                   # the attention block's output, W_O's (the step before)
+        _, cache = model.run_with_cache(batch.get(Side.SOURCE), batch.get(Side.TARGET), list(names.values()))
+    entering, middle, feed_forward, leaving = (cache[name][0, focus.word].float().cpu().numpy()
+                                               for name in names.values())
+    attention = lesson.walk(focus).output               # the attention block's output, W_O's (the step before)
     word = lesson.words[focus.word]
-    cosine = float(entering @ leaving / max(np.linalg.norm(entering) * np.linalg.norm(leaving), 1e-12))
-    order = {"pre": "layer norm first, inside each branch: x + Attention(LayerNorm(x)), then x + FFN(LayerNorm(x))",
-             "post": "each sublayer added, then the sum normalised: LayerNorm(x + Attention(x)), then "
-                     "LayerNorm(x + FFN(x))"}.get(model.architecture.norm_placement,
-                                                 "each sublayer added to the vector, with layer norms")
+    length = {name: float(np.linalg.norm(vector)) for name, vector in
+              (("entering", entering), ("attention", attention), ("feed_forward", feed_forward), ("leaving", leaving))}
+    cosine = float(entering @ leaving / max(length["entering"] * length["leaving"], 1e-12))
+    post = model.architecture.norm_placement == "post"
+    if post:
+        order = ("each sublayer is added, then the sum normalised: LayerNorm(x + Attention(x)), then "
+                 "LayerNorm(x + FFN(x)); layer norm keeps the stream's length near the same size layer after layer")
+        rows = {"entering the layer": entering, "+ attention's output": attention,
+                "= after attention, normalised": middle, "+ feed-forward's output": feed_forward,
+                "= leaving the layer, normalised": leaving}
+    else:
+        order = ("layer norm comes first inside each branch, x + Attention(LayerNorm(x)), then x + FFN(LayerNorm(x)): "
+                 "it rescales what attention and the feed-forward network read, not the stream itself, so the "
+                 "stream's length can grow layer after layer")
+        rows = {"entering the layer": entering, "+ attention's output": attention,
+                "+ feed-forward's output": feed_forward, "= leaving the layer": leaving}
     text = (f"Attention's output is not the word's new vector: it is **added** to the vector that entered the layer "
             f"(the residual connection), so what a layer adds is a change, and the word's own information flows on. "
             f"Then a **feed-forward network** (two linear maps with a non-linearity between) works on each "
-            f"{lesson.piece} alone and is added the same way; **layer norm** rescales the vector to mean 0 and "
-            f"variance 1 (with learned gains) so the sums do not grow layer after layer. This model: {order}. For "
-            f"{quoted(word)} in layer {focus.layer}, the vector's length goes from {np.linalg.norm(entering):.2f} to "
-            f"{np.linalg.norm(leaving):.2f}; the cosine between what entered and what left is {cosine:.2f}.")
-    numbers = [Number("entering", "length entering the layer", float(np.linalg.norm(entering))),
-               Number("attention", "length of attention's output", float(np.linalg.norm(added))),
-               Number("leaving", "length leaving the layer", float(np.linalg.norm(leaving))),
+            f"{lesson.piece} alone and is added the same way; **layer norm** rescales a vector to mean 0 and "
+            f"variance 1 (with learned gains). This model: {order}. For {quoted(word)} in layer {focus.layer}, the "
+            f"vector's length goes from {length['entering']:.2f} to {length['leaving']:.2f}; the cosine between what "
+            f"entered and what left is {cosine:.2f}.")
+    numbers = [Number("entering", "length entering the layer", length["entering"]),
+               Number("attention", "length of attention's output", length["attention"]),
+               Number("feed_forward", "length of the feed-forward's output", length["feed_forward"]),
+               Number("leaving", "length leaving the layer", length["leaving"]),
                Number("cosine", "cosine, entering vs leaving", cosine)]
-    figure = figures.vector_rows({"entering the layer": entering, "+ attention's output": added,
-                                  "leaving the layer": leaving}, f"{word}: through layer {focus.layer}")
+    if not post:
+        summed = entering + attention + feed_forward
+        numbers.insert(3, Number("sum", "length of entering + attention + feed-forward", float(np.linalg.norm(summed))))
+    figure = figures.vector_rows(rows, f"{word}: through layer {focus.layer}")
     return Step("", "", text, numbers, figure, link=lesson.walkthrough_link(focus))

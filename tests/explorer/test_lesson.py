@@ -191,3 +191,19 @@ def test_the_residual_step_states_transformers_own_hidden_states(tmp_path_factor
     cosine = entering @ leaving / (np.linalg.norm(entering) * np.linalg.norm(leaving))
     assert numbers["cosine"] == pytest.approx(float(cosine), abs=1e-5)
     assert "LayerNorm(x + Attention(x))" in lesson.step("block", focus).text        # BERT is post-norm
+
+
+def test_the_layer_steps_rows_add_up_on_a_pre_norm_model(h8):
+    """Step 11 on en-de-h8 (pre-norm): entering + attention's output + the feed-forward's output = leaving, the
+    drawn rows' values and the stated lengths alike; the text says the stream's length may grow, as it does."""
+    trace = trace_sentence(h8, "A young boy in a red shirt is jumping into a swimming pool.")
+    lesson = Lesson(h8, trace)
+    step = lesson.step("block", Focus(6, -1, 1, 5, 0))
+    rows = {row: np.array(values) for row, values in zip(step.figure.data[0].y, step.figure.data[0].z)}
+    entering, attention, feed_forward, leaving = rows.values()
+    np.testing.assert_allclose(entering + attention + feed_forward, leaving, atol=1e-4)
+    numbers = {number.name: number.value for number in step.numbers}
+    assert numbers["sum"] == pytest.approx(numbers["leaving"], rel=1e-5)
+    assert list(rows) == ["entering the layer", "+ attention's output", "+ feed-forward's output",
+                          "= leaving the layer"]
+    assert "not the stream itself" in step.text and "so the sums do not grow" not in step.text
