@@ -51,5 +51,12 @@ def matching(query: str) -> list[str]:
     """The terms whose name, definition or reference contains every word of query (any case); all of them for an
     empty query."""
     words = query.lower().split()
-    return [term for term, (definition, see, _) in GLOSSARY.items()
-            if all(word in f"{term} {slug(term)} {definition} {see}".lower() for word in words)]
+    # and as a student may spell them: "encoder-decoder" for "encoder–decoder", "Add & norm" for "Add & Norm"
+    spelled = slug(query).split("-") if slug(query) else []
+    found = []
+    for term, (definition, see, _) in GLOSSARY.items():
+        text = f"{term} {slug(term)} {definition} {see}"
+        words_of = slug(text).replace("-", " ")
+        if all(word in text.lower() for word in words) or spelled and all(word in words_of for word in spelled):
+            found.append(term)
+    return found

@@ -51,6 +51,21 @@ TERMS: dict[str, Entry] = {
         "before them and a learned position vector for every token; the class token's final state names the "
         "class (ViT, \"an image is worth 16×16 words\").",
         "Dosovitskiy et al. 2021 · the Images page", ("patch", "class token", "encoder", "positional encoding")),
+    "linear layer": Entry(
+        "A matrix multiplication plus a bias: each output value is a weighted sum of the input's values. W_Q, W_K, "
+        "W_V and W_O are linear layers, and so is the last step that turns the decoder's vector into one score per "
+        "vocabulary token (the logits).",
+        "Vaswani et al. 2017, §3.2.2 and §3.4", ("W_O", "query, key, value", "logits")),
+    "inductive bias": Entry(
+        "What a model assumes before it sees any data, built into its design. A convolution assumes that nearby "
+        "pixels belong together; a Transformer assumes little (every token may attend to every other), so a Vision "
+        "Transformer must learn from data what a convolution is given.",
+        "Dosovitskiy et al. 2021, §3.1 · the Images page", ("Vision Transformer", "patch")),
+    "Bahdanau attention": Entry(
+        "The first attention for translation: a recurrent decoder scores every encoder state with a small "
+        "feed-forward network (additive attention) and reads their weighted sum at each step. The Transformer keeps "
+        "the idea and replaces the recurrence and the additive score with scaled dot products.",
+        "Bahdanau, Cho & Bengio 2015; Vaswani et al. 2017, §3.2.1", ("cross-attention", "scaled dot-product attention")),
     "beam search": Entry(
         "Decoding that keeps the k best partial outputs (the beam) at every step instead of only the single best "
         "token, and returns the best finished one; it often finds a more probable output than greedy decoding.",
@@ -128,8 +143,8 @@ TERMS: dict[str, Entry] = {
         "Jain & Wallace 2019; Abnar & Zuidema 2020 · the Faithfulness page",
         ("leave-one-out", "gradient × input", "Spearman ρ")),
     "feed-forward layer": Entry(
-        "The part of each layer after attention: the same small two-layer network applied to every position on its "
-        "own. Attention moves information between tokens; the feed-forward layer transforms it at each token.",
+        "The part of each layer after attention (the feed-forward network, FFN): the same small two-layer network "
+        "applied to every position on its own. Attention moves information between tokens; the feed-forward layer transforms it at each token.",
         "Vaswani et al. 2017, §3.3", ("layer", "residual stream")),
     "gradient × input": Entry(
         "A token's importance as the size of (gradient of the output's log-probability with respect to the token's "
@@ -173,9 +188,9 @@ TERMS: dict[str, Entry] = {
         "layer norm. The original Transformer has 6 encoder and 6 decoder layers; numbered from 0 here.",
         "Vaswani et al. 2017, §3.1", ("head", "feed-forward layer", "residual stream", "layer norm")),
     "layer norm": Entry(
-        "Rescales each token's vector to mean 0 and variance 1 (then a learned scale and shift). Post-norm (the "
-        "original paper) normalises after adding a sublayer's output; pre-norm (the bundled models, GPT-2) "
-        "normalises each sublayer's input and adds a final norm at the top of the stack.",
+        "Rescales each token's vector to mean 0 and variance 1 (then a learned scale and shift); also LayerNorm. "
+        "Post-norm (the original paper's \"Add & Norm\") normalises after adding a sublayer's output; pre-norm (the "
+        "bundled models, GPT-2) normalises each sublayer's input and adds a final norm at the top of the stack.",
         "Ba et al. 2016; Xiong et al. 2020", ("residual stream", "layer")),
     "leave-one-out": Entry(
         "A token's importance as how much the output's log-probability drops when that token is replaced by the "

@@ -48,3 +48,12 @@ def test_lookup_and_search():
     assert "look-ahead mask" in matching("causal")
     assert matching("voita heads") and all("Voita" in GLOSSARY[t].see for t in matching("voita heads"))
     assert matching("spearman-rho") == ["Spearman ρ"]             # by its anchor too
+
+
+@pytest.mark.parametrize("query, term", [("FFN", "feed-forward layer"), ("Add & norm", "layer norm"),
+                                         ("encoder-decoder attention", "cross-attention"), ("layernorm", "layer norm"),
+                                         ("linear layer", "linear layer"), ("inductive bias", "inductive bias"),
+                                         ("Bahdanau", "Bahdanau attention")])
+def test_a_student_finds_the_lectures_words_as_typed(query, term):
+    """The words of the lecture's slides and the Lesson's buttons, typed as a student types them (issue 61)."""
+    assert term in matching(query)
