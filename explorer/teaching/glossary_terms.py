@@ -144,7 +144,8 @@ TERMS: dict[str, Entry] = {
         ("leave-one-out", "gradient × input", "Spearman ρ")),
     "feed-forward layer": Entry(
         "The part of each layer after attention (the feed-forward network, FFN): the same small two-layer network "
-        "applied to every position on its own. Attention moves information between tokens; the feed-forward layer transforms it at each token.",
+        "applied to every position on its own. Attention moves information between tokens; the feed-forward layer "
+        "transforms it at each token.",
         "Vaswani et al. 2017, §3.3", ("layer", "residual stream")),
     "gradient × input": Entry(
         "A token's importance as the size of (gradient of the output's log-probability with respect to the token's "
