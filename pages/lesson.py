@@ -12,6 +12,7 @@ from explorer.pages.components.notices import pruning_notice
 from explorer.pages.components.presentation import scroll_to_new_step, step_keys
 from explorer.pages.components.session import chosen_model
 from explorer.pages.components.traces import current_trace
+from explorer.teaching.handout import handout_html
 from explorer.teaching.image_lesson import lesson_for
 from explorer.teaching.lesson_steps import SHORT_TITLES, Focus
 
@@ -109,5 +110,13 @@ shown = lesson.step(slug, Focus(word, -1, layer, head, step))
 
 with step_area if projector else st.container():
     show_step(shown, slug, number, len(slugs), checkpoint, trace.text if not image else None, move)
+# The whole Lesson as one offline file, made only when asked (a callable: every step's numbers take ~1 s).
+st.download_button("⬇ Lesson as a handout", lambda: handout_html(checkpoint, trace, Focus(word, -1, layer, head, step),
+                                                                 label),
+                   file_name=f"lesson-{checkpoint.name}.html", mime="text/html", key="lesson_handout",
+                   on_click="ignore",
+                   help="Every step of this Lesson on your " + ("digit" if image else "sentence") + ", following the "
+                        "word, layer and head chosen here, as one HTML file: it opens offline, prints, and reads on "
+                        "a phone (python -m explorer lesson writes the same).")
 step_keys()                     # ← and → press ◀ Previous and Next ▶
 scroll_to_new_step(f"Step {number + 1} of {len(slugs)}")

@@ -354,7 +354,7 @@ def test_the_public_names_stay_where_people_use_them():
     commands = next(action for action in build_parser()._actions if action.dest == "command").choices
     assert sorted(commands) == sorted(["app", "serve", "translate", "generate", "evaluate", "trace", "roles",
                                        "evolution", "heads", "importance", "prune-curve", "detect", "focus", "patch",
-                                       "faithfulness", "sinks", "replicate", *registered()])
+                                       "faithfulness", "sinks", "replicate", "lesson", *registered()])
 
 
 def test_pages_share_the_head_analyses_through_one_module():

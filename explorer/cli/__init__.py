@@ -19,6 +19,7 @@ import sys
 import explorer.cli.detect as cli_detect
 import explorer.cli.faithfulness as cli_faithfulness
 import explorer.cli.focus as cli_focus
+import explorer.cli.lesson as cli_lesson
 import explorer.cli.parser as options
 import explorer.cli.patch as cli_patch
 import explorer.cli.replicate as cli_replicate
@@ -80,6 +81,7 @@ COMMANDS = {
                      "punctuation, by weight and by norm", cli_sinks.add_options, cli_sinks.run),
     "replicate": Command("the replication bench: each paper's claim and number beside the same measurement on this "
                          "model, with a verdict", cli_replicate.add_options, cli_replicate.run),
+    "lesson": Command(cli_lesson.HELP, cli_lesson.add_options, cli_lesson.run),
     **registered_commands(),        # one for each analysis in explorer/analyses/sentence/ (explorer/cli/registered.py)
 }
 

@@ -12,7 +12,7 @@ from explorer.models.interface import target_languages
 
 
 def opened(args: argparse.Namespace, images: bool = False):
-    """The model of --model; one that reads images only where the command takes images (trace)."""
+    """The model of --model; one that reads images only where the command takes images (trace, lesson)."""
     from explorer.models.loader import open_model
 
     model = open_model(args.model, download=not args.offline, device=args.device)

@@ -79,7 +79,8 @@ class ImageLesson(Lesson):
                 "a learned **class token** ([CLS]): at the top, it alone names the digit. Every step below follows "
                 f"{token_name(trace, focus.word)}" + (f" (row {(focus.word - 1) // columns}, column "
                                                       f"{(focus.word - 1) % columns}, counted from 0 at the top left; "
-                                                      "framed in red)" if focus.word else "") + "; choose another above.")
+                                                      "framed in red)" if focus.word else "")
+                + "; the “Token to follow” box chooses another.")
         figure = digit_figure(trace.image, f"{trace.text}: {rows * columns} patches of {size} × {size}")
         edge = dict(color="#1f77b4", width=1)
         for line in range(1, rows):          # the patches' borders, within the image

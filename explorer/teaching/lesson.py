@@ -129,7 +129,8 @@ class Lesson:
         text = (f"The model never sees letters or whole words: its tokenizer cuts {quoted(trace.text)} into "
                 f"**{len(tokens)} pieces** from a vocabulary it learned, and each piece becomes a number (its id). "
                 f"Frequent words are one piece; rare ones are split, and punctuation is a piece of its own. "
-                f"{word_mark(self.words)} Every step below follows the word {quoted(tokens[focus.word])} (choose another above).")
+                f"{word_mark(self.words)} Every step below follows the word {quoted(tokens[focus.word])} "
+                "(the “Word to follow” box chooses another).")
         if ids and ids[-1] == self.model.end_id:
             text += f" The last piece, {quoted(tokens[-1])}, marks the end of the sentence."
         numbers = [Number("words", "words typed", len(trace.text.split())), Number("pieces", "pieces", len(tokens)),

@@ -209,3 +209,28 @@ def test_a_teacher_presents_it_at_a_projector_with_the_arrow_keys(app_url, conte
                            polling=POLL_MS)
     page.close()
     assert context.blocked == []
+
+
+def test_the_handout_opens_offline_and_draws_every_figure(context, h8, tmp_path):
+    """The Lesson as one file (issue 61): in Chromium, offline, it asks for nothing, logs no error, and draws every
+    step's figure; on a phone's width its text wraps inside the screen."""
+    from explorer.teaching.handout import write_handout
+
+    sentence = "The animal didn't cross the street because it was too tired."
+    path = write_handout(h8, trace_sentence(h8, sentence), tmp_path / "lesson.html")
+    lesson = Lesson(h8, trace_sentence(h8, sentence))
+    figures = sum(lesson.step(slug, lesson.default_focus()).figure is not None for slug in lesson.slugs)
+    page = context.new_page()
+    requests, errors = [], []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_viewport_size({"width": 390, "height": 844})
+    # as the file's own content (this context records any URL it is asked for, a file's included, as leaving)
+    page.set_content(path.read_text(encoding="utf-8"), wait_until="load")
+    page.wait_for_function("document.body.dataset.drawn !== undefined", timeout=60_000)
+    assert int(page.evaluate("document.body.dataset.drawn")) == figures and figures >= 12
+    assert page.locator("section .main-svg").count() >= figures
+    assert requests == [] and errors == []
+    assert page.locator("h2").count() == 17
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1        # nothing wider than the phone
