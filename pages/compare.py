@@ -71,5 +71,10 @@ for label in labels:
 if any(summaries.values()):
     # One column per model: the long descriptions wrap in their cells instead of running off the table's edge.
     st.table(pd.DataFrame(summaries).astype(object).fillna("").astype(str))
+    if all(not any(lines.get(role) for role in ("positional", "syntactic", "rare-token"))
+           for lines in summaries.values() if lines):
+        st.caption("No head of these models passes the default thresholds for a role (0 positional, syntactic and "
+                   "rare-token heads): the thresholds are Voita et al.'s, set for a large model; the \"Most …\" rows "
+                   "show how close each model came, and the Heads page lets you lower them.")
 else:
     st.caption("None of these models has head roles or importance yet (the Heads page computes them).")

@@ -16,11 +16,12 @@ HELD_OUT_PREFIX = "digits:"
 
 
 def held_out_digit(number: int) -> tuple[np.ndarray, str]:
-    """The held-out split's image `number` and its description ("held-out digit 17, labelled 3")."""
+    """The held-out split's image `number` and its description ("held-out image no. 17, a 3": the number is the
+    image's place in the split, not the digit it shows)."""
     digits = held_out()
     if not 0 <= number < len(digits.labels):
         raise InputError(f"{HELD_OUT_PREFIX}{number}: the held-out split has digits 0 to {len(digits.labels) - 1}")
-    return digits.images[number], f"held-out digit {number}, labelled {digits.labels[number]}"
+    return digits.images[number], f"held-out image no. {number}, a {digits.labels[number]}"
 
 
 def picture(path: Path, shape: tuple[int, int]) -> np.ndarray:

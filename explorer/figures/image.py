@@ -189,7 +189,7 @@ def digit_figure(image: np.ndarray, title: str) -> go.Figure:
     figure = go.Figure(go.Heatmap(z=np.asarray(image).tolist(), colorscale=PAPER_AND_INK, zmin=0, zmax=1, showscale=False,
                                   hovertemplate="row %{y}, column %{x}: %{z:.2f}<extra></extra>"))
     square_axes(figure)
-    # a narrow column's title: "held-out digit 10" over "labelled 2"
+    # a narrow column's title: "held-out image no. 10" over "a 2"
     figure.update_layout(title=dict(text=title.replace(", ", "<br>", 1), font=dict(size=font(15))), height=PANEL,
                          margin=dict(l=10, r=10, t=70, b=10))
     return figure

@@ -75,7 +75,7 @@ def key_bars(values: np.ndarray, keys: list[str], chosen: int, title: str, perce
 
 def vector_rows(rows: dict[str, np.ndarray], title: str) -> go.Figure:
     """Vectors as coloured rows (their first SHOWN_DIMENSIONS values; blue negative, red positive, hover: value)."""
-    labels = list(rows)
+    labels = [html.escape(label, quote=False) for label in rows]     # "× v of </s>": plotly reads </s> as a tag
     matrix = np.array([np.asarray(row, dtype=float)[:SHOWN_DIMENSIONS] for row in rows.values()])
     limit = float(np.abs(matrix).max()) or 1.0
     figure = go.Figure(go.Heatmap(z=matrix, y=labels, x=[str(d) for d in range(matrix.shape[1])],
@@ -176,6 +176,8 @@ def one_hot_bars(tokens: list[str], probabilities: list[float], target: str, tit
                                 hovertemplate="%{y}: target %{x:.0f}<extra></extra>"))
     figure.update_xaxes(range=[0, 1.25], tickvals=[0, 0.25, 0.5, 0.75, 1])
     figure.data[0].name = "predicted probability"
+    # A value written beside a long bar would sit under the target's mark at 1 and read as struck through: inside
+    figure.data[0].textposition = ["inside" if value > 0.8 else "outside" for value in figure.data[0].x]
     # The legend between the title and the bars (the room sized() leaves there), clear of the axis's numbers.
     figure.update_layout(showlegend=True, legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0,
                                                       font=dict(size=font(12))))

@@ -43,7 +43,7 @@ def chosen_image(shape: tuple[int, int]) -> tuple[np.ndarray, str, str | None]:
         return pixels, description, label
     ink = drawing(pixels, int(number))
     if not np.array_equal(ink, pixels):
-        return ink, f"your drawing (from held-out digit {number})", None
+        return ink, f"your drawing (from held-out image no. {number})", None
     return ink, description, label
 
 

@@ -79,7 +79,7 @@ def test_a_drawn_digit_is_what_the_model_reads(page, vit):
     at = page("images.py", image_digit=3, image_source="draw one")
     canvas = chart_titled(at, "Drag a box over squares")[0]
     np.testing.assert_allclose(np.asarray(canvas["marker"]["color"], dtype=float), held_out().images[3].ravel())
-    assert chart_titled(at, "held-out digit 3")          # unchanged, it is still that digit
+    assert chart_titled(at, "held-out image no. 3")      # unchanged, it is still that digit
     at.button(key="image_clear").click().run()
     assert not at.exception and chart_titled(at, "your drawing")
     blank = trace_image(vit, np.zeros((8, 8), dtype=np.float32))

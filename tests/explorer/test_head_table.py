@@ -27,7 +27,7 @@ def test_the_table_holds_every_head_with_the_shipped_numbers(h8):
     for entry in importance["heads"]:
         assert table.loc[entry["spec"], "bleu_change"] == entry["bleu_change"]
     worst = min(importance["heads"], key=lambda h: h["bleu_change"])
-    assert most_important(table) == f"{worst['spec']} ({worst['bleu_change']:+.2f})"
+    assert most_important(table) == f"{worst['spec']} ({worst['bleu_change']:+.2f} BLEU)"
     assert summary(roles, importance)["most important (masked alone)"] == most_important(table)
 
 

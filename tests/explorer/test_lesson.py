@@ -207,3 +207,17 @@ def test_the_layer_steps_rows_add_up_on_a_pre_norm_model(h8):
     assert list(rows) == ["entering the layer", "+ attention's output", "+ feed-forward's output",
                           "= leaving the layer"]
     assert "not the stream itself" in step.text and "so the sums do not grow" not in step.text
+
+
+def test_labels_a_student_reads_show_every_token_as_written():
+    """Small things that broke trust (issue 61): a row label naming </s> keeps it (plotly reads </s> as a tag), the
+    value of a long bar is not written under the one-hot target's mark, and the word the Lesson opens on is a word,
+    not <unk>."""
+    from explorer.analyses.sentence.internals import default_query
+    from explorer.figures.lesson import one_hot_bars, vector_rows
+
+    rows = vector_rows({"11% × v of </s>": np.ones(4), "3% × v of <s>": np.zeros(4)}, "values")
+    assert list(rows.data[0].y) == ["11% × v of &lt;/s&gt;", "3% × v of &lt;s&gt;"]
+    bars = one_hot_bars(["▁Hund", "▁Katze"], [0.944, 0.03], "▁Hund", "step 1")
+    assert list(bars.data[0].textposition) == ["inside", "outside", "outside"]
+    assert default_query(["<s>", "▁A", "<unk>", "<unk>", "<unk>", "▁runs", "</s>"]) == 5

@@ -142,7 +142,7 @@ def test_the_cli_and_the_notebook_trace_an_image_as_a_sentence(tmp_path, capsys)
     direct = explorer.trace_image(model, "digits:10")
     np.testing.assert_allclose(saved.pattern("encoder"), direct.pattern("encoder"), atol=1e-6)
     np.testing.assert_array_equal(saved.image, held_out().images[10])
-    assert f"class {direct.output_text}" in printed and "held-out digit 10, labelled 2" in printed
+    assert f"class {direct.output_text}" in printed and "held-out image no. 10, a 2" in printed
     figure = explorer.image_attention_figure(direct, layer=3, head=1, query=0)
     row = direct.pattern("encoder")[3, 1, 0, 1:]
     np.testing.assert_allclose(np.asarray(figure.data[0].z)[:2, :2], row[0], atol=1e-6)   # patch r0c0 covers pixels 0-1 × 0-1

@@ -111,8 +111,9 @@ def heads_without_role(table: pd.DataFrame) -> list[HeadSpec]:
 
 def most_important(table: pd.DataFrame) -> str | None:
     """The head whose masking alone hurts most by the task's own score: the largest BLEU drop (translation), else
-    the largest rise in perplexity (language models), else in loss; as "enc.0.3 (−1.20)". None without ablations."""
-    for column, worst, unit in (("bleu_change", "idxmin", ""), ("perplexity_change", "idxmax", " perplexity"),
+    the largest rise in perplexity (language models), else in loss; as "enc.0.3 (-1.20 BLEU)". None without
+    ablations."""
+    for column, worst, unit in (("bleu_change", "idxmin", " BLEU"), ("perplexity_change", "idxmax", " perplexity"),
                                 ("loss_change", "idxmax", " loss")):
         if column in table and not table[column].isna().all():
             label = getattr(table[column], worst)()

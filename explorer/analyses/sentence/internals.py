@@ -40,7 +40,9 @@ def default_query(tokens: list[str]) -> int:
     """The query a walkthrough opens on: the middle-most token with a letter or digit in it, not a bare word-start
     mark or punctuation (and never the decoder's first position, whose softmax over one key is trivially 1); a
     piece that starts a word where the tokenizer marks them (▁, or no ## for WordPiece), not the "m" inside one."""
-    words = [i for i, token in enumerate(tokens) if i > 0 and any(c.isalnum() for c in token)]
+    def special(token: str) -> bool:            # <unk>, </s>, [UNK], [SEP]: no word to follow
+        return token[:1] in "<[" and token[-1:] in ">]"
+    words = [i for i, token in enumerate(tokens) if i > 0 and any(c.isalnum() for c in token) and not special(token)]
     if any(token.startswith("▁") for token in tokens):
         words = [i for i in words if tokens[i].startswith("▁")] or words
     else:
