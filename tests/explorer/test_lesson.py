@@ -220,4 +220,4 @@ def test_labels_a_student_reads_show_every_token_as_written():
     assert list(rows.data[0].y) == ["11% × v of &lt;/s&gt;", "3% × v of &lt;s&gt;"]
     bars = one_hot_bars(["▁Hund", "▁Katze"], [0.944, 0.03], "▁Hund", "step 1")
     assert list(bars.data[0].textposition) == ["inside", "outside", "outside"]
-    assert default_query(["<s>", "▁A", "<unk>", "<unk>", "<unk>", "▁runs", "</s>"]) == 5
+    assert default_query(["▁A", "▁dog", "<unk>", "<unk>", "<unk>", "▁runs", "</s>"]) == 5    # middle, but a word
