@@ -119,5 +119,4 @@ st.caption(
     "encoder predicting verb number (subject–verb agreement), raw attention of layer 6 correlated 0.29 with "
     "blank-out importance, rollout 0.71 and flow 0.70. Their model, task and output (one class, from a classifier "
     "token) differ from this one: compare the pattern, not the digits.")
-command_line("`python -m explorer faithfulness --model M --src FILE` averages each ρ over a corpus (docs/analyses.md, "
-             "“Faithfulness”).")
+command_line("`python -m explorer faithfulness --model M --src FILE` averages each ρ over a corpus.")

@@ -109,6 +109,12 @@ class Lesson:
         kind = kind or self.reader
         return f"{kind}.{min(focus.layer, self.layers(kind) - 1)}.{focus.head}"
 
+    def head_title(self, focus: Focus, kind: str | None = None) -> str:
+        """The head in words, for a figure's title: "encoder layer 1, head 5" (head_name's "encoder.1.5" is the
+        link's)."""
+        kind, layer, head = self.head_name(focus, kind).split(".")
+        return f"{kind} layer {layer}, head {head}"
+
     def walkthrough_link(self, focus: Focus, part: str = "Q, K, V walkthrough") -> DeepLink:
         return DeepLink("internals.py", f"Internals → {part}",
                         {"part": part, "head": self.head_name(focus), "query": str(focus.word)})

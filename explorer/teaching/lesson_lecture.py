@@ -51,7 +51,7 @@ def matrix_step(lesson, focus: Focus) -> Step:
                Number("same_z", f"row {focus.word} of Z = the z step's", "yes" if np.allclose(z[focus.word], walk.z,
                                                                                    atol=1e-5) else "no")]
     figure = figures.matrix_form(q, k.T, weights, z, queries, keys, focus.word,
-                                 f"{lesson.head_name(focus)}: Q, Kᵀ, the weights and Z for every {lesson.piece}")
+                                 f"{lesson.head_title(focus)}: Q, Kᵀ, the weights and Z for every {lesson.piece}")
     return Step("", "", text, numbers, figure, link=lesson.walkthrough_link(focus))
 
 

@@ -321,4 +321,5 @@ def why_unresolved(model: ExplorerModel) -> str:
                 "folder (e.g. a Marian translation model) under “Your own checkpoint folder…”. The captions under "
                 "“Try a sentence” are the few where one of this model's heads does find the antecedent.")
     return ("Attention weights need not point at the antecedent even where a model gets the pronoun right: they are "
-            "one step of its computation (docs/analyses.md, “What attention does and does not explain”).")
+            "one step of its computation (the Faithfulness page asks, token by token, whether attention points where "
+            "the output depends).")
