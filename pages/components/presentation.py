@@ -1,6 +1,7 @@
 """Presentation mode for a class: the Lesson driven from the keyboard and the projector's first screen.
 
-- ← and → press the step's ◀ Previous and Next ▶ buttons (never while a box, a list or a slider has the keys).
+- ← and → press the step's ◀ Previous and Next ▶ buttons (never while a box, a list or a slider has the keys; a
+  toggle or checkbox does not take them, so the projector toggle that just folded the sidebar passes them on).
 - A new step scrolls its title to the top of the screen, so that the class sees the new step, not the end of the
   old figure (only when the step changed: a new choice of word or head leaves the page where it is).
 - Projector mode folds the sidebar when it is turned on, by the toggle or by a link (`projector=on`): the column
@@ -25,7 +26,8 @@ if (!window.explorerStepKeys) {
     const label = {ArrowRight: 'Next ▶', ArrowLeft: '◀ Previous'}[event.key];
     const target = event.target;
     if (!label || (target && target.closest && target.closest(
-        'input, textarea, select, [contenteditable="true"], [role="slider"], [role="listbox"], [role="combobox"]'))) {
+        'input:not([type="checkbox"]), textarea, select, [contenteditable="true"], [role="slider"], ' +
+        '[role="listbox"], [role="combobox"]'))) {
       return;
     }
     const button = [...document.querySelectorAll('[data-testid="stMain"] button')]

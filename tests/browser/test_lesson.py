@@ -234,3 +234,22 @@ def test_the_handout_opens_offline_and_draws_every_figure(context, h8, tmp_path)
     assert requests == [] and errors == []
     assert page.locator("h2").count() == 17
     assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1        # nothing wider than the phone
+
+
+def test_projector_mode_turned_on_with_the_toggle_takes_the_arrow_keys_at_once(app_url, context):
+    """The sidebar's toggle keeps the keyboard's focus after it folds the sidebar: → still moves to the next step
+    without a click on the page first (issue 61)."""
+    page = context.new_page()
+    page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
+    page.goto(f"{app_url}/?{urlencode({'lesson': 'sentence'})}")
+    page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
+    settle(page)
+    page.get_by_text("Projector mode").click()                    # the toggle, focused by the click
+    page.wait_for_function("() => new URLSearchParams(location.search).get('projector') === 'on'", timeout=60_000,
+                           polling=POLL_MS)
+    settle(page)
+    page.keyboard.press("ArrowRight")                             # to whatever has the focus: the toggle
+    page.wait_for_function("() => new URLSearchParams(location.search).get('lesson') === 'embedding'",
+                           timeout=60_000, polling=POLL_MS)
+    page.close()
+    assert context.blocked == []
