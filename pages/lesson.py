@@ -16,6 +16,12 @@ from explorer.teaching.handout import handout_html
 from explorer.teaching.image_lesson import lesson_for
 from explorer.teaching.lesson_steps import SHORT_TITLES, Focus
 
+# The choices' boxes are not drawn while there is no sentence (an empty one stops the page): Streamlit would drop their
+# state then, and a box drawn again from a value set just before it shows its first option while the page follows
+# the value. Set by the page itself each run, the state outlives a run without the boxes.
+for box in ("lesson_word", "lesson_layer", "lesson_head", "lesson_output_step", "lesson_step"):
+    if box in st.session_state:
+        st.session_state[box] = st.session_state[box]
 model = chosen_model()
 image = input_kind(model) is IMAGE     # a digit through a Vision Transformer: the same steps, on patches
 st.title("Lesson: your digit through a Vision Transformer" if image else

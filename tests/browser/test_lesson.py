@@ -253,3 +253,36 @@ def test_projector_mode_turned_on_with_the_toggle_takes_the_arrow_keys_at_once(a
                            timeout=60_000, polling=POLL_MS)
     page.close()
     assert context.blocked == []
+
+
+def box_text(page, label: str) -> str:
+    """What a select box shows, by its label."""
+    return page.get_by_label(label, exact=True).first.input_value()
+
+
+def test_the_choices_survive_an_empty_sentence(app_url, context):
+    """Word, layer and head chosen, then an empty sentence, then the same sentence again: the boxes, the step's text
+    and the URL still name the same word, layer and head (issue 61)."""
+    sentence = "Two young men are playing football with a ball on a green field."
+    page = context.new_page()
+    link = urlencode({"sentence": sentence, "lesson": "softmax", "query": "8", "head": "encoder.1.5"})
+    page.goto(f"{app_url}/?{link}")
+    page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
+    settle(page)
+    page.wait_for_function("() => window.explorerAppliesOnEnter", polling=POLL_MS)
+    assert (box_text(page, "Word to follow"), box_text(page, "Layer"), box_text(page, "Head")) == ("8: ▁ball", "1", "5")
+    for typed in ("", sentence):
+        box = page.get_by_label("English sentence")
+        box.fill(typed)
+        box.press("Enter")
+        page.wait_for_function(f"() => new URLSearchParams(location.search).get('sentence') === {json.dumps(typed)}"
+                               f" || ({json.dumps(typed)} === '' && !new URLSearchParams(location.search).get("
+                               "'sentence'))", timeout=60_000, polling=POLL_MS)
+        settle(page)
+    page.get_by_text("Step 6 of 17").wait_for(timeout=60_000)
+    assert (box_text(page, "Word to follow"), box_text(page, "Layer"), box_text(page, "Head")) == ("8: ▁ball", "1", "5")
+    parameters = query_parameters(page)
+    assert (parameters.get("query"), parameters.get("head")) == ("8", "encoder.1.5")
+    assert "“▁ball”" in page.locator('[data-testid="stMain"]').inner_text()
+    page.close()
+    assert context.blocked == []
