@@ -76,6 +76,16 @@ word = word_column.selectbox("Token to follow" if image else "Word to follow",
                                   "row by row (r3c2 = row 3, column 2, counted from 0 at the top left)." if image else
                                   "The piece whose query the attention steps follow (a query asks: which other "
                                   "pieces matter to me?).")
+def linked_choice(key: str, value: int, count: int) -> None:
+    """The link's layer or head wins over its box when this model has it: a model that had fewer clamped the box,
+    and the link's choice comes back on a model that can take it (the URL is written only by the person's own
+    change of the box, keep_head)."""
+    if url_state.saved("head") and value < count and st.session_state.get(key) != value:
+        st.session_state[key] = value
+
+
+linked_choice("lesson_layer", layer, lesson.layers())
+linked_choice("lesson_head", head, checkpoint.heads)
 url_state.kept("lesson_layer", None, range(lesson.layers()), default=min(layer, lesson.layers() - 1))
 def keep_head() -> None:
     url_state.keep("head", f"{lesson.reader}.{st.session_state['lesson_layer']}.{st.session_state['lesson_head']}")

@@ -94,3 +94,21 @@ def test_projector_mode_is_kept_in_the_url_and_stays_in_its_session():
     assert "projector" not in plain.query_params
     projector.run()                      # a run after the other session's: still its own scale
     assert title_size(projector) == 18
+
+
+@pytest.mark.slow
+def test_a_head_a_model_cannot_take_comes_back_on_a_model_that_can():
+    """h8 on layer 1, head 5 → the digit ViT (4 heads: its box clamps to head 3) → h8 again: the Lesson follows
+    layer 1, head 5 again, as the URL kept it (issue 61)."""
+    at = opened(lesson="softmax", query="12", head="encoder.1.5")
+    assert (at.session_state["lesson_layer"], at.session_state["lesson_head"]) == (1, 5)
+    models = at.selectbox(key="model").options
+    vit = next(option for option in models if "digit" in option.lower())
+    h8 = at.selectbox(key="model").value
+    at.selectbox(key="model").set_value(vit).run()
+    assert not at.exception and at.session_state["lesson_head"] < 4
+    assert at.query_params["head"] == "encoder.1.5"                       # the clamp is not the person's choice
+    at.selectbox(key="model").set_value(h8).run()
+    assert not at.exception
+    assert (at.session_state["lesson_layer"], at.session_state["lesson_head"]) == (1, 5)
+    assert at.query_params["head"] == "encoder.1.5"
