@@ -95,16 +95,24 @@ def bare(token: str) -> str:
 def follow_token(key: str, options: list, tokens: list[str], default: Any) -> bool:
     """A position picker's choice is a token, not a number: when the tokens changed since the choice (another
     sentence, model or units), it moves to the same token's nearest occurrence, else to `default` (a stated one:
-    the page's own), so that the label and the figure never name two different tokens. Whether the tokens changed."""
+    the page's own), so that the label and the figure never name two different tokens. A token the new tokens lack
+    (a digit model has no words) is remembered, and comes back on tokens that have it, unless the person chose
+    another meanwhile. Whether the tokens changed."""
     state = st.session_state
-    memory = state.get(f"_{key}_token")
+    memory, wanted_key = state.get(f"_{key}_token"), f"_{key}_wanted"
     if memory is None or memory[0] == tokens:
+        if memory is not None and state.get(key) != memory[2]:
+            state.pop(wanted_key, None)         # the person's own new choice: the old one is not wanted back
         return False                            # a first visit, or the person's own new choice: kept as it is
-    _, token, position = memory
-    same = [option for option in options if bare(tokens[option]) == bare(token)]
-    if same:
-        state[key] = min(same, key=lambda option: abs(option - position))
-    elif default is not None:
+    wanted = state.get(wanted_key)
+    for token, position in [*([wanted] if wanted else []), memory[1:]]:
+        same = [option for option in options if bare(tokens[option]) == bare(token)]
+        if same:
+            state[key] = min(same, key=lambda option: abs(option - position))
+            state.pop(wanted_key, None)
+            return True
+    state.setdefault(wanted_key, tuple(memory[1:]))
+    if default is not None:
         state[key] = default
     else:
         state.pop(key, None)

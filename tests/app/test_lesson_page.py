@@ -112,3 +112,20 @@ def test_a_head_a_model_cannot_take_comes_back_on_a_model_that_can():
     assert not at.exception
     assert (at.session_state["lesson_layer"], at.session_state["lesson_head"]) == (1, 5)
     assert at.query_params["head"] == "encoder.1.5"
+
+
+@pytest.mark.slow
+def test_a_word_a_model_cannot_take_comes_back_on_a_model_that_can():
+    """The word followed on h8, through the digit ViT (which has no words: its box and the URL fall back to its own
+    default) and back: the Lesson follows the same word again, and the URL says so (issue 61)."""
+    at = opened(lesson="softmax", query="3", head="encoder.1.5")   # "cross", not the default
+    word = at.session_state["lesson_word"]
+    assert word == 3 and at.query_params["query"] == "3"
+    models = at.selectbox(key="model").options
+    vit = next(option for option in models if "digit" in option.lower())
+    h8 = at.selectbox(key="model").value
+    at.selectbox(key="model").set_value(vit).run()
+    assert not at.exception and at.query_params.get("query", "") != "3"      # the box and the URL agree there
+    at.selectbox(key="model").set_value(h8).run()
+    assert not at.exception
+    assert at.session_state["lesson_word"] == 3 and at.query_params["query"] == "3"
