@@ -184,34 +184,41 @@ def one_hot_bars(tokens: list[str], probabilities: list[float], target: str, tit
     return figure
 
 
-def matrix_form(q: np.ndarray, k_t: np.ndarray, weights: np.ndarray, z: np.ndarray, queries: list[str],
-                keys: list[str], row: int, title: str) -> go.Figure:
-    """Q, Kᵀ, softmax(QKᵀ/√d_k) and Z side by side as heatmaps (hover: row, column, value), the followed query's
-    row outlined in Q, the weights and Z."""
+def matrix_form(q: np.ndarray, k_t: np.ndarray, weights: np.ndarray, v: np.ndarray, z: np.ndarray,
+                queries: list[str], keys: list[str], row: int, title: str) -> go.Figure:
+    """The lecture's slide with the model's numbers: Q, Kᵀ, softmax(QKᵀ/√d_k), V and Z = weights · V side by side as
+    heatmaps (hover: row, column, value), keys named under Kᵀ and the weights (V's rows in their order), the followed
+    query's row outlined in Q, the weights and Z. The weights are coloured from 0 to their largest, so that a spread
+    of small weights is not all white."""
     from plotly.subplots import make_subplots
 
     d_k, n_keys = k_t.shape
-    figure = make_subplots(rows=1, cols=4, column_widths=[d_k, n_keys, n_keys, d_k], horizontal_spacing=0.04,
-                           subplot_titles=("Q", "Kᵀ", "softmax(QKᵀ/√d_k)", "Z = weights · V"))
+    figure = make_subplots(rows=1, cols=5, column_widths=[d_k, n_keys, n_keys, d_k, d_k], horizontal_spacing=0.035,
+                           subplot_titles=("Q", "Kᵀ", "softmax(QKᵀ/√d_k)", "V", "Z = weights · V"))
     query_labels, key_labels = labels_at(queries, range(len(queries))), labels_at(keys, range(len(keys)))
     dimensions = [str(d) for d in range(d_k)]
-    for column, (matrix, x, y, scale) in enumerate(
-            [(q, dimensions, query_labels, "RdBu_r"), (k_t, key_labels, dimensions, "RdBu_r"),
-             (weights, key_labels, query_labels, "Blues"), (z, dimensions, query_labels, "RdBu_r")], start=1):
+    panels = [(q, dimensions, query_labels, "RdBu_r", True), (k_t, key_labels, dimensions, "RdBu_r", False),
+              (weights, key_labels, query_labels, "Blues", True), (v, dimensions, key_labels, "RdBu_r", False),
+              (z, dimensions, query_labels, "RdBu_r", True)]
+    for column, (matrix, x, y, scale, outlined) in enumerate(panels, start=1):
         limit = float(np.abs(matrix).max()) or 1.0
         figure.add_trace(go.Heatmap(z=matrix, x=x, y=y, colorscale=scale, showscale=False,
-                                    zmin=0 if scale == "Blues" else -limit, zmax=1 if scale == "Blues" else limit,
+                                    zmin=0 if scale == "Blues" else -limit, zmax=limit,
                                     hovertemplate="%{y} · %{x}: %{z:.4f}<extra></extra>"), row=1, col=column)
-        figure.update_xaxes(showticklabels=False, type="category", row=1, col=column)
+        figure.update_xaxes(showticklabels=x is key_labels, tickangle=-60, type="category",
+                            tickfont=dict(size=font(10)), row=1, col=column)
+        # V's rows are the keys, in the order the weights' columns name them (labels there would cover the weights)
         figure.update_yaxes(autorange="reversed", type="category", showticklabels=column == 1,
                             tickfont=dict(size=font(12)), row=1, col=column)
-        if column != 2:         # the followed query's row: a rectangle around it
+        if outlined:            # the followed query's row: a rectangle around it
             figure.add_shape(type="rect", x0=-0.5, x1=len(x) - 0.5, y0=row - 0.5, y1=row + 0.5,
                              line=dict(color=CHOSEN, width=2), row=1, col=column)
     figure.update_annotations(font=dict(size=font(13)))
-    rows = max(len(queries), 8)
-    figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=90 + rows * font(16),
-                         margin=dict(l=10, r=10, t=80, b=20), font=dict(size=font(12)))
+    rows = max(len(queries), len(keys), 8)
+    figure.update_layout(title=dict(text=title + subtitle(f"the weights coloured 0 to their largest, "
+                                                          f"{float(weights.max()):.0%}"), font=dict(size=font(14))),
+                         height=90 + rows * font(16) + font(70), margin=dict(l=10, r=10, t=90, b=20),
+                         font=dict(size=font(12)))
     return figure
 
 

@@ -50,8 +50,8 @@ def matrix_step(lesson, focus: Focus) -> Step:
                Number("shape_z", "Z", f"{z.shape[0]} × {z.shape[1]}"),
                Number("same_z", f"row {focus.word} of Z = the z step's", "yes" if np.allclose(z[focus.word], walk.z,
                                                                                    atol=1e-5) else "no")]
-    figure = figures.matrix_form(q, k.T, weights, z, queries, keys, focus.word,
-                                 f"{lesson.head_title(focus)}: Q, Kᵀ, the weights and Z for every {lesson.piece}")
+    figure = figures.matrix_form(q, k.T, weights, v, z, queries, keys, focus.word,
+                                 f"{lesson.head_title(focus)}: Q, Kᵀ, the weights, V and Z for every {lesson.piece}")
     return Step("", "", text, numbers, figure, link=lesson.walkthrough_link(focus))
 
 

@@ -222,3 +222,19 @@ def test_labels_a_student_reads_show_every_token_as_written():
     assert list(bars.data[0].textposition) == ["inside", "outside", "outside"]
     assert default_query(["[CLS]", "a", "[UNK]", "[UNK]", "[UNK]", "runs", "[SEP]"]) in (1, 5)   # a word, not [UNK]
     assert default_query(["<s>", "a", "<unk>", "<unk>", "<unk>", "runs", "</s>"]) in (1, 5)
+
+
+def test_the_matrix_step_draws_the_slide_with_v_and_named_keys(h8):
+    """Z = softmax(QKᵀ/√d_k)·V as the lecture's slide: five panels, the drawn Z is the drawn weights times the drawn
+    V, keys are named under Kᵀ and the weights, and the weights' colours reach their largest value (issue 61)."""
+    trace = trace_sentence(h8, "A young boy in a red shirt is jumping into a swimming pool.")
+    lesson = Lesson(h8, trace)
+    figure = lesson.step("matrix", Focus(6, -1, 1, 5, 0)).figure
+    q, k_t, weights, v, z = (np.array(panel.z, dtype=float) for panel in figure.data)
+    np.testing.assert_allclose(weights @ v, z, atol=1e-5)
+    np.testing.assert_allclose(weights.sum(-1), 1, atol=1e-5)
+    assert list(figure.data[1].x) == list(figure.data[2].x) == list(figure.data[3].y)          # the keys, by name
+    assert "▁red" in " ".join(figure.data[1].x)
+    assert figure.data[2].zmax == pytest.approx(weights.max()) and figure.data[2].zmax < 1
+    assert [annotation.text for annotation in figure.layout.annotations][:5] == [
+        "Q", "Kᵀ", "softmax(QKᵀ/√d_k)", "V", "Z = weights · V"]
