@@ -11,7 +11,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import FIGURE_SCALE, display_tokens, font
+from explorer.figures.common import display_tokens, font
 
 MOST_KEYS = 24          # rows a figure shows at most; the rest are named in its title
 ROW = 22                # px a row (a 12 px label and its spacing)
@@ -113,16 +113,16 @@ def layers_by_key(rows: np.ndarray, keys: list[str], title: str) -> go.Figure:
     return keys_by_columns(rows, keys, [f"layer {layer}" for layer in range(len(rows))], title)
 
 
-WINDOW = 12             # decoder positions the masked-attention figure shows around the chosen one
+WINDOW = 21             # decoder positions the masked-attention figure shows: the start token and 20 output pieces, the
+                        # lecture's whole triangle; a longer output shows the 21 ending after the chosen position
 
 
 def masked_window(pattern: np.ndarray, mask: np.ndarray, tokens: list[str], position: int, title: str) -> go.Figure:
     """The decoder's self-attention over a window of positions ending after the chosen one: weights as colour and
     percentages, masked cells (the future) grey and marked ✕; keys before the window summed in one first column, so
     every row still adds up to 100%."""
-    window = int(WINDOW / FIGURE_SCALE.get())       # projector mode: larger cells, fewer of them
-    end = min(len(tokens), max(position + 2, window))
-    start = max(0, end - window)
+    end = min(len(tokens), max(position + 2, WINDOW))
+    start = max(0, end - WINDOW)
     labels = labels_at(tokens, range(start, end))
     weights, allowed = pattern[start:end, start:end], mask[start:end, start:end]
     columns = labels

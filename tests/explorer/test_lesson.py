@@ -238,3 +238,16 @@ def test_the_matrix_step_draws_the_slide_with_v_and_named_keys(h8):
     assert figure.data[2].zmax == pytest.approx(weights.max()) and figure.data[2].zmax < 1
     assert [annotation.text for annotation in figure.layout.annotations][:5] == [
         "Q", "Kᵀ", "softmax(QKᵀ/√d_k)", "V", "Z = weights · V"]
+
+
+def test_the_masked_step_shows_the_whole_triangle_up_to_twenty_output_pieces(h8):
+    """The lecture draws the whole look-ahead triangle: every decoder position, up to the start token and 20 output
+    pieces, is a row and a column, the cells above the diagonal masked (issue 61)."""
+    trace = trace_sentence(h8, "A young boy in a red shirt is jumping into a swimming pool while his friends watch.")
+    lesson = Lesson(h8, trace)
+    assert 10 < len(trace.target_tokens) <= 21
+    figure = lesson.step("masked", Focus(3, -1, 1, 5, 2)).figure
+    weights = np.array(figure.data[1].z, dtype=float)
+    assert weights.shape == (len(trace.target_tokens), len(trace.target_tokens))
+    assert np.isnan(weights[np.triu_indices_from(weights, 1)]).all()             # the future: masked
+    np.testing.assert_allclose(np.nansum(weights, axis=1), 1, atol=1e-5)
