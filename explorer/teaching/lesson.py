@@ -171,8 +171,13 @@ class Lesson:
         word = self.words[focus.word]
         norm = {"pre": "normalised first (this model puts layer norm before each sublayer) and ",
                 "post": ""}.get(model.architecture.norm_placement, "")
-        text = (f"In {self.reader} layer {focus.layer}, head {focus.head}, the {self.word}'s vector is {norm}multiplied "
-                f"by three learned matrices: its **query** q (what it looks for), its **key** k (what it offers to "
+        earlier = {1: "layer 0", 2: "layers 0 and 1"}.get(focus.layer, f"layers 0 to {focus.layer - 1}")
+        before = ("" if focus.layer == 0 else
+                  f"The steps look into {self.reader} layer {focus.layer} (the Layer box picks another): the vector "
+                  f"that reaches it is the one the embedding step made, after {earlier} added what attention and the "
+                  f"feed-forward network found in the sentence (the Layers step shows them all). ")
+        text = (f"{before}In {self.reader} layer {focus.layer}, head {focus.head}, the {self.word}'s vector is {norm}"
+                f"multiplied by three learned matrices: its **query** q (what it looks for), its **key** k (what it offers to "
                 f"others' queries) and its **value** v (what it passes on). Each has d_k = {model.d_k} numbers. "
                 f"Every {self.piece} gets its own q, k and v the same way.")
         own = focus.word if focus.word < len(walk.keys) else 0

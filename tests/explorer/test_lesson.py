@@ -251,3 +251,10 @@ def test_the_masked_step_shows_the_whole_triangle_up_to_twenty_output_pieces(h8)
     assert weights.shape == (len(trace.target_tokens), len(trace.target_tokens))
     assert np.isnan(weights[np.triu_indices_from(weights, 1)]).all()             # the future: masked
     np.testing.assert_allclose(np.nansum(weights, axis=1), 1, atol=1e-5)
+
+
+def test_the_qkv_step_says_where_the_layers_before_went(h8):
+    """Right after "the sum is what layer 0 reads", a step on the last layer says layers 0 and 1 came between."""
+    lesson = Lesson(h8, trace_sentence(h8, "A dog runs in the park."))
+    assert "after layers 0 and 1 added" in lesson.step("qkv", Focus(2, -1, 2, 0, 0)).text
+    assert "The steps look into" not in lesson.step("qkv", Focus(2, -1, 0, 0, 0)).text
