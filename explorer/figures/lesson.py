@@ -76,8 +76,10 @@ def key_bars(values: np.ndarray, keys: list[str], chosen: int, title: str, perce
 def vector_rows(rows: dict[str, np.ndarray], title: str) -> go.Figure:
     """Vectors as coloured rows (their first SHOWN_DIMENSIONS values; blue negative, red positive, hover: value)."""
     labels = [html.escape(label, quote=False) for label in rows]     # "× v of </s>": plotly reads </s> as a tag
-    matrix = np.array([np.asarray(row, dtype=float)[:SHOWN_DIMENSIONS] for row in rows.values()])
-    limit = float(np.abs(matrix).max()) or 1.0
+    shown = [np.asarray(row, dtype=float)[:SHOWN_DIMENSIONS] for row in rows.values()]
+    width = max(len(row) for row in shown)          # a shorter vector (d_model below heads × d_k) ends in blanks
+    matrix = np.array([np.pad(row, (0, width - len(row)), constant_values=np.nan) for row in shown])
+    limit = float(np.nanmax(np.abs(matrix))) or 1.0
     figure = go.Figure(go.Heatmap(z=matrix, y=labels, x=[str(d) for d in range(matrix.shape[1])],
                                   colorscale="RdBu_r", zmin=-limit, zmax=limit, xgap=1, ygap=2,
                                   colorbar=dict(thickness=12, len=1.0, tickfont=dict(size=font(12)), nticks=5,
@@ -103,10 +105,6 @@ def keys_by_columns(matrix: np.ndarray, keys: list[str], columns: list[str], tit
         figure.add_shape(type="rect", xref="x", yref="paper", x0=marked - 0.5, x1=marked + 0.5, y0=0, y1=1,
                          line=dict(color=CHOSEN, width=2))
     return sized(figure, len(positions), title + which(len(positions), len(keys)), top=100)
-
-
-def heads_by_key(rows: np.ndarray, keys: list[str], title: str, head: int) -> go.Figure:
-    return keys_by_columns(rows, keys, [f"head {h}" for h in range(len(rows))], title, head)
 
 
 def layers_by_key(rows: np.ndarray, keys: list[str], title: str) -> go.Figure:

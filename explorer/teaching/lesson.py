@@ -268,15 +268,19 @@ class Lesson:
         rows = self.trace.pattern(self.reader)[focus.layer, :, focus.word]
         favourites = [int(np.argmax(row)) for row in rows]
         text = (f"A layer has {model.heads} heads, each with its own W_Q, W_K and W_V, so each looks for something "
-                f"else. Their z's are put side by side: {model.heads} × {model.d_k} = **{len(walk.concatenated)} "
-                f"numbers** for {quoted(word)}. Below, each column is one head's weights over the keys.")
+                f"else (the boxes say where each looks most). Their z's are put side by side: {model.heads} × "
+                f"{model.d_k} = **{len(walk.concatenated)} numbers** for {quoted(word)}, the concatenation that W_O "
+                f"reads in the next step. Below, each row is one head's z, in the order they are concatenated.")
         numbers = [Number(f"head_{h}", f"head {h} looks most at",
                           f"{keys[favourites[h]]} ({rows[h, favourites[h]]:.1%})") for h in range(model.heads)]
         numbers.append(Number("concatenated", "numbers concatenated", len(walk.concatenated)))
         differs = (f"The paper has {self.paper['heads']} heads of d_k {self.paper['d_k']}; this model has {model.heads} of "
                    f"d_k {model.d_k}." if (model.heads, model.d_k) != (self.paper["heads"], self.paper["d_k"]) else "")
-        return Step("", "", text, numbers, figures.heads_by_key(rows, keys, f"{word}: every head of {self.reader} "
-                                                                            f"layer {focus.layer}", focus.head),
+        z = np.asarray(walk.concatenated).reshape(model.heads, -1)
+        figure = figures.vector_rows({f"head {h}'s z{' (followed)' if h == focus.head else ''}": z[h]
+                                      for h in range(model.heads)},
+                                     f"{word}: every head's z in {self.reader} layer {focus.layer}, concatenated")
+        return Step("", "", text, numbers, figure,
                     link=DeepLink("attention.py", "Attention → every head",
                                   {"view": "Every head", "head": self.head_name(focus)}), differs=differs)
 
@@ -291,8 +295,9 @@ class Lesson:
                 f"{residual} Then a feed-forward network works on each {self.piece} alone.")
         numbers = [Number("output", "concat × W_O + bias (first values)", vector(walk.output)),
                    Number("size", "numbers out", len(walk.output))]
-        return Step("", "", text, numbers, figures.vector_rows({"attention output": walk.output},
-                                                              f"{word}: the block's output"),
+        rows = {f"concatenated z ({len(walk.concatenated)} numbers)": walk.concatenated,
+                f"× W_O + bias = the block's output ({len(walk.output)})": walk.output}
+        return Step("", "", text, numbers, figures.vector_rows(rows, f"{word}: the concatenation through W_O"),
                     link=self.walkthrough_link(focus), differs=self.norm_difference())
 
     def _layers(self, focus: Focus) -> Step:

@@ -258,3 +258,18 @@ def test_the_qkv_step_says_where_the_layers_before_went(h8):
     lesson = Lesson(h8, trace_sentence(h8, "A dog runs in the park."))
     assert "after layers 0 and 1 added" in lesson.step("qkv", Focus(2, -1, 2, 0, 0)).text
     assert "The steps look into" not in lesson.step("qkv", Focus(2, -1, 0, 0, 0)).text
+
+
+def test_every_head_step_draws_the_concatenated_z_that_w_o_reads(h8):
+    """"Every head, concatenated" draws each head's z (the trace's own, head by head) in the order W_O reads them,
+    and the W_O step draws the concatenation beside what W_O makes of it (issue 61)."""
+    trace = trace_sentence(h8, "A dog runs in the park.")
+    lesson = Lesson(h8, trace)
+    focus = Focus(2, -1, 1, 5, 0)
+    figure = lesson.step("heads", focus).figure
+    drawn = np.array(figure.data[0].z, dtype=float)
+    own = trace.attention["encoder"].value("z")[1, :, 2]                  # [heads, d_k], captured by the hooks
+    np.testing.assert_allclose(drawn, own[:, :drawn.shape[1]], atol=1e-5)
+    assert "head 5's z (followed)" in list(figure.data[0].y)
+    rows = list(lesson.step("output", focus).figure.data[0].y)
+    assert rows[0].startswith("concatenated z (256") and rows[1].startswith("× W_O + bias")
