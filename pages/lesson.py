@@ -24,10 +24,16 @@ for box in ("lesson_word", "lesson_layer", "lesson_head", "lesson_output_step", 
         st.session_state[box] = st.session_state[box]
 model = chosen_model()
 image = input_kind(model) is IMAGE     # a digit through a Vision Transformer: the same steps, on patches
-st.title("Lesson: your digit through a Vision Transformer" if image else
-         "Lesson: your sentence through the Transformer")
-# Projector mode presents: the step comes first, on the class's first screen; what it follows is chosen below it.
+# Projector mode presents: the step comes first, on the class's first screen; what it follows is chosen below it,
+# under a one-line title (the full one took two 55 px lines at 1024 × 768) and less space above it.
 projector = bool(st.session_state.get("projector"))
+if projector:
+    st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 1.5rem; }</style>")
+    st.markdown(f"**Lesson: your {'digit' if image else 'sentence'} through the "
+                f"{'Vision Transformer' if image else 'Transformer'}**")
+else:
+    st.title("Lesson: your digit through a Vision Transformer" if image else
+             "Lesson: your sentence through the Transformer")
 step_area = st.container()
 if not projector:
     st.caption(f"Follow your {'digit' if image else 'sentence'} through the model in a lecture's order. Each step "
@@ -125,7 +131,7 @@ number = slugs.index(slug)
 shown = lesson.step(slug, Focus(word, -1, layer, head, step))
 
 with step_area if projector else st.container():
-    show_step(shown, slug, number, len(slugs), checkpoint, trace.text if not image else None, move)
+    show_step(shown, slug, number, len(slugs), checkpoint, trace.text if not image else None, move, projector)
 # The whole Lesson as one offline file, made only when asked (a callable: every step's numbers take ~1 s).
 st.download_button("⬇ Lesson as a handout", lambda: handout_html(checkpoint, trace, Focus(word, -1, layer, head, step),
                                                                  label),

@@ -204,7 +204,7 @@ def matrix_form(q: np.ndarray, k_t: np.ndarray, weights: np.ndarray, v: np.ndarr
                                     zmin=0 if scale == "Blues" else -limit, zmax=limit,
                                     hovertemplate="%{y} · %{x}: %{z:.4f}<extra></extra>"), row=1, col=column)
         figure.update_xaxes(showticklabels=x is key_labels, tickangle=-60, type="category",
-                            tickfont=dict(size=font(10)), row=1, col=column)
+                            tickfont=dict(size=font(12)), row=1, col=column)
         # V's rows are the keys, in the order the weights' columns name them (labels there would cover the weights)
         figure.update_yaxes(autorange="reversed", type="category", showticklabels=column == 1,
                             tickfont=dict(size=font(12)), row=1, col=column)

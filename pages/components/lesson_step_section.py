@@ -14,18 +14,25 @@ from explorer.pages.components.widgets import show_figure
 from explorer.teaching.lesson_steps import STEP_TERMS, Step
 
 
-def show_step(shown: Step, slug: str, number: int, count: int, checkpoint, sentence: str | None, move) -> None:
-    """sentence: the text the lecture's note checks (None for an image); move(by) changes the open step."""
+def show_step(shown: Step, slug: str, number: int, count: int, checkpoint, sentence: str | None, move,
+              projector: bool = False) -> None:
+    """sentence: the text the lecture's note checks (None for an image); move(by) changes the open step.
+    projector: the class's first screen holds the title, the paragraph and the figure; the numbers follow the figure
+    and the buttons are below the step only (the arrow keys move)."""
     st.subheader(f"Step {number + 1} of {count}: {shown.title}")
     # Under the title, where a new step's scroll leaves the screen's top (and in a 1400 × 900 first screen); again
     # under the step for a reader who scrolled down through it.
-    step_buttons(number, count, move, "")
+    if not projector:
+        step_buttons(number, count, move, "")
     st.markdown(shown.text)
-    st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
+    if not projector:
+        st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
     if shown.figure is not None:
         show_figure(shown.figure, f"lesson-{slug}")
     elif shown.tokens is not None:
         st.markdown(chips_html(shown.tokens, shown.marked), unsafe_allow_html=True)
+    if projector:
+        st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
     if shown.differs:
         st.info(f"**Unlike the paper:** {shown.differs}")
     if sentence is not None:
