@@ -30,9 +30,9 @@ def chosen_image(shape: tuple[int, int]) -> tuple[np.ndarray, str, str | None]:
     count = len(held_out().labels)
     url_state.kept("image_digit", "digit", range(count), encode=str, default=0)
     left, right = st.columns([1, 2])
-    number = left.number_input(f"Held-out digit (0–{count - 1})", 0, count - 1, key="image_digit",
-                               help="The 360 digits the model never saw in training (20% of scikit-learn's 1,797, "
-                                    "split once with seed 0).")
+    number = left.number_input(f"Held-out image no. (0–{count - 1})", 0, count - 1, key="image_digit",
+                               help="The image's place among the 360 the model never saw in training (20% of "
+                                    "scikit-learn's 1,797 digits, split once with seed 0): not the digit it shows.")
     url_state.keep("digit", str(number))
     source = right.radio("Image", SOURCES, key="image_source", horizontal=True,
                          help="Draw: drag a box over squares of the canvas to ink them (a small box for one), or "
