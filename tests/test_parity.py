@@ -82,7 +82,7 @@ def test_compare_starts_from_the_model_that_is_open(marian):
 def test_the_most_important_head_is_read_from_the_tasks_own_score():
     bleu = pd.DataFrame({"bleu_change": [-0.5, -2.0, 0.1], "loss_change": [0.3, 0.1, 0.9]},
                         index=["enc.0.0", "enc.0.1", "enc.0.2"])
-    assert most_important(bleu) == "enc.0.1 (-2.00)"                       # the largest BLEU drop, not the loss
+    assert most_important(bleu) == "enc.0.1 (-2.00 BLEU)"                  # the largest BLEU drop, not the loss
     perplexity = pd.DataFrame({"perplexity_change": [4.0, 9.5, -1.0], "loss_change": [0.3, 0.1, 0.9]},
                               index=["dec.0.0", "dec.0.1", "dec.1.0"])
     assert most_important(perplexity) == "dec.0.1 (+9.50 perplexity)"       # perplexity rises when a head matters
