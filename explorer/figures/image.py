@@ -93,9 +93,10 @@ def attention_over_image(trace: Trace, layer: int, head: int, query: int = 0, sc
     mark_patch(figure, trace, query)
     kept = "stays on the class token itself" if query == 0 else "goes to the class token (not drawn)"
     title = (f"Layer {layer}, head {head}: where {token_name(trace, query)} looks"
-             f"<br><sup>{row[0]:.0%} {kept}; the other {1 - row[0]:.0%} is coloured over the patches</sup>")
+             f"<br><sup>{row[0]:.0%} {kept};</sup><br><sup>the other {1 - row[0]:.0%} is coloured over the "
+             "patches</sup>")          # two short lines: one ran past the figure's edge at a projector's size
     figure.update_layout(title=dict(text=title, font=dict(size=font(17))), width=PANEL + 170,
-                         height=PANEL + 110, margin=dict(l=10, r=10, t=80, b=10))
+                         height=PANEL + 130, margin=dict(l=10, r=10, t=font(100), b=10))
     return figure
 
 
