@@ -11,22 +11,30 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.common import display_tokens, font
+from explorer.figures.common import display_tokens, font, projector_mode
 
 MOST_KEYS = 24          # rows a figure shows at most; the rest are named in its title
+PROJECTOR_KEYS = 12     # … in projector mode (rows 1.3 × as tall)
 ROW = 22                # px a row (a 12 px label and its spacing)
 SHOWN_DIMENSIONS = 32   # a vector's first values drawn
 CHOSEN, OTHER, REST = "#d62728", "#1f77b4", "#bbbbbb"
 
 
 def shown_keys(values: np.ndarray, chosen: int | None) -> np.ndarray:
-    """Positions of the keys drawn, in sentence order: all when few, else the largest MOST_KEYS (the chosen key
+    """Positions of the keys drawn, in sentence order: all when few, else the largest most_keys() (the chosen key
     always among them)."""
-    if len(values) <= MOST_KEYS:
+    most = most_keys()
+    if len(values) <= most:
         return np.arange(len(values))
     order = [int(i) for i in np.argsort(-np.asarray(values))]
     picked = ([chosen] if chosen is not None else []) + [i for i in order if i != chosen]
-    return np.array(sorted(picked[:MOST_KEYS]))
+    return np.array(sorted(picked[:most]))
+
+
+def most_keys() -> int:
+    """Rows a key figure shows: MOST_KEYS, or PROJECTOR_KEYS in projector mode, where its larger rows must still fit
+    the class's first screen at 1024 × 768 under the step's title and paragraph (the title says which are shown)."""
+    return PROJECTOR_KEYS if projector_mode() else MOST_KEYS
 
 
 def labels_at(tokens: list[str], positions) -> list[str]:

@@ -286,3 +286,25 @@ def test_the_choices_survive_an_empty_sentence(app_url, context):
     assert "“▁ball”" in page.locator('[data-testid="stMain"]').inner_text()
     page.close()
     assert context.blocked == []
+
+
+def test_at_a_projector_the_key_figures_are_on_the_first_screen(app_url, context):
+    """Projector mode at 1024 × 768 (issue 61): on the steps whose figure is one row per key (scores, scale, softmax,
+    values) and on the layers step, the step's title and at least 90% of its figure are on the first screen."""
+    page = context.new_page()
+    page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
+    sentence = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
+    for step, title in (("scores", "Step 4 of 17"), ("softmax", "Step 6 of 17"), ("values", "Step 7 of 17"),
+                        ("layers", "Step 12 of 17")):
+        page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': step, 'sentence': sentence})}")
+        heading = page.locator('[data-testid="stHeading"]', has_text=title)
+        heading.wait_for(timeout=120_000)
+        settle(page)
+        page.wait_for_timeout(600)                       # the step's scroll to its title
+        box = heading.bounding_box()
+        assert 0 <= box["y"] and box["y"] + box["height"] <= 768, (step, box)
+        chart = page.locator('[data-testid="stPlotlyChart"]').first.bounding_box()
+        visible = (min(chart["y"] + chart["height"], 768) - max(chart["y"], 0)) / chart["height"]
+        assert visible >= 0.9, (step, round(visible, 2))
+    page.close()
+    assert context.blocked == []
