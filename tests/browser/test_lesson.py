@@ -302,7 +302,7 @@ def test_at_a_projector_the_key_figures_are_on_the_first_screen(app_url, context
         settle(page)
         page.wait_for_timeout(600)                       # the step's scroll to its title
         box = heading.bounding_box()
-        assert 0 <= box["y"] and box["y"] + box["height"] <= 768, (step, box)
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 768, (step, box)
         chart = page.locator('[data-testid="stPlotlyChart"]').first.bounding_box()
         visible = (min(chart["y"] + chart["height"], 768) - max(chart["y"], 0)) / chart["height"]
         assert visible >= 0.9, (step, round(visible, 2))
