@@ -289,13 +289,14 @@ def test_the_choices_survive_an_empty_sentence(app_url, context):
 
 
 def test_at_a_projector_the_key_figures_are_on_the_first_screen(app_url, context):
-    """Projector mode at 1024 × 768 (issue 61): on the steps whose figure is one row per key (scores, scale, softmax,
-    values) and on the layers step, the step's title and at least 90% of its figure are on the first screen."""
+    """Projector mode at 1024 × 768 (issue 61): on the embedding step, the steps whose figure is one row per key
+    (scores, softmax, values) and the layers step, the step's title and at least 90% of its figure are on the first
+    screen; step 1's pieces, every row of them."""
     page = context.new_page()
     page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
     sentence = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
-    for step, title in (("scores", "Step 4 of 17"), ("softmax", "Step 6 of 17"), ("values", "Step 7 of 17"),
-                        ("layers", "Step 12 of 17")):
+    for step, title in (("embedding", "Step 2 of 17"), ("scores", "Step 4 of 17"), ("softmax", "Step 6 of 17"),
+                        ("values", "Step 7 of 17"), ("layers", "Step 12 of 17")):
         page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': step, 'sentence': sentence})}")
         heading = page.locator('[data-testid="stHeading"]', has_text=title)
         heading.wait_for(timeout=120_000)
@@ -306,5 +307,12 @@ def test_at_a_projector_the_key_figures_are_on_the_first_screen(app_url, context
         chart = page.locator('[data-testid="stPlotlyChart"]').first.bounding_box()
         visible = (min(chart["y"] + chart["height"], 768) - max(chart["y"], 0)) / chart["height"]
         assert visible >= 0.9, (step, round(visible, 2))
+    # step 1's figure is its pieces as chips: every row of them on the first screen
+    page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': 'sentence', 'sentence': sentence})}")
+    page.locator('[data-testid="stHeading"]', has_text="Step 1 of 17").wait_for(timeout=120_000)
+    settle(page)
+    page.wait_for_timeout(600)
+    chips = page.locator(".lesson-chips").first.bounding_box()
+    assert chips["y"] >= 0 and chips["y"] + chips["height"] <= 768, chips
     page.close()
     assert context.blocked == []
