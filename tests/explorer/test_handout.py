@@ -30,6 +30,7 @@ def stated_numbers(page: str) -> dict[str, dict[str, object]]:
     return found
 
 
+@pytest.mark.slow            # a process of its own, as a teacher runs it: 6 s
 def test_the_command_writes_every_step_with_the_lessons_numbers(h8, tmp_path):
     out = tmp_path / "lesson.html"
     result = subprocess.run([sys.executable, "-m", "explorer", "lesson", "--model", str(h8.path), "--text", SENTENCE,
