@@ -64,7 +64,9 @@ show_heads_side_by_side(models, traces, labels, kind, layer, shown, scale, focus
 st.header("Head roles and importance",
           help=term_help("positional head", "syntactic head", "rare-token head", "head importance"))
 st.caption("Shipped results (or those computed in this session on the Heads page) at the default thresholds. "
-           "\"Most …\" names each model's strongest candidate for a role, whether or not it passes the threshold.")
+           "\"Most …\" names each model's strongest candidate for a role, whether or not it passes the threshold. "
+           "A head is named kind.layer.head, counted from 0: enc.1.7 is encoder layer 1, head 7 (dec: the decoder's "
+           "self-attention, cross: cross-attention).")
 summaries = {}
 for label in labels:
     summaries[label] = summary(head_analysis("roles", models[label]), head_analysis("importance", models[label]))
