@@ -44,8 +44,8 @@ def examples(model: ExplorerModel, src: Corpus, ref: Corpus | None = None, limit
              ) -> tuple[list[str], list[str] | None, str]:
     """(sources, references or None, the corpus's name): a translator needs references aligned with the sources,
     a language model takes none; the first `limit` of them."""
+    from explorer.analyses.corpus.corpus import corpus_of_lines
     from explorer.analyses.corpus.corpus_scoring import corpus_task
-    from explorer.models.data import CorpusError, aligned
 
     translates = corpus_task(model).needs_references
     if translates and ref is None:
@@ -54,15 +54,8 @@ def examples(model: ExplorerModel, src: Corpus, ref: Corpus | None = None, limit
         raise InputError(f"{model.name} is a language model: it is scored on the sources alone (its loss and "
                          "perplexity); leave out the references (--ref, ref=)")
     sources, name = corpus_lines(src, "sources")
-    references = None
-    if ref is not None:
-        lines, ref_name = corpus_lines(ref, "references")
-        sources, references = aligned(sources, lines, name, ref_name)
-    if limit:
-        sources, references = sources[:limit], references[:limit] if references is not None else None
-    if not any(line.strip() for line in sources):
-        raise CorpusError(f"{name}: no sentences")
-    return sources, references, name
+    references, ref_name = corpus_lines(ref, "references") if ref is not None else (None, "")
+    return (*corpus_of_lines(sources, name, references, ref_name, limit), name)
 
 
 def roles_job(model: ExplorerModel, text: Corpus | None = None, conllu: str | Path | None = None,

@@ -11,9 +11,16 @@ def corpus_examples(source: bytes, source_name: str, reference: bytes | None = N
                     limit: int | None = None) -> tuple[list[str], list[str] | None]:
     """The source lines (and, given reference bytes, the aligned reference lines), the first `limit` of them; a
     CorpusError naming the file when the lines do not align or none holds a sentence."""
-    sources, references = lines_of(source, source_name), None
-    if reference is not None:
-        sources, references = aligned(sources, lines_of(reference, reference_name), source_name, reference_name)
+    return corpus_of_lines(lines_of(source, source_name), source_name,
+                           lines_of(reference, reference_name) if reference is not None else None, reference_name,
+                           limit)
+
+
+def corpus_of_lines(sources: list[str], source_name: str, references: list[str] | None = None,
+                    reference_name: str = "", limit: int | None = None) -> tuple[list[str], list[str] | None]:
+    """corpus_examples for lines already read (a notebook's lists: explorer/studies.py)."""
+    if references is not None:
+        sources, references = aligned(sources, references, source_name, reference_name)
     if limit:
         sources = sources[:limit]
         references = references[:limit] if references is not None else None

@@ -17,6 +17,7 @@ output for the unhooked sentence), so every position of every value exists at on
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -36,7 +37,9 @@ Hooks = Mapping[str, Hook] | Iterable[tuple[str, Hook]]
 
 Inputs = str | Sequence[str] | torch.Tensor | Sequence[Sequence[int]]
 Targets = str | Sequence[str] | torch.Tensor | Sequence[Sequence[int]] | None
-GREEDY_OUTPUTS: LRUCache = LRUCache(maxsize=256)     # (model, source ids) → its greedy output, decoded once
+# (id of the model, source ids) → (a weak reference to that model, its greedy output): decoded once. The reference
+# tells a live model from a freed one whose id was reused.
+GREEDY_OUTPUTS: LRUCache = LRUCache(maxsize=256)
 
 
 @dataclass
@@ -82,13 +85,20 @@ def own_outputs(model: ExplorerModel, sources: list[list[int]]) -> list[list[int
     hooked block, whose output would be another)."""
     plain = in_plain_call()
     keys = [(id(model), tuple(ids)) for ids in sources]
-    missing = [i for i, key in enumerate(keys) if not plain or key not in GREEDY_OUTPUTS]
+
+    def remembered(key) -> list[int] | None:
+        found = GREEDY_OUTPUTS.get(key) if plain else None
+        return found[1] if found is not None and found[0]() is model else None
+    outputs = [remembered(key) for key in keys]
+    missing = [i for i, output in enumerate(outputs) if output is None]
     if missing:
         with torch.no_grad():
             decoded = model.generate([sources[i] for i in missing])
         for i, output in zip(missing, decoded):
-            GREEDY_OUTPUTS[keys[i]] = with_end_token(model, sources[i], list(output))
-    return [GREEDY_OUTPUTS[key] for key in keys]
+            outputs[i] = with_end_token(model, sources[i], list(output))
+            if plain:
+                GREEDY_OUTPUTS[keys[i]] = (weakref.ref(model), outputs[i])
+    return outputs
 
 
 def read_inputs(model: ExplorerModel, inputs: Inputs, target: Targets = None, recase: bool = False
@@ -172,9 +182,12 @@ def run_with_hooks(model: ExplorerModel, inputs: Inputs, hooks: Hooks = (), targ
     """One teacher-forced run of `inputs` (a string, a list of strings as a padded batch, or token ids) with
     `hooks` ([(name or pattern, fn)] or {name: fn}); the values matching `names` (glob patterns) are returned in
     .cache as the run saw them, after the hooks. grad: keep the graph (the cache's values are in it)."""
-    try:
+    texts = isinstance(inputs, str) or (isinstance(inputs, Sequence) and all(isinstance(text, str) for text in inputs))
+    if texts:
         return hooked_run(model, inputs, hooks, target, names, head_mask, grad, recase)
-    except IndexError:              # an embedding lookup: token ids the vocabulary does not have
+    try:                            # token ids: the embedding's lookup is what knows the vocabulary's size
+        return hooked_run(model, inputs, hooks, target, names, head_mask, grad, recase)
+    except IndexError:
         raise InputError(f"inputs: a token id is outside {model.name}'s vocabulary") from None
 
 
