@@ -14,6 +14,7 @@ from explorer.pages.components.glossary_links import term_help
 from explorer.pages.components.head_analyses import head_analysis
 from explorer.pages.components.units import attention_units, in_units
 from explorer.pages.components.widgets import attention_values, colour_scale
+from explorer.teaching.wording import HEAD_NAMING
 
 st.title("Compare models")
 st.caption("The same sentence through two or three models side by side, to see how differently their heads attend: in "
@@ -65,8 +66,7 @@ st.header("Head roles and importance",
           help=term_help("positional head", "syntactic head", "rare-token head", "head importance"))
 st.caption("Shipped results (or those computed in this session on the Heads page) at the default thresholds. "
            "\"Most …\" names each model's strongest candidate for a role, whether or not it passes the threshold. "
-           "A head is named kind.layer.head, counted from 0: enc.1.7 is encoder layer 1, head 7 (dec: the decoder's "
-           "self-attention, cross: cross-attention).")
+           + HEAD_NAMING)
 summaries = {}
 for label in labels:
     summaries[label] = summary(head_analysis("roles", models[label]), head_analysis("importance", models[label]))

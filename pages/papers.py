@@ -13,6 +13,7 @@ from explorer.pages.components.notices import pruning_notice
 from explorer.pages.components.paper_columns import installed_benches, show_beside
 from explorer.pages.components.session import current_checkpoint
 from explorer.papers.bench import REPLICATION_FILE, VERDICTS, Budget
+from explorer.teaching.wording import HEAD_NAMING
 
 # Words, not emoji: a browser without an emoji font would draw empty boxes.
 VERDICT_MARKS = {verdict: verdict.upper() for verdict in VERDICTS}
@@ -70,7 +71,7 @@ summary = pd.DataFrame([{"paper": card["paper"], "verdict": VERDICT_MARKS.get(ca
                          "ours": breakable(card["ours"] or "—")} for card in cards])
 st.table(summary.set_index("paper"))
 st.caption("Each card below gives our measurement, the rule behind its verdict, the command that reproduces it and "
-           "the raw numbers.")
+           "the raw numbers. " + HEAD_NAMING)
 st.download_button("⬇ JSON", json.dumps(report, ensure_ascii=False, indent=1), file_name=f"replication-{checkpoint.name}.json",
                    mime="application/json", key="papers_json",
                    help="The object `python -m explorer replicate --model M --json` prints (replication.json).")

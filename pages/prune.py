@@ -15,6 +15,7 @@ from explorer.pages.components.prune_corpus_section import show_corpus_score
 from explorer.pages.components.prune_curve_section import show_pruning_curve
 from explorer.pages.components.prune_output_section import show_pruned_output
 from explorer.pages.components.session import current_checkpoint
+from explorer.teaching.wording import HEAD_NAMING
 
 KEEP = "session"      # a choice made here is still there when the person comes back from another page
 
@@ -123,7 +124,8 @@ if pruned:
     st.query_params["pruned"] = format_heads(pruned)
 elif "pruned" in st.query_params:
     del st.query_params["pruned"]
-st.caption(f"{len(pruned)} of {plural(len(heads), 'head')} pruned" + (f": {format_heads(pruned)}" if pruned else ""))
+st.caption(f"{len(pruned)} of {plural(len(heads), 'head')} pruned" + (f": {format_heads(pruned)}. {HEAD_NAMING}"
+                                                                   if pruned else ""))
 
 show_pruned_output(checkpoint, pruned, least, importance)    # pages/components/prune_output_section.py
 

@@ -52,11 +52,15 @@ def which(shown: int, total: int) -> str:
                                               "“See it in depth” shows all")
 
 
-def sized(figure: go.Figure, rows: int, title: str, top: int = 70, bottom: int = 40) -> go.Figure:
-    # The title at the top of the figure, above anything drawn in the top margin (a heatmap's key labels).
-    figure.update_layout(title=dict(text=title, font=dict(size=font(14)), y=1.0, yanchor="top", yref="container",
-                                    pad=dict(t=10)),
-                         height=top + bottom + rows * font(ROW),
+def sized(figure: go.Figure, rows: int, title: str, top: int = 70, bottom: int = 40, row: int = ROW) -> go.Figure:
+    """row: px a row before projector mode's scaling."""
+    # The title at the top of the figure, above anything drawn in the top margin (a heatmap's key labels); its
+    # further lines as plotly's subtitle, which a title anchored at its top keeps inside the figure (lines after a
+    # <br> in the title's own text rise above it).
+    main, _, rest = title.partition("<br>")
+    figure.update_layout(title=dict(text=main, font=dict(size=font(14)), y=1.0, yanchor="top", yref="container",
+                                    pad=dict(t=10), subtitle=dict(text=rest, font=dict(size=font(12)))),
+                         height=top + bottom + rows * font(row),
                          margin=dict(l=10, r=10, t=top, b=bottom), font=dict(size=font(12)), showlegend=False)
     figure.update_yaxes(autorange="reversed", automargin=True, tickfont=dict(size=font(12)), type="category")
     figure.update_xaxes(tickfont=dict(size=font(12)), automargin=True)
@@ -94,7 +98,8 @@ def vector_rows(rows: dict[str, np.ndarray], title: str) -> go.Figure:
                                                 title=dict(text="value", font=dict(size=font(12)))),
                                   hovertemplate="%{y}<br>value %{x}: %{z:.4f}<extra></extra>"))
     figure.update_xaxes(title=dict(text="value number", font=dict(size=font(12))), dtick=4)
-    return sized(figure, max(len(labels), 2) * 2, title, bottom=60)
+    # A few vectors get two rows' height each; many (a head's z each) one, so every head fits one screen
+    return sized(figure, max(len(labels), 2) * (2 if len(labels) <= 4 else 1), title, bottom=60)
 
 
 def keys_by_columns(matrix: np.ndarray, keys: list[str], columns: list[str], title: str,
@@ -121,6 +126,8 @@ def layers_by_key(rows: np.ndarray, keys: list[str], title: str) -> go.Figure:
 
 WINDOW = 21             # decoder positions the masked-attention figure shows: the start token and 20 output pieces, the
                         # lecture's whole triangle; a longer output shows the 21 ending after the chosen position
+PROJECTOR_TRIANGLE_ROW = 14   # px a row of it in projector mode before scaling (18 px): the whole triangle fits the
+                              # class's first screen under the step's title
 
 
 def masked_window(pattern: np.ndarray, mask: np.ndarray, tokens: list[str], position: int, title: str) -> go.Figure:
@@ -150,9 +157,10 @@ def masked_window(pattern: np.ndarray, mask: np.ndarray, tokens: list[str], posi
     figure.add_shape(type="rect", x0=-0.5, x1=len(columns) - 0.5, y0=row - 0.5, y1=row + 0.5,
                      line=dict(color=CHOSEN, width=2))
     figure.update_xaxes(side="top", tickangle=-60, type="category", title=dict(text="key", font=dict(size=font(12))))
-    figure.update_yaxes(title=dict(text="query", font=dict(size=font(12))))
+    figure.update_yaxes(title=dict(text="query", font=dict(size=font(12))), dtick=1)      # every row named
     part = "" if start == 0 and end == len(tokens) else subtitle(f"queries {start}–{end - 1} of {len(tokens)}")
-    return sized(figure, len(labels), title + part, top=190, bottom=20)
+    return sized(figure, len(labels), title + part, top=190, bottom=20,
+                 row=PROJECTOR_TRIANGLE_ROW if projector_mode() else ROW)
 
 
 def probability_bars(tokens: list[str], probabilities: list[float], chosen: str, title: str) -> go.Figure:
@@ -198,10 +206,18 @@ def matrix_form(q: np.ndarray, k_t: np.ndarray, weights: np.ndarray, v: np.ndarr
     of small weights is not all white."""
     from plotly.subplots import make_subplots
 
+    total = len(queries)
+    shown = matrix_window(total, row)
+    query_labels = labels_at(queries, range(total))[shown]
+    key_labels = labels_at(keys, range(len(keys)))[shown]
+    notes = [f"the weights coloured 0 to their largest, {float(weights[shown, shown].max()):.0%}"]
+    if shown.stop - shown.start < total:          # projector mode, a long sentence: a window of positions
+        q, weights, z, row = q[shown], weights[shown, shown], z[shown], row - shown.start
+        k_t, v = k_t[:, shown], v[shown]
+        notes.insert(0, f"positions {shown.start}–{shown.stop - 1} of {total}; Z sums over all {total} keys")
     d_k, n_keys = k_t.shape
     figure = make_subplots(rows=1, cols=5, column_widths=[d_k, n_keys, n_keys, d_k, d_k], horizontal_spacing=0.035,
                            subplot_titles=("Q", "Kᵀ", "softmax(QKᵀ/√d_k)", "V", "Z = weights · V"))
-    query_labels, key_labels = labels_at(queries, range(len(queries))), labels_at(keys, range(len(keys)))
     dimensions = [str(d) for d in range(d_k)]
     panels = [(q, dimensions, query_labels, "RdBu_r", True), (k_t, key_labels, dimensions, "RdBu_r", False),
               (weights, key_labels, query_labels, "Blues", True), (v, dimensions, key_labels, "RdBu_r", False),
@@ -214,18 +230,32 @@ def matrix_form(q: np.ndarray, k_t: np.ndarray, weights: np.ndarray, v: np.ndarr
         figure.update_xaxes(showticklabels=x is key_labels, tickangle=-60, type="category",
                             tickfont=dict(size=font(12)), row=1, col=column)
         # V's rows are the keys, in the order the weights' columns name them (labels there would cover the weights)
-        figure.update_yaxes(autorange="reversed", type="category", showticklabels=column == 1,
+        figure.update_yaxes(autorange="reversed", type="category", showticklabels=column == 1, dtick=1,
                             tickfont=dict(size=font(12)), row=1, col=column)
         if outlined:            # the followed query's row: a rectangle around it
             figure.add_shape(type="rect", x0=-0.5, x1=len(x) - 0.5, y0=row - 0.5, y1=row + 0.5,
                              line=dict(color=CHOSEN, width=2), row=1, col=column)
     figure.update_annotations(font=dict(size=font(13)))
-    rows = max(len(queries), len(keys), 8)
-    figure.update_layout(title=dict(text=title + subtitle(f"the weights coloured 0 to their largest, "
-                                                          f"{float(weights.max()):.0%}"), font=dict(size=font(14))),
-                         height=90 + rows * font(16) + font(70), margin=dict(l=10, r=10, t=90, b=20),
+    rows = max(len(query_labels), len(key_labels), 8)
+    # In projector mode rows of 20 px (16 px labels, each drawn), at most 20 of them: all under the title on one screen
+    row_px = 20 if projector_mode() else font(16)
+    figure.update_layout(title=dict(text=title, font=dict(size=font(14)), y=1.0, yanchor="top", yref="container",
+                                    pad=dict(t=10), subtitle=dict(text="; ".join(notes), font=dict(size=font(12)))),
+                         height=font(90) + rows * row_px + font(70), margin=dict(l=10, r=10, t=font(90), b=20),
                          font=dict(size=font(12)))
     return figure
+
+
+MATRIX_PROJECTOR_ROWS = 20      # positions the matrix step draws at most in projector mode
+
+
+def matrix_window(total: int, row: int) -> slice:
+    """The positions the matrix step draws: all, or in projector mode MATRIX_PROJECTOR_ROWS consecutive ones
+    around the followed row."""
+    if not projector_mode() or total <= MATRIX_PROJECTOR_ROWS:
+        return slice(0, total)
+    start = min(max(0, row - MATRIX_PROJECTOR_ROWS // 2), total - MATRIX_PROJECTOR_ROWS)
+    return slice(start, start + MATRIX_PROJECTOR_ROWS)
 
 
 # -- the step's numbers and token chips, as HTML (the page shows them; each number carries its full value) --

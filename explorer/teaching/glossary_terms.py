@@ -158,8 +158,8 @@ TERMS: dict[str, Entry] = {
         "Decoding page", ("beam search", "sampling")),
     "head": Entry(
         "One of the parallel attention computations in a layer (8 in the original Transformer). Each head has its own "
-        "query, key and value projections, so it can attend to different things; written kind.layer.head, e.g. "
-        "enc.0.3.",
+        "query, key and value projections, so it can attend to different things; written kind.layer.head, counted "
+        "from 0: enc.0.3 is encoder layer 0, head 3 (dec: decoder self-attention, cross: cross-attention).",
         "Vaswani et al. 2017, §3.2.2 · the Heads page", ("multi-head attention", "layer", "query, key, value")),
     "head average": Entry(
         "The attention weights of all the heads of one layer averaged: a summary of the layer that hides what the "

@@ -270,7 +270,7 @@ class Lesson:
         text = (f"A layer has {model.heads} heads, each with its own W_Q, W_K and W_V, so each looks for something "
                 f"else (the boxes say where each looks most). Their z's are put side by side: {model.heads} × "
                 f"{model.d_k} = **{len(walk.concatenated)} numbers** for {quoted(word)}, the concatenation that W_O "
-                f"reads in the next step. Below, each row is one head's z, in the order they are concatenated.")
+                f"reads in the next step. In the figure, each row is one head's z, in the order they are concatenated.")
         numbers = [Number(f"head_{h}", f"head {h} looks most at",
                           f"{keys[favourites[h]]} ({rows[h, favourites[h]]:.1%})") for h in range(model.heads)]
         numbers.append(Number("concatenated", "numbers concatenated", len(walk.concatenated)))
@@ -307,7 +307,7 @@ class Lesson:
         favourites = [int(np.argmax(row)) for row in averaged]
         text = (f"Attention + feed-forward make one layer; the {self.reader} stacks {layers} of them, each reading "
                 f"the one before (counted from 0: layers 0 to {layers - 1}). Each layer's heads look at different {self.word}s: "
-                f"below, {quoted(word)}'s attention averaged over the heads, one column per layer. The last layer's "
+                f"in the figure, {quoted(word)}'s attention averaged over the heads, one column per layer. The last layer's "
                 f"{self.top_reader}"
                 if self.reader is Kind.ENCODER else
                 f"Attention + feed-forward make one layer; the model stacks {layers} of them.")

@@ -19,6 +19,7 @@ from explorer.pages.components import url_state
 from explorer.pages.components.glossary_links import term_help
 from explorer.pages.components.heads_recompute_section import recompute_on_your_corpus
 from explorer.pages.components.widgets import show_table_figure
+from explorer.teaching.wording import HEAD_NAMING
 
 MEASURES = {"gradient importance": "gradient_importance",
             "gradient importance normalised per layer": "gradient_importance_normalised",
@@ -70,11 +71,12 @@ def roles_and_importance(checkpoint, roles: RolesReport | None, importance: Impo
             if summary[key])
         if not any(summary[role] for role in ("positional", "syntactic", "rare-token")):
             st.info(f"No head reaches a role at these thresholds (coloured by role, the maps below would be all grey). "
-                    f"The strongest candidates — {candidates}. Lower the thresholds (above) to see them get one.")
+                    f"The strongest candidates — {candidates}. Lower the thresholds (above) to see them get one. "
+                    f"{HEAD_NAMING}")
         else:
             st.caption(f"Of {plural(summary['heads'], 'head')}: {summary['positional']} positional, "
                        f"{summary['syntactic']} syntactic, {summary['rare-token']} rare-token; strongest candidates — "
-                       f"{candidates}.")
+                       f"{candidates}. {HEAD_NAMING}")
         st.caption(f"Roles measured: {corpus_description(roles)}."
                    + (f" Importance on {importance.corpus.name} ("
                       f"{plural(importance.corpus.pairs, scorer.example_word)})." if importance else ""),

@@ -17,22 +17,20 @@ from explorer.teaching.lesson_steps import STEP_TERMS, Step
 def show_step(shown: Step, slug: str, number: int, count: int, checkpoint, sentence: str | None, move,
               projector: bool = False) -> None:
     """sentence: the text the lecture's note checks (None for an image); move(by) changes the open step.
-    projector: the class's first screen holds the title, the paragraph and the figure; the numbers follow the figure
-    and the buttons are below the step only (the arrow keys move)."""
+    projector: the class's first screen holds the title and the figure, as a slide does (the teacher speaks to it);
+    the paragraph and the numbers follow the figure and the buttons are below the step only (the arrow keys move)."""
     st.subheader(f"Step {number + 1} of {count}: {shown.title}")
     # Under the title, where a new step's scroll leaves the screen's top (and in a 1400 × 900 first screen); again
     # under the step for a reader who scrolled down through it.
     if not projector:
         step_buttons(number, count, move, "")
-    st.markdown(shown.text)
-    if not projector:
-        st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
+        explanation(shown)
     if shown.figure is not None:
         show_figure(shown.figure, f"lesson-{slug}")
     elif shown.tokens is not None:
         st.markdown(chips_html(shown.tokens, shown.marked), unsafe_allow_html=True)
     if projector:
-        st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
+        explanation(shown)
     if shown.differs:
         st.info(f"**Unlike the paper:** {shown.differs}")
     if sentence is not None:
@@ -45,6 +43,12 @@ def show_step(shown: Step, slug: str, number: int, count: int, checkpoint, sente
         url_state.follow(shown.link.parameters)
         st.switch_page(shown.link.page)
     step_buttons(number, count, move, "_end")
+
+
+def explanation(shown: Step) -> None:
+    """The step's paragraph and its numbers."""
+    st.markdown(shown.text)
+    st.markdown(numbers_html(shown.numbers), unsafe_allow_html=True)
 
 
 def step_buttons(number: int, count: int, move, where: str) -> None:

@@ -288,31 +288,55 @@ def test_the_choices_survive_an_empty_sentence(app_url, context):
     assert context.blocked == []
 
 
-def test_at_a_projector_the_key_figures_are_on_the_first_screen(app_url, context):
-    """Projector mode at 1024 × 768 (issue 61): on the embedding step, the steps whose figure is one row per key
-    (scores, softmax, values) and the layers step, the step's title and at least 90% of its figure are on the first
-    screen; step 1's pieces, every row of them."""
-    page = context.new_page()
-    page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
-    sentence = "A young boy in a red shirt is jumping into a swimming pool while his friends watch from the side."
-    for step, title in (("embedding", "Step 2 of 17"), ("scores", "Step 4 of 17"), ("softmax", "Step 6 of 17"),
-                        ("values", "Step 7 of 17"), ("layers", "Step 12 of 17")):
-        page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': step, 'sentence': sentence})}")
-        heading = page.locator('[data-testid="stHeading"]', has_text=title)
-        heading.wait_for(timeout=120_000)
+# Where the open step's title and its main figure (the first chart, chips or image after the title) are, and every
+# plotly title's distance below its chart's top (negative: cut off at the top).
+STEP_SCREEN = """(title) => {
+  const heading = [...document.querySelectorAll('[data-testid="stHeading"]')].find(e => e.innerText.includes(title));
+  const top = heading.getBoundingClientRect();
+  const figure = [...document.querySelectorAll('[data-testid="stPlotlyChart"], .lesson-chips')]
+      .find(e => e.getBoundingClientRect().top >= top.bottom - 1);
+  const box = figure.getBoundingClientRect();
+  const titles = [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.gtitle')).map(p =>
+      p.querySelector('.gtitle').getBoundingClientRect().top - p.querySelector('.main-svg').getBoundingClientRect().top);
+  return {title: [top.top, top.bottom], figure: [box.top, box.bottom], titles};
+}"""
+
+
+def walk_projector_steps(page, count: int) -> None:
+    """Step by step with the → key: each step's title and ≥ 90% of its main figure on the 1024 × 768 screen, no
+    chart title cut off at the top."""
+    for number in range(1, count + 1):
+        title = f"Step {number} of {count}"
+        page.locator('[data-testid="stHeading"]', has_text=title).wait_for(timeout=120_000)
         settle(page)
         page.wait_for_timeout(600)                       # the step's scroll to its title
-        box = heading.bounding_box()
-        assert box["y"] >= 0 and box["y"] + box["height"] <= 768, (step, box)
-        chart = page.locator('[data-testid="stPlotlyChart"]').first.bounding_box()
-        visible = (min(chart["y"] + chart["height"], 768) - max(chart["y"], 0)) / chart["height"]
-        assert visible >= 0.9, (step, round(visible, 2))
-    # step 1's figure is its pieces as chips: every row of them on the first screen
-    page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': 'sentence', 'sentence': sentence})}")
-    page.locator('[data-testid="stHeading"]', has_text="Step 1 of 17").wait_for(timeout=120_000)
+        page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg, .lesson-chips').first.wait_for()
+        screen = page.evaluate(STEP_SCREEN, title)
+        (title_top, title_bottom), (top, bottom) = screen["title"], screen["figure"]
+        assert title_top >= 0 and title_bottom <= 768, (title, screen)
+        assert (min(bottom, 768) - max(top, 0)) / (bottom - top) >= 0.9, (title, screen)
+        assert all(gap >= 0 for gap in screen["titles"]), (title, screen)
+        if number < count:
+            page.keyboard.press("ArrowRight")
+
+
+def test_at_a_projector_every_steps_figure_is_on_the_first_screen(app_url, context):
+    """Projector mode at 1024 × 768 (issue 61): on every step of the Lesson of a 20-word sentence (17 steps, the
+    masked step's whole triangle of 20 output pieces) and of a digit (11 steps), the step's title and at least 90% of
+    its figure are on the first screen, and no chart's title is cut."""
+    page = context.new_page()
+    page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
+    page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': 'sentence', 'sentence': TWENTY_WORDS})}")
+    walk_projector_steps(page, 17)
+    # the masked step (the 20-word sentence's 22 decoder positions): the triangle of <s> and 20 pieces, each row named
+    page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': 'masked', 'sentence': TWENTY_WORDS})}")
+    page.locator('[data-testid="stHeading"]', has_text="Step 13 of 17").wait_for(timeout=120_000)
     settle(page)
-    page.wait_for_timeout(600)
-    chips = page.locator(".lesson-chips").first.bounding_box()
-    assert chips["y"] >= 0 and chips["y"] + chips["height"] <= 768, chips
+    page.locator('[data-testid="stPlotlyChart"] g.ytick').first.wait_for(timeout=60_000)
+    rows = page.evaluate("""() => [...new Set([...document.querySelectorAll(
+        '[data-testid="stPlotlyChart"] g.ytick')].map(tick => tick.textContent))]""")
+    assert len(rows) == 21 and {row.split()[0] for row in rows} == {str(position) for position in range(21)}, rows
+    page.goto(f"{app_url}/?{urlencode({'projector': 'on', 'lesson': 'sentence', 'model': 'digits-vit'})}")
+    walk_projector_steps(page, 11)
     page.close()
     assert context.blocked == []
