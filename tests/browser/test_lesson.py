@@ -340,3 +340,36 @@ def test_at_a_projector_every_steps_figure_is_on_the_first_screen(app_url, conte
     walk_projector_steps(page, 11)
     page.close()
     assert context.blocked == []
+
+
+def choose_model(page, name: str) -> None:
+    """Pick a model in the sidebar's Model box by the start of its label; wait for the URL to name it."""
+    before = query_parameters(page).get("model")
+    page.get_by_label("Model").first.click()
+    page.get_by_role("option").filter(has_text=name).first.click()
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('model') !== {json.dumps(before)}",
+                           timeout=60_000, polling=POLL_MS)
+    settle(page)
+
+
+def test_a_head_a_model_cannot_take_comes_back_with_the_model_that_can(app_url, context):
+    """Issue 61's round trip on step 9: head encoder.1.5 and the word "▁red" on h8, then all-MiniLM-L6-v2, then the
+    digit ViT (3 heads: the head is clamped there), then h8 again: the boxes, the step's text and the URL are back on
+    word 5, layer 1, head 5."""
+    sentence = "A young boy in a red shirt is jumping into a swimming pool."
+    page = context.new_page()
+    page.goto(f"{app_url}/?{urlencode({'sentence': sentence, 'lesson': 'heads', 'query': '5', 'head': 'encoder.1.5'})}")
+    page.get_by_text("Lesson: your sentence through the Transformer").wait_for(timeout=120_000)
+    settle(page)
+    chosen = ("5: ▁red", "1", "5")
+    assert (box_text(page, "Word to follow"), box_text(page, "Layer"), box_text(page, "Head")) == chosen
+    for name in ("all-MiniLM-L6-v2", "digits", "8 heads"):
+        choose_model(page, name)
+    page.get_by_text("Step 9 of 17").wait_for(timeout=60_000)
+    assert (box_text(page, "Word to follow"), box_text(page, "Layer"), box_text(page, "Head")) == chosen
+    parameters = query_parameters(page)
+    assert (parameters.get("query"), parameters.get("head")) == ("5", "encoder.1.5"), parameters
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert "“▁red”" in main and "encoder layer 1" in main, main[:400]
+    page.close()
+    assert context.blocked == []
