@@ -39,7 +39,7 @@ __all__ = ["load", "trace_sentence", "translate", "attention_figure", "heads_fig
            # batches, token ids, gradients, every hook point, as TransformerLens's run_with_cache
            "run_with_cache",
            # the corpus studies of heads, with the command line's arguments (explorer/studies.py)
-           "roles", "importance", "prune_curve", "replicate"]
+           "roles", "importance", "prune_curve", "replicate", "atlas", "search_heads", "query_key_space"]
 
 
 def load(path: str, device: str = "auto", download: bool = True) -> ExplorerModel:
@@ -403,3 +403,27 @@ def replicate(model: ExplorerModel, paper=None, sentences: int | None = None):
     from explorer.studies import replicate as study
 
     return study(model, paper, sentences)
+
+
+def atlas(model: ExplorerModel, text=None, **options):
+    """Every head of one stack on one map (Clark et al. 2019 §6): Jensen–Shannon distances over a corpus (text: a
+    path or a list of strings; default 200 captions) and their MDS layout; the atlas command's options as keywords
+    (limit=, kind=, workers=). A HeadMap: .heads, .matrix(), .table(), .to_json()."""
+    from explorer.atlas_studies import atlas as study
+
+    return study(model, text, **options)
+
+
+def search_heads(model: ExplorerModel, text=None, query: str = "any", key: str = "previous", **options):
+    """Every head ranked by the share of attention from queries matching `query` to keys matching `key` (e.g. key=
+    "previous", "same", "special", "word:dog"), with intervals and the best examples. A HeadSearch."""
+    from explorer.atlas_studies import search_heads as study
+
+    return study(model, text, query, key, **options)
+
+
+def query_key_space(model: ExplorerModel, layer: int, head: int, text=None, **options):
+    """One head's queries and keys in one plane, as AttentionViz draws them (projection="pca" or "tsne")."""
+    from explorer.atlas_studies import query_key_space as study
+
+    return study(model, layer, head, text, **options)

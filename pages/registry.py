@@ -54,6 +54,7 @@ PAGES = (
     Page("heads.py", "Heads", "hub", RESEARCH),
     Page("faithfulness.py", "Faithfulness", "fact_check", RESEARCH),
     Page("patching.py", "Patching", "healing", RESEARCH),
+    Page("atlas.py", "Atlas", "scatter_plot", RESEARCH),
     Page("papers.py", "Papers", "menu_book", RESEARCH, reads="any"),
 )
 DEFAULT = next(page for page in PAGES if page.default)

@@ -16,6 +16,7 @@ import os
 import sys
 
 # The analyses' subcommands, each in a module of its own (add_options, run; its heavy imports inside run)
+import explorer.cli.atlas as cli_atlas
 import explorer.cli.detect as cli_detect
 import explorer.cli.faithfulness as cli_faithfulness
 import explorer.cli.focus as cli_focus
@@ -82,6 +83,8 @@ COMMANDS = {
     "replicate": Command("the replication bench: each paper's claim and number beside the same measurement on this "
                          "model, with a verdict", cli_replicate.add_options, cli_replicate.run),
     "lesson": Command(cli_lesson.HELP, cli_lesson.add_options, cli_lesson.run),
+    "atlas": Command(cli_atlas.ATLAS_HELP, cli_atlas.atlas_options, lazy("explorer.cli.atlas", "run_atlas")),
+    "search-heads": Command(cli_atlas.SEARCH_HELP, cli_atlas.search_options, lazy("explorer.cli.atlas", "run_search")),
     **registered_commands(),        # one for each analysis in explorer/analyses/sentence/ (explorer/cli/registered.py)
 }
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from explorer.analyses.corpus.shipped_analyses import CACHE, cached_analysis, corpus_hash
 from explorer.analyses.jobs import (
+    atlas_jobs,  # noqa: F401 (registers the head atlas's jobs)
     corpus_jobs,  # noqa: F401 (registers the explorer's jobs)
     distributed,
 )

@@ -1,0 +1,180 @@
+"""Search heads by behaviour (as TransformerLens's head detectors and Neuronpedia's HeadVis search a corpus): rank
+every head of a stack by the share of attention its queries matching one pattern give to keys matching another.
+
+Query patterns: `any`, `word:X` (a piece spelling X, case-insensitive, its word-start mark ▁ Ġ ## ignored).
+Key patterns, relative to each query: `previous`, `next`, `self`, `same` (the same piece earlier in the sentence:
+the query's earlier copy), `first` (the first token), `special` ([CLS], [SEP], </s> …), `word:X`, `any`. The
+positional ones (previous, next, self, same) need self-attention, where queries and keys are one sequence.
+
+A head's score is Σ over sentences of the attention from the matching queries to their matching keys, over the
+number of matching queries (each query's row sums to 1, so the score is a share, 0–1), with a sentence-bootstrap
+95% interval; `chance` is the share uniform attention over the keys a query may see would give. The best examples
+are the sentences and queries where the best heads give the most.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.analyses.corpus.atlas import read_sentences, stack_kind
+from explorer.analyses.records import Record
+from explorer.capture.inputs import InputError
+from explorer.models.interface import ExplorerModel
+from explorer.models.vocabulary import Kind
+
+QUERY_PATTERNS = ("any", "word:X")
+KEY_PATTERNS = ("previous", "next", "self", "same", "first", "special", "word:X", "any")
+POSITIONAL = {"previous", "next", "self", "same"}
+EXAMPLES = 8                # the best examples kept
+MARKS = ("▁", "Ġ", "##")
+
+
+def plain(piece: str) -> str:
+    for mark in MARKS:
+        piece = piece.removeprefix(mark)
+    return piece.lower()
+
+
+def check_patterns(query: str, key: str, kind: str) -> None:
+    """One line naming what is wrong with the patterns asked for."""
+    for given, allowed in ((query, QUERY_PATTERNS), (key, KEY_PATTERNS)):
+        if given not in allowed and not (given.startswith("word:") and given[5:].strip()):
+            raise InputError(f"unknown pattern {given!r}; use one of {', '.join(allowed)}")
+    if key in POSITIONAL and not Kind(kind).is_self:
+        raise InputError(f"the key pattern {key!r} needs self-attention; {kind} attention reads another sequence")
+
+
+def query_rows(pattern: str, pieces: list[str]) -> np.ndarray:
+    if pattern == "any":
+        return np.ones(len(pieces), dtype=bool)
+    return np.array([plain(piece) == pattern[5:].strip().lower() for piece in pieces], dtype=bool)
+
+
+def key_cells(pattern: str, queries: list[str], keys: list[str], special: np.ndarray) -> np.ndarray:
+    """[queries, keys] True where the key matches the pattern for that query."""
+    q, k = np.arange(len(queries))[:, None], np.arange(len(keys))[None, :]
+    if pattern == "previous":
+        return k == q - 1
+    if pattern == "next":
+        return k == q + 1
+    if pattern == "self":
+        return k == q
+    if pattern == "same":
+        plain_q, plain_k = np.array([plain(p) for p in queries]), np.array([plain(p) for p in keys])
+        return (k < q) & (plain_q[:, None] == plain_k[None, :]) & ~special[None, :]
+    if pattern == "first":
+        return np.broadcast_to(k == 0, (len(queries), len(keys)))
+    if pattern == "special":
+        return np.broadcast_to(special[None, :], (len(queries), len(keys)))
+    if pattern == "any":
+        return np.ones((len(queries), len(keys)), dtype=bool)
+    word = pattern[5:].strip().lower()
+    return np.broadcast_to(np.array([plain(p) == word for p in keys])[None, :], (len(queries), len(keys)))
+
+
+@dataclass
+class FoundHead(Record):
+    name: str
+    layer: int
+    head: int
+    share: float        # attention from the matching queries to the matching keys, over those queries
+    low: float
+    high: float
+
+
+@dataclass
+class Example(Record):
+    head: str
+    sentence: str
+    query: int          # the query's position
+    token: str
+    share: float
+    top_key: str        # the key the head gives that query the most
+
+
+@dataclass
+class HeadSearch(Record):
+    """`python -m explorer search-heads --json`: every head ranked, best first."""
+    model: str
+    kind: str
+    query: str
+    key: str
+    sentences: int
+    queries: int        # queries matching the query pattern (with at least one matching key allowed)
+    chance: float       # the share uniform attention would give
+    heads: list[FoundHead]
+    examples: list[Example]
+    NESTED = {"heads": FoundHead, "examples": Example}
+
+    def table(self):
+        import pandas as pd
+
+        return pd.DataFrame([head.to_json() for head in self.heads]).set_index("name")
+
+
+def search_statistics(model: ExplorerModel, sentences: list[str], query: str, key: str, kind: str,
+                      first: int = 0, progress=None) -> dict:
+    """Per sentence (in corpus order; `first`: the place of sentences[0] in the whole corpus): each head's attention
+    from the matching queries to their matching keys, the matching queries, uniform attention's share; and every
+    matching query's best head (value, head, sentence, position, token, that head's top key)."""
+    given, best = {}, []
+    for read in read_sentences(model, sentences, kind, progress=progress):
+        pattern = read.values["pattern"]                                     # [layers, heads, queries, keys]
+        cells = key_cells(key, read.queries, read.keys, read.special_keys)
+        allowed = pattern.sum(axis=(0, 1)) > 0                               # keys some head may see (causal mask)
+        usable = cells & allowed
+        rows = query_rows(query, read.queries) & usable.any(-1)
+        share = (pattern * usable).sum(-1)                                    # [layers, heads, queries]
+        uniform = (usable.sum(-1) / np.maximum(allowed.sum(-1), 1))[rows].sum()
+        given[read.index] = (share[..., rows].sum(-1).reshape(-1).tolist(), int(rows.sum()), float(uniform))
+        flat_pattern = pattern.reshape(-1, *pattern.shape[2:])
+        for position in np.flatnonzero(rows):
+            values = share[..., position].reshape(-1)
+            top = int(np.argmax(values))
+            best.append((float(values[top]), top, first + read.index, int(position), read.queries[position],
+                         read.keys[int(np.argmax(flat_pattern[top, position]))]))
+    best.sort(key=lambda item: -item[0])
+    ordered = [given[index] for index in sorted(given)]
+    return {"given": [row[0] for row in ordered], "counts": [row[1] for row in ordered],
+            "uniform": [row[2] for row in ordered], "best": best[:EXAMPLES]}
+
+
+def merged_statistics(parts: list[dict]) -> dict:
+    """Shards' statistics, in corpus order (each shard a consecutive run of sentences)."""
+    return {"given": [row for part in parts for row in part["given"]],
+            "counts": [count for part in parts for count in part["counts"]],
+            "uniform": [value for part in parts for value in part["uniform"]],
+            "best": sorted((tuple(item) for part in parts for item in part["best"]), key=lambda item: -item[0])[:EXAMPLES]}
+
+
+def search_result(model: ExplorerModel, kind: str, query: str, key: str, sentences: list[str], statistics: dict
+                  ) -> HeadSearch:
+    """Every head ranked from the corpus's statistics, with intervals and the best examples."""
+    from explorer.analyses.corpus.intervals import ratio_intervals, rounded
+
+    counts = np.array(statistics["counts"], dtype=float)
+    if not counts.sum():
+        raise InputError(f"no query matches {query!r} with a key matching {key!r} in these {len(sentences)} sentences")
+    given = np.array(statistics["given"])
+    low, high = ratio_intervals(given, counts)
+    shares, heads = given.sum(0) / counts.sum(), model.heads
+    name = lambda n: f"{Kind(kind).short}.{n // heads}.{n % heads}"           # noqa: E731
+    found = [FoundHead(name(n), int(n // heads), int(n % heads), rounded(shares[n]), rounded(low[n]), rounded(high[n]))
+             for n in np.argsort(-shares, kind="stable")]
+    examples = [Example(name(top), sentences[index], position, token, round(value, 4), top_key)
+                for value, top, index, position, token, top_key in statistics["best"]]
+    return HeadSearch(model.name, kind, query, key, len(counts), int(counts.sum()),
+                      rounded(sum(statistics["uniform"]) / counts.sum()), found, examples)
+
+
+def search_heads(model: ExplorerModel, sentences: list[str], query: str = "any", key: str = "previous",
+                 kind: str | None = None, progress=None) -> HeadSearch:
+    """Every head of the stack ranked by the share of attention from `query`-matching queries to `key`-matching
+    keys (module docstring), with intervals and the best examples, in this process."""
+    kind = stack_kind(model, kind)
+    check_patterns(query, key, kind)
+    texts = list(sentences)
+    return search_result(model, kind, query, key, texts, search_statistics(model, texts, query, key, kind,
+                                                                            progress=progress))

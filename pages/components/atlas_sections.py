@@ -1,0 +1,172 @@
+"""The Atlas page's three views (pages/atlas.py): the map of a stack's heads, the chosen head's queries and keys in
+one plane, and the search for heads by behaviour. Each computes over the first N captions once per model, stack and
+N (st.cache_data), and keeps its choices in the URL."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer.analyses.corpus.atlas import HeadMap
+from explorer.analyses.corpus.head_search import KEY_PATTERNS, POSITIONAL, HeadSearch
+from explorer.analyses.corpus.query_key_space import PROJECTIONS, QueryKeySpace
+from explorer.capture.inputs import InputError
+from explorer.figures.atlas import COLOURINGS, head_map_figure, search_figure, space_figure
+from explorer.models.vocabulary import Kind
+from explorer.pages.components import url_state
+from explorer.pages.components.caches import cached_model
+from explorer.pages.components.head_analyses import head_analysis
+from explorer.pages.components.widgets import show_figure
+from explorer.service import ModelRef
+
+
+def captions(count: int) -> list[str]:
+    from explorer import settings
+    from explorer.models.data import read_lines
+
+    return read_lines(settings.CAPTIONS)[:count]
+
+
+@st.cache_data(max_entries=16, show_spinner="Comparing every two heads' attention over the captions…")
+def cached_map(ref: ModelRef, target_language: str, kind: str, count: int) -> HeadMap:
+    from explorer.atlas_studies import atlas
+
+    return atlas(cached_model(ref, target_language), captions(count), kind=kind)
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading the head's queries and keys…")
+def cached_space(ref: ModelRef, target_language: str, kind: str, layer: int, head: int, count: int,
+                 projection: str) -> QueryKeySpace:
+    from explorer.atlas_studies import query_key_space
+
+    return query_key_space(cached_model(ref, target_language), layer, head, captions(count), kind=kind,
+                           projection=projection)
+
+
+@st.cache_data(max_entries=32, show_spinner="Searching every head…")
+def cached_search(ref: ModelRef, target_language: str, kind: str, count: int, query: str, key: str
+                  ) -> HeadSearch | str:
+    from explorer.atlas_studies import search_heads
+
+    try:
+        return search_heads(cached_model(ref, target_language), captions(count), query, key, kind=kind)
+    except InputError as error:
+        return str(error)
+
+
+def full_name(short: str) -> str:
+    """enc.1.6 → encoder.1.6, the form of a link's `head=`."""
+    kind, layer, head = short.split(".")
+    return f"{next(k.value for k in Kind if k.short == kind)}.{layer}.{head}"
+
+
+def colour_values(checkpoint, mapped: HeadMap, colour_by: str) -> dict:
+    """head name → what colours it: its layer, its shipped role, its gradient importance, its sink share."""
+    if colour_by == "layer":
+        return {head.name: head.layer for head in mapped.heads}
+    if colour_by == "sink share":
+        return {head.name: head.sink_share for head in mapped.heads}
+    report = head_analysis("roles" if colour_by == "role" else "importance", checkpoint)
+    if report is None:
+        return {}
+    if colour_by == "role":
+        return {entry.spec: (entry.roles[0] if len(entry.roles) == 1 else "several" if entry.roles else "none")
+                for entry in report.heads}
+    return {entry.spec: entry.gradient_importance for entry in report.heads}
+
+
+def open_on_attention(name: str) -> None:
+    """A button that opens the head on the Attention page, on the sentence in the sidebar."""
+    if st.button(f"Open {name} on the Attention page →", key=f"open_{name}",
+                 help="Its pattern on the sentence in the sidebar, every label, with the other heads of its layer."):
+        url_state.follow({"head": full_name(name), "view": "Every head"})
+        st.switch_page("attention.py")
+
+
+def map_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str, pruned: set[str]) -> str | None:
+    """The map; returns a head clicked on it."""
+    mapped = cached_map(ref, checkpoint.target_language, kind, count)
+    url_state.kept("atlas_colour", "colour_by", COLOURINGS)
+    colour_by = st.radio("Colour the heads by", COLOURINGS, key="atlas_colour", horizontal=True,
+                         help="role: the shipped roles (Heads page); importance: gradient importance (Michel et al.); "
+                              "sink share: attention on the first token and the special tokens")
+    url_state.keep("colour_by", colour_by)
+    values = colour_values(checkpoint, mapped, colour_by)
+    if colour_by in ("role", "importance") and not values:
+        st.caption(f"No {colour_by} is known for this model yet: the Heads page computes it.")
+    figure = head_map_figure(mapped.heads, colour_by, values, chosen, pruned,
+                             f"{len(mapped.heads)} {kind} heads over {mapped.sentences} captions: close = attend alike")
+    event = st.plotly_chart(figure, key="atlas_map", on_select="rerun", selection_mode="points",
+                            config={"displaylogo": False})
+    st.caption(f"Distance: the Jensen–Shannon divergence between two heads' attention at the same query, in bits "
+               f"(0 alike, 1 nothing in common), averaged over {mapped.queries:,} queries; laid out by "
+               "multidimensional scaling (Clark et al. 2019, §6). Click a head to choose it; ✕ marks a pruned head.")
+    nearest = pd.Series(mapped.matrix()[[h.name for h in mapped.heads].index(chosen)],
+                        index=[h.name for h in mapped.heads]).drop(chosen).nsmallest(5)
+    st.markdown(f"**{chosen}** attends most like " + ", ".join(f"{name} ({value:.2f} bits)"
+                                                                for name, value in nearest.items()) + ".")
+    open_on_attention(chosen)
+    clicked = [point.get("customdata") for point in (event.selection.points if event else []) if point.get("customdata")]
+    return clicked[0] if clicked else None
+
+
+def space_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str) -> None:
+    url_state.kept("atlas_projection", "projection", PROJECTIONS)
+    left, right = st.columns(2)
+    projection = left.radio("Projection", PROJECTIONS, key="atlas_projection", horizontal=True,
+                            help="pca: principal components (fast, linear); tsne: t-SNE (slower; neighbours kept)")
+    url_state.keep("projection", projection)
+    colour_by = right.radio("Colour by", ("query or key", "position"), key="atlas_space_colour", horizontal=True)
+    _, layer, head = chosen.split(".")
+    space = cached_space(ref, checkpoint.target_language, kind, int(layer), int(head), min(count, 100), projection)
+    show_figure(space_figure(space.points, colour_by, f"{chosen}: queries and keys of {space.sentences} captions"),
+                f"atlas-space-{chosen}")
+    st.caption("Each query (circle) and key (diamond) of the head, keys moved so that their mean is the queries' and "
+               "both scaled to the same mean length (attention is unchanged by both; AttentionViz, Yeh et al. 2023), "
+               "so a query sits near the keys it attends to. Hover names the token and the key its query attends most.")
+
+
+def search_view(checkpoint, ref: ModelRef, kind: str, count: int) -> None:
+    positional = Kind(kind).is_self
+    keys = [key for key in KEY_PATTERNS if positional or key not in POSITIONAL]
+    url_state.kept("atlas_key", "key", keys)
+    url_state.kept_text("atlas_word", "word")
+    left, middle, right = st.columns(3)
+    query_word = left.text_input("From queries spelling (empty: every query)", key="atlas_word",
+                                 help="a word or piece, e.g. it; case and the word-start mark ignored")
+    key = middle.selectbox("To keys", keys, key="atlas_key",
+                           help="previous/next: the neighbouring token; same: the same piece earlier in the sentence; "
+                                "first: the first token; special: [CLS], [SEP], </s> …; word:X: a word")
+    key_word = right.text_input("Key word (for word:X)", key="atlas_key_word") if key == "word:X" else ""
+    url_state.keep("key", key)
+    url_state.keep("word", query_word.strip())
+    key_pattern = f"word:{key_word.strip()}" if key == "word:X" else key
+    if key == "word:X" and not key_word.strip():
+        st.info("Type the key word to search for.")
+        return
+    query = f"word:{query_word.strip()}" if query_word.strip() else "any"
+    result = cached_search(ref, checkpoint.target_language, kind, count, query, key_pattern)
+    if isinstance(result, str):
+        st.info(result)
+        return
+    show_figure(search_figure(result.heads, result.chance, f"share of attention from {query} queries to "
+                                                           f"{key_pattern} keys ({result.queries:,} queries)"),
+                "atlas-search", numbers=result.table())
+    st.caption("Bars: each head's share of its matching queries' attention on the matching keys, with a 95% interval "
+               "(sentence bootstrap); the dashed line: what uniform attention would give.")
+    for number, example in enumerate(result.examples[:4]):
+        with st.container(horizontal=True):
+            st.markdown(f"**{example.head}** gives “{example.token}” (position {example.query}) "
+                        f"{example.share:.0%}, most to “{example.top_key}”, in “{example.sentence}”")
+            st.button("Open", key=f"atlas_example_{number}", on_click=open_example, args=(example,),
+                      help="This sentence and query on the Attention page, this head chosen")
+    if st.session_state.pop("atlas_open", False):
+        st.switch_page("attention.py")
+
+
+def open_example(example) -> None:
+    """A button's callback (before the sidebar's sentence box is drawn again): the example's sentence, head and
+    query for the Attention page."""
+    st.session_state["sentence"] = example.sentence
+    url_state.follow({"head": full_name(example.head), "query": str(example.query), "view": "Every head"})
+    st.session_state["atlas_open"] = True

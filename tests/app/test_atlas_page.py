@@ -1,0 +1,52 @@
+"""The Atlas page (issue 62): the map, the query–key space and the search draw the atlas's own numbers for the
+model in the sidebar, and the choices (stack, captions, head, tab, key pattern) are kept in the URL."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from explorer.analyses.corpus.atlas import head_map, map_statistics
+from explorer.analyses.corpus.head_search import search_heads
+from tests.app.conftest import open_part
+
+
+def test_the_map_draws_every_head_where_the_atlas_puts_it(page, h8):
+    at = page("atlas.py", model="8 heads (en-de-h8)", atlas_sentences=50)
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    drawn = {name: (x, y) for trace in figure["data"] if trace.get("customdata")
+             for name, x, y in zip(trace["customdata"], trace["x"], trace["y"])}
+    expected = head_map(h8, "encoder", map_statistics(h8, captions_of(50), "encoder"))
+    assert len(drawn) == 24
+    for head in expected.heads:
+        assert np.allclose(drawn[head.name], (head.x, head.y), atol=1e-4), head.name
+    assert at.query_params["kind"] in ("encoder", ["encoder"])
+
+
+def captions_of(count: int) -> list[str]:
+    from explorer import settings
+    from explorer.models.data import read_lines
+
+    return read_lines(settings.CAPTIONS)[:count]
+
+
+def test_the_search_ranks_the_heads_as_the_search_does_and_keeps_its_pattern(page, h8):
+    at = page("atlas.py", model="8 heads (en-de-h8)", atlas_sentences=50, atlas_key="same")
+    at = open_part(at, "Search heads", "atlas_view")
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    bars = figure["data"][0]
+    expected = search_heads(h8, captions_of(50), "any", "same")
+    assert list(bars["y"])[::-1] == [head.name for head in expected.heads[:12]]
+    assert np.allclose(list(bars["x"])[::-1], [head.share for head in expected.heads[:12]])
+    assert at.query_params["key"] in ("same", ["same"])
+
+
+def test_the_space_view_draws_every_query_and_key_of_the_chosen_head(page, h8):
+    at = page("atlas.py", model="8 heads (en-de-h8)", atlas_sentences=50, atlas_head="enc.1.6")
+    at = open_part(at, "Queries and keys", "atlas_view")
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    queries, keys = figure["data"]
+    pieces = sum(len(h8.encode(line).ids) for line in captions_of(50))
+    assert len(queries["x"]) == len(keys["x"]) == pieces
+    assert at.query_params["head"] in ("encoder.1.6", ["encoder.1.6"])
