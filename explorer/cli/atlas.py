@@ -11,7 +11,7 @@ from explorer.cli.arguments import positive_int, progress_bar, with_json, with_m
 ATLAS_HELP = ("the head atlas: every head of a stack on one map, by the Jensen–Shannon distance between their "
               "attention over a corpus (Clark et al. 2019 §6)")
 SEARCH_HELP = ("search heads by behaviour: every head ranked by the share of attention from queries matching one "
-               "pattern to keys matching another, with a 95% interval")
+               "pattern to keys matching another, with a 95%% interval")
 
 
 def corpus_options(sub: argparse.ArgumentParser) -> None:

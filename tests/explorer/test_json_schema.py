@@ -80,8 +80,11 @@ def outputs(tiny_checkpoint, h8, tmp_path_factory) -> dict[str, dict]:
                   "A cat runs in the snow.", "--json"],
         "sinks": ["sinks", "--model", model, "--src", VAL_EN, "--limit", "3", "--json"],
         "faithfulness": ["faithfulness", "--model", model, "--src", VAL_EN, "--limit", "3", "--json"],
-        "replicate": ["replicate", "--model", model, "--paper", "jain_wallace", "--paper", "xiao", "--sentences", "4",
-                      "--json"],
+        "replicate": ["replicate", "--model", model, "--paper", "jain_wallace", "--paper", "xiao", "--paper",
+                      "clark_layers", "--sentences", "4", "--json"],
+        "atlas": ["atlas", "--model", model, "--text", VAL_EN, "--limit", "3", "--json"],
+        "search-heads": ["search-heads", "--model", model, "--text", VAL_EN, "--limit", "3", "--workers", "1",
+                         "--json"],
     }
     found = {}
     for name, arguments in runs.items():
@@ -146,7 +149,8 @@ def command_options(name: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", ["evaluate", "roles", "importance", "prune-curve", "evolution", "heads", "detect",
-                                     "focus", "patch", "sinks", "faithfulness", "replicate"])
+                                     "focus", "patch", "sinks", "faithfulness", "replicate", "atlas",
+                                     "search-heads"])
 def test_each_output_follows_its_documented_schema(outputs, command):
     output = outputs[command]
     errors = sorted(jsonschema.Draft202012Validator(documented()[command]).iter_errors(output), key=str)
@@ -157,7 +161,8 @@ def test_each_output_follows_its_documented_schema(outputs, command):
 @pytest.mark.slow
 def test_heads_are_named_one_way_everywhere(outputs):
     rows = (outputs["heads"]["heads"] + outputs["roles"]["heads"] + outputs["importance"]["heads"] +
-            outputs["focus"]["heads"] + outputs["sinks"]["heads"] + outputs["evolution"]["heads"])
+            outputs["focus"]["heads"] + outputs["sinks"]["heads"] + outputs["evolution"]["heads"]
+            + outputs["atlas"]["heads"] + outputs["search-heads"]["heads"])
     short = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
     assert all(row["spec"] == f"{short[row['kind']]}.{row['layer']}.{row['head']}" for row in rows)
     assert all(isinstance(row["roles"], list) for row in outputs["heads"]["heads"])

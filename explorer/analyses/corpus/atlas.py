@@ -22,6 +22,7 @@ import torch
 
 from explorer.analyses.corpus.roles import _batches, read_by
 from explorer.analyses.records import Record
+from explorer.capture.inputs import InputError
 from explorer.models.hooks import capture
 from explorer.models.interface import ExplorerModel
 from explorer.models.tokenizer import clean_text
@@ -53,7 +54,7 @@ def stack_kind(model: ExplorerModel, kind: str | None) -> str:
     if kind is None:
         return kinds[0]
     if kind not in kinds:
-        raise ValueError(f"{model.name} has no {kind} attention; it has {', '.join(kinds)}")
+        raise InputError(f"{model.name} has no {kind} attention; it has {', '.join(kinds)}")
     return kind
 
 
@@ -165,7 +166,8 @@ def layout(distance: np.ndarray, seed: int = 0) -> np.ndarray:
 
 @dataclass
 class MappedHead(Record):
-    name: str           # enc.1.7
+    name: str           # enc.1.7 (the map's label; `spec` the same, as every command names a head)
+    spec: str
     kind: str
     layer: int
     head: int
@@ -203,7 +205,8 @@ def head_map(model: ExplorerModel, kind: str, statistics: dict) -> HeadMap:
     points = layout(distance)
     heads = model.heads
     sink = np.asarray(statistics["sink"]) / queries
-    mapped = [MappedHead(f"{Kind(kind).short}.{n // heads}.{n % heads}", kind, n // heads, n % heads,
+    names = [f"{Kind(kind).short}.{n // heads}.{n % heads}" for n in range(len(distance))]
+    mapped = [MappedHead(names[n], names[n], kind, n // heads, n % heads,
                          round(float(points[n, 0]), 4), round(float(points[n, 1]), 4), round(float(sink[n]), 4))
               for n in range(len(distance))]
     return HeadMap(model.name, kind, statistics["sentences"], statistics["queries"], mapped,
@@ -211,10 +214,11 @@ def head_map(model: ExplorerModel, kind: str, statistics: dict) -> HeadMap:
 
 
 def layer_grouping(each: list[tuple[np.ndarray, int]], heads: int, resamples: int = 1000, seed: int = 0) -> dict:
-    """Do heads of the same layer attend more alike than heads of different layers? The mean distance within layers
-    and across, and the difference (across − within) with a sentence-bootstrap 95% interval (ratio_intervals: each
-    sentence's summed divergences over its queries)."""
+    """Do heads of the same layer attend more alike than heads of different layers? The mean distance between two
+    heads of one layer and between two of different layers, and the difference (across − within) with a
+    sentence-bootstrap 95% interval (ratio_intervals over each sentence's summed divergences and its queries)."""
     from explorer.analyses.corpus.intervals import ratio_intervals, rounded
+    from explorer.analyses.records import Interval
 
     count = len(each[0][0])
     layer = np.arange(count) // heads
@@ -225,7 +229,7 @@ def layer_grouping(each: list[tuple[np.ndarray, int]], heads: int, resamples: in
     queries = np.array([float(q) for _, q in each])
     low, high = ratio_intervals(across_sums - within_sums, queries, resamples, seed)
     mean = lambda values: rounded(values.sum() / queries.sum())        # noqa: E731
-    return {"within": mean(within_sums), "across": mean(across_sums), "difference": mean(across_sums - within_sums),
-            "low": rounded(low), "high": rounded(high), "sentences": len(each), "pairs_within": int(within.sum()),
-            "pairs_across": int(across.sum()), "method": "percentile bootstrap over sentences",
-            "resamples": resamples, "seed": seed}
+    return {"within": mean(within_sums), "across": mean(across_sums), "pairs_within": int(within.sum()),
+            "pairs_across": int(across.sum()),
+            "interval": Interval("mean distance across layers − within a layer, bits", mean(across_sums - within_sums),
+                                 rounded(low), rounded(high), len(each), "sentences", resamples=resamples, seed=seed)}

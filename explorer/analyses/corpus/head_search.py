@@ -76,7 +76,9 @@ def key_cells(pattern: str, queries: list[str], keys: list[str], special: np.nda
 
 @dataclass
 class FoundHead(Record):
-    name: str
+    name: str           # enc.1.7; `spec` the same, as every command names a head
+    spec: str
+    kind: str
     layer: int
     head: int
     share: float        # attention from the matching queries to the matching keys, over those queries
@@ -161,7 +163,8 @@ def search_result(model: ExplorerModel, kind: str, query: str, key: str, sentenc
     low, high = ratio_intervals(given, counts)
     shares, heads = given.sum(0) / counts.sum(), model.heads
     name = lambda n: f"{Kind(kind).short}.{n // heads}.{n % heads}"           # noqa: E731
-    found = [FoundHead(name(n), int(n // heads), int(n % heads), rounded(shares[n]), rounded(low[n]), rounded(high[n]))
+    found = [FoundHead(name(n), name(n), kind, int(n // heads), int(n % heads), rounded(shares[n]), rounded(low[n]),
+                       rounded(high[n]))
              for n in np.argsort(-shares, kind="stable")]
     examples = [Example(name(top), sentences[index], position, token, round(value, 4), top_key)
                 for value, top, index, position, token, top_key in statistics["best"]]

@@ -3,8 +3,8 @@
 The query and key vectors of a corpus's tokens are put in one plane so that a query sits near the keys it attends to.
 Attention depends on q · k only through the softmax of one query's scores, so two changes leave every pattern as it
 is: translating all keys by one vector (it adds the same number to each score of a query), and scaling queries by c
-and keys by 1/c. AttentionViz uses both: the keys are moved so that their mean is the queries' mean, then both are
-scaled to the same mean length; then the dot product's ranking is close to a distance's. The 2-D view is PCA
+and keys by 1/c. AttentionViz uses both: queries and keys are scaled to the same mean length, then the keys are
+moved so that their mean is the queries' mean; then the dot product's ranking is close to a distance's. The 2-D view is PCA
 (scikit-learn) or t-SNE (scikit-learn's TSNE, seeded; UMAP is not among the explorer's libraries).
 """
 
@@ -46,11 +46,11 @@ class QueryKeySpace(Record):
 
 
 def aligned(queries: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """AttentionViz's two changes that keep every pattern: keys moved to the queries' mean, then both scaled to
-    the same mean length (queries × c, keys ÷ c)."""
-    keys = keys - keys.mean(0) + queries.mean(0)
+    """AttentionViz's two changes that keep every pattern: queries × c and keys ÷ c, c making their mean lengths
+    equal; then the keys moved so that their mean is the queries' (the two clouds share a centre)."""
     scale = np.sqrt(np.linalg.norm(keys, axis=1).mean() / max(np.linalg.norm(queries, axis=1).mean(), 1e-12))
-    return queries * scale, keys / scale
+    queries, keys = queries * scale, keys / scale
+    return queries, keys - keys.mean(0) + queries.mean(0)
 
 
 def projected(points: np.ndarray, projection: str, seed: int = 0) -> np.ndarray:

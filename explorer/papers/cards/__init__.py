@@ -9,6 +9,7 @@ from explorer.papers.cards import heads_papers  # noqa: F401
 from explorer.papers.cards import clark_papers  # noqa: F401
 from explorer.papers.cards import attention_papers  # noqa: F401
 from explorer.papers.cards import induction_papers  # noqa: F401
+from explorer.papers.cards import atlas_papers  # noqa: F401
 # isort: on
 
 __all__ = ["PAPERS"]
