@@ -16,17 +16,18 @@ SENTENCES = (50, 100, 200, 500)
 checkpoint = current_checkpoint()
 st.title("Atlas")
 st.caption("Every head of the model at once: which attend alike, what one head's queries and keys pair, and which "
-           "heads do a named thing, measured over the project's image captions.", help=term_help("head", "layer"))
+           "heads do a named thing, measured over the project's image captions.",
+           help=term_help("head atlas", "head", "layer"))
 kinds = [kind.value for kind in Kind if checkpoint.layers(kind.value)]
 # The stack of the head chosen elsewhere (a link's or the Attention page's head=cross.1.2), unless one is kept
 linked_kind = (url_state.saved("head") or "").split(".")[0]
 url_state.kept("atlas_kind", "kind", kinds, default=linked_kind if linked_kind in kinds else None)
 url_state.kept("atlas_sentences", "captions", SENTENCES, encode=str, default=100)
-left, right = st.columns(2)
+left, middle, right = st.columns(3)
 kind = left.radio("Attention", kinds, key="atlas_kind", horizontal=True,
                   help="the stack whose heads are mapped: the encoder's self-attention, the decoder's masked "
                        "self-attention, or cross-attention")
-count = right.select_slider("Captions read", SENTENCES, key="atlas_sentences",
+count = middle.select_slider("Captions read", SENTENCES, key="atlas_sentences",
                             help="the first N of Multi30k's validation captions (more: steadier, slower)")
 url_state.keep("kind", kind)
 url_state.keep("captions", count)
@@ -39,7 +40,7 @@ if clicked in names:
 url_state.kept("atlas_head", "head", names, encode=full_name)
 if st.session_state.get("atlas_head") not in names:
     st.session_state["atlas_head"] = names[0]
-chosen = st.selectbox("Head", names, key="atlas_head", help=HEAD_NAMING)
+chosen = right.selectbox("Head", names, key="atlas_head", help=HEAD_NAMING)
 url_state.keep("head", chosen, encode=full_name)
 pruned = {str(spec) for spec in view_pruned(checkpoint)}
 ref = chosen_ref()

@@ -4,11 +4,13 @@ it up, common.font)."""
 
 from __future__ import annotations
 
+import plotly.colors
 import plotly.graph_objects as go
 
 from explorer.figures.common import font
 
 COLOURINGS = ("layer", "role", "importance", "sink share")
+LAYER_COLOURS = plotly.colors.qualitative.Dark24
 ROLE_COLOURS = {"positional": "#1f77b4", "syntactic": "#2ca02c", "rare-token": "#d62728", "several": "#9467bd",
                 "none": "#bbbbbb"}
 
@@ -22,11 +24,14 @@ def head_map_figure(heads: list, colour_by: str, values: dict, chosen: str | Non
              f"<br>sink share {head.sink_share:.0%}" for head in heads]
     symbols = ["x" if name in pruned else "circle" for name in names]
     figure = go.Figure()
-    if colour_by == "role":
-        for role, colour in ROLE_COLOURS.items():
-            members = [i for i, name in enumerate(names) if values.get(name, "none") == role]
+    if colour_by in ("role", "layer"):          # categories: a trace (and a legend entry) each
+        categories = (ROLE_COLOURS if colour_by == "role" else
+                      {layer: LAYER_COLOURS[layer % len(LAYER_COLOURS)] for layer in sorted({h.layer for h in heads})})
+        for category, colour in categories.items():
+            members = [i for i, name in enumerate(names) if values.get(name, "none") == category]
             if members:
-                figure.add_trace(points(heads, members, hover, symbols, dict(color=colour), role))
+                label = f"layer {category}" if colour_by == "layer" else category
+                figure.add_trace(points(heads, members, hover, symbols, dict(color=colour), label))
     else:
         numbers = [values.get(name) for name in names]
         marker = dict(color=[n if n is not None else float("nan") for n in numbers], colorscale="Viridis",
@@ -35,7 +40,9 @@ def head_map_figure(heads: list, colour_by: str, values: dict, chosen: str | Non
         figure.add_trace(points(heads, list(range(len(heads))), hover, symbols, marker, colour_by))
     if chosen in names:
         head = heads[names.index(chosen)]
-        figure.add_trace(go.Scatter(x=[head.x], y=[head.y], mode="markers", hoverinfo="skip", showlegend=False,
+        figure.add_trace(go.Scatter(x=[head.x], y=[head.y], mode="markers+text", hoverinfo="skip", showlegend=False,
+                                    text=[head.name], textposition="bottom center",
+                                    textfont=dict(size=font(13), color="#d62728"),
                                     marker=dict(size=font(26), color="rgba(0,0,0,0)", line=dict(color="#d62728",
                                                                                                  width=3))))
     figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=font(520),
@@ -47,13 +54,17 @@ def head_map_figure(heads: list, colour_by: str, values: dict, chosen: str | Non
     return figure
 
 
+NAMED = 30      # heads a map names beside their points; more would overlap (hover names each, the chosen one is named)
+
+
 def points(heads: list, members: list[int], hover: list[str], symbols: list[str], marker: dict,
            name: str) -> go.Scatter:
     picked = [heads[i] for i in members]
     marker = dict(marker, size=font(14), symbol=[symbols[i] for i in members], line=dict(width=1, color="white"))
     if isinstance(marker.get("color"), list):
         marker["color"] = [marker["color"][i] for i in members]
-    return go.Scatter(x=[h.x for h in picked], y=[h.y for h in picked], mode="markers+text", name=name,
+    mode = "markers+text" if len(heads) <= NAMED else "markers"
+    return go.Scatter(x=[h.x for h in picked], y=[h.y for h in picked], mode=mode, name=name,
                       text=[h.name for h in picked], textposition="top center", textfont=dict(size=font(12)),
                       customdata=[h.name for h in picked], hovertext=[hover[i] for i in members],
                       hovertemplate="%{hovertext}<extra></extra>", marker=marker)
@@ -87,18 +98,24 @@ def space_figure(points_: list, colour_by: str, title: str) -> go.Figure:
 
 
 def search_figure(found: list, chance: float, title: str, top: int = 12) -> go.Figure:
-    """The best heads' shares as bars with their 95% intervals, and uniform attention's share as a line."""
+    """The best heads' shares as bars with their 95% intervals (each value written past its interval), and uniform
+    attention's share as a dashed line named above the bars."""
     shown = found[:top][::-1]
-    figure = go.Figure(go.Bar(x=[h.share for h in shown], y=[h.name for h in shown], orientation="h",
+    names = [h.name for h in shown]
+    figure = go.Figure(go.Bar(x=[h.share for h in shown], y=names, orientation="h", marker_color="#1f77b4",
                               error_x=dict(type="data", symmetric=False, array=[h.high - h.share for h in shown],
-                                           arrayminus=[h.share - h.low for h in shown]),
-                              text=[f"{h.share:.0%}" for h in shown], textposition="outside", cliponaxis=False,
-                              textfont=dict(size=font(12)), marker_color="#1f77b4",
-                              hovertemplate="%{y}: %{x:.1%}<extra></extra>"))
-    figure.add_vline(x=chance, line=dict(color="#d62728", dash="dash"),
-                     annotation=dict(text=f"uniform attention {chance:.0%}", font=dict(size=font(12))))
-    figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=font(90) + len(shown) * font(24),
-                         margin=dict(l=10, r=40, t=font(70), b=30), font=dict(size=font(12)), showlegend=False)
+                                           arrayminus=[h.share - h.low for h in shown], color="#444"),
+                              customdata=[[h.low, h.high] for h in shown],
+                              hovertemplate="%{y}: %{x:.1%} (95% interval %{customdata[0]:.1%}–%{customdata[1]:.1%})"
+                                            "<extra></extra>"))
+    figure.add_trace(go.Scatter(x=[h.high + 0.01 for h in shown], y=names, mode="text", text=[f"{h.share:.0%}" for h in shown],
+                                textposition="middle right", textfont=dict(size=font(12)), hoverinfo="skip",
+                                cliponaxis=False))
+    figure.add_vline(x=chance, line=dict(color="#d62728", dash="dash"))
+    figure.add_annotation(x=chance, y=1.0, yref="paper", yanchor="bottom", showarrow=False, xanchor="left",
+                          text=f"uniform attention {chance:.0%}", font=dict(size=font(12), color="#d62728"))
+    figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=font(100) + len(shown) * font(24),
+                         margin=dict(l=10, r=40, t=font(80), b=30), font=dict(size=font(12)), showlegend=False)
     figure.update_xaxes(tickformat=".0%", range=[0, 1.1], tickfont=dict(size=font(12)))
     figure.update_yaxes(type="category", tickfont=dict(size=font(12)), automargin=True)
     return figure

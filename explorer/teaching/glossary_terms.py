@@ -386,4 +386,31 @@ TERMS: dict[str, Entry] = {
         "A head's output at one position: the weighted sum of the value vectors, Σ weight × v, a vector of length "
         "d_k, before W_O mixes the heads.",
         "Internals page, Q, K, V walkthrough", ("query, key, value", "W_O", "head mask")),
+    "head atlas": Entry(
+        "Every head of a model on one map: two heads sit close when they attend alike over many sentences (the "
+        "Jensen–Shannon divergence between their attention), laid out by multidimensional scaling.",
+        "Clark et al. 2019, §6 · the Atlas page", ("Jensen–Shannon divergence", "multidimensional scaling (MDS)",
+                                                   "head")),
+    "Jensen–Shannon divergence": Entry(
+        "How different two probability distributions are (JS divergence): the average of each one's Kullback–Leibler "
+        "divergence from their mean. In bits it runs from 0 (the same) to 1 (no overlap) and, unlike KL, is "
+        "symmetric; the atlas compares two heads' attention rows with it.",
+        "Lin 1991 · the Atlas page", ("head atlas", "softmax")),
+    "multidimensional scaling (MDS)": Entry(
+        "Places points on a plane so that their distances there come as close as possible to the distances given "
+        "(between heads, say): near means alike, but the axes themselves mean nothing.",
+        "scikit-learn's MDS · the Atlas page", ("head atlas", "PCA", "t-SNE")),
+    "PCA": Entry(
+        "Principal component analysis: the plane (or line) through a cloud of vectors along which they spread most; "
+        "drawing the vectors there keeps as much of their spread as two axes can.",
+        "scikit-learn's PCA · the Atlas page, Queries and keys", ("t-SNE", "query–key space")),
+    "t-SNE": Entry(
+        "A drawing of many vectors on a plane that keeps each one's nearest neighbours near, at the cost of the "
+        "distances between far groups (t-distributed stochastic neighbour embedding); seeded here, so it is the same "
+        "each time.",
+        "van der Maaten & Hinton 2008 · the Atlas page, Queries and keys", ("PCA", "query–key space")),
+    "query–key space": Entry(
+        "One head's queries and keys drawn on one plane, keys moved and both rescaled so that a query lands near the "
+        "keys it attends to (neither change alters the attention), as AttentionViz draws them.",
+        "Yeh et al. 2023 (AttentionViz) · the Atlas page", ("query, key, value", "PCA", "t-SNE")),
 }

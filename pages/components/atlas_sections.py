@@ -15,6 +15,7 @@ from explorer.figures.atlas import COLOURINGS, head_map_figure, search_figure, s
 from explorer.models.vocabulary import Kind
 from explorer.pages.components import url_state
 from explorer.pages.components.caches import cached_model
+from explorer.pages.components.glossary_links import linked, term_help
 from explorer.pages.components.head_analyses import head_analysis
 from explorer.pages.components.widgets import show_figure
 from explorer.service import ModelRef
@@ -98,9 +99,10 @@ def map_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str, prun
                              f"{len(mapped.heads)} {kind} heads over {mapped.sentences} captions: close = attend alike")
     event = st.plotly_chart(figure, key="atlas_map", on_select="rerun", selection_mode="points",
                             config={"displaylogo": False})
-    st.caption(f"Distance: the Jensen–Shannon divergence between two heads' attention at the same query, in bits "
-               f"(0 alike, 1 nothing in common), averaged over {mapped.queries:,} queries; laid out by "
-               "multidimensional scaling (Clark et al. 2019, §6). Click a head to choose it; ✕ marks a pruned head.")
+    st.caption(f"Distance: the {linked('Jensen–Shannon divergence')} between two heads' attention at the same query, "
+               f"in bits (0 alike, 1 nothing in common), averaged over {mapped.queries:,} queries; laid out by "
+               f"{linked('multidimensional scaling (MDS)')} (Clark et al. 2019, §6). Click a head to choose it; ✕ marks "
+               "a pruned head.")
     nearest = pd.Series(mapped.matrix()[[h.name for h in mapped.heads].index(chosen)],
                         index=[h.name for h in mapped.heads]).drop(chosen).nsmallest(5)
     st.markdown(f"**{chosen}** attends most like " + ", ".join(f"{name} ({value:.2f} bits)"
@@ -114,16 +116,18 @@ def space_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str) ->
     url_state.kept("atlas_projection", "projection", PROJECTIONS)
     left, right = st.columns(2)
     projection = left.radio("Projection", PROJECTIONS, key="atlas_projection", horizontal=True,
-                            help="pca: principal components (fast, linear); tsne: t-SNE (slower; neighbours kept)")
+                            help="pca: principal components (fast, linear); tsne: t-SNE (slower; neighbours kept)\n\n"
+                                 + term_help("PCA", "t-SNE"))
     url_state.keep("projection", projection)
     colour_by = right.radio("Colour by", ("query or key", "position"), key="atlas_space_colour", horizontal=True)
     _, layer, head = chosen.split(".")
     space = cached_space(ref, checkpoint.target_language, kind, int(layer), int(head), min(count, 100), projection)
     show_figure(space_figure(space.points, colour_by, f"{chosen}: queries and keys of {space.sentences} captions"),
                 f"atlas-space-{chosen}")
-    st.caption("Each query (circle) and key (diamond) of the head, keys moved so that their mean is the queries' and "
-               "both scaled to the same mean length (attention is unchanged by both; AttentionViz, Yeh et al. 2023), "
-               "so a query sits near the keys it attends to. Hover names the token and the key its query attends most.")
+    st.caption(f"The {linked('query–key space')}: each query (circle) and key (diamond) of the head, both scaled to "
+               "the same mean length and the keys moved so that their mean is the queries' (attention is unchanged by "
+               "both; AttentionViz, Yeh et al. 2023), so a query sits near the keys it attends to. Hover names the "
+               "token and the key its query attends most.")
 
 
 def search_view(checkpoint, ref: ModelRef, kind: str, count: int) -> None:

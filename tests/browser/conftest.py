@@ -53,7 +53,7 @@ HERE = Path(__file__).parent
 GROUPS = {"test_explorer.py": "browser-1", "test_heads_page.py": "browser-1", "test_decoding_page.py": "browser-1",
           "test_lesson.py": "browser-1", "test_images_page.py": "browser-1",
           "test_every_page.py": "browser-2", "test_readable.py": "browser-2", "test_serving.py": "browser-2",
-          "test_view_state.py": "browser-2"}
+          "test_view_state.py": "browser-2", "test_atlas_page.py": "browser-2"}
 
 
 @pytest.hookimpl(tryfirst=True)          # before xdist reads the groups
