@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from explorer.analyses.corpus.atlas import HeadMap
     from explorer.analyses.corpus.head_search import HeadSearch
     from explorer.analyses.corpus.query_key_space import QueryKeySpace
+    from explorer.analyses.jobs.jobs import Ran
     from explorer.models.interface import ExplorerModel
 
 DEFAULT_LIMIT = 200             # sentences of the default corpus read
@@ -32,17 +33,22 @@ def atlas_sentences(text: Corpus | None, limit: int | None) -> list[str]:
     return sentences
 
 
-def atlas(model: ExplorerModel, text: Corpus | None = None, limit: int | None = None, kind: str | None = None,
-          workers: int = 1, ray_address: str | None = None, progress: Progress = None) -> HeadMap:
-    """Every head of one stack (kind: encoder, decoder or cross; default the model's first) on one map: the
-    Jensen–Shannon distance between every two heads over the corpus and their MDS layout. A HeadMap: .heads (name,
-    layer, head, x, y, sink_share), .distance, .matrix(), .table(), .to_json()."""
+def atlas_job(model: ExplorerModel, text: Corpus | None = None, limit: int | None = None, kind: str | None = None,
+              workers: int = 1, ray_address: str | None = None, progress: Progress = None) -> Ran:
     from explorer.analyses.corpus.atlas import stack_kind
     from explorer.analyses.jobs.jobs import run_job
 
     kind = stack_kind(model, kind)
     return run_job("atlas", model, {"sentences": atlas_sentences(text, limit)}, {"kind": kind}, workers, ray_address,
-                   progress, cache_folder=None).result
+                   progress, cache_folder=None)
+
+
+def atlas(model: ExplorerModel, text: Corpus | None = None, limit: int | None = None, kind: str | None = None,
+          workers: int = 1, ray_address: str | None = None, progress: Progress = None) -> HeadMap:
+    """Every head of one stack (kind: encoder, decoder or cross; default the model's first) on one map: the
+    Jensen–Shannon distance between every two heads over the corpus and their MDS layout. A HeadMap: .heads (name,
+    layer, head, x, y, sink_share), .distance, .matrix(), .table(), .to_json()."""
+    return atlas_job(model, text, limit, kind, workers, ray_address, progress).result
 
 
 def search_heads(model: ExplorerModel, text: Corpus | None = None, query: str = "any", key: str = "previous",
@@ -51,6 +57,12 @@ def search_heads(model: ExplorerModel, text: Corpus | None = None, query: str = 
     """Every head of a stack ranked by the share of attention from queries matching `query` (any, word:X) to keys
     matching `key` (previous, next, self, same, first, special, word:X, any), with a 95% interval, chance and the
     best examples. A HeadSearch: .heads, .examples, .table(), .to_json()."""
+    return search_job(model, text, query, key, limit, kind, workers, ray_address, progress).result
+
+
+def search_job(model: ExplorerModel, text: Corpus | None = None, query: str = "any", key: str = "previous",
+               limit: int | None = None, kind: str | None = None, workers: int = 1, ray_address: str | None = None,
+               progress: Progress = None) -> Ran:
     from explorer.analyses.corpus.atlas import stack_kind
     from explorer.analyses.corpus.head_search import check_patterns
     from explorer.analyses.jobs.jobs import run_job
@@ -59,7 +71,7 @@ def search_heads(model: ExplorerModel, text: Corpus | None = None, query: str = 
     check_patterns(query, key, kind)
     return run_job("search-heads", model, {"sentences": atlas_sentences(text, limit)},
                    {"kind": kind, "query": query, "key": key}, workers, ray_address, progress,
-                   cache_folder=None).result
+                   cache_folder=None)
 
 
 def query_key_space(model: ExplorerModel, layer: int, head: int, text: Corpus | None = None, limit: int | None = None,

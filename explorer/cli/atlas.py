@@ -6,7 +6,14 @@ import argparse
 import json
 from pathlib import Path
 
-from explorer.cli.arguments import positive_int, progress_bar, with_json, with_model_path, with_workers
+from explorer.cli.arguments import (
+    distribution_note,
+    positive_int,
+    progress_bar,
+    with_json,
+    with_model_path,
+    with_workers,
+)
 
 ATLAS_HELP = ("the head atlas: every head of a stack on one map, by the Jensen–Shannon distance between their "
               "attention over a corpus (Clark et al. 2019 §6)")
@@ -39,15 +46,23 @@ def search_options(sub: argparse.ArgumentParser) -> None:
     with_json(sub, "model", "kind", "query", "key", "sentences", "queries", "chance", "heads", "examples")
 
 
+def print_json(result, ran) -> None:
+    """The record's JSON, with how Ray spread it when it did."""
+    document = result.to_json()
+    distribution_note(ran.distributed, document)
+    print(json.dumps(document, ensure_ascii=False))
+
+
 def run_atlas(args: argparse.Namespace) -> None:
-    from explorer.atlas_studies import atlas
+    from explorer.atlas_studies import atlas_job
     from explorer.cli.inputs import opened
 
     bar, progress = progress_bar("atlas")
     with bar:
-        result = atlas(opened(args), args.text, args.limit, args.kind, args.workers, args.ray_address, progress)
+        ran = atlas_job(opened(args), args.text, args.limit, args.kind, args.workers, args.ray_address, progress)
+    result = ran.result
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
+        print_json(result, ran)
         return
     print(f"{result.model}, {result.kind} attention: {len(result.heads)} heads over {result.sentences} sentences "
           f"({result.queries} queries); distance in {result.unit}")
@@ -55,15 +70,16 @@ def run_atlas(args: argparse.Namespace) -> None:
 
 
 def run_search(args: argparse.Namespace) -> None:
-    from explorer.atlas_studies import search_heads
+    from explorer.atlas_studies import search_job
     from explorer.cli.inputs import opened
 
     bar, progress = progress_bar("search-heads")
     with bar:
-        result = search_heads(opened(args), args.text, args.query, args.key, args.limit, args.kind, args.workers,
-                              args.ray_address, progress)
+        ran = search_job(opened(args), args.text, args.query, args.key, args.limit, args.kind, args.workers,
+                         args.ray_address, progress)
+    result = ran.result
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
+        print_json(result, ran)
         return
     print(f"{result.model}, {result.kind} attention: from {result.query} queries to {result.key} keys over "
           f"{result.sentences} sentences ({result.queries} queries); uniform attention would give {result.chance:.3f}")

@@ -62,6 +62,14 @@ def test_every_command_gives_the_one_process_result_on_two_workers(tiny_checkpoi
         assert_same(without_timing(shared), without_timing(alone), name)
         if name == "importance":
             (tmp_path / "importance.json").write_text(json.dumps(alone))
+    # the head atlas's map and search (issue 62): shards of sentences, summed (the map) or kept in order (the search)
+    for name, command in {"atlas": ["atlas", "--model", model, "--text", str(MULTI30K / "val.en.gz"), "--limit", "9",
+                                    "--kind", "cross", "--json"],
+                          "search-heads": ["search-heads", "--model", model, "--text", str(MULTI30K / "val.en.gz"),
+                                           "--limit", "9", "--key", "previous", "--json"]}.items():
+        alone, shared = run(capsys, *command), run(capsys, *command, "--workers", "2")
+        assert shared["distributed"]["workers"] == 2
+        assert_same(without_timing(shared), without_timing(alone), name)
     curve = ["prune-curve", "--model", model, *pairs, "--importance", str(tmp_path / "importance.json"),
              "--steps", "2", "--seeds", "1", "--kinds", "enc,all", "--json"]
     alone, shared = run(capsys, *curve), run(capsys, *curve, "--workers", "2")
