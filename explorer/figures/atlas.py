@@ -7,7 +7,7 @@ from __future__ import annotations
 import plotly.colors
 import plotly.graph_objects as go
 
-from explorer.figures.common import font
+from explorer.figures.common import display_tokens, font
 
 COLOURINGS = ("layer", "role", "importance", "sink share")
 LAYER_COLOURS = plotly.colors.qualitative.Dark24
@@ -40,8 +40,9 @@ def head_map_figure(heads: list, colour_by: str, values: dict, chosen: str | Non
         figure.add_trace(points(heads, list(range(len(heads))), hover, symbols, marker, colour_by))
     if chosen in names:
         head = heads[names.index(chosen)]
-        figure.add_trace(go.Scatter(x=[head.x], y=[head.y], mode="markers+text", hoverinfo="skip", showlegend=False,
-                                    text=[head.name], textposition="bottom center",
+        named = len(heads) > NAMED          # otherwise its name is beside it already
+        figure.add_trace(go.Scatter(x=[head.x], y=[head.y], mode="markers+text" if named else "markers",
+                                    hoverinfo="skip", showlegend=False, text=[head.name], textposition="bottom center",
                                     textfont=dict(size=font(13), color="#d62728"),
                                     marker=dict(size=font(26), color="rgba(0,0,0,0)", line=dict(color="#d62728",
                                                                                                  width=3))))
@@ -118,4 +119,23 @@ def search_figure(found: list, chance: float, title: str, top: int = 12) -> go.F
                          margin=dict(l=10, r=40, t=font(80), b=30), font=dict(size=font(12)), showlegend=False)
     figure.update_xaxes(tickformat=".0%", range=[0, 1.1], tickfont=dict(size=font(12)))
     figure.update_yaxes(type="category", tickfont=dict(size=font(12)), automargin=True)
+    return figure
+
+
+def thumbnail_figure(pattern, queries: list[str], keys: list[str], title: str) -> go.Figure:
+    """A head's pattern on one sentence, small: rows the queries, columns the keys, a label each up to 24 tokens
+    (every other beyond; hover names every cell)."""
+    queries, keys = [f"{i} {t}" for i, t in enumerate(display_tokens(queries))], \
+        [f"{i} {t}" for i, t in enumerate(display_tokens(keys))]
+    figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, colorscale="Blues", zmin=0, zmax=1,
+                                  colorbar=dict(thickness=10, tickformat=".0%", tickfont=dict(size=font(12))),
+                                  hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.1%}<extra></extra>"))
+    step = 1 if max(len(queries), len(keys)) <= 24 else 2
+    # the keys' labels, rotated, in the top margin under the title
+    figure.update_layout(title=dict(text=title, font=dict(size=font(14)), y=1.0, yanchor="top", yref="container",
+                                    pad=dict(t=8)),
+                         height=font(190) + len(queries) * font(12), margin=dict(l=10, r=10, t=font(140), b=10),
+                         font=dict(size=font(12)))
+    figure.update_xaxes(type="category", side="top", tickangle=-60, tickfont=dict(size=font(11)), dtick=step)
+    figure.update_yaxes(type="category", autorange="reversed", tickfont=dict(size=font(11)), dtick=step)
     return figure

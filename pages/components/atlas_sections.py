@@ -11,12 +11,13 @@ from explorer.analyses.corpus.atlas import HeadMap
 from explorer.analyses.corpus.head_search import KEY_PATTERNS, POSITIONAL, HeadSearch
 from explorer.analyses.corpus.query_key_space import PROJECTIONS, QueryKeySpace
 from explorer.capture.inputs import InputError
-from explorer.figures.atlas import COLOURINGS, head_map_figure, search_figure, space_figure
+from explorer.figures.atlas import COLOURINGS, head_map_figure, search_figure, space_figure, thumbnail_figure
 from explorer.models.vocabulary import Kind
 from explorer.pages.components import url_state
 from explorer.pages.components.caches import cached_model
 from explorer.pages.components.glossary_links import linked, term_help
 from explorer.pages.components.head_analyses import head_analysis
+from explorer.pages.components.traces import sentence_trace
 from explorer.pages.components.widgets import show_figure
 from explorer.service import ModelRef
 
@@ -76,6 +77,16 @@ def colour_values(checkpoint, mapped: HeadMap, colour_by: str) -> dict:
     return {entry.spec: entry.gradient_importance for entry in report.heads}
 
 
+def thumbnail(checkpoint, kind: str, chosen: str) -> None:
+    """The chosen head's pattern on the sentence in the sidebar (nothing when the sentence cannot be read)."""
+    _, trace = sentence_trace(notices=False)
+    if trace is None or not trace.attention.get(kind):
+        return
+    _, layer, head = (int(part) if part.isdigit() else part for part in chosen.split("."))
+    show_figure(thumbnail_figure(trace.pattern(kind)[layer, head], trace.query_tokens(kind), trace.key_tokens(kind),
+                                 f"{chosen} on your sentence"), f"atlas-{chosen}-sentence")
+
+
 def open_on_attention(name: str) -> None:
     """A button that opens the head on the Attention page, on the sentence in the sidebar."""
     if st.button(f"Open {name} on the Attention page →", key=f"open_{name}",
@@ -107,6 +118,7 @@ def map_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str, prun
                         index=[h.name for h in mapped.heads]).drop(chosen).nsmallest(5)
     st.markdown(f"**{chosen}** attends most like " + ", ".join(f"{name} ({value:.2f} bits)"
                                                                 for name, value in nearest.items()) + ".")
+    thumbnail(checkpoint, kind, chosen)
     open_on_attention(chosen)
     clicked = [point.get("customdata") for point in (event.selection.points if event else []) if point.get("customdata")]
     return clicked[0] if clicked else None
