@@ -8,6 +8,7 @@ captions (Multi30k's validation English).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.capture.inputs import InputError
@@ -53,25 +54,34 @@ def atlas(model: ExplorerModel, text: Corpus | None = None, limit: int | None = 
 
 def search_heads(model: ExplorerModel, text: Corpus | None = None, query: str = "any", key: str = "previous",
                  limit: int | None = None, kind: str | None = None, workers: int = 1, ray_address: str | None = None,
-                 progress: Progress = None) -> HeadSearch:
-    """Every head of a stack ranked by the share of attention from queries matching `query` (any, word:X) to keys
-    matching `key` (previous, next, self, same, first, special, word:X, any), with a 95% interval, chance and the
-    best examples. A HeadSearch: .heads, .examples, .table(), .to_json()."""
-    return search_job(model, text, query, key, limit, kind, workers, ray_address, progress).result
+                 progress: Progress = None, conllu: str | Path | None = None) -> HeadSearch:
+    """Every head of a stack ranked by the share of attention from queries matching `query` (any, word:X; with a
+    treebank pos:X, deprel:X) to keys matching `key` (previous, next, self, same, first, special, word:X, any; with a
+    treebank head, dependent, pos:X, deprel:X), with a 95% interval, chance and the best examples. conllu: a
+    CoNLL-U file read by words instead of the text. A HeadSearch: .heads, .examples, .table(), .to_json()."""
+    return search_job(model, text, query, key, limit, kind, workers, ray_address, progress, conllu).result
 
 
 def search_job(model: ExplorerModel, text: Corpus | None = None, query: str = "any", key: str = "previous",
                limit: int | None = None, kind: str | None = None, workers: int = 1, ray_address: str | None = None,
-               progress: Progress = None) -> Ran:
+               progress: Progress = None, conllu: str | Path | None = None) -> Ran:
     from explorer.analyses.corpus.atlas import stack_kind
-    from explorer.analyses.corpus.head_search import check_patterns
+    from explorer.analyses.corpus.head_search import check_patterns, check_reads_text
     from explorer.analyses.jobs.jobs import run_job
+    from explorer.capture.treebank import read_trees
 
     kind = stack_kind(model, kind)
-    check_patterns(query, key, kind)
-    return run_job("search-heads", model, {"sentences": atlas_sentences(text, limit)},
-                   {"kind": kind, "query": query, "key": key}, workers, ray_address, progress,
-                   cache_folder=None)
+    check_patterns(query, key, kind, conllu is not None)
+    if conllu is not None:
+        if text is not None:
+            raise InputError("search-heads reads sentences (--text) or a treebank (--conllu), not both")
+        check_reads_text(model, kind)
+        trees = read_trees(conllu, limit or DEFAULT_LIMIT)
+        inputs = {"sentences": [tree.text for tree in trees], "trees": trees}
+    else:
+        inputs = {"sentences": atlas_sentences(text, limit), "trees": None}
+    return run_job("search-heads", model, inputs, {"kind": kind, "query": query, "key": key}, workers, ray_address,
+                   progress, cache_folder=None)
 
 
 def query_key_space(model: ExplorerModel, layer: int, head: int, text: Corpus | None = None, limit: int | None = None,

@@ -24,6 +24,7 @@ class Tree:
     heads: list[int]        # index of each word's head word, -1 for the root
     relations: list[str]    # universal relation ("nmod:poss" → "nmod" unless the subtypes were asked for)
     space_after: list[bool] | None = None   # False where CoNLL-U says SpaceAfter=No; None: a space after each
+    tags: list[str] | None = None           # each word's universal part of speech (UPOS: NOUN, VERB …)
 
     @property
     def text(self) -> str:
@@ -50,7 +51,7 @@ def trees_of(data: bytes, path: str, limit: int | None = None, subtypes: bool = 
             try:
                 trees.append(Tree([t["form"] for t in tokens], [int(t["head"]) - 1 for t in tokens],
                                   [str(t["deprel"]) if subtypes else str(t["deprel"]).split(":")[0] for t in tokens],
-                                  spaces_after(sentence)))
+                                  spaces_after(sentence), [str(t["upos"]) for t in tokens]))
             except (TypeError, ValueError):
                 raise CorpusError(f"{path}: a sentence has a token without a numeric head") from None
             if limit and len(trees) >= limit:

@@ -38,10 +38,15 @@ def atlas_options(sub: argparse.ArgumentParser) -> None:
 
 def search_options(sub: argparse.ArgumentParser) -> None:
     corpus_options(sub)
-    sub.add_argument("--query", default="any", help="queries counted: any (default) or word:X")
+    sub.add_argument("--conllu", type=Path, help="a treebank (CoNLL-U, plain or .gz) read by words instead of "
+                                                 "--text, for the grammar's patterns (e.g. "
+                                                 "explorer/data/ud/en_ewt-ud-dev.conllu.gz)")
+    sub.add_argument("--query", default="any", help="queries counted: any (default) or word:X; with --conllu also "
+                                                    "pos:X (NOUN, ADJ …) or deprel:X (nsubj, det …)")
     sub.add_argument("--key", default="previous",
                      help="keys counted, for each query: previous (default), next, self, same (the same piece "
-                          "earlier), first, special, word:X or any")
+                          "earlier), first, special, word:X or any; with --conllu also head (the query word's "
+                          "syntactic head), dependent, pos:X, deprel:X")
     sub.add_argument("--top", type=positive_int, default=10, help="heads printed (default %(default)s)")
     with_json(sub, "model", "kind", "query", "key", "sentences", "queries", "chance", "heads", "examples")
 
@@ -76,7 +81,7 @@ def run_search(args: argparse.Namespace) -> None:
     bar, progress = progress_bar("search-heads")
     with bar:
         ran = search_job(opened(args), args.text, args.query, args.key, args.limit, args.kind, args.workers,
-                         args.ray_address, progress)
+                         args.ray_address, progress, args.conllu)
     result = ran.result
     if args.json:
         print_json(result, ran)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.analyses.corpus.atlas import HeadMap
-from explorer.analyses.corpus.head_search import KEY_PATTERNS, POSITIONAL, HeadSearch
+from explorer.analyses.corpus.atlas import HeadMap, stack_kind
+from explorer.analyses.corpus.head_search import KEY_PATTERNS, POSITIONAL, TREE_KEY_PATTERNS, HeadSearch
 from explorer.analyses.corpus.query_key_space import PROJECTIONS, QueryKeySpace
 from explorer.capture.inputs import InputError
 from explorer.figures.atlas import COLOURINGS, head_map_figure, search_figure, space_figure, thumbnail_figure
@@ -46,12 +46,17 @@ def cached_space(ref: ModelRef, target_language: str, kind: str, layer: int, hea
 
 
 @st.cache_data(max_entries=32, show_spinner="Searching every head…")
-def cached_search(ref: ModelRef, target_language: str, kind: str, count: int, query: str, key: str
-                  ) -> HeadSearch | str:
+def cached_search(ref: ModelRef, target_language: str, kind: str, count: int, query: str, key: str,
+                  treebank: bool = False) -> HeadSearch | str:
+    """The search over the first `count` captions, or the first `count` trees of the shipped treebank by words."""
+    from explorer import settings
     from explorer.atlas_studies import search_heads
 
     try:
-        return search_heads(cached_model(ref, target_language), captions(count), query, key, kind=kind)
+        model = cached_model(ref, target_language)
+        if treebank:
+            return search_heads(model, None, query, key, count, kind=kind, conllu=settings.TREEBANK)
+        return search_heads(model, captions(count), query, key, kind=kind)
     except InputError as error:
         return str(error)
 
@@ -143,25 +148,40 @@ def space_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str) ->
 
 
 def search_view(checkpoint, ref: ModelRef, kind: str, count: int) -> None:
-    positional = Kind(kind).is_self
-    keys = [key for key in KEY_PATTERNS if positional or key not in POSITIONAL]
+    reads_text = Kind(kind).is_self and Kind(kind).query_side is Kind(stack_kind(checkpoint, None)).query_side
+    sources = ["captions", "treebank (by words)"] if reads_text else ["captions"]
+    url_state.kept("atlas_source", "source", sources)
+    source = st.radio("Read", sources, key="atlas_source", horizontal=True,
+                      help="captions: Multi30k's, token by token; treebank: UD English EWT's dev sentences word by word "
+                           "(a word's row the mean of its pieces', a key word's weight the sum), where the patterns "
+                           "may name parts of speech (pos:NOUN) and relations (deprel:det, head)")
+    url_state.keep("source", source)
+    treebank = source != "captions"
+    keys = [key for key in KEY_PATTERNS if Kind(kind).is_self or key not in POSITIONAL]
+    keys += [key for key in TREE_KEY_PATTERNS if treebank and key not in keys]
     url_state.kept("atlas_key", "key", keys)
     url_state.kept_text("atlas_word", "word")
+    url_state.kept_text("atlas_key_word", "key_word")
     left, middle, right = st.columns(3)
-    query_word = left.text_input("From queries spelling (empty: every query)", key="atlas_word",
-                                 help="a word or piece, e.g. it; case and the word-start mark ignored")
+    query_text = left.text_input("From queries (empty: every one)", key="atlas_word",
+                                 help="a word (it), or with the treebank pos:NOUN or deprel:nsubj; case and the "
+                                      "word-start mark ignored")
     key = middle.selectbox("To keys", keys, key="atlas_key",
                            help="previous/next: the neighbouring token; same: the same piece earlier in the sentence; "
-                                "first: the first token; special: [CLS], [SEP], </s> …; word:X: a word")
-    key_word = right.text_input("Key word (for word:X)", key="atlas_key_word") if key == "word:X" else ""
+                                "first: the first token; special: [CLS], [SEP], </s> …; word:X: a word; with the "
+                                "treebank head: the query word's syntactic head, dependent: a word it heads, pos:X, "
+                                "deprel:X")
+    key_word = right.text_input("X (for the key's :X)", key="atlas_key_word") if key.endswith(":X") else ""
     url_state.keep("key", key)
-    url_state.keep("word", query_word.strip())
-    key_pattern = f"word:{key_word.strip()}" if key == "word:X" else key
-    if key == "word:X" and not key_word.strip():
-        st.info("Type the key word to search for.")
+    url_state.keep("word", query_text.strip())
+    url_state.keep("key_word", key_word.strip())
+    if key.endswith(":X") and not key_word.strip():
+        st.info("Type what X is (a word, a part of speech such as ADJ, or a relation such as det).")
         return
-    query = f"word:{query_word.strip()}" if query_word.strip() else "any"
-    result = cached_search(ref, checkpoint.target_language, kind, count, query, key_pattern)
+    key_pattern = key.replace(":X", f":{key_word.strip()}") if key.endswith(":X") else key
+    query = query_text.strip()
+    query = "any" if not query else query if ":" in query else f"word:{query}"
+    result = cached_search(ref, checkpoint.target_language, kind, count, query, key_pattern, treebank)
     if isinstance(result, str):
         st.info(result)
         return

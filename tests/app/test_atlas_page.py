@@ -50,3 +50,20 @@ def test_the_space_view_draws_every_query_and_key_of_the_chosen_head(page, h8):
     pieces = sum(len(h8.encode(line).ids) for line in captions_of(50))
     assert len(queries["x"]) == len(keys["x"]) == pieces
     assert at.query_params["head"] in ("encoder.1.6", ["encoder.1.6"])
+
+
+def test_the_search_over_the_treebank_ranks_as_the_treebank_search_does(page):
+    """Read: treebank (by words), from deprel:det queries to their syntactic head, on MiniLM's 50 first EWT trees."""
+    from explorer import settings
+    from explorer.capture.treebank import read_trees
+    from explorer.models.loader import open_model
+
+    at = page("atlas.py", model="all-MiniLM-L6-v2 (pretrained)", atlas_sentences=50, atlas_source="treebank (by words)",
+              atlas_word="deprel:det", atlas_key="head")
+    at = open_part(at, "Search heads", "atlas_view")
+    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+    expected = search_heads(open_model("all-MiniLM-L6-v2"), None, "deprel:det", "head",
+                            trees=read_trees(settings.TREEBANK, 50))
+    assert list(bars["y"])[::-1] == [head.name for head in expected.heads[:12]]
+    assert np.allclose(list(bars["x"])[::-1], [head.share for head in expected.heads[:12]])
+    assert at.query_params["source"] in ("treebank (by words)", ["treebank (by words)"])

@@ -15,6 +15,7 @@ from explorer.analyses.corpus.atlas import head_map, layer_grouping, map_statist
 from explorer.analyses.corpus.head_search import search_heads
 from explorer.analyses.corpus.query_key_space import aligned, query_key_space
 from explorer.analyses.jobs.job_registry import registered
+from explorer.capture.treebank import read_trees
 from explorer.cli import main
 from explorer.models.loader import open_model
 
@@ -163,3 +164,43 @@ def test_bad_patterns_and_stacks_are_one_line(capsys):
     assert "needs self-attention" in capsys.readouterr().err
     assert main(["atlas", "--model", "all-MiniLM-L6-v2", "--kind", "cross", "--limit", "3"]) == 1
     assert "has no cross attention" in capsys.readouterr().err
+
+
+CONLLU = """# text = The dog saw a cat.
+1	The	the	DET	DT	_	2	det	_	_
+2	dog	dog	NOUN	NN	_	3	nsubj	_	_
+3	saw	see	VERB	VBD	_	0	root	_	_
+4	a	a	DET	DT	_	5	det	_	_
+5	cat	cat	NOUN	NN	_	3	obj	_	SpaceAfter=No
+6	.	.	PUNCT	.	_	3	punct	_	_
+
+"""
+
+
+def test_a_search_over_a_treebank_reads_its_grammar_word_by_word(minilm, tmp_path, capsys):
+    """deprel:det → head on one tree of one-piece words: each determiner's attention on its noun, averaged over the
+    two determiners, from transformers' attentions at the pieces' positions ([CLS] first); pos:NOUN → dependent the
+    same from the nouns to their determiners."""
+    from transformers import BertModel, BertTokenizerFast
+
+    treebank = tmp_path / "tiny.conllu"
+    treebank.write_text(CONLLU, encoding="utf-8")
+    tokenizer = BertTokenizerFast.from_pretrained(minilm.folder)
+    encoded = tokenizer("The dog saw a cat.", return_tensors="pt")
+    assert tokenizer.convert_ids_to_tokens(encoded["input_ids"][0]) == ["[CLS]", "the", "dog", "saw", "a", "cat", ".",
+                                                                        "[SEP]"]
+    theirs = BertModel.from_pretrained(minilm.folder, attn_implementation="eager").eval()
+    with torch.no_grad():
+        rows = torch.cat(theirs(**encoded, output_attentions=True).attentions).double().numpy().reshape(72, 8, 8)
+    assert main(["search-heads", "--model", "all-MiniLM-L6-v2", "--conllu", str(treebank), "--query", "deprel:det",
+                 "--key", "head", "--json"]) == 0
+    found = {head["name"]: head["share"] for head in json.loads(capsys.readouterr().out)["heads"]}
+    expected = (rows[:, 1, 2] + rows[:, 4, 5]) / 2                 # the → dog, a → cat (pieces 1 → 2, 4 → 5)
+    assert max(abs(found[f"enc.{n // 12}.{n % 12}"] - expected[n]) for n in range(72)) < 1e-4
+    nouns = search_heads(minilm, None, "pos:NOUN", "dependent", trees=read_trees(treebank))
+    # dog's dependent is The (2 → 1); cat's is a (5 → 4)
+    expected = (rows[:, 2, 1] + rows[:, 5, 4]) / 2
+    shares = {head.name: head.share for head in nouns.heads}
+    assert nouns.queries == 2 and max(abs(shares[f"enc.{n // 12}.{n % 12}"] - expected[n]) for n in range(72)) < 1e-4
+    assert main(["search-heads", "--model", "all-MiniLM-L6-v2", "--key", "head", "--limit", "2"]) == 1
+    assert "with a treebank" in capsys.readouterr().err

@@ -59,13 +59,18 @@ def stack_kind(model: ExplorerModel, kind: str | None) -> str:
 
 
 def read_sentences(model: ExplorerModel, sentences: list[str], kind: str, values: tuple[str, ...] = ("pattern",),
-                   batch_size: int = BATCH, progress: Callable[[float], None] | None = None
-                   ) -> Iterator[ReadSentence]:
+                   batch_size: int = BATCH, progress: Callable[[float], None] | None = None,
+                   token_ids: list[list[int] | None] | None = None) -> Iterator[ReadSentence]:
     """Each usable sentence (blank ones are left out) as the stack reads it, batches of similar length at a time
-    (yielded in that order: `index` says where each stands in the corpus)."""
-    texts = [(i, clean_text(s)) for i, s in enumerate(sentences)]
-    texts = [(i, t) for i, t in texts if t]
-    ids = [model.encode(t).ids for _, t in texts]
+    (yielded in that order: `index` says where each stands in the corpus). token_ids: each sentence's ids as
+    prepared (a treebank's words tokenized once; None: left out), instead of the sentences' own encoding."""
+    if token_ids is None:
+        texts = [(i, clean_text(s)) for i, s in enumerate(sentences)]
+        texts = [(i, t) for i, t in texts if t]
+        ids = [model.encode(t).ids for _, t in texts]
+    else:
+        texts = [(i, sentences[i]) for i, row in enumerate(token_ids) if row]
+        ids = [token_ids[i] for i, _ in texts]
     role = Kind(kind)
     decodes = model.has("encoder") and model.has("decoder") and role.query_side is Side.TARGET
     with torch.no_grad():
@@ -194,7 +199,7 @@ class HeadMap(Record):
     def table(self):
         import pandas as pd
 
-        return pd.DataFrame([head.to_json() for head in self.heads]).set_index("name")
+        return pd.DataFrame([head.to_json() for head in self.heads]).set_index("name").drop(columns="spec")
 
 
 def head_map(model: ExplorerModel, kind: str, statistics: dict) -> HeadMap:

@@ -6,6 +6,13 @@ Key patterns, relative to each query: `previous`, `next`, `self`, `same` (the sa
 the query's earlier copy), `first` (the first token), `special` ([CLS], [SEP], </s> …), `word:X`, `any`. The
 positional ones (previous, next, self, same) need self-attention, where queries and keys are one sequence.
 
+On a treebank (CoNLL-U) the units are its words, as Clark et al. (2019) read attention between words: a word's row
+is the mean of its pieces' rows, a key word's weight the sum over its pieces, and each special token a key of its
+own after the words (explorer/capture/treebank.word_attention). There the patterns may also name the grammar:
+queries `pos:NOUN` (a universal part of speech) or `deprel:nsubj` (the word's relation to its head); keys `head`
+(the query word's syntactic head), `dependent` (a word whose head it is), `pos:X`, `deprel:X`; `first` is the
+first word.
+
 A head's score is Σ over sentences of the attention from the matching queries to their matching keys, over the
 number of matching queries (each query's row sums to 1, so the score is a share, 0–1), with a sentence-bootstrap
 95% interval; `chance` is the share uniform attention over the keys a query may see would give. The best examples
@@ -21,12 +28,16 @@ import numpy as np
 from explorer.analyses.corpus.atlas import read_sentences, stack_kind
 from explorer.analyses.records import Record
 from explorer.capture.inputs import InputError
+from explorer.capture.treebank import Tree
 from explorer.models.interface import ExplorerModel
 from explorer.models.vocabulary import Kind
 
 QUERY_PATTERNS = ("any", "word:X")
 KEY_PATTERNS = ("previous", "next", "self", "same", "first", "special", "word:X", "any")
-POSITIONAL = {"previous", "next", "self", "same"}
+TREE_QUERY_PATTERNS = ("pos:X", "deprel:X")
+TREE_KEY_PATTERNS = ("head", "dependent", "pos:X", "deprel:X")
+POSITIONAL = {"previous", "next", "self", "same", "head", "dependent"}
+PREFIXES = ("word:", "pos:", "deprel:")
 EXAMPLES = 8                # the best examples kept
 MARKS = ("▁", "Ġ", "##")
 
@@ -37,41 +48,95 @@ def plain(piece: str) -> str:
     return piece.lower()
 
 
-def check_patterns(query: str, key: str, kind: str) -> None:
+def check_patterns(query: str, key: str, kind: str, treebank: bool = False) -> None:
     """One line naming what is wrong with the patterns asked for."""
-    for given, allowed in ((query, QUERY_PATTERNS), (key, KEY_PATTERNS)):
-        if given not in allowed and not (given.startswith("word:") and given[5:].strip()):
-            raise InputError(f"unknown pattern {given!r}; use one of {', '.join(allowed)}")
+    for given, plain_patterns, tree_patterns in ((query, QUERY_PATTERNS, TREE_QUERY_PATTERNS),
+                                                 (key, KEY_PATTERNS, TREE_KEY_PATTERNS)):
+        allowed = plain_patterns + (tree_patterns if treebank else ())
+        prefix = next((p for p in PREFIXES if given.startswith(p)), None)
+        known = given in allowed or (prefix and f"{prefix}X" in allowed and given[len(prefix):].strip())
+        if not known:
+            needs = " (with a treebank: --conllu)" if given in TREE_KEY_PATTERNS or (
+                prefix and f"{prefix}X" in TREE_QUERY_PATTERNS + TREE_KEY_PATTERNS) else ""
+            raise InputError(f"unknown pattern {given!r}{needs}; use one of {', '.join(allowed)}")
     if key in POSITIONAL and not Kind(kind).is_self:
         raise InputError(f"the key pattern {key!r} needs self-attention; {kind} attention reads another sequence")
 
 
-def query_rows(pattern: str, pieces: list[str]) -> np.ndarray:
+def matches(pattern: str, pieces: list[str], read) -> np.ndarray:
+    """[units] True where a unit (piece, or a treebank's word) matches word:X, pos:X or deprel:X; special units
+    never match a word's pattern."""
+    prefix, _, wanted = pattern.partition(":")
+    wanted = wanted.strip()
+    tree = getattr(read, "tree", None)
+    words = len(tree.words) if tree else len(pieces)
+    if prefix == "word":
+        found = [plain(piece) == wanted.lower() for piece in pieces[:words]]
+    elif prefix == "pos":
+        found = [tag == wanted.upper() for tag in (tree.tags or [])]
+    else:
+        found = [relation == wanted.lower() for relation in tree.relations]
+    return np.array(found + [False] * (len(pieces) - len(found)), dtype=bool)
+
+
+def query_rows(pattern: str, read) -> np.ndarray:
     if pattern == "any":
-        return np.ones(len(pieces), dtype=bool)
-    return np.array([plain(piece) == pattern[5:].strip().lower() for piece in pieces], dtype=bool)
+        return np.ones(len(read.queries), dtype=bool)
+    return matches(pattern, read.queries, read)
 
 
-def key_cells(pattern: str, queries: list[str], keys: list[str], special: np.ndarray) -> np.ndarray:
+def key_cells(pattern: str, read) -> np.ndarray:
     """[queries, keys] True where the key matches the pattern for that query."""
+    queries, keys, special = read.queries, read.keys, read.special_keys
     q, k = np.arange(len(queries))[:, None], np.arange(len(keys))[None, :]
+    shape = (len(queries), len(keys))
+    # a treebank's special tokens come after its words: no word's neighbour (in the pieces they are where they are)
+    words = ~special[None, :] if getattr(read, "tree", None) else True
     if pattern == "previous":
-        return k == q - 1
+        return (k == q - 1) & words
     if pattern == "next":
-        return k == q + 1
+        return (k == q + 1) & words
     if pattern == "self":
         return k == q
     if pattern == "same":
         plain_q, plain_k = np.array([plain(p) for p in queries]), np.array([plain(p) for p in keys])
         return (k < q) & (plain_q[:, None] == plain_k[None, :]) & ~special[None, :]
+    if pattern in ("head", "dependent"):
+        heads = np.array(read.tree.heads + [-2] * (len(keys) - len(read.tree.heads)))       # specials: no word's
+        return (k == heads[:len(queries), None]) if pattern == "head" else (heads[None, :] == q)
     if pattern == "first":
-        return np.broadcast_to(k == 0, (len(queries), len(keys)))
+        return np.broadcast_to(k == 0, shape)
     if pattern == "special":
-        return np.broadcast_to(special[None, :], (len(queries), len(keys)))
+        return np.broadcast_to(special[None, :], shape)
     if pattern == "any":
-        return np.ones((len(queries), len(keys)), dtype=bool)
-    word = pattern[5:].strip().lower()
-    return np.broadcast_to(np.array([plain(p) == word for p in keys])[None, :], (len(queries), len(keys)))
+        return np.ones(shape, dtype=bool)
+    return np.broadcast_to(matches(pattern, keys, read)[None, :], shape)
+
+
+@dataclass
+class TreeRead:
+    """One treebank sentence read by words: queries its words, keys its words and then its special tokens."""
+    index: int
+    queries: list[str]
+    keys: list[str]
+    values: dict
+    special_keys: np.ndarray
+    tree: Tree
+
+
+def read_trees(model: ExplorerModel, trees: list[Tree], kind: str, progress=None):
+    """Each tree the model's tokenizer lines up with its words (models/word_alignment.py), as word-level attention."""
+    from explorer.capture.treebank import word_attention
+
+    aligned = [model.align_words(tree.words, tree.space_after) for tree in trees]
+    for read in read_sentences(model, [tree.text for tree in trees], kind, progress=progress,
+                               token_ids=[a.ids if a is not None else None for a in aligned]):
+        tree, pieces = trees[read.index], aligned[read.index].word_pieces
+        in_words = {piece for word in pieces for piece in word}
+        specials = [piece for piece in range(len(read.keys)) if piece not in in_words]
+        pattern = word_attention(read.values["pattern"], pieces)[:, :, :len(tree.words)]
+        yield TreeRead(read.index, list(tree.words), list(tree.words) + [read.keys[p] for p in specials],
+                       {"pattern": pattern}, np.array([False] * len(tree.words) + [True] * len(specials)), tree)
 
 
 @dataclass
@@ -113,21 +178,23 @@ class HeadSearch(Record):
     def table(self):
         import pandas as pd
 
-        return pd.DataFrame([head.to_json() for head in self.heads]).set_index("name")
+        return pd.DataFrame([head.to_json() for head in self.heads]).set_index("name").drop(columns="spec")
 
 
 def search_statistics(model: ExplorerModel, sentences: list[str], query: str, key: str, kind: str,
-                      first: int = 0, progress=None) -> dict:
+                      first: int = 0, progress=None, trees: list[Tree] | None = None) -> dict:
     """Per sentence (in corpus order; `first`: the place of sentences[0] in the whole corpus): each head's attention
     from the matching queries to their matching keys, the matching queries, uniform attention's share; and every
     matching query's best head (value, head, sentence, position, token, that head's top key)."""
     given, best = {}, []
-    for read in read_sentences(model, sentences, kind, progress=progress):
+    reads = (read_trees(model, trees, kind, progress) if trees is not None
+             else read_sentences(model, sentences, kind, progress=progress))
+    for read in reads:
         pattern = read.values["pattern"]                                     # [layers, heads, queries, keys]
-        cells = key_cells(key, read.queries, read.keys, read.special_keys)
+        cells = key_cells(key, read)
         allowed = pattern.sum(axis=(0, 1)) > 0                               # keys some head may see (causal mask)
         usable = cells & allowed
-        rows = query_rows(query, read.queries) & usable.any(-1)
+        rows = query_rows(query, read) & usable.any(-1)
         share = (pattern * usable).sum(-1)                                    # [layers, heads, queries]
         uniform = (usable.sum(-1) / np.maximum(allowed.sum(-1), 1))[rows].sum()
         given[read.index] = (share[..., rows].sum(-1).reshape(-1).tolist(), int(rows.sum()), float(uniform))
@@ -172,12 +239,22 @@ def search_result(model: ExplorerModel, kind: str, query: str, key: str, sentenc
                       rounded(sum(statistics["uniform"]) / counts.sum()), found, examples)
 
 
-def search_heads(model: ExplorerModel, sentences: list[str], query: str = "any", key: str = "previous",
-                 kind: str | None = None, progress=None) -> HeadSearch:
+def search_heads(model: ExplorerModel, sentences: list[str] | None, query: str = "any", key: str = "previous",
+                 kind: str | None = None, progress=None, trees: list[Tree] | None = None) -> HeadSearch:
     """Every head of the stack ranked by the share of attention from `query`-matching queries to `key`-matching
-    keys (module docstring), with intervals and the best examples, in this process."""
+    keys (module docstring), with intervals and the best examples, in this process; over a treebank's words when
+    trees are given (the sentences are then theirs)."""
     kind = stack_kind(model, kind)
-    check_patterns(query, key, kind)
-    texts = list(sentences)
+    check_patterns(query, key, kind, trees is not None)
+    if trees is not None:
+        check_reads_text(model, kind)
+    texts = [tree.text for tree in trees] if trees is not None else list(sentences)
     return search_result(model, kind, query, key, texts, search_statistics(model, texts, query, key, kind,
-                                                                            progress=progress))
+                                                                            progress=progress, trees=trees))
+
+
+def check_reads_text(model: ExplorerModel, kind: str) -> None:
+    """A treebank's words are what the stack that reads the text attends over: not a translator's German side."""
+    if Kind(kind).query_side is not Kind(stack_kind(model, None)).query_side or not Kind(kind).is_self:
+        raise InputError(f"a treebank's words are read by {model.name}'s {stack_kind(model, None)} self-attention, "
+                         f"not by its {kind} attention")

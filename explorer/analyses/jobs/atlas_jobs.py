@@ -15,8 +15,10 @@ from explorer.analyses.jobs.job_registry import Progress, corpus_job
 
 
 def sentence_shards(inputs: dict, options: dict, parts: int) -> list[dict]:
-    sentences = inputs["sentences"]
-    return [dict(options, sentences=sentences[part.start: part.stop], first=part.start)
+    """Consecutive runs of the sentences (and of their trees, for a search over a treebank)."""
+    sentences, trees = inputs["sentences"], inputs.get("trees")
+    return [dict(options, sentences=sentences[part.start: part.stop], first=part.start,
+                 trees=trees[part.start: part.stop] if trees is not None else None)
             for part in (shards(len(sentences), parts) if parts > 1 else [range(len(sentences))])]
 
 
@@ -40,7 +42,8 @@ class Atlas:
 
 @corpus_job("search-heads", read=HeadSearch.from_json)
 class SearchHeads:
-    """Inputs: sentences. Options: kind, query, key (the patterns)."""
+    """Inputs: sentences, and trees (a treebank's, whose sentences they are) or None. Options: kind, query, key (the
+    patterns)."""
 
     def key(inputs: dict, options: dict) -> bytes:
         return corpus_key(inputs, options)
@@ -50,7 +53,7 @@ class SearchHeads:
 
     def run(model, shard: dict, progress: Progress = None) -> dict:
         return search_statistics(model, shard["sentences"], shard["query"], shard["key"], shard["kind"],
-                                 shard["first"], progress)
+                                 shard["first"], progress, shard["trees"])
 
     def merge(model, inputs: dict, options: dict, parts: list) -> HeadSearch:
         return search_result(model, options["kind"], options["query"], options["key"], inputs["sentences"],
