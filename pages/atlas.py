@@ -7,6 +7,7 @@ from explorer.models.vocabulary import Kind
 from explorer.pages.components import url_state
 from explorer.pages.components.atlas_sections import full_name, map_view, search_view, space_view
 from explorer.pages.components.glossary_links import term_help
+from explorer.pages.components.notices import pruning_notice
 from explorer.pages.components.session import chosen_ref, current_checkpoint, view_pruned
 from explorer.pages.components.widgets import one_tab_at_a_time
 from explorer.teaching.wording import HEAD_NAMING
@@ -14,6 +15,8 @@ from explorer.teaching.wording import HEAD_NAMING
 SENTENCES = (50, 100, 200, 500)
 
 checkpoint = current_checkpoint()
+pruning_notice(checkpoint, "full", "the map and the search measure every head as trained (the map marks the pruned "
+               "ones ✕).")
 st.title("Atlas")
 st.caption("Every head of the model at once: which attend alike, what one head's queries and keys pair, and which "
            "heads do a named thing, measured over the project's image captions.",

@@ -349,12 +349,13 @@ def test_the_public_names_stay_where_people_use_them():
                                 "word_focus_table", "run_with_hooks", "hook_names", "head_value", "ablate_head",
                                 "patch_head", "patch_positions", "trace_image", "image_attention_figure", "analyse",
                                 "analysis_names", "analysis_figure", "run_with_cache", "roles", "importance",
-                                "prune_curve", "replicate"]
+                                "prune_curve", "replicate", "atlas", "search_heads", "query_key_space"]
     assert all(callable(getattr(explorer, name)) for name in explorer.__all__)
     commands = next(action for action in build_parser()._actions if action.dest == "command").choices
     assert sorted(commands) == sorted(["app", "serve", "translate", "generate", "evaluate", "trace", "roles",
                                        "evolution", "heads", "importance", "prune-curve", "detect", "focus", "patch",
-                                       "faithfulness", "sinks", "replicate", "lesson", *registered()])
+                                       "faithfulness", "sinks", "replicate", "lesson", "atlas", "search-heads",
+                                       *registered()])
 
 
 def test_pages_share_the_head_analyses_through_one_module():

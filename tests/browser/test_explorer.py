@@ -165,7 +165,8 @@ def test_pruning_a_head_updates_the_translation(context, app_url, h8):
 # except these, opened here.
 PAGE_URLS = {registered(name).url_path: registered(name).title
              for name in ("faithfulness", "lesson", "patching", "papers", "glossary")}
-OPENED_BY_OTHER_TESTS = {"translation", "attention", "images", "internals", "decoding", "heads", "compare", "prune"}
+OPENED_BY_OTHER_TESTS = {"translation", "attention", "images", "internals", "decoding", "heads", "compare", "prune",
+                         "atlas"}
 
 
 def test_every_page_url_opened_cold_shows_the_app(context, tmp_path):

@@ -345,6 +345,9 @@ def test_at_a_projector_every_steps_figure_is_on_the_first_screen(app_url, conte
 def choose_model(page, name: str) -> None:
     """Pick a model in the sidebar's Model box by the start of its label; wait for the URL to name it."""
     before = query_parameters(page).get("model")
+    opener = page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button')
+    if opener.count() and opener.first.is_visible():             # folded by an earlier tab's projector mode
+        opener.first.click()
     page.get_by_label("Model").first.click()
     page.get_by_role("option").filter(has_text=name).first.click()
     page.wait_for_function(f"() => new URLSearchParams(location.search).get('model') !== {json.dumps(before)}",

@@ -17,7 +17,7 @@ from explorer.papers.replication import replicate
 from tests.conftest import MULTI30K, SHIPPED
 
 PAPERS_IN_ORDER = ["vaswani", "voita", "michel", "clark", "abnar_zuidema", "kobayashi", "xiao", "jain_wallace",
-                   "olsson"]
+                   "olsson", "clark_layers"]
 KEYS = {"paper", "claim", "paper_value", "ours", "verdict", "command"}
 
 

@@ -18,6 +18,7 @@ CLARK_LAYERS = dict(
     paper_value="qualitative: \"heads within the same layer are often fairly close to each other\"; no number",
 )
 CLOSER = 0.10       # holds: two heads of one layer at least 10% closer, on average, than two of different layers
+AT_LEAST = 0.01     # bits: a difference smaller than this is no grouping (a random model's heads all attend alike)
 
 
 @paper("clark_layers")
@@ -33,19 +34,23 @@ def clark_layers(model: ExplorerModel, budget: Budget) -> Card:
     interval, within, across = grouping["interval"], grouping["within"], grouping["across"]
 
     def verdict_at(difference: float) -> str:
-        return HOLDS if difference >= CLOSER * across else PARTLY if difference > 0 else DOES_NOT
+        if difference < AT_LEAST:
+            return DOES_NOT
+        return HOLDS if difference >= CLOSER * across else PARTLY
 
     verdict = settled(verdict_at(interval.low), verdict_at(interval.high))
     ours = (f"{kind.capitalize()} self-attention heads over {statistics['sentences']} Multi30k val sentences "
             f"({statistics['queries']:,} queries): two heads of one layer {within:.3f} bits apart on average, of "
             f"different layers {across:.3f} ({grouping['pairs_within']} and {grouping['pairs_across']} pairs); "
-            f"closer within a layer by {interval.mean:.3f} bits ({interval.mean / across:.0%} of the distance across; "
-            f"95% interval {interval.low:.3f}–{interval.high:.3f}). The map: the Atlas page, "
+            f"closer within a layer by {interval.mean:.3f} bits"
+            + (f" ({interval.mean / across:.0%} of the distance across" if across else " (every head attends alike")
+            + f"; 95% interval {interval.low:.3f}–{interval.high:.3f}). The map: the Atlas page, "
             f"`python -m explorer atlas`.")
     rule = (f"Holds if two heads of one layer are, on average, at least {CLOSER:.0%} closer than two heads of "
             "different layers (Jensen–Shannon divergence in bits between their attention at the same query, averaged "
             "over every query of every sentence, the tokens as the model reads them); partly if closer by less; does "
-            "not if not closer; read on both ends of the difference's sentence-bootstrap 95% interval (inconclusive "
+            f"not if closer by under {AT_LEAST} bits (heads that all attend alike, as a random model's do); read on "
+            "both ends of the difference's sentence-bootstrap 95% interval (inconclusive "
             "when they disagree). Clark et al. report the clustering by eye on a 2-D map; the threshold is this "
             f"project's own. {scale_caveat(model)}.")
     numbers = {"sentences": statistics["sentences"], "queries": statistics["queries"], "stack": kind,
