@@ -125,8 +125,52 @@ def map_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str, prun
                                                                 for name, value in nearest.items()) + ".")
     thumbnail(checkpoint, kind, chosen)
     open_on_attention(chosen)
+    beside_other_models(checkpoint, count)
     clicked = [point.get("customdata") for point in (event.selection.points if event else []) if point.get("customdata")]
     return clicked[0] if clicked else None
+
+
+def beside_other_models(checkpoint, count: int) -> None:
+    """The maps of up to two other models of text, side by side, each of its first stack, coloured by layer, with
+    the mean distance within a layer and across layers under each."""
+    from explorer.analyses.corpus.atlas import layer_pairs
+    from explorer.capture.input_kinds import TEXT, input_kind
+    from explorer.pages.components.session import offered_models, selection
+
+    offered = {label: path for label, path in offered_models().items() if path != selection().model_path}
+    url_state.kept_list("atlas_beside", "beside", list(offered))
+    chosen = st.multiselect("Beside it: the maps of other models", list(offered), key="atlas_beside", max_selections=2,
+                            help="each model's first attention stack over the same captions, coloured by layer")
+    url_state.keep("beside", "|".join(chosen))
+    if not chosen:
+        return
+    # two maps a row: three side by side would be too narrow to read at a projector's 1024 px
+    columns = [column for _ in range(2) for column in st.columns(2)]
+    for column, label in zip(columns, [None, *chosen]):
+        ref = chosen_ref_of(label, offered)
+        model = cached_model(ref)
+        if input_kind(model) is not TEXT:
+            column.caption(f"{label} reads images: its heads read patches, not captions.")
+            continue
+        kind = stack_kind(model, None)
+        mapped = cached_map(ref, model.target_language, kind, count)
+        within, across = layer_pairs(len(mapped.heads), model.heads)
+        distance = mapped.matrix()
+        # the model's short name as the title: a narrow column cuts a long one
+        figure = head_map_figure(mapped.heads, "layer", {h.name: h.layer for h in mapped.heads}, None, set(),
+                                 model.name)
+        with column:
+            show_figure(figure, f"atlas-beside-{model.name}")
+            st.caption(f"{len(mapped.heads)} {kind} heads. "
+                       + (f"Mean distance within a layer {distance[within].mean():.3f} bits, across layers "
+                          f"{distance[across].mean():.3f}." if within.any() and across.any() else
+                          "One head a layer (or one layer): nothing to compare within and across layers."))
+
+
+def chosen_ref_of(label: str | None, offered: dict[str, str]) -> ModelRef:
+    from explorer.pages.components.session import chosen_ref
+
+    return chosen_ref() if label is None else ModelRef.of(offered[label])
 
 
 def space_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str) -> None:

@@ -67,3 +67,15 @@ def test_the_search_over_the_treebank_ranks_as_the_treebank_search_does(page):
     assert list(bars["y"])[::-1] == [head.name for head in expected.heads[:12]]
     assert np.allclose(list(bars["x"])[::-1], [head.share for head in expected.heads[:12]])
     assert at.query_params["source"] in ("treebank (by words)", ["treebank (by words)"])
+
+
+def test_other_models_maps_are_drawn_beside_with_their_own_heads(page, h8):
+    at = page("atlas.py", model="8 heads (en-de-h8)", atlas_sentences=50,
+              atlas_beside=["all-MiniLM-L6-v2 (pretrained)", "1 head (en-de-h1)"])
+    maps = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    heads = [sum(len(trace.get("customdata") or []) for trace in figure["data"]) for figure in maps]
+    assert heads[0] == 24 and heads[-3:] == [24, 72, 3]          # the map, then h8's, MiniLM's and h1's beside
+    captions = " ".join(caption.value for caption in at.caption)
+    assert "Mean distance within a layer" in captions and "One head a layer" in captions
+    assert at.query_params["beside"] in ("all-MiniLM-L6-v2 (pretrained)|1 head (en-de-h1)",
+                                         ["all-MiniLM-L6-v2 (pretrained)|1 head (en-de-h1)"])

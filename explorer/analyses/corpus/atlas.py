@@ -218,6 +218,13 @@ def head_map(model: ExplorerModel, kind: str, statistics: dict) -> HeadMap:
                    np.round(distance, 6).tolist())
 
 
+def layer_pairs(count: int, heads: int) -> tuple[np.ndarray, np.ndarray]:
+    """[count, count] masks of the pairs above the diagonal: two heads of one layer, two of different layers."""
+    layer = np.arange(count) // heads
+    upper = np.triu(np.ones((count, count), dtype=bool), 1)
+    return upper & (layer[:, None] == layer[None, :]), upper & (layer[:, None] != layer[None, :])
+
+
 def layer_grouping(each: list[tuple[np.ndarray, int]], heads: int, resamples: int = 1000, seed: int = 0) -> dict:
     """Do heads of the same layer attend more alike than heads of different layers? The mean distance between two
     heads of one layer and between two of different layers, and the difference (across − within) with a
@@ -225,10 +232,7 @@ def layer_grouping(each: list[tuple[np.ndarray, int]], heads: int, resamples: in
     from explorer.analyses.corpus.intervals import ratio_intervals, rounded
     from explorer.analyses.records import Interval
 
-    count = len(each[0][0])
-    layer = np.arange(count) // heads
-    upper = np.triu(np.ones((count, count), dtype=bool), 1)
-    within, across = upper & (layer[:, None] == layer[None, :]), upper & (layer[:, None] != layer[None, :])
+    within, across = layer_pairs(len(each[0][0]), heads)
     within_sums = np.array([sums[within].mean() for sums, _ in each])
     across_sums = np.array([sums[across].mean() for sums, _ in each])
     queries = np.array([float(q) for _, q in each])
