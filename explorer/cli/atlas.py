@@ -51,23 +51,29 @@ def search_options(sub: argparse.ArgumentParser) -> None:
     with_json(sub, "model", "kind", "query", "key", "sentences", "queries", "chance", "heads", "examples")
 
 
-def print_json(result, ran) -> None:
-    """The record's JSON, with how Ray spread it when it did."""
-    document = result.to_json()
+def finished(args: argparse.Namespace, name: str, start):
+    """Run start(model, progress) under a progress bar; with --json print the record (and how Ray spread it) and
+    return None, else return the record to print as text."""
+    from explorer.cli.inputs import opened
+
+    model = opened(args)
+    bar, progress = progress_bar(name)
+    with bar:
+        ran = start(model, progress)
+    if not args.json:
+        return ran.result
+    document = ran.result.to_json()
     distribution_note(ran.distributed, document)
     print(json.dumps(document, ensure_ascii=False))
+    return None
 
 
 def run_atlas(args: argparse.Namespace) -> None:
     from explorer.atlas_studies import atlas_job
-    from explorer.cli.inputs import opened
 
-    bar, progress = progress_bar("atlas")
-    with bar:
-        ran = atlas_job(opened(args), args.text, args.limit, args.kind, args.workers, args.ray_address, progress)
-    result = ran.result
-    if args.json:
-        print_json(result, ran)
+    result = finished(args, "atlas", lambda model, progress: atlas_job(model, args.text, args.limit, args.kind,
+                                                                        args.workers, args.ray_address, progress))
+    if result is None:
         return
     print(f"{result.model}, {result.kind} attention: {len(result.heads)} heads over {result.sentences} sentences "
           f"({result.queries} queries); distance in {result.unit}")
@@ -76,15 +82,11 @@ def run_atlas(args: argparse.Namespace) -> None:
 
 def run_search(args: argparse.Namespace) -> None:
     from explorer.atlas_studies import search_job
-    from explorer.cli.inputs import opened
 
-    bar, progress = progress_bar("search-heads")
-    with bar:
-        ran = search_job(opened(args), args.text, args.query, args.key, args.limit, args.kind, args.workers,
-                         args.ray_address, progress, args.conllu)
-    result = ran.result
-    if args.json:
-        print_json(result, ran)
+    result = finished(args, "search-heads", lambda model, progress: search_job(
+        model, args.text, args.query, args.key, args.limit, args.kind, args.workers, args.ray_address, progress,
+        args.conllu))
+    if result is None:
         return
     print(f"{result.model}, {result.kind} attention: from {result.query} queries to {result.key} keys over "
           f"{result.sentences} sentences ({result.queries} queries); uniform attention would give {result.chance:.3f}")
