@@ -27,9 +27,13 @@ linked_kind = (url_state.saved("head") or "").split(".")[0]
 url_state.kept("atlas_kind", "kind", kinds, default=linked_kind if linked_kind in kinds else None)
 url_state.kept("atlas_sentences", "captions", SENTENCES, encode=str, default=100)
 left, middle, right = st.columns(3)
-kind = left.radio("Attention", kinds, key="atlas_kind", horizontal=True,
-                  help="the stack whose heads are mapped: the encoder's self-attention, the decoder's masked "
-                       "self-attention, or cross-attention")
+stacks_help = ("the stack whose heads are mapped: the encoder's self-attention, the decoder's masked self-attention, "
+               "or cross-attention")
+if len(kinds) > 1:
+    kind = left.radio("Attention", kinds, key="atlas_kind", horizontal=True, help=stacks_help)
+else:                   # one stack: nothing to choose
+    kind = kinds[0]
+    left.markdown(f"**Attention:** {kind} self-attention", help=stacks_help)
 count = middle.select_slider("Captions read", SENTENCES, key="atlas_sentences",
                             help="the first N of Multi30k's validation captions (more: steadier, slower)")
 url_state.keep("kind", kind)

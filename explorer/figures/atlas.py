@@ -10,23 +10,22 @@ import plotly.graph_objects as go
 from explorer.figures.common import display_tokens, font
 
 COLOURINGS = ("layer", "role", "importance", "sink share")
-LAYER_COLOURS = plotly.colors.qualitative.Dark24
 ROLE_COLOURS = {"positional": "#1f77b4", "syntactic": "#2ca02c", "rare-token": "#d62728", "several": "#9467bd",
                 "none": "#bbbbbb"}
 
 
 def head_map_figure(heads: list, colour_by: str, values: dict, chosen: str | None, pruned: set[str],
-                    title: str) -> go.Figure:
+                    title: str, labelled: set[str] = frozenset()) -> go.Figure:
     """One point per head at its MDS place, named; coloured by `colour_by` (values: head name → number or role),
-    the chosen head ringed in red, pruned heads drawn as ✕. Hover: the head and every number behind the map."""
+    the chosen head ringed in red, pruned heads drawn as ✕. Hover: the head and every number behind the map. A map of
+    more than NAMED heads names only the chosen head and those in `labelled` (its nearest)."""
     names = [head.name for head in heads]
     hover = [f"<b>{head.name}</b> (layer {head.layer}, head {head.head})<br>{colour_by}: {values.get(head.name, '—')}"
              f"<br>sink share {head.sink_share:.0%}" for head in heads]
     symbols = ["x" if name in pruned else "circle" for name in names]
     figure = go.Figure()
     if colour_by in ("role", "layer"):          # categories: a trace (and a legend entry) each
-        categories = (ROLE_COLOURS if colour_by == "role" else
-                      {layer: LAYER_COLOURS[layer % len(LAYER_COLOURS)] for layer in sorted({h.layer for h in heads})})
+        categories = ROLE_COLOURS if colour_by == "role" else layer_colours(sorted({h.layer for h in heads}))
         for category, colour in categories.items():
             members = [i for i, name in enumerate(names) if values.get(name, "none") == category]
             if members:
@@ -40,12 +39,15 @@ def head_map_figure(heads: list, colour_by: str, values: dict, chosen: str | Non
         figure.add_trace(points(heads, list(range(len(heads))), hover, symbols, marker, colour_by))
     if chosen in names:
         head = heads[names.index(chosen)]
-        named = len(heads) > NAMED          # otherwise its name is beside it already
-        figure.add_trace(go.Scatter(x=[head.x], y=[head.y], mode="markers+text" if named else "markers",
-                                    hoverinfo="skip", showlegend=False, text=[head.name], textposition="bottom center",
-                                    textfont=dict(size=font(13), color="#d62728"),
+        figure.add_trace(go.Scatter(x=[head.x], y=[head.y], mode="markers", hoverinfo="skip", showlegend=False,
                                     marker=dict(size=font(26), color="rgba(0,0,0,0)", line=dict(color="#d62728",
                                                                                                  width=3))))
+    if len(heads) > NAMED:                  # else every head is named beside its point already
+        shown = [head for head in heads if head.name == chosen or head.name in labelled]
+        figure.add_trace(go.Scatter(x=[h.x for h in shown], y=[h.y for h in shown], mode="text", hoverinfo="skip",
+                                    showlegend=False, text=[h.name for h in shown], textposition="bottom center",
+                                    textfont=dict(size=font(13), color=["#d62728" if h.name == chosen else "#222"
+                                                                        for h in shown])))
     figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=font(520),
                          margin=dict(l=10, r=10, t=font(60), b=10), font=dict(size=font(12)),
                          legend=dict(orientation="h", y=-0.02, yanchor="top", font=dict(size=font(12))),
@@ -56,6 +58,12 @@ def head_map_figure(heads: list, colour_by: str, values: dict, chosen: str | Non
 
 
 NAMED = 30      # heads a map names beside their points; more would overlap (hover names each, the chosen one is named)
+
+
+def layer_colours(layers: list[int]) -> dict[int, str]:
+    """An ordered palette (Viridis, its light yellow end left out): layer 0 dark blue … the last layer green."""
+    stops = [0.85 * i / max(1, len(layers) - 1) for i in range(len(layers))]
+    return dict(zip(layers, plotly.colors.sample_colorscale("Viridis", stops)))
 
 
 def points(heads: list, members: list[int], hover: list[str], symbols: list[str], marker: dict,
@@ -75,9 +83,9 @@ def space_figure(points_: list, colour_by: str, title: str) -> go.Figure:
     """Queries (circles) and keys (diamonds) of one head in one plane; coloured by position, or blue queries and
     orange keys. Hover: the token, its sentence and position, and a query's most attended key."""
     figure = go.Figure()
-    for side, symbol, colour in (("query", "circle", "#1f77b4"), ("key", "diamond", "#ff7f0e")):
+    for side, symbol, colour in (("key", "diamond", "#ff7f0e"), ("query", "circle", "#1f77b4")):     # queries on top
         shown = [p for p in points_ if p.side == side]
-        marker = dict(symbol=symbol, size=font(7), opacity=0.75)
+        marker = dict(symbol=symbol, size=font(7), opacity=0.6)
         if colour_by == "position":
             marker.update(color=[p.position for p in shown], colorscale="Viridis", cmin=0,
                           cmax=max(p.position for p in points_) or 1, showscale=side == "query",
@@ -88,13 +96,13 @@ def space_figure(points_: list, colour_by: str, title: str) -> go.Figure:
         hover = [f"{side} “{p.token}”, sentence {p.sentence}, position {p.position}"
                  + (f"<br>attends most to “{p.top_key}”" if p.top_key else "") for p in shown]
         figure.add_trace(go.Scattergl(x=[p.x for p in shown], y=[p.y for p in shown], mode="markers",
-                                      name=f"{side}s", marker=marker, hovertext=hover,
+                                      name={"query": "queries", "key": "keys"}[side], marker=marker, hovertext=hover,
                                       hovertemplate="%{hovertext}<extra></extra>"))
     figure.update_layout(title=dict(text=title, font=dict(size=font(14))), height=font(480),
                          margin=dict(l=10, r=10, t=font(60), b=10), font=dict(size=font(12)),
                          legend=dict(orientation="h", y=-0.02, yanchor="top", font=dict(size=font(12))))
-    figure.update_xaxes(showticklabels=False, zeroline=False)
-    figure.update_yaxes(showticklabels=False, zeroline=False, scaleanchor="x")
+    figure.update_xaxes(showticklabels=False, zeroline=False, showgrid=False)
+    figure.update_yaxes(showticklabels=False, zeroline=False, showgrid=False, scaleanchor="x")
     return figure
 
 
@@ -136,6 +144,8 @@ def thumbnail_figure(pattern, queries: list[str], keys: list[str], title: str) -
                                     pad=dict(t=8)),
                          height=font(190) + len(queries) * font(12), margin=dict(l=10, r=10, t=font(140), b=10),
                          font=dict(size=font(12)))
-    figure.update_xaxes(type="category", side="top", tickangle=-60, tickfont=dict(size=font(11)), dtick=step)
-    figure.update_yaxes(type="category", autorange="reversed", tickfont=dict(size=font(11)), dtick=step)
+    figure.update_xaxes(type="category", side="top", tickangle=-60, tickfont=dict(size=font(11)), dtick=step,
+                        title=dict(text="key", font=dict(size=font(12))))
+    figure.update_yaxes(type="category", autorange="reversed", tickfont=dict(size=font(11)), dtick=step,
+                        title=dict(text="query", font=dict(size=font(12))))
     return figure

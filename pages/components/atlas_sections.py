@@ -111,16 +111,17 @@ def map_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str, prun
     values = colour_values(checkpoint, mapped, colour_by)
     if colour_by in ("role", "importance") and not values:
         st.caption(f"No {colour_by} is known for this model yet: the Heads page computes it.")
+    names = [head.name for head in mapped.heads]
+    nearest = pd.Series(mapped.matrix()[names.index(chosen)], index=names).drop(chosen).nsmallest(5)
     figure = head_map_figure(mapped.heads, colour_by, values, chosen, pruned,
-                             f"{len(mapped.heads)} {kind} heads over {mapped.sentences} captions: close = attend alike")
+                             f"{len(mapped.heads)} {kind} heads over {mapped.sentences} captions: close = attend alike",
+                             labelled=set(nearest.index))
     event = st.plotly_chart(figure, key="atlas_map", on_select="rerun", selection_mode="points",
                             config={"displaylogo": False})
     st.caption(f"Distance: the {linked('Jensen–Shannon divergence')} between two heads' attention at the same query, "
                f"in bits (0 alike, 1 nothing in common), averaged over {mapped.queries:,} queries; laid out by "
                f"{linked('multidimensional scaling (MDS)')} (Clark et al. 2019, §6). Click a head to choose it; ✕ marks "
                "a pruned head.")
-    nearest = pd.Series(mapped.matrix()[[h.name for h in mapped.heads].index(chosen)],
-                        index=[h.name for h in mapped.heads]).drop(chosen).nsmallest(5)
     st.markdown(f"**{chosen}** attends most like " + ", ".join(f"{name} ({value:.2f} bits)"
                                                                 for name, value in nearest.items()) + ".")
     thumbnail(checkpoint, kind, chosen)
@@ -187,8 +188,9 @@ def space_view(checkpoint, ref: ModelRef, kind: str, count: int, chosen: str) ->
                 f"atlas-space-{chosen}")
     st.caption(f"The {linked('query–key space')}: each query (circle) and key (diamond) of the head, both scaled to "
                "the same mean length and the keys moved so that their mean is the queries' (attention is unchanged by "
-               "both; AttentionViz, Yeh et al. 2023), so a query sits near the keys it attends to. Hover names the "
-               "token and the key its query attends most.")
+               "both; AttentionViz, Yeh et al. 2023), so a query tends to sit near the keys it attends to, as far as "
+               "two axes can show. Clusters are tokens the head treats alike (colour by position: a positional head "
+               "lines them up by place). Hover names the token and the key its query attends most.")
 
 
 def search_view(checkpoint, ref: ModelRef, kind: str, count: int) -> None:
@@ -207,9 +209,9 @@ def search_view(checkpoint, ref: ModelRef, kind: str, count: int) -> None:
     url_state.kept_text("atlas_word", "word")
     url_state.kept_text("atlas_key_word", "key_word")
     left, middle, right = st.columns(3)
-    query_text = left.text_input("From queries (empty: every one)", key="atlas_word",
-                                 help="a word (it), or with the treebank pos:NOUN or deprel:nsubj; case and the "
-                                      "word-start mark ignored")
+    query_text = left.text_input("From queries", key="atlas_word", placeholder="every query",
+                                 help="empty: every query; a word (it); with the treebank pos:NOUN or deprel:nsubj. "
+                                      "Case and the word-start mark are ignored")
     key = middle.selectbox("To keys", keys, key="atlas_key",
                            help="previous/next: the neighbouring token; same: the same piece earlier in the sentence; "
                                 "first: the first token; special: [CLS], [SEP], </s> …; word:X: a word; with the "
@@ -229,19 +231,35 @@ def search_view(checkpoint, ref: ModelRef, kind: str, count: int) -> None:
     if isinstance(result, str):
         st.info(result)
         return
-    show_figure(search_figure(result.heads, result.chance, f"share of attention from {query} queries to "
-                                                           f"{key_pattern} keys ({result.queries:,} queries)"),
+    shown = min(12, len(result.heads))
+    show_figure(search_figure(result.heads, result.chance, f"attention from {said(query)} to {said(key_pattern)}: "
+                                                           f"the best {shown} of {len(result.heads)} heads"),
                 "atlas-search", numbers=result.table())
-    st.caption("Bars: each head's share of its matching queries' attention on the matching keys, with a 95% interval "
-               "(sentence bootstrap); the dashed line: what uniform attention would give.")
+    st.caption(f"Bars: each head's share of the attention of {result.queries:,} queries (those with a matching key: "
+               "the first token has no previous one) on the matching keys, with a 95% interval (sentence bootstrap); "
+               "the dashed line: what uniform attention would give. The ⬇ CSV has every head.")
+    st.markdown("**Where the best heads do it most**")
     for number, example in enumerate(result.examples[:4]):
-        with st.container(horizontal=True):
-            st.markdown(f"**{example.head}** gives “{example.token}” (position {example.query}) "
-                        f"{example.share:.0%}, most to “{example.top_key}”, in “{example.sentence}”")
-            st.button("Open", key=f"atlas_example_{number}", on_click=open_example, args=(example,),
-                      help="This sentence and query on the Attention page, this head chosen")
+        left, right = st.columns([5, 1])
+        left.markdown(f"**{example.head}**, from “{example.token}” (position {example.query}): {example.share:.0%} "
+                      f"of its attention on the matching keys, most on “{example.top_key}” — in “{example.sentence}”")
+        right.button("Open", key=f"atlas_example_{number}", on_click=open_example, args=(example,),
+                     help="This sentence and query on the Attention page, this head chosen")
     if st.session_state.pop("atlas_open", False):
         st.switch_page("attention.py")
+
+
+PATTERN_WORDS = {"any": "every query", "previous": "the previous token", "next": "the next token",
+                 "self": "itself", "same": "the same piece earlier", "first": "the first token",
+                 "special": "the special tokens", "head": "its syntactic head", "dependent": "its dependents"}
+
+
+def said(pattern: str) -> str:
+    """A pattern in words, for a title: word:it → “it”, deprel:det → deprel det."""
+    if pattern in PATTERN_WORDS:
+        return PATTERN_WORDS[pattern]
+    prefix, _, value = pattern.partition(":")
+    return f"“{value}”" if prefix == "word" else f"{prefix} {value}"
 
 
 def open_example(example) -> None:

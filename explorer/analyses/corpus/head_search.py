@@ -15,8 +15,9 @@ first word.
 
 A head's score is Σ over sentences of the attention from the matching queries to their matching keys, over the
 number of matching queries (each query's row sums to 1, so the score is a share, 0–1), with a sentence-bootstrap
-95% interval; `chance` is the share uniform attention over the keys a query may see would give. The best examples
-are the sentences and queries where the best heads give the most.
+95% interval; `chance` is the share uniform attention over the keys a query may see would give. The examples: for
+each of the best heads, the query where it gives the matching keys the most, among the queries whose matching keys
+include a word (the first word's previous token is [CLS], which a head that always looks at [CLS] also "finds").
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ TREE_QUERY_PATTERNS = ("pos:X", "deprel:X")
 TREE_KEY_PATTERNS = ("head", "dependent", "pos:X", "deprel:X")
 POSITIONAL = {"previous", "next", "self", "same", "head", "dependent"}
 PREFIXES = ("word:", "pos:", "deprel:")
-EXAMPLES = 8                # the best examples kept
+EXAMPLES = 5                # the best heads whose best example is kept
 MARKS = ("▁", "Ġ", "##")
 
 
@@ -184,9 +185,9 @@ class HeadSearch(Record):
 def search_statistics(model: ExplorerModel, sentences: list[str], query: str, key: str, kind: str,
                       first: int = 0, progress=None, trees: list[Tree] | None = None) -> dict:
     """Per sentence (in corpus order; `first`: the place of sentences[0] in the whole corpus): each head's attention
-    from the matching queries to their matching keys, the matching queries, uniform attention's share; and every
-    matching query's best head (value, head, sentence, position, token, that head's top key)."""
-    given, best = {}, []
+    from the matching queries to their matching keys, the matching queries, uniform attention's share; and per head
+    its best example (share, sentence, position, token, its top key; None before one is found)."""
+    given, best = {}, None
     reads = (read_trees(model, trees, kind, progress) if trees is not None
              else read_sentences(model, sentences, kind, progress=progress))
     for read in reads:
@@ -198,24 +199,47 @@ def search_statistics(model: ExplorerModel, sentences: list[str], query: str, ke
         share = (pattern * usable).sum(-1)                                    # [layers, heads, queries]
         uniform = (usable.sum(-1) / np.maximum(allowed.sum(-1), 1))[rows].sum()
         given[read.index] = (share[..., rows].sum(-1).reshape(-1).tolist(), int(rows.sum()), float(uniform))
-        flat_pattern = pattern.reshape(-1, *pattern.shape[2:])
-        for position in np.flatnonzero(rows):
-            values = share[..., position].reshape(-1)
-            top = int(np.argmax(values))
-            best.append((float(values[top]), top, first + read.index, int(position), read.queries[position],
-                         read.keys[int(np.argmax(flat_pattern[top, position]))]))
-    best.sort(key=lambda item: -item[0])
+        best = best_examples(best, share.reshape(-1, share.shape[-1]), pattern.reshape(-1, *pattern.shape[2:]),
+                             rows & telling(key, usable, read.special_keys), read, first)
     ordered = [given[index] for index in sorted(given)]
     return {"given": [row[0] for row in ordered], "counts": [row[1] for row in ordered],
-            "uniform": [row[2] for row in ordered], "best": best[:EXAMPLES]}
+            "uniform": [row[2] for row in ordered], "best": best or []}
+
+
+def telling(key: str, usable: np.ndarray, special: np.ndarray) -> np.ndarray:
+    """[queries] The queries whose matching keys include a word, unless the pattern asks for the special tokens:
+    "the previous token" of the first word is [CLS], where a head that always looks at [CLS] would score as well."""
+    if key in ("special", "first", "any"):
+        return np.ones(len(usable), dtype=bool)
+    return (usable & ~special[None, :]).any(-1)
+
+
+def best_examples(best: list | None, shares: np.ndarray, patterns: np.ndarray, rows: np.ndarray, read,
+                  first: int) -> list:
+    """Each head's best example so far: the query (of `rows`) where it gives the matching keys the most."""
+    best = best or [None] * len(shares)
+    if not rows.any():
+        return best
+    positions = np.flatnonzero(rows)
+    for head, values in enumerate(shares[:, positions]):
+        position = int(positions[int(np.argmax(values))])
+        value = float(shares[head, position])
+        if best[head] is None or value > best[head][0]:
+            best[head] = (value, first + read.index, position, read.queries[position],
+                          read.keys[int(np.argmax(patterns[head, position]))])
+    return best
 
 
 def merged_statistics(parts: list[dict]) -> dict:
-    """Shards' statistics, in corpus order (each shard a consecutive run of sentences)."""
+    """Shards' statistics, in corpus order (each shard a consecutive run of sentences); each head's best example
+    the best of the shards'."""
+    heads = max(len(part["best"]) for part in parts)
+    best = [max((part["best"][head] for part in parts if part["best"] and part["best"][head] is not None),
+                key=lambda item: item[0], default=None) for head in range(heads)]
     return {"given": [row for part in parts for row in part["given"]],
             "counts": [count for part in parts for count in part["counts"]],
             "uniform": [value for part in parts for value in part["uniform"]],
-            "best": sorted((tuple(item) for part in parts for item in part["best"]), key=lambda item: -item[0])[:EXAMPLES]}
+            "best": [tuple(item) if item is not None else None for item in best]}
 
 
 def search_result(model: ExplorerModel, kind: str, query: str, key: str, sentences: list[str], statistics: dict
@@ -233,8 +257,11 @@ def search_result(model: ExplorerModel, kind: str, query: str, key: str, sentenc
     found = [FoundHead(name(n), name(n), kind, int(n // heads), int(n % heads), rounded(shares[n]), rounded(low[n]),
                        rounded(high[n]))
              for n in np.argsort(-shares, kind="stable")]
-    examples = [Example(name(top), sentences[index], position, token, round(value, 4), top_key)
-                for value, top, index, position, token, top_key in statistics["best"]]
+    # the best example of each of the EXAMPLES best heads (one that tells: not only a special token to match)
+    examples = [Example(name(n), sentences[found_best[1]], found_best[2], found_best[3], round(found_best[0], 4),
+                        found_best[4])
+                for n in np.argsort(-shares, kind="stable")[:EXAMPLES]
+                if (found_best := statistics["best"][n] if statistics["best"] else None) is not None]
     return HeadSearch(model.name, kind, query, key, len(counts), int(counts.sum()),
                       rounded(sum(statistics["uniform"]) / counts.sum()), found, examples)
 
