@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from explorer.analyses.corpus.atlas import head_map, map_statistics
 from explorer.analyses.corpus.head_search import search_heads
@@ -52,6 +53,7 @@ def test_the_space_view_draws_every_query_and_key_of_the_chosen_head(page, h8):
     assert at.query_params["head"] in ("encoder.1.6", ["encoder.1.6"])
 
 
+@pytest.mark.slow
 def test_the_search_over_the_treebank_ranks_as_the_treebank_search_does(page):
     """Read: treebank (by words), from deprel:det queries to their syntactic head, on MiniLM's 50 first EWT trees."""
     from explorer import settings

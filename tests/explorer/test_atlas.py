@@ -46,6 +46,7 @@ def their_attentions(minilm):
     return patterns
 
 
+@pytest.mark.slow      # transformers' own model beside ours, 72 × 72 heads (the fast tier: the planted heads)
 def test_the_atlas_command_is_scipys_jensen_shannon_over_transformers_attentions(minilm, their_attentions, tmp_path,
                                                                                 capsys):
     text = tmp_path / "held_out.txt"
@@ -73,6 +74,7 @@ def test_the_atlas_command_is_scipys_jensen_shannon_over_transformers_attentions
     assert np.corrcoef(drawn[upper], expected[upper])[0, 1] > 0.8
 
 
+@pytest.mark.slow
 def test_the_search_is_a_hand_count_of_transformers_attentions(minilm, their_attentions):
     found = search_heads(minilm, HELD_OUT, "any", "previous")
     given, counted = np.zeros(72), 0
@@ -140,6 +142,7 @@ def test_shards_add_up_to_the_one_process_map_and_search(h8):
                                                                         for h in alone.heads]
 
 
+@pytest.mark.slow
 def test_heads_of_one_layer_are_closer_on_minilm(minilm):
     """Issue 62's finding on 40 held-out captions: two heads of one layer nearer than two of different layers."""
     from explorer import settings
