@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 
+import explorer.settings as settings
 from benchmarks.measured import Measured
-from explorer import settings
 from explorer.atlas_studies import atlas, query_key_space, search_heads
 from explorer.models.data import read_lines
 from explorer.models.loader import open_model

@@ -25,7 +25,7 @@ DEFAULT_LIMIT = 200             # sentences of the default corpus read
 
 
 def atlas_sentences(text: Corpus | None, limit: int | None) -> list[str]:
-    from explorer import settings
+    import explorer.settings as settings
 
     sentences, name = corpus_lines(settings.CAPTIONS if text is None else text, "sentences")
     sentences = sentences[: limit or (DEFAULT_LIMIT if text is None else None)]

@@ -23,7 +23,7 @@ from explorer.service import ModelRef
 
 
 def captions(count: int) -> list[str]:
-    from explorer import settings
+    import explorer.settings as settings
     from explorer.models.data import read_lines
 
     return read_lines(settings.CAPTIONS)[:count]
@@ -49,7 +49,7 @@ def cached_space(ref: ModelRef, target_language: str, kind: str, layer: int, hea
 def cached_search(ref: ModelRef, target_language: str, kind: str, count: int, query: str, key: str,
                   treebank: bool = False) -> HeadSearch | str:
     """The search over the first `count` captions, or the first `count` trees of the shipped treebank by words."""
-    from explorer import settings
+    import explorer.settings as settings
     from explorer.atlas_studies import search_heads
 
     try:
