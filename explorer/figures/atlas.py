@@ -132,17 +132,17 @@ def search_figure(found: list, chance: float, title: str, top: int = 12) -> go.F
 
 def thumbnail_figure(pattern, queries: list[str], keys: list[str], title: str) -> go.Figure:
     """A head's pattern on one sentence, small: rows the queries, columns the keys, a label each up to 24 tokens
-    (every other beyond; hover names every cell)."""
+    (fewer beyond: about 24 a side; hover names every cell), at most 60 rows' height however long the sentence."""
     queries, keys = [f"{i} {t}" for i, t in enumerate(display_tokens(queries))], \
         [f"{i} {t}" for i, t in enumerate(display_tokens(keys))]
     figure = go.Figure(go.Heatmap(z=pattern, x=keys, y=queries, colorscale="Blues", zmin=0, zmax=1,
                                   colorbar=dict(thickness=10, tickformat=".0%", tickfont=dict(size=font(12))),
                                   hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.1%}<extra></extra>"))
-    step = 1 if max(len(queries), len(keys)) <= 24 else 2
+    step = -(-max(len(queries), len(keys)) // 24)               # a label every `step` tokens: about 24 a side
     # the keys' labels, rotated, in the top margin under the title
     figure.update_layout(title=dict(text=title, font=dict(size=font(14)), y=1.0, yanchor="top", yref="container",
                                     pad=dict(t=8)),
-                         height=font(190) + len(queries) * font(12), margin=dict(l=10, r=10, t=font(140), b=10),
+                         height=font(190) + min(len(queries), 60) * font(12), margin=dict(l=10, r=10, t=font(140), b=10),
                          font=dict(size=font(12)))
     figure.update_xaxes(type="category", side="top", tickangle=-60, tickfont=dict(size=font(11)), dtick=step,
                         title=dict(text="key", font=dict(size=font(12))))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from explorer.analyses.corpus.roles import _batches, read_by
+from explorer.analyses.corpus.roles import batches_by_length, read_by
 from explorer.analyses.records import Record
 from explorer.capture.inputs import InputError
 from explorer.models.hooks import capture
@@ -76,11 +76,11 @@ def read_sentences(model: ExplorerModel, sentences: list[str], kind: str, values
     with torch.no_grad():
         outputs = model.generate(ids) if decodes else None
     done = 0
-    for chunk in _batches(ids, [len(row) for row in ids], batch_size):
+    for chunk in batches_by_length(ids, [len(row) for row in ids], batch_size):
         encoder, decoder = read_by(model, [ids[i] for i in chunk], [outputs[i] for i in chunk] if decodes else None)
         with torch.no_grad(), capture(model.hook_names, [attention_hook(kind, "*", value) for value in values]) as cache:
             model.forward(encoder, decoder)
-        captured = {value: cache.layers(kind, value).double().numpy() for value in values}
+        captured = {value: cache.layers(kind, value).double().cpu().numpy() for value in values}   # a GPU's too
         sides = {Side.SOURCE: encoder, Side.TARGET: decoder if decoder is not None else encoder}
         query_batch, key_batch = sides[role.query_side], sides[role.key_side]
         for row, number in enumerate(chunk):

@@ -87,7 +87,7 @@ def is_real_sentence(text: str) -> bool:
     return len(words) >= 5 and letters >= 0.6 * len(text.replace(" ", ""))
 
 
-def _batches(items: list, lengths: list[int], batch_size: int):
+def batches_by_length(items: list, lengths: list[int], batch_size: int):
     """Indices of items in batches of similar length (less padding)."""
     order = sorted(range(len(items)), key=lambda i: lengths[i])
     for start in range(0, len(order), batch_size):
@@ -125,7 +125,7 @@ def statistics_pass(model: ExplorerModel, sentences: list[list[int]], kinds: tup
     common = {side: common_count(counts[side], common_top) for side in rows}
     tallies = {kind: Tally(model.layers(kind), model.heads) for kind in kinds}
     seen: list[int] = []
-    for chunk in _batches(sentences, [len(s) for s in sentences], batch_size):
+    for chunk in batches_by_length(sentences, [len(s) for s in sentences], batch_size):
         seen.extend(chunk)
         encoder, decoder = read_by(model, [sentences[i] for i in chunk],
                                    [outputs[i] for i in chunk] if outputs is not None else None)
@@ -153,7 +153,7 @@ def syntax_pass(model: ExplorerModel, trees: list[Tree], kind: str, batch_size: 
     usable = [(tree, a) for tree, a in aligned if a is not None]
     every, short = SyntaxTally(), SyntaxTally()
     done = 0
-    for chunk in _batches(usable, [len(a.ids) for _, a in usable], batch_size):
+    for chunk in batches_by_length(usable, [len(a.ids) for _, a in usable], batch_size):
         encoder, decoder = read_by(model, [usable[i][1].ids for i in chunk], None)
         with torch.no_grad(), capture(model.hook_names, attention_hook(kind, "*", "pattern")) as cache:
             model.forward(encoder, None if encoder is not None else decoder)
