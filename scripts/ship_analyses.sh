@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:?usage: ship_analyses.sh MODEL_DIR [SNAPSHOT_DIR]}
 snapshots=${2:-}
-data=../shared/data
+data=${ATTENTION_EXPLORER_DATA:-explorer/data}      # the corpora the project ships (explorer/settings.py)
 val_en=$data/multi30k/val.en.gz val_de=$data/multi30k/val.de.gz
 test_en=$data/multi30k/test_2016_flickr.en.gz test_de=$data/multi30k/test_2016_flickr.de.gz
 python=${PYTHON:-.venv/bin/python}

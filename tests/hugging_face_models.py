@@ -12,10 +12,12 @@ import torch
 import transformers
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+import explorer.settings as settings
+
 TEXT = ["a dog runs in the snow", "two men play football on a field", "a girl reads a book under a tree",
         "the cat sleeps on the warm sofa", "people walk down a busy street"] * 20
 SENTENCE = "a dog plays in the snow"
-MULTI30K = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+MULTI30K = settings.MULTI30K        # the corpora the project ships
 CAPTIONS = 1000
 OWN_MAX_LENGTH = 16         # the encoder–decoders' generation_config.json max_length (saved_model)
 

@@ -33,6 +33,17 @@ def test_no_cdn_and_no_pickled_weights_are_tracked():
                                *[f"models/en-de-h{h}/model.safetensors" for h in sorted(SHIPPED)]] and 8 in SHIPPED
 
 
+def test_nothing_reads_a_folder_beside_the_clone():
+    """A clone with nothing beside it runs every test and script: the corpora are the ones it ships, read through
+    explorer/settings.py (two test modules once read the corpora from a folder beside the clone, there only on the
+    machine they were written on)."""
+    beside = re.compile(r"""\.\./shared|["']shared["']\s*/|/\s*["']shared["']""")
+    readers = [name for name in tracked_files() if name.endswith((".py", ".sh", ".toml", ".cfg"))
+               and name != "tests/test_project.py"          # (this test's own pattern)
+               and beside.search((ROOT / name).read_text(errors="ignore"))]
+    assert readers == []
+
+
 def imported_modules(tree: ast.Module, package_modules: set[str], package: str = "") -> set[str]:
     """The project modules a file imports, at its top or inside a function."""
     found = set()

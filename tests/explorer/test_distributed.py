@@ -20,13 +20,13 @@ from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.cli import main
 from explorer.models.checkpoint import Checkpoint
 from explorer.models.data import read_parallel
-from tests.conftest import MULTI30K, ROOT
+from tests.conftest import MULTI30K, settings
 from tests.explorer.test_cli import cli
 from tests.hugging_face_models import TEXT
 
 pytestmark = pytest.mark.xdist_group("ray")    # one local Ray for these tests, on one xdist worker
 
-UD = ROOT.parent / "shared" / "data" / "ud" / "en_ewt-ud-dev.conllu.gz"
+UD = settings.TREEBANK
 
 
 def run(capsys, *args) -> dict:
