@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+import explorer.settings as settings
 from explorer.analyses.corpus.corpus_scoring import scorer_for
 from explorer.analyses.jobs.corpus_jobs import ShardedScoring
 from explorer.analyses.jobs.distributed import RayRunner, model_files_stamp, translation_groups, workers_for
@@ -20,7 +21,7 @@ from explorer.capture.head_sets import HeadSpec, head_mask
 from explorer.cli import main
 from explorer.models.checkpoint import Checkpoint
 from explorer.models.data import read_parallel
-from tests.conftest import MULTI30K, settings
+from tests.conftest import MULTI30K
 from tests.explorer.test_cli import cli
 from tests.hugging_face_models import TEXT
 
