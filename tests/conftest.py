@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import tempfile
@@ -55,6 +56,18 @@ def one_torch_thread():
     after a training run in the same process were 10-60x slower (a 0.3 s test took 20 s)."""
     torch.set_num_threads(1)
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_scan_for_streamlit_components():
+    """Streamlit's AppTest looks for installed v2 components anew on each new AppTest, parsing the metadata of
+    every installed package (~0.4 s; 110 CPU-s of a whole run, sampled with py-spy). The installed packages do not
+    change during a run, so the first scan's answer serves them all. The served app scans once, at its start."""
+    from streamlit.components.v2 import manifest_scanner
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", functools.cache(manifest_scanner.scan_component_manifests))
+        yield
 
 
 def pytest_configure(config):
