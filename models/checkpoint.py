@@ -27,7 +27,7 @@ from .interface import (
     Translates,
 )
 from .tokenizer import BOS, EOS, PAD, UNK, Tokenizer, clean_text
-from .transformer import Transformer, TransformerConfig
+from .transformer import Transformer, TransformerConfig, sinusoidal_positions
 from .vocabulary import Kind
 from .weights_file import read_weights, write_weights
 from .word_alignment import pieces_of_words, sentence_text, spans_from_surfaces
@@ -124,7 +124,7 @@ class Checkpoint(ExplorerModel, Translates, TrainingSnapshots, CachedBeamSearch)
 
     def with_weights(self, snapshot: Path) -> Checkpoint:
         """A model of its own (never the shared one) with a training snapshot's weights."""
-        model = Transformer(self.model.config)
+        model = unfilled_model(self.model.config)
         load_weights(model, snapshot)
         model.eval()
         return replace(self, model=model)
@@ -206,6 +206,17 @@ def readable_weights(path: Path) -> dict[str, torch.Tensor]:
         raise CheckpointError(f"{path}: not a readable safetensors file ({str(error).splitlines()[0]})") from None
 
 
+def unfilled_model(config: TransformerConfig) -> Transformer:
+    """A Transformer whose weights are about to be read from a file (load_weights). Built on the meta device, so
+    no random weights are drawn only to be overwritten (half of a bundled model's load), then given memory on the
+    CPU; the sinusoidal table, the one tensor no file holds, is computed again."""
+    with torch.device("meta"):
+        model = Transformer(config)
+    model.to_empty(device="cpu")
+    model.positions.copy_(sinusoidal_positions(config.max_len, config.d_model))
+    return model
+
+
 def load_weights(model: Transformer, path: Path) -> None:
     state = readable_weights(path)
     expected = {k: v for k, v in model.state_dict().items()
@@ -243,7 +254,7 @@ def load_checkpoint(folder: str | Path) -> Checkpoint:
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(f"{tokenizer_path}: has {tokenizer.vocab_size} pieces but config.json says "
                               f"vocab_size {config.vocab_size}")
-    model = Transformer(config)
+    model = unfilled_model(config)
     load_weights(model, folder / WEIGHTS)
     model.eval()
     frequencies = None

@@ -32,6 +32,13 @@ def test_round_trip_gives_the_same_outputs(tiny_tokenizer, tmp_path):
     src = batch_of(tiny_tokenizer, SENTENCES)
     tgt = src[:, :5]
     assert torch.equal(model(src, tgt), loaded.model(src, tgt))
+    # Every tensor, the sinusoidal table no file holds included (the loaded model is built without random weights,
+    # models/checkpoint.py unfilled_model), and the one embedding still shared by the encoder, decoder and output.
+    ours, theirs = model.state_dict(keep_vars=True), loaded.model.state_dict(keep_vars=True)
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[name], theirs[name]) for name in ours)
+    assert torch.equal(loaded.model.positions, model.positions)
+    shared = loaded.model.embedding.weight
+    assert loaded.model.encoder.embedding.weight is shared and loaded.model.decoder.embedding.weight is shared
     assert loaded.model.config == model.config
     assert loaded.info["note"] == "round trip"
 
