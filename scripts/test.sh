@@ -12,6 +12,9 @@ if [ "${1:-}" = "--fast" ]; then
 else
   bash scripts/setup.sh --browser
 fi
-# Two processes, each with one torch thread: the tests of one xdist group (a browser's, Ray's) stay on one
-# (tests/browser/conftest.py). More processes only made the 2 cores busier: 307 s with three, 330 s with four.
-exec .venv/bin/python -m pytest -q -n 2 --dist loadgroup tests "$@"
+# A process a core (two here, at most four), each with one torch thread: the tests of one xdist group (a browser's,
+# Ray's) stay on one (tests/browser/conftest.py). More processes than cores only made the 2 cores here busier (307 s
+# with three, 330 s with four); the suite is CPU-bound, so a machine with more cores finishes sooner.
+workers=$(nproc)
+workers=$(( workers < 2 ? 2 : workers > 4 ? 4 : workers ))
+exec .venv/bin/python -m pytest -q -n "$workers" --dist loadgroup tests "$@"
