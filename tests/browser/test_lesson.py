@@ -9,6 +9,7 @@ import json
 from urllib.parse import urlencode
 
 import numpy as np
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from explorer.capture.trace import trace_sentence
 from explorer.teaching.lesson import Lesson
@@ -360,10 +361,19 @@ def choose_model(page, name: str) -> None:
     """Pick a model in the sidebar's Model box by the start of its label; wait for the URL to name it."""
     before = query_parameters(page).get("model")
     opener = page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button')
-    if opener.count() and opener.first.is_visible():             # folded by an earlier tab's projector mode
-        opener.first.click()
-    page.get_by_label("Model").first.click()
-    page.get_by_role("option").filter(has_text=name).first.click()
+    option = page.get_by_role("option").filter(has_text=name).first
+    # Tried up to three times: once, on a fresh clone's run, the list did not open (or a rerun closed it at once).
+    for _ in range(3):
+        if opener.count() and opener.first.is_visible():         # folded by an earlier tab's projector mode
+            opener.first.click()
+        page.get_by_label("Model").first.click()
+        try:
+            option.wait_for(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            settle(page)
+    option.click()
     page.wait_for_function(f"() => new URLSearchParams(location.search).get('model') !== {json.dumps(before)}",
                            timeout=60_000, polling=POLL_MS)
     settle(page)
